@@ -1,0 +1,291 @@
+"""The Dataset: a folder of Parquet tables, opened lazily, validated, written atomically.
+
+>>> import polars as pl
+>>> import mas_eval
+>>> ds = mas_eval.Dataset.from_frames(
+...     runs=pl.DataFrame({"run_id": ["r1", "r2"], "system": ["mas", "single"], "case_id": ["c1", "c1"]}),
+...     agents=pl.DataFrame({"run_id": ["r1", "r1", "r2"], "agent_id": ["a", "b", "a"]}),
+... )
+>>> ds.validate().table_names
+['runs', 'agents']
+>>> ds.summary().select("table", "rows", "runs", "systems").rows()
+[('runs', 2, 2, 2), ('agents', 3, 2, 2)]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import shutil
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from mas_eval.errors import MasEvalError, SchemaError
+from mas_eval.schema import TABLES, Table
+from mas_eval.validation import validate_tables
+
+__all__ = ["Dataset", "atomic_directory"]
+
+MANIFEST = "_dataset.json"
+
+FrameLike = pl.DataFrame | pl.LazyFrame | Any  # Any: a pandas DataFrame, converted on entry
+
+
+def _to_lazy(name: str, frame: FrameLike) -> pl.LazyFrame:
+    if isinstance(frame, pl.LazyFrame):
+        return frame
+    if isinstance(frame, pl.DataFrame):
+        return frame.lazy()
+    if type(frame).__module__.startswith("pandas"):
+        return pl.from_pandas(frame).lazy()
+    msg = (
+        f"table {name!r}: expected a Polars or pandas DataFrame, got {type(frame).__name__}; "
+        "convert it with pl.DataFrame(...) first"
+    )
+    raise SchemaError(msg)
+
+
+def _check_columns(spec: Table, names: list[str]) -> None:
+    """Required columns present; an unknown column that looks like a missing known one is a typo."""
+    missing = [c for c in spec.required if c not in names]
+    if missing:
+        msg = (
+            f"table {spec.name!r}: missing required column(s) {', '.join(map(repr, missing))}; "
+            f"it has {', '.join(map(repr, names)) or 'no columns'}; add or rename them"
+        )
+        raise SchemaError(msg)
+    absent = [c for c in spec.names if c not in names]
+    for extra in (c for c in names if c not in spec.column_map):
+        close = difflib.get_close_matches(extra, absent, n=1, cutoff=0.8)
+        if close:
+            msg = (
+                f"table {spec.name!r}: column {extra!r} is not in the schema and {close[0]!r} is missing; "
+                f"rename {extra!r} to {close[0]!r}"
+            )
+            raise SchemaError(msg)
+
+
+def _conform(spec: Table, frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Cast to the schema's dtypes (strictly) and add absent optional columns as nulls.
+
+    Extra columns are kept after the schema's columns, so users can carry their own metadata.
+    """
+    names = frame.collect_schema().names()
+    exprs = [
+        pl.col(c.name).cast(c.dtype) if c.name in names else pl.lit(None, dtype=c.dtype).alias(c.name)
+        for c in spec.columns
+    ]
+    extras = [pl.col(c) for c in names if c not in spec.column_map]
+    return frame.select(*exprs, *extras)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | Path, *, overwrite: bool = False) -> Iterator[Path]:
+    """Yield a temporary folder beside ``path`` that replaces ``path`` only if the block succeeds.
+
+    A failure anywhere leaves no trace: the temporary folder is removed and an existing
+    ``path`` is untouched. An existing ``path`` is replaced only with ``overwrite=True``.
+    """
+    target = Path(path)
+    if target.exists() and not overwrite:
+        msg = f"{target} already exists; pass overwrite=True (CLI: --overwrite) to replace it"
+        raise MasEvalError(msg)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    token = uuid.uuid4().hex[:8]
+    staging = target.parent / f".{target.name}.tmp-{token}"
+    staging.mkdir()
+    try:
+        yield staging
+        if target.exists():
+            retired = target.parent / f".{target.name}.old-{token}"
+            target.rename(retired)
+            staging.rename(target)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+class Dataset:
+    """The tables of DESIGN.md as lazy Polars frames.
+
+    Build one with :meth:`open` (a folder of Parquet tables) or :meth:`from_frames`
+    (frames in a notebook). Tables are held as given and conformed to the schema (cast,
+    absent optional columns added as nulls) when read through :meth:`scan` or ``ds[name]``.
+    Only ``runs`` is required.
+    """
+
+    def __init__(self, tables: Mapping[str, pl.LazyFrame], *, source: Path | None = None) -> None:
+        unknown = [name for name in tables if name not in TABLES]
+        if unknown:
+            hints = [difflib.get_close_matches(n, TABLES, n=1) for n in unknown]
+            detail = "; ".join(
+                f"{n!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for n, h in zip(unknown, hints, strict=True)
+            )
+            msg = f"unknown table(s) {detail}; the Dataset's tables are: {', '.join(TABLES)}"
+            raise SchemaError(msg)
+        if "runs" not in tables:
+            msg = "the Dataset has no 'runs' table; it is required (one row per run: run_id, system, case_id)"
+            raise SchemaError(msg)
+        for name, frame in tables.items():
+            _check_columns(TABLES[name], frame.collect_schema().names())
+        # Keep the schema's table order whatever order the caller used.
+        self._raw = {name: tables[name] for name in TABLES if name in tables}
+        self.source = source
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def from_frames(cls, **frames: FrameLike) -> Dataset:
+        """A Dataset from Polars (or pandas) frames, one keyword per table.
+
+        Parameters
+        ----------
+        **frames
+            ``runs=...`` (required), and any of ``agents``, ``beliefs``, ``criteria``,
+            ``scores``, ``alt_scores``, ``ddx``, ``ground_truth``, ``messages``,
+            ``interventions``, ``answers``. ``None`` values are ignored.
+        """
+        return cls({name: _to_lazy(name, f) for name, f in frames.items() if f is not None})
+
+    @classmethod
+    def open(cls, path: str | Path) -> Dataset:
+        """Open a Dataset folder lazily.
+
+        Each table is ``<path>/<table>.parquet`` or a folder ``<path>/<table>/`` of Parquet
+        files, hive-partitioned (``system=mas/part-0.parquet``) or not. Nothing is read
+        until a query is collected.
+        """
+        root = Path(path)
+        if not root.is_dir():
+            msg = f"{root}: no such Dataset folder; create one with `mas-eval simulate`, `mas-eval ingest` or Dataset.write"
+            raise SchemaError(msg)
+        tables: dict[str, pl.LazyFrame] = {}
+        for entry in sorted(root.iterdir()):
+            if entry.name.startswith((".", "_")):
+                continue
+            name = entry.name.removesuffix(".parquet") if entry.is_file() else entry.name
+            if entry.is_file() and entry.suffix != ".parquet":
+                continue
+            if name not in TABLES:
+                hint = difflib.get_close_matches(name, TABLES, n=1)
+                msg = (
+                    f"{entry}: {name!r} is not a Dataset table"
+                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    + f"; the tables are: {', '.join(TABLES)}; rename or remove it"
+                )
+                raise SchemaError(msg)
+            if entry.is_dir():
+                tables[name] = pl.scan_parquet(entry / "**" / "*.parquet", hive_partitioning=True)
+            else:
+                tables[name] = pl.scan_parquet(entry)
+        return cls(tables, source=root)
+
+    # -- access -------------------------------------------------------------------------------
+
+    @property
+    def table_names(self) -> list[str]:
+        """Names of the tables present, in the schema's order."""
+        return list(self._raw)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw
+
+    def __getitem__(self, name: str) -> pl.LazyFrame:
+        return self.scan(name)
+
+    def scan(self, name: str) -> pl.LazyFrame:
+        """The table ``name`` as a LazyFrame with the schema's columns and dtypes."""
+        if name not in self._raw:
+            known = ", ".join(self._raw)
+            msg = f"the Dataset has no {name!r} table (it has: {known})"
+            raise SchemaError(msg)
+        return _conform(TABLES[name], self._raw[name])
+
+    def collect(self, name: str) -> pl.DataFrame:
+        """The table ``name`` as a DataFrame, sorted by its key so results are reproducible."""
+        return self.scan(name).sort(list(TABLES[name].key)).collect()
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        """Every table, collected and sorted by key."""
+        return {name: self.collect(name) for name in self._raw}
+
+    def __repr__(self) -> str:
+        where = f" from {self.source}" if self.source else ""
+        return f"<Dataset{where}: {', '.join(self._raw)}>"
+
+    # -- checks and summaries -----------------------------------------------------------------
+
+    def validate(self) -> Dataset:
+        """Check every rule of the schema; raise the first broken one, else return ``self``.
+
+        Raises
+        ------
+        SchemaError
+            A column is missing or of a type that cannot be cast.
+        DataError
+            Null or duplicate keys, NaN or infinite numbers, values out of range (negative
+            masses or weights, an agent's masses summing to more than 1, unknown criterion
+            kinds, satisfaction scores outside [0, 1]), or rows whose ``run_id`` is not in ``runs``.
+        """
+        validate_tables(self._raw)
+        return self
+
+    def summary(self) -> pl.DataFrame:
+        """One row per table: ``table, rows, runs, systems, cases, tasks``.
+
+        ``runs`` counts the distinct runs the table covers; ``systems``, ``cases`` and
+        ``tasks`` count what those runs span (for ``ground_truth``: its cases).
+        """
+        runs = self.scan("runs").select("run_id", "system", "case_id", "task")
+        queries = []
+        for name in self._raw:
+            frame = self.scan(name)
+            if name == "ground_truth":
+                queries.append(
+                    frame.select(
+                        pl.lit(name).alias("table"),
+                        pl.len().cast(pl.Int64).alias("rows"),
+                        pl.lit(None, dtype=pl.Int64).alias("runs"),
+                        pl.lit(None, dtype=pl.Int64).alias("systems"),
+                        pl.col("case_id").n_unique().cast(pl.Int64).alias("cases"),
+                        pl.lit(None, dtype=pl.Int64).alias("tasks"),
+                    )
+                )
+                continue
+            covered = frame.select("run_id").unique().join(runs, on="run_id", how="inner")
+            counts = covered.select(
+                pl.len().cast(pl.Int64).alias("runs"),
+                *(pl.col(c).n_unique().cast(pl.Int64).alias(a) for c, a in
+                  (("system", "systems"), ("case_id", "cases"), ("task", "tasks"))),
+            )
+            rows = frame.select(pl.lit(name).alias("table"), pl.len().cast(pl.Int64).alias("rows"))
+            queries.append(rows.join(counts, how="cross"))
+        return pl.concat(pl.collect_all(queries), how="vertical")
+
+    # -- output -------------------------------------------------------------------------------
+
+    def write(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write every table to ``<path>/<table>.parquet``, atomically.
+
+        The tables go to a temporary folder beside ``path`` which is renamed into place only
+        when all of them are written; on any error nothing is left behind. An existing
+        ``path`` is replaced only with ``overwrite=True`` (and is read to the end first, so a
+        Dataset can be rewritten onto the folder it was opened from).
+        """
+        from mas_eval import __version__
+
+        target = Path(path)
+        with atomic_directory(target, overwrite=overwrite) as staging:
+            for name in self._raw:
+                self.scan(name).sink_parquet(staging / f"{name}.parquet")
+            manifest = {"mas_eval_version": __version__, "tables": self.table_names}
+            (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        return target

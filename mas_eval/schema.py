@@ -1,0 +1,250 @@
+"""The Dataset's tables and columns: the single source of truth (DESIGN.md, "The Dataset").
+
+Every other module takes table names, key columns and dtypes from here; none re-types them.
+A table's *key* identifies a row; *required* columns must be present; every other column is
+optional and is added as nulls when absent, so that downstream code can rely on the full
+column set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+__all__ = [
+    "AGENT_KEY",
+    "CRITERION_KINDS",
+    "CRITERION_SCALES",
+    "DDX_STANCES",
+    "RUN_KEY",
+    "TABLES",
+    "Column",
+    "Table",
+    "table",
+]
+
+RUN_KEY = "run_id"
+CASE_KEY = "case_id"
+AGENT_KEY = ["run_id", "agent_id"]
+
+CRITERION_KINDS = ("benefit", "cost")
+CRITERION_SCALES = ("satisfaction", "raw")
+DDX_STANCES = ("proposed", "excluded", "final", "critical")
+
+#: A belief vector may be incomplete (sum < 1); this much over 1 is tolerated as rounding.
+MASS_SUM_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its name, dtype, and what it holds."""
+
+    name: str
+    dtype: pl.DataType
+    doc: str
+    required: bool = False
+    nonnegative: bool = False
+    unit_interval: bool = False
+    allowed: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: its name, key columns, columns (key first) and description."""
+
+    name: str
+    key: tuple[str, ...]
+    columns: tuple[Column, ...]
+    doc: str
+    #: The table whose key this table's ``parent_key`` must reference (referential integrity).
+    parent: str | None = "runs"
+    parent_key: str = RUN_KEY
+    required_table: bool = False
+    column_map: dict[str, Column] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "column_map", {c.name: c for c in self.columns})
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def required(self) -> list[str]:
+        return [c.name for c in self.columns if c.required or c.name in self.key]
+
+    @property
+    def polars_schema(self) -> pl.Schema:
+        return pl.Schema({c.name: c.dtype for c in self.columns})
+
+
+_S, _F, _I = pl.String(), pl.Float64(), pl.Int64()
+
+
+def _key(name: str, doc: str, dtype: pl.DataType = _S) -> Column:
+    return Column(name, dtype, doc, required=True)
+
+
+_RUN_ID = _key("run_id", "Identifier of the run; unique in `runs`.")
+
+TABLES: dict[str, Table] = {
+    t.name: t
+    for t in (
+        Table(
+            "runs",
+            ("run_id",),
+            (
+                _RUN_ID,
+                Column("system", _S, 'System that produced the run, e.g. "mas" or "single".', required=True),
+                Column("case_id", _S, "The unit both systems ran: pairs runs and clusters them.", required=True),
+                Column("task", _S, "Task or scenario family."),
+                Column("variant", _S, "Configuration variant (model, prompt, team size ...)."),
+                Column("seed", _I, "Random seed of the run, if any."),
+                Column("cluster", _S, "Cluster for cluster-robust errors (defaults to case_id downstream)."),
+                Column("recommended", _S, "Alternative the system recommended."),
+                Column("correct", _S, "Correct alternative (decision ground truth), when known."),
+                Column("confidence", _F, "Self-reported confidence of the decision, in [0, 1].", unit_interval=True),
+                Column("iterations", _I, "Deliberation iterations until consensus.", nonnegative=True),
+                Column("api_calls", _I, "LLM API calls made.", nonnegative=True),
+                Column("seconds", _F, "Wall-clock processing time in seconds.", nonnegative=True),
+                Column("tokens", _I, "Tokens consumed.", nonnegative=True),
+                Column("cost_usd", _F, "Estimated cost in US dollars.", nonnegative=True),
+            ),
+            "One row per logged run of a system on a case.",
+            parent=None,
+            required_table=True,
+        ),
+        Table(
+            "agents",
+            ("run_id", "agent_id"),
+            (
+                _RUN_ID,
+                _key("agent_id", "Agent within the run."),
+                Column("confidence", _F, "The agent's confidence, in [0, 1].", unit_interval=True),
+                Column("role", _S, "The agent's role or expertise."),
+                Column("weight", _F, "Importance weight of the agent (ER attribute weight), >= 0.", nonnegative=True),
+            ),
+            "One row per agent taking part in a run.",
+        ),
+        Table(
+            "beliefs",
+            ("run_id", "agent_id", "alternative"),
+            (
+                _RUN_ID,
+                _key("agent_id", "Agent holding the belief."),
+                _key("alternative", "Alternative the mass is assigned to."),
+                Column("mass", _F, "Belief mass, >= 0; an agent's masses sum to <= 1.", required=True, nonnegative=True),
+            ),
+            "Belief distribution of each agent over the alternatives (may be incomplete).",
+        ),
+        Table(
+            "criteria",
+            ("run_id", "criterion"),
+            (
+                _RUN_ID,
+                _key("criterion", "Decision criterion."),
+                Column("weight", _F, "Criterion weight, >= 0 (equal weights when null).", nonnegative=True),
+                Column("kind", _S, 'Direction: "benefit" (more is better) or "cost".', allowed=CRITERION_KINDS),
+                Column(
+                    "scale",
+                    _S,
+                    'How to read `scores`: "satisfaction" in [0, 1] (default) or "raw".',
+                    allowed=CRITERION_SCALES,
+                ),
+            ),
+            "The decision criteria of a run.",
+        ),
+        Table(
+            "scores",
+            ("run_id", "alternative", "criterion"),
+            (
+                _RUN_ID,
+                _key("alternative", "Alternative scored."),
+                _key("criterion", "Criterion it is scored on."),
+                Column("score", _F, "Score of the alternative on the criterion.", required=True),
+            ),
+            "Per-alternative criteria scores of a run.",
+        ),
+        Table(
+            "alt_scores",
+            ("run_id", "alternative"),
+            (
+                _RUN_ID,
+                _key("alternative", "Alternative."),
+                Column("mcda", _F, "MCDA score as logged by the system."),
+                Column("final", _F, "Final combined score as logged by the system."),
+            ),
+            "Scores of each alternative as the system logged them.",
+        ),
+        Table(
+            "ddx",
+            ("run_id", "round", "agent_id", "diagnosis"),
+            (
+                _RUN_ID,
+                _key("round", "Round of the diagnostic sequence."),
+                _key("agent_id", "Agent that stated the diagnosis."),
+                _key("diagnosis", "Diagnosis as written."),
+                Column("stance", _S, 'One of "proposed", "excluded", "final", "critical".', allowed=DDX_STANCES),
+                Column("rank", _I, "Position in the agent's list (1 = first).", nonnegative=True),
+                Column("mentions", _I, "Times the diagnosis was mentioned in the round.", nonnegative=True),
+                Column("evidence", pl.List(pl.String()), "Evidence items cited for it."),
+            ),
+            "Differential-diagnosis lists by round and agent (LDDx).",
+        ),
+        Table(
+            "ground_truth",
+            ("case_id", "diagnosis"),
+            (
+                _key("case_id", "Case the diagnosis belongs to (ground truth is keyed by case, not run)."),
+                _key("diagnosis", "A ground-truth diagnosis."),
+            ),
+            "Ground-truth diagnoses per case.",
+            parent=None,
+        ),
+        Table(
+            "messages",
+            ("run_id", "round", "agent_id", "turn"),
+            (
+                _RUN_ID,
+                _key("round", "Round of the conversation."),
+                _key("agent_id", "Speaker."),
+                _key("turn", "Turn number within the round.", _I),
+                Column("text", _S, "What the agent said."),
+            ),
+            "Transcript of a run.",
+        ),
+        Table(
+            "interventions",
+            ("run_id", "text"),
+            (_RUN_ID, _key("text", "An intervention recommended in the symptom-management round.")),
+            "Interventions proposed in a run (LDDx TM-SM).",
+        ),
+        Table(
+            "answers",
+            ("run_id", "item_id"),
+            (
+                _RUN_ID,
+                _key("item_id", "Benchmark item."),
+                Column("task", _S, "Benchmark task of the item."),
+                Column("prediction", _S, "The system's answer."),
+                Column("rationale", _S, "The system's reasoning."),
+                Column("reference", _S, "Reference answer."),
+                Column("reference_rationale", _S, "Reference reasoning."),
+                Column("reference_diagnosis", _S, "Reference diagnosis (for factual consistency)."),
+            ),
+            "Benchmark answers (MedAISure-style).",
+        ),
+    )
+}
+
+
+def table(name: str) -> Table:
+    """The :class:`Table` called ``name``; a :class:`~mas_eval.errors.SchemaError` names the known ones."""
+    from mas_eval.errors import SchemaError
+
+    try:
+        return TABLES[name]
+    except KeyError:
+        msg = f"unknown table {name!r}; the Dataset's tables are: {', '.join(TABLES)}"
+        raise SchemaError(msg) from None

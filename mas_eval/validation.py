@@ -1,0 +1,182 @@
+"""The Dataset's validation rules, each with one clear message.
+
+Every message names the table, the column, up to five offending keys, and the fix. Checks
+are batched: one aggregate query per table counts every violation, and only a broken rule
+pays for a second query that fetches its example keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from mas_eval.errors import DataError, SchemaError, format_keys
+from mas_eval.schema import MASS_SUM_TOLERANCE, TABLES, Column, Table
+
+__all__ = ["validate_tables"]
+
+_EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """A row-level rule: ``bad`` is true on offending rows."""
+
+    column: str
+    bad: pl.Expr
+    problem: str
+    fix: str
+    error: type[Exception] = DataError
+
+
+def _fail(spec: Table, rule: _Rule, frame: pl.LazyFrame, count: int, key: list[str]) -> None:
+    examples = frame.filter(rule.bad).select(key).unique(maintain_order=False).sort(key).head(_EXAMPLES).collect()
+    msg = (
+        f"table {spec.name!r}, column {rule.column!r}: {count} row(s) {rule.problem}, "
+        f"e.g. at {format_keys(examples.to_dicts())}; {rule.fix}"
+    )
+    raise rule.error(msg)
+
+
+def _run_checks(spec: Table, frame: pl.LazyFrame, rules: list[_Rule], key: list[str]) -> None:
+    if not rules:
+        return
+    counts = frame.select(rule.bad.sum().alias(f"r{i}") for i, rule in enumerate(rules)).collect().row(0)
+    for rule, count in zip(rules, counts, strict=True):
+        if count:
+            _fail(spec, rule, frame, count, key)
+
+
+def _cast_rules(spec: Table, schema: pl.Schema) -> list[_Rule]:
+    rules = []
+    for name, have in schema.items():
+        column = spec.column_map.get(name)
+        if column is None or have == column.dtype or have == pl.Null:
+            continue
+        probe = pl.col(name).cast(column.dtype, strict=False)
+        try:
+            pl.LazyFrame(schema={name: have}).select(probe).collect()
+        except pl.exceptions.PolarsError:
+            msg = (
+                f"table {spec.name!r}, column {name!r}: has type {have} which cannot be cast to "
+                f"{column.dtype}; store it as {column.dtype}"
+            )
+            raise SchemaError(msg) from None
+        rules.append(
+            _Rule(
+                name,
+                pl.col(name).is_not_null() & probe.is_null(),
+                f"hold values that are not {column.dtype}",
+                f"fix them or store the column as {column.dtype}",
+                SchemaError,
+            )
+        )
+    return rules
+
+
+def _value_rules(spec: Table, column: Column) -> list[_Rule]:
+    col = pl.col(column.name)
+    rules = []
+    if column.name in spec.key:
+        rules.append(_Rule(column.name, col.is_null(), "have a null key", "every key column must be filled in"))
+    if column.dtype == pl.Float64:
+        rules.append(
+            _Rule(column.name, col.is_nan() | col.is_infinite(), "hold NaN or infinite values",
+                  "use null for a missing value, and finite numbers otherwise")
+        )
+    if column.nonnegative:
+        rules.append(_Rule(column.name, col < 0, "are negative", f"{column.name} must be >= 0"))
+    if column.unit_interval:
+        rules.append(
+            _Rule(column.name, (col < 0) | (col > 1), "are outside [0, 1]", f"{column.name} must lie in [0, 1]")
+        )
+    if column.allowed is not None:
+        rules.append(
+            _Rule(column.name, col.is_not_null() & ~col.is_in(list(column.allowed)),
+                  "hold an unknown value", f"allowed values are {', '.join(map(repr, column.allowed))}")
+        )
+    return rules
+
+
+def _check_table(spec: Table, raw: pl.LazyFrame) -> pl.LazyFrame:
+    schema = raw.collect_schema()
+    key = list(spec.key)
+    _run_checks(spec, raw, _cast_rules(spec, schema), [k for k in key if k in schema])
+    # From here on the columns have the schema's dtypes.
+    present = [c for c in spec.columns if c.name in schema]
+    frame = raw.select(pl.col(c.name).cast(c.dtype) for c in present)
+    rules = [rule for c in present for rule in _value_rules(spec, c)]
+    duplicate = pl.struct(key).is_duplicated()
+    rules.append(
+        _Rule(key[-1] if len(key) == 1 else ", ".join(key), duplicate, "repeat a key",
+              f"the key ({', '.join(key)}) must be unique: drop or merge the duplicates")
+    )
+    _run_checks(spec, frame, rules, key)
+    return frame
+
+
+def _check_masses(frame: pl.LazyFrame) -> None:
+    spec = TABLES["beliefs"]
+    key = ["run_id", "agent_id"]
+    totals = frame.group_by(key).agg(total=pl.col("mass").sum())
+    rule = _Rule(
+        "mass",
+        pl.col("total") > 1 + MASS_SUM_TOLERANCE,
+        f"are agents whose masses sum to more than 1 (+{MASS_SUM_TOLERANCE:g})",
+        "an agent's belief masses must sum to <= 1 (less is an incomplete belief): renormalise them",
+    )
+    _run_checks(spec, totals, [rule], key)
+
+
+def _check_satisfaction(scores: pl.LazyFrame, criteria: pl.LazyFrame | None) -> None:
+    spec = TABLES["scores"]
+    if criteria is not None:
+        scales = criteria.select("run_id", "criterion", "scale")
+        scores = scores.join(scales, on=["run_id", "criterion"], how="left")
+        on_satisfaction = pl.col("scale").is_null() | (pl.col("scale") == "satisfaction")
+    else:
+        on_satisfaction = pl.lit(True)
+    rule = _Rule(
+        "score",
+        on_satisfaction & ((pl.col("score") < 0) | (pl.col("score") > 1)),
+        "are satisfaction scores outside [0, 1]",
+        "scores on the default scale are satisfactions in [0, 1]; if they are raw measurements, "
+        "set criteria.scale = 'raw' for those criteria",
+    )
+    _run_checks(spec, scores, [rule], ["run_id", "alternative", "criterion"])
+
+
+def _check_references(spec: Table, frame: pl.LazyFrame, run_ids: pl.LazyFrame) -> None:
+    dangling = frame.select("run_id").unique().join(run_ids, on="run_id", how="anti")
+    count = dangling.select(pl.len()).collect().item()
+    if count:
+        examples = dangling.sort("run_id").head(_EXAMPLES).collect()
+        msg = (
+            f"table {spec.name!r}, column 'run_id': {count} run_id(s) not in table 'runs', "
+            f"e.g. {format_keys(examples.to_dicts())}; add those runs to 'runs' or drop their rows"
+        )
+        raise DataError(msg)
+
+
+def validate_tables(tables: Mapping[str, pl.LazyFrame]) -> None:
+    """Apply every rule to ``tables`` (as given, before conforming); raise on the first broken one."""
+    if "ground_truth" in tables:
+        names = tables["ground_truth"].collect_schema().names()
+        if "case_id" not in names:
+            msg = (
+                "table 'ground_truth', column 'case_id': missing; ground truth is keyed by case_id "
+                "(one row per case and diagnosis), not by run_id: map each run to its case_id"
+            )
+            raise SchemaError(msg)
+    checked = {name: _check_table(TABLES[name], frame) for name, frame in tables.items()}
+    if "beliefs" in checked:
+        _check_masses(checked["beliefs"])
+    if "scores" in checked:
+        _check_satisfaction(checked["scores"], checked.get("criteria"))
+    run_ids = checked["runs"].select("run_id")
+    for name, frame in checked.items():
+        spec = TABLES[name]
+        if spec.parent == "runs":
+            _check_references(spec, frame, run_ids)
