@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.errors import MasEvalError, SchemaError
+from mas_eval.errors import DataError, MasEvalError, SchemaError
 from mas_eval.schema import TABLES, Table
 from mas_eval.validation import validate_tables
 
@@ -53,6 +53,12 @@ def _to_lazy(name: str, frame: FrameLike) -> pl.LazyFrame:
 def _check_columns(spec: Table, names: list[str]) -> None:
     """Required columns present; an unknown column that looks like a missing known one is a typo."""
     missing = [c for c in spec.required if c not in names]
+    if spec.key[0] == "case_id" and "case_id" in missing and "run_id" in names:
+        msg = (
+            f"table {spec.name!r}, column 'case_id': missing; ground truth is keyed by case_id "
+            "(one row per case and diagnosis), not by run_id: map each run to its case_id"
+        )
+        raise SchemaError(msg)
     if missing:
         msg = (
             f"table {spec.name!r}: missing required column(s) {', '.join(map(repr, missing))}; "
@@ -127,7 +133,8 @@ class Dataset:
         if unknown:
             hints = [difflib.get_close_matches(n, TABLES, n=1) for n in unknown]
             detail = "; ".join(
-                f"{n!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for n, h in zip(unknown, hints, strict=True)
+                f"{n!r}" + (f" (did you mean {h[0]!r}?)" if h else "")
+                for n, h in zip(unknown, hints, strict=True)
             )
             msg = f"unknown table(s) {detail}; the Dataset's tables are: {', '.join(TABLES)}"
             raise SchemaError(msg)
@@ -165,7 +172,10 @@ class Dataset:
         """
         root = Path(path)
         if not root.is_dir():
-            msg = f"{root}: no such Dataset folder; create one with `mas-eval simulate`, `mas-eval ingest` or Dataset.write"
+            msg = (
+                f"{root}: no such Dataset folder; create one with `mas-eval simulate`, "
+                "`mas-eval ingest` or Dataset.write"
+            )
             raise SchemaError(msg)
         tables: dict[str, pl.LazyFrame] = {}
         for entry in sorted(root.iterdir()):
@@ -263,8 +273,10 @@ class Dataset:
             covered = frame.select("run_id").unique().join(runs, on="run_id", how="inner")
             counts = covered.select(
                 pl.len().cast(pl.Int64).alias("runs"),
-                *(pl.col(c).n_unique().cast(pl.Int64).alias(a) for c, a in
-                  (("system", "systems"), ("case_id", "cases"), ("task", "tasks"))),
+                *(
+                    pl.col(c).n_unique().cast(pl.Int64).alias(a)
+                    for c, a in (("system", "systems"), ("case_id", "cases"), ("task", "tasks"))
+                ),
             )
             rows = frame.select(pl.lit(name).alias("table"), pl.len().cast(pl.Int64).alias("rows"))
             queries.append(rows.join(counts, how="cross"))
@@ -272,20 +284,27 @@ class Dataset:
 
     # -- output -------------------------------------------------------------------------------
 
-    def write(self, path: str | Path, *, overwrite: bool = False) -> Path:
+    def write(self, path: str | Path, *, overwrite: bool = False, validate: bool = True) -> Path:
         """Write every table to ``<path>/<table>.parquet``, atomically.
 
         The tables go to a temporary folder beside ``path`` which is renamed into place only
         when all of them are written; on any error nothing is left behind. An existing
         ``path`` is replaced only with ``overwrite=True`` (and is read to the end first, so a
-        Dataset can be rewritten onto the folder it was opened from).
+        Dataset can be rewritten onto the folder it was opened from). ``validate=False``
+        skips :meth:`validate` for data valid by construction (e.g. the simulator's).
         """
         from mas_eval import __version__
 
+        if validate:
+            self.validate()
         target = Path(path)
         with atomic_directory(target, overwrite=overwrite) as staging:
             for name in self._raw:
-                self.scan(name).sink_parquet(staging / f"{name}.parquet")
+                try:
+                    self.scan(name).sink_parquet(staging / f"{name}.parquet")
+                except pl.exceptions.PolarsError as exc:
+                    msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
+                    raise DataError(msg) from exc
             manifest = {"mas_eval_version": __version__, "tables": self.table_names}
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         return target

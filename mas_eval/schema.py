@@ -97,14 +97,21 @@ TABLES: dict[str, Table] = {
             (
                 _RUN_ID,
                 Column("system", _S, 'System that produced the run, e.g. "mas" or "single".', required=True),
-                Column("case_id", _S, "The unit both systems ran: pairs runs and clusters them.", required=True),
+                Column(
+                    "case_id", _S, "The unit both systems ran: pairs runs and clusters them.", required=True
+                ),
                 Column("task", _S, "Task or scenario family."),
                 Column("variant", _S, "Configuration variant (model, prompt, team size ...)."),
                 Column("seed", _I, "Random seed of the run, if any."),
                 Column("cluster", _S, "Cluster for cluster-robust errors (defaults to case_id downstream)."),
                 Column("recommended", _S, "Alternative the system recommended."),
                 Column("correct", _S, "Correct alternative (decision ground truth), when known."),
-                Column("confidence", _F, "Self-reported confidence of the decision, in [0, 1].", unit_interval=True),
+                Column(
+                    "confidence",
+                    _F,
+                    "Self-reported confidence of the decision, in [0, 1].",
+                    unit_interval=True,
+                ),
                 Column("iterations", _I, "Deliberation iterations until consensus.", nonnegative=True),
                 Column("api_calls", _I, "LLM API calls made.", nonnegative=True),
                 Column("seconds", _F, "Wall-clock processing time in seconds.", nonnegative=True),
@@ -123,7 +130,12 @@ TABLES: dict[str, Table] = {
                 _key("agent_id", "Agent within the run."),
                 Column("confidence", _F, "The agent's confidence, in [0, 1].", unit_interval=True),
                 Column("role", _S, "The agent's role or expertise."),
-                Column("weight", _F, "Importance weight of the agent (ER attribute weight), >= 0.", nonnegative=True),
+                Column(
+                    "weight",
+                    _F,
+                    "Importance weight of the agent (ER attribute weight), >= 0.",
+                    nonnegative=True,
+                ),
             ),
             "One row per agent taking part in a run.",
         ),
@@ -134,7 +146,13 @@ TABLES: dict[str, Table] = {
                 _RUN_ID,
                 _key("agent_id", "Agent holding the belief."),
                 _key("alternative", "Alternative the mass is assigned to."),
-                Column("mass", _F, "Belief mass, >= 0; an agent's masses sum to <= 1.", required=True, nonnegative=True),
+                Column(
+                    "mass",
+                    _F,
+                    "Belief mass, >= 0; an agent's masses sum to <= 1.",
+                    required=True,
+                    nonnegative=True,
+                ),
             ),
             "Belief distribution of each agent over the alternatives (may be incomplete).",
         ),
@@ -145,7 +163,9 @@ TABLES: dict[str, Table] = {
                 _RUN_ID,
                 _key("criterion", "Decision criterion."),
                 Column("weight", _F, "Criterion weight, >= 0 (equal weights when null).", nonnegative=True),
-                Column("kind", _S, 'Direction: "benefit" (more is better) or "cost".', allowed=CRITERION_KINDS),
+                Column(
+                    "kind", _S, 'Direction: "benefit" (more is better) or "cost".', allowed=CRITERION_KINDS
+                ),
                 Column(
                     "scale",
                     _S,
@@ -185,7 +205,9 @@ TABLES: dict[str, Table] = {
                 _key("round", "Round of the diagnostic sequence."),
                 _key("agent_id", "Agent that stated the diagnosis."),
                 _key("diagnosis", "Diagnosis as written."),
-                Column("stance", _S, 'One of "proposed", "excluded", "final", "critical".', allowed=DDX_STANCES),
+                Column(
+                    "stance", _S, 'One of "proposed", "excluded", "final", "critical".', allowed=DDX_STANCES
+                ),
                 Column("rank", _I, "Position in the agent's list (1 = first).", nonnegative=True),
                 Column("mentions", _I, "Times the diagnosis was mentioned in the round.", nonnegative=True),
                 Column("evidence", pl.List(pl.String()), "Evidence items cited for it."),

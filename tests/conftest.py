@@ -1,0 +1,75 @@
+"""Shared fixtures: a small valid Dataset that every table-level test starts from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from mas_eval import Dataset
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+FIXTURES = SHARED / "fixtures"
+
+
+def tiny_frames() -> dict[str, pl.DataFrame]:
+    """Two cases, a MAS run with two agents and a single-agent run, on every decision table."""
+    return {
+        "runs": pl.DataFrame(
+            {
+                "run_id": ["r1", "r2", "r3"],
+                "system": ["mas", "single", "mas"],
+                "case_id": ["c1", "c1", "c2"],
+                "task": ["t1", "t1", "t2"],
+                "recommended": ["x", "y", "x"],
+                "confidence": [None, 0.8, None],
+                "iterations": [2, 1, 3],
+                "seconds": [10.0, 3.5, 12.0],
+            }
+        ),
+        "agents": pl.DataFrame(
+            {
+                "run_id": ["r1", "r1", "r2", "r3"],
+                "agent_id": ["a1", "a2", "a1", "a1"],
+                "confidence": [0.7, 0.9, 0.8, 0.6],
+                "weight": [1.0, 2.0, None, 1.0],
+            }
+        ),
+        "beliefs": pl.DataFrame(
+            {
+                "run_id": ["r1", "r1", "r1", "r1", "r2", "r3"],
+                "agent_id": ["a1", "a1", "a2", "a2", "a1", "a1"],
+                "alternative": ["x", "y", "x", "y", "y", "x"],
+                "mass": [0.6, 0.4, 0.5, 0.3, 1.0, 0.9],
+            }
+        ),
+        "criteria": pl.DataFrame(
+            {
+                "run_id": ["r1", "r1", "r2"],
+                "criterion": ["safety", "cost", "safety"],
+                "weight": [0.6, 0.4, 1.0],
+                "kind": ["benefit", "cost", "benefit"],
+                "scale": ["satisfaction", "raw", None],
+            }
+        ),
+        "scores": pl.DataFrame(
+            {
+                "run_id": ["r1", "r1", "r1", "r1", "r2"],
+                "alternative": ["x", "x", "y", "y", "y"],
+                "criterion": ["safety", "cost", "safety", "cost", "safety"],
+                "score": [0.9, 120.0, 0.4, 80.0, 0.7],
+            }
+        ),
+        "ground_truth": pl.DataFrame({"case_id": ["c1", "c1"], "diagnosis": ["flu", "covid"]}),
+    }
+
+
+@pytest.fixture
+def frames() -> dict[str, pl.DataFrame]:
+    return tiny_frames()
+
+
+@pytest.fixture
+def tiny(frames: dict[str, pl.DataFrame]) -> Dataset:
+    return Dataset.from_frames(**frames)

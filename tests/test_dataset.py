@@ -1,0 +1,132 @@
+"""Dataset construction, lazy opening, atomic writing and summaries."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from mas_eval import DataError, Dataset, MasEvalError, SchemaError
+from mas_eval.schema import TABLES
+
+
+def test_from_frames_conforms_to_schema(tiny: Dataset) -> None:
+    runs = tiny["runs"].collect()
+    assert runs.columns == TABLES["runs"].names
+    assert runs.schema == TABLES["runs"].polars_schema
+    assert runs["api_calls"].null_count() == 3  # absent optional column arrives as nulls
+
+
+def test_from_frames_accepts_pandas(frames: dict[str, pl.DataFrame]) -> None:
+    ds = Dataset.from_frames(**{name: f.to_pandas() for name, f in frames.items()})
+    assert_frame_equal(ds.collect("beliefs"), Dataset.from_frames(**frames).collect("beliefs"))
+
+
+def test_write_open_round_trip(tiny: Dataset, tmp_path: Path) -> None:
+    out = tiny.write(tmp_path / "ds")
+    back = Dataset.open(out).validate()
+    assert back.table_names == tiny.table_names
+    for name, frame in tiny.frames().items():
+        assert_frame_equal(back.collect(name), frame)
+
+
+def test_open_reads_hive_partitioned_folders(tiny: Dataset, tmp_path: Path) -> None:
+    root = tmp_path / "hive"
+    runs = tiny.collect("runs")
+    for system, part in runs.group_by("system"):
+        folder = root / "runs" / f"system={system[0]}"
+        folder.mkdir(parents=True)
+        part.drop("system").write_parquet(folder / "part-0.parquet")
+    back = Dataset.open(root)
+    assert_frame_equal(back.collect("runs"), runs)
+
+
+def test_write_refuses_to_overwrite_unless_told(tiny: Dataset, tmp_path: Path) -> None:
+    out = tiny.write(tmp_path / "ds")
+    with pytest.raises(MasEvalError, match="already exists; pass overwrite=True"):
+        tiny.write(out)
+    smaller = Dataset.from_frames(runs=tiny.collect("runs"))
+    smaller.write(out, overwrite=True)
+    assert Dataset.open(out).table_names == ["runs"]
+
+
+def test_rewriting_onto_the_source_folder_keeps_the_data(tiny: Dataset, tmp_path: Path) -> None:
+    out = tiny.write(tmp_path / "ds")
+    Dataset.open(out).write(out, overwrite=True)
+    assert_frame_equal(Dataset.open(out).collect("beliefs"), tiny.collect("beliefs"))
+
+
+BROKEN_AGENTS = {
+    "runs": pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]}),
+    "agents": pl.DataFrame({"run_id": ["r1"], "agent_id": ["a"], "confidence": ["very"]}),
+}
+
+
+def test_invalid_dataset_is_not_written(tmp_path: Path) -> None:
+    with pytest.raises(SchemaError, match="table 'agents', column 'confidence'"):
+        Dataset.from_frames(**BROKEN_AGENTS).write(tmp_path / "ds")
+    assert os.listdir(tmp_path) == []
+
+
+def test_failure_midway_through_a_write_leaves_nothing_behind(tmp_path: Path) -> None:
+    # Unvalidated, `runs` is written first, then the cast of agents.confidence fails.
+    with pytest.raises(DataError, match="table 'agents' could not be written"):
+        Dataset.from_frames(**BROKEN_AGENTS).write(tmp_path / "ds", validate=False)
+    assert os.listdir(tmp_path) == []
+
+
+def test_failed_overwrite_keeps_the_old_dataset(tiny: Dataset, tmp_path: Path) -> None:
+    out = tiny.write(tmp_path / "ds")
+    broken = Dataset.from_frames(runs=pl.DataFrame({"run_id": [None], "system": ["mas"], "case_id": ["c"]}))
+    with pytest.raises(MasEvalError):
+        broken.write(out, overwrite=True)
+    assert sorted(os.listdir(tmp_path)) == ["ds"]
+    assert_frame_equal(Dataset.open(out).collect("runs"), tiny.collect("runs"))
+
+
+def test_inputs_are_not_modified(frames: dict[str, pl.DataFrame], tmp_path: Path) -> None:
+    before = {name: f.clone() for name, f in frames.items()}
+    Dataset.from_frames(**frames).validate().write(tmp_path / "ds")
+    for name, frame in frames.items():
+        assert_frame_equal(frame, before[name])
+
+
+def test_summary_counts_rows_and_coverage(tiny: Dataset) -> None:
+    summary = tiny.summary()
+    assert summary.columns == ["table", "rows", "runs", "systems", "cases", "tasks"]
+    rows = {r["table"]: r for r in summary.to_dicts()}
+    assert rows["runs"] == {"table": "runs", "rows": 3, "runs": 3, "systems": 2, "cases": 2, "tasks": 2}
+    assert rows["criteria"] == {
+        "table": "criteria",
+        "rows": 3,
+        "runs": 2,
+        "systems": 2,
+        "cases": 1,
+        "tasks": 1,
+    }
+    assert rows["ground_truth"]["cases"] == 1
+
+
+def test_unknown_table_is_named_with_a_suggestion(frames: dict[str, pl.DataFrame]) -> None:
+    with pytest.raises(SchemaError, match=r"unknown table.*'belief' \(did you mean 'beliefs'\?\)"):
+        Dataset.from_frames(runs=frames["runs"], belief=frames["beliefs"])
+
+
+def test_runs_table_is_required(frames: dict[str, pl.DataFrame]) -> None:
+    with pytest.raises(SchemaError, match="no 'runs' table"):
+        Dataset.from_frames(agents=frames["agents"])
+
+
+def test_open_rejects_a_stray_table_file(tiny: Dataset, tmp_path: Path) -> None:
+    out = tiny.write(tmp_path / "ds")
+    (out / "agent.parquet").write_bytes(b"")
+    with pytest.raises(SchemaError, match="'agent' is not a Dataset table \\(did you mean 'agents'\\?\\)"):
+        Dataset.open(out)
+
+
+def test_open_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(SchemaError, match="no such Dataset folder"):
+        Dataset.open(tmp_path / "nope")

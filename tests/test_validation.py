@@ -1,0 +1,221 @@
+"""Every validation rule: the error class and the exact parts of its message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+import pytest
+
+from mas_eval import DataError, Dataset, SchemaError
+from tests.conftest import tiny_frames
+
+Mutation = Callable[[dict[str, pl.DataFrame]], None]
+
+
+def _set(table: str, column: str, row: int, value: object) -> Mutation:
+    def mutate(frames: dict[str, pl.DataFrame]) -> None:
+        frame = frames[table]
+        values = frame[column].to_list()
+        values[row] = value
+        frames[table] = frame.with_columns(pl.Series(column, values, strict=False))
+
+    return mutate
+
+
+def _replace(table: str, make: Callable[[pl.DataFrame], pl.DataFrame]) -> Mutation:
+    def mutate(frames: dict[str, pl.DataFrame]) -> None:
+        frames[table] = make(frames[table])
+
+    return mutate
+
+
+CASES: list[tuple[str, Mutation, type[Exception], list[str]]] = [
+    (
+        "missing required column",
+        _replace("beliefs", lambda f: f.drop("mass")),
+        SchemaError,
+        ["table 'beliefs'", "missing required column(s) 'mass'", "add or rename"],
+    ),
+    (
+        "misspelt optional column",
+        _replace("agents", lambda f: f.rename({"confidence": "confidnce"})),
+        SchemaError,
+        ["table 'agents'", "column 'confidnce'", "rename 'confidnce' to 'confidence'"],
+    ),
+    (
+        "type that cannot be cast",
+        _replace("agents", lambda f: f.with_columns(pl.Series("confidence", [[0.7], [0.9], [0.8], [0.6]]))),
+        SchemaError,
+        ["table 'agents', column 'confidence'", "cannot be cast to Float64"],
+    ),
+    (
+        "value that cannot be cast",
+        _replace("runs", lambda f: f.with_columns(pl.Series("iterations", ["2", "two", "3"]))),
+        SchemaError,
+        ["table 'runs', column 'iterations'", "1 row(s) hold values that are not Int64", "(run_id='r2')"],
+    ),
+    (
+        "null key",
+        _set("agents", "agent_id", 2, None),
+        DataError,
+        ["table 'agents', column 'agent_id'", "1 row(s) have a null key", "(run_id='r2', agent_id=None)"],
+    ),
+    (
+        "duplicate key",
+        _set("beliefs", "alternative", 1, "x"),
+        DataError,
+        [
+            "table 'beliefs', column 'run_id, agent_id, alternative'",
+            "2 row(s) repeat a key",
+            "(run_id='r1', agent_id='a1', alternative='x')",
+            "must be unique",
+        ],
+    ),
+    (
+        "NaN",
+        _set("runs", "seconds", 1, float("nan")),
+        DataError,
+        ["table 'runs', column 'seconds'", "NaN or infinite", "(run_id='r2')"],
+    ),
+    (
+        "infinity",
+        _set("scores", "score", 4, float("inf")),
+        DataError,
+        [
+            "table 'scores', column 'score'",
+            "NaN or infinite",
+            "(run_id='r2', alternative='y', criterion='safety')",
+        ],
+    ),
+    (
+        "negative mass",
+        _set("beliefs", "mass", 5, -0.1),
+        DataError,
+        ["table 'beliefs', column 'mass'", "are negative", "(run_id='r3', agent_id='a1', alternative='x')"],
+    ),
+    (
+        "masses summing over one",
+        _set("beliefs", "mass", 3, 0.6),
+        DataError,
+        [
+            "table 'beliefs', column 'mass'",
+            "1 agent(s) have masses summing to more than 1",
+            "(run_id='r1', agent_id='a2')",
+            "renormalise",
+        ],
+    ),
+    (
+        "negative agent weight",
+        _set("agents", "weight", 0, -1.0),
+        DataError,
+        ["table 'agents', column 'weight'", "are negative", "(run_id='r1', agent_id='a1')"],
+    ),
+    (
+        "negative criterion weight",
+        _set("criteria", "weight", 1, -0.4),
+        DataError,
+        ["table 'criteria', column 'weight'", "are negative", "(run_id='r1', criterion='cost')"],
+    ),
+    (
+        "unknown criterion kind",
+        _set("criteria", "kind", 0, "benefits"),
+        DataError,
+        [
+            "table 'criteria', column 'kind'",
+            "unknown value",
+            "(run_id='r1', criterion='safety')",
+            "'benefit', 'cost'",
+        ],
+    ),
+    (
+        "unknown scale",
+        _set("criteria", "scale", 0, "percent"),
+        DataError,
+        ["table 'criteria', column 'scale'", "'satisfaction', 'raw'"],
+    ),
+    (
+        "confidence outside [0, 1]",
+        _set("agents", "confidence", 3, 1.5),
+        DataError,
+        ["table 'agents', column 'confidence'", "outside [0, 1]", "(run_id='r3', agent_id='a1')"],
+    ),
+    (
+        "negative usage",
+        _set("runs", "iterations", 0, -1),
+        DataError,
+        ["table 'runs', column 'iterations'", "are negative", "(run_id='r1')"],
+    ),
+    (
+        "satisfaction score outside [0, 1]",
+        _set("scores", "score", 0, 1.2),
+        DataError,
+        [
+            "table 'scores', column 'score'",
+            "satisfaction scores outside [0, 1]",
+            "(run_id='r1', alternative='x', criterion='safety')",
+            "criteria.scale = 'raw'",
+        ],
+    ),
+    (
+        "dangling run_id",
+        _set("agents", "run_id", 3, "r9"),
+        DataError,
+        ["table 'agents', column 'run_id'", "1 run_id(s) not in table 'runs'", "(run_id='r9')"],
+    ),
+    (
+        "ground truth keyed by run",
+        _replace("ground_truth", lambda f: f.rename({"case_id": "run_id"})),
+        SchemaError,
+        ["table 'ground_truth', column 'case_id'", "keyed by case_id", "not by run_id"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "mutate", "error", "parts"), CASES, ids=[c[0] for c in CASES])
+def test_rule_names_table_column_keys_and_fix(
+    rule: str, mutate: Mutation, error: type[Exception], parts: list[str]
+) -> None:
+    frames = tiny_frames()
+    mutate(frames)
+    with pytest.raises(error) as caught:
+        Dataset.from_frames(**frames).validate()
+    message = str(caught.value)
+    for part in parts:
+        assert part in message, f"{part!r} not in: {message}"
+
+
+def test_the_unmodified_fixture_is_valid() -> None:
+    Dataset.from_frames(**tiny_frames()).validate()
+
+
+def test_incomplete_beliefs_are_allowed() -> None:
+    frames = tiny_frames()
+    frames["beliefs"] = frames["beliefs"].with_columns(pl.col("mass") * 0.5)
+    Dataset.from_frames(**frames).validate()
+
+
+def test_mass_sum_tolerates_rounding() -> None:
+    frames = tiny_frames()
+    _set("beliefs", "mass", 3, 0.5 + 5e-7)(frames)  # a2: 0.5 + 0.5000005 = 1 + 5e-7 <= 1 + 1e-6
+    _set("beliefs", "mass", 2, 0.5)(frames)
+    Dataset.from_frames(**frames).validate()
+
+
+def test_raw_scale_scores_may_leave_the_unit_interval() -> None:
+    frames = tiny_frames()
+    # criterion 'cost' of run r1 is declared raw, and holds 120 and 80.
+    assert frames["scores"]["score"].max() == 120.0
+    Dataset.from_frames(**frames).validate()
+
+
+def test_at_most_five_keys_are_listed() -> None:
+    n = 12
+    runs = pl.DataFrame({"run_id": [f"r{i:02d}" for i in range(n)], "system": "mas", "case_id": "c"})
+    agents = pl.DataFrame({"run_id": runs["run_id"], "agent_id": "a", "confidence": -0.5})
+    with pytest.raises(DataError) as caught:
+        Dataset.from_frames(runs=runs, agents=agents).validate()
+    message = str(caught.value)
+    assert f"{n} row(s) are outside [0, 1]" in message
+    assert "(run_id='r04', agent_id='a')" in message
+    assert "r05" not in message
