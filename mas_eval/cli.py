@@ -1,0 +1,183 @@
+"""The ``mas-eval`` command line.
+
+Every sub-command is a thin shell over a Python function. Errors about the user's input
+(:class:`~mas_eval.errors.MasEvalError`, missing files) print one readable line on stderr
+and exit with code 2 — never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table as RichTable
+
+from mas_eval.dataset import Dataset
+from mas_eval.errors import MasEvalError
+
+app = typer.Typer(
+    name="mas-eval",
+    help="Score logged runs of multi-agent LLM systems against single-agent baselines.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+DatasetArg = Annotated[Path, typer.Argument(help="Dataset folder (one Parquet file or folder per table).")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace OUT if it exists.")]
+
+
+def _progress() -> Progress:
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
+
+
+def print_frame(frame: pl.DataFrame, title: str | None = None) -> None:
+    """Print a small frame as a rich table (floats to 4 decimals)."""
+    table = RichTable(title=title, title_justify="left")
+    for name, dtype in frame.schema.items():
+        table.add_column(name, justify="right" if dtype.is_numeric() else "left")
+    for row in frame.iter_rows():
+        table.add_row(*("" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
+    console.print(table)
+
+
+@app.command()
+def simulate(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
+    runs: Annotated[
+        int, typer.Option("--runs", "-n", help="Number of runs (both systems together).")
+    ] = 10_000,
+    seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same dataset.")] = 0,
+    effect: Annotated[float, typer.Option(help="True MAS − single difference in mean DQS.")] = 0.05,
+    mas_share: Annotated[float, typer.Option(help="Share of runs made by the MAS.")] = 0.5,
+    repeats: Annotated[int, typer.Option(help="Runs per system per case.")] = 1,
+    tasks: Annotated[int, typer.Option(help="Number of tasks.")] = 3,
+    variants: Annotated[int, typer.Option(help="Number of variants.")] = 2,
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Write a synthetic dataset of MAS and single-agent runs over shared cases."""
+    from mas_eval.simulate import simulate as simulate_dataset
+
+    steps = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
+    with _progress() as bar:
+        task = bar.add_task("simulating", total=len(steps) + 1)
+
+        def advance(step: str) -> None:
+            bar.update(task, advance=1, description=f"simulating {step}")
+
+        ds = simulate_dataset(
+            runs,
+            seed=seed,
+            effect=effect,
+            mas_share=mas_share,
+            repeats=repeats,
+            tasks=tasks,
+            variants=variants,
+            progress=advance,
+        )
+        bar.update(task, description="writing")
+        ds.write(out, overwrite=overwrite)
+    console.print(f"wrote {runs:,} runs to {out}")
+
+
+@app.command()
+def ingest(
+    files: Annotated[list[Path], typer.Argument(help="JSONL files of canonical run records.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Skip malformed lines, writing them to the rejects file.")
+    ] = False,
+    rejects: Annotated[
+        Path | None, typer.Option(help="Where skipped lines go (default: OUT.rejects.jsonl).")
+    ] = None,
+    chunk_lines: Annotated[int, typer.Option(help="Lines decoded per chunk (bounds memory).")] = 200_000,
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Flatten canonical JSONL run records into a Dataset (see run_record.schema.json)."""
+    from mas_eval.ingest import ingest_jsonl
+
+    with _progress() as bar:
+        task = bar.add_task("ingesting lines", total=None)
+        result = ingest_jsonl(
+            files,
+            out,
+            overwrite=overwrite,
+            skip_invalid=skip_invalid,
+            rejects=rejects,
+            chunk_lines=chunk_lines,
+            progress=lambda n: bar.update(task, advance=n),
+        )
+    console.print(f"ingested {result.runs:,} runs into {result.out}")
+    if result.rejected:
+        console.print(f"[yellow]skipped {result.rejected:,} malformed line(s); see {result.rejects}[/]")
+
+
+@app.command()
+def validate(dataset: DatasetArg) -> None:
+    """Check a Dataset against the schema; exit 2 with one message if a rule is broken."""
+    Dataset.open(dataset).validate()
+    console.print(f"{dataset}: valid")
+
+
+@app.command()
+def summary(
+    dataset: DatasetArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Rows per table and the systems, cases and tasks they cover."""
+    frame = Dataset.open(dataset).summary()
+    if as_json:
+        console.print_json(json.dumps(frame.to_dicts()))
+    else:
+        print_frame(frame, title=str(dataset))
+
+
+@app.command(hidden=True)
+def demo(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the demo's outputs.")] = Path(
+        "reports/demo"
+    ),
+    data: Annotated[Path, typer.Option(help="Folder holding the bundled sample.")] = Path("data"),
+) -> None:
+    """Run the main job on the bundled sample (what `make demo` runs)."""
+    from mas_eval.demo import run_demo
+
+    run_demo(data, out, console=console)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``mas-eval`` console script."""
+    try:
+        app(args=list(argv) if argv is not None else None, prog_name="mas-eval")
+    except (MasEvalError, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""What a report records so that its numbers can be traced: version, parameters, input hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["file_sha256", "inputs_sha256", "provenance"]
+
+_BLOCK = 1 << 20
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of one file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while block := handle.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def inputs_sha256(path: str | Path) -> dict[str, str]:
+    """SHA-256 of a file, or of every file under a folder (keys relative to it, sorted)."""
+    root = Path(path)
+    if root.is_file():
+        return {root.name: file_sha256(root)}
+    files = sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
+    return {str(p.relative_to(root)): file_sha256(p) for p in files}
+
+
+def provenance(*, inputs: Mapping[str, str | Path], parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The block every report carries: package version, time, Python, parameters and input hashes."""
+    from mas_eval import __version__
+
+    return {
+        "mas_eval_version": __version__,
+        "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "parameters": dict(parameters or {}),
+        "inputs": {name: {"path": str(p), "sha256": inputs_sha256(p)} for name, p in inputs.items()},
+    }
