@@ -133,7 +133,9 @@ def _check_table(spec: Table, raw: pl.LazyFrame) -> pl.LazyFrame:
         )
     )
     _run_checks(spec, frame, rules, key)
-    return frame
+    # Later checks may read optional columns the table does not have: they are null.
+    absent = [pl.lit(None, dtype=c.dtype).alias(c.name) for c in spec.columns if c.name not in schema]
+    return frame.with_columns(absent)
 
 
 def _check_masses(frame: pl.LazyFrame) -> None:

@@ -1,0 +1,206 @@
+"""Metrics of the agents' belief distributions: per agent, per alternative, per run.
+
+One pass per group key over ``beliefs``: per ``(run, agent)`` the sums that give the norm,
+entropy and top choice; per ``(run, alternative)`` the sums that give consensus (closed form)
+and evidential reasoning (products over agents as group aggregations); per run the rest.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from mas_eval.errors import DataError, format_keys
+from mas_eval.metrics.common import first_label_of_max, rank_descending
+from mas_eval.metrics.namespace import entropy_from_sums
+from mas_eval.schema import AGENT_KEY
+
+__all__ = ["agent_beliefs", "agent_entropy", "alternative_beliefs", "check_agent_masses", "run_beliefs"]
+
+_RA = ["run_id", "alternative"]
+
+
+def agent_beliefs(beliefs: pl.LazyFrame, agents: pl.LazyFrame | None) -> pl.LazyFrame:
+    """Per ``(run, agent)``: mass sums, top choice, confidence and ER weight.
+
+    Agents of the ``agents`` table without belief rows keep their confidence and get null
+    belief columns. ``w`` is the agent's ER attribute weight: ``agents.weight`` normalised to
+    sum 1 over the run's agents with beliefs, or equal weights when any of them has none (or
+    they sum to 0).
+    """
+    mass = pl.col("mass")
+    stats = beliefs.group_by(AGENT_KEY).agg(
+        mass_total=mass.sum(),
+        mass_sumsq=mass.pow(2).sum(),
+        m_log_m=pl.when(mass > 0).then(mass * mass.log()).otherwise(0.0).sum(),
+        own_alternatives=pl.len(),
+        top_choice=first_label_of_max("mass", "alternative"),
+        has_beliefs=pl.lit(True),
+    )
+    if agents is None:
+        frame = stats.with_columns(confidence=pl.lit(None, pl.Float64), weight=pl.lit(None, pl.Float64))
+    else:
+        frame = stats.join(
+            agents.select(*AGENT_KEY, "confidence", "weight"), on=AGENT_KEY, how="full", coalesce=True
+        ).with_columns(pl.col("has_beliefs").fill_null(False))
+    in_er = pl.col("has_beliefs")
+    weight_of_believers = pl.col("weight").filter(in_er)
+    weights_given = (weight_of_believers.is_not_null().all() & (weight_of_believers.sum() > 0)).over("run_id")
+    believers = in_er.sum().over("run_id")
+    return frame.with_columns(
+        w=pl.when(~in_er)
+        .then(None)
+        .when(weights_given)
+        .then(pl.col("weight") / weight_of_believers.sum().over("run_id"))
+        .otherwise(1.0 / believers),
+    )
+
+
+def check_agent_masses(agent_frame: pl.DataFrame) -> None:
+    """An agent whose belief masses are all zero has no distribution: a clear error."""
+    empty = agent_frame.filter(pl.col("has_beliefs") & (pl.col("mass_total") <= 0))
+    if empty.height:
+        keys = empty.select(AGENT_KEY).sort(AGENT_KEY).head(5).to_dicts()
+        msg = (
+            f"table 'beliefs', column 'mass': {empty.height} agent(s) have all masses zero, e.g. at "
+            f"{format_keys(keys)}; consensus, entropy and ER need a distribution: drop those agents' "
+            "belief rows or give them mass"
+        )
+        raise DataError(msg)
+
+
+def alternative_beliefs(beliefs: pl.LazyFrame, agent_frame: pl.LazyFrame, *, er: str) -> pl.LazyFrame:
+    r"""Per ``(run, alternative)``: unit-vector sums and the ER products over the agents present.
+
+    Notes
+    -----
+    With :math:`m_{H,i} = 1 - w_i \sum_n \beta_{n,i}` (Wang, Yang & Xu 2006), the ER product
+    :math:`\prod_i (w_i\beta_{n,i} + m_{H,i})` runs over all of the run's agents; an agent with
+    no row for alternative n contributes :math:`m_{H,i}`. It is assembled here from the
+    product over the agents present and the per-run product of :math:`m_{H,i}` over all
+    agents, divided by that over the agents present; zero factors are counted apart so that
+    the division never meets a zero.
+    """
+    per_agent = agent_frame.filter("has_beliefs").select(
+        *AGENT_KEY,
+        norm=pl.col("mass_sumsq").sqrt(),
+        total=pl.col("mass_total"),
+        w=pl.col("w"),
+        m_h=1.0 - pl.col("w") * pl.col("mass_total"),
+    )
+    factor = pl.col("w") * pl.col("mass") + pl.col("m_h")
+    m_h = pl.col("m_h")
+    aggregations = {
+        "unit_sum": (pl.col("mass") / pl.col("norm")).sum(),
+        "weighted_average": (pl.col("w") * pl.col("mass") / pl.col("total")).sum(),
+    }
+    if er == "yang_xu":
+        aggregations |= {
+            "with_product": factor.filter(factor > 0).product(),
+            "with_zeros": (factor <= 0).sum(),
+            "present_h_product": m_h.filter(m_h > 0).product(),
+            "present_h_zeros": (m_h <= 0).sum(),
+        }
+    return (
+        beliefs.select(*AGENT_KEY, "alternative", "mass")
+        .join(per_agent, on=AGENT_KEY, how="inner")
+        .group_by(_RA)
+        .agg(**aggregations)
+    )
+
+
+def run_beliefs(
+    agent_frame: pl.LazyFrame,
+    alternative_frame: pl.LazyFrame,
+    *,
+    er: str,
+    single_agent_consensus: float | None,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    r"""Run-level consensus and ER, and the per-alternative ER belief.
+
+    Notes
+    -----
+    Consensus (seed 004 §2) in closed form: with unit vectors :math:`u_i = m_i/\lVert m_i\rVert`,
+
+    .. math:: CL = \frac{2}{n(n-1)}\sum_{i<j}\cos(m_i, m_j) = \frac{\lVert\sum_i u_i\rVert^2 - n}{n(n-1)}
+
+    ER (Yang & Xu; analytical form of Wang, Yang & Xu 2006) over the N alternatives in the
+    run's beliefs, with :math:`\bar m_{H,i} = 1 - w_i`,
+    :math:`m_{H,i} = 1 - w_i\sum_n\beta_{n,i}`, :math:`P_n = \prod_i(w_i\beta_{n,i} + m_{H,i})`:
+
+    .. math::
+        k = \Big[\sum_n P_n - (N-1)\prod_i m_{H,i}\Big]^{-1},\quad
+        \beta_n = \frac{k\,[P_n - \prod_i m_{H,i}]}{1 - k\prod_i \bar m_{H,i}},\quad
+        \beta_H = \frac{k\,[\prod_i m_{H,i} - \prod_i \bar m_{H,i}]}{1 - k\prod_i \bar m_{H,i}}
+
+    ``er="weighted_average"`` (crisis_mas_poc): :math:`\beta_n \propto \sum_i w_i m_{n,i} /
+    \sum_a m_{a,i}`, renormalised to sum 1; :math:`\beta_H = \max(0, 1 - \sum_n \beta_n)`.
+
+    Returns ``(runs, alternatives)``: per run ``consensus_level, n_belief_agents,
+    n_alternatives, er_unassigned``; per ``(run, alternative)`` ``er_belief, er_rank``.
+    """
+    believers = agent_frame.filter("has_beliefs")
+    m_h = 1.0 - pl.col("w") * pl.col("mass_total")
+    m_bar = 1.0 - pl.col("w")
+    per_run_agents = believers.group_by("run_id").agg(
+        n_belief_agents=pl.len(),
+        all_h_product=m_h.filter(m_h > 0).product(),
+        all_h_zeros=(m_h <= 0).sum(),
+        all_bar_product=m_bar.product(),
+    )
+    per_run_alternatives = alternative_frame.group_by("run_id").agg(
+        unit_square=pl.col("unit_sum").pow(2).sum(),
+        n_alternatives=pl.len(),
+        weighted_average_total=pl.col("weighted_average").sum(),
+    )
+    n = pl.col("n_belief_agents")
+    runs = per_run_agents.join(per_run_alternatives, on="run_id", how="inner").with_columns(
+        consensus_level=pl.when(n >= 2)
+        .then((pl.col("unit_square") - n) / (n * (n - 1)))
+        .otherwise(pl.lit(single_agent_consensus, pl.Float64)),
+        q_h=pl.when(pl.col("all_h_zeros") > 0).then(0.0).otherwise("all_h_product"),
+    )
+
+    if er == "weighted_average":
+        alternatives = alternative_frame.join(
+            runs.select("run_id", "weighted_average_total"), on="run_id", how="inner"
+        ).select(*_RA, er_belief=pl.col("weighted_average") / pl.col("weighted_average_total"))
+        # The renormalised average assigns all belief: crisis_mas_poc's max(0, 1 - Σβ) is 0.
+        runs = runs.with_columns(er_unassigned=pl.lit(0.0))
+    else:
+        absent_zeros = pl.col("all_h_zeros") - pl.col("present_h_zeros")
+        p_n = (
+            pl.when((pl.col("with_zeros") > 0) | (absent_zeros > 0))
+            .then(0.0)
+            .otherwise(pl.col("with_product") * pl.col("all_h_product") / pl.col("present_h_product"))
+        )
+        with_p = alternative_frame.join(
+            runs.select("run_id", "q_h", "all_bar_product", "n_alternatives", "all_h_zeros", "all_h_product"),
+            on="run_id",
+            how="inner",
+        ).with_columns(p_n=p_n)
+        k_frame = with_p.group_by("run_id").agg(
+            k=1.0 / (pl.col("p_n").sum() - (pl.col("n_alternatives").first() - 1) * pl.col("q_h").first())
+        )
+        runs = runs.join(k_frame, on="run_id", how="inner").with_columns(
+            er_unassigned=pl.col("k")
+            * (pl.col("q_h") - pl.col("all_bar_product"))
+            / (1.0 - pl.col("k") * pl.col("all_bar_product"))
+        )
+        alternatives = with_p.join(runs.select("run_id", "k"), on="run_id", how="inner").select(
+            *_RA,
+            er_belief=pl.col("k")
+            * (pl.col("p_n") - pl.col("q_h"))
+            / (1.0 - pl.col("k") * pl.col("all_bar_product")),
+        )
+    alternatives = alternatives.with_columns(er_rank=rank_descending("er_belief", "alternative"))
+    return runs.select(
+        "run_id", "consensus_level", "n_belief_agents", "n_alternatives", "er_unassigned"
+    ), alternatives
+
+
+def agent_entropy(*, support: str, renormalise: bool) -> pl.Expr:
+    """Normalised entropy of an agent's beliefs from the per-agent sums (needs ``n_alternatives``)."""
+    # Without renormalising, the masses are taken as the probabilities (crisis_mas_poc).
+    entropy = entropy_from_sums(pl.col("mass_total"), pl.col("m_log_m")) if renormalise else -pl.col("m_log_m")
+    outcomes = (pl.col("n_alternatives") if support == "run" else pl.col("own_alternatives")).cast(pl.Float64)
+    return pl.when(outcomes > 1).then(entropy / outcomes.log()).otherwise(entropy * 0.0)

@@ -1,0 +1,153 @@
+"""Per-alternative criteria metrics: satisfaction (what DQS averages), weighted sum, TOPSIS.
+
+All three read the same rows of ``scores`` and share one pass per group key: criterion
+statistics per ``(run, criterion)``, then every per-alternative sum per ``(run, alternative)``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from mas_eval.metrics.common import rank_descending
+
+__all__ = ["alternative_criteria"]
+
+_RC = ["run_id", "criterion"]
+_RA = ["run_id", "alternative"]
+
+
+def _criteria_columns(criteria: pl.LazyFrame | None) -> pl.LazyFrame | None:
+    if criteria is None:
+        return None
+    return criteria.select(*_RC, "weight", "kind", "scale")
+
+
+def alternative_criteria(
+    scores: pl.LazyFrame, criteria: pl.LazyFrame | None, *, weighted: bool
+) -> pl.LazyFrame:
+    r"""Criteria satisfaction, weighted sum and TOPSIS of every scored alternative of every run.
+
+    Parameters
+    ----------
+    scores
+        Table ``scores``: ``run_id, alternative, criterion, score``.
+    criteria
+        Table ``criteria`` (weights, kinds, scales), or ``None``: every criterion is then a
+        benefit on the satisfaction scale with equal weight.
+    weighted
+        Whether ``criteria_satisfaction`` uses the weights (``weighted_sum`` and TOPSIS
+        always do when they are given).
+
+    Notes
+    -----
+    *Satisfaction* of a score ``x`` (SPEC.md §1): on the ``satisfaction`` scale ``x`` for a
+    benefit and ``1 - x`` for a cost criterion; on the ``raw`` scale min–max normalised
+    within the run, ``(x - min)/(max - min)`` (benefit) or ``(max - x)/(max - min)``
+    (cost), and 1.0 when the column is constant. Weights are used when every scored
+    criterion of the run has one and they sum to more than 0; otherwise they are equal.
+
+    .. math:: \text{criteria\_satisfaction}(a) = \frac{\sum_c w_c s_c(a)}{\sum_c w_c}
+
+    over the criteria that alternative ``a`` has a score on (seed 004, "Weighted Version").
+
+    *TOPSIS* (Hwang & Yoon 1981) on the raw scores: :math:`r_{ac} = x_{ac} / \sqrt{\sum_b
+    x_{bc}^2}` (0 for an all-zero column), :math:`v_{ac} = \tilde w_c r_{ac}` with weights
+    normalised to sum 1, ideal :math:`v_c^+` = max over alternatives for a benefit and min for
+    a cost criterion (:math:`v_c^-` the opposite), :math:`d_a^\pm = \sqrt{\sum_c (v_{ac} -
+    v_c^\pm)^2}` over the criteria ``a`` is scored on, closeness :math:`d^-/(d^+ + d^-)`
+    (0.5 when both are 0). Rank 1 is the highest closeness; ties go to the alternative id
+    that sorts first.
+
+    Returns one row per ``(run_id, alternative)``: ``criteria_satisfaction,
+    weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst, topsis_rank``.
+    """
+    rows = scores.select(*_RA, "criterion", pl.col("score").cast(pl.Float64))
+    spec = _criteria_columns(criteria)
+    if spec is None:
+        rows = rows.with_columns(
+            weight=pl.lit(None, pl.Float64), kind=pl.lit(None, pl.String), scale=pl.lit(None, pl.String)
+        )
+    else:
+        rows = rows.join(spec, on=_RC, how="left")
+
+    per_criterion = (
+        rows.group_by(_RC)
+        .agg(
+            low=pl.col("score").min(),
+            high=pl.col("score").max(),
+            norm=pl.col("score").pow(2).sum().sqrt(),
+            weight=pl.col("weight").first(),
+            cost=(pl.col("kind").first() == "cost").fill_null(False),
+            raw=(pl.col("scale").first() == "raw").fill_null(False),
+        )
+        .with_columns(
+            # Weights count only if every scored criterion of the run has one and they sum > 0.
+            weights_given=(pl.col("weight").is_not_null().all() & (pl.col("weight").sum() > 0)).over(
+                "run_id"
+            ),
+        )
+        .with_columns(given_weight=pl.when("weights_given").then("weight").otherwise(1.0))
+        .with_columns(share=pl.col("given_weight") / pl.col("given_weight").sum().over("run_id"))
+        .with_columns(
+            scaled_high=pl.when(pl.col("norm") > 0)
+            .then(pl.col("share") * pl.col("high") / pl.col("norm"))
+            .otherwise(0.0),
+            scaled_low=pl.when(pl.col("norm") > 0)
+            .then(pl.col("share") * pl.col("low") / pl.col("norm"))
+            .otherwise(0.0),
+        )
+        .select(
+            *_RC,
+            "low",
+            "high",
+            "norm",
+            "cost",
+            "raw",
+            "share",
+            "given_weight",
+            best=pl.when("cost").then("scaled_low").otherwise("scaled_high"),
+            worst=pl.when("cost").then("scaled_high").otherwise("scaled_low"),
+        )
+    )
+
+    x, low, high = pl.col("score"), pl.col("low"), pl.col("high")
+    satisfaction = (
+        pl.when(~pl.col("raw"))
+        .then(pl.when("cost").then(1.0 - x).otherwise(x))
+        .when(high == low)
+        .then(1.0)
+        .when("cost")
+        .then((high - x) / (high - low))
+        .otherwise((x - low) / (high - low))
+    )
+    v = pl.when(pl.col("norm") > 0).then(pl.col("share") * x / pl.col("norm")).otherwise(0.0)
+    criterion_weight = pl.col("given_weight") if weighted else pl.lit(1.0)
+
+    per_alternative = (
+        rows.select(*_RA, "criterion", "score")
+        .join(per_criterion, on=_RC, how="inner")
+        .with_columns(sat=satisfaction, v=v)
+        .group_by(_RA)
+        .agg(
+            sat_num=(criterion_weight * pl.col("sat")).sum(),
+            sat_den=criterion_weight.sum(),
+            ws_num=(pl.col("given_weight") * pl.col("sat")).sum(),
+            ws_den=pl.col("given_weight").sum(),
+            sat_mean=pl.col("sat").mean(),
+            topsis_distance_best=(pl.col("v") - pl.col("best")).pow(2).sum().sqrt(),
+            topsis_distance_worst=(pl.col("v") - pl.col("worst")).pow(2).sum().sqrt(),
+        )
+    )
+    d_best, d_worst = pl.col("topsis_distance_best"), pl.col("topsis_distance_worst")
+    return per_alternative.select(
+        *_RA,
+        criteria_satisfaction=pl.when(pl.col("sat_den") > 0)
+        .then(pl.col("sat_num") / pl.col("sat_den"))
+        .otherwise("sat_mean"),
+        weighted_sum=pl.when(pl.col("ws_den") > 0)
+        .then(pl.col("ws_num") / pl.col("ws_den"))
+        .otherwise("sat_mean"),
+        topsis_closeness=pl.when(d_best + d_worst > 0).then(d_worst / (d_best + d_worst)).otherwise(0.5),
+        topsis_distance_best=d_best,
+        topsis_distance_worst=d_worst,
+    ).with_columns(topsis_rank=rank_descending("topsis_closeness", "alternative"))

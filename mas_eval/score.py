@@ -1,0 +1,390 @@
+"""``score``: every decision metric of seed 004 for every run, as Polars frames.
+
+>>> import mas_eval
+>>> ds = mas_eval.simulate(200, seed=1)
+>>> scores = mas_eval.score(ds)
+>>> scores.runs.height, scores.runs["dqs_method"].unique().to_list()
+(200, ['criteria'])
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from mas_eval.dataset import Dataset, atomic_directory
+from mas_eval.errors import SchemaError
+from mas_eval.metrics.beliefs import (
+    agent_beliefs,
+    agent_entropy,
+    alternative_beliefs,
+    check_agent_masses,
+    run_beliefs,
+)
+from mas_eval.metrics.common import rank_descending
+from mas_eval.metrics.criteria import alternative_criteria
+from mas_eval.metrics.efficiency import efficiency
+from mas_eval.presets import DecisionParams, resolve
+from mas_eval.schema import AGENT_KEY
+
+__all__ = ["RUN_ID_COLUMNS", "Scores", "score"]
+
+#: Every output row carries these, so that results can be grouped without a join.
+RUN_ID_COLUMNS = ["run_id", "system", "case_id", "task", "variant"]
+
+_RA = ["run_id", "alternative"]
+
+RUN_COLUMNS = [
+    "dqs", "dqs_raw", "dqs_method", "gt_match",
+    "consensus_level", "agreement_percentage", "top_preference", "num_agents",
+    "decision_confidence", "average_confidence", "uncertainty", "confidence_variance", "confidence_std",
+    "min_confidence", "max_confidence",
+    "balance_score", "gini_coefficient", "diversity_score", "unique_preferences",
+    "time_to_consensus", "api_calls_used", "processing_time_seconds", "tokens_used", "cost_usd",
+    "iteration_efficiency", "api_efficiency", "time_efficiency", "efficiency_score",
+    "er_unassigned",
+]  # fmt: skip
+AGENT_COLUMNS = ["contribution", "normalized_entropy", "confidence", "top_choice"]
+ALTERNATIVE_COLUMNS = [
+    "topsis_closeness", "topsis_distance_best", "topsis_distance_worst", "topsis_rank",
+    "weighted_sum", "mcda_score", "mcda_rank", "er_belief", "er_rank", "criteria_satisfaction",
+]  # fmt: skip
+MANIFEST = "_scores.json"
+
+
+@dataclass
+class Scores:
+    """The metrics of every run (``runs``), agent (``agents``) and alternative (``alternatives``).
+
+    ``pairwise`` holds the agents' pairwise belief similarities when asked for. ``params``
+    records the resolved parameters and ``preset`` the preset they started from.
+    """
+
+    runs: pl.DataFrame
+    agents: pl.DataFrame
+    alternatives: pl.DataFrame
+    pairwise: pl.DataFrame | None = None
+    preset: str = "spec"
+    params: dict[str, Any] | None = None
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        out = {"runs": self.runs, "agents": self.agents, "alternatives": self.alternatives}
+        if self.pairwise is not None:
+            out["pairwise"] = self.pairwise
+        return out
+
+    def write(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write each frame to ``<path>/<name>.parquet`` atomically, with a manifest of parameters."""
+        from mas_eval import __version__
+
+        target = Path(path)
+        with atomic_directory(target, overwrite=overwrite) as staging:
+            for name, frame in self.frames().items():
+                frame.write_parquet(staging / f"{name}.parquet")
+            manifest = {"mas_eval_version": __version__, "preset": self.preset, "params": self.params}
+            (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        return target
+
+    @classmethod
+    def open(cls, path: str | Path) -> Scores:
+        """Read what :meth:`write` wrote."""
+        root = Path(path)
+        if not (root / "runs.parquet").is_file():
+            msg = f"{root}: not a Scores folder (no runs.parquet); create one with `mas-eval score`"
+            raise SchemaError(msg)
+        manifest = json.loads((root / MANIFEST).read_text()) if (root / MANIFEST).is_file() else {}
+        pairwise = root / "pairwise.parquet"
+        return cls(
+            runs=pl.read_parquet(root / "runs.parquet"),
+            agents=pl.read_parquet(root / "agents.parquet"),
+            alternatives=pl.read_parquet(root / "alternatives.parquet"),
+            pairwise=pl.read_parquet(pairwise) if pairwise.is_file() else None,
+            preset=manifest.get("preset", "spec"),
+            params=manifest.get("params"),
+        )
+
+
+def _empty(columns: dict[str, pl.DataType]) -> pl.LazyFrame:
+    return pl.LazyFrame(schema=columns)
+
+
+def _agent_frame(ds: Dataset) -> pl.DataFrame | None:
+    """Per-agent belief sums joined with the agents table; materialised, as three passes read it."""
+    agents = ds.get("agents")
+    if "beliefs" in ds:
+        frame = agent_beliefs(ds["beliefs"], agents).collect()
+        check_agent_masses(frame)
+        return frame
+    if agents is None:
+        return None
+    return (
+        agents.select(*AGENT_KEY, "confidence", "weight")
+        .with_columns(
+            mass_total=pl.lit(None, pl.Float64),
+            mass_sumsq=pl.lit(None, pl.Float64),
+            m_log_m=pl.lit(None, pl.Float64),
+            own_alternatives=pl.lit(None, pl.UInt32),
+            top_choice=pl.lit(None, pl.String),
+            has_beliefs=pl.lit(False),
+            w=pl.lit(None, pl.Float64),
+        )
+        .collect()
+    )
+
+
+def _belief_runs_and_alternatives(
+    ds: Dataset, agent_frame: pl.DataFrame | None, params: DecisionParams
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    if "beliefs" not in ds or agent_frame is None:
+        runs = _empty(
+            {"run_id": pl.String, "consensus_level": pl.Float64, "n_belief_agents": pl.UInt32,
+             "n_alternatives": pl.UInt32, "er_unassigned": pl.Float64}
+        )  # fmt: skip
+        alternatives = _empty({"run_id": pl.String, "alternative": pl.String, "er_belief": pl.Float64,
+                               "er_rank": pl.Int64})  # fmt: skip
+        return runs, alternatives
+    per_alternative = alternative_beliefs(ds["beliefs"], agent_frame.lazy(), er=params.er).collect()
+    runs, alternatives = run_beliefs(
+        agent_frame.lazy(),
+        per_alternative.lazy(),
+        er=params.er,
+        single_agent_consensus=params.single_agent_consensus,
+    )
+    return runs, alternatives
+
+
+def _agents_out(
+    agent_frame: pl.DataFrame | None, belief_runs: pl.LazyFrame, params: DecisionParams
+) -> pl.LazyFrame:
+    if agent_frame is None:
+        return _empty({"run_id": pl.String, "agent_id": pl.String, "contribution": pl.Float64,
+                       "normalized_entropy": pl.Float64, "confidence": pl.Float64,
+                       "top_choice": pl.String})  # fmt: skip
+    entropy = agent_entropy(support=params.entropy_support, renormalise=params.entropy_renormalise)
+    return (
+        agent_frame.lazy()
+        .join(belief_runs.select("run_id", "n_alternatives"), on="run_id", how="left")
+        .with_columns(normalized_entropy=pl.when("has_beliefs").then(entropy))
+        .select(
+            *AGENT_KEY,
+            contribution=(pl.col("confidence") + pl.col("normalized_entropy")) / 2.0,
+            normalized_entropy=pl.col("normalized_entropy"),
+            confidence=pl.col("confidence"),
+            top_choice=pl.col("top_choice"),
+        )
+    )
+
+
+def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
+    """Per run: confidence statistics, contribution balance and top-choice agreement."""
+    conf = pl.col("confidence")
+    contribution = pl.col("contribution").drop_nulls()
+    top = pl.col("top_choice")
+    per_run = agents_out.group_by("run_id").agg(
+        num_agents=pl.len(),
+        average_confidence=conf.mean(),
+        # Polars gives 0.0, not null, for the variance of a lone null value.
+        confidence_variance=pl.when(conf.count() > 0).then(conf.var(ddof=0)),
+        confidence_std=pl.when(conf.count() > 0).then(conf.std(ddof=0)),
+        min_confidence=conf.min(),
+        max_confidence=conf.max(),
+        n_confidences=conf.count(),
+        only_confidence=conf.drop_nulls().first(),
+        gini_coefficient=pl.when(contribution.len() > 0).then(contribution.mas.gini()),
+        unique_preferences=top.drop_nulls().n_unique(),
+        n_tops=top.count(),
+    )
+    votes = (
+        agents_out.filter(top.is_not_null())
+        .group_by("run_id", "top_choice")
+        .agg(votes=pl.len())
+        .group_by("run_id")
+        .agg(
+            top_preference=pl.col("top_choice").filter(pl.col("votes") == pl.col("votes").max()).min(),
+            top_votes=pl.col("votes").max(),
+        )
+    )
+    return per_run.join(votes, on="run_id", how="left").with_columns(
+        balance_score=1.0 - pl.col("gini_coefficient"),
+        diversity_score=pl.when(pl.col("n_tops") > 0).then(
+            pl.col("unique_preferences") / pl.col("num_agents")
+        ),
+        agreement_percentage=pl.col("top_votes") / pl.col("n_tops"),
+    )
+
+
+def _alternatives_out(ds: Dataset, belief_alternatives: pl.LazyFrame, params: DecisionParams) -> pl.LazyFrame:
+    if "scores" in ds:
+        criteria = ds.get("criteria")
+        per_criteria = alternative_criteria(ds["scores"], criteria, weighted=params.dqs_weighted)
+    else:
+        per_criteria = _empty(
+            {"run_id": pl.String, "alternative": pl.String, "criteria_satisfaction": pl.Float64,
+             "weighted_sum": pl.Float64, "topsis_closeness": pl.Float64, "topsis_distance_best": pl.Float64,
+             "topsis_distance_worst": pl.Float64, "topsis_rank": pl.Int64}
+        )  # fmt: skip
+    joined = per_criteria.join(belief_alternatives, on=_RA, how="full", coalesce=True)
+    mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
+    return joined.with_columns(mcda_score=pl.col(mcda)).with_columns(
+        mcda_rank=rank_descending("mcda_score", "alternative")
+    )
+
+
+def _dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, ds: Dataset, params: DecisionParams) -> pl.LazyFrame:
+    r"""DQS cascade of seed 004 (SPEC.md §1): criteria satisfaction → logged MCDA → logged final."""
+    chosen = runs.select("run_id", alternative=pl.col("recommended"), correct=pl.col("correct"))
+    chosen = chosen.join(alternatives.select(*_RA, "criteria_satisfaction"), on=_RA, how="left")
+    if "alt_scores" in ds:
+        chosen = chosen.join(ds["alt_scores"].select(*_RA, "mcda", "final"), on=_RA, how="left")
+    else:
+        chosen = chosen.with_columns(mcda=pl.lit(None, pl.Float64), final=pl.lit(None, pl.Float64))
+    cascade = [("criteria", "criteria_satisfaction"), ("mcda", "mcda"), ("final", "final")]
+    raw = pl.coalesce(pl.col(c) for _, c in cascade)
+    method = pl.when(pl.col(cascade[0][1]).is_not_null()).then(pl.lit(cascade[0][0]))
+    for name, column in cascade[1:]:
+        method = method.when(pl.col(column).is_not_null()).then(pl.lit(name))
+    match = pl.when(pl.col("correct").is_not_null() & pl.col("alternative").is_not_null()).then(
+        pl.col("alternative") == pl.col("correct")
+    )
+    boosted = (
+        pl.col("dqs_raw")
+        if params.gt_boost is None
+        else pl.when(pl.col("gt_match").fill_null(False) & pl.col("dqs_raw").is_not_null())
+        .then(pl.max_horizontal("dqs_raw", pl.lit(params.gt_boost)))
+        .otherwise("dqs_raw")
+    )
+    return chosen.select(
+        "run_id", dqs_raw=raw, dqs_method=method.otherwise(None), gt_match=match
+    ).with_columns(dqs=boosted)
+
+
+def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overrides: Any) -> Scores:
+    """Score every run of ``ds`` with the decision metrics of seed 004.
+
+    Parameters
+    ----------
+    ds
+        The Dataset. ``runs`` is required; belief metrics need ``beliefs`` (and ``agents``
+        for confidences and ER weights), criteria metrics need ``scores`` (and ``criteria``).
+    preset
+        ``"spec"`` (the seed's formulas, default) or ``"crisis-mas-poc"`` (see
+        :mod:`mas_eval.presets`).
+    pairwise
+        Also compute the long table of pairwise agent belief similarities.
+    **overrides
+        Any parameter of :class:`~mas_eval.presets.DecisionParams`.
+
+    Returns
+    -------
+    Scores
+        ``runs``, ``agents`` and ``alternatives`` frames (and ``pairwise``), each row led by
+        ``run_id, system, case_id, task, variant`` and sorted by its key.
+    """
+    params = resolve(preset, overrides)
+    runs = ds["runs"]
+    ids = runs.select(RUN_ID_COLUMNS)
+
+    agent_frame = _agent_frame(ds)
+    belief_runs, belief_alternatives = _belief_runs_and_alternatives(ds, agent_frame, params)
+    agents_out = _agents_out(agent_frame, belief_runs, params).collect()
+    alternatives = _alternatives_out(ds, belief_alternatives, params).collect()
+
+    per_run = (
+        runs.select("run_id", "confidence")
+        .join(_dqs(runs, alternatives.lazy(), ds, params), on="run_id", how="left")
+        .join(belief_runs, on="run_id", how="left")
+        .join(_agent_run_aggregates(agents_out.lazy()), on="run_id", how="left")
+        .join(
+            efficiency(
+                runs,
+                baseline_iterations=params.baseline_iterations,
+                baseline_api_calls=params.baseline_api_calls,
+                baseline_seconds=params.baseline_seconds,
+            ),
+            on="run_id",
+            how="left",
+        )
+        .with_columns(pl.col("num_agents").fill_null(0).cast(pl.Int64))
+    )
+    w = params.consensus_weight
+    n = pl.col("num_agents")
+    decision = (
+        pl.when(
+            (n >= 2) & pl.col("consensus_level").is_not_null() & pl.col("average_confidence").is_not_null()
+        )
+        .then(w * pl.col("consensus_level") + (1.0 - w) * pl.col("average_confidence"))
+        .when(pl.col("confidence").is_not_null())
+        .then(pl.col("confidence"))
+        .when((n == 1) & (pl.col("n_confidences") == 1))
+        .then(pl.col("only_confidence"))
+    )
+    run_metrics = (
+        per_run.with_columns(decision_confidence=decision)
+        .with_columns(
+            uncertainty=1.0 - pl.col("decision_confidence"),
+            unique_preferences=pl.col("unique_preferences").fill_null(0).cast(pl.Int64),
+        )
+        .join(ids, on="run_id", how="inner")
+        .select(*RUN_ID_COLUMNS, *RUN_COLUMNS)
+        .sort("run_id")
+        .collect()
+    )
+
+    def with_ids(frame: pl.DataFrame, key: list[str], columns: list[str]) -> pl.DataFrame:
+        return (
+            frame.lazy()
+            .join(ids, on="run_id", how="inner")
+            .select(*RUN_ID_COLUMNS, *key[1:], *columns)
+            .sort(key)
+            .collect()
+        )
+
+    return Scores(
+        runs=run_metrics,
+        agents=with_ids(agents_out, AGENT_KEY, AGENT_COLUMNS),
+        alternatives=with_ids(alternatives, _RA, ALTERNATIVE_COLUMNS),
+        pairwise=_pairwise(ds, agent_frame, ids) if pairwise else None,
+        preset=preset,
+        params=params.as_dict(),
+    )
+
+
+def _pairwise(ds: Dataset, agent_frame: pl.DataFrame | None, ids: pl.LazyFrame) -> pl.DataFrame:
+    """Cosine similarity of every pair of agents of a run (agent_a < agent_b): a self-join, on request."""
+    schema = {"run_id": pl.String, "agent_a": pl.String, "agent_b": pl.String, "similarity": pl.Float64}
+    if agent_frame is None or "beliefs" not in ds:
+        return pl.DataFrame(schema=schema)
+    norms = agent_frame.lazy().filter("has_beliefs").select(*AGENT_KEY, norm=pl.col("mass_sumsq").sqrt())
+    unit = (
+        ds["beliefs"]
+        .select(*AGENT_KEY, "alternative", "mass")
+        .join(norms, on=AGENT_KEY, how="inner")
+        .select("run_id", "agent_id", "alternative", u=pl.col("mass") / pl.col("norm"))
+    )
+    dots = (
+        unit.join(unit, on=_RA, how="inner", suffix="_b")
+        .filter(pl.col("agent_id") < pl.col("agent_id_b"))
+        .group_by("run_id", "agent_id", "agent_id_b")
+        .agg(dot=(pl.col("u") * pl.col("u_b")).sum())
+    )
+    pairs = (
+        norms.select(AGENT_KEY)
+        .join(norms.select(AGENT_KEY), on="run_id", how="inner", suffix="_b")
+        .filter(pl.col("agent_id") < pl.col("agent_id_b"))
+    )
+    return (
+        pairs.join(dots, on=["run_id", "agent_id", "agent_id_b"], how="left")
+        .join(ids, on="run_id", how="inner")
+        .select(
+            *RUN_ID_COLUMNS,
+            agent_a=pl.col("agent_id"),
+            agent_b=pl.col("agent_id_b"),
+            similarity=pl.col("dot").fill_null(0.0),
+        )
+        .sort("run_id", "agent_a", "agent_b")
+        .collect()
+    )

@@ -1,0 +1,167 @@
+"""Hypothesis strategies: random decision datasets, as Polars frames and as oracle runs.
+
+One draw gives both views of the same data, so a test can compare the vectorised metrics
+with the per-run oracle. Values come from small grids as well as continuous ranges so that
+exact ties (in masses, raw scores, contributions) occur often.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+from hypothesis import strategies as st
+
+from mas_eval import Dataset
+from tests.oracles.decision import Run
+
+_MASS_GRID = [0.0, 0.1, 0.2, 0.25, 0.3, 0.5]
+
+
+@dataclass
+class Drawn:
+    """A drawn dataset: the Polars tables and the oracle's view of every run."""
+
+    frames: dict[str, pl.DataFrame]
+    runs: dict[str, Run]
+
+    def dataset(self) -> Dataset:
+        return Dataset.from_frames(**self.frames)
+
+
+def _optional(strategy: st.SearchStrategy, *, none_weight: float = 0.2) -> st.SearchStrategy:
+    return st.one_of(st.none(), strategy) if none_weight else strategy
+
+
+unit = st.floats(0.0, 1.0, allow_nan=False)
+tied_unit = st.one_of(st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0]), unit)
+
+
+@st.composite
+def belief_vector(draw: st.DrawFn, alternatives: list[str]) -> dict[str, float]:
+    """Masses on a non-empty subset of the alternatives, positive total, summing to <= 1."""
+    chosen = draw(st.lists(st.sampled_from(alternatives), min_size=1, max_size=len(alternatives), unique=True))
+    masses = draw(
+        st.lists(
+            st.one_of(st.sampled_from(_MASS_GRID), st.floats(0.0, 1.0)),
+            min_size=len(chosen),
+            max_size=len(chosen),
+        )
+    )
+    if sum(masses) == 0:
+        masses[0] = 0.5
+    complete = draw(st.booleans())
+    scale = 1.0 if complete else draw(st.sampled_from([0.5, 0.8, 0.95]))
+    total = sum(masses)
+    # Rounding can push a sum just above 1: validation allows 1e-6 and the metrics renormalise.
+    return {a: m / total * scale for a, m in zip(chosen, masses, strict=True)}
+
+
+@st.composite
+def one_run(draw: st.DrawFn, run_id: str) -> Run:
+    n_alts = draw(st.integers(1, 7))
+    n_agents = draw(st.integers(0, 8))
+    n_crit = draw(st.integers(1, 5))
+    alternatives = [f"alt{i}" for i in range(n_alts)]
+    criteria = [f"c{i}" for i in range(n_crit)]
+    agents = [f"ag{i}" for i in range(n_agents)]
+    run = Run(run_id=run_id)
+    identical = draw(st.booleans()) and n_agents > 1
+    shared = draw(belief_vector(alternatives)) if identical else None
+    for agent in agents:
+        run.agent_confidence[agent] = draw(_optional(tied_unit, none_weight=0.1))
+        run.agent_weight[agent] = draw(_optional(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.5]), none_weight=0.15))
+        if draw(st.integers(0, 11)) == 0:
+            continue  # an agent who voiced no beliefs: it counts for confidence, not for consensus
+        run.beliefs[agent] = dict(shared) if shared else draw(belief_vector(alternatives))
+    for criterion in criteria:
+        run.criteria[criterion] = {
+            "weight": draw(_optional(st.sampled_from([0.0, 0.1, 0.25, 0.4, 1.0, 3.0]), none_weight=0.15)),
+            "kind": draw(st.sampled_from(["benefit", "cost", None])),
+            "scale": draw(st.sampled_from(["satisfaction", "raw", None])),
+        }
+    scored = draw(st.lists(st.sampled_from(alternatives), unique=True, max_size=n_alts))
+    for alternative in scored:
+        row = {}
+        for criterion in criteria:
+            if draw(st.integers(0, 9)) == 0:  # occasionally an alternative lacks a criterion
+                continue
+            if run.criteria[criterion]["scale"] == "raw":
+                row[criterion] = draw(st.one_of(st.sampled_from([0.0, 5.0, 10.0]), st.floats(-50.0, 200.0)))
+            else:
+                row[criterion] = draw(tied_unit)
+        if row:
+            run.scores[alternative] = row
+    for alternative in draw(st.lists(st.sampled_from(alternatives), unique=True, max_size=n_alts)):
+        run.mcda[alternative] = draw(_optional(unit))
+        run.final[alternative] = draw(_optional(unit))
+    run.recommended = draw(_optional(st.sampled_from(alternatives), none_weight=0.1))
+    run.correct = draw(_optional(st.sampled_from(alternatives), none_weight=0.4))
+    run.confidence = draw(_optional(unit, none_weight=0.5))
+    run.iterations = draw(_optional(st.integers(0, 10), none_weight=0.1))
+    run.api_calls = draw(_optional(st.integers(0, 40), none_weight=0.1))
+    run.seconds = draw(_optional(st.floats(0.0, 300.0), none_weight=0.1))
+    return run
+
+
+@st.composite
+def datasets(draw: st.DrawFn, *, max_runs: int = 4) -> Drawn:
+    """A Dataset of 1..max_runs random runs, with the oracle's view of each."""
+    n = draw(st.integers(1, max_runs))
+    runs = {f"r{i}": draw(one_run(f"r{i}")) for i in range(n)}
+    return Drawn(frames=_frames(runs), runs=runs)
+
+
+def _frames(runs: dict[str, Run]) -> dict[str, pl.DataFrame]:
+    ids = list(runs)
+    frames = {
+        "runs": pl.DataFrame(
+            {
+                "run_id": ids,
+                "system": ["mas" if len(r.agents) > 1 else "single" for r in runs.values()],
+                "case_id": [f"case{i % 2}" for i in range(len(ids))],
+                "task": "t",
+                "recommended": [r.recommended for r in runs.values()],
+                "correct": [r.correct for r in runs.values()],
+                "confidence": [r.confidence for r in runs.values()],
+                "iterations": [r.iterations for r in runs.values()],
+                "api_calls": [r.api_calls for r in runs.values()],
+                "seconds": [r.seconds for r in runs.values()],
+            },
+            schema_overrides={"confidence": pl.Float64, "seconds": pl.Float64, "recommended": pl.String,
+                              "correct": pl.String, "iterations": pl.Int64, "api_calls": pl.Int64},
+        )  # fmt: skip
+    }
+    rows: dict[str, list[dict]] = {t: [] for t in ("agents", "beliefs", "criteria", "scores", "alt_scores")}
+    for run_id, run in runs.items():
+        for agent in run.agent_confidence:
+            rows["agents"].append(
+                {"run_id": run_id, "agent_id": agent, "confidence": run.agent_confidence[agent],
+                 "weight": run.agent_weight[agent]}
+            )  # fmt: skip
+        for agent, masses in run.beliefs.items():
+            rows["beliefs"] += [
+                {"run_id": run_id, "agent_id": agent, "alternative": a, "mass": m} for a, m in masses.items()
+            ]
+        for criterion, spec in run.criteria.items():
+            rows["criteria"].append({"run_id": run_id, "criterion": criterion, **spec})
+        for alternative, row in run.scores.items():
+            rows["scores"] += [
+                {"run_id": run_id, "alternative": alternative, "criterion": c, "score": s} for c, s in row.items()
+            ]
+        for alternative in run.mcda:
+            rows["alt_scores"].append(
+                {"run_id": run_id, "alternative": alternative, "mcda": run.mcda[alternative],
+                 "final": run.final[alternative]}
+            )  # fmt: skip
+    schemas = {
+        "agents": {"run_id": pl.String, "agent_id": pl.String, "confidence": pl.Float64, "weight": pl.Float64},
+        "beliefs": {"run_id": pl.String, "agent_id": pl.String, "alternative": pl.String, "mass": pl.Float64},
+        "criteria": {"run_id": pl.String, "criterion": pl.String, "weight": pl.Float64, "kind": pl.String,
+                     "scale": pl.String},
+        "scores": {"run_id": pl.String, "alternative": pl.String, "criterion": pl.String, "score": pl.Float64},
+        "alt_scores": {"run_id": pl.String, "alternative": pl.String, "mcda": pl.Float64, "final": pl.Float64},
+    }  # fmt: skip
+    for table, table_rows in rows.items():
+        frames[table] = pl.DataFrame(table_rows, schema=schemas[table])
+    return frames

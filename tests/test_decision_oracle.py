@@ -1,0 +1,73 @@
+"""The vectorised decision metrics equal the per-run oracle on random datasets (to 1e-9)."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from mas_eval.presets import PRESETS, resolve
+from mas_eval.score import AGENT_COLUMNS, ALTERNATIVE_COLUMNS, RUN_COLUMNS, score
+from tests.oracles.decision import score_run
+from tests.strategies import Drawn, datasets
+
+TOLERANCE = 1e-9
+
+
+def assert_same(got: object, expected: object, where: str) -> None:
+    if expected is None or got is None:
+        assert got is None and expected is None, f"{where}: got {got!r}, oracle {expected!r}"
+    elif isinstance(expected, float) or isinstance(got, float):
+        assert math.isclose(got, expected, rel_tol=TOLERANCE, abs_tol=TOLERANCE), (
+            f"{where}: got {got!r}, oracle {expected!r}"
+        )
+    else:
+        assert got == expected, f"{where}: got {got!r}, oracle {expected!r}"
+
+
+def check_against_oracle(drawn: Drawn, preset: str) -> None:
+    params = resolve(preset).as_dict()
+    scores = score(drawn.dataset(), preset=preset)
+    by_run = {row["run_id"]: row for row in scores.runs.to_dicts()}
+    agents = {(r["run_id"], r["agent_id"]): r for r in scores.agents.to_dicts()}
+    alternatives = {(r["run_id"], r["alternative"]): r for r in scores.alternatives.to_dicts()}
+    assert set(by_run) == set(drawn.runs)
+    expected_agents, expected_alternatives = set(), set()
+    for run_id, run in drawn.runs.items():
+        expected = score_run(run, params)
+        for column in RUN_COLUMNS:
+            if column in expected["run"]:
+                assert_same(by_run[run_id][column], expected["run"][column], f"{run_id}.{column}")
+        for agent, values in expected["agents"].items():
+            expected_agents.add((run_id, agent))
+            for column in AGENT_COLUMNS:
+                assert_same(agents[run_id, agent][column], values[column], f"{run_id}/{agent}.{column}")
+        for alternative, values in expected["alternatives"].items():
+            if all(v is None for v in values.values()):
+                continue  # only logged scores: not an alternative any metric describes
+            expected_alternatives.add((run_id, alternative))
+            for column in ALTERNATIVE_COLUMNS:
+                got = alternatives[run_id, alternative][column]
+                assert_same(got, values[column], f"{run_id}/{alternative}.{column}")
+    assert set(agents) == expected_agents
+    assert set(alternatives) == expected_alternatives
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+@settings(max_examples=int(__import__("os").environ.get("ORACLE_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drawn=datasets())
+def test_vectorised_equals_oracle(drawn: Drawn, preset: str) -> None:
+    check_against_oracle(drawn, preset)
+
+
+def test_every_run_column_has_an_oracle_value() -> None:
+    # Guards the loop above against silently skipping a column.
+    from tests.oracles.decision import Run
+
+    expected = score_run(Run(run_id="r"), resolve("spec").as_dict())["run"]
+    efficiency_only = {"time_to_consensus", "api_calls_used", "processing_time_seconds", "tokens_used", "cost_usd"}
+    missing = set(RUN_COLUMNS) - set(expected) - efficiency_only
+    assert missing == set(), missing
+    assert isinstance(pl.__version__, str)
