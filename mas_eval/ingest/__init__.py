@@ -1,0 +1,13 @@
+"""Ingest run logs into a Dataset, and export a Dataset back to run records.
+
+The canonical run record (``mas_eval/run_record.schema.json``) is one JSON object per run,
+one per line (JSONL). :func:`ingest_jsonl` flattens such files into the Dataset's tables;
+:func:`export_jsonl` writes a Dataset back as records, so that ingest(export(ds)) == ds.
+"""
+
+from __future__ import annotations
+
+from mas_eval.ingest.export import export_jsonl
+from mas_eval.ingest.jsonl import IngestResult, ingest_jsonl, record_dtype
+
+__all__ = ["IngestResult", "export_jsonl", "ingest_jsonl", "record_dtype"]

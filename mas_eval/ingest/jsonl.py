@@ -1,0 +1,607 @@
+"""Flatten canonical JSONL run records (``run_record.schema.json``) into a Dataset folder.
+
+The record's nesting, and the Polars dtype it is decoded with, are derived from
+:mod:`mas_eval.schema`; :mod:`mas_eval.ingest.export` writes the same records back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gzip
+import itertools
+import json
+import shutil
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, cast
+
+import polars as pl
+
+from mas_eval.dataset import MANIFEST, Dataset, atomic_directory
+from mas_eval.errors import IngestError
+from mas_eval.schema import TABLES
+
+__all__ = ["RECORD_LISTS", "USAGE", "USAGE_FIELD", "IngestResult", "RecordList", "ingest_jsonl", "record_dtype"]
+
+#: ``runs`` columns that a record holds in its ``usage`` object rather than at the top level.
+USAGE_FIELD = "usage"
+USAGE = ("iterations", "api_calls", "seconds", "tokens", "cost_usd")
+
+
+@dataclass(frozen=True)
+class RecordList:
+    """A list in the record whose items become the rows of one table.
+
+    ``field`` is the list's name in the item of ``parent`` (``"runs"`` is the record itself);
+    the table's ``inherit`` columns are copied from that parent item (they are the parent
+    table's key, or ``case_id`` for ground truth); a ``scalar`` list holds plain strings that
+    fill the table's single own column.
+    """
+
+    table: str
+    parent: str
+    field: str
+    inherit: tuple[str, ...]
+    scalar: bool = False
+
+    @property
+    def own(self) -> list[str]:
+        """The table's columns read from each item."""
+        return [c for c in TABLES[self.table].names if c not in self.inherit]
+
+
+#: The record's lists, parents before children (run_record.schema.json).
+RECORD_LISTS = (
+    RecordList("agents", "runs", "agents", ("run_id",)),
+    RecordList("beliefs", "agents", "beliefs", ("run_id", "agent_id")),
+    RecordList("criteria", "runs", "criteria", ("run_id",)),
+    RecordList("alt_scores", "runs", "alternatives", ("run_id",)),
+    RecordList("scores", "alt_scores", "scores", ("run_id", "alternative")),
+    RecordList("ddx", "runs", "ddx", ("run_id",)),
+    RecordList("ground_truth", "runs", "ground_truth", ("case_id",), scalar=True),
+    RecordList("messages", "runs", "messages", ("run_id",)),
+    RecordList("interventions", "runs", "interventions", ("run_id",), scalar=True),
+    RecordList("answers", "runs", "answers", ("run_id",)),
+)
+_BY_TABLE = {lst.table: lst for lst in RECORD_LISTS}
+_RUNS_TOP = [c for c in TABLES["runs"].names if c not in USAGE]
+
+
+def _children(table: str) -> list[RecordList]:
+    return [lst for lst in RECORD_LISTS if lst.parent == table]
+
+
+def _leaf(dtype: pl.DataType, permissive: bool) -> pl.DataType:
+    # Numbers are decoded as text in the permissive dtype, so that a wrong value ("high", 1.5 for
+    # an integer, true) becomes a null after a non-strict cast instead of failing the whole chunk
+    # (strings) or being silently coerced by the decoder (1.5 -> 1, true -> 1).
+    return pl.String() if permissive and dtype.is_numeric() else dtype
+
+
+def _item_dtype(table: str, permissive: bool) -> pl.DataType:
+    spec = TABLES[table]
+    if table == "runs":
+        own = _RUNS_TOP
+    else:
+        lst = _BY_TABLE[table]
+        own = lst.own
+        if lst.scalar:
+            return _leaf(spec.column_map[own[0]].dtype, permissive)
+    fields = {c: _leaf(spec.column_map[c].dtype, permissive) for c in own}
+    if table == "runs":
+        fields[USAGE_FIELD] = pl.Struct({c: _leaf(spec.column_map[c].dtype, permissive) for c in USAGE})
+    for child in _children(table):
+        fields[child.field] = pl.List(_item_dtype(child.table, permissive))
+    return pl.Struct(fields)
+
+
+@functools.cache
+def record_dtype(*, permissive: bool = False) -> pl.Struct:
+    """The Polars dtype of one canonical run record, derived from :mod:`mas_eval.schema`.
+
+    Parameters
+    ----------
+    permissive
+        Decode every number as a string (what :func:`ingest_jsonl` does, so that values of the
+        wrong type can be found row by row); the default gives the schema's dtypes.
+
+    Examples
+    --------
+    >>> record_dtype().to_schema()["usage"]  # doctest: +NORMALIZE_WHITESPACE
+    Struct({'iterations': Int64, 'api_calls': Int64, 'seconds': Float64,
+            'tokens': Int64, 'cost_usd': Float64})
+    """
+    return cast(pl.Struct, _item_dtype("runs", permissive))
+
+
+def _path(table: str) -> str:
+    """JSON path of a table's items in the record, e.g. ``agents[].beliefs[]``."""
+    if table == "runs":
+        return ""
+    lst = _BY_TABLE[table]
+    parent = _path(lst.parent)
+    return f"{parent}.{lst.field}[]" if parent else f"{lst.field}[]"
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What :func:`ingest_jsonl` wrote.
+
+    Attributes
+    ----------
+    out
+        The Dataset folder.
+    runs
+        Runs ingested (rows of ``runs``).
+    rejected
+        Malformed lines set aside (only with ``skip_invalid=True``; otherwise 0).
+    rejects
+        The rejects file (written whenever ``skip_invalid=True``, possibly empty), else None.
+    """
+
+    out: Path
+    runs: int
+    rejected: int
+    rejects: Path | None
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def _open(path: Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+
+
+def _chunks(path: Path, chunk_lines: int) -> Iterator[tuple[int, list[bytes]]]:
+    """``(first line number, raw lines)`` of at most ``chunk_lines`` lines, read lazily."""
+    first = 1
+    try:
+        with _open(path) as handle:
+            while lines := list(itertools.islice(handle, chunk_lines)):
+                yield first, lines
+                first += len(lines)
+    except OSError as exc:
+        msg = f"{path}: cannot be read ({exc})"
+        raise IngestError(msg) from exc
+
+
+_PROBLEMS = {"line": pl.Int64, "error": pl.String}
+
+
+def _lines(first: int, lines: list[bytes]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Every line as ``line, text`` (without its terminator); ``line, error`` of lines that are not UTF-8."""
+    numbers = pl.int_range(first, first + len(lines), dtype=pl.Int64, eager=True).alias("line")
+    invalid = []
+    try:
+        text = pl.Series("text", lines, dtype=pl.Binary).cast(pl.String)
+    except pl.exceptions.ComputeError:
+        # Error path only: the cast fails for the whole chunk, so find the offending lines one by one.
+        texts = []
+        for i, line in enumerate(lines):
+            try:
+                texts.append(line.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                invalid.append((first + i, f"not valid UTF-8 text ({exc.reason} at byte {exc.start})"))
+                texts.append(line.decode("utf-8", "replace"))
+        text = pl.Series("text", texts, dtype=pl.String)
+    frame = pl.DataFrame([numbers, text]).with_columns(pl.col("text").str.strip_suffix("\n").str.strip_suffix("\r"))
+    return frame, pl.DataFrame(invalid, schema=_PROBLEMS, orient="row")
+
+
+# -- decoding and checks ----------------------------------------------------------------------
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _expected(dtype: pl.DataType) -> str:
+    if isinstance(dtype, pl.Struct):
+        return "an object"
+    if isinstance(dtype, pl.List):
+        return "an array"
+    if dtype.is_integer():
+        return "an integer"
+    return "a number" if dtype.is_numeric() else "a string"
+
+
+def _shape_problem(value: Any, dtype: pl.DataType, where: str) -> str | None:
+    """The first place where ``value`` does not have the shape of ``dtype`` (a typed record).
+
+    Mirrors what the decoder rejects with the permissive dtype, no more: a container of the
+    wrong kind, or a number out of range. (Scalars of the wrong type are found by the
+    vectorised checks, and a lone scalar for an array of scalars is read as a one-item array.)
+    """
+    if value is None:
+        return None
+    if isinstance(dtype, pl.Struct):
+        if not isinstance(value, dict):
+            return f"field '{where}': expected an object, got {_json_type(value)}"
+        for fld in dtype.fields:
+            if fld.name in value:
+                inner = f"{where}.{fld.name}" if where else fld.name
+                problem = _shape_problem(value[fld.name], fld.dtype, inner)
+                if problem:
+                    return problem
+        return None
+    if isinstance(dtype, pl.List):
+        if not isinstance(value, list):
+            if not isinstance(value, dict) and not isinstance(dtype.inner, pl.Struct | pl.List):
+                return _shape_problem(value, dtype.inner, where)
+            return f"field '{where}': expected an array, got {_json_type(value)}"
+        for i, item in enumerate(value):
+            problem = _shape_problem(item, dtype.inner, f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(value, dict | list):
+        return f"field '{where}': expected {_expected(dtype)}, got {_json_type(value)}"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return f"field '{where}': number out of range"
+    return None
+
+
+def _reject_constant(name: str) -> Any:
+    msg = f"{name} is not valid JSON"
+    raise ValueError(msg)
+
+
+def _diagnose(text: str) -> str | None:
+    """Why one line cannot be decoded, in the record's terms; None if no reason is found (error path only)."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        return f"not valid JSON ({exc})"
+    except RecursionError:
+        return "cannot be decoded: nested too deeply"
+    if not isinstance(value, dict):
+        return f"expected a JSON object, got {_json_type(value)}"
+    return _shape_problem(value, record_dtype(), "")
+
+
+def _decode(texts: pl.Series, dtype: pl.DataType) -> str | None:
+    """None if ``texts`` decode, else the decoder's error."""
+    try:
+        texts.str.json_decode(dtype)
+    except pl.exceptions.ComputeError as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
+
+
+#: Below this many lines, a failing range of a chunk is diagnosed line by line.
+_BLOCK = 64
+
+
+def _block_problems(texts: pl.Series, lo: int, hi: int, dtype: pl.DataType) -> list[tuple[int, str]]:
+    """``(position, problem)`` of the undecodable lines among ``texts[lo:hi]``."""
+    found, clean = [], []
+    for i, text in enumerate(texts.slice(lo, hi - lo).to_list(), start=lo):
+        problem = _diagnose(text)
+        if problem is None:
+            clean.append(i)
+        else:
+            found.append((i, problem))
+    # The decoder may refuse what Python's json accepts (e.g. its depth limit): confirm the rest.
+    if clean and _decode(texts.gather(clean), dtype) is not None:
+        for i in clean:
+            error = _decode(texts.slice(i, 1), dtype)
+            if error is not None:
+                found.append((i, f"cannot be decoded ({error})"))
+    return sorted(found)
+
+
+def _undecodable(frame: pl.DataFrame, dtype: pl.DataType, *, first_only: bool) -> pl.DataFrame:
+    """``line, error`` of the lines the decoder rejects, given that the whole chunk failed.
+
+    Error path only. The decoder fails a whole chunk for one bad line and does not say which,
+    so the chunk is bisected: a half that decodes is done, a failing half is split again, and
+    a failing range of at most ``_BLOCK`` lines is diagnosed line by line. When the left half
+    decodes the right one must fail, so a single bad line costs about one decode of the
+    chunk. With ``first_only`` only the leftmost failing block is searched.
+    """
+    texts = frame["text"]
+    found: list[tuple[int, str]] = []
+    pending = [(0, len(texts))]  # ranges that fail; the leftmost is last
+    while pending and not (first_only and found):
+        lo, hi = pending.pop()
+        if hi - lo <= _BLOCK:
+            found.extend(_block_problems(texts, lo, hi, dtype))
+            continue
+        mid = (lo + hi) // 2
+        if _decode(texts.slice(lo, mid - lo), dtype) is None:
+            pending.append((mid, hi))
+            continue
+        if not first_only and _decode(texts.slice(mid, hi - mid), dtype) is not None:
+            pending.append((mid, hi))
+        pending.append((lo, mid))
+    rows = [(frame["line"][i], problem) for i, problem in found]
+    return pl.DataFrame(rows, schema=_PROBLEMS, orient="row").sort("line")
+
+
+def _checks(table: str, frame: pl.DataFrame) -> list[pl.DataFrame]:
+    """``line, error`` of the rows of one level of decoded items (numbers still text) that break the record.
+
+    Vectorised: a number field is invalid when its text does not cast to the schema's dtype,
+    or casts to NaN or infinity (which JSON cannot hold, so they came from strings).
+    """
+    spec = TABLES[table]
+    prefix = _path(table)
+    scalar = table != "runs" and _BY_TABLE[table].scalar
+    own = _RUNS_TOP + list(USAGE) if table == "runs" else _BY_TABLE[table].own
+    problems = []
+    for name in own:
+        column = spec.column_map[name]
+        if scalar:
+            where = prefix
+        elif name in USAGE:
+            where = f"{USAGE_FIELD}.{name}"
+        else:
+            where = f"{prefix}.{name}" if prefix else name
+        raw = pl.col(name)
+        checks = []
+        if column.required or name in spec.key:
+            checks.append((raw.is_null(), pl.lit(f"required field '{where}' is missing or null")))
+        if column.dtype.is_numeric():
+            parsed = raw.cast(column.dtype, strict=False)
+            wrong = parsed.is_null()
+            if column.dtype.is_float():
+                wrong = wrong | parsed.is_infinite() | parsed.is_nan()
+            kind = _expected(column.dtype) if column.dtype.is_integer() else "a finite number"
+            error = pl.format(f"field '{where}': expected {kind}, got '{{}}'", raw.str.slice(0, 40))
+            checks.append((raw.is_not_null() & wrong, error))
+        problems.extend(frame.filter(bad).select("line", error.alias("error")) for bad, error in checks)
+    return problems
+
+
+def _flatten(decoded: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """The tables of one chunk (with ``line``; numbers still text) and ``line, error`` of its problems.
+
+    Problems are listed record first, then the lists in order, so a line's first problem is
+    the outermost one.
+    """
+    not_object = pl.lit("expected a JSON object, got null").alias("error")
+    problems = [decoded.filter(pl.col("rec").is_null()).select("line", not_object)]
+    top = decoded.select("line", pl.col("rec").struct.unnest())
+    levels = {"runs": top.with_columns(pl.col(USAGE_FIELD).struct.field(*USAGE)).drop(USAGE_FIELD)}
+    problems.extend(_checks("runs", levels["runs"]))
+    for lst in RECORD_LISTS:
+        parent = levels[lst.parent].select("line", *lst.inherit, lst.field)
+        items = parent.explode(lst.field, keep_nulls=False)
+        where = _path(lst.table).removesuffix("[]")
+        null_item = f"field '{where}': an item is null, expected {'a string' if lst.scalar else 'an object'}"
+        problems.append(items.filter(pl.col(lst.field).is_null()).select("line", error=pl.lit(null_item)))
+        items = items.filter(pl.col(lst.field).is_not_null())
+        levels[lst.table] = items.rename({lst.field: lst.own[0]}) if lst.scalar else items.unnest(lst.field)
+        problems.extend(_checks(lst.table, levels[lst.table]))
+    return levels, pl.concat(problems)
+
+
+def _tables(levels: dict[str, pl.DataFrame], bad_lines: pl.Series) -> dict[str, pl.DataFrame]:
+    tables = {}
+    for name, frame in levels.items():
+        spec = TABLES[name]
+        table = frame.filter(~pl.col("line").is_in(bad_lines.implode())).select(
+            pl.col(c.name).cast(c.dtype) for c in spec.columns
+        )
+        tables[name] = table.unique() if name == "ground_truth" else table
+    return tables
+
+
+# -- the ingest -------------------------------------------------------------------------------
+
+
+def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_lines: int) -> list[Path]:
+    files = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
+    if not files:
+        msg = "no input files given; pass one or more JSONL files of run records"
+        raise IngestError(msg)
+    for file in files:
+        if not file.is_file():
+            what = "is a folder, not a file" if file.is_dir() else "no such file"
+            msg = f"{file}: {what}; pass JSONL files of run records (one JSON object per line)"
+            raise IngestError(msg)
+    if not isinstance(chunk_lines, int) or chunk_lines < 1:
+        msg = f"chunk_lines must be a positive integer, got {chunk_lines!r}"
+        raise IngestError(msg)
+    return files
+
+
+@contextlib.contextmanager
+def _rejects_file(path: Path | None, *, overwrite: bool) -> Iterator[IO[bytes] | None]:
+    """A handle on a temporary rejects file that replaces ``path`` when the ingest succeeds."""
+    if path is None:
+        yield None
+        return
+    if path.exists() and not overwrite:
+        msg = f"{path} already exists; pass overwrite=True (CLI: --overwrite) to replace it"
+        raise IngestError(msg)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        with temporary.open("wb") as handle:
+            yield handle
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def ingest_jsonl(
+    paths: Sequence[str | Path],
+    out: str | Path,
+    *,
+    overwrite: bool = False,
+    skip_invalid: bool = False,
+    rejects: str | Path | None = None,
+    chunk_lines: int = 200_000,
+    progress: Callable[[int], None] | None = None,
+) -> IngestResult:
+    """Flatten JSONL run records into a Dataset folder at ``out``.
+
+    Parameters
+    ----------
+    paths
+        JSONL files (``.jsonl.gz`` is read too), one canonical run record per line
+        (``mas_eval/run_record.schema.json``), ingested in order; a single path is accepted
+        too. Blank lines are skipped.
+    out
+        The Dataset folder to write: ``<out>/<table>/part-NNNNN.parquet``.
+    overwrite
+        Replace an existing ``out`` (and rejects file).
+    skip_invalid
+        Set malformed lines aside instead of failing: they are written verbatim to
+        ``rejects`` and the rest is ingested.
+    rejects
+        Where the rejected lines go (with ``skip_invalid=True``): one JSON object per line,
+        ``{"file", "line", "error", "text"}``. Default: ``<out>.rejects.jsonl`` beside ``out``.
+    chunk_lines
+        Lines decoded at a time; memory is bounded by one chunk.
+    progress
+        Called after each chunk with the number of lines read so far (all files).
+
+    Returns
+    -------
+    IngestResult
+        The folder, the number of runs ingested and of lines rejected, and the rejects file.
+
+    Raises
+    ------
+    IngestError
+        An input file is missing or unreadable, or has a malformed line (without
+        ``skip_invalid``): the message names the file, the 1-based line number and the problem.
+        Also when no run record is found at all.
+    MasEvalError
+        ``out`` exists and ``overwrite`` is false, or the records break a rule of the Dataset
+        (e.g. a repeated ``run_id``, a negative mass): :meth:`Dataset.validate`'s error.
+        Nothing is written.
+
+    Notes
+    -----
+    Mapping: the record's top-level fields and its ``usage`` object give ``runs``;
+    ``agents[]`` → ``agents`` and ``agents[].beliefs[]`` → ``beliefs``; ``criteria[]`` →
+    ``criteria``; ``alternatives[]`` → ``alt_scores`` and ``alternatives[].scores[]`` →
+    ``scores``; ``ddx[]``, ``messages[]``, ``answers[]`` → their tables; ``interventions[]``
+    (strings) → ``interventions``; ``ground_truth[]`` (strings) → ``ground_truth`` keyed by
+    ``case_id``: the union over the case's runs, without duplicates. Every item of a list
+    gives a row (an agent without beliefs is still an agent). Unknown fields are ignored.
+    Tables with no rows in the whole input are not written.
+
+    A line is malformed when it is not JSON, not an object, lacks a required field (run_id,
+    system, case_id, or an item's key), has an item that is null, or has a field of the
+    wrong type: a container (object, array) where another is expected, or a number field
+    holding a value that is not a number (``"confidence": "high"``, ``true``, ``1.5`` for an
+    integer). Leniencies of the decoder that are kept: a number written as a string
+    (``"0.5"``) is read as the number, a number or boolean given for a string field is read
+    as its text (``"case_id": 17`` → ``"17"``), and a lone string given for an array of
+    strings is read as a one-item array.
+
+    Chunks are decoded with ``str.json_decode`` and flattened with ``explode``/``unnest``;
+    type and required-field checks are vectorised. Only when the decoder rejects a chunk
+    (invalid JSON or a container of the wrong kind) is it bisected to find the lines, and
+    those lines alone are diagnosed one by one to word the error.
+
+    The Dataset is staged in a temporary folder, validated with :meth:`Dataset.validate`,
+    and renamed into place only if everything succeeded.
+    """
+    files = _check_inputs(paths, chunk_lines)
+    target = Path(out)
+    rejects_path = (
+        (Path(rejects) if rejects is not None else target.parent / f"{target.name}.rejects.jsonl")
+        if skip_invalid
+        else None
+    )
+    permissive = record_dtype(permissive=True)
+    counts = {"runs": 0, "rejected": 0, "lines": 0, "chunks": 0}
+    with (
+        _rejects_file(rejects_path, overwrite=overwrite) as reject_handle,
+        atomic_directory(target, overwrite=overwrite) as staging,
+    ):
+        scratch = staging / ".ground_truth"
+        for file in files:
+            for first, lines in _chunks(file, chunk_lines):
+                _ingest_chunk(file, first, lines, permissive, staging, counts, reject_handle)
+                counts["lines"] += len(lines)
+                counts["chunks"] += 1
+                if progress is not None:
+                    progress(counts["lines"])
+        if counts["runs"] == 0:
+            rejected = f" ({counts['rejected']} malformed line(s) set aside)" if counts["rejected"] else ""
+            msg = f"no run records found in {', '.join(map(str, files))}{rejected}; nothing was written"
+            raise IngestError(msg)
+        if scratch.exists():
+            # Ground truth is deduplicated across chunks here, as a case's runs may sit in several.
+            (staging / "ground_truth").mkdir()
+            truth = pl.scan_parquet(scratch / "*.parquet").unique().sort(list(TABLES["ground_truth"].key))
+            truth.sink_parquet(staging / "ground_truth" / "part-00000.parquet")
+            shutil.rmtree(scratch)
+        from mas_eval import __version__
+
+        dataset = Dataset.open(staging).validate()
+        manifest = {"mas_eval_version": __version__, "tables": dataset.table_names}
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    return IngestResult(target, counts["runs"], counts["rejected"], rejects_path)
+
+
+def _ingest_chunk(
+    file: Path,
+    first: int,
+    lines: list[bytes],
+    dtype: pl.DataType,
+    staging: Path,
+    counts: dict[str, int],
+    reject_handle: IO[bytes] | None,
+) -> None:
+    every, problems = _lines(first, lines)
+    frame = every.filter(
+        pl.col("text").str.strip_chars() != "", ~pl.col("line").is_in(problems["line"].implode())
+    ).with_columns(pl.col("text").str.strip_prefix("\ufeff"))
+    try:
+        records = frame["text"].str.json_decode(dtype)
+    except pl.exceptions.ComputeError:
+        undecodable = _undecodable(frame, dtype, first_only=reject_handle is None)
+        problems = pl.concat([problems, undecodable])
+        if reject_handle is None:
+            # Only the first malformed line is reported: check the lines before it, which decode.
+            frame = frame.filter(pl.col("line") < undecodable["line"].min())
+        else:
+            frame = frame.filter(~pl.col("line").is_in(undecodable["line"].implode()))
+        records = frame["text"].str.json_decode(dtype)
+    decoded = pl.DataFrame({"line": frame["line"], "rec": records})
+    levels, found = _flatten(decoded)
+    # One problem per line: the first found (the record's own checks come before its items').
+    problems = pl.concat([problems, found]).unique("line", keep="first", maintain_order=True).sort("line")
+    if problems.height:
+        if reject_handle is None:
+            line, error = problems.row(0)
+            msg = (
+                f"{file}:{line}: {error}; fix the line, or pass skip_invalid=True "
+                "to set malformed lines aside in a rejects file"
+            )
+            raise IngestError(msg)
+        problems.join(every, on="line", how="left").select(
+            pl.lit(str(file)).alias("file"), "line", "error", "text"
+        ).write_ndjson(reject_handle)
+        counts["rejected"] += problems.height
+    tables = _tables(levels, problems["line"])
+    part = f"part-{counts['chunks']:05d}.parquet"
+    for name, table in tables.items():
+        if table.height == 0:
+            continue
+        # Ground truth goes to a scratch folder first: it is deduplicated across chunks at the end.
+        folder = staging / (".ground_truth" if name == "ground_truth" else name)
+        folder.mkdir(exist_ok=True)
+        table.write_parquet(folder / part)
+    counts["runs"] += tables["runs"].height
