@@ -1,0 +1,651 @@
+"""Synthetic decision Datasets with a known MAS-vs-single effect, at any scale.
+
+:func:`simulate` fills the decision tables of seed 004 (``runs``, ``agents``, ``beliefs``,
+``criteria``, ``scores``, ``alt_scores``) with plausible values for multi-agent (``"mas"``)
+and single-agent (``"single"``) runs over shared cases, with a true difference in decision
+quality that the caller chooses. It serves demos, tests of the statistics (does ``compare``
+recover the planted effect? does it stay quiet at ``effect=0``?) and benchmarks: a million
+runs are generated column-wise with NumPy and Polars, never with a Python loop over rows.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from mas_eval.dataset import Dataset
+from mas_eval.schema import CRITERION_KINDS, CRITERION_SCALES, TABLES
+
+__all__ = ["simulate"]
+
+SYSTEMS = ("mas", "single")
+#: Expert roles of MAS agents (crisis management, as in crisis_mas_poc); a single agent is a generalist.
+EXPERT_ROLES = (
+    "medical",
+    "logistics",
+    "public_safety",
+    "environmental",
+    "infrastructure",
+    "communications",
+    "psychosocial",
+)
+SINGLE_ROLE = "generalist"
+#: Price in USD per million tokens of each configuration variant (cycled when there are more variants).
+PRICE_PER_MTOK = (3.0, 0.6, 10.0, 1.5, 5.0)
+
+# Latent quality model (see the Notes of `simulate`). The spreads keep q well inside (0, 1), so
+# that the clipping which makes the effect approximate rarely bites for |effect| <= 0.2.
+_BASE_LOW, _BASE_SPAN = 0.40, 0.35  # case baseline quality: 0.40 + 0.35 * Beta(2, 2)
+_SD_TASK, _SD_CLUSTER, _SD_RUN = 0.04, 0.05, 0.06
+_Q_MIN, _Q_MAX = 0.02, 0.98
+_CONCENTRATION = 20.0  # Beta(k*m, k*(1-m)) around mean m: sd ~0.1 at m = 0.6
+_GAP_LOW, _GAP_HIGH = 0.02, 0.30  # other alternatives sit this much below the recommended one
+_P_HIT, _HIT_SLOPE = 0.55, 2.5  # P(recommend the correct alternative) = 0.55 + 2.5 * (q - case mean)
+_P_COST = 0.4  # share of criteria that are costs
+_P_INCOMPLETE = 0.3  # share of agents whose beliefs leave some mass unassigned
+_MASS_STEP = 1e-4  # masses are logged with 4 decimals, rounded down so a sum never exceeds 1
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        msg = f"simulate: {name} must be an integer, got {value!r}"
+        raise ValueError(msg)
+    if value < minimum:
+        msg = f"simulate: {name} must be >= {minimum}, got {value}"
+        raise ValueError(msg)
+    return int(value)
+
+
+def _check_range(name: str, value: object, minimum: int) -> tuple[int, int]:
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        msg = f"simulate: {name} must be a (min, max) pair of integers, got {value!r}"
+        raise ValueError(msg)
+    low = _check_int(f"{name}[0]", value[0], minimum)
+    high = _check_int(f"{name}[1]", value[1], minimum)
+    if low > high:
+        msg = f"simulate: {name} = {tuple(value)!r} has min > max; pass (min, max) with min <= max"
+        raise ValueError(msg)
+    return low, high
+
+
+def _check_float(name: str, value: object, low: float, high: float, *, open_interval: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        msg = f"simulate: {name} must be a finite number, got {value!r}"
+        raise ValueError(msg)
+    inside = low < value < high if open_interval else low <= value <= high
+    if not inside:
+        bounds = f"({low:g}, {high:g})" if open_interval else f"[{low:g}, {high:g}]"
+        msg = f"simulate: {name} must lie in {bounds}, got {value!r}"
+        raise ValueError(msg)
+    return float(value)
+
+
+def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Children of variable-sized groups: (parent of each child, position in its parent, offsets).
+
+    ``offsets`` has ``len(counts) + 1`` entries; parent ``i`` owns children ``offsets[i]:offsets[i+1]``.
+    Parent and position are int32 while they fit: at a million runs these arrays have ~16M
+    entries, and halving them saves memory and time in every gather that uses them.
+    """
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    index = np.int32 if max(offsets[-1], len(counts)) < 2**31 else np.int64
+    parent = np.repeat(np.arange(len(counts), dtype=index), counts)
+    position = np.arange(offsets[-1], dtype=index) - np.repeat(offsets[:-1].astype(index), counts)
+    return parent, position, offsets
+
+
+def _labels(prefix: str, n: int, width: int = 0) -> pl.Series:
+    """``prefix1 ... prefixN``, zero-padded to ``width`` digits; built by Polars, not Python."""
+    number = pl.int_range(1, n + 1, dtype=pl.Int64).cast(pl.String)
+    if width:
+        number = number.str.zfill(width)
+    return pl.select(pl.concat_str(pl.lit(prefix), number).alias(prefix)).to_series()
+
+
+def _beta(rng: np.random.Generator, mean: np.ndarray, concentration: float) -> np.ndarray:
+    """Beta draws with the given means (Gamma ratio: twice as fast as ``rng.beta`` with array parameters)."""
+    x = rng.standard_gamma(mean * concentration)
+    y = rng.standard_gamma((1.0 - mean) * concentration)
+    y += x
+    x /= y
+    return x
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """A string column held as integer codes into ``labels`` (a null code gives a null string)."""
+
+    labels: pl.Series
+    codes: np.ndarray | pl.Series
+
+
+def _table(name: str, columns: dict[str, np.ndarray | pl.Series | _Coded]) -> pl.LazyFrame:
+    """The table ``name`` as a LazyFrame whose string columns are decoded lazily.
+
+    Keys are held as integer codes and turned into strings only when the table is read
+    (``pl.lit(labels).gather(codes)``, streamed chunk by chunk on write): at a million runs the
+    eager string columns would take ~2.5 GB and seconds to build, the codes a fraction of that.
+    Names, order and dtypes come from the schema, so a drift in schema.py shows up here.
+    """
+    spec = TABLES[name]
+    if list(columns) != spec.names:
+        msg = f"simulate: internal error, {name} columns {list(columns)} != schema {spec.names}"
+        raise AssertionError(msg)
+    stored: dict[str, pl.Series] = {}
+    select: list[pl.Expr] = []
+    for column in spec.columns:
+        value = columns[column.name]
+        if isinstance(value, _Coded):
+            codes = value.codes
+            if isinstance(codes, np.ndarray):
+                # The narrowest unsigned type that indexes the labels: uint8 for agents, alternatives...
+                codes = codes.astype(np.min_scalar_type(max(len(value.labels) - 1, 0)), copy=False)
+            stored[column.name] = pl.Series(column.name, codes)
+            select.append(pl.lit(value.labels).gather(pl.col(column.name)).alias(column.name))
+        else:
+            stored[column.name] = pl.Series(column.name, value, dtype=column.dtype)
+            select.append(pl.col(column.name))
+    return pl.DataFrame(list(stored.values())).lazy().select(select)
+
+
+def simulate(
+    runs: int,
+    *,
+    seed: int,
+    effect: float = 0.05,
+    mas_share: float = 0.5,
+    repeats: int = 1,
+    tasks: int = 3,
+    variants: int = 2,
+    agents: tuple[int, int] = (3, 7),
+    alternatives: tuple[int, int] = (3, 6),
+    criteria: tuple[int, int] = (2, 5),
+    ground_truth_share: float = 0.7,
+    cases_per_cluster: int = 4,
+    progress: Callable[[str], object] | None = None,
+) -> Dataset:
+    r"""A synthetic decision Dataset with a planted MAS-vs-single difference in decision quality.
+
+    Parameters
+    ----------
+    runs : int
+        Number of runs in total (>= 2), MAS and single-agent together.
+    seed : int
+        Seed (>= 0) of ``numpy.random.default_rng``: the same arguments and seed give identical
+        tables; another seed gives other data.
+    effect : float, default 0.05
+        True difference MAS − single of the expected decision quality (DQS by the criteria
+        method, before any ground-truth boost), in [-1, 1]; see Notes. ``0.0`` gives a null
+        dataset in which the systems differ in cost and confidence but not in quality.
+    mas_share : float, default 0.5
+        Share of the runs made by the MAS, in (0, 1) (both systems run every case).
+    repeats : int, default 1
+        Runs of each case by the less frequent system (by each system when ``mas_share`` is
+        0.5). The more frequent system spreads its runs evenly over the same cases.
+    tasks : int, default 3
+        Number of tasks (scenario families ``"task1"``, ``"task2"``, ...); a cluster of cases
+        belongs to one task.
+    variants : int, default 2
+        Number of configuration variants (``"v1"``, ``"v2"``, ...); each case is run under one
+        variant, by both systems, so that comparisons within a variant stay paired. Variants
+        differ in their token price.
+    agents : (int, int), default (3, 7)
+        Inclusive range of the number of agents in a MAS run (min >= 2). Single-agent runs
+        always have exactly one agent.
+    alternatives : (int, int), default (3, 6)
+        Inclusive range of the number of alternatives of a case (min >= 2).
+    criteria : (int, int), default (2, 5)
+        Inclusive range of the number of criteria of a case (min >= 1). A case with two or
+        more criteria has at least one ``"benefit"`` and one ``"cost"`` criterion.
+    ground_truth_share : float, default 0.7
+        Share of the cases, in [0, 1], whose correct alternative is recorded in
+        ``runs.correct`` (null for the others).
+    cases_per_cluster : int, default 4
+        Cases per cluster (``runs.cluster``): consecutive cases form a cluster that shares a
+        task and a random quality offset, as related scenarios would; cluster-robust standard
+        errors therefore matter. Pass 1 to make clusters coincide with cases.
+    progress : callable, optional
+        Called as ``progress(description)`` once after each table is generated, e.g.
+        ``"runs: 1,000 rows"``; meant for a progress bar.
+
+    Returns
+    -------
+    Dataset
+        Tables ``runs, agents, beliefs, criteria, scores, alt_scores``, valid by construction
+        (``validate()`` passes); write it with :meth:`Dataset.write`. The tables are held in
+        memory with their string columns as integer codes, decoded to the schema's strings
+        whenever a table is read or written (about 1.5 GB for a million runs instead of ~4 GB).
+
+    Raises
+    ------
+    ValueError
+        An argument is of the wrong type or out of range (the message names it).
+
+    Notes
+    -----
+    **Design.** With :math:`n_{min}` the run count of the less frequent system there are
+    :math:`\lfloor n_{min} / repeats \rfloor` cases; each system's runs are dealt to the
+    cases in turn, so every case is run by both systems. Runs are ordered by case; ids are
+    ``"r0000001"``, ``"case000001"``, ``"cl00001"``, agents ``"a1"``..., alternatives
+    ``"alt1"``..., criteria ``"c1"``....  A case fixes the task, variant, cluster,
+    alternatives, criteria (weights, kinds) and the correct alternative; every run of the
+    case gets the same ``criteria`` rows. Scores are satisfactions (``scale =
+    "satisfaction"``), stored as ``s`` for benefit and ``1 - s`` for cost criteria, so the
+    criteria satisfaction of SPEC.md §1 (cost enters as ``1 - score``) recovers ``s``.
+
+    **Quality.** Each run has a latent quality
+
+    .. math:: q = \mathrm{clip}\big(b_{case} + u_{task} + v_{cluster}
+              + effect \cdot (\mathbb{1}[mas] - \tfrac12) + \varepsilon_{run},\ 0.02,\ 0.98\big)
+
+    with :math:`b_{case} = 0.40 + 0.35\,\mathrm{Beta}(2, 2)`, :math:`u \sim N(0, 0.04^2)`,
+    :math:`v \sim N(0, 0.05^2)`, :math:`\varepsilon \sim N(0, 0.06^2)`. The recommended
+    alternative's satisfaction on every criterion is drawn from a Beta distribution with mean
+    :math:`q` (concentration 20, so sd ≈ 0.1); the other alternatives' from Beta with mean
+    :math:`q - g`, :math:`g \sim U(0.02, 0.30)` (so the recommendation is usually, not always,
+    the best-scored alternative). Satisfactions are rounded to 3 decimals.
+
+    **What effect means.** The DQS of a run (criteria method: the weighted, or unweighted,
+    mean of the recommended alternative's criteria satisfactions) has conditional mean
+    :math:`q`, so E[DQS | mas] − E[DQS | single] = ``effect`` exactly, up to the clipping of
+    :math:`q` to [0.02, 0.98] (negligible for :math:`|effect| \le 0.2`; it shrinks larger
+    effects) and the 3-decimal rounding. Because both systems run the same cases, case,
+    task and cluster offsets cancel from the difference. Note that the *raw* mean of the
+    recommended alternative's scores is not the DQS: cost criteria store ``1 - s``.
+
+    **Correctness.** The recommendation is the case's correct alternative with probability
+    :math:`\mathrm{clip}(0.55 + 2.5 (q - \bar q_{case}), 0.05, 0.95)` (otherwise a uniformly
+    chosen other one), so with ``effect > 0`` the MAS matches ``correct`` more often (by
+    about ``2.5 * effect``), and not at all more often when ``effect = 0``.
+
+    **Other columns.** Agents hold Dirichlet beliefs over the run's alternatives, peaked
+    (more so for confident agents) on the recommended alternative, or for a quarter of MAS
+    agents on a personal favourite; 30 % of agents leave 1–14 % of their mass unassigned; masses
+    have 4 decimals, rounded down, so each agent's sum lies in [0.85, 1]. MAS agents have
+    expert roles, normalised weights and confidences ~Beta(6, 2.5); the single agent is a
+    ``"generalist"`` with weight 1 and confidence ~Beta(8, 2), which is also its run's
+    self-reported ``runs.confidence`` (null for MAS runs). ``alt_scores.mcda`` is the weighted
+    mean satisfaction of each alternative and ``final = 0.6 mcda + 0.4 ×`` its mean belief
+    mass. MAS runs take 1–6 iterations, ``agents × iterations + 1`` API calls or more, more
+    tokens, seconds and dollars than single runs (1 iteration, ~1 call). ``runs.seed`` is a
+    per-run random integer.
+
+    Examples
+    --------
+    >>> from mas_eval.simulation import simulate
+    >>> ds = simulate(200, seed=7, effect=0.1)
+    >>> ds.table_names
+    ['runs', 'agents', 'beliefs', 'criteria', 'scores', 'alt_scores']
+    >>> runs = ds.validate().collect("runs")
+    >>> runs.group_by("system").agg(runs=pl.len(), cases=pl.col("case_id").n_unique()).sort("system").rows()
+    [('mas', 100, 100), ('single', 100, 100)]
+    >>> runs.row(0, named=True)["run_id"], runs.row(0, named=True)["case_id"]
+    ('r0000001', 'case000001')
+    """
+    runs = _check_int("runs", runs, 2)
+    seed = _check_int("seed", seed, 0)
+    effect = _check_float("effect", effect, -1.0, 1.0)
+    mas_share = _check_float("mas_share", mas_share, 0.0, 1.0, open_interval=True)
+    repeats = _check_int("repeats", repeats, 1)
+    tasks = _check_int("tasks", tasks, 1)
+    variants = _check_int("variants", variants, 1)
+    agents_low, agents_high = _check_range("agents", agents, 2)
+    alt_low, alt_high = _check_range("alternatives", alternatives, 2)
+    crit_low, crit_high = _check_range("criteria", criteria, 1)
+    ground_truth_share = _check_float("ground_truth_share", ground_truth_share, 0.0, 1.0)
+    cases_per_cluster = _check_int("cases_per_cluster", cases_per_cluster, 1)
+    if progress is not None and not callable(progress):
+        msg = f"simulate: progress must be a callable taking a description, got {progress!r}"
+        raise ValueError(msg)
+
+    n_mas = round(runs * mas_share)
+    n_single = runs - n_mas
+    n_cases = min(n_mas, n_single) // repeats
+    if n_cases < 1:
+        msg = (
+            f"simulate: runs={runs} with mas_share={mas_share:g} gives {n_mas} MAS and {n_single} single "
+            f"runs, too few for every case to be run {repeats} time(s) by both systems; "
+            "raise runs or lower repeats"
+        )
+        raise ValueError(msg)
+
+    rng = np.random.default_rng(seed)
+    report = progress if progress is not None else (lambda _description: None)
+    design = _Design.draw(
+        rng,
+        n_mas=n_mas,
+        n_single=n_single,
+        n_cases=n_cases,
+        effect=effect,
+        tasks=tasks,
+        variants=variants,
+        agents=(agents_low, agents_high),
+        alternatives=(alt_low, alt_high),
+        criteria=(crit_low, crit_high),
+        ground_truth_share=ground_truth_share,
+        cases_per_cluster=cases_per_cluster,
+    )
+    tables: dict[str, pl.LazyFrame] = {}
+    agents_frame, agent_confidence, agent_offsets = _agents(rng, design)
+    tables["runs"] = _runs(rng, design, agent_confidence[agent_offsets[:-1]])
+    report(f"runs: {design.runs:,} rows")
+    tables["agents"] = agents_frame
+    report(f"agents: {len(agent_confidence):,} rows")
+    tables["beliefs"], support, n_beliefs = _beliefs(rng, design, agent_confidence, agent_offsets)
+    del agent_confidence, agent_offsets
+    report(f"beliefs: {n_beliefs:,} rows")
+    tables["criteria"], n_criteria = _criteria(design)
+    report(f"criteria: {n_criteria:,} rows")
+    tables["scores"], mcda, n_scores = _scores(rng, design)
+    report(f"scores: {n_scores:,} rows")
+    tables["alt_scores"] = _alt_scores(design, mcda, support)
+    report(f"alt_scores: {len(mcda):,} rows")
+    return Dataset.from_frames(**tables)
+
+
+@dataclass
+class _Design:
+    """Everything the tables share: who ran which case, and each run's latent quality and choice.
+
+    Per case (length ``n_cases``): cluster, task, variant, ground-truth flag, and the case's
+    criteria (flat arrays with ``crit_offsets``). Per run (length ``runs``): system, case,
+    latent quality ``q``, team size, alternative and criterion counts, recommended and correct
+    alternative (0-based). Per (run, alternative) (length ``run_alt_offsets[-1]``): the run's
+    alternatives, laid out run after run.
+    """
+
+    runs: int
+    is_mas: np.ndarray
+    case: np.ndarray
+    q: np.ndarray
+    n_agents: np.ndarray
+    n_alt: np.ndarray
+    n_crit: np.ndarray
+    recommended: np.ndarray
+    correct: np.ndarray
+    cluster_of_case: np.ndarray
+    task_of_case: np.ndarray
+    variant_of_case: np.ndarray
+    has_truth: np.ndarray
+    crit_offsets: np.ndarray
+    crit_weight: np.ndarray
+    is_cost: np.ndarray
+    run_alt_run: np.ndarray
+    run_alt_pos: np.ndarray
+    run_alt_offsets: np.ndarray
+    run_ids: pl.Series
+    agent_labels: pl.Series
+    alt_labels: pl.Series
+    crit_labels: pl.Series
+    tasks: int
+    variants: int
+
+    @classmethod
+    def draw(
+        cls,
+        rng: np.random.Generator,
+        *,
+        n_mas: int,
+        n_single: int,
+        n_cases: int,
+        effect: float,
+        tasks: int,
+        variants: int,
+        agents: tuple[int, int],
+        alternatives: tuple[int, int],
+        criteria: tuple[int, int],
+        ground_truth_share: float,
+        cases_per_cluster: int,
+    ) -> _Design:
+        runs = n_mas + n_single
+        # Each system deals its runs to the cases in turn, so every case gets both systems.
+        is_mas = np.concatenate([np.ones(n_mas, dtype=bool), np.zeros(n_single, dtype=bool)])
+        turn = np.concatenate([np.arange(n_mas, dtype=np.int64), np.arange(n_single, dtype=np.int64)])
+        case = turn % n_cases
+        # Runs sorted by case, then repeat, MAS first: a case's runs are contiguous, pairs adjacent.
+        order = np.lexsort((~is_mas, turn // n_cases, case))
+        is_mas, case = is_mas[order], case[order].astype(np.int32)
+        del turn, order
+
+        cluster_of_case = np.arange(n_cases, dtype=np.int64) // cases_per_cluster
+        n_clusters = int(cluster_of_case[-1]) + 1
+        task_of_case = rng.integers(0, tasks, n_clusters)[cluster_of_case]
+        variant_of_case = rng.integers(0, variants, n_cases)
+        case_mean = (
+            _BASE_LOW
+            + _BASE_SPAN * rng.beta(2.0, 2.0, n_cases)
+            + rng.normal(0.0, _SD_TASK, tasks)[task_of_case]
+            + rng.normal(0.0, _SD_CLUSTER, n_clusters)[cluster_of_case]
+        )
+        n_alt_case = rng.integers(alternatives[0], alternatives[1] + 1, n_cases)
+        n_crit_case = rng.integers(criteria[0], criteria[1] + 1, n_cases)
+        correct_case = rng.integers(0, n_alt_case)
+        has_truth = np.zeros(n_cases, dtype=bool)
+        has_truth[rng.permutation(n_cases)[: round(ground_truth_share * n_cases)]] = True
+
+        crit_case, _, crit_offsets = _expand(n_crit_case)
+        weight = rng.gamma(2.0, 1.0, len(crit_case))
+        weight /= np.add.reduceat(weight, crit_offsets[:-1])[crit_case]
+        # Logged weights have 3 decimals; the floor keeps every weight, hence every weight sum, > 0.
+        crit_weight = np.maximum(np.round(weight, 3), 0.001)
+        is_cost = rng.random(len(crit_case)) < _P_COST
+        # Both kinds in every case with >= 2 criteria: an all-benefit case gets its last criterion
+        # turned into a cost, an all-cost case its first into a benefit.
+        n_cost = np.add.reduceat(is_cost.astype(np.int64), crit_offsets[:-1])
+        several = n_crit_case >= 2
+        is_cost[crit_offsets[1:][several & (n_cost == 0)] - 1] = True
+        is_cost[crit_offsets[:-1][several & (n_cost == n_crit_case)]] = False
+        del crit_case, weight, n_cost, several
+
+        centre = case_mean[case]
+        mas = is_mas.astype(np.float64)
+        q = np.clip(centre + effect * (mas - 0.5) + rng.normal(0.0, _SD_RUN, runs), _Q_MIN, _Q_MAX)
+        n_alt = n_alt_case[case]
+        correct = correct_case[case]
+        # Better runs find the correct alternative more often, so correctness follows the effect.
+        p_hit = np.clip(_P_HIT + _HIT_SLOPE * (q - centre), 0.05, 0.95)
+        other = (correct + 1 + rng.integers(0, n_alt - 1)) % n_alt
+        recommended = np.where(rng.random(runs) < p_hit, correct, other)
+        n_agents = np.where(is_mas, rng.integers(agents[0], agents[1] + 1, runs), 1)
+        run_alt_run, run_alt_pos, run_alt_offsets = _expand(n_alt)
+        return cls(
+            runs=runs,
+            is_mas=is_mas,
+            case=case,
+            q=q,
+            n_agents=n_agents,
+            n_alt=n_alt,
+            n_crit=n_crit_case[case],
+            recommended=recommended,
+            correct=correct,
+            cluster_of_case=cluster_of_case,
+            task_of_case=task_of_case,
+            variant_of_case=variant_of_case,
+            has_truth=has_truth,
+            crit_offsets=crit_offsets,
+            crit_weight=crit_weight,
+            is_cost=is_cost,
+            run_alt_run=run_alt_run,
+            run_alt_pos=run_alt_pos,
+            run_alt_offsets=run_alt_offsets,
+            run_ids=_labels("r", runs, max(7, len(str(runs)))),
+            agent_labels=_labels("a", agents[1]),
+            alt_labels=_labels("alt", alternatives[1]),
+            crit_labels=_labels("c", criteria[1]),
+            tasks=tasks,
+            variants=variants,
+        )
+
+
+def _agents(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndarray, np.ndarray]:
+    """The agents table, with each agent's confidence and the agent offsets of the runs."""
+    agent_run, agent_pos, agent_offsets = _expand(d.n_agents)
+    agent_mas = d.is_mas[agent_run]
+    confidence = np.round(rng.beta(np.where(agent_mas, 6.0, 8.0), np.where(agent_mas, 2.5, 2.0)), 2)
+    # A MAS team is a run of consecutive expert roles from a random start (distinct for <= 7 agents).
+    role_start = rng.integers(0, len(EXPERT_ROLES), d.runs)
+    role = np.where(agent_mas, (agent_pos + role_start[agent_run]) % len(EXPERT_ROLES), len(EXPERT_ROLES))
+    weight = rng.gamma(4.0, 1.0, len(agent_run))
+    weight = np.where(agent_mas, np.round(weight / np.add.reduceat(weight, agent_offsets[:-1])[agent_run], 4), 1.0)
+    frame = _table(
+        "agents",
+        {
+            "run_id": _Coded(d.run_ids, agent_run),
+            "agent_id": _Coded(d.agent_labels, agent_pos),
+            "confidence": confidence,
+            "role": _Coded(pl.Series([*EXPERT_ROLES, SINGLE_ROLE]), role),
+            "weight": weight,
+        },
+    )
+    return frame, confidence, agent_offsets
+
+
+def _runs(rng: np.random.Generator, d: _Design, first_agent_confidence: np.ndarray) -> pl.LazyFrame:
+    is_mas, n_agents = d.is_mas, d.n_agents
+    iterations = np.where(is_mas, 1 + np.minimum(rng.poisson(1.0, d.runs), 5), 1)
+    # MAS: every agent speaks each iteration, plus the coordinator's synthesis and some retries.
+    api_calls = np.where(is_mas, n_agents * iterations + 1 + rng.poisson(0.5, d.runs), 1 + rng.poisson(0.15, d.runs))
+    tokens = np.rint(api_calls * rng.lognormal(np.log(np.where(is_mas, 1600.0, 1400.0)), 0.3)).astype(np.int64)
+    seconds = np.where(
+        is_mas,
+        iterations * rng.lognormal(np.log(6.0), 0.35, d.runs) * (1.0 + 0.1 * n_agents),
+        rng.lognormal(np.log(4.0), 0.4, d.runs),
+    )
+    variant = d.variant_of_case[d.case]
+    price = np.asarray(PRICE_PER_MTOK)[variant % len(PRICE_PER_MTOK)]
+    n_cases = len(d.cluster_of_case)
+    n_clusters = int(d.cluster_of_case[-1]) + 1
+    return _table(
+        "runs",
+        {
+            "run_id": d.run_ids,
+            "system": _Coded(pl.Series(SYSTEMS), (~is_mas)),
+            "case_id": _Coded(_labels("case", n_cases, max(6, len(str(n_cases)))), d.case),
+            "task": _Coded(_labels("task", d.tasks), d.task_of_case[d.case]),
+            "variant": _Coded(_labels("v", d.variants), variant),
+            "seed": rng.integers(0, 2**31 - 1, d.runs),
+            "cluster": _Coded(_labels("cl", n_clusters, max(5, len(str(n_clusters)))), d.cluster_of_case[d.case]),
+            "recommended": _Coded(d.alt_labels, d.recommended),
+            "correct": _Coded(d.alt_labels, pl.Series(d.correct).set(pl.Series(~d.has_truth[d.case]), None)),
+            "confidence": pl.Series(np.where(is_mas, np.nan, first_agent_confidence), nan_to_null=True),
+            "iterations": iterations,
+            "api_calls": api_calls,
+            "seconds": np.round(seconds, 3),
+            "tokens": tokens,
+            "cost_usd": np.round(tokens * price / 1e6, 6),
+        },
+    )
+
+
+def _beliefs(
+    rng: np.random.Generator, d: _Design, confidence: np.ndarray, agent_offsets: np.ndarray
+) -> tuple[pl.LazyFrame, np.ndarray, int]:
+    """Dirichlet beliefs over each run's alternatives, and each alternative's mean mass in its run."""
+    n_agents_total = len(confidence)
+    agent_run = np.repeat(np.arange(d.runs, dtype=np.int32), d.n_agents)
+    agent_pos = np.arange(n_agents_total, dtype=np.int32) - np.repeat(agent_offsets[:-1].astype(np.int32), d.n_agents)
+    agent_n_alt = d.n_alt[agent_run]
+    # A quarter of MAS agents favour an alternative of their own: diversity for the consensus metrics.
+    favourite = np.where(
+        d.is_mas[agent_run] & (rng.random(n_agents_total) < 0.25),
+        rng.integers(0, agent_n_alt),
+        d.recommended[agent_run],
+    )
+    belief_agent, belief_alt, belief_offsets = _expand(agent_n_alt)
+    del agent_n_alt
+    # Dirichlet via normalised Gamma draws; confident agents put a sharper peak on their favourite.
+    alpha = np.full(len(belief_agent), 0.8)
+    on_favourite = belief_alt == favourite[belief_agent]
+    alpha[on_favourite] = (1.0 + 5.0 * confidence)[belief_agent[on_favourite]]
+    del on_favourite, favourite
+    mass = rng.standard_gamma(alpha)
+    del alpha
+    completeness = np.where(rng.random(n_agents_total) < _P_INCOMPLETE, rng.uniform(0.86, 0.99, n_agents_total), 1.0)
+    scale = completeness / np.add.reduceat(mass, belief_offsets[:-1])
+    mass *= scale[belief_agent]
+    # Rounding down (never up) keeps every agent's sum <= 1, as the schema requires.
+    np.floor(mass / _MASS_STEP, out=mass)
+    mass *= _MASS_STEP
+    del scale, completeness, belief_offsets
+    belief_run = agent_run[belief_agent]
+    support = (
+        np.bincount(d.run_alt_offsets[belief_run] + belief_alt, weights=mass, minlength=len(d.run_alt_run))
+        / d.n_agents[d.run_alt_run]
+    )
+    frame = _table(
+        "beliefs",
+        {
+            "run_id": _Coded(d.run_ids, belief_run),
+            "agent_id": _Coded(d.agent_labels, agent_pos[belief_agent]),
+            "alternative": _Coded(d.alt_labels, belief_alt),
+            "mass": mass,
+        },
+    )
+    return frame, support, len(mass)
+
+
+def _criteria(d: _Design) -> tuple[pl.LazyFrame, int]:
+    """Every run of a case gets the case's criteria."""
+    crit_run, crit_pos, _ = _expand(d.n_crit)
+    flat = d.crit_offsets[d.case[crit_run]] + crit_pos
+    frame = _table(
+        "criteria",
+        {
+            "run_id": _Coded(d.run_ids, crit_run),
+            "criterion": _Coded(d.crit_labels, crit_pos),
+            "weight": d.crit_weight[flat],
+            "kind": _Coded(pl.Series(CRITERION_KINDS), d.is_cost[flat]),
+            "scale": _Coded(pl.Series([CRITERION_SCALES[0]]), np.zeros(len(flat), dtype=np.uint8)),
+        },
+    )
+    return frame, len(flat)
+
+
+def _scores(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndarray, int]:
+    """Scores by run, alternative, criterion; and the weighted mean satisfaction of each alternative."""
+    ra_run = d.run_alt_run
+    ra_n_crit = d.n_crit[ra_run]
+    # Other alternatives sit a random gap below the recommended one, which centres on q.
+    gap = rng.uniform(_GAP_LOW, _GAP_HIGH, len(ra_run))
+    gap[d.run_alt_offsets[:-1] + d.recommended] = 0.0
+    ra_centre = np.clip(d.q[ra_run] - gap, _Q_MIN, _Q_MAX)
+    ra_crit_start = d.crit_offsets[d.case[ra_run]]
+    del gap
+    score_ra, score_crit, score_offsets = _expand(ra_n_crit)
+    satisfaction = np.round(_beta(rng, ra_centre[score_ra], _CONCENTRATION), 3)
+    flat = ra_crit_start[score_ra] + score_crit
+    weight = d.crit_weight[flat]
+    # The MCDA score a system would log: weighted mean satisfaction of each alternative.
+    weighted = np.add.reduceat(weight * satisfaction, score_offsets[:-1])
+    mcda = weighted / np.add.reduceat(weight, score_offsets[:-1])
+    del weight, weighted, ra_centre, ra_crit_start
+    score = np.where(d.is_cost[flat], 1.0 - satisfaction, satisfaction)
+    del flat, satisfaction
+    frame = _table(
+        "scores",
+        {
+            "run_id": _Coded(d.run_ids, np.repeat(np.arange(d.runs, dtype=np.int32), d.n_alt * d.n_crit)),
+            "alternative": _Coded(d.alt_labels, np.repeat(d.run_alt_pos, ra_n_crit)),
+            "criterion": _Coded(d.crit_labels, score_crit),
+            "score": np.round(score, 3),
+        },
+    )
+    return frame, mcda, len(score)
+
+
+def _alt_scores(d: _Design, mcda: np.ndarray, support: np.ndarray) -> pl.LazyFrame:
+    return _table(
+        "alt_scores",
+        {
+            "run_id": _Coded(d.run_ids, d.run_alt_run),
+            "alternative": _Coded(d.alt_labels, d.run_alt_pos),
+            "mcda": np.round(mcda, 4),
+            "final": np.round(np.clip(0.6 * mcda + 0.4 * support, 0.0, 1.0), 4),
+        },
+    )
