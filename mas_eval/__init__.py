@@ -1,10 +1,30 @@
-"""mas_eval: score logged runs of multi-agent LLM systems against single-agent baselines."""
+"""mas_eval: score logged runs of multi-agent LLM systems against single-agent baselines.
+
+>>> import mas_eval
+>>> ds = mas_eval.simulate(100, seed=7)
+>>> scores = mas_eval.score(ds)
+>>> sorted(scores.runs["system"].unique())
+['mas', 'single']
+"""
 
 from __future__ import annotations
 
-from mas_eval.dataset import Dataset
-from mas_eval.errors import DataError, IngestError, MasEvalError, SchemaError
-
 __version__ = "0.1.0"
 
-__all__ = ["DataError", "Dataset", "IngestError", "MasEvalError", "SchemaError", "__version__"]
+from mas_eval import metrics as metrics  # registers the `mas` expression namespace
+from mas_eval.dataset import Dataset
+from mas_eval.errors import DataError, IngestError, MasEvalError, SchemaError
+from mas_eval.score import Scores, score
+from mas_eval.simulation import simulate
+
+__all__ = [
+    "DataError",
+    "Dataset",
+    "IngestError",
+    "MasEvalError",
+    "SchemaError",
+    "Scores",
+    "__version__",
+    "score",
+    "simulate",
+]

@@ -133,8 +133,7 @@ class Dataset:
         if unknown:
             hints = [difflib.get_close_matches(n, TABLES, n=1) for n in unknown]
             detail = "; ".join(
-                f"{n!r}" + (f" (did you mean {h[0]!r}?)" if h else "")
-                for n, h in zip(unknown, hints, strict=True)
+                f"{n!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for n, h in zip(unknown, hints, strict=True)
             )
             msg = f"unknown table(s) {detail}; the Dataset's tables are: {', '.join(TABLES)}"
             raise SchemaError(msg)

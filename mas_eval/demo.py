@@ -47,11 +47,7 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
 
 def _systems(ds: Dataset) -> str:
     per_system = (
-        ds["runs"]
-        .group_by("system")
-        .agg(runs=pl.len(), cases=pl.col("case_id").n_unique())
-        .sort("system")
-        .collect()
+        ds["runs"].group_by("system").agg(runs=pl.len(), cases=pl.col("case_id").n_unique()).sort("system").collect()
     )
     return "; ".join(f"{r['system']}: {r['runs']:,} runs on {r['cases']:,} cases" for r in per_system.to_dicts())
 

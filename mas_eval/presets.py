@@ -71,9 +71,7 @@ class DecisionParams:
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
-                msg = (
-                    f"parameter {name}={getattr(self, name)!r} is not one of {', '.join(map(repr, allowed))}"
-                )
+                msg = f"parameter {name}={getattr(self, name)!r} is not one of {', '.join(map(repr, allowed))}"
                 raise MasEvalError(msg)
         for name in ("baseline_iterations", "baseline_api_calls", "baseline_seconds"):
             if not getattr(self, name) > 0:

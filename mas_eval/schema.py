@@ -97,9 +97,7 @@ TABLES: dict[str, Table] = {
             (
                 _RUN_ID,
                 Column("system", _S, 'System that produced the run, e.g. "mas" or "single".', required=True),
-                Column(
-                    "case_id", _S, "The unit both systems ran: pairs runs and clusters them.", required=True
-                ),
+                Column("case_id", _S, "The unit both systems ran: pairs runs and clusters them.", required=True),
                 Column("task", _S, "Task or scenario family."),
                 Column("variant", _S, "Configuration variant (model, prompt, team size ...)."),
                 Column("seed", _I, "Random seed of the run, if any."),
@@ -163,9 +161,7 @@ TABLES: dict[str, Table] = {
                 _RUN_ID,
                 _key("criterion", "Decision criterion."),
                 Column("weight", _F, "Criterion weight, >= 0 (equal weights when null).", nonnegative=True),
-                Column(
-                    "kind", _S, 'Direction: "benefit" (more is better) or "cost".', allowed=CRITERION_KINDS
-                ),
+                Column("kind", _S, 'Direction: "benefit" (more is better) or "cost".', allowed=CRITERION_KINDS),
                 Column(
                     "scale",
                     _S,
@@ -205,9 +201,7 @@ TABLES: dict[str, Table] = {
                 _key("round", "Round of the diagnostic sequence."),
                 _key("agent_id", "Agent that stated the diagnosis."),
                 _key("diagnosis", "Diagnosis as written."),
-                Column(
-                    "stance", _S, 'One of "proposed", "excluded", "final", "critical".', allowed=DDX_STANCES
-                ),
+                Column("stance", _S, 'One of "proposed", "excluded", "final", "critical".', allowed=DDX_STANCES),
                 Column("rank", _I, "Position in the agent's list (1 = first).", nonnegative=True),
                 Column("mentions", _I, "Times the diagnosis was mentioned in the round.", nonnegative=True),
                 Column("evidence", pl.List(pl.String()), "Evidence items cited for it."),

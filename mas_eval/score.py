@@ -157,9 +157,7 @@ def _belief_runs_and_alternatives(
     return runs, alternatives
 
 
-def _agents_out(
-    agent_frame: pl.DataFrame | None, belief_runs: pl.LazyFrame, params: DecisionParams
-) -> pl.LazyFrame:
+def _agents_out(agent_frame: pl.DataFrame | None, belief_runs: pl.LazyFrame, params: DecisionParams) -> pl.LazyFrame:
     if agent_frame is None:
         return _empty({"run_id": pl.String, "agent_id": pl.String, "contribution": pl.Float64,
                        "normalized_entropy": pl.Float64, "confidence": pl.Float64,
@@ -210,9 +208,7 @@ def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
     )
     return per_run.join(votes, on="run_id", how="left").with_columns(
         balance_score=1.0 - pl.col("gini_coefficient"),
-        diversity_score=pl.when(pl.col("n_tops") > 0).then(
-            pl.col("unique_preferences") / pl.col("num_agents")
-        ),
+        diversity_score=pl.when(pl.col("n_tops") > 0).then(pl.col("unique_preferences") / pl.col("num_agents")),
         agreement_percentage=pl.col("top_votes") / pl.col("n_tops"),
     )
 
@@ -257,9 +253,9 @@ def _dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, ds: Dataset, params: De
         .then(pl.max_horizontal("dqs_raw", pl.lit(params.gt_boost)))
         .otherwise("dqs_raw")
     )
-    return chosen.select(
-        "run_id", dqs_raw=raw, dqs_method=method.otherwise(None), gt_match=match
-    ).with_columns(dqs=boosted)
+    return chosen.select("run_id", dqs_raw=raw, dqs_method=method.otherwise(None), gt_match=match).with_columns(
+        dqs=boosted
+    )
 
 
 def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overrides: Any) -> Scores:
@@ -313,9 +309,7 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
     w = params.consensus_weight
     n = pl.col("num_agents")
     decision = (
-        pl.when(
-            (n >= 2) & pl.col("consensus_level").is_not_null() & pl.col("average_confidence").is_not_null()
-        )
+        pl.when((n >= 2) & pl.col("consensus_level").is_not_null() & pl.col("average_confidence").is_not_null())
         .then(w * pl.col("consensus_level") + (1.0 - w) * pl.col("average_confidence"))
         .when(pl.col("confidence").is_not_null())
         .then(pl.col("confidence"))

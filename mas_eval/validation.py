@@ -34,9 +34,7 @@ class _Rule:
 
 
 def _fail(spec: Table, rule: _Rule, frame: pl.LazyFrame, count: int, key: list[str]) -> None:
-    examples = (
-        frame.filter(rule.bad).select(key).unique(maintain_order=False).sort(key).head(_EXAMPLES).collect()
-    )
+    examples = frame.filter(rule.bad).select(key).unique(maintain_order=False).sort(key).head(_EXAMPLES).collect()
     msg = (
         f"table {spec.name!r}, column {rule.column!r}: {count} {rule.unit} {rule.problem}, "
         f"e.g. at {format_keys(examples.to_dicts())}; {rule.fix}"
@@ -83,9 +81,7 @@ def _value_rules(spec: Table, column: Column) -> list[_Rule]:
     col = pl.col(column.name)
     rules = []
     if column.name in spec.key:
-        rules.append(
-            _Rule(column.name, col.is_null(), "have a null key", "every key column must be filled in")
-        )
+        rules.append(_Rule(column.name, col.is_null(), "have a null key", "every key column must be filled in"))
     if column.dtype == pl.Float64:
         rules.append(
             _Rule(
@@ -99,9 +95,7 @@ def _value_rules(spec: Table, column: Column) -> list[_Rule]:
         rules.append(_Rule(column.name, col < 0, "are negative", f"{column.name} must be >= 0"))
     if column.unit_interval:
         rules.append(
-            _Rule(
-                column.name, (col < 0) | (col > 1), "are outside [0, 1]", f"{column.name} must lie in [0, 1]"
-            )
+            _Rule(column.name, (col < 0) | (col > 1), "are outside [0, 1]", f"{column.name} must lie in [0, 1]")
         )
     if column.allowed is not None:
         rules.append(

@@ -128,17 +128,27 @@ def _frames(runs: dict[str, Run]) -> dict[str, pl.DataFrame]:
                 "api_calls": [r.api_calls for r in runs.values()],
                 "seconds": [r.seconds for r in runs.values()],
             },
-            schema_overrides={"confidence": pl.Float64, "seconds": pl.Float64, "recommended": pl.String,
-                              "correct": pl.String, "iterations": pl.Int64, "api_calls": pl.Int64},
-        )  # fmt: skip
+            schema_overrides={
+                "confidence": pl.Float64,
+                "seconds": pl.Float64,
+                "recommended": pl.String,
+                "correct": pl.String,
+                "iterations": pl.Int64,
+                "api_calls": pl.Int64,
+            },
+        )
     }
     rows: dict[str, list[dict]] = {t: [] for t in ("agents", "beliefs", "criteria", "scores", "alt_scores")}
     for run_id, run in runs.items():
         for agent in run.agent_confidence:
             rows["agents"].append(
-                {"run_id": run_id, "agent_id": agent, "confidence": run.agent_confidence[agent],
-                 "weight": run.agent_weight[agent]}
-            )  # fmt: skip
+                {
+                    "run_id": run_id,
+                    "agent_id": agent,
+                    "confidence": run.agent_confidence[agent],
+                    "weight": run.agent_weight[agent],
+                }
+            )
         for agent, masses in run.beliefs.items():
             rows["beliefs"] += [
                 {"run_id": run_id, "agent_id": agent, "alternative": a, "mass": m} for a, m in masses.items()
@@ -151,9 +161,13 @@ def _frames(runs: dict[str, Run]) -> dict[str, pl.DataFrame]:
             ]
         for alternative in run.mcda:
             rows["alt_scores"].append(
-                {"run_id": run_id, "alternative": alternative, "mcda": run.mcda[alternative],
-                 "final": run.final[alternative]}
-            )  # fmt: skip
+                {
+                    "run_id": run_id,
+                    "alternative": alternative,
+                    "mcda": run.mcda[alternative],
+                    "final": run.final[alternative],
+                }
+            )
     schemas = {
         "agents": {"run_id": pl.String, "agent_id": pl.String, "confidence": pl.Float64, "weight": pl.Float64},
         "beliefs": {"run_id": pl.String, "agent_id": pl.String, "alternative": pl.String, "mass": pl.Float64},

@@ -56,7 +56,11 @@ def check_against_oracle(drawn: Drawn, preset: str) -> None:
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
-@settings(max_examples=int(__import__("os").environ.get("ORACLE_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(__import__("os").environ.get("ORACLE_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(drawn=datasets())
 def test_vectorised_equals_oracle(drawn: Drawn, preset: str) -> None:
     check_against_oracle(drawn, preset)

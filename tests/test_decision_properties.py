@@ -36,7 +36,9 @@ def test_registry_covers_every_output_column() -> None:
 @given(drawn=datasets(max_runs=3), seed=st.integers(0, 2**32 - 1))
 def test_metric_range_and_order_invariance(metric: Metric, drawn: Drawn, seed: int) -> None:
     original = score(drawn.dataset())
-    shuffled_frames = {name: frame.sample(fraction=1.0, shuffle=True, seed=seed) for name, frame in drawn.frames.items()}
+    shuffled_frames = {
+        name: frame.sample(fraction=1.0, shuffle=True, seed=seed) for name, frame in drawn.frames.items()
+    }
     shuffled = score(Dataset.from_frames(**shuffled_frames))
 
     got, again = _column(original, metric), _column(shuffled, metric)

@@ -188,14 +188,10 @@ def run_beliefs(
         )
         alternatives = with_p.join(runs.select("run_id", "k"), on="run_id", how="inner").select(
             *_RA,
-            er_belief=pl.col("k")
-            * (pl.col("p_n") - pl.col("q_h"))
-            / (1.0 - pl.col("k") * pl.col("all_bar_product")),
+            er_belief=pl.col("k") * (pl.col("p_n") - pl.col("q_h")) / (1.0 - pl.col("k") * pl.col("all_bar_product")),
         )
     alternatives = alternatives.with_columns(er_rank=rank_descending("er_belief", "alternative"))
-    return runs.select(
-        "run_id", "consensus_level", "n_belief_agents", "n_alternatives", "er_unassigned"
-    ), alternatives
+    return runs.select("run_id", "consensus_level", "n_belief_agents", "n_alternatives", "er_unassigned"), alternatives
 
 
 def agent_entropy(*, support: str, renormalise: bool) -> pl.Expr:

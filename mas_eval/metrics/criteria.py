@@ -22,9 +22,7 @@ def _criteria_columns(criteria: pl.LazyFrame | None) -> pl.LazyFrame | None:
     return criteria.select(*_RC, "weight", "kind", "scale")
 
 
-def alternative_criteria(
-    scores: pl.LazyFrame, criteria: pl.LazyFrame | None, *, weighted: bool
-) -> pl.LazyFrame:
+def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame | None, *, weighted: bool) -> pl.LazyFrame:
     r"""Criteria satisfaction, weighted sum and TOPSIS of every scored alternative of every run.
 
     Parameters
@@ -82,9 +80,7 @@ def alternative_criteria(
         )
         .with_columns(
             # Weights count only if every scored criterion of the run has one and they sum > 0.
-            weights_given=(pl.col("weight").is_not_null().all() & (pl.col("weight").sum() > 0)).over(
-                "run_id"
-            ),
+            weights_given=(pl.col("weight").is_not_null().all() & (pl.col("weight").sum() > 0)).over("run_id"),
         )
         .with_columns(given_weight=pl.when("weights_given").then("weight").otherwise(1.0))
         .with_columns(share=pl.col("given_weight") / pl.col("given_weight").sum().over("run_id"))
@@ -144,9 +140,7 @@ def alternative_criteria(
         criteria_satisfaction=pl.when(pl.col("sat_den") > 0)
         .then(pl.col("sat_num") / pl.col("sat_den"))
         .otherwise("sat_mean"),
-        weighted_sum=pl.when(pl.col("ws_den") > 0)
-        .then(pl.col("ws_num") / pl.col("ws_den"))
-        .otherwise("sat_mean"),
+        weighted_sum=pl.when(pl.col("ws_den") > 0).then(pl.col("ws_num") / pl.col("ws_den")).otherwise("sat_mean"),
         topsis_closeness=pl.when(d_best + d_worst > 0).then(d_worst / (d_best + d_worst)).otherwise(0.5),
         topsis_distance_best=d_best,
         topsis_distance_worst=d_worst,

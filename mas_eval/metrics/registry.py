@@ -83,7 +83,13 @@ DECISION_METRICS: tuple[Metric, ...] = (
     _m("alternatives", "mcda_rank", "1 = highest mcda_score; ties to the first id.", 1, None),
     _m("alternatives", "er_belief", "Combined belief in the alternative (evidential reasoning).", 0, 1),
     _m("alternatives", "er_rank", "1 = highest er_belief; ties to the first id.", 1, None),
-    _m("alternatives", "criteria_satisfaction", "Mean (or weighted mean) criteria satisfaction: what DQS averages.", 0, 1),
+    _m(
+        "alternatives",
+        "criteria_satisfaction",
+        "Mean (or weighted mean) criteria satisfaction: what DQS averages.",
+        0,
+        1,
+    ),
 )
 
 _BY_NAME = {(m.table, m.name): m for m in DECISION_METRICS}
