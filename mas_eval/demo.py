@@ -10,15 +10,17 @@ from rich.console import Console
 
 from mas_eval.dataset import Dataset, atomic_directory
 from mas_eval.provenance import provenance
+from mas_eval.score import score
 
 __all__ = ["run_demo"]
 
 
 def run_demo(data: Path, out: Path, *, console: Console) -> Path:
-    """Validate and summarise ``data/sample``, ingest ``data/sample.jsonl``; write to ``out``.
+    """Validate, summarise and score ``data/sample``, ingest ``data/sample.jsonl``; write to ``out``.
 
     Outputs (replacing an earlier demo as a whole): ``summary.json`` (provenance and every
-    table's summary), ``summary.md``, and ``ingested/`` (the Dataset ingested from the JSONL).
+    table), ``summary.md``, ``scores/`` (the sample's Scores) and ``ingested/`` (the Dataset
+    ingested from the JSONL).
     """
     from mas_eval.cli import print_frame
     from mas_eval.ingest import ingest_jsonl
@@ -32,6 +34,12 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         print_frame(sections["sample"], title="rows per table, and the runs, systems, cases, tasks they cover")
         console.print(_systems(ds))
 
+        console.rule("[bold]Decision metrics (seed 004, preset 'spec')[/]")
+        scores = score(ds)
+        scores.write(staging / "scores")
+        sections["headline"] = headline(scores.runs)
+        print_frame(sections["headline"], title="mean per system (gt_match: share of runs matching ground truth)")
+
         console.rule(f"[bold]Ingest of canonical JSONL records[/] {records}")
         result = ingest_jsonl([records], staging / "ingested")
         sections["ingested"] = Dataset.open(staging / "ingested").summary()
@@ -43,6 +51,21 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         (staging / "summary.md").write_text(_markdown(sections))
     console.print(f"\n[green]demo outputs written to {out}/[/]")
     return out
+
+
+HEADLINE = [
+    "dqs", "gt_match", "decision_confidence", "consensus_level", "agreement_percentage", "balance_score",
+    "efficiency_score", "er_unassigned", "cost_usd",
+]  # fmt: skip
+
+
+def headline(run_metrics: pl.DataFrame) -> pl.DataFrame:
+    """Mean of the headline metrics per system, with the number of runs."""
+    return (
+        run_metrics.group_by("system")
+        .agg(pl.len().alias("runs"), *(pl.col(c).cast(pl.Float64).mean() for c in HEADLINE))
+        .sort("system")
+    )
 
 
 def _systems(ds: Dataset) -> str:

@@ -25,7 +25,7 @@ from mas_eval.metrics.beliefs import (
     check_agent_masses,
     run_beliefs,
 )
-from mas_eval.metrics.common import rank_descending
+from mas_eval.metrics.common import gini_of_sorted, rank_descending
 from mas_eval.metrics.criteria import alternative_criteria
 from mas_eval.metrics.efficiency import efficiency
 from mas_eval.presets import DecisionParams, resolve
@@ -144,8 +144,7 @@ def _belief_runs_and_alternatives(
             {"run_id": pl.String, "consensus_level": pl.Float64, "n_belief_agents": pl.UInt32,
              "n_alternatives": pl.UInt32, "er_unassigned": pl.Float64}
         )  # fmt: skip
-        alternatives = _empty({"run_id": pl.String, "alternative": pl.String, "er_belief": pl.Float64,
-                               "er_rank": pl.Int64})  # fmt: skip
+        alternatives = _empty({"run_id": pl.String, "alternative": pl.String, "er_belief": pl.Float64})
         return runs, alternatives
     per_alternative = alternative_beliefs(ds["beliefs"], agent_frame.lazy(), er=params.er).collect()
     runs, alternatives = run_beliefs(
@@ -180,7 +179,6 @@ def _agents_out(agent_frame: pl.DataFrame | None, belief_runs: pl.LazyFrame, par
 def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
     """Per run: confidence statistics, contribution balance and top-choice agreement."""
     conf = pl.col("confidence")
-    contribution = pl.col("contribution").drop_nulls()
     top = pl.col("top_choice")
     per_run = agents_out.group_by("run_id").agg(
         num_agents=pl.len(),
@@ -192,24 +190,26 @@ def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
         max_confidence=conf.max(),
         n_confidences=conf.count(),
         only_confidence=conf.drop_nulls().first(),
-        gini_coefficient=pl.when(contribution.len() > 0).then(contribution.mas.gini()),
+        contributions=pl.col("contribution").drop_nulls().sort(),
         unique_preferences=top.drop_nulls().n_unique(),
         n_tops=top.count(),
     )
-    votes = (
-        agents_out.filter(top.is_not_null())
-        .group_by("run_id", "top_choice")
-        .agg(votes=pl.len())
+    votes = agents_out.filter(top.is_not_null()).group_by("run_id", "top_choice").agg(votes=pl.len())
+    # The most frequent top choice; a tie goes to the alternative id that sorts first.
+    top_preference = (
+        votes.filter(pl.col("votes") == pl.col("votes").max().over("run_id"))
         .group_by("run_id")
-        .agg(
-            top_preference=pl.col("top_choice").filter(pl.col("votes") == pl.col("votes").max()).min(),
-            top_votes=pl.col("votes").max(),
-        )
+        .agg(top_preference=top.min(), top_votes=pl.col("votes").first())
     )
-    return per_run.join(votes, on="run_id", how="left").with_columns(
-        balance_score=1.0 - pl.col("gini_coefficient"),
-        diversity_score=pl.when(pl.col("n_tops") > 0).then(pl.col("unique_preferences") / pl.col("num_agents")),
-        agreement_percentage=pl.col("top_votes") / pl.col("n_tops"),
+    return (
+        per_run.join(top_preference, on="run_id", how="left")
+        .with_columns(gini_coefficient=gini_of_sorted(pl.col("contributions")))
+        .with_columns(
+            balance_score=1.0 - pl.col("gini_coefficient"),
+            diversity_score=pl.when(pl.col("n_tops") > 0).then(pl.col("unique_preferences") / pl.col("num_agents")),
+            agreement_percentage=pl.col("top_votes") / pl.col("n_tops"),
+        )
+        .drop("contributions")
     )
 
 
@@ -221,12 +221,19 @@ def _alternatives_out(ds: Dataset, belief_alternatives: pl.LazyFrame, params: De
         per_criteria = _empty(
             {"run_id": pl.String, "alternative": pl.String, "criteria_satisfaction": pl.Float64,
              "weighted_sum": pl.Float64, "topsis_closeness": pl.Float64, "topsis_distance_best": pl.Float64,
-             "topsis_distance_worst": pl.Float64, "topsis_rank": pl.Int64}
+             "topsis_distance_worst": pl.Float64}
         )  # fmt: skip
-    joined = per_criteria.join(belief_alternatives, on=_RA, how="full", coalesce=True)
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
-    return joined.with_columns(mcda_score=pl.col(mcda)).with_columns(
-        mcda_rank=rank_descending("mcda_score", "alternative")
+    # Sorted by (run, alternative) so that ordinal ranks break ties by alternative id.
+    return (
+        per_criteria.join(belief_alternatives, on=_RA, how="full", coalesce=True)
+        .with_columns(mcda_score=pl.col(mcda))
+        .sort(_RA)
+        .with_columns(
+            topsis_rank=rank_descending("topsis_closeness"),
+            er_rank=rank_descending("er_belief"),
+            mcda_rank=rank_descending("mcda_score"),
+        )
     )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import polars as pl
 
 from mas_eval.errors import DataError, format_keys
-from mas_eval.metrics.common import first_label_of_max, rank_descending
 from mas_eval.metrics.namespace import entropy_from_sums
 from mas_eval.schema import AGENT_KEY
 
@@ -33,25 +32,31 @@ def agent_beliefs(beliefs: pl.LazyFrame, agents: pl.LazyFrame | None) -> pl.Lazy
         mass_sumsq=mass.pow(2).sum(),
         m_log_m=pl.when(mass > 0).then(mass * mass.log()).otherwise(0.0).sum(),
         own_alternatives=pl.len(),
-        top_choice=first_label_of_max("mass", "alternative"),
         has_beliefs=pl.lit(True),
     )
+    # A filter inside the aggregation is Polars' slow path; filtering rows first is not.
+    tops = (
+        beliefs.filter(mass == mass.max().over(AGENT_KEY))
+        .group_by(AGENT_KEY)
+        .agg(top_choice=pl.col("alternative").min())
+    )
+    stats = stats.join(tops, on=AGENT_KEY, how="inner")
     if agents is None:
         frame = stats.with_columns(confidence=pl.lit(None, pl.Float64), weight=pl.lit(None, pl.Float64))
     else:
         frame = stats.join(
             agents.select(*AGENT_KEY, "confidence", "weight"), on=AGENT_KEY, how="full", coalesce=True
         ).with_columns(pl.col("has_beliefs").fill_null(False))
-    in_er = pl.col("has_beliefs")
-    weight_of_believers = pl.col("weight").filter(in_er)
-    weights_given = (weight_of_believers.is_not_null().all() & (weight_of_believers.sum() > 0)).over("run_id")
-    believers = in_er.sum().over("run_id")
+    believer = pl.col("has_beliefs")
+    believer_weight = pl.when(believer).then(pl.col("weight"))
+    weight_total = believer_weight.sum().over("run_id")
+    weights_given = ~(believer & pl.col("weight").is_null()).any().over("run_id") & (weight_total > 0)
     return frame.with_columns(
-        w=pl.when(~in_er)
+        w=pl.when(~believer)
         .then(None)
         .when(weights_given)
-        .then(pl.col("weight") / weight_of_believers.sum().over("run_id"))
-        .otherwise(1.0 / believers),
+        .then(pl.col("weight") / weight_total)
+        .otherwise(1.0 / believer.sum().over("run_id")),
     )
 
 
@@ -68,6 +73,18 @@ def check_agent_masses(agent_frame: pl.DataFrame) -> None:
         raise DataError(msg)
 
 
+def _log_product(factor: pl.Expr) -> dict[str, pl.Expr]:
+    """A product over a group as two sums: of the logs of its positive factors, and of its zeros.
+
+    Sums are Polars' fast path (a product is not) and they merge across shards; the zero
+    count lets a product be divided by a sub-product without dividing by zero.
+    """
+    return {
+        "log": pl.when(factor > 0).then(factor.log()).otherwise(0.0).sum(),
+        "zeros": (factor <= 0).sum(),
+    }
+
+
 def alternative_beliefs(beliefs: pl.LazyFrame, agent_frame: pl.LazyFrame, *, er: str) -> pl.LazyFrame:
     r"""Per ``(run, alternative)``: unit-vector sums and the ER products over the agents present.
 
@@ -75,10 +92,9 @@ def alternative_beliefs(beliefs: pl.LazyFrame, agent_frame: pl.LazyFrame, *, er:
     -----
     With :math:`m_{H,i} = 1 - w_i \sum_n \beta_{n,i}` (Wang, Yang & Xu 2006), the ER product
     :math:`\prod_i (w_i\beta_{n,i} + m_{H,i})` runs over all of the run's agents; an agent with
-    no row for alternative n contributes :math:`m_{H,i}`. It is assembled here from the
-    product over the agents present and the per-run product of :math:`m_{H,i}` over all
-    agents, divided by that over the agents present; zero factors are counted apart so that
-    the division never meets a zero.
+    no row for alternative n contributes :math:`m_{H,i}`. It is assembled from the product
+    over the agents present and the per-run product of :math:`m_{H,i}` over all agents,
+    divided by that over the agents present, each held as a log-sum and a count of zeros.
     """
     per_agent = agent_frame.filter("has_beliefs").select(
         *AGENT_KEY,
@@ -87,18 +103,18 @@ def alternative_beliefs(beliefs: pl.LazyFrame, agent_frame: pl.LazyFrame, *, er:
         w=pl.col("w"),
         m_h=1.0 - pl.col("w") * pl.col("mass_total"),
     )
-    factor = pl.col("w") * pl.col("mass") + pl.col("m_h")
-    m_h = pl.col("m_h")
     aggregations = {
         "unit_sum": (pl.col("mass") / pl.col("norm")).sum(),
         "weighted_average": (pl.col("w") * pl.col("mass") / pl.col("total")).sum(),
     }
     if er == "yang_xu":
+        with_grade = _log_product(pl.col("w") * pl.col("mass") + pl.col("m_h"))
+        present_h = _log_product(pl.col("m_h"))
         aggregations |= {
-            "with_product": factor.filter(factor > 0).product(),
-            "with_zeros": (factor <= 0).sum(),
-            "present_h_product": m_h.filter(m_h > 0).product(),
-            "present_h_zeros": (m_h <= 0).sum(),
+            "with_log": with_grade["log"],
+            "with_zeros": with_grade["zeros"],
+            "present_h_log": present_h["log"],
+            "present_h_zeros": present_h["zeros"],
         }
     return (
         beliefs.select(*AGENT_KEY, "alternative", "mass")
@@ -133,19 +149,20 @@ def run_beliefs(
         \beta_H = \frac{k\,[\prod_i m_{H,i} - \prod_i \bar m_{H,i}]}{1 - k\prod_i \bar m_{H,i}}
 
     ``er="weighted_average"`` (crisis_mas_poc): :math:`\beta_n \propto \sum_i w_i m_{n,i} /
-    \sum_a m_{a,i}`, renormalised to sum 1; :math:`\beta_H = \max(0, 1 - \sum_n \beta_n)`.
+    \sum_a m_{a,i}`, renormalised to sum 1, and nothing is left unassigned.
 
     Returns ``(runs, alternatives)``: per run ``consensus_level, n_belief_agents,
-    n_alternatives, er_unassigned``; per ``(run, alternative)`` ``er_belief, er_rank``.
+    n_alternatives, er_unassigned``; per ``(run, alternative)`` ``er_belief``.
     """
     believers = agent_frame.filter("has_beliefs")
-    m_h = 1.0 - pl.col("w") * pl.col("mass_total")
-    m_bar = 1.0 - pl.col("w")
+    all_h = _log_product(1.0 - pl.col("w") * pl.col("mass_total"))
+    all_bar = _log_product(1.0 - pl.col("w"))
     per_run_agents = believers.group_by("run_id").agg(
         n_belief_agents=pl.len(),
-        all_h_product=m_h.filter(m_h > 0).product(),
-        all_h_zeros=(m_h <= 0).sum(),
-        all_bar_product=m_bar.product(),
+        all_h_log=all_h["log"],
+        all_h_zeros=all_h["zeros"],
+        all_bar_log=all_bar["log"],
+        all_bar_zeros=all_bar["zeros"],
     )
     per_run_alternatives = alternative_frame.group_by("run_id").agg(
         unit_square=pl.col("unit_sum").pow(2).sum(),
@@ -157,7 +174,8 @@ def run_beliefs(
         consensus_level=pl.when(n >= 2)
         .then((pl.col("unit_square") - n) / (n * (n - 1)))
         .otherwise(pl.lit(single_agent_consensus, pl.Float64)),
-        q_h=pl.when(pl.col("all_h_zeros") > 0).then(0.0).otherwise("all_h_product"),
+        q_h=pl.when(pl.col("all_h_zeros") > 0).then(0.0).otherwise(pl.col("all_h_log").exp()),
+        q_bar=pl.when(pl.col("all_bar_zeros") > 0).then(0.0).otherwise(pl.col("all_bar_log").exp()),
     )
 
     if er == "weighted_average":
@@ -171,26 +189,23 @@ def run_beliefs(
         p_n = (
             pl.when((pl.col("with_zeros") > 0) | (absent_zeros > 0))
             .then(0.0)
-            .otherwise(pl.col("with_product") * pl.col("all_h_product") / pl.col("present_h_product"))
+            .otherwise((pl.col("with_log") + pl.col("all_h_log") - pl.col("present_h_log")).exp())
         )
         with_p = alternative_frame.join(
-            runs.select("run_id", "q_h", "all_bar_product", "n_alternatives", "all_h_zeros", "all_h_product"),
+            runs.select("run_id", "q_h", "q_bar", "n_alternatives", "all_h_zeros", "all_h_log"),
             on="run_id",
             how="inner",
         ).with_columns(p_n=p_n)
-        k_frame = with_p.group_by("run_id").agg(
+        k = with_p.group_by("run_id").agg(
             k=1.0 / (pl.col("p_n").sum() - (pl.col("n_alternatives").first() - 1) * pl.col("q_h").first())
         )
-        runs = runs.join(k_frame, on="run_id", how="inner").with_columns(
-            er_unassigned=pl.col("k")
-            * (pl.col("q_h") - pl.col("all_bar_product"))
-            / (1.0 - pl.col("k") * pl.col("all_bar_product"))
+        runs = runs.join(k, on="run_id", how="inner").with_columns(
+            er_unassigned=pl.col("k") * (pl.col("q_h") - pl.col("q_bar")) / (1.0 - pl.col("k") * pl.col("q_bar"))
         )
         alternatives = with_p.join(runs.select("run_id", "k"), on="run_id", how="inner").select(
             *_RA,
-            er_belief=pl.col("k") * (pl.col("p_n") - pl.col("q_h")) / (1.0 - pl.col("k") * pl.col("all_bar_product")),
+            er_belief=pl.col("k") * (pl.col("p_n") - pl.col("q_h")) / (1.0 - pl.col("k") * pl.col("q_bar")),
         )
-    alternatives = alternatives.with_columns(er_rank=rank_descending("er_belief", "alternative"))
     return runs.select("run_id", "consensus_level", "n_belief_agents", "n_alternatives", "er_unassigned"), alternatives
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from mas_eval.metrics.common import rank_descending
-
 __all__ = ["alternative_criteria"]
 
 _RC = ["run_id", "criterion"]
@@ -53,34 +51,32 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame | None, *,
     normalised to sum 1, ideal :math:`v_c^+` = max over alternatives for a benefit and min for
     a cost criterion (:math:`v_c^-` the opposite), :math:`d_a^\pm = \sqrt{\sum_c (v_{ac} -
     v_c^\pm)^2}` over the criteria ``a`` is scored on, closeness :math:`d^-/(d^+ + d^-)`
-    (0.5 when both are 0). Rank 1 is the highest closeness; ties go to the alternative id
-    that sorts first.
+    (0.5 when both are 0).
 
     Returns one row per ``(run_id, alternative)``: ``criteria_satisfaction,
-    weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst, topsis_rank``.
+    weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst`` (the caller
+    ranks, once the rows are sorted).
     """
     rows = scores.select(*_RA, "criterion", pl.col("score").cast(pl.Float64))
+    per_criterion = rows.group_by(_RC).agg(
+        low=pl.col("score").min(),
+        high=pl.col("score").max(),
+        norm=pl.col("score").pow(2).sum().sqrt(),
+    )
+    # Criterion attributes join the (run, criterion) summary, not every score row.
     spec = _criteria_columns(criteria)
     if spec is None:
-        rows = rows.with_columns(
+        per_criterion = per_criterion.with_columns(
             weight=pl.lit(None, pl.Float64), kind=pl.lit(None, pl.String), scale=pl.lit(None, pl.String)
         )
     else:
-        rows = rows.join(spec, on=_RC, how="left")
-
+        per_criterion = per_criterion.join(spec, on=_RC, how="left")
     per_criterion = (
-        rows.group_by(_RC)
-        .agg(
-            low=pl.col("score").min(),
-            high=pl.col("score").max(),
-            norm=pl.col("score").pow(2).sum().sqrt(),
-            weight=pl.col("weight").first(),
-            cost=(pl.col("kind").first() == "cost").fill_null(False),
-            raw=(pl.col("scale").first() == "raw").fill_null(False),
-        )
-        .with_columns(
+        per_criterion.with_columns(
+            cost=(pl.col("kind") == "cost").fill_null(False),
+            raw=(pl.col("scale") == "raw").fill_null(False),
             # Weights count only if every scored criterion of the run has one and they sum > 0.
-            weights_given=(pl.col("weight").is_not_null().all() & (pl.col("weight").sum() > 0)).over("run_id"),
+            weights_given=(~pl.col("weight").is_null().any() & (pl.col("weight").sum() > 0)).over("run_id"),
         )
         .with_columns(given_weight=pl.when("weights_given").then("weight").otherwise(1.0))
         .with_columns(share=pl.col("given_weight") / pl.col("given_weight").sum().over("run_id"))
@@ -120,8 +116,7 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame | None, *,
     criterion_weight = pl.col("given_weight") if weighted else pl.lit(1.0)
 
     per_alternative = (
-        rows.select(*_RA, "criterion", "score")
-        .join(per_criterion, on=_RC, how="inner")
+        rows.join(per_criterion, on=_RC, how="inner")
         .with_columns(sat=satisfaction, v=v)
         .group_by(_RA)
         .agg(
@@ -144,4 +139,4 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame | None, *,
         topsis_closeness=pl.when(d_best + d_worst > 0).then(d_worst / (d_best + d_worst)).otherwise(0.5),
         topsis_distance_best=d_best,
         topsis_distance_worst=d_worst,
-    ).with_columns(topsis_rank=rank_descending("topsis_closeness", "alternative"))
+    )

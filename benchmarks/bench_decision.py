@@ -1,0 +1,147 @@
+"""Benchmark of the decision suite: score N simulated runs, and the per-run oracle for comparison.
+
+Usage::
+
+    python benchmarks/bench_decision.py                    # 1,000,000 and 100,000 runs
+    python benchmarks/bench_decision.py --runs 200000      # one size
+    python benchmarks/bench_decision.py --oracle-runs 5000 # oracle sample size
+
+Each size is simulated with 5 agents, 4 alternatives and 3 criteria per run (seed 1),
+written to Parquet, then scored from Parquet in a fresh process so that its peak RSS is
+the scoring's own. The oracle (``tests/oracles/decision.py``, plain Python per run) is
+timed on the first ``--oracle-runs`` runs of the 100,000-run dataset; its runs/s is the rate
+the vectorised code is compared with. Results go to ``reports/benchmarks/decision.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import polars as pl  # noqa: E402
+
+import mas_eval  # noqa: E402
+from mas_eval import Dataset  # noqa: E402
+
+OUT = ROOT / "reports" / "benchmarks" / "decision.json"
+SHAPE = {"agents": (5, 5), "alternatives": (4, 4), "criteria": (3, 3)}
+
+
+def _peak_rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # Linux: KiB
+
+
+def score_in_this_process(folder: str) -> dict:
+    ds = Dataset.open(folder)
+    start = time.perf_counter()
+    scores = mas_eval.score(ds)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "peak_rss_gb": _peak_rss_gb(), "runs": scores.runs.height}
+
+
+def _score_in_fresh_process(folder: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, __file__, "--score-only", str(folder)], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _oracle_runs(folder: Path, limit: int) -> list:
+    """The first ``limit`` runs as oracle inputs (building them is not timed)."""
+    from tests.oracles.decision import Run
+
+    ds = Dataset.open(folder)
+    run_ids = ds["runs"].select("run_id").sort("run_id").head(limit).collect()["run_id"]
+    keep = pl.col("run_id").is_in(run_ids.implode())
+    frames = {name: ds[name].filter(keep).collect() for name in ds.table_names}
+    runs = {
+        r["run_id"]: Run(run_id=r["run_id"], recommended=r["recommended"], correct=r["correct"],
+                         confidence=r["confidence"], iterations=r["iterations"], api_calls=r["api_calls"],
+                         seconds=r["seconds"])
+        for r in frames["runs"].iter_rows(named=True)
+    }  # fmt: skip
+    for r in frames["agents"].iter_rows(named=True):
+        runs[r["run_id"]].agent_confidence[r["agent_id"]] = r["confidence"]
+        runs[r["run_id"]].agent_weight[r["agent_id"]] = r["weight"]
+    for r in frames["beliefs"].iter_rows(named=True):
+        runs[r["run_id"]].beliefs.setdefault(r["agent_id"], {})[r["alternative"]] = r["mass"]
+    for r in frames["criteria"].iter_rows(named=True):
+        runs[r["run_id"]].criteria[r["criterion"]] = {k: r[k] for k in ("weight", "kind", "scale")}
+    for r in frames["scores"].iter_rows(named=True):
+        runs[r["run_id"]].scores.setdefault(r["alternative"], {})[r["criterion"]] = r["score"]
+    for r in frames["alt_scores"].iter_rows(named=True):
+        runs[r["run_id"]].mcda[r["alternative"]] = r["mcda"]
+        runs[r["run_id"]].final[r["alternative"]] = r["final"]
+    return list(runs.values())
+
+
+def time_oracle(folder: Path, limit: int) -> dict:
+    from mas_eval.presets import resolve
+    from tests.oracles.decision import score_run
+
+    runs = _oracle_runs(folder, limit)
+    params = resolve("spec").as_dict()
+    start = time.perf_counter()
+    for run in runs:
+        score_run(run, params)
+    seconds = time.perf_counter() - start
+    return {"runs": len(runs), "seconds": seconds, "runs_per_second": len(runs) / seconds}
+
+
+def bench(n: int, workdir: Path, oracle_runs: int | None) -> dict:
+    folder = workdir / f"decision_{n}"
+    start = time.perf_counter()
+    mas_eval.simulate(n, seed=1, **SHAPE).write(folder, overwrite=True, validate=False)
+    simulate_seconds = time.perf_counter() - start
+    scored = _score_in_fresh_process(folder)
+    row = {
+        "runs": n,
+        "simulate_and_write_seconds": round(simulate_seconds, 2),
+        "score_seconds": round(scored["seconds"], 2),
+        "runs_per_second": round(n / scored["seconds"]),
+        "peak_rss_gb": round(scored["peak_rss_gb"], 2),
+    }
+    if oracle_runs:
+        oracle = time_oracle(folder, oracle_runs)
+        row["oracle"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in oracle.items()}
+        row["speedup_vs_oracle"] = round(row["runs_per_second"] / oracle["runs_per_second"], 1)
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, nargs="*", default=[1_000_000, 100_000])
+    parser.add_argument("--oracle-runs", type=int, default=10_000, help="oracle sample, from the 100k dataset")
+    parser.add_argument("--score-only", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.score_only:
+        print(json.dumps(score_in_this_process(args.score_only)))
+        return
+    with tempfile.TemporaryDirectory(prefix="mas_eval_bench_") as tmp:
+        rows = [bench(n, Path(tmp), args.oracle_runs if n == 100_000 else None) for n in args.runs]
+    report = {
+        "benchmark": "decision suite (mas_eval.score), 5 agents x 4 alternatives x 3 criteria per run",
+        "targets": {"1M runs seconds": 30, "1M runs peak RSS GB": 4, "speedup vs oracle at 100k": 10},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "polars": pl.__version__},
+        "mas_eval_version": mas_eval.__version__,
+        "results": rows,
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

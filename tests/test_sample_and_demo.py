@@ -1,0 +1,46 @@
+"""The bundled sample data and the demo that `make demo` runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from polars.testing import assert_frame_equal
+from rich.console import Console
+
+from mas_eval import Dataset
+from mas_eval.demo import run_demo
+from mas_eval.ingest import ingest_jsonl
+from mas_eval.sample import RECORDS_RUNS, RECORDS_SEED, SAMPLE_RUNS, SAMPLE_SEED
+from mas_eval.simulation import simulate
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+DECISION_TABLES = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
+
+
+def test_bundled_sample_is_valid_and_reproducible() -> None:
+    sample = Dataset.open(DATA / "sample").validate()
+    assert sample.table_names == DECISION_TABLES
+    regenerated = simulate(SAMPLE_RUNS, seed=SAMPLE_SEED, effect=0.05, tasks=3, variants=2)
+    for name, frame in regenerated.frames().items():
+        assert_frame_equal(sample.collect(name), frame)
+
+
+def test_ingest_of_bundled_records_gives_the_documented_tables(tmp_path: Path) -> None:
+    result = ingest_jsonl([DATA / "sample.jsonl"], tmp_path / "ds")
+    assert (result.runs, result.rejected) == (RECORDS_RUNS, 0)
+    ingested = Dataset.open(tmp_path / "ds").validate()
+    assert ingested.table_names == DECISION_TABLES
+    for name, frame in simulate(RECORDS_RUNS, seed=RECORDS_SEED, effect=0.05).frames().items():
+        assert_frame_equal(ingested.collect(name), frame)
+
+
+def test_demo_writes_its_outputs(tmp_path: Path) -> None:
+    out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w")))  # noqa: SIM115
+    report = json.loads((out / "summary.json").read_text())
+    assert report["mas_eval_version"]
+    assert set(report["inputs"]) == {"sample", "records"}
+    headline = {row["system"]: row for row in report["summaries"]["headline"]}
+    assert headline["mas"]["runs"] == headline["single"]["runs"] == SAMPLE_RUNS // 2
+    assert (out / "scores" / "runs.parquet").is_file()
+    assert Dataset.open(out / "ingested").table_names == DECISION_TABLES
