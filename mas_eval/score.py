@@ -29,7 +29,7 @@ from mas_eval.metrics.common import gini_of_sorted, rank_descending
 from mas_eval.metrics.criteria import alternative_criteria
 from mas_eval.metrics.efficiency import efficiency
 from mas_eval.presets import DecisionParams, resolve
-from mas_eval.schema import AGENT_KEY
+from mas_eval.schema import AGENT_KEY, TABLES
 
 __all__ = ["RUN_ID_COLUMNS", "Scores", "score"]
 
@@ -108,59 +108,32 @@ class Scores:
         )
 
 
-def _empty(columns: dict[str, pl.DataType]) -> pl.LazyFrame:
-    return pl.LazyFrame(schema=columns)
+def _table(ds: Dataset, name: str) -> pl.LazyFrame:
+    """The table, or an empty one of the schema's columns: an absent table flows through the same
+    transforms and leaves its metrics null, with no special case."""
+    return ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema)
 
 
-def _agent_frame(ds: Dataset) -> pl.DataFrame | None:
+def _agent_frame(ds: Dataset) -> pl.DataFrame:
     """Per-agent belief sums joined with the agents table; materialised, as three passes read it."""
-    agents = ds.get("agents")
-    if "beliefs" in ds:
-        frame = agent_beliefs(ds["beliefs"], agents).collect()
-        check_agent_masses(frame)
-        return frame
-    if agents is None:
-        return None
-    return (
-        agents.select(*AGENT_KEY, "confidence", "weight")
-        .with_columns(
-            mass_total=pl.lit(None, pl.Float64),
-            mass_sumsq=pl.lit(None, pl.Float64),
-            m_log_m=pl.lit(None, pl.Float64),
-            own_alternatives=pl.lit(None, pl.UInt32),
-            top_choice=pl.lit(None, pl.String),
-            has_beliefs=pl.lit(False),
-            w=pl.lit(None, pl.Float64),
-        )
-        .collect()
-    )
+    frame = agent_beliefs(_table(ds, "beliefs"), _table(ds, "agents")).collect()
+    check_agent_masses(frame)
+    return frame
 
 
 def _belief_runs_and_alternatives(
-    ds: Dataset, agent_frame: pl.DataFrame | None, params: DecisionParams
+    ds: Dataset, agent_frame: pl.DataFrame, params: DecisionParams
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    if "beliefs" not in ds or agent_frame is None:
-        runs = _empty(
-            {"run_id": pl.String, "consensus_level": pl.Float64, "n_belief_agents": pl.UInt32,
-             "n_alternatives": pl.UInt32, "er_unassigned": pl.Float64}
-        )  # fmt: skip
-        alternatives = _empty({"run_id": pl.String, "alternative": pl.String, "er_belief": pl.Float64})
-        return runs, alternatives
-    per_alternative = alternative_beliefs(ds["beliefs"], agent_frame.lazy(), er=params.er).collect()
-    runs, alternatives = run_beliefs(
+    per_alternative = alternative_beliefs(_table(ds, "beliefs"), agent_frame.lazy(), er=params.er).collect()
+    return run_beliefs(
         agent_frame.lazy(),
         per_alternative.lazy(),
         er=params.er,
         single_agent_consensus=params.single_agent_consensus,
     )
-    return runs, alternatives
 
 
-def _agents_out(agent_frame: pl.DataFrame | None, belief_runs: pl.LazyFrame, params: DecisionParams) -> pl.LazyFrame:
-    if agent_frame is None:
-        return _empty({"run_id": pl.String, "agent_id": pl.String, "contribution": pl.Float64,
-                       "normalized_entropy": pl.Float64, "confidence": pl.Float64,
-                       "top_choice": pl.String})  # fmt: skip
+def _agents_out(agent_frame: pl.DataFrame, belief_runs: pl.LazyFrame, params: DecisionParams) -> pl.LazyFrame:
     entropy = agent_entropy(support=params.entropy_support, renormalise=params.entropy_renormalise)
     return (
         agent_frame.lazy()
@@ -214,15 +187,7 @@ def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _alternatives_out(ds: Dataset, belief_alternatives: pl.LazyFrame, params: DecisionParams) -> pl.LazyFrame:
-    if "scores" in ds:
-        criteria = ds.get("criteria")
-        per_criteria = alternative_criteria(ds["scores"], criteria, weighted=params.dqs_weighted)
-    else:
-        per_criteria = _empty(
-            {"run_id": pl.String, "alternative": pl.String, "criteria_satisfaction": pl.Float64,
-             "weighted_sum": pl.Float64, "topsis_closeness": pl.Float64, "topsis_distance_best": pl.Float64,
-             "topsis_distance_worst": pl.Float64}
-        )  # fmt: skip
+    per_criteria = alternative_criteria(_table(ds, "scores"), _table(ds, "criteria"), weighted=params.dqs_weighted)
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
     # Sorted by (run, alternative) so that ordinal ranks break ties by alternative id.
     return (
@@ -241,10 +206,7 @@ def _dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, ds: Dataset, params: De
     r"""DQS cascade of seed 004 (SPEC.md §1): criteria satisfaction → logged MCDA → logged final."""
     chosen = runs.select("run_id", alternative=pl.col("recommended"), correct=pl.col("correct"))
     chosen = chosen.join(alternatives.select(*_RA, "criteria_satisfaction"), on=_RA, how="left")
-    if "alt_scores" in ds:
-        chosen = chosen.join(ds["alt_scores"].select(*_RA, "mcda", "final"), on=_RA, how="left")
-    else:
-        chosen = chosen.with_columns(mcda=pl.lit(None, pl.Float64), final=pl.lit(None, pl.Float64))
+    chosen = chosen.join(_table(ds, "alt_scores").select(*_RA, "mcda", "final"), on=_RA, how="left")
     cascade = [("criteria", "criteria_satisfaction"), ("mcda", "mcda"), ("final", "final")]
     raw = pl.coalesce(pl.col(c) for _, c in cascade)
     method = pl.when(pl.col(cascade[0][1]).is_not_null()).then(pl.lit(cascade[0][0]))
@@ -354,14 +316,11 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
     )
 
 
-def _pairwise(ds: Dataset, agent_frame: pl.DataFrame | None, ids: pl.LazyFrame) -> pl.DataFrame:
+def _pairwise(ds: Dataset, agent_frame: pl.DataFrame, ids: pl.LazyFrame) -> pl.DataFrame:
     """Cosine similarity of every pair of agents of a run (agent_a < agent_b): a self-join, on request."""
-    schema = {"run_id": pl.String, "agent_a": pl.String, "agent_b": pl.String, "similarity": pl.Float64}
-    if agent_frame is None or "beliefs" not in ds:
-        return pl.DataFrame(schema=schema)
     norms = agent_frame.lazy().filter("has_beliefs").select(*AGENT_KEY, norm=pl.col("mass_sumsq").sqrt())
     unit = (
-        ds["beliefs"]
+        _table(ds, "beliefs")
         .select(*AGENT_KEY, "alternative", "mass")
         .join(norms, on=AGENT_KEY, how="inner")
         .select("run_id", "agent_id", "alternative", u=pl.col("mass") / pl.col("norm"))

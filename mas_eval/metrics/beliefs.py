@@ -18,7 +18,7 @@ __all__ = ["agent_beliefs", "agent_entropy", "alternative_beliefs", "check_agent
 _RA = ["run_id", "alternative"]
 
 
-def agent_beliefs(beliefs: pl.LazyFrame, agents: pl.LazyFrame | None) -> pl.LazyFrame:
+def agent_beliefs(beliefs: pl.LazyFrame, agents: pl.LazyFrame) -> pl.LazyFrame:
     """Per ``(run, agent)``: mass sums, top choice, confidence and ER weight.
 
     Agents of the ``agents`` table without belief rows keep their confidence and get null
@@ -41,12 +41,9 @@ def agent_beliefs(beliefs: pl.LazyFrame, agents: pl.LazyFrame | None) -> pl.Lazy
         .agg(top_choice=pl.col("alternative").min())
     )
     stats = stats.join(tops, on=AGENT_KEY, how="inner")
-    if agents is None:
-        frame = stats.with_columns(confidence=pl.lit(None, pl.Float64), weight=pl.lit(None, pl.Float64))
-    else:
-        frame = stats.join(
-            agents.select(*AGENT_KEY, "confidence", "weight"), on=AGENT_KEY, how="full", coalesce=True
-        ).with_columns(pl.col("has_beliefs").fill_null(False))
+    frame = stats.join(
+        agents.select(*AGENT_KEY, "confidence", "weight"), on=AGENT_KEY, how="full", coalesce=True
+    ).with_columns(pl.col("has_beliefs").fill_null(False))
     believer = pl.col("has_beliefs")
     believer_weight = pl.when(believer).then(pl.col("weight"))
     weight_total = believer_weight.sum().over("run_id")

@@ -14,13 +14,7 @@ _RC = ["run_id", "criterion"]
 _RA = ["run_id", "alternative"]
 
 
-def _criteria_columns(criteria: pl.LazyFrame | None) -> pl.LazyFrame | None:
-    if criteria is None:
-        return None
-    return criteria.select(*_RC, "weight", "kind", "scale")
-
-
-def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame | None, *, weighted: bool) -> pl.LazyFrame:
+def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weighted: bool) -> pl.LazyFrame:
     r"""Criteria satisfaction, weighted sum and TOPSIS of every scored alternative of every run.
 
     Parameters
@@ -28,8 +22,8 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame | None, *,
     scores
         Table ``scores``: ``run_id, alternative, criterion, score``.
     criteria
-        Table ``criteria`` (weights, kinds, scales), or ``None``: every criterion is then a
-        benefit on the satisfaction scale with equal weight.
+        Table ``criteria`` (weights, kinds, scales); a criterion without a row is a benefit
+        on the satisfaction scale without a weight (so the run's weights are equal).
     weighted
         Whether ``criteria_satisfaction`` uses the weights (``weighted_sum`` and TOPSIS
         always do when they are given).
@@ -64,15 +58,9 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame | None, *,
         norm=pl.col("score").pow(2).sum().sqrt(),
     )
     # Criterion attributes join the (run, criterion) summary, not every score row.
-    spec = _criteria_columns(criteria)
-    if spec is None:
-        per_criterion = per_criterion.with_columns(
-            weight=pl.lit(None, pl.Float64), kind=pl.lit(None, pl.String), scale=pl.lit(None, pl.String)
-        )
-    else:
-        per_criterion = per_criterion.join(spec, on=_RC, how="left")
     per_criterion = (
-        per_criterion.with_columns(
+        per_criterion.join(criteria.select(*_RC, "weight", "kind", "scale"), on=_RC, how="left")
+        .with_columns(
             cost=(pl.col("kind") == "cost").fill_null(False),
             raw=(pl.col("scale") == "raw").fill_null(False),
             # Weights count only if every scored criterion of the run has one and they sum > 0.
