@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 from mas_eval import metrics as metrics  # registers the `mas` expression namespace
 from mas_eval.dataset import Dataset
 from mas_eval.errors import DataError, IngestError, MasEvalError, SchemaError
-from mas_eval.score import Scores, score
+from mas_eval.scoring import Scores, score
 from mas_eval.simulation import simulate
 
 __all__ = [

@@ -151,7 +151,7 @@ def score(
 ) -> None:
     """Score every run with the decision metrics of seed 004 (runs, agents, alternatives)."""
     from mas_eval.presets import parse_override
-    from mas_eval.score import score as score_dataset
+    from mas_eval.scoring import score as score_dataset
 
     overrides = dict(parse_override(item) for item in set_ or [])
     ds = Dataset.open(dataset)

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from mas_eval.dataset import Dataset, atomic_directory
 from mas_eval.provenance import provenance
-from mas_eval.score import score
+from mas_eval.scoring import score
 
 __all__ = ["run_demo"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from mas_eval import Dataset
-from mas_eval.score import Scores, score
+from mas_eval.scoring import Scores, score
 
 
 def one_run(

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from mas_eval.presets import PRESETS, resolve
-from mas_eval.score import AGENT_COLUMNS, ALTERNATIVE_COLUMNS, RUN_COLUMNS, score
+from mas_eval.scoring import AGENT_COLUMNS, ALTERNATIVE_COLUMNS, RUN_COLUMNS, score
 from tests.oracles.decision import score_run
 from tests.strategies import Drawn, datasets
 

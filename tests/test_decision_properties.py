@@ -10,7 +10,7 @@ from polars.testing import assert_series_equal
 
 from mas_eval import Dataset
 from mas_eval.metrics.registry import DECISION_METRICS, Metric
-from mas_eval.score import Scores, score
+from mas_eval.scoring import Scores, score
 from tests.strategies import Drawn, datasets
 
 KEYS = {"runs": ["run_id"], "agents": ["run_id", "agent_id"], "alternatives": ["run_id", "alternative"]}
@@ -23,7 +23,7 @@ def _column(scores: Scores, metric: Metric) -> pl.Series:
 
 
 def test_registry_covers_every_output_column() -> None:
-    from mas_eval.score import AGENT_COLUMNS, ALTERNATIVE_COLUMNS, RUN_COLUMNS
+    from mas_eval.scoring import AGENT_COLUMNS, ALTERNATIVE_COLUMNS, RUN_COLUMNS
 
     declared = {(m.table, m.name) for m in DECISION_METRICS}
     produced = {("runs", c) for c in RUN_COLUMNS} | {("agents", c) for c in AGENT_COLUMNS}

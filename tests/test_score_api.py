@@ -11,7 +11,7 @@ import mas_eval
 from mas_eval import Dataset, MasEvalError, Scores
 from mas_eval.cli import main
 from mas_eval.presets import PRESETS, parse_override, resolve
-from mas_eval.score import RUN_ID_COLUMNS
+from mas_eval.scoring import RUN_ID_COLUMNS
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ class Metric:
     Attributes
     ----------
     name, table
-        Column name and the :class:`~mas_eval.score.Scores` frame holding it.
+        Column name and the :class:`~mas_eval.scoring.Scores` frame holding it.
     description
         What it measures, and where its formula comes from.
     low, high

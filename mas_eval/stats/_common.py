@@ -1,0 +1,104 @@
+"""Input handling shared by the statistics functions: frames, column checks, option checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import polars as pl
+
+from mas_eval.errors import DataError, MasEvalError, SchemaError
+
+__all__ = [
+    "GROUP",
+    "as_lazy",
+    "check_columns",
+    "check_probability",
+    "column_list",
+    "group_label",
+    "numeric_value",
+]
+
+#: Key column standing in for ``by`` when no grouping is asked for (dropped from the output).
+GROUP = "__mas_eval_group__"
+
+
+def as_lazy(run_metrics: Any) -> pl.LazyFrame:
+    """A LazyFrame from a Polars DataFrame or LazyFrame, or from anything with ``.runs`` (``Scores``)."""
+    if hasattr(run_metrics, "runs") and not isinstance(run_metrics, pl.DataFrame | pl.LazyFrame):
+        run_metrics = run_metrics.runs
+    if isinstance(run_metrics, pl.DataFrame):
+        return run_metrics.lazy()
+    if isinstance(run_metrics, pl.LazyFrame):
+        return run_metrics
+    msg = (
+        f"run_metrics must be a Polars DataFrame or LazyFrame (or Scores, whose .runs is used), "
+        f"not {type(run_metrics).__name__}"
+    )
+    raise MasEvalError(msg)
+
+
+def column_list(value: str | Iterable[str] | None, what: str, *, required: bool = False) -> list[str]:
+    """``"a"`` or ``"a,b"`` or ``["a", "b"]`` as a list of unique names, in order."""
+    if value is None:
+        names: list[str] = []
+    elif isinstance(value, str):
+        names = [part.strip() for part in value.split(",") if part.strip()]
+    else:
+        names = list(value)
+        if not all(isinstance(name, str) for name in names):
+            msg = f"{what} must be column names (strings), got {names!r}"
+            raise MasEvalError(msg)
+    if required and not names:
+        msg = f"{what}: name at least one column"
+        raise MasEvalError(msg)
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        msg = f"{what} names {', '.join(duplicated)} more than once"
+        raise MasEvalError(msg)
+    return names
+
+
+def check_columns(schema: pl.Schema, names: Sequence[str], what: str) -> None:
+    """Raise :class:`SchemaError` naming every column of ``names`` that ``schema`` lacks."""
+    missing = [name for name in names if name not in schema]
+    if missing:
+        available = ", ".join(schema.names()[:30])
+        msg = f"{what}: no column {', '.join(map(repr, missing))} in run_metrics (columns: {available})"
+        raise SchemaError(msg)
+
+
+def numeric_value(schema: pl.Schema, name: str, what: str) -> pl.Expr:
+    """Column ``name`` as Float64 (booleans as 0/1, NaN as null); other types are an error."""
+    dtype = schema[name]
+    if not (dtype.is_numeric() or dtype == pl.Boolean):
+        msg = f"{what} {name!r} has type {dtype}; it must be numeric or boolean"
+        raise SchemaError(msg)
+    expr = pl.col(name).cast(pl.Float64)
+    return expr.fill_nan(None) if dtype.is_float() else expr
+
+
+def check_probability(value: float, name: str) -> None:
+    """``value`` must lie strictly between 0 and 1."""
+    if not (isinstance(value, int | float) and 0.0 < float(value) < 1.0):
+        msg = f"{name}={value!r} must lie strictly between 0 and 1"
+        raise MasEvalError(msg)
+
+
+def check_no_nulls(frame: pl.LazyFrame, names: Sequence[str], what: str) -> None:
+    """Raise :class:`DataError` when a column of ``names`` holds nulls among the compared runs."""
+    if not names:
+        return
+    counts = frame.select(pl.col(name).null_count() for name in names).collect().row(0)
+    bad = [f"{name!r} ({count:,} runs)" for name, count in zip(names, counts, strict=True) if count]
+    if bad:
+        msg = f"{what}: null values in {', '.join(bad)}; fill or drop those runs first"
+        raise DataError(msg)
+
+
+def group_label(keys: Sequence[str], values: Sequence[object]) -> str:
+    """``(task='t1', variant='v2')``, or ``(all runs)`` for the ungrouped case."""
+    pairs = [(k, v) for k, v in zip(keys, values, strict=True) if k != GROUP]
+    if not pairs:
+        return "(all runs)"
+    return "(" + ", ".join(f"{k}={v!r}" for k, v in pairs) + ")"
