@@ -297,19 +297,15 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
         .collect()
     )
 
-    def with_ids(frame: pl.DataFrame, key: list[str], columns: list[str]) -> pl.DataFrame:
-        return (
-            frame.lazy()
-            .join(ids, on="run_id", how="inner")
-            .select(*RUN_ID_COLUMNS, *key[1:], *columns)
-            .sort(key)
-            .collect()
-        )
+    def with_ids(frame: pl.DataFrame, key: list[str], columns: list[str], *, sorted_: bool = False) -> pl.DataFrame:
+        joined = frame.lazy().join(ids, on="run_id", how="inner", maintain_order="left" if sorted_ else None)
+        selected = joined.select(*RUN_ID_COLUMNS, *key[1:], *columns)
+        return (selected if sorted_ else selected.sort(key)).collect()
 
     return Scores(
         runs=run_metrics,
         agents=with_ids(agents_out, AGENT_KEY, AGENT_COLUMNS),
-        alternatives=with_ids(alternatives, _RA, ALTERNATIVE_COLUMNS),
+        alternatives=with_ids(alternatives, _RA, ALTERNATIVE_COLUMNS, sorted_=True),
         pairwise=_pairwise(ds, agent_frame, ids) if pairwise else None,
         preset=preset,
         params=params.as_dict(),
