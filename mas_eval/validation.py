@@ -117,16 +117,17 @@ def _check_table(spec: Table, raw: pl.LazyFrame) -> pl.LazyFrame:
     present = [c for c in spec.columns if c.name in schema]
     frame = raw.select(pl.col(c.name).cast(c.dtype) for c in present)
     rules = [rule for c in present for rule in _value_rules(spec, c)]
-    duplicate = pl.struct(key).is_duplicated()
-    rules.append(
-        _Rule(
-            key[-1] if len(key) == 1 else ", ".join(key),
-            duplicate,
-            "repeat a key",
-            f"the key ({', '.join(key)}) must be unique: drop or merge the duplicates",
-        )
-    )
     _run_checks(spec, frame, rules, key)
+    # A group-by count streams; is_duplicated() over a struct of the key holds it all in memory.
+    repeated = frame.group_by(key).agg(copies=pl.len())
+    duplicate = _Rule(
+        key[-1] if len(key) == 1 else ", ".join(key),
+        pl.col("copies") > 1,
+        "occur more than once",
+        f"the key ({', '.join(key)}) must be unique: drop or merge the duplicates",
+        unit="key(s)",
+    )
+    _run_checks(spec, repeated, [duplicate], key)
     # Later checks may read optional columns the table does not have: they are null.
     absent = [pl.lit(None, dtype=c.dtype).alias(c.name) for c in spec.columns if c.name not in schema]
     return frame.with_columns(absent)

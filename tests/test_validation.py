@@ -67,7 +67,7 @@ CASES: list[tuple[str, Mutation, type[Exception], list[str]]] = [
         DataError,
         [
             "table 'beliefs', column 'run_id, agent_id, alternative'",
-            "2 row(s) repeat a key",
+            "1 key(s) occur more than once",
             "(run_id='r1', agent_id='a1', alternative='x')",
             "must be unique",
         ],
