@@ -27,33 +27,41 @@ def agent_beliefs(beliefs: pl.LazyFrame, agents: pl.LazyFrame) -> pl.LazyFrame:
     they sum to 0).
     """
     mass = pl.col("mass")
-    stats = beliefs.group_by(AGENT_KEY).agg(
-        mass_total=mass.sum(),
-        mass_sumsq=mass.pow(2).sum(),
-        m_log_m=pl.when(mass > 0).then(mass * mass.log()).otherwise(0.0).sum(),
-        own_alternatives=pl.len(),
-        has_beliefs=pl.lit(True),
-    )
-    # A filter inside the aggregation is Polars' slow path; filtering rows first is not.
-    tops = (
-        beliefs.filter(mass == mass.max().over(AGENT_KEY))
+    # The top choice in the same pass as the sums (a filter inside the aggregation is Polars'
+    # slow path, when/then is not); an exact tie goes to the alternative id that sorts first.
+    stats = (
+        beliefs.with_columns(is_top=mass == mass.max().over(AGENT_KEY))
         .group_by(AGENT_KEY)
-        .agg(top_choice=pl.col("alternative").min())
+        .agg(
+            mass_total=mass.sum(),
+            mass_sumsq=mass.pow(2).sum(),
+            m_log_m=pl.when(mass > 0).then(mass * mass.log()).otherwise(0.0).sum(),
+            own_alternatives=pl.len(),
+            top_choice=pl.when("is_top").then(pl.col("alternative")).min(),
+            has_beliefs=pl.lit(True),
+        )
     )
-    stats = stats.join(tops, on=AGENT_KEY, how="inner")
     frame = stats.join(
         agents.select(*AGENT_KEY, "confidence", "weight"), on=AGENT_KEY, how="full", coalesce=True
     ).with_columns(pl.col("has_beliefs").fill_null(False))
+    # Per-run totals by group-by and join: a window over an unsorted frame is several times slower.
     believer = pl.col("has_beliefs")
-    believer_weight = pl.when(believer).then(pl.col("weight"))
-    weight_total = believer_weight.sum().over("run_id")
-    weights_given = ~(believer & pl.col("weight").is_null()).any().over("run_id") & (weight_total > 0)
-    return frame.with_columns(
-        w=pl.when(~believer)
-        .then(None)
-        .when(weights_given)
-        .then(pl.col("weight") / weight_total)
-        .otherwise(1.0 / believer.sum().over("run_id")),
+    per_run = frame.group_by("run_id").agg(
+        weight_total=pl.when(believer).then(pl.col("weight")).sum(),
+        weight_missing=(believer & pl.col("weight").is_null()).any(),
+        believers=believer.sum(),
+    )
+    weights_given = ~pl.col("weight_missing") & (pl.col("weight_total") > 0)
+    return (
+        frame.join(per_run, on="run_id", how="inner")
+        .with_columns(
+            w=pl.when(~believer)
+            .then(None)
+            .when(weights_given)
+            .then(pl.col("weight") / pl.col("weight_total"))
+            .otherwise(1.0 / pl.col("believers")),
+        )
+        .drop("weight_total", "weight_missing", "believers")
     )
 
 

@@ -58,16 +58,24 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
         norm=pl.col("score").pow(2).sum().sqrt(),
     )
     # Criterion attributes join the (run, criterion) summary, not every score row.
+    per_criterion = per_criterion.join(criteria.select(*_RC, "weight", "kind", "scale"), on=_RC, how="left")
+    # Weights count only if every scored criterion of the run has one and they sum > 0. Per-run
+    # totals by group-by and join: a window over an unsorted frame is several times slower.
+    per_run = per_criterion.group_by("run_id").agg(
+        weights_given=~pl.col("weight").is_null().any() & (pl.col("weight").sum() > 0),
+        weight_total=pl.col("weight").sum(),
+        n_criteria=pl.len(),
+    )
     per_criterion = (
-        per_criterion.join(criteria.select(*_RC, "weight", "kind", "scale"), on=_RC, how="left")
+        per_criterion.join(per_run, on="run_id", how="inner")
         .with_columns(
             cost=(pl.col("kind") == "cost").fill_null(False),
             raw=(pl.col("scale") == "raw").fill_null(False),
-            # Weights count only if every scored criterion of the run has one and they sum > 0.
-            weights_given=(~pl.col("weight").is_null().any() & (pl.col("weight").sum() > 0)).over("run_id"),
+            given_weight=pl.when("weights_given").then("weight").otherwise(1.0),
+            share=pl.when("weights_given")
+            .then(pl.col("weight") / pl.col("weight_total"))
+            .otherwise(1.0 / pl.col("n_criteria")),
         )
-        .with_columns(given_weight=pl.when("weights_given").then("weight").otherwise(1.0))
-        .with_columns(share=pl.col("given_weight") / pl.col("given_weight").sum().over("run_id"))
         .with_columns(
             scaled_high=pl.when(pl.col("norm") > 0)
             .then(pl.col("share") * pl.col("high") / pl.col("norm"))
