@@ -25,6 +25,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulate.py
+	$(BIN)/python benchmarks/bench_decision.py
+	$(BIN)/python benchmarks/bench_compare.py
+	$(BIN)/python benchmarks/readme_table.py
 
 # Regenerates the bundled sample (fixed seeds); the result is committed.
 sample: $(STAMP)

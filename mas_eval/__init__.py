@@ -16,6 +16,7 @@ from mas_eval.dataset import Dataset
 from mas_eval.errors import DataError, IngestError, MasEvalError, SchemaError
 from mas_eval.scoring import Scores, score
 from mas_eval.simulation import simulate
+from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
 
 __all__ = [
     "DataError",
@@ -25,6 +26,11 @@ __all__ = [
     "SchemaError",
     "Scores",
     "__version__",
+    "baseline_comparison",
+    "calibration",
+    "compare",
+    "power",
+    "reliability_table",
     "score",
     "simulate",
 ]

@@ -56,13 +56,22 @@ def _progress() -> Progress:
     )
 
 
+def _cell(value: object) -> str:
+    """A table cell: 4 decimals for ordinary floats, 3 significant digits for tiny ones (p-values)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3g}" if value != 0 and abs(value) < 1e-3 else f"{value:.4f}"
+    return str(value)
+
+
 def print_frame(frame: pl.DataFrame, title: str | None = None) -> None:
     """Print a small frame as a rich table (floats to 4 decimals)."""
     table = RichTable(title=title, title_justify="left")
     for name, dtype in frame.schema.items():
         table.add_column(name, justify="right" if dtype.is_numeric() else "left")
     for row in frame.iter_rows():
-        table.add_row(*("" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
+        table.add_row(*(_cell(v) for v in row))
     console.print(table)
 
 
@@ -167,6 +176,68 @@ def score(
         f"scored {scores.runs.height:,} runs ({scores.agents.height:,} agents, "
         f"{scores.alternatives.height:,} alternatives) with preset {preset!r} into {out}"
     )
+
+
+@app.command()
+def compare(
+    scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
+    metrics: Annotated[
+        str, typer.Option("--metrics", "-m", help="Comma-separated run metrics, e.g. dqs,decision_confidence.")
+    ] = "dqs,decision_confidence",
+    by: Annotated[str | None, typer.Option(help="Comma-separated grouping columns, e.g. task.")] = None,
+    pair_on: Annotated[
+        str | None, typer.Option("--pair-on", help="Case column both systems ran (paired tests), e.g. case_id.")
+    ] = None,
+    cluster: Annotated[str | None, typer.Option(help="Cluster column: cluster-robust standard errors.")] = None,
+    test: Annotated[
+        str,
+        typer.Option(help="auto (paired if --pair-on, else welch), welch, student, paired, mannwhitney, wilcoxon."),
+    ] = "auto",
+    correction: Annotated[str, typer.Option(help="holm, fdr_bh, bonferroni or none, across all rows.")] = "holm",
+    treatment: Annotated[str, typer.Option(help="Treatment system (difference = treatment - control).")] = "mas",
+    control: Annotated[str, typer.Option(help="Control system.")] = "single",
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    confidence: Annotated[float, typer.Option(help="Confidence level of the CIs.")] = 0.95,
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for the CI (0: t-based CI).")] = 0,
+    seed: Annotated[int | None, typer.Option(help="Seed of the bootstrap.")] = None,
+    method: Annotated[str, typer.Option(help="default, or mixed (random intercept per --pair-on case).")] = "default",
+    allow_mixed_methods: Annotated[
+        bool, typer.Option("--allow-mixed-methods", help="Compare dqs across dqs_method values, with a warning.")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the full table (.parquet, .csv or .json).")
+    ] = None,
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Compare treatment vs control per group and metric: test, CI, effect size, adjusted p."""
+    from mas_eval.scoring import Scores
+    from mas_eval.stats import compare as compare_runs
+    from mas_eval.stats import summary_view, write_comparisons
+
+    if out is not None and out.exists() and not overwrite:
+        msg = f"{out} exists; pass --overwrite to replace it"
+        raise MasEvalError(msg)
+    table = compare_runs(
+        Scores.open(scores).runs,
+        metrics,
+        treatment=treatment,
+        control=control,
+        by=by.split(",") if by else None,
+        pair_on=pair_on,
+        cluster=cluster,
+        test=test,  # type: ignore[arg-type]
+        correction=correction,  # type: ignore[arg-type]
+        alpha=alpha,
+        confidence=confidence,
+        n_boot=n_boot,
+        seed=seed,
+        method=method,  # type: ignore[arg-type]
+        allow_mixed_methods=allow_mixed_methods,
+    )
+    print_frame(summary_view(table), title=f"{treatment} - {control} ({correction} across {table.height} rows)")
+    if out is not None:
+        write_comparisons(table, out, overwrite=overwrite)
+        console.print(f"wrote {table.height} comparisons to {out}")
 
 
 @app.command()

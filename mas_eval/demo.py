@@ -11,6 +11,7 @@ from rich.console import Console
 from mas_eval.dataset import Dataset, atomic_directory
 from mas_eval.provenance import provenance
 from mas_eval.scoring import score
+from mas_eval.stats import compare, summary_view, write_comparisons
 
 __all__ = ["run_demo"]
 
@@ -19,8 +20,8 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
     """Validate, summarise and score ``data/sample``, ingest ``data/sample.jsonl``; write to ``out``.
 
     Outputs (replacing an earlier demo as a whole): ``summary.json`` (provenance and every
-    table), ``summary.md``, ``scores/`` (the sample's Scores) and ``ingested/`` (the Dataset
-    ingested from the JSONL).
+    table), ``summary.md``, ``scores/`` (the sample's Scores), ``comparisons.parquet`` (MAS vs
+    single by task, paired on case) and ``ingested/`` (the Dataset ingested from the JSONL).
     """
     from mas_eval.cli import print_frame
     from mas_eval.ingest import ingest_jsonl
@@ -39,6 +40,17 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         scores.write(staging / "scores")
         sections["headline"] = headline(scores.runs)
         print_frame(sections["headline"], title="mean per system (gt_match: share of runs matching ground truth)")
+
+        console.rule("[bold]MAS vs single-agent[/] by task, paired on case_id, Holm-adjusted across the table")
+        comparison = compare(
+            scores, ["dqs", "decision_confidence"], by="task", pair_on="case_id", test="paired", correction="holm"
+        )
+        write_comparisons(comparison, staging / "comparisons.parquet")
+        sections["comparison"] = summary_view(comparison)
+        print_frame(
+            comparison.select("task", "metric", "n_pairs", "difference", "ci_low", "ci_high", "p_adjusted", "cohens_d"),
+            title="mas - single, paired t on per-case differences (every column: comparisons.parquet)",
+        )
 
         console.rule(f"[bold]Ingest of canonical JSONL records[/] {records}")
         result = ingest_jsonl([records], staging / "ingested")

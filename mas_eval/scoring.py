@@ -254,7 +254,10 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
     ids = runs.select(RUN_ID_COLUMNS)
 
     agent_frame = _agent_frame(ds)
-    belief_runs, belief_alternatives = _belief_runs_and_alternatives(ds, agent_frame, params)
+    # Materialised once: three later queries read them, and a lazy frame would be recomputed by each.
+    belief_runs, belief_alternatives = (
+        frame.lazy() for frame in pl.collect_all(_belief_runs_and_alternatives(ds, agent_frame, params))
+    )
     agents_out = _agents_out(agent_frame, belief_runs, params).collect()
     alternatives = _alternatives_out(ds, belief_alternatives, params).collect()
 

@@ -454,7 +454,7 @@ def test_skip_invalid_writes_rejects_and_keeps_good_runs(tmp_path: Path) -> None
 def test_invalid_data_fails_validation_and_writes_nothing(tmp_path: Path) -> None:
     first = _write(tmp_path / "a.jsonl", [_record("r1")])
     second = _write(tmp_path / "b.jsonl", [_record("r1")])
-    with pytest.raises(DataError, match="repeat a key"):
+    with pytest.raises(DataError, match="occur more than once"):
         ingest_jsonl([first, second], tmp_path / "ds", skip_invalid=True)
     negative = _write(tmp_path / "c.jsonl", [_record("r1", agents=[{"agent_id": "a", "weight": -1}])])
     with pytest.raises(DataError, match="weight"):

@@ -10,9 +10,11 @@ import polars as pl
 from mas_eval.errors import DataError, MasEvalError, SchemaError
 
 __all__ = [
+    "ENGINE",
     "GROUP",
     "as_lazy",
     "check_columns",
+    "check_no_nulls",
     "check_probability",
     "column_list",
     "group_label",
@@ -21,6 +23,12 @@ __all__ = [
 
 #: Key column standing in for ``by`` when no grouping is asked for (dropped from the output).
 GROUP = "__mas_eval_group__"
+
+#: Polars engine of every statistics query. Sums over rows met in a varying order differ in
+#: their last bits; with the in-memory engine, and the case and cluster tables sorted before
+#: they are summed (summaries, cluster), two identical calls give identical results (tested).
+#: It is also faster than streaming on these aggregations (benchmarks/bench_compare.py).
+ENGINE = "in-memory"
 
 
 def as_lazy(run_metrics: Any) -> pl.LazyFrame:
@@ -89,7 +97,7 @@ def check_no_nulls(frame: pl.LazyFrame, names: Sequence[str], what: str) -> None
     """Raise :class:`DataError` when a column of ``names`` holds nulls among the compared runs."""
     if not names:
         return
-    counts = frame.select(pl.col(name).null_count() for name in names).collect().row(0)
+    counts = frame.select(pl.col(name).null_count() for name in names).collect(engine=ENGINE).row(0)
     bad = [f"{name!r} ({count:,} runs)" for name, count in zip(names, counts, strict=True) if count]
     if bad:
         msg = f"{what}: null values in {', '.join(bad)}; fill or drop those runs first"

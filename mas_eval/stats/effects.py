@@ -1,7 +1,7 @@
 r"""Standardised effect sizes: Cohen's d, Hedges' g, their noncentral-t CIs, labels, observed power.
 
 Everything here is vectorised over numpy arrays (one element per comparison row); invalid
-inputs give NaN, which :func:`~mas_eval.stats.compare.compare` turns into null with a warning.
+inputs give NaN, which :func:`~mas_eval.stats.comparison.compare` turns into null with a warning.
 
 Notes
 -----
@@ -65,11 +65,13 @@ def effect_size_label(d: ArrayLike) -> NDArray[np.object_]:
 
 
 def _cdf_in_nc(nc: NDArray[np.float64], t: NDArray[np.float64], df: NDArray[np.float64]) -> NDArray[np.float64]:
-    # F(t; df, nc) falls from 1 to 0 as nc grows. Boost's noncentral t returns NaN deep in a
-    # tail; there the value is 0 (nc far above t) or 1 (far below), which keeps the bracket valid.
+    # F(t; df, nc) falls from 1 to 0 as nc grows. Boost's noncentral t returns NaN deep in a tail
+    # and for very large |t|; there the normal approximation of Abramowitz & Stegun 26.7.10,
+    # Phi((t (1 - 1/(4 df)) - nc) / sqrt(1 + t^2 / (2 df))), keeps the function continuous and monotone.
     with np.errstate(all="ignore"):
         value = stats.nct.cdf(t, df, nc)
-    return np.where(np.isnan(value), np.where(nc > t, 0.0, 1.0), value)
+        approx = stats.norm.cdf((t * (1.0 - 1.0 / (4.0 * df)) - nc) / np.sqrt(1.0 + t * t / (2.0 * df)))
+    return np.where(np.isnan(value), approx, value)
 
 
 def _solve_nc(t: NDArray[np.float64], df: NDArray[np.float64], target: float) -> NDArray[np.float64]:
@@ -106,7 +108,7 @@ def d_confidence_interval(
 
     >>> import math
     >>> lo, hi = d_confidence_interval(-4.106126983, 30, math.sqrt(19 * 13 / 32))
-    >>> round(float(lo), 2), round(float(hi), 2)
+    >>> round(float(lo[0]), 2), round(float(hi[0]), 2)
     (-2.27, -0.67)
     """
     t, df, scale = np.broadcast_arrays(*(np.atleast_1d(np.asarray(x, dtype=float)) for x in (t, df, scale)))

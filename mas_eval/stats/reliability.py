@@ -1,0 +1,237 @@
+r"""Calibration of a system's confidence against ground truth: reliability bins, ECE, MCE, Brier.
+
+Notes
+-----
+Runs with both a confidence :math:`c_i \in [0, 1]` and an outcome :math:`y_i \in \{0, 1\}`
+(e.g. ``gt_match``) are binned; bin :math:`b` holds :math:`n_b` runs with mean confidence
+:math:`\bar c_b` and accuracy :math:`\bar y_b`. Over the :math:`n` runs of a (group, system):
+
+* :math:`ECE = \sum_b \frac{n_b}{n} \lvert \bar y_b - \bar c_b \rvert` (expected calibration error),
+* :math:`MCE = \max_b \lvert \bar y_b - \bar c_b \rvert` over non-empty bins,
+* :math:`Brier = \frac{1}{n} \sum_i (c_i - y_i)^2`.
+
+Bins are left-closed, the last one closed: ``[e_k, e_{k+1})``, ``[e_{B-1}, e_B]``.
+``strategy="uniform"``: :math:`e_k = k/B`. ``strategy="quantile"``: :math:`e_k` is the
+linear-interpolation :math:`k/B` quantile of the group's confidences (equal-mass bins; tied
+edges leave empty bins, as in scikit-learn's ``calibration_curve``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import polars as pl
+
+from mas_eval.errors import DataError, MasEvalError
+from mas_eval.stats._common import ENGINE, GROUP, as_lazy, check_columns, column_list, numeric_value
+
+__all__ = ["calibration", "reliability_table"]
+
+STRATEGIES = ("uniform", "quantile")
+
+
+def _prepare(
+    run_metrics: Any,
+    confidence: str,
+    outcome: str,
+    by: str | Sequence[str] | None,
+    bins: int,
+    strategy: str,
+    system: str | None,
+) -> tuple[pl.LazyFrame, pl.DataFrame, list[str]]:
+    """Validated runs ``(keys..., _c, _y)`` with complete values, the (group, system) list, keys."""
+    frame = as_lazy(run_metrics)
+    keys_by = column_list(by, "by")
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        msg = f"bins={bins!r} must be a positive integer"
+        raise MasEvalError(msg)
+    if strategy not in STRATEGIES:
+        msg = f"strategy={strategy!r} is not one of {', '.join(STRATEGIES)}"
+        raise MasEvalError(msg)
+    schema = frame.collect_schema()
+    check_columns(schema, [confidence, outcome], "confidence/outcome")
+    check_columns(schema, keys_by, "by")
+    if system is not None:
+        check_columns(schema, [system], "system")
+    group_keys = [*keys_by, *([system] if system is not None and system not in keys_by else [])]
+    keys = group_keys or [GROUP]
+    frame = frame if group_keys else frame.with_columns(pl.lit(0, pl.Int8).alias(GROUP))
+    runs = frame.select(
+        *keys,
+        numeric_value(schema, confidence, "confidence").alias("_c"),
+        numeric_value(schema, outcome, "outcome").alias("_y"),
+    )
+    groups = runs.group_by(keys).agg(runs=pl.len()).sort(keys, nulls_last=True).collect(engine=ENGINE)
+    complete = runs.filter(pl.col("_c").is_not_null() & pl.col("_y").is_not_null())
+    bad = complete.select(
+        ((pl.col("_c") < 0) | (pl.col("_c") > 1)).sum().alias("c"),
+        (~pl.col("_y").is_in([0.0, 1.0])).sum().alias("y"),
+        pl.col("_c").filter((pl.col("_c") < 0) | (pl.col("_c") > 1)).first().alias("c_example"),
+        pl.col("_y").filter(~pl.col("_y").is_in([0.0, 1.0])).first().alias("y_example"),
+    ).collect(engine=ENGINE)
+    if bad["c"][0]:
+        msg = (
+            f"confidence {confidence!r} must lie in [0, 1]: {bad['c'][0]:,} runs do not (e.g. {bad['c_example'][0]!r})"
+        )
+        raise DataError(msg)
+    if bad["y"][0]:
+        msg = f"outcome {outcome!r} must be boolean or 0/1: {bad['y'][0]:,} runs are not (e.g. {bad['y_example'][0]!r})"
+        raise DataError(msg)
+    return complete, groups, keys
+
+
+def _binned(complete: pl.LazyFrame, keys: list[str], bins: int, strategy: str) -> pl.LazyFrame:
+    """``complete`` with ``bin`` (0-based), ``bin_low`` and ``bin_high``."""
+    c = pl.col("_c")
+    if strategy == "uniform":
+        # Edges k/bins as Python computes them, then numpy's searchsorted rule: exact at every edge
+        # (an expression like (c * bins).floor() misplaces values such as 0.3 and 0.7).
+        edges = pl.Series([k / bins for k in range(bins + 1)])
+        index = pl.lit(edges[1:-1]).search_sorted(c, side="right").cast(pl.Int64)
+        return complete.with_columns(bin=index).with_columns(
+            bin_low=pl.lit(edges).gather(pl.col("bin")), bin_high=pl.lit(edges).gather(pl.col("bin") + 1)
+        )
+    quantiles = [c.quantile(k / bins, interpolation="linear").alias(f"_e{k}") for k in range(bins + 1)]
+    edges = complete.group_by(keys).agg(quantiles)
+    with_edges = complete.join(edges, on=keys, how="left", nulls_equal=True)
+    # The number of interior edges at or below c: numpy's searchsorted(edges[1:-1], c, "right").
+    inner = [(c >= pl.col(f"_e{k}")).cast(pl.Int64) for k in range(1, bins)]
+    index = pl.sum_horizontal(inner) if inner else pl.lit(0, pl.Int64)
+    edge_list = pl.concat_list([pl.col(f"_e{k}") for k in range(bins + 1)])
+    return (
+        with_edges.with_columns(bin=index)
+        .with_columns(bin_low=edge_list.list.get(pl.col("bin")), bin_high=edge_list.list.get(pl.col("bin") + 1))
+        .drop([f"_e{k}" for k in range(bins + 1)])
+    )
+
+
+def _reliability(complete: pl.LazyFrame, keys: list[str], bins: int, strategy: str) -> pl.DataFrame:
+    return (
+        _binned(complete, keys, bins, strategy)
+        .group_by([*keys, "bin"])
+        .agg(
+            bin_low=pl.col("bin_low").first(),
+            bin_high=pl.col("bin_high").first(),
+            n=pl.len().cast(pl.Int64),
+            mean_confidence=pl.col("_c").mean(),
+            accuracy=pl.col("_y").mean(),
+        )
+        .sort([*keys, "bin"], nulls_last=True)
+        .collect(engine=ENGINE)
+    )
+
+
+def reliability_table(
+    run_metrics: Any,
+    confidence: str = "decision_confidence",
+    outcome: str = "gt_match",
+    by: str | Sequence[str] | None = None,
+    bins: int = 10,
+    strategy: Literal["uniform", "quantile"] = "uniform",
+    system: str | None = "system",
+) -> pl.DataFrame:
+    """One row per non-empty confidence bin of each (group, system): the reliability diagram's data.
+
+    Parameters
+    ----------
+    run_metrics : polars.DataFrame, polars.LazyFrame or Scores
+        One row per run.
+    confidence
+        Column of confidences in [0, 1] (NaN/null runs are left out).
+    outcome
+        Boolean or 0/1 column: whether the run was right (null runs are left out).
+    by
+        Grouping columns besides ``system``.
+    bins
+        Number of bins.
+    strategy
+        ``"uniform"`` (edges k/bins) or ``"quantile"`` (equal-mass bins per group).
+    system
+        The system column (one calibration per system); ``None`` pools systems.
+
+    Returns
+    -------
+    polars.DataFrame
+        The ``by`` and ``system`` columns, then ``bin`` (0-based), ``bin_low``,
+        ``bin_high`` (left-closed bins, the last closed), ``n``, ``mean_confidence``,
+        ``accuracy`` (share of outcomes that are true).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> runs = pl.DataFrame({"system": ["mas"] * 4, "decision_confidence": [0.15, 0.2, 0.85, 1.0],
+    ...                      "gt_match": [False, True, True, True]})
+    >>> reliability_table(runs, bins=2).select("bin", "n", "mean_confidence", "accuracy").rows()
+    [(0, 2, 0.175, 0.5), (1, 2, 0.925, 1.0)]
+    """
+    complete, _, keys = _prepare(run_metrics, confidence, outcome, by, bins, strategy, system)
+    table = _reliability(complete, keys, bins, strategy)
+    return table.drop(GROUP) if GROUP in table.columns else table
+
+
+def calibration(
+    run_metrics: Any,
+    confidence: str = "decision_confidence",
+    outcome: str = "gt_match",
+    by: str | Sequence[str] | None = None,
+    bins: int = 10,
+    strategy: Literal["uniform", "quantile"] = "uniform",
+    system: str | None = "system",
+) -> pl.DataFrame:
+    """Whether a system's confidence means anything: ECE, MCE and Brier score per (group, system).
+
+    Parameters are those of :func:`reliability_table`.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (``by`` group, ``system``):
+
+        =============== ========================================================
+        n               runs with both a confidence and an outcome
+        mean_confidence mean confidence
+        accuracy        share of true outcomes
+        ece             expected calibration error (bin-size weighted mean gap)
+        mce             maximum calibration error (largest gap of a bin)
+        brier           mean squared error of confidence as a probability
+        n_bins          non-empty bins
+        warning         why a row is empty (no run with both values), or null
+        =============== ========================================================
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> runs = pl.DataFrame({"system": ["mas"] * 4, "decision_confidence": [0.15, 0.2, 0.85, 1.0],
+    ...                      "gt_match": [False, True, True, True]})
+    >>> row = calibration(runs, bins=2).row(0, named=True)
+    >>> round(row["ece"], 4), round(row["mce"], 4), round(row["brier"], 4)
+    (0.2, 0.325, 0.1713)
+    """
+    complete, groups, keys = _prepare(run_metrics, confidence, outcome, by, bins, strategy, system)
+    table = _reliability(complete, keys, bins, strategy)
+    gap = (pl.col("accuracy") - pl.col("mean_confidence")).abs()
+    per_bin = table.group_by(keys).agg(
+        ece=(pl.col("n") * gap).sum() / pl.col("n").sum(), mce=gap.max(), n_bins=pl.len().cast(pl.Int64)
+    )
+    per_run = (
+        complete.group_by(keys)
+        .agg(
+            n=pl.len().cast(pl.Int64),
+            mean_confidence=pl.col("_c").mean(),
+            accuracy=pl.col("_y").mean(),
+            brier=((pl.col("_c") - pl.col("_y")) ** 2).mean(),
+        )
+        .collect(engine=ENGINE)
+    )
+    out = (
+        groups.drop("runs")
+        .join(per_run, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        .join(per_bin, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        .with_columns(pl.col("n").fill_null(0), pl.col("n_bins").fill_null(0))
+        .with_columns(
+            warning=pl.when(pl.col("n") == 0).then(pl.lit(f"no run with both {confidence!r} and {outcome!r}"))
+        )
+        .select(*keys, "n", "mean_confidence", "accuracy", "ece", "mce", "brier", "n_bins", "warning")
+    )
+    return out.drop(GROUP) if GROUP in out.columns else out

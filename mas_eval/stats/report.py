@@ -1,0 +1,65 @@
+"""Showing and saving a comparison table: the columns worth printing, and an atomic file write."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+
+from mas_eval.errors import MasEvalError
+from mas_eval.stats._rows import COLUMNS
+
+__all__ = ["SUMMARY_COLUMNS", "summary_view", "write_comparisons"]
+
+#: What a terminal or a Markdown report shows of a comparison table (the file keeps every column).
+SUMMARY_COLUMNS = [
+    "metric", "test", "n_treatment", "n_control", "n_pairs", "mean_treatment", "mean_control", "difference",
+    "ci_low", "ci_high", "p_adjusted", "significant", "cohens_d", "effect_size", "warning",
+]  # fmt: skip
+
+FORMATS = (".parquet", ".csv", ".json")
+
+
+def summary_view(table: pl.DataFrame) -> pl.DataFrame:
+    """The ``by`` columns and :data:`SUMMARY_COLUMNS` of a :func:`~mas_eval.stats.comparison.compare` table.
+
+    >>> import polars as pl
+    >>> from mas_eval.stats import compare
+    >>> runs = pl.DataFrame({"task": ["a"] * 6, "system": ["mas"] * 3 + ["single"] * 3,
+    ...                      "dqs": [0.8, 0.7, 0.9, 0.6, 0.5, 0.65]})
+    >>> summary_view(compare(runs, "dqs", by="task")).columns[:3]
+    ['task', 'metric', 'test']
+    """
+    keys = [c for c in table.columns if c not in COLUMNS]
+    return table.select(*keys, *(c for c in SUMMARY_COLUMNS if c in table.columns))
+
+
+def write_comparisons(table: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> Path:
+    """Write ``table`` to ``path`` (.parquet, .csv or .json by suffix), atomically.
+
+    The file is written next to its target and renamed over it, so a reader never sees half a
+    table; an existing file is replaced only with ``overwrite=True``.
+    """
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in FORMATS:
+        msg = f"{target}: write comparisons as {', '.join(FORMATS)} (by the file's suffix)"
+        raise MasEvalError(msg)
+    if target.exists() and not overwrite:
+        msg = f"{target} exists; pass overwrite=True (--overwrite) to replace it"
+        raise MasEvalError(msg)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        if suffix == ".parquet":
+            table.write_parquet(staging)
+        elif suffix == ".csv":
+            table.write_csv(staging)
+        else:
+            staging.write_text(json.dumps(table.to_dicts(), indent=2) + "\n")
+        staging.replace(target)
+    finally:
+        staging.unlink(missing_ok=True)
+    return target

@@ -1,0 +1,366 @@
+"""compare: the table's shape, grouping, inputs, degenerate rows, errors, the dqs_method guard, fallbacks."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+import mas_eval
+from mas_eval import DataError, MasEvalError, SchemaError
+from mas_eval.stats import MixedDqsMethodsError, compare
+from mas_eval.stats._rows import COLUMNS
+
+FLOAT_COLUMNS = [
+    "mean_treatment", "mean_control", "std_treatment", "std_control", "difference", "improvement_percentage",
+    "statistic", "dof", "p_value", "p_adjusted", "ci_low", "ci_high", "cohens_d", "hedges_g", "d_ci_low",
+    "d_ci_high", "power", "correlation",
+]  # fmt: skip
+
+
+def frame_of(groups: dict[str, tuple[list[float], list[float]]], **extra: list[object]) -> pl.DataFrame:
+    """Runs per group ``g``: treatment ``mas`` values, then control ``single`` values."""
+    rows = []
+    for g, (t, c) in groups.items():
+        rows += [(g, "mas", float(v)) for v in t] + [(g, "single", float(v)) for v in c]
+    frame = pl.DataFrame(rows, schema=["g", "system", "y"], orient="row")
+    return frame.with_columns(**{k: pl.Series(v) for k, v in extra.items()}) if extra else frame
+
+
+def no_nan(table: pl.DataFrame) -> None:
+    nan = table.select(pl.col(c).is_nan().any() for c in FLOAT_COLUMNS).row(0)
+    assert not any(nan), dict(zip(FLOAT_COLUMNS, nan, strict=True))
+
+
+def test_table_has_the_documented_columns_in_order() -> None:
+    frame = frame_of({"a": ([1, 2, 3], [2, 3, 5]), "b": ([1, 5, 3], [0, 1, 1])})
+    table = compare(frame, "y", by="g")
+    assert table.columns == ["g", *COLUMNS]
+    assert table["g"].to_list() == ["a", "b"]
+    assert table.schema["n_treatment"] == pl.Int64
+    assert table.schema["significant"] == pl.Boolean
+    assert table.schema["warning"] == pl.String
+    assert compare(frame, "y").columns == COLUMNS  # no by: no key columns
+
+
+def test_rows_are_sorted_by_group_then_metrics_in_the_given_order() -> None:
+    rng = np.random.default_rng(0)
+    frame = pl.DataFrame(
+        {
+            "task": rng.choice(["t2", "t1", None], 120).tolist(),
+            "variant": rng.choice([2, 1], 120),
+            "system": rng.choice(["mas", "single"], 120),
+            "b": rng.normal(size=120),
+            "a": rng.normal(size=120),
+        }
+    )
+    table = compare(frame, ["b", "a"], by=["task", "variant"])
+    keys = table.select("task", "variant").unique(maintain_order=True).rows()
+    assert keys == [("t1", 1), ("t1", 2), ("t2", 1), ("t2", 2), (None, 1), (None, 2)]
+    assert table["metric"].to_list() == ["b", "a"] * 6
+    assert table.schema["variant"] == frame.schema["variant"]
+    no_nan(table)
+
+
+def test_accepts_lazyframes_scores_and_comma_separated_metrics() -> None:
+    scores = mas_eval.score(mas_eval.simulate(300, seed=2))
+    from_scores = compare(scores, "dqs,decision_confidence", by="task")
+    from_lazy = compare(scores.runs.lazy(), ["dqs", "decision_confidence"], by="task")
+    assert from_scores.equals(from_lazy)
+    assert set(from_scores["metric"]) == {"dqs", "decision_confidence"}
+    paired = compare(scores, ["dqs", "gt_match"], by="task", pair_on="case_id", test="auto", correction="holm")
+    assert set(paired["test"]) == {"paired"}
+    assert (paired["n_pairs"] > 0).all()
+    no_nan(paired)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"pair_on": "case_id", "test": "paired"}, {"cluster": "case_id"},
+     {"pair_on": "case_id", "test": "paired", "cluster": "variant"}],
+)  # fmt: skip
+def test_results_are_identical_call_after_call(kwargs: dict[str, object]) -> None:
+    # Polars merges per-thread partial sums in no fixed order; the statistics layer sorts where that
+    # matters, so that two calls agree to the last bit.
+    runs = mas_eval.score(mas_eval.simulate(6000, seed=4, repeats=2)).runs
+    first = compare(runs, ["dqs", "decision_confidence", "efficiency_score"], by="task", **kwargs)
+    for _ in range(3):
+        assert compare(runs, ["dqs", "decision_confidence", "efficiency_score"], by="task", **kwargs).equals(first)
+
+
+def test_boolean_metrics_are_compared_as_proportions() -> None:
+    frame = pl.DataFrame({"system": ["mas"] * 4 + ["single"] * 4, "ok": [True, True, True, False] + [True, False] * 2})
+    row = compare(frame, "ok").row(0, named=True)
+    assert (row["mean_treatment"], row["mean_control"]) == (0.75, 0.5)
+
+
+def test_nan_counts_as_missing() -> None:
+    frame = pl.DataFrame(
+        {"system": ["mas"] * 4 + ["single"] * 4, "y": [1.0, 2.0, float("nan"), 4.0, 2.0, 2.5, 3.0, None]}
+    )
+    row = compare(frame, "y").row(0, named=True)
+    assert (row["n_treatment"], row["n_control"]) == (3, 3)
+    assert row["mean_treatment"] == pytest.approx(7 / 3)
+
+
+# -- degenerate rows: nulls and a warning, never an exception or a NaN -----------------------------
+
+
+@pytest.mark.parametrize("test", ["welch", "student", "mannwhitney"])
+def test_degenerate_independent_rows(test: str) -> None:
+    frame = frame_of(
+        {
+            "fine": ([1, 2, 3, 4], [2, 4, 4, 5]),
+            "no_control": ([1, 2, 3], []),
+            "one_value": ([1, 2, 3], [4]),
+            "flat": ([2, 2, 2], [3, 3]),
+            "one_flat": ([2, 2, 2], [3, 4, 6]),
+        }
+    )
+    table = compare(frame, "y", by="g", test=test)
+    by_group = {row["g"]: row for row in table.iter_rows(named=True)}
+    assert by_group["fine"]["warning"] is None and by_group["fine"]["p_value"] is not None
+    assert by_group["one_flat"]["p_value"] is not None  # zero variance in one system only is fine
+    expectations = {
+        "no_control": "no values for 'single'",
+        "one_value": "fewer than 2 values",
+        "flat": "zero variance in both systems",
+    }
+    for group, text in expectations.items():
+        row = by_group[group]
+        assert text in row["warning"], row["warning"]
+        for name in ("statistic", "p_value", "p_adjusted", "significant", "ci_low", "cohens_d", "power"):
+            assert row[name] is None, (group, name)
+    assert by_group["flat"]["difference"] == -1.0
+    assert by_group["no_control"]["mean_treatment"] == 2.0  # descriptives are kept
+    assert by_group["no_control"]["n_control"] == 0
+    no_nan(table)
+
+
+def test_group_with_only_one_system_present_gets_a_row() -> None:
+    frame = pl.concat(
+        [frame_of({"a": ([1, 2, 3], [2, 3, 4])}), pl.DataFrame({"g": ["b"], "system": ["mas"], "y": [1.0]})]
+    )
+    table = compare(frame, "y", by="g")
+    assert table["g"].to_list() == ["a", "b"]
+    assert "no values for 'single'" in table.row(1, named=True)["warning"]
+
+
+def test_degenerate_paired_rows() -> None:
+    runs = [
+        # group g1: 3 paired cases and one case only mas ran
+        ("g1", "c1", "mas", 1.0), ("g1", "c1", "single", 0.5), ("g1", "c2", "mas", 2.0), ("g1", "c2", "single", 1.0),
+        ("g1", "c3", "mas", 3.5), ("g1", "c3", "single", 2.0), ("g1", "c4", "mas", 9.0),
+        # group g2: no case ran by both systems
+        ("g2", "c5", "mas", 1.0), ("g2", "c6", "single", 2.0),
+        # group g3: every difference equal
+        ("g3", "c7", "mas", 2.0), ("g3", "c7", "single", 1.0), ("g3", "c8", "mas", 5.0), ("g3", "c8", "single", 4.0),
+        ("g3", "c9", "mas", 3.0), ("g3", "c9", "single", 2.0),
+    ]  # fmt: skip
+    frame = pl.DataFrame(runs, schema=["g", "case", "system", "y"], orient="row")
+    table = compare(frame, "y", by="g", pair_on="case", test="paired")
+    g1, g2, g3 = table.iter_rows(named=True)
+    assert g1["n_pairs"] == 3 and g1["p_value"] is not None
+    assert "1 unpaired case(s) left out" in g1["warning"]
+    assert g1["mean_treatment"] == pytest.approx((1 + 2 + 3.5) / 3)  # the unpaired case is left out
+    assert g2["n_pairs"] == 0 and g2["p_value"] is None
+    assert "fewer than 2 paired cases" in g2["warning"]
+    assert g3["p_value"] is None and "every paired difference is equal" in g3["warning"]
+    assert g3["difference"] == pytest.approx(1.0)
+    no_nan(table)
+
+
+def test_paired_runs_are_averaged_per_case_first() -> None:
+    runs = [("c1", "mas", 1.0), ("c1", "mas", 3.0), ("c1", "single", 1.0), ("c2", "mas", 4.0), ("c2", "single", 1.0),
+            ("c2", "single", 2.0), ("c2", "single", 3.0), ("c3", "mas", 2.0), ("c3", "single", 0.0)]  # fmt: skip
+    frame = pl.DataFrame(runs, schema=["case", "system", "y"], orient="row")
+    row = compare(frame, "y", pair_on="case", test="paired").row(0, named=True)
+    assert (row["n_treatment"], row["n_control"], row["n_pairs"]) == (4, 5, 3)
+    # per-case differences: (2 - 1), (4 - 2), (2 - 0)
+    assert row["difference"] == pytest.approx(5 / 3)
+    assert row["mean_treatment"] == pytest.approx((2 + 4 + 2) / 3)
+
+
+def test_fewer_than_two_clusters_is_degenerate() -> None:
+    frame = frame_of({"a": ([1, 2, 3], [2, 3, 5])}, cl=[1] * 6)
+    row = compare(frame, "y", cluster="cl").row(0, named=True)
+    assert row["n_clusters"] == 1
+    assert "fewer than 2 clusters" in row["warning"]
+    assert row["p_value"] is None
+
+
+def test_infinite_values_give_a_warning_not_a_nan() -> None:
+    frame = frame_of({"a": ([1, 2, float("inf")], [2, 3, 5])})
+    table = compare(frame, "y")
+    assert "non-finite" in table["warning"][0]
+    assert table["p_value"][0] is None
+
+
+def test_all_null_metric_in_a_group() -> None:
+    frame = frame_of({"a": ([1, 2, 3], [2, 3, 5]), "b": ([1, 2], [3, 4])}).with_columns(
+        y=pl.when(pl.col("g") == "b").then(None).otherwise(pl.col("y"))
+    )
+    table = compare(frame, "y", by="g")
+    assert "no values for 'mas'" in table.row(1, named=True)["warning"]
+    no_nan(table)
+
+
+# -- options and errors ------------------------------------------------------------------------
+
+
+def test_pair_on_with_an_independent_test_is_an_error() -> None:
+    frame = frame_of({"a": ([1, 2, 3], [2, 3, 5])}, case=[1, 2, 3, 1, 2, 3])
+    with pytest.raises(MasEvalError, match="only used by paired tests"):
+        compare(frame, "y", pair_on="case")
+    with pytest.raises(MasEvalError, match="pass pair_on"):
+        compare(frame, "y", test="paired")
+    with pytest.raises(MasEvalError, match="pass pair_on"):
+        compare(frame, "y", test="wilcoxon")
+    assert compare(frame, "y", test="auto")["test"][0] == "welch"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "text"),
+    [
+        ({"test": "ttest"}, MasEvalError, "test='ttest' is not one of"),
+        ({"correction": "sidak"}, MasEvalError, "correction='sidak'"),
+        ({"alpha": 1.5}, MasEvalError, "alpha=1.5"),
+        ({"confidence": 0}, MasEvalError, "confidence=0"),
+        ({"n_boot": -1}, MasEvalError, "n_boot=-1"),
+        ({"treatment": "single"}, MasEvalError, "both 'single'"),
+        ({"treatment": "MAS"}, DataError, "no runs of system 'MAS'.*'mas', 'single'"),
+        ({"metrics": "nope"}, SchemaError, "no column 'nope'"),
+        ({"metrics": "label"}, SchemaError, "must be numeric"),
+        ({"by": "nope"}, SchemaError, "by: no column 'nope'"),
+        ({"metrics": "y", "by": "y"}, MasEvalError, "cannot be both"),
+        ({"method": "bayes"}, MasEvalError, "method='bayes'"),
+        ({"method": "mixed"}, MasEvalError, "pass pair_on"),
+        ({"pair_on": "cl", "by": "cl", "test": "paired"}, MasEvalError, "also a by column"),
+        ({"cluster": "cl", "test": "mannwhitney"}, MasEvalError, "does not apply"),
+        ({"cluster": "cl", "n_boot": 100}, MasEvalError, "cannot be combined"),
+        ({"boot_ci": "basic"}, MasEvalError, "boot_ci='basic'"),
+        ({"metrics": []}, MasEvalError, "name at least one column"),
+        ({"run_metrics": {"y": [1]}}, MasEvalError, "must be a Polars DataFrame"),
+    ],
+)
+def test_bad_options_raise_clear_errors(kwargs: dict[str, object], error: type[Exception], text: str) -> None:
+    frame = frame_of({"a": ([1, 2, 3], [2, 3, 5])}, cl=[1, 2, 1, 2, 1, 2], label=list("abcdef"))
+    arguments: dict[str, object] = {"run_metrics": frame, "metrics": "y", **kwargs}
+    with pytest.raises(error, match=text):
+        compare(**arguments)  # type: ignore[arg-type]
+
+
+def test_nulls_in_pair_on_or_cluster_are_an_error() -> None:
+    frame = frame_of({"a": ([1, 2, 3], [2, 3, 5])}, case=[1, None, 3, 1, 2, 3])
+    with pytest.raises(DataError, match="null values in 'case'"):
+        compare(frame, "y", pair_on="case", test="paired")
+
+
+def test_cases_spanning_clusters_are_an_error_when_paired() -> None:
+    frame = frame_of({"a": ([1, 2, 3], [2, 3, 5])}, case=[1, 2, 3, 1, 2, 3], cl=[1, 1, 2, 2, 1, 2])
+    with pytest.raises(DataError, match="not constant within 'case'"):
+        compare(frame, "y", pair_on="case", test="paired", cluster="cl")
+
+
+# -- the dqs_method guard (seed 004, Bug #3) -----------------------------------------------------
+
+
+def _dqs_frame() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "task": ["t1"] * 6 + ["t2"] * 6,
+            "system": ["mas", "mas", "mas", "single", "single", "single"] * 2,
+            "dqs": [0.8, 0.7, 0.9, 0.6, 0.65, 0.7, 0.5, 0.6, 0.7, 0.6, 0.5, 0.4],
+            "dqs_method": ["criteria"] * 6 + ["criteria"] * 3 + ["final", "final", "mcda"],
+            "decision_confidence": [0.5, 0.6, 0.7, 0.8, 0.9, 0.7] * 2,
+        }
+    )
+
+
+def test_dqs_across_different_methods_is_refused() -> None:
+    with pytest.raises(MixedDqsMethodsError) as info:
+        compare(_dqs_frame(), ["dqs", "decision_confidence"], by="task")
+    message = str(info.value)
+    assert "(task='t2') mas: criteria; single: final, mcda" in message
+    assert "t1" not in message
+    assert "allow_mixed_methods=True" in message
+    assert isinstance(info.value, MasEvalError)
+
+
+def test_allow_mixed_methods_compares_with_a_warning() -> None:
+    table = compare(_dqs_frame(), ["dqs", "decision_confidence"], by="task", allow_mixed_methods=True)
+    warnings_by = {(r["task"], r["metric"]): r["warning"] for r in table.iter_rows(named=True)}
+    assert "dqs_method differs" in warnings_by[("t2", "dqs")]
+    assert warnings_by[("t1", "dqs")] is None
+    assert warnings_by[("t2", "decision_confidence")] is None
+    assert table.filter(pl.col("metric") == "dqs")["p_value"].null_count() == 0
+
+
+def test_other_metrics_and_per_method_groups_pass_the_guard() -> None:
+    compare(_dqs_frame(), "decision_confidence", by="task")  # dqs not compared: no guard
+    compare(_dqs_frame().filter(pl.col("task") == "t1"), "dqs")  # one method
+    table = compare(_dqs_frame(), "dqs", by=["task", "dqs_method"])
+    assert table.height == 4
+
+
+# -- the mixed model and its fallback -------------------------------------------------------------
+
+
+def _repeated(seed: int, case_sd: float) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    case = np.repeat(np.arange(20), 4)
+    mas = np.tile([True, True, False, False], 20)
+    y = 0.5 * mas + case_sd * rng.normal(size=20)[case] + rng.normal(scale=0.5, size=80)
+    return pl.DataFrame({"case": case, "system": np.where(mas, "mas", "single"), "y": y})
+
+
+def test_mixed_model_runs_on_repeated_runs() -> None:
+    row = compare(_repeated(1, 1.0), "y", pair_on="case", method="mixed").row(0, named=True)
+    assert row["test"] == "mixed" and row["ci_method"] == "mixed"
+    assert row["n_clusters"] == 20 and row["n_treatment"] == 40
+    assert row["ci_low"] < row["difference"] < row["ci_high"]
+    assert row["warning"] is None
+
+
+def test_singular_mixed_fit_falls_back_with_a_warning() -> None:
+    # No case effect at all: REML puts the random-intercept variance on the boundary (0).
+    frame = _repeated(2, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing may leak out of compare
+        row = compare(frame, "y", pair_on="case", method="mixed", test="auto").row(0, named=True)
+    assert row["test"] == "paired"
+    assert row["warning"].startswith("mixed model not used (singular fit")
+    assert "fell back to paired" in row["warning"]
+    assert row["p_value"] is not None
+
+
+def test_non_converging_mixed_fit_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    class NotConverging:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def fit(self, **kwargs: object) -> object:
+            warnings.warn("Gradient optimization failed", ConvergenceWarning, stacklevel=1)
+            return type("Result", (), {"converged": False})()
+
+    monkeypatch.setattr("mas_eval.stats.mixed.MixedLM", NotConverging)
+    row = compare(_repeated(3, 1.0), "y", pair_on="case", method="mixed", test="welch").row(0, named=True)
+    assert row["test"] == "welch"
+    assert "did not converge: Gradient optimization failed" in row["warning"]
+
+
+def test_failing_mixed_fit_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Failing:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def fit(self, **kwargs: object) -> object:
+            raise np.linalg.LinAlgError("Singular matrix")
+
+    monkeypatch.setattr("mas_eval.stats.mixed.MixedLM", Failing)
+    row = compare(_repeated(4, 1.0), "y", pair_on="case", method="mixed").row(0, named=True)
+    assert "fit failed: LinAlgError: Singular matrix" in row["warning"]
+    assert row["p_value"] is not None

@@ -1,0 +1,230 @@
+"""Statistics pinned to published values: R's t.test on `sleep`, effectsize on `mtcars`, the seeds.
+
+Sign convention: ``difference = mean(treatment) - mean(control)``. In R, ``t.test(extra ~ group,
+data = sleep)`` reports group 1 minus group 2, so these tests pass ``treatment="1"`` and
+``control="2"`` and expect R's signs (t < 0, CI below zero for the paired test).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from mas_eval.stats import baseline_comparison, compare, ttest_from_summary
+from mas_eval.stats.effects import d_confidence_interval, hedges_correction
+
+SLEEP_GROUP1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
+SLEEP_GROUP2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
+
+# R's mtcars: mpg of the 19 automatic (am = 0) and 13 manual (am = 1) cars.
+MPG_AUTOMATIC = [21.4, 18.7, 18.1, 14.3, 24.4, 22.8, 19.2, 17.8, 16.4, 17.3, 15.2, 10.4, 10.4, 14.7, 21.5, 15.5,
+                 15.2, 13.3, 19.2]  # fmt: skip
+MPG_MANUAL = [21.0, 21.0, 22.8, 32.4, 30.4, 33.9, 27.3, 26.0, 30.4, 15.8, 19.7, 15.0, 21.4]
+
+
+@pytest.fixture
+def sleep() -> pl.DataFrame:
+    return pl.DataFrame(
+        {"system": ["1"] * 10 + ["2"] * 10, "ID": list(range(1, 11)) * 2, "extra": SLEEP_GROUP1 + SLEEP_GROUP2}
+    )
+
+
+def _sleep_row(sleep: pl.DataFrame, **kwargs: object) -> dict[str, object]:
+    return compare(sleep, "extra", treatment="1", control="2", **kwargs).row(0, named=True)
+
+
+def test_welch_matches_r_t_test_on_sleep(sleep: pl.DataFrame) -> None:
+    # R: t.test(extra ~ group, data = sleep)
+    # t = -1.8608, df = 17.776, p-value = 0.07939; 95 percent CI: -3.3654832  0.2054832
+    row = _sleep_row(sleep)
+    assert row["test"] == "welch"
+    assert row["difference"] == pytest.approx(0.75 - 2.33, abs=1e-12)
+    assert row["statistic"] == pytest.approx(-1.8608, abs=5e-5)
+    assert row["dof"] == pytest.approx(17.776, abs=5e-4)
+    assert row["p_value"] == pytest.approx(0.07939, abs=5e-6)
+    assert row["ci_low"] == pytest.approx(-3.3654832, abs=5e-8)
+    assert row["ci_high"] == pytest.approx(0.2054832, abs=5e-8)
+    assert (row["n_treatment"], row["n_control"], row["n_pairs"]) == (10, 10, None)
+
+
+def test_student_matches_r_t_test_on_sleep(sleep: pl.DataFrame) -> None:
+    # R: t.test(extra ~ group, data = sleep, var.equal = TRUE)
+    # t = -1.8608, df = 18, p-value = 0.07919; 95 percent CI: -3.363874  0.203874
+    row = _sleep_row(sleep, test="student")
+    assert row["statistic"] == pytest.approx(-1.8608, abs=5e-5)
+    assert row["dof"] == 18
+    assert row["p_value"] == pytest.approx(0.07919, abs=5e-6)
+    assert row["ci_low"] == pytest.approx(-3.363874, abs=5e-7)
+    assert row["ci_high"] == pytest.approx(0.203874, abs=5e-7)
+
+
+def test_paired_matches_r_t_test_on_sleep(sleep: pl.DataFrame) -> None:
+    # R: with(sleep, t.test(extra[group == 1], extra[group == 2], paired = TRUE))
+    # t = -4.0621, df = 9, p-value = 0.002833; 95 percent CI: -2.4598858 -0.7001142
+    row = _sleep_row(sleep, pair_on="ID", test="paired")
+    assert row["test"] == "paired"
+    assert row["n_pairs"] == 10
+    assert row["statistic"] == pytest.approx(-4.0621, abs=5e-5)
+    assert row["dof"] == 9
+    assert row["p_value"] == pytest.approx(0.002833, abs=5e-7)
+    assert row["ci_low"] == pytest.approx(-2.4598858, abs=5e-8)
+    assert row["ci_high"] == pytest.approx(-0.7001142, abs=5e-8)
+    # `auto` with pair_on is the paired test.
+    assert _sleep_row(sleep, pair_on="ID", test="auto")["statistic"] == pytest.approx(row["statistic"], abs=1e-12)
+
+
+def test_paired_d_z_matches_r_effectsize_on_sleep(sleep: pl.DataFrame) -> None:
+    # R: effectsize::cohens_d(Pair(extra[group == 1], extra[group == 2]) ~ 1, data = sleep)
+    # Cohen's d = -1.28, 95% CI [-2.12, -0.41]; d_z = t / sqrt(n).
+    row = _sleep_row(sleep, pair_on="ID", test="paired")
+    assert row["d_type"] == "d_z"
+    assert row["cohens_d"] == pytest.approx(-4.0621276834 / math.sqrt(10), abs=1e-9)
+    assert round(row["d_ci_low"], 2) == -2.12
+    assert round(row["d_ci_high"], 2) == -0.41
+
+
+def test_cohens_d_and_hedges_g_match_r_effectsize_on_mtcars() -> None:
+    # R: effectsize::cohens_d(mpg ~ am, data = mtcars) -> -1.48, 95% CI [-2.27, -0.67]
+    #    effectsize::hedges_g(mpg ~ am, data = mtcars) -> -1.44, 95% CI [-2.21, -0.65]
+    frame = pl.DataFrame(
+        {"system": ["auto"] * 19 + ["manual"] * 13, "mpg": MPG_AUTOMATIC + MPG_MANUAL},
+    )
+    row = compare(frame, "mpg", treatment="auto", control="manual", test="student").row(0, named=True)
+    assert row["d_type"] == "d_s"
+    assert round(row["cohens_d"], 2) == -1.48
+    assert (round(row["d_ci_low"], 2), round(row["d_ci_high"], 2)) == (-2.27, -0.67)
+    assert round(row["hedges_g"], 2) == -1.44
+    j = row["hedges_g"] / row["cohens_d"]
+    assert (round(row["d_ci_low"] * j, 2), round(row["d_ci_high"] * j, 2)) == (-2.21, -0.65)
+    # R: t.test(mpg ~ am, data = mtcars, var.equal = TRUE): t = -4.1061, df = 30, p = 0.000285
+    assert row["statistic"] == pytest.approx(-4.1061, abs=5e-5)
+    assert row["p_value"] == pytest.approx(0.000285, abs=5e-7)
+
+
+def test_hedges_correction_is_the_exact_gamma_ratio() -> None:
+    # J(df) = Γ(df/2) / (sqrt(df/2) Γ((df-1)/2)). Closed forms: J(2) = Γ(1) / (1 · Γ(1/2)) = 1/sqrt(pi),
+    # J(3) = Γ(3/2) / (sqrt(3/2) · Γ(1)) = sqrt(pi)/2 / sqrt(1.5).
+    assert hedges_correction(2.0) == pytest.approx(1 / math.sqrt(math.pi), abs=1e-15)
+    assert hedges_correction(3.0) == pytest.approx(math.sqrt(math.pi) / 2 / math.sqrt(1.5), abs=1e-15)
+    for df in (5.0, 18.0, 60.0, 400.0):
+        exact = math.gamma(df / 2) / (math.sqrt(df / 2) * math.gamma((df - 1) / 2)) if df < 300 else None
+        if exact is not None:
+            assert hedges_correction(df) == pytest.approx(exact, rel=1e-13)
+        # Hedges' approximation 1 - 3/(4 df - 1) is within O(df^-2).
+        assert hedges_correction(df) == pytest.approx(1 - 3 / (4 * df - 1), abs=2 / df**2)
+    assert math.isnan(float(hedges_correction(1.0)))
+
+
+def test_d_ci_by_noncentral_t_matches_an_independent_root_finder() -> None:
+    from scipy import optimize, stats
+
+    def reference(t: float, df: float, scale: float, level: float) -> tuple[float, float]:
+        tail = (1 - level) / 2
+        width = 20 * math.sqrt(1 + t * t / (2 * df))
+
+        def f(nc: float, target: float) -> float:
+            value = stats.nct.cdf(t, df, nc)
+            return (0.0 if nc > t else 1.0) - target if math.isnan(value) else value - target
+
+        low = optimize.brentq(f, t - width, t + width, args=(1 - tail,), xtol=1e-14, rtol=1e-15)
+        high = optimize.brentq(f, t - width, t + width, args=(tail,), xtol=1e-14, rtol=1e-15)
+        return low / scale, high / scale
+
+    cases = [(-4.106126983, 30, math.sqrt(19 * 13 / 32), 0.95), (2.0, 8, 2.0, 0.9), (0.0, 3, 1.0, 0.95),
+             (12.5, 200, 7.0, 0.99), (-0.3, 1500, 20.0, 0.95)]  # fmt: skip
+    for t, df, scale, level in cases:
+        low, high = d_confidence_interval(t, df, scale, level)
+        want_low, want_high = reference(t, df, scale, level)
+        assert low[0] == pytest.approx(want_low, abs=1e-9)
+        assert high[0] == pytest.approx(want_high, abs=1e-9)
+
+
+# -- seed 004 and crisis_mas_poc ---------------------------------------------------------------
+
+
+def test_seed_t_test_example_gives_the_formula_values() -> None:
+    # Seed 004 prints t 2.341, p .0234, d .567 for means .745/.680, SDs .082/.091, n 10/10; its
+    # own formulas give Welch t 1.678, p .111 and pooled-SD d .750 (SPEC.md §4, erratum table).
+    out = ttest_from_summary(0.745, 0.082, 10, 0.680, 0.091, 10)
+    assert out["statistic"] == pytest.approx(1.6780131378, abs=1e-9)
+    assert out["p_value"] == pytest.approx(0.1108068238, abs=1e-9)
+    assert out["cohens_d"] == pytest.approx(0.7504302887, abs=1e-9)
+    assert (round(out["statistic"], 3), round(out["p_value"], 3), round(out["cohens_d"], 3)) == (1.678, 0.111, 0.750)
+    assert out["effect_size"] == "medium"
+    assert out["significant"] is False
+
+
+def test_seed_t_test_example_through_compare() -> None:
+    # The same summary statistics realised as runs: compare runs the same code on group statistics.
+    rng = np.random.default_rng(4)
+    values = []
+    for mean, sd in ((0.745, 0.082), (0.680, 0.091)):
+        z = rng.normal(size=10)
+        values.append(mean + sd * (z - z.mean()) / z.std(ddof=1))
+    frame = pl.DataFrame({"system": ["mas"] * 10 + ["single"] * 10, "dqs": np.concatenate(values)})
+    row = compare(frame, "dqs").row(0, named=True)
+    assert row["statistic"] == pytest.approx(1.6780131378, abs=1e-9)
+    assert row["p_value"] == pytest.approx(0.1108068238, abs=1e-9)
+    assert row["cohens_d"] == pytest.approx(0.7504302887, abs=1e-9)
+    sig = baseline_comparison(frame, metrics={"decision_quality": "dqs"})["statistical_significance"]
+    assert sig["decision_quality"]["t_statistic"] == pytest.approx(1.6780131378, abs=1e-9)
+    assert sig["decision_quality"]["n_multi"] == 10
+
+
+def test_crisis_mas_poc_statistics_example() -> None:
+    # crisis_mas_poc (scipy.stats.ttest_ind default, Student): [.82,.85,.81,.84] vs [.75,.73,.76,.74].
+    frame = pl.DataFrame(
+        {"system": ["mas"] * 4 + ["single"] * 4, "dqs": [0.82, 0.85, 0.81, 0.84, 0.75, 0.73, 0.76, 0.74]}
+    )
+    row = compare(frame, "dqs", test="student").row(0, named=True)
+    assert row["statistic"] == pytest.approx(7.602631123, abs=1e-9)
+    assert row["p_value"] == pytest.approx(0.000269641306, abs=1e-12)
+    assert row["cohens_d"] == pytest.approx(5.375872022, abs=1e-9)
+    out = baseline_comparison(frame, metrics={"decision_quality": "dqs"}, preset="crisis-mas-poc")
+    sig = out["statistical_significance"]["decision_quality"]
+    assert sig["t_statistic"] == pytest.approx(7.602631123, abs=1e-9)
+    assert sig["p_value"] == pytest.approx(0.000269641306, abs=1e-12)
+    assert sig["cohens_d"] == pytest.approx(5.375872022, abs=1e-9)
+    assert sig["test"] == "student"
+    assert (
+        baseline_comparison(frame, metrics={"decision_quality": "dqs"})["statistical_significance"]["decision_quality"][
+            "test"
+        ]
+        == "welch"
+    )
+
+
+def test_baseline_comparison_reproduces_the_seed_block() -> None:
+    # Seed 004 "Baseline Comparison": DQS .720 vs .850 -> -.130, -15.3%; confidence .760 vs .820 -> -.060, -7.3%.
+    frame = pl.DataFrame(
+        {
+            "system": ["mas", "mas", "single", "single"],
+            "dqs": [0.70, 0.74, 0.84, 0.86],
+            "decision_confidence": [0.75, 0.77, 0.81, 0.83],
+        }
+    )
+    out = baseline_comparison(frame)
+    dq, conf = out["decision_quality"], out["confidence"]
+    assert list(dq) == ["multi_agent", "single_agent", "improvement", "improvement_percentage"]
+    assert (round(dq["multi_agent"], 3), round(dq["single_agent"], 3)) == (0.720, 0.850)
+    assert round(dq["improvement"], 3) == -0.130
+    assert round(dq["improvement_percentage"], 1) == -15.3
+    assert (round(conf["improvement"], 3), round(conf["improvement_percentage"], 1)) == (-0.060, -7.3)
+    sig = out["statistical_significance"]["confidence"]
+    expected_keys = {
+        "t_statistic", "p_value", "significant", "alpha", "cohens_d", "effect_size", "multi_agent_mean",
+        "single_agent_mean", "multi_agent_std", "single_agent_std", "n_multi", "n_single",
+    }  # fmt: skip
+    assert expected_keys <= set(sig)
+    assert sig["alpha"] == 0.05
+
+
+def test_improvement_percentage_is_null_when_the_baseline_is_zero() -> None:
+    frame = pl.DataFrame({"system": ["mas"] * 3 + ["single"] * 3, "y": [1.0, 2.0, 3.0, -1.0, 0.0, 1.0]})
+    row = compare(frame, "y").row(0, named=True)
+    assert row["improvement_percentage"] is None
+    assert "improvement_percentage undefined" in row["warning"]
+    assert row["p_value"] is not None  # only the percentage is undefined
