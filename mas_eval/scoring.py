@@ -297,18 +297,25 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
         .join(ids, on="run_id", how="inner")
         .select(*RUN_ID_COLUMNS, *RUN_COLUMNS)
         .sort("run_id")
-        .collect()
     )
 
-    def with_ids(frame: pl.DataFrame, key: list[str], columns: list[str], *, sorted_: bool = False) -> pl.DataFrame:
+    def with_ids(frame: pl.DataFrame, key: list[str], columns: list[str], *, sorted_: bool = False) -> pl.LazyFrame:
         joined = frame.lazy().join(ids, on="run_id", how="inner", maintain_order="left" if sorted_ else None)
         selected = joined.select(*RUN_ID_COLUMNS, *key[1:], *columns)
-        return (selected if sorted_ else selected.sort(key)).collect()
+        return selected if sorted_ else selected.sort(key)
 
+    # One collect for the three outputs: independent queries run side by side.
+    runs_out, agents_final, alternatives_final = pl.collect_all(
+        [
+            run_metrics,
+            with_ids(agents_out, AGENT_KEY, AGENT_COLUMNS),
+            with_ids(alternatives, _RA, ALTERNATIVE_COLUMNS, sorted_=True),
+        ]
+    )
     return Scores(
-        runs=run_metrics,
-        agents=with_ids(agents_out, AGENT_KEY, AGENT_COLUMNS),
-        alternatives=with_ids(alternatives, _RA, ALTERNATIVE_COLUMNS, sorted_=True),
+        runs=runs_out,
+        agents=agents_final,
+        alternatives=alternatives_final,
         pairwise=_pairwise(ds, agent_frame, ids) if pairwise else None,
         preset=preset,
         params=params.as_dict(),

@@ -109,29 +109,28 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
         .otherwise((x - low) / (high - low))
     )
     v = pl.when(pl.col("norm") > 0).then(pl.col("share") * x / pl.col("norm")).otherwise(0.0)
-    criterion_weight = pl.col("given_weight") if weighted else pl.lit(1.0)
 
     per_alternative = (
         rows.join(per_criterion, on=_RC, how="inner")
         .with_columns(sat=satisfaction, v=v)
         .group_by(_RA)
         .agg(
-            sat_num=(criterion_weight * pl.col("sat")).sum(),
-            sat_den=criterion_weight.sum(),
-            ws_num=(pl.col("given_weight") * pl.col("sat")).sum(),
-            ws_den=pl.col("given_weight").sum(),
-            sat_mean=pl.col("sat").mean(),
-            topsis_distance_best=(pl.col("v") - pl.col("best")).pow(2).sum().sqrt(),
-            topsis_distance_worst=(pl.col("v") - pl.col("worst")).pow(2).sum().sqrt(),
+            weighted_total=(pl.col("given_weight") * pl.col("sat")).sum(),
+            weight_total=pl.col("given_weight").sum(),
+            sat_total=pl.col("sat").sum(),
+            n_scored=pl.len(),
+            best_square=(pl.col("v") - pl.col("best")).pow(2).sum(),
+            worst_square=(pl.col("v") - pl.col("worst")).pow(2).sum(),
         )
     )
-    d_best, d_worst = pl.col("topsis_distance_best"), pl.col("topsis_distance_worst")
+    d_best, d_worst = pl.col("best_square").sqrt(), pl.col("worst_square").sqrt()
+    mean = pl.col("sat_total") / pl.col("n_scored")
+    # Present criteria whose weights are all 0 leave the weighted mean undefined: fall back to the mean.
+    weighted_sum = pl.when(pl.col("weight_total") > 0).then(pl.col("weighted_total") / pl.col("weight_total"))
     return per_alternative.select(
         *_RA,
-        criteria_satisfaction=pl.when(pl.col("sat_den") > 0)
-        .then(pl.col("sat_num") / pl.col("sat_den"))
-        .otherwise("sat_mean"),
-        weighted_sum=pl.when(pl.col("ws_den") > 0).then(pl.col("ws_num") / pl.col("ws_den")).otherwise("sat_mean"),
+        criteria_satisfaction=weighted_sum.otherwise(mean) if weighted else mean,
+        weighted_sum=weighted_sum.otherwise(mean),
         topsis_closeness=pl.when(d_best + d_worst > 0).then(d_worst / (d_best + d_worst)).otherwise(0.5),
         topsis_distance_best=d_best,
         topsis_distance_worst=d_worst,
