@@ -25,7 +25,12 @@ from mas_eval.metrics.beliefs import (
     check_agent_masses,
     run_beliefs,
 )
-from mas_eval.metrics.common import gini_of_sorted, rank_descending
+from mas_eval.metrics.common import (
+    SMALL_GROUP_SIZE,
+    gini_of_sorted,
+    rank_descending,
+    rank_descending_small_groups,
+)
 from mas_eval.metrics.criteria import alternative_criteria
 from mas_eval.metrics.efficiency import efficiency
 from mas_eval.presets import DecisionParams, resolve
@@ -115,8 +120,14 @@ def _table(ds: Dataset, name: str) -> pl.LazyFrame:
 
 
 def _agent_frame(ds: Dataset) -> pl.DataFrame:
-    """Per-agent belief sums joined with the agents table; materialised, as three passes read it."""
-    frame = agent_beliefs(_table(ds, "beliefs"), _table(ds, "agents")).collect()
+    """Per-agent belief sums joined with the agents table, sorted by agent key; materialised, as
+    three passes read it.
+
+    Sorted once here (0.7 s at 3M agents) because the output needs that order anyway, and
+    per-run aggregations of a frame sorted by run take Polars' sorted fast path (the agents'
+    per-run aggregates: 2.3 s unsorted, 1.3 s sorted).
+    """
+    frame = agent_beliefs(_table(ds, "beliefs"), _table(ds, "agents")).sort(AGENT_KEY).collect()
     check_agent_masses(frame)
     return frame
 
@@ -137,7 +148,7 @@ def _agents_out(agent_frame: pl.DataFrame, belief_runs: pl.LazyFrame, params: De
     entropy = agent_entropy(support=params.entropy_support, renormalise=params.entropy_renormalise)
     return (
         agent_frame.lazy()
-        .join(belief_runs.select("run_id", "n_alternatives"), on="run_id", how="left")
+        .join(belief_runs.select("run_id", "n_alternatives"), on="run_id", how="left", maintain_order="left")
         .with_columns(normalized_entropy=pl.when("has_beliefs").then(entropy))
         .select(
             *AGENT_KEY,
@@ -186,20 +197,30 @@ def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def _alternatives_out(ds: Dataset, belief_alternatives: pl.LazyFrame, params: DecisionParams) -> pl.LazyFrame:
+def _alternatives_out(ds: Dataset, belief_alternatives: pl.LazyFrame, params: DecisionParams) -> pl.DataFrame:
     per_criteria = alternative_criteria(_table(ds, "scores"), _table(ds, "criteria"), weighted=params.dqs_weighted)
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
-    # Sorted by (run, alternative) so that ordinal ranks break ties by alternative id.
-    return (
+    # Sorted by (run, alternative) so that ordinal ranks break ties by alternative id; each
+    # run's rows are consecutive then, numbered by ``rle_id``.
+    frame = (
         per_criteria.join(belief_alternatives, on=_RA, how="full", coalesce=True)
         .with_columns(mcda_score=pl.col(mcda))
         .sort(_RA)
-        .with_columns(
-            topsis_rank=rank_descending("topsis_closeness"),
-            er_rank=rank_descending("er_belief"),
-            mcda_rank=rank_descending("mcda_score"),
-        )
+        .with_columns(_run=pl.col("run_id").rle_id())
+        .collect()
     )
+    ranked = {"topsis_rank": "topsis_closeness", "er_rank": "er_belief", "mcda_rank": "mcda_score"}
+    # Few alternatives per run (the usual case): count the rows that beat each row instead of
+    # a window rank, which pays a per-group cost (see rank_descending_small_groups).
+    largest_run = frame.select(pl.col("_run").unique_counts().max()).item() or 0
+    if largest_run <= SMALL_GROUP_SIZE:
+        ranks = {
+            rank: rank_descending_small_groups(value, group="_run", group_size=largest_run)
+            for rank, value in ranked.items()
+        }
+    else:
+        ranks = {rank: rank_descending(value, within="_run") for rank, value in ranked.items()}
+    return frame.lazy().with_columns(**ranks).drop("_run").collect()
 
 
 def _dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, ds: Dataset, params: DecisionParams) -> pl.LazyFrame:
@@ -259,7 +280,7 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
         frame.lazy() for frame in pl.collect_all(_belief_runs_and_alternatives(ds, agent_frame, params))
     )
     agents_out = _agents_out(agent_frame, belief_runs, params).collect()
-    alternatives = _alternatives_out(ds, belief_alternatives, params).collect()
+    alternatives = _alternatives_out(ds, belief_alternatives, params)
 
     per_run = (
         runs.select("run_id", "confidence")
@@ -304,14 +325,11 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
         selected = joined.select(*RUN_ID_COLUMNS, *key[1:], *columns)
         return selected if sorted_ else selected.sort(key)
 
-    # One collect for the three outputs: independent queries run side by side.
-    runs_out, agents_final, alternatives_final = pl.collect_all(
-        [
-            run_metrics,
-            with_ids(agents_out, AGENT_KEY, AGENT_COLUMNS),
-            with_ids(alternatives, _RA, ALTERNATIVE_COLUMNS, sorted_=True),
-        ]
-    )
+    # Collected one after another: they share no work, and on 2 cores running them side by
+    # side (collect_all) made them contend (measured at 1M runs: 7.3-8.8 s against 6.1-6.5 s).
+    runs_out = run_metrics.collect()
+    agents_final = with_ids(agents_out, AGENT_KEY, AGENT_COLUMNS, sorted_=True).collect()
+    alternatives_final = with_ids(alternatives, _RA, ALTERNATIVE_COLUMNS, sorted_=True).collect()
     return Scores(
         runs=runs_out,
         agents=agents_final,
