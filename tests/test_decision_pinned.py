@@ -314,3 +314,14 @@ def test_ties_go_to_the_alternative_that_sorts_first() -> None:
 def test_all_contributions_zero_give_gini_zero() -> None:
     row = run_row(one_run(beliefs={"g1": {"A": 1.0}, "g2": {"B": 1.0}}, confidences={"g1": 0.0, "g2": 0.0}))
     assert (row["gini_coefficient"], row["balance_score"]) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("n_alternatives", [4, 12])  # 12 > SMALL_GROUP_SIZE: the window-rank path
+def test_rank_ties_go_to_the_first_id_for_small_and_large_runs(n_alternatives: int) -> None:
+    # One benefit criterion: closeness orders alternatives by score; equal scores tie exactly.
+    values = [float(i // 2) for i in range(n_alternatives)]  # pairs of ties: 0,0,1,1,2,2,...
+    names = [f"a{i:02d}" for i in range(n_alternatives)]
+    alts = _topsis({n: [v] for n, v in zip(names, values, strict=True)}, [1.0], ["benefit"])
+    ranks = column_by(alts, "alternative", "topsis_rank")
+    expected = sorted(names, key=lambda n: (-values[names.index(n)], n))
+    assert ranks == {n: i for i, n in enumerate(expected, start=1)}
