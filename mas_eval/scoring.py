@@ -223,18 +223,29 @@ def _alternatives_out(ds: Dataset, belief_alternatives: pl.LazyFrame, params: De
     return frame.lazy().with_columns(**ranks).drop("_run").collect()
 
 
-def _dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, ds: Dataset, params: DecisionParams) -> pl.LazyFrame:
-    r"""DQS cascade of seed 004 (SPEC.md §1): criteria satisfaction → logged MCDA → logged final."""
-    chosen = runs.select("run_id", alternative=pl.col("recommended"), correct=pl.col("correct"))
-    chosen = chosen.join(alternatives.select(*_RA, "criteria_satisfaction"), on=_RA, how="left")
-    chosen = chosen.join(_table(ds, "alt_scores").select(*_RA, "mcda", "final"), on=_RA, how="left")
+def _with_dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, ds: Dataset, params: DecisionParams) -> pl.LazyFrame:
+    r"""Add the DQS cascade of seed 004 (SPEC.md §1) to ``runs``: criteria satisfaction → logged
+    MCDA → logged final score of the recommended alternative, then the ground-truth boost.
+
+    The recommended alternative's scores join ``runs`` itself (no per-run frame joined back).
+    """
+    recommended = ["run_id", "recommended"]
+    chosen = runs.join(
+        alternatives.select("run_id", "criteria_satisfaction", recommended=pl.col("alternative")),
+        on=recommended,
+        how="left",
+    ).join(
+        _table(ds, "alt_scores").select("run_id", "mcda", "final", recommended=pl.col("alternative")),
+        on=recommended,
+        how="left",
+    )
     cascade = [("criteria", "criteria_satisfaction"), ("mcda", "mcda"), ("final", "final")]
     raw = pl.coalesce(pl.col(c) for _, c in cascade)
     method = pl.when(pl.col(cascade[0][1]).is_not_null()).then(pl.lit(cascade[0][0]))
     for name, column in cascade[1:]:
         method = method.when(pl.col(column).is_not_null()).then(pl.lit(name))
-    match = pl.when(pl.col("correct").is_not_null() & pl.col("alternative").is_not_null()).then(
-        pl.col("alternative") == pl.col("correct")
+    match = pl.when(pl.col("correct").is_not_null() & pl.col("recommended").is_not_null()).then(
+        pl.col("recommended") == pl.col("correct")
     )
     boosted = (
         pl.col("dqs_raw")
@@ -243,8 +254,10 @@ def _dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, ds: Dataset, params: De
         .then(pl.max_horizontal("dqs_raw", pl.lit(params.gt_boost)))
         .otherwise("dqs_raw")
     )
-    return chosen.select("run_id", dqs_raw=raw, dqs_method=method.otherwise(None), gt_match=match).with_columns(
-        dqs=boosted
+    return (
+        chosen.with_columns(dqs_raw=raw, dqs_method=method.otherwise(None), gt_match=match)
+        .with_columns(dqs=boosted)
+        .drop("criteria_satisfaction", "mcda", "final")
     )
 
 
@@ -282,21 +295,16 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
     agents_out = _agents_out(agent_frame, belief_runs, params).collect()
     alternatives = _alternatives_out(ds, belief_alternatives, params)
 
+    usage = efficiency(
+        baseline_iterations=params.baseline_iterations,
+        baseline_api_calls=params.baseline_api_calls,
+        baseline_seconds=params.baseline_seconds,
+    )
+    base = runs.select(*RUN_ID_COLUMNS, "confidence", "recommended", "correct", *usage)
     per_run = (
-        runs.select("run_id", "confidence")
-        .join(_dqs(runs, alternatives.lazy(), ds, params), on="run_id", how="left")
+        _with_dqs(base, alternatives.lazy(), ds, params)
         .join(belief_runs, on="run_id", how="left")
         .join(_agent_run_aggregates(agents_out.lazy()), on="run_id", how="left")
-        .join(
-            efficiency(
-                runs,
-                baseline_iterations=params.baseline_iterations,
-                baseline_api_calls=params.baseline_api_calls,
-                baseline_seconds=params.baseline_seconds,
-            ),
-            on="run_id",
-            how="left",
-        )
         .with_columns(pl.col("num_agents").fill_null(0).cast(pl.Int64))
     )
     w = params.consensus_weight
@@ -315,7 +323,6 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
             uncertainty=1.0 - pl.col("decision_confidence"),
             unique_preferences=pl.col("unique_preferences").fill_null(0).cast(pl.Int64),
         )
-        .join(ids, on="run_id", how="inner")
         .select(*RUN_ID_COLUMNS, *RUN_COLUMNS)
         .sort("run_id")
     )

@@ -7,10 +7,8 @@ import polars as pl
 __all__ = ["efficiency"]
 
 
-def efficiency(
-    runs: pl.LazyFrame, *, baseline_iterations: float, baseline_api_calls: float, baseline_seconds: float
-) -> pl.LazyFrame:
-    r"""Usage columns renamed as the seed prints them, and the efficiency score.
+def efficiency(*, baseline_iterations: float, baseline_api_calls: float, baseline_seconds: float) -> list[pl.Expr]:
+    r"""Usage columns renamed as the seed prints them, and the efficiency score, as expressions on ``runs``.
 
     Notes
     -----
@@ -20,9 +18,9 @@ def efficiency(
     (seed 004). The score is null when any of I, A, T is missing. The seed's worked example
     (I=1, A=4, T=12.4) prints .891; the formula gives .405 (SPEC.md §4).
 
-    Returns one row per run: ``run_id, time_to_consensus, api_calls_used,
-    processing_time_seconds, tokens_used, cost_usd, iteration_efficiency, api_efficiency,
-    time_efficiency, efficiency_score``.
+    Returns the expressions of ``time_to_consensus, api_calls_used, processing_time_seconds,
+    tokens_used, cost_usd, iteration_efficiency, api_efficiency, time_efficiency,
+    efficiency_score``, to be selected from the ``runs`` table (one row per run).
     """
 
     def share(column: str, baseline: float) -> pl.Expr:
@@ -33,15 +31,14 @@ def efficiency(
         "api_efficiency": share("api_calls", baseline_api_calls),
         "time_efficiency": share("seconds", baseline_seconds),
     }
-    return runs.select(
-        "run_id",
+    return [
         pl.col("iterations").alias("time_to_consensus"),
         pl.col("api_calls").alias("api_calls_used"),
         pl.col("seconds").alias("processing_time_seconds"),
         pl.col("tokens").alias("tokens_used"),
-        "cost_usd",
+        pl.col("cost_usd"),
         *(expr.alias(name) for name, expr in parts.items()),
         pl.when(pl.all_horizontal(e.is_not_null() for e in parts.values()))
         .then(pl.sum_horizontal(parts.values()) / 3.0)
         .alias("efficiency_score"),
-    )
+    ]
