@@ -22,27 +22,35 @@ def _rows() -> list[str]:
         s = json.loads(simulate.read_text())
         peak = max(s["peak_rss_mb"].values()) / 1024
         rows.append(
-            f"| simulate + write (validation timed apart: {s['validate_seconds']:.1f} s) | {s['runs']:,} | "
-            f"{s['generate_and_write_seconds']:.1f} s | {s['runs_per_second']:,} runs/s | {peak:.2f} GB | "
-            "`benchmarks/bench_simulate.py` |"
+            f"| simulate + write | {s['runs']:,} | {s['generate_and_write_seconds']:.1f} s | "
+            f"{s['runs_per_second']:,} runs/s | {peak:.2f} GB (with validation) | `benchmarks/bench_simulate.py` |"
+        )
+        rows.append(
+            f"| validate | {s['runs']:,} | {s['validate_seconds']:.1f} s | "
+            f"{s['runs'] / s['validate_seconds']:,.0f} runs/s | (in the row above) | `benchmarks/bench_simulate.py` |"
         )
     decision = RESULTS / "decision.json"
     if decision.is_file():
         for r in json.loads(decision.read_text())["results"]:
-            note = f" ({r['speedup_vs_oracle']}x the oracle's runs/s)" if "speedup_vs_oracle" in r else ""
+            note = f", {r['speedup_vs_oracle']}x the oracle's runs/s" if "speedup_vs_oracle" in r else ""
+            each = r.get("score_seconds_each")
+            spread = f" (median of {', '.join(f'{x:.1f}' for x in each)})" if each else ""
             rows.append(
-                f"| score, decision suite{note} | {r['runs']:,} | {r['score_seconds']:.1f} s | "
+                f"| score, decision suite{note} | {r['runs']:,} | {r['score_seconds']:.1f} s{spread} | "
                 f"{r['runs_per_second']:,} runs/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_decision.py` |"
             )
     compare = RESULTS / "compare.json"
     if compare.is_file():
         c = json.loads(compare.read_text())
-        for r in c.get("results", []):
-            rows.append(
-                f"| compare ({r.get('label', r.get('test', ''))}) | {r.get('runs', 0):,} | {r['seconds']:.1f} s | "
-                f"{r.get('metrics', '')} metrics x {r.get('groups', '')} groups | "
-                f"{r.get('peak_rss_gb', float('nan')):.2f} GB | `benchmarks/bench_compare.py` |"
-            )
+        p = c["parameters"]
+        shape = f"{p['metrics']} metrics x {p['groups']} groups"
+        for label, key in (("Welch", "welch"), ("paired on case", "paired")):
+            if f"{key}_seconds" in c:
+                rss = c["peak_rss_mb"].get(f"after_{key}", float("nan")) / 1024
+                rows.append(
+                    f"| compare, {label} ({shape}) | {p['runs']:,} | {c[f'{key}_seconds']:.2f} s | "
+                    f"{c[f'{key}_rows']:,} rows out | {rss:.2f} GB | `benchmarks/bench_compare.py` |"
+                )
     return rows
 
 
