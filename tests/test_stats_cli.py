@@ -1,4 +1,4 @@
-"""`mas-eval compare`: a thin shell over mas_eval.stats.compare (skipped until the command is registered)."""
+"""`mas-eval compare`: a thin shell over mas_eval.stats.compare."""
 
 from __future__ import annotations
 
@@ -10,12 +10,6 @@ from polars.testing import assert_frame_equal
 
 import mas_eval
 from mas_eval import cli
-
-pytestmark = pytest.mark.skipif(
-    not any(command.name == "compare" or getattr(command.callback, "__name__", "") == "compare"
-            for command in cli.app.registered_commands),
-    reason="the `compare` command is not registered in mas_eval.cli yet",
-)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
