@@ -105,6 +105,7 @@ def baseline_comparison(
     )
     out: dict[str, Any] = {}
     significance: dict[str, Any] = {}
+    # Two summary rows (DQS and confidence) become the seed's JSON blocks: not a loop over runs.
     for name, row in zip(blocks, table.iter_rows(named=True), strict=True):
         out[name] = {
             "multi_agent": row["mean_treatment"],

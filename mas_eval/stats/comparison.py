@@ -231,6 +231,7 @@ def _apply_mixed(runs: pl.LazyFrame, summary: Summary, rows: Rows, request: _Req
 def _note_mixed_methods(rows: Rows, summary: Summary, notes: dict[tuple[Any, ...], str], request: _Request,
                         guarded: list[str]) -> None:  # fmt: skip
     m = len(request.metrics)
+    # A loop over (group, metric) rows to attach warnings, not over runs.
     for g, key in enumerate(summary.groups.iter_rows()):
         if key not in notes:
             continue

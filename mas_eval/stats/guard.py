@@ -49,6 +49,7 @@ def dqs_method_guard(
         .sort(keys, nulls_last=True)
     )
     notes: dict[tuple[Any, ...], str] = {}
+    # A loop over the few groups whose DQS methods differ, not over runs: it only words the message.
     for row in mixed.iter_rows(named=True):
         key = tuple(row[k] for k in keys)
         detail = "; ".join(

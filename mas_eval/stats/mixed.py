@@ -106,6 +106,7 @@ def mixed_rows(
     fitted = np.zeros(rows.size, dtype=bool)
     reasons: list[str | None] = [None] * rows.size
     estimate, se, n_cases = (np.full(rows.size, np.nan) for _ in range(3))
+    # One MixedLM fit per (group, metric) row, as statsmodels fits one model at a time; not per run.
     for g, key in enumerate(summary.groups.iter_rows()):
         part = parts.get(key)
         for i in range(m):

@@ -217,6 +217,7 @@ def independent_samples(
     raw = runs.select(*keys, system, *(metric(i) for i in range(m))).collect(engine=ENGINE)
     parts = _partitions(raw, keys)
     out: list[Sample] = []
+    # A loop over (group, metric) rows, not runs: rank tests and the bootstrap take each row's arrays.
     for key in groups.iter_rows():
         part = parts.get(key)
         for i in range(m):
@@ -236,6 +237,7 @@ def paired_samples(
     frame = cases.select(*keys, pair_on, *(f"d{i}" for i in range(m))).sort([*keys, pair_on]).collect(engine=ENGINE)
     parts = _partitions(frame, keys)
     out: list[Sample] = []
+    # A loop over (group, metric) rows, not runs: the bootstrap takes each row's differences.
     for key in groups.iter_rows():
         part = parts.get(key)
         for i in range(m):
