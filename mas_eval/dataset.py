@@ -218,10 +218,6 @@ class Dataset:
             raise SchemaError(msg)
         return _conform(TABLES[name], self._raw[name])
 
-    def get(self, name: str) -> pl.LazyFrame | None:
-        """:meth:`scan` of ``name``, or ``None`` when the Dataset has no such table."""
-        return self.scan(name) if name in self._raw else None
-
     def collect(self, name: str) -> pl.DataFrame:
         """The table ``name`` as a DataFrame, sorted by its key so results are reproducible."""
         return self.scan(name).sort(list(TABLES[name].key)).collect()

@@ -25,7 +25,6 @@ __all__ = [
 ]
 
 RUN_KEY = "run_id"
-CASE_KEY = "case_id"
 AGENT_KEY = ["run_id", "agent_id"]
 
 CRITERION_KINDS = ("benefit", "cost")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import polars as pl
 import pytest
@@ -57,7 +58,7 @@ def check_against_oracle(drawn: Drawn, preset: str) -> None:
 
 @pytest.mark.parametrize("preset", list(PRESETS))
 @settings(
-    max_examples=int(__import__("os").environ.get("ORACLE_EXAMPLES", "60")),
+    max_examples=int(os.environ.get("ORACLE_EXAMPLES", "60")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
