@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from mas_eval.metrics.beliefs import (
     check_agent_masses,
     run_beliefs,
 )
+from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.common import (
     SMALL_GROUP_SIZE,
     gini_of_sorted,
@@ -42,6 +44,17 @@ __all__ = ["RUN_ID_COLUMNS", "Scores", "score"]
 RUN_ID_COLUMNS = ["run_id", "system", "case_id", "task", "variant"]
 
 _RA = ["run_id", "alternative"]
+_PAIR_KEY = ["run_id", "agent_a", "agent_b"]
+#: Output columns that hold codes until the end, and the kind of label each decodes to.
+OUTPUT_LABELS = {
+    "agent_id": "agent_id",
+    "alternative": "alternative",
+    "top_choice": "alternative",
+    "top_preference": "alternative",
+    "agent_a": "agent_id",
+    "agent_b": "agent_id",
+}
+Tables = Mapping[str, pl.LazyFrame]
 
 RUN_COLUMNS = [
     "dqs", "dqs_raw", "dqs_method", "gt_match",
@@ -113,13 +126,27 @@ class Scores:
         )
 
 
-def _table(ds: Dataset, name: str) -> pl.LazyFrame:
-    """The table, or an empty one of the schema's columns: an absent table flows through the same
-    transforms and leaves its metrics null, with no special case."""
-    return ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema)
+#: The tables scoring reads.
+_SCORED_TABLES = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
 
 
-def _agent_frame(ds: Dataset) -> pl.DataFrame:
+def _encoded_tables(ds: Dataset) -> tuple[KeyCodes, dict[str, pl.LazyFrame]]:
+    """Every table scoring reads, keyed by integer codes (:mod:`mas_eval.metrics.codes`).
+
+    An absent table is an empty one of the schema's columns: it flows through the same
+    transforms and leaves its metrics null, with no special case.
+    """
+    tables = {
+        name: ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema) for name in _SCORED_TABLES
+    }
+    codes = KeyCodes.of(tables, RUN_ID_COLUMNS)
+    encoded = {name: codes.encode(name, frame) for name, frame in tables.items()}
+    # Read by two queries (three with ``pairwise``): encoded once.
+    encoded["beliefs"] = encoded["beliefs"].select(*AGENT_KEY, "alternative", "mass").collect().lazy()
+    return codes, encoded
+
+
+def _agent_frame(tables: Tables, codes: KeyCodes) -> pl.DataFrame:
     """Per-agent belief sums joined with the agents table, sorted by agent key; materialised, as
     three passes read it.
 
@@ -127,15 +154,15 @@ def _agent_frame(ds: Dataset) -> pl.DataFrame:
     per-run aggregations of a frame sorted by run take Polars' sorted fast path (the agents'
     per-run aggregates: 2.3 s unsorted, 1.3 s sorted).
     """
-    frame = agent_beliefs(_table(ds, "beliefs"), _table(ds, "agents")).sort(AGENT_KEY).collect()
-    check_agent_masses(frame)
+    frame = agent_beliefs(tables["beliefs"], tables["agents"]).sort(AGENT_KEY).collect()
+    check_agent_masses(frame, lambda keys: codes.decode(keys, {"run_id": "run_id", "agent_id": "agent_id"}))
     return frame
 
 
 def _belief_runs_and_alternatives(
-    ds: Dataset, agent_frame: pl.DataFrame, params: DecisionParams
+    tables: Tables, agent_frame: pl.DataFrame, params: DecisionParams
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    per_alternative = alternative_beliefs(_table(ds, "beliefs"), agent_frame.lazy(), er=params.er).collect()
+    per_alternative = alternative_beliefs(tables["beliefs"], agent_frame.lazy(), er=params.er).collect()
     return run_beliefs(
         agent_frame.lazy(),
         per_alternative.lazy(),
@@ -197,8 +224,8 @@ def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def _alternatives_out(ds: Dataset, belief_alternatives: pl.LazyFrame, params: DecisionParams) -> pl.DataFrame:
-    per_criteria = alternative_criteria(_table(ds, "scores"), _table(ds, "criteria"), weighted=params.dqs_weighted)
+def _alternatives_out(tables: Tables, belief_alternatives: pl.LazyFrame, params: DecisionParams) -> pl.DataFrame:
+    per_criteria = alternative_criteria(tables["scores"], tables["criteria"], weighted=params.dqs_weighted)
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
     # Sorted by (run, alternative) so that ordinal ranks break ties by alternative id; each
     # run's rows are consecutive then, numbered by ``rle_id``.
@@ -223,7 +250,7 @@ def _alternatives_out(ds: Dataset, belief_alternatives: pl.LazyFrame, params: De
     return frame.lazy().with_columns(**ranks).drop("_run").collect()
 
 
-def _with_dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, ds: Dataset, params: DecisionParams) -> pl.LazyFrame:
+def _with_dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, tables: Tables, params: DecisionParams) -> pl.LazyFrame:
     r"""Add the DQS cascade of seed 004 (SPEC.md §1) to ``runs``: criteria satisfaction → logged
     MCDA → logged final score of the recommended alternative, then the ground-truth boost.
 
@@ -235,7 +262,7 @@ def _with_dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, ds: Dataset, param
         on=recommended,
         how="left",
     ).join(
-        _table(ds, "alt_scores").select("run_id", "mcda", "final", recommended=pl.col("alternative")),
+        tables["alt_scores"].select("run_id", "mcda", "final", recommended=pl.col("alternative")),
         on=recommended,
         how="left",
     )
@@ -284,25 +311,24 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
         ``run_id, system, case_id, task, variant`` and sorted by its key.
     """
     params = resolve(preset, overrides)
-    runs = ds["runs"]
-    ids = runs.select(RUN_ID_COLUMNS)
+    codes, tables = _encoded_tables(ds)
 
-    agent_frame = _agent_frame(ds)
+    agent_frame = _agent_frame(tables, codes)
     # Materialised once: three later queries read them, and a lazy frame would be recomputed by each.
     belief_runs, belief_alternatives = (
-        frame.lazy() for frame in pl.collect_all(_belief_runs_and_alternatives(ds, agent_frame, params))
+        frame.lazy() for frame in pl.collect_all(_belief_runs_and_alternatives(tables, agent_frame, params))
     )
     agents_out = _agents_out(agent_frame, belief_runs, params).collect()
-    alternatives = _alternatives_out(ds, belief_alternatives, params)
+    alternatives = _alternatives_out(tables, belief_alternatives, params)
 
     usage = efficiency(
         baseline_iterations=params.baseline_iterations,
         baseline_api_calls=params.baseline_api_calls,
         baseline_seconds=params.baseline_seconds,
     )
-    base = runs.select(*RUN_ID_COLUMNS, "confidence", "recommended", "correct", *usage)
+    base = tables["runs"].select("run_id", "confidence", "recommended", "correct", *usage)
     per_run = (
-        _with_dqs(base, alternatives.lazy(), ds, params)
+        _with_dqs(base, alternatives.lazy(), tables, params)
         .join(belief_runs, on="run_id", how="left")
         .join(_agent_run_aggregates(agents_out.lazy()), on="run_id", how="left")
         .with_columns(pl.col("num_agents").fill_null(0).cast(pl.Int64))
@@ -323,36 +349,32 @@ def score(ds: Dataset, preset: str = "spec", *, pairwise: bool = False, **overri
             uncertainty=1.0 - pl.col("decision_confidence"),
             unique_preferences=pl.col("unique_preferences").fill_null(0).cast(pl.Int64),
         )
-        .select(*RUN_ID_COLUMNS, *RUN_COLUMNS)
         .sort("run_id")
     )
 
-    def with_ids(frame: pl.DataFrame, key: list[str], columns: list[str], *, sorted_: bool = False) -> pl.LazyFrame:
-        joined = frame.lazy().join(ids, on="run_id", how="inner", maintain_order="left" if sorted_ else None)
-        selected = joined.select(*RUN_ID_COLUMNS, *key[1:], *columns)
-        return selected if sorted_ else selected.sort(key)
+    def labelled(frame: pl.LazyFrame, key: list[str], columns: list[str]) -> pl.DataFrame:
+        """The rows of ``frame`` (sorted by ``key``) with labels for codes, led by the run's ids."""
+        return (
+            codes.decode(frame, OUTPUT_LABELS).select(*codes.run_columns(RUN_ID_COLUMNS), *key[1:], *columns).collect()
+        )
 
     # Collected one after another: they share no work, and on 2 cores running them side by
     # side (collect_all) made them contend (measured at 1M runs: 7.3-8.8 s against 6.1-6.5 s).
-    runs_out = run_metrics.collect()
-    agents_final = with_ids(agents_out, AGENT_KEY, AGENT_COLUMNS, sorted_=True).collect()
-    alternatives_final = with_ids(alternatives, _RA, ALTERNATIVE_COLUMNS, sorted_=True).collect()
     return Scores(
-        runs=runs_out,
-        agents=agents_final,
-        alternatives=alternatives_final,
-        pairwise=_pairwise(ds, agent_frame, ids) if pairwise else None,
+        runs=labelled(run_metrics, ["run_id"], RUN_COLUMNS),
+        agents=labelled(agents_out.lazy(), AGENT_KEY, AGENT_COLUMNS),
+        alternatives=labelled(alternatives.lazy(), _RA, ALTERNATIVE_COLUMNS),
+        pairwise=labelled(_pairwise(tables, agent_frame), _PAIR_KEY, ["similarity"]) if pairwise else None,
         preset=preset,
         params=params.as_dict(),
     )
 
 
-def _pairwise(ds: Dataset, agent_frame: pl.DataFrame, ids: pl.LazyFrame) -> pl.DataFrame:
+def _pairwise(tables: Tables, agent_frame: pl.DataFrame) -> pl.LazyFrame:
     """Cosine similarity of every pair of agents of a run (agent_a < agent_b): a self-join, on request."""
     norms = agent_frame.lazy().filter("has_beliefs").select(*AGENT_KEY, norm=pl.col("mass_sumsq").sqrt())
     unit = (
-        _table(ds, "beliefs")
-        .select(*AGENT_KEY, "alternative", "mass")
+        tables["beliefs"]
         .join(norms, on=AGENT_KEY, how="inner")
         .select("run_id", "agent_id", "alternative", u=pl.col("mass") / pl.col("norm"))
     )
@@ -369,13 +391,11 @@ def _pairwise(ds: Dataset, agent_frame: pl.DataFrame, ids: pl.LazyFrame) -> pl.D
     )
     return (
         pairs.join(dots, on=["run_id", "agent_id", "agent_id_b"], how="left")
-        .join(ids, on="run_id", how="inner")
         .select(
-            *RUN_ID_COLUMNS,
+            "run_id",
             agent_a=pl.col("agent_id"),
             agent_b=pl.col("agent_id_b"),
             similarity=pl.col("dot").fill_null(0.0),
         )
-        .sort("run_id", "agent_a", "agent_b")
-        .collect()
+        .sort(_PAIR_KEY)
     )

@@ -7,6 +7,8 @@ and evidential reasoning (products over agents as group aggregations); per run t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 
 from mas_eval.errors import DataError, format_keys
@@ -65,11 +67,16 @@ def agent_beliefs(beliefs: pl.LazyFrame, agents: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def check_agent_masses(agent_frame: pl.DataFrame) -> None:
-    """An agent whose belief masses are all zero has no distribution: a clear error."""
+def check_agent_masses(
+    agent_frame: pl.DataFrame, labels: Callable[[pl.LazyFrame], pl.LazyFrame] = lambda keys: keys
+) -> None:
+    """An agent whose belief masses are all zero has no distribution: a clear error.
+
+    ``labels`` turns the frame's keys into the user's labels when they are codes.
+    """
     empty = agent_frame.filter(pl.col("has_beliefs") & (pl.col("mass_total") <= 0))
     if empty.height:
-        keys = empty.select(AGENT_KEY).sort(AGENT_KEY).head(5).to_dicts()
+        keys = labels(empty.lazy().select(AGENT_KEY).sort(AGENT_KEY).head(5)).collect().to_dicts()
         msg = (
             f"table 'beliefs', column 'mass': {empty.height} agent(s) have all masses zero, e.g. at "
             f"{format_keys(keys)}; consensus, entropy and ER need a distribution: drop those agents' "

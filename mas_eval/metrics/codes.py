@@ -1,0 +1,94 @@
+"""Integer codes for the key columns, so that scoring groups, joins and sorts integers.
+
+Scoring groups and joins on ``(run_id, agent_id)``, ``(run_id, alternative)`` and
+``(run_id, criterion)``. Keyed by strings, a group-by hashes and compares the strings of
+every row; keyed by ``UInt32`` codes it is about twice as fast (1M runs: the criteria metrics
+took 6.5 s on strings and 3.9 s on codes, 1.2 s of it spent encoding).
+
+The codes keep the order of the labels: a run's code is its ``run_id``'s rank among the
+sorted run ids, and an agent's, alternative's or criterion's code is its label's rank among
+the sorted labels of its kind. Sorting by codes therefore sorts by labels, and "the label
+that sorts first" (tie rules, SPEC.md §1) is the smallest code. Encoded tables keep their
+column names, so the metric modules read the same with strings or codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from mas_eval.schema import RUN_KEY
+
+__all__ = ["LABEL_COLUMNS", "KeyCodes"]
+
+#: Per table, its label columns and the kind of label each holds.
+LABEL_COLUMNS: dict[str, dict[str, str]] = {
+    "runs": {"recommended": "alternative", "correct": "alternative"},
+    "agents": {"agent_id": "agent_id"},
+    "beliefs": {"agent_id": "agent_id", "alternative": "alternative"},
+    "criteria": {"criterion": "criterion"},
+    "scores": {"alternative": "alternative", "criterion": "criterion"},
+    "alt_scores": {"alternative": "alternative"},
+}
+
+CODE = pl.UInt32
+
+
+@dataclass(frozen=True)
+class KeyCodes:
+    """The code books of one scoring call: the runs' identifying columns in ``run_id`` order
+    (a run's code is its row), and the sorted labels of each kind."""
+
+    runs: pl.DataFrame
+    labels: dict[str, pl.Series]
+
+    @classmethod
+    def of(cls, tables: Mapping[str, pl.LazyFrame], run_columns: list[str]) -> KeyCodes:
+        """Code books for ``tables`` (one LazyFrame per table, ``runs`` required)."""
+        queries = [tables["runs"].select(run_columns).sort(RUN_KEY)]
+        kinds = sorted({kind for columns in LABEL_COLUMNS.values() for kind in columns.values()})
+        for kind in kinds:
+            parts = [
+                tables[name].select(pl.col(column).alias(kind))
+                for name, columns in LABEL_COLUMNS.items()
+                if name in tables
+                for column, column_kind in columns.items()
+                if column_kind == kind
+            ]
+            queries.append(pl.concat(parts).drop_nulls().unique().sort(kind))
+        runs, *labels = pl.collect_all(queries)
+        return cls(runs=runs, labels={kind: frame[kind] for kind, frame in zip(kinds, labels, strict=True)})
+
+    def encode(self, name: str, frame: pl.LazyFrame) -> pl.LazyFrame:
+        """Table ``name`` with its ``run_id`` and label columns replaced by their codes.
+
+        Rows whose ``run_id`` is not in ``runs`` are dropped (validation reports them).
+        """
+        codes = [
+            pl.col(column).cast(pl.Enum(self.labels[kind])).to_physical().cast(CODE)
+            for column, kind in LABEL_COLUMNS.get(name, {}).items()
+        ]
+        # A join, not a cast to an Enum of the run ids: building that Enum takes 0.2 s per table at 1M runs.
+        run_codes = self.runs.lazy().select(RUN_KEY, _code=pl.int_range(pl.len(), dtype=CODE))
+        return (
+            frame.join(run_codes, on=RUN_KEY, how="inner")
+            .with_columns(*codes, pl.col("_code").alias(RUN_KEY))
+            .drop("_code")
+        )
+
+    def decode(self, frame: pl.LazyFrame, columns: Mapping[str, str]) -> pl.LazyFrame:
+        """``frame`` with those of the code ``columns`` (column → kind, ``"run_id"`` a kind too)
+        it has turned back into labels."""
+        present = frame.collect_schema()
+        books = self.labels | {RUN_KEY: self.runs[RUN_KEY]}
+        return frame.with_columns(
+            pl.lit(books[kind]).gather(pl.col(column)).alias(column)
+            for column, kind in columns.items()
+            if column in present
+        )
+
+    def run_columns(self, columns: list[str]) -> list[pl.Expr]:
+        """Expressions giving a frame keyed by run codes the runs' identifying ``columns``."""
+        return [pl.lit(self.runs[column]).gather(pl.col(RUN_KEY)).alias(column) for column in columns]
