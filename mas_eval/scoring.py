@@ -154,7 +154,13 @@ def _agent_frame(tables: Tables, codes: KeyCodes) -> pl.DataFrame:
     per-run aggregations of a frame sorted by run take Polars' sorted fast path (the agents'
     per-run aggregates: 2.3 s unsorted, 1.3 s sorted).
     """
-    frame = agent_beliefs(tables["beliefs"], tables["agents"]).sort(AGENT_KEY).collect()
+    # Sorted by the packed key is sorted by (run, agent): the run flag lets Polars know it.
+    frame = (
+        agent_beliefs(tables["beliefs"], tables["agents"])
+        .sort("agent")
+        .with_columns(pl.col("run_id").set_sorted())
+        .collect()
+    )
     check_agent_masses(frame, lambda keys: codes.decode(keys, {"run_id": "run_id", "agent_id": "agent_id"}))
     return frame
 

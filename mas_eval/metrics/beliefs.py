@@ -12,6 +12,7 @@ from collections.abc import Callable
 import polars as pl
 
 from mas_eval.errors import DataError, format_keys
+from mas_eval.metrics.codes import label_of, pack, run_of
 from mas_eval.metrics.namespace import entropy_from_sums
 from mas_eval.schema import AGENT_KEY
 
@@ -23,29 +24,34 @@ _RA = ["run_id", "alternative"]
 def agent_beliefs(beliefs: pl.LazyFrame, agents: pl.LazyFrame) -> pl.LazyFrame:
     """Per ``(run, agent)``: mass sums, top choice, confidence and ER weight.
 
+    Tables ``beliefs`` and ``agents`` keyed by codes (:mod:`mas_eval.metrics.codes`); the
+    result has their key columns and ``agent``, the two packed in one.
+
     Agents of the ``agents`` table without belief rows keep their confidence and get null
     belief columns. ``w`` is the agent's ER attribute weight: ``agents.weight`` normalised to
     sum 1 over the run's agents with beliefs, or equal weights when any of them has none (or
     they sum to 0).
     """
     mass = pl.col("mass")
-    # The top choice in the same pass as the sums (a filter inside the aggregation is Polars'
-    # slow path, when/then is not); an exact tie goes to the alternative id that sorts first.
-    stats = (
-        beliefs.with_columns(is_top=mass == mass.max().over(AGENT_KEY))
-        .group_by(AGENT_KEY)
-        .agg(
-            mass_total=mass.sum(),
-            mass_sumsq=mass.pow(2).sum(),
-            m_log_m=pl.when(mass > 0).then(mass * mass.log()).otherwise(0.0).sum(),
-            own_alternatives=pl.len(),
-            top_choice=pl.when("is_top").then(pl.col("alternative")).min(),
-            has_beliefs=pl.lit(True),
-        )
+    stats = beliefs.group_by(agent=pack("run_id", "agent_id")).agg(
+        mass_total=mass.sum(),
+        mass_sumsq=mass.pow(2).sum(),
+        m_log_m=pl.when(mass > 0).then(mass * mass.log()).otherwise(0.0).sum(),
+        own_alternatives=pl.len(),
+        # An exact tie goes to the alternative that sorts first.
+        top_choice=pl.col("alternative").sort_by(mass, "alternative", descending=[True, False]).first(),
+        has_beliefs=pl.lit(True),
     )
-    frame = stats.join(
-        agents.select(*AGENT_KEY, "confidence", "weight"), on=AGENT_KEY, how="full", coalesce=True
-    ).with_columns(pl.col("has_beliefs").fill_null(False))
+    frame = (
+        stats.join(
+            agents.select("confidence", "weight", agent=pack("run_id", "agent_id")),
+            on="agent",
+            how="full",
+            coalesce=True,
+        )
+        .with_columns(run_id=run_of("agent"), agent_id=label_of("agent"))
+        .with_columns(pl.col("has_beliefs").fill_null(False))
+    )
     # Per-run totals by group-by and join: a window over an unsorted frame is several times slower.
     believer = pl.col("has_beliefs")
     per_run = frame.group_by("run_id").agg(
@@ -109,7 +115,7 @@ def alternative_beliefs(beliefs: pl.LazyFrame, agent_frame: pl.LazyFrame, *, er:
     divided by that over the agents present, each held as a log-sum and a count of zeros.
     """
     per_agent = agent_frame.filter("has_beliefs").select(
-        *AGENT_KEY,
+        "agent",
         norm=pl.col("mass_sumsq").sqrt(),
         total=pl.col("mass_total"),
         w=pl.col("w"),
@@ -129,10 +135,12 @@ def alternative_beliefs(beliefs: pl.LazyFrame, agent_frame: pl.LazyFrame, *, er:
             "present_h_zeros": present_h["zeros"],
         }
     return (
-        beliefs.select(*AGENT_KEY, "alternative", "mass")
-        .join(per_agent, on=AGENT_KEY, how="inner")
-        .group_by(_RA)
+        beliefs.select("mass", agent=pack("run_id", "agent_id"), run_alternative=pack("run_id", "alternative"))
+        .join(per_agent, on="agent", how="inner")
+        .group_by("run_alternative")
         .agg(**aggregations)
+        .with_columns(run_id=run_of("run_alternative"), alternative=label_of("run_alternative"))
+        .drop("run_alternative")
     )
 
 

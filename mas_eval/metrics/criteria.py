@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["alternative_criteria"]
+from mas_eval.metrics.codes import label_of, pack, run_of
 
-_RC = ["run_id", "criterion"]
-_RA = ["run_id", "alternative"]
+__all__ = ["alternative_criteria"]
 
 
 def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weighted: bool) -> pl.LazyFrame:
@@ -20,9 +19,10 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
     Parameters
     ----------
     scores
-        Table ``scores``: ``run_id, alternative, criterion, score``.
+        Table ``scores``: ``run_id, alternative, criterion, score``, keyed by codes
+        (:mod:`mas_eval.metrics.codes`).
     criteria
-        Table ``criteria`` (weights, kinds, scales); a criterion without a row is a benefit
+        Table ``criteria`` (weights, kinds, scales), keyed by codes; a criterion without a row is a benefit
         on the satisfaction scale without a weight (so the run's weights are equal).
     weighted
         Whether ``criteria_satisfaction`` uses the weights (``weighted_sum`` and TOPSIS
@@ -51,26 +51,32 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
     weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst`` (the caller
     ranks, once the rows are sorted).
     """
-    rows = scores.select(*_RA, "criterion", pl.col("score").cast(pl.Float64))
-    per_criterion = rows.group_by(_RC).agg(
-        low=pl.col("score").min(),
-        high=pl.col("score").max(),
-        norm=pl.col("score").pow(2).sum().sqrt(),
+    rows = scores.select(
+        rc=pack("run_id", "criterion"), ra=pack("run_id", "alternative"), score=pl.col("score").cast(pl.Float64)
+    )
+    attributes = criteria.select(
+        rc=pack("run_id", "criterion"),
+        weight="weight",
+        cost=(pl.col("kind") == "cost").fill_null(False),
+        raw=(pl.col("scale") == "raw").fill_null(False),
     )
     # Criterion attributes join the (run, criterion) summary, not every score row.
-    per_criterion = per_criterion.join(criteria.select(*_RC, "weight", "kind", "scale"), on=_RC, how="left")
+    per_criterion = (
+        rows.group_by("rc")
+        .agg(low=pl.col("score").min(), high=pl.col("score").max(), norm=pl.col("score").pow(2).sum().sqrt())
+        .join(attributes, on="rc", how="left")
+        .with_columns(pl.col("cost", "raw").fill_null(False), run=run_of("rc"))
+    )
     # Weights count only if every scored criterion of the run has one and they sum > 0. Per-run
     # totals by group-by and join: a window over an unsorted frame is several times slower.
-    per_run = per_criterion.group_by("run_id").agg(
+    per_run = per_criterion.group_by("run").agg(
         weights_given=~pl.col("weight").is_null().any() & (pl.col("weight").sum() > 0),
         weight_total=pl.col("weight").sum(),
         n_criteria=pl.len(),
     )
     per_criterion = (
-        per_criterion.join(per_run, on="run_id", how="inner")
+        per_criterion.join(per_run, on="run", how="inner")
         .with_columns(
-            cost=(pl.col("kind") == "cost").fill_null(False),
-            raw=(pl.col("scale") == "raw").fill_null(False),
             given_weight=pl.when("weights_given").then("weight").otherwise(1.0),
             share=pl.when("weights_given")
             .then(pl.col("weight") / pl.col("weight_total"))
@@ -85,7 +91,7 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
             .otherwise(0.0),
         )
         .select(
-            *_RC,
+            "rc",
             "low",
             "high",
             "norm",
@@ -111,9 +117,9 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
     v = pl.when(pl.col("norm") > 0).then(pl.col("share") * x / pl.col("norm")).otherwise(0.0)
 
     per_alternative = (
-        rows.join(per_criterion, on=_RC, how="inner")
+        rows.join(per_criterion, on="rc", how="inner")
         .with_columns(sat=satisfaction, v=v)
-        .group_by(_RA)
+        .group_by("ra")
         .agg(
             weighted_total=(pl.col("given_weight") * pl.col("sat")).sum(),
             weight_total=pl.col("given_weight").sum(),
@@ -128,7 +134,8 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
     # Present criteria whose weights are all 0 leave the weighted mean undefined: fall back to the mean.
     weighted_sum = pl.when(pl.col("weight_total") > 0).then(pl.col("weighted_total") / pl.col("weight_total"))
     return per_alternative.select(
-        *_RA,
+        run_id=run_of("ra"),
+        alternative=label_of("ra"),
         criteria_satisfaction=weighted_sum.otherwise(mean) if weighted else mean,
         weighted_sum=weighted_sum.otherwise(mean),
         topsis_closeness=pl.when(d_best + d_worst > 0).then(d_worst / (d_best + d_worst)).otherwise(0.5),
