@@ -26,7 +26,7 @@ from mas_eval.metrics.beliefs import (
     check_agent_masses,
     run_beliefs,
 )
-from mas_eval.metrics.codes import KeyCodes
+from mas_eval.metrics.codes import KeyCodes, label_of, pack, run_of
 from mas_eval.metrics.common import (
     SMALL_GROUP_SIZE,
     gini_of_sorted,
@@ -184,7 +184,9 @@ def _agents_out(agent_frame: pl.DataFrame, belief_runs: pl.LazyFrame, params: De
         .join(belief_runs.select("run_id", "n_alternatives"), on="run_id", how="left", maintain_order="left")
         .with_columns(normalized_entropy=pl.when("has_beliefs").then(entropy))
         .select(
-            *AGENT_KEY,
+            # Still in the agent frame's order: the flag keeps per-run aggregations on the sorted path.
+            pl.col("run_id").set_sorted(),
+            "agent_id",
             contribution=(pl.col("confidence") + pl.col("normalized_entropy")) / 2.0,
             normalized_entropy=pl.col("normalized_entropy"),
             confidence=pl.col("confidence"),
@@ -233,27 +235,32 @@ def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
 def _alternatives_out(tables: Tables, belief_alternatives: pl.LazyFrame, params: DecisionParams) -> pl.DataFrame:
     per_criteria = alternative_criteria(tables["scores"], tables["criteria"], weighted=params.dqs_weighted)
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
+
     # Sorted by (run, alternative) so that ordinal ranks break ties by alternative id; each
-    # run's rows are consecutive then, numbered by ``rle_id``.
+    # run's rows are consecutive then. Joined and sorted on the packed key (one integer column).
+    def keyed(frame: pl.LazyFrame) -> pl.LazyFrame:
+        return frame.with_columns(_key=pack(*_RA)).drop(_RA)
+
     frame = (
-        per_criteria.join(belief_alternatives, on=_RA, how="full", coalesce=True)
-        .with_columns(mcda_score=pl.col(mcda))
-        .sort(_RA)
-        .with_columns(_run=pl.col("run_id").rle_id())
+        keyed(per_criteria)
+        .join(keyed(belief_alternatives), on="_key", how="full", coalesce=True)
+        .sort("_key")
+        .with_columns(run_id=run_of("_key").set_sorted(), alternative=label_of("_key"), mcda_score=pl.col(mcda))
+        .drop("_key")
         .collect()
     )
     ranked = {"topsis_rank": "topsis_closeness", "er_rank": "er_belief", "mcda_rank": "mcda_score"}
     # Few alternatives per run (the usual case): count the rows that beat each row instead of
     # a window rank, which pays a per-group cost (see rank_descending_small_groups).
-    largest_run = frame.select(pl.col("_run").unique_counts().max()).item() or 0
+    largest_run = frame.select(pl.col("run_id").unique_counts().max()).item() or 0
     if largest_run <= SMALL_GROUP_SIZE:
         ranks = {
-            rank: rank_descending_small_groups(value, group="_run", group_size=largest_run)
+            rank: rank_descending_small_groups(value, group="run_id", group_size=largest_run)
             for rank, value in ranked.items()
         }
     else:
-        ranks = {rank: rank_descending(value, within="_run") for rank, value in ranked.items()}
-    return frame.lazy().with_columns(**ranks).drop("_run").collect()
+        ranks = {rank: rank_descending(value, within="run_id") for rank, value in ranked.items()}
+    return frame.lazy().with_columns(**ranks).collect()
 
 
 def _with_dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, tables: Tables, params: DecisionParams) -> pl.LazyFrame:
@@ -262,15 +269,11 @@ def _with_dqs(runs: pl.LazyFrame, alternatives: pl.LazyFrame, tables: Tables, pa
 
     The recommended alternative's scores join ``runs`` itself (no per-run frame joined back).
     """
-    recommended = ["run_id", "recommended"]
-    chosen = runs.join(
-        alternatives.select("run_id", "criteria_satisfaction", recommended=pl.col("alternative")),
-        on=recommended,
-        how="left",
-    ).join(
-        tables["alt_scores"].select("run_id", "mcda", "final", recommended=pl.col("alternative")),
-        on=recommended,
-        how="left",
+    chosen = (
+        runs.with_columns(_key=pack("run_id", "recommended"))
+        .join(alternatives.select("criteria_satisfaction", _key=pack(*_RA)), on="_key", how="left")
+        .join(tables["alt_scores"].select("mcda", "final", _key=pack(*_RA)), on="_key", how="left")
+        .drop("_key")
     )
     cascade = [("criteria", "criteria_satisfaction"), ("mcda", "mcda"), ("final", "final")]
     raw = pl.coalesce(pl.col(c) for _, c in cascade)
