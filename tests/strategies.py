@@ -17,6 +17,13 @@ from tests.oracles.decision import Run
 
 _MASS_GRID = [0.0, 0.1, 0.2, 0.25, 0.3, 0.5]
 
+# Labels drawn in random order, whose sort order (code points: "B" < "a" < "a10" < "a2" < "é")
+# is not the order they are created in: tie rules say "the label that sorts first".
+_ALTERNATIVE_LABELS = ["a2", "a10", "B", "a", "é", "alt 1", "Ω", "a1"]
+_AGENT_LABELS = ["g2", "g10", "G", "g", "ü", "g 1", "g1", "Zed", "agent"]
+_CRITERION_LABELS = ["cost", "c10", "c2", "C", "ç", "c"]
+_RUN_LABELS = ["r2", "r10", "R", "run é", "r1"]
+
 
 @dataclass
 class Drawn:
@@ -62,9 +69,9 @@ def one_run(draw: st.DrawFn, run_id: str) -> Run:
     n_alts = draw(st.integers(1, 7))
     n_agents = draw(st.integers(0, 8))
     n_crit = draw(st.integers(1, 5))
-    alternatives = [f"alt{i}" for i in range(n_alts)]
-    criteria = [f"c{i}" for i in range(n_crit)]
-    agents = [f"ag{i}" for i in range(n_agents)]
+    alternatives = draw(st.permutations(_ALTERNATIVE_LABELS))[:n_alts]
+    criteria = draw(st.permutations(_CRITERION_LABELS))[:n_crit]
+    agents = draw(st.permutations(_AGENT_LABELS))[:n_agents]
     run = Run(run_id=run_id)
     identical = draw(st.booleans()) and n_agents > 1
     shared = draw(belief_vector(alternatives)) if identical else None
@@ -108,7 +115,8 @@ def one_run(draw: st.DrawFn, run_id: str) -> Run:
 def datasets(draw: st.DrawFn, *, max_runs: int = 4) -> Drawn:
     """A Dataset of 1..max_runs random runs, with the oracle's view of each."""
     n = draw(st.integers(1, max_runs))
-    runs = {f"r{i}": draw(one_run(f"r{i}")) for i in range(n)}
+    ids = draw(st.permutations(_RUN_LABELS))[:n]
+    runs = {run_id: draw(one_run(run_id)) for run_id in ids}
     return Drawn(frames=_frames(runs), runs=runs)
 
 

@@ -77,6 +77,7 @@ class KeyCodes:
                 for column, column_kind in columns.items()
                 if column_kind == kind
             ]
+            parts = parts or [pl.LazyFrame(schema={kind: pl.String})]
             queries.append(pl.concat(parts).drop_nulls().unique().sort(kind))
         runs, *labels = pl.collect_all(queries)
         return cls(runs=runs, labels={kind: frame[kind] for kind, frame in zip(kinds, labels, strict=True)})
