@@ -33,9 +33,17 @@ from mas_eval.stats.ttests import t_inference
 __all__ = ["apply_cluster", "independent_cluster_sums", "paired_cluster_sums"]
 
 
-def _totals(per_cluster: pl.LazyFrame, groups: pl.DataFrame, keys: Sequence[str], m: int) -> dict[str, np.ndarray]:
-    """Per group: ``cluster_ss`` (sum of squared cluster scores) and ``n_clusters`` with any value."""
-    totals = per_cluster.group_by(list(keys)).agg(
+def _totals(
+    per_cluster: pl.LazyFrame, groups: pl.DataFrame, keys: Sequence[str], cluster: str, m: int
+) -> dict[str, np.ndarray]:
+    """Per group: ``cluster_ss`` (sum of squared cluster scores) and ``n_clusters`` with any value.
+
+    ``per_cluster`` comes from a group-by, whose rows come in no fixed order; it is sorted by its
+    keys (which include the cluster) so that the sum over clusters is the same to the last bit on
+    every call.
+    """
+    ordered = per_cluster.sort([*keys, cluster], nulls_last=True)
+    totals = ordered.group_by(list(keys), maintain_order=True).agg(
         [(pl.col(f"u{i}") ** 2).sum().alias(f"S{i}") for i in range(m)]
         + [(pl.col(f"k{i}") > 0).sum().alias(f"G{i}") for i in range(m)]
     )
@@ -69,7 +77,7 @@ def independent_cluster_sums(
     per_cluster = scores.group_by([*keys, cluster]).agg(
         [pl.col(f"u{i}").sum() for i in range(m)] + [pl.col(f"k{i}").sum() for i in range(m)]
     )
-    return _totals(per_cluster, groups, keys, m)
+    return _totals(per_cluster, groups, keys, cluster, m)
 
 
 def paired_cluster_sums(
@@ -85,7 +93,7 @@ def paired_cluster_sums(
             + [pl.col(f"d{i}").count().alias(f"k{i}") for i in range(m)]
         )
     )
-    return _totals(per_cluster, groups, keys, m)
+    return _totals(per_cluster, groups, keys, cluster, m)
 
 
 def apply_cluster(
