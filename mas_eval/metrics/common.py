@@ -4,48 +4,132 @@ from __future__ import annotations
 
 import polars as pl
 
-from mas_eval.schema import RUN_KEY
+__all__ = ["SMALL_GROUP_SIZE", "TIE_TOLERANCE", "gini_of_sorted", "with_descending_ranks"]
 
-__all__ = ["SMALL_GROUP_SIZE", "TIE_DECIMALS", "gini_of_sorted", "rank_descending", "rank_descending_small_groups"]
+#: Values of a group tie when they differ by at most this much times ``max(1, |value|)``. The
+#: formula may rank two alternatives equal while their computed values differ in the last bits
+#: (Polars adds a group's terms in no fixed order). Rounding to 12 decimals, used before, split
+#: such a pair whenever a rounding boundary fell between them: with 100,000 runs of two exactly
+#: tied alternatives each, 1 run in one call of three ranked the later id first.
+TIE_TOLERANCE = 1e-12
 
-#: Scores equal to this many decimals are ties: floating-point sums taken in a different
-#: order must not reorder alternatives that the formula ranks equal.
-TIE_DECIMALS = 12
-
-#: Up to this many rows per group, :func:`rank_descending_small_groups` beats a window rank:
-#: it costs ~2(n - 1) whole-column comparisons against ~0.6 s per window rank at 4M rows
-#: (they break even near 11 rows per group).
+#: Up to this many rows per group, ranks are counted with shifted comparisons, whole-column
+#: arithmetic: ~2(n - 1) comparisons against ~0.6 s per window rank at 4M rows (they break even
+#: near 11 rows per group).
 SMALL_GROUP_SIZE = 8
 
 
-def rank_descending(value: str, *, within: str = RUN_KEY) -> pl.Expr:
-    """1 for the highest ``value`` within each ``within`` group; null values are not ranked.
-
-    Ties go to the row that comes first, so the frame must be sorted by ``(within, label)``
-    for ties to go to the label that sorts first (SPEC.md §1). A sort the output needs anyway
-    is far cheaper than ranking on ``(value, label)`` pairs.
-    """
-    return pl.col(value).round(TIE_DECIMALS).rank("ordinal", descending=True).over(within).cast(pl.Int64)
+def _tie_ceiling(value: pl.Expr) -> pl.Expr:
+    """The largest value that ties with ``value`` (``value`` itself when it is not finite)."""
+    width = pl.when(value.is_finite()).then(TIE_TOLERANCE * pl.max_horizontal(pl.lit(1.0), value.abs()))
+    return value + width.otherwise(0.0)
 
 
-def rank_descending_small_groups(value: str, *, group: str, group_size: int) -> pl.Expr:
-    """:func:`rank_descending`, for a frame sorted by ``(group, label)`` whose ``group`` ids
-    mark runs of consecutive rows, none longer than ``group_size``.
+def _shifts(group_size: int) -> list[int]:
+    """Every offset at which another row of a group of at most ``group_size`` rows can sit."""
+    return [*range(1, group_size), *range(-1, -group_size, -1)]
 
-    A row's rank is 1 plus the rows of its group that beat it: a higher value, or an equal
-    value on an earlier row (a label that sorts first). Counting them with shifted
-    comparisons is whole-column arithmetic, ~4x faster at 4 alternatives per run than a
-    window rank, which pays a per-group cost (measured 1M runs: 0.6 s against 2.5 s for
-    three ranks). Polars' comparisons order NaN and ±0.0 as its rank does, nulls are not
-    ranked and beat no row.
-    """
-    v = pl.col(value).round(TIE_DECIMALS)
-    g = pl.col(group)
+
+def _same_group(shift: int) -> str:
+    """Name of the column that says whether the row ``shift`` rows away is in the same group."""
+    return f"_same_group_{shift}"
+
+
+def _snapped_small_groups(value: str, group_size: int) -> pl.Expr:
+    """Each value as the largest value of its group that is at least it and ties with it."""
+    v, ceiling = pl.col(value), _tie_ceiling(pl.col(value))
+    candidates = [
+        pl.when(pl.col(_same_group(k)) & (v.shift(k) >= v) & (v.shift(k) <= ceiling)).then(v.shift(k))
+        for k in _shifts(group_size)
+    ]
+    return pl.max_horizontal(v, *candidates)
+
+
+def _count_beaten(value: str, group_size: int) -> pl.Expr:
+    """1 plus the rows of the group that beat each row: a higher value, or an equal one earlier."""
+    v = pl.col(value)
     beaten_by = pl.lit(0, pl.Int64)
-    for k in range(1, group_size):
-        beaten_by += ((g.shift(k) == g) & (v.shift(k) >= v)).fill_null(False).cast(pl.Int64)
-        beaten_by += ((g.shift(-k) == g) & (v.shift(-k) > v)).fill_null(False).cast(pl.Int64)
+    for k in _shifts(group_size):
+        beats = v.shift(k) >= v if k > 0 else v.shift(k) > v
+        beaten_by += (pl.col(_same_group(k)) & beats).fill_null(False).cast(pl.Int64)
     return pl.when(v.is_not_null()).then(beaten_by + 1)
+
+
+def _snapped_large_groups(frame: pl.DataFrame, value: str, group: str) -> pl.Series:
+    """:func:`_snapped_small_groups` for groups of any size.
+
+    Sorted from the highest value down within each group, the values that tie with a row from
+    above sit just before it: look back one row, then two, ... until no row of any group finds
+    one within its tie ceiling. The values before a row only grow with the distance, so the
+    last one found is the largest. A loop over distances, as long as the longest run of ties.
+    """
+    v, g = pl.col(value), pl.col(group)
+    ordered = (
+        frame.select(group, value)
+        .with_row_index("_row")
+        .sort([group, value], descending=[False, True], nulls_last=True)
+        .with_columns(_ceiling=_tie_ceiling(v))
+    )
+    snapped = ordered[value]
+    for distance in range(1, ordered.height):
+        found = ordered.select(
+            pl.when((g.shift(distance) == g) & (v.shift(distance) <= pl.col("_ceiling"))).then(v.shift(distance))
+        ).to_series()
+        if found.null_count() == found.len():
+            break
+        snapped = pl.select(pl.max_horizontal(snapped, found)).to_series()
+    # Back to the frame's row order.
+    return snapped.gather(ordered["_row"].arg_sort())
+
+
+def with_descending_ranks(frame: pl.DataFrame, ranks: dict[str, str], *, group: str) -> pl.DataFrame:
+    r"""``frame`` with a column ``rank`` per ``{rank: value}``: 1 for the highest ``value`` in each
+    ``group``, ties to the row that comes first; null values are not ranked.
+
+    ``frame`` must be sorted by ``(group, label)`` (so that ties go to the label that sorts first,
+    SPEC.md §1), and each group's rows must be consecutive; a sort the output needs anyway is far
+    cheaper than ranking on ``(value, label)`` pairs.
+
+    Notes
+    -----
+    Ties within :data:`TIE_TOLERANCE`: each value is first replaced by the largest value of its
+    group in :math:`[v, v + 10^{-12}\max(1, |v|)]`, and those are ranked exactly, so the ranks of a
+    group are always 1..n. Few rows per group (the usual case): a row's rank is 1 plus the rows
+    of its group that beat it (a higher value, or an equal one on an earlier row), counted with
+    shifted comparisons, whole-column arithmetic (a window rank pays a per-group cost). More
+    rows: the values are snapped in value order and ranked by a window. Polars' comparisons
+    order NaN (highest) and ±0.0 (equal) as its rank does; nulls beat no row.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"run": [1, 1, 1], "label": ["a", "b", "c"], "v": [0.5, 0.5 + 1e-15, 0.7]})
+    >>> with_descending_ranks(frame, {"rank": "v"}, group="run")["rank"].to_list()
+    [2, 3, 1]
+    """
+    largest_group = frame.select(pl.col(group).unique_counts().max()).item() or 0
+    snapped = {rank: f"_snapped_{rank}" for rank in ranks}
+    if largest_group <= SMALL_GROUP_SIZE:
+        shifts = _shifts(largest_group)
+        # The same-group masks are shared by every shifted comparison of every ranked column.
+        return (
+            frame.lazy()
+            .with_columns(
+                (pl.col(group).shift(k) == pl.col(group)).fill_null(False).alias(_same_group(k)) for k in shifts
+            )
+            .with_columns(
+                _snapped_small_groups(value, largest_group).alias(snapped[rank]) for rank, value in ranks.items()
+            )
+            .with_columns(_count_beaten(snapped[rank], largest_group).alias(rank) for rank in ranks)
+            .drop(*snapped.values(), *map(_same_group, shifts))
+            .collect()
+        )
+    frame = frame.with_columns(
+        _snapped_large_groups(frame, value, group).alias(snapped[rank]) for rank, value in ranks.items()
+    )
+    windowed = {
+        rank: pl.col(snapped[rank]).rank("ordinal", descending=True).over(group).cast(pl.Int64) for rank in ranks
+    }
+    return frame.with_columns(**windowed).drop(snapped.values())
 
 
 def gini_of_sorted(values: pl.Expr) -> pl.Expr:

@@ -52,8 +52,18 @@ class Run:
         }
 
 
-#: Values equal to 12 decimals rank as ties (then by id), as in mas_eval.metrics.common.
-TIE_DECIMALS = 12
+#: Values within 1e-12 x max(1, |value|) rank as ties (then by id), as in mas_eval.metrics.common.
+TIE_TOLERANCE = 1e-12
+
+
+def ranked_descending(values: dict[str, float]) -> list[str]:
+    """Ids from the highest value down; each value counts as the largest one that ties with it
+    from above (within the tolerance), and equal ones go by id."""
+
+    def tied_top(v: float) -> float:
+        return max(w for w in values.values() if v <= w <= v + TIE_TOLERANCE * max(1.0, abs(v)))
+
+    return sorted(values, key=lambda a: (-tied_top(values[a]), a))
 
 
 def mean(values: list[float]) -> float:
@@ -287,7 +297,7 @@ def topsis(run: Run) -> dict[str, dict]:
         d_worst = math.sqrt(sum((x - worst[c]) ** 2 for c, x in v[a].items()))
         close = 0.5 if d_best + d_worst == 0 else d_worst / (d_best + d_worst)
         out[a] = {"topsis_distance_best": d_best, "topsis_distance_worst": d_worst, "topsis_closeness": close}
-    ranked = sorted(out, key=lambda a: (-round(out[a]["topsis_closeness"], TIE_DECIMALS), a))
+    ranked = ranked_descending({a: out[a]["topsis_closeness"] for a in out})
     for rank, a in enumerate(ranked, start=1):
         out[a]["topsis_rank"] = rank
     return out
@@ -331,7 +341,7 @@ def evidential_reasoning(run: Run) -> dict:
     denominator = 1 - k * all_bar
     belief = {n: k * (with_grade[n] - all_h) / denominator for n in grades}
     unassigned = k * (all_h - all_bar) / denominator
-    ranked = sorted(grades, key=lambda n: (-round(belief[n], TIE_DECIMALS), n))
+    ranked = ranked_descending(belief)
     return {
         "er_belief": belief,
         "er_unassigned": unassigned,
@@ -348,7 +358,7 @@ def weighted_average_beliefs(run: Run) -> dict:
     }
     total = sum(combined.values())
     belief = {n: v / total for n, v in combined.items()}
-    ranked = sorted(grades, key=lambda n: (-round(belief[n], TIE_DECIMALS), n))
+    ranked = ranked_descending(belief)
     return {"er_belief": belief, "er_unassigned": 0.0, "er_rank": {n: i for i, n in enumerate(ranked, 1)}}
 
 
@@ -386,8 +396,7 @@ def score_run(run: Run, params: dict) -> dict:
         }
         alternatives[a] = entry
     mcda = "topsis_closeness" if p["mcda"] == "topsis" else "weighted_sum"
-    scored = [a for a in alternatives if alternatives[a][mcda] is not None]
-    ranked = sorted(scored, key=lambda a: (-round(alternatives[a][mcda], TIE_DECIMALS), a))
+    ranked = ranked_descending({a: e[mcda] for a, e in alternatives.items() if e[mcda] is not None})
     for a, entry in alternatives.items():
         entry["mcda_score"] = entry[mcda]
         entry["mcda_rank"] = ranked.index(a) + 1 if a in ranked else None
