@@ -1,14 +1,28 @@
-"""The domain exception hierarchy.
+"""The domain exception hierarchy: every error ``mas_eval`` raises on bad input or a bad request.
 
-Every error ``mas_eval`` raises on bad input is a :class:`MasEvalError`, so callers (and the
-CLI, which turns them into one line and exit code 2) can catch them all at once.
+All of them are :class:`MasEvalError`, so callers (and the CLI, which turns them into one line
+and exit code 2) can catch them at once. :class:`InvalidParameterError` is also a
+``ValueError``, so code that guards a call with ``except ValueError`` keeps working.
+
+>>> from mas_eval.errors import InvalidParameterError, MasEvalError
+>>> issubclass(InvalidParameterError, MasEvalError) and issubclass(InvalidParameterError, ValueError)
+True
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["DataError", "IngestError", "MasEvalError", "SchemaError", "format_keys"]
+__all__ = [
+    "DataError",
+    "IngestError",
+    "InvalidParameterError",
+    "MasEvalError",
+    "MixedDqsMethodsError",
+    "OutputExistsError",
+    "SchemaError",
+    "format_keys",
+]
 
 
 class MasEvalError(Exception):
@@ -25,6 +39,19 @@ class DataError(MasEvalError):
 
 class IngestError(MasEvalError):
     """A run-log file cannot be read: names the file and the line."""
+
+
+class InvalidParameterError(MasEvalError, ValueError):
+    """A function was called with a parameter value it does not accept: names the parameter,
+    the value and what is allowed (:mod:`mas_eval.constraints`)."""
+
+
+class OutputExistsError(MasEvalError):
+    """An output path exists and overwriting was not asked for."""
+
+
+class MixedDqsMethodsError(DataError):
+    """DQS values from different cascade steps (``dqs_method``) would be compared (seed 004, Bug #3)."""
 
 
 def format_keys(rows: Sequence[dict[str, object]] | Iterable[tuple[object, ...]], limit: int = 5) -> str:

@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mas_eval._version import __version__
+
 __all__ = ["file_sha256", "inputs_sha256", "provenance"]
 
 _BLOCK = 1 << 20
@@ -34,8 +36,6 @@ def inputs_sha256(path: str | Path) -> dict[str, str]:
 
 def provenance(*, inputs: Mapping[str, str | Path], parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The block every report carries: package version, time, Python, parameters and input hashes."""
-    from mas_eval import __version__
-
     return {
         "mas_eval_version": __version__,
         "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),

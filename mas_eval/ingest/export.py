@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import polars as pl
 
 from mas_eval.dataset import Dataset
 from mas_eval.ingest.jsonl import RECORD_LISTS, USAGE, USAGE_FIELD, RecordList
+from mas_eval.output import atomic_file
 from mas_eval.schema import TABLES
 
 __all__ = ["export_jsonl", "records"]
@@ -90,12 +90,8 @@ def export_jsonl(ds: Dataset, path: str | Path) -> int:
     are not exported.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
+    # Replaces an existing file, as it always has (export has no overwrite switch).
+    with atomic_file(target, overwrite=True) as temporary:
         compression = "gzip" if target.suffix == ".gz" else "uncompressed"
         records(ds).sink_ndjson(temporary, compression=compression, check_extension=False)
-        temporary.replace(target)
-    finally:
-        temporary.unlink(missing_ok=True)
     return ds.scan("runs").select(pl.len()).collect().item()

@@ -12,7 +12,6 @@ import gzip
 import itertools
 import json
 import shutil
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +19,9 @@ from typing import IO, Any, cast
 
 import polars as pl
 
-from mas_eval.dataset import MANIFEST, Dataset, atomic_directory
+from mas_eval.dataset import MANIFEST, Dataset
 from mas_eval.errors import IngestError
+from mas_eval.output import atomic_directory, atomic_file, write_manifest
 from mas_eval.schema import TABLES
 
 __all__ = ["RECORD_LISTS", "USAGE", "USAGE_FIELD", "IngestResult", "RecordList", "ingest_jsonl", "record_dtype"]
@@ -426,17 +426,8 @@ def _rejects_file(path: Path | None, *, overwrite: bool) -> Iterator[IO[bytes] |
     if path is None:
         yield None
         return
-    if path.exists() and not overwrite:
-        msg = f"{path} already exists; pass overwrite=True (CLI: --overwrite) to replace it"
-        raise IngestError(msg)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        with temporary.open("wb") as handle:
-            yield handle
-        temporary.replace(path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    with atomic_file(path, overwrite=overwrite) as temporary, temporary.open("wb") as handle:
+        yield handle
 
 
 def ingest_jsonl(
@@ -547,11 +538,8 @@ def ingest_jsonl(
             truth = pl.scan_parquet(scratch / "*.parquet").unique().sort(list(TABLES["ground_truth"].key))
             truth.sink_parquet(staging / "ground_truth" / "part-00000.parquet")
             shutil.rmtree(scratch)
-        from mas_eval import __version__
-
         dataset = Dataset.open(staging).validate()
-        manifest = {"mas_eval_version": __version__, "tables": dataset.table_names}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        write_manifest(staging, MANIFEST, {"tables": dataset.table_names})
     return IngestResult(target, counts["runs"], counts["rejected"], rejects_path)
 
 
