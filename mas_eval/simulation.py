@@ -10,15 +10,15 @@ runs are generated column-wise with NumPy and Polars, never with a Python loop o
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
+from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
 from mas_eval.dataset import Dataset
+from mas_eval.errors import InvalidParameterError
 from mas_eval.schema import CRITERION_KINDS, CRITERION_SCALES, TABLES
 
 __all__ = ["simulate"]
@@ -49,40 +49,6 @@ _P_HIT, _HIT_SLOPE = 0.55, 2.5  # P(recommend the correct alternative) = 0.55 + 
 _P_COST = 0.4  # share of criteria that are costs
 _P_INCOMPLETE = 0.3  # share of agents whose beliefs leave some mass unassigned
 _MASS_STEP = 1e-4  # masses are logged with 4 decimals, rounded down so a sum never exceeds 1
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        msg = f"simulate: {name} must be an integer, got {value!r}"
-        raise ValueError(msg)
-    if value < minimum:
-        msg = f"simulate: {name} must be >= {minimum}, got {value}"
-        raise ValueError(msg)
-    return int(value)
-
-
-def _check_range(name: str, value: object, minimum: int) -> tuple[int, int]:
-    if not isinstance(value, tuple | list) or len(value) != 2:
-        msg = f"simulate: {name} must be a (min, max) pair of integers, got {value!r}"
-        raise ValueError(msg)
-    low = _check_int(f"{name}[0]", value[0], minimum)
-    high = _check_int(f"{name}[1]", value[1], minimum)
-    if low > high:
-        msg = f"simulate: {name} = {tuple(value)!r} has min > max; pass (min, max) with min <= max"
-        raise ValueError(msg)
-    return low, high
-
-
-def _check_float(name: str, value: object, low: float, high: float, *, open_interval: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        msg = f"simulate: {name} must be a finite number, got {value!r}"
-        raise ValueError(msg)
-    inside = low < value < high if open_interval else low <= value <= high
-    if not inside:
-        bounds = f"({low:g}, {high:g})" if open_interval else f"[{low:g}, {high:g}]"
-        msg = f"simulate: {name} must lie in {bounds}, got {value!r}"
-        raise ValueError(msg)
-    return float(value)
 
 
 def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -154,6 +120,23 @@ def _table(name: str, columns: dict[str, np.ndarray | pl.Series | _Coded]) -> pl
     return pl.DataFrame(list(stored.values())).lazy().select(select)
 
 
+@validate_params(
+    {
+        "runs": [Interval(int, 2)],
+        "seed": [Interval(int, 0)],
+        "effect": [Interval(float, -1, 1)],
+        "mas_share": [Interval(float, 0, 1, closed="neither")],
+        "repeats": [Interval(int, 1)],
+        "tasks": [Interval(int, 1)],
+        "variants": [Interval(int, 1)],
+        "agents": [IntPair(2)],
+        "alternatives": [IntPair(2)],
+        "criteria": [IntPair(1)],
+        "ground_truth_share": [Interval(float, 0, 1)],
+        "cases_per_cluster": [Interval(int, 1)],
+        "progress": [Predicate(callable, "a callable taking a description"), NONE],
+    }
+)
 def simulate(
     runs: int,
     *,
@@ -224,8 +207,9 @@ def simulate(
 
     Raises
     ------
-    ValueError
-        An argument is of the wrong type or out of range (the message names it).
+    InvalidParameterError
+        An argument is of the wrong type or out of range, or too few runs for ``repeats``
+        (the message names the argument, its value and what is allowed; also a ``ValueError``).
 
     Notes
     -----
@@ -288,21 +272,12 @@ def simulate(
     >>> runs.row(0, named=True)["run_id"], runs.row(0, named=True)["case_id"]
     ('r0000001', 'case000001')
     """
-    runs = _check_int("runs", runs, 2)
-    seed = _check_int("seed", seed, 0)
-    effect = _check_float("effect", effect, -1.0, 1.0)
-    mas_share = _check_float("mas_share", mas_share, 0.0, 1.0, open_interval=True)
-    repeats = _check_int("repeats", repeats, 1)
-    tasks = _check_int("tasks", tasks, 1)
-    variants = _check_int("variants", variants, 1)
-    agents_low, agents_high = _check_range("agents", agents, 2)
-    alt_low, alt_high = _check_range("alternatives", alternatives, 2)
-    crit_low, crit_high = _check_range("criteria", criteria, 1)
-    ground_truth_share = _check_float("ground_truth_share", ground_truth_share, 0.0, 1.0)
-    cases_per_cluster = _check_int("cases_per_cluster", cases_per_cluster, 1)
-    if progress is not None and not callable(progress):
-        msg = f"simulate: progress must be a callable taking a description, got {progress!r}"
-        raise ValueError(msg)
+    runs, seed, repeats, tasks, variants = int(runs), int(seed), int(repeats), int(tasks), int(variants)
+    effect, mas_share, ground_truth_share = float(effect), float(mas_share), float(ground_truth_share)
+    cases_per_cluster = int(cases_per_cluster)
+    (agents_low, agents_high), (alt_low, alt_high), (crit_low, crit_high) = (
+        (int(low), int(high)) for low, high in (agents, alternatives, criteria)
+    )
 
     n_mas = round(runs * mas_share)
     n_single = runs - n_mas
@@ -313,7 +288,7 @@ def simulate(
             f"runs, too few for every case to be run {repeats} time(s) by both systems; "
             "raise runs or lower repeats"
         )
-        raise ValueError(msg)
+        raise InvalidParameterError(msg)
 
     rng = np.random.default_rng(seed)
     report = progress if progress is not None else (lambda _description: None)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from mas_eval import Dataset
+from mas_eval import Dataset, InvalidParameterError
 from mas_eval.schema import TABLES
 from mas_eval.simulation import simulate
 
@@ -240,35 +242,58 @@ def test_mas_matches_correct_more_often_by_default(frames: dict[str, pl.DataFram
 @pytest.mark.parametrize(
     ("runs", "kwargs", "match"),
     [
-        (1, {}, r"runs must be >= 2"),
-        (2.5, {}, r"runs must be an integer"),
-        (True, {}, r"runs must be an integer"),
-        (100, {"seed": "x"}, r"seed must be an integer"),
-        (100, {"seed": -1}, r"seed must be >= 0"),
-        (100, {"effect": 1.5}, r"effect must lie in \[-1, 1\]"),
-        (100, {"effect": float("nan")}, r"effect must be a finite number"),
-        (100, {"mas_share": 0.0}, r"mas_share must lie in \(0, 1\)"),
-        (100, {"mas_share": 1.0}, r"mas_share must lie in \(0, 1\)"),
-        (100, {"ground_truth_share": -0.1}, r"ground_truth_share must lie in \[0, 1\]"),
-        (100, {"repeats": 0}, r"repeats must be >= 1"),
-        (100, {"tasks": 0}, r"tasks must be >= 1"),
-        (100, {"variants": 0}, r"variants must be >= 1"),
-        (100, {"agents": (5, 3)}, r"agents = \(5, 3\) has min > max"),
-        (100, {"agents": (1, 3)}, r"agents\[0\] must be >= 2"),
-        (100, {"agents": 3}, r"agents must be a \(min, max\) pair"),
-        (100, {"alternatives": (1, 4)}, r"alternatives\[0\] must be >= 2"),
-        (100, {"criteria": (0, 4)}, r"criteria\[0\] must be >= 1"),
-        (100, {"criteria": (4, 2)}, r"criteria = \(4, 2\) has min > max"),
-        (100, {"cases_per_cluster": 0}, r"cases_per_cluster must be >= 1"),
-        (100, {"progress": 3}, r"progress must be a callable"),
+        (1, {}, r"runs=1 is invalid; runs must be an integer >= 2$"),
+        (2.5, {}, r"runs=2.5 is invalid; runs must be an integer >= 2$"),
+        (True, {}, r"runs=True is invalid; runs must be an integer >= 2$"),
+        (100, {"seed": "x"}, r"seed='x' is invalid; seed must be an integer >= 0$"),
+        (100, {"seed": -1}, r"seed=-1 is invalid; seed must be an integer >= 0$"),
+        (100, {"effect": 1.5}, r"effect=1.5 is invalid; effect must be a number in \[-1, 1\]$"),
+        (100, {"effect": float("nan")}, r"effect=nan is invalid; effect must be a number in \[-1, 1\]$"),
+        (100, {"mas_share": 0.0}, r"mas_share=0.0 is invalid; mas_share must be a number in \(0, 1\)$"),
+        (100, {"mas_share": 1.0}, r"mas_share=1.0 is invalid; mas_share must be a number in \(0, 1\)$"),
+        (100, {"ground_truth_share": -0.1}, r"ground_truth_share=-0.1 is invalid; .* a number in \[0, 1\]$"),
+        (100, {"repeats": 0}, r"repeats=0 is invalid; repeats must be an integer >= 1$"),
+        (100, {"tasks": 0}, r"tasks=0 is invalid; tasks must be an integer >= 1$"),
+        (100, {"variants": 0}, r"variants=0 is invalid; variants must be an integer >= 1$"),
+        (100, {"agents": (5, 3)}, r"agents=\(5, 3\) is invalid; agents must be a \(min, max\) pair of integers >= 2 "),
+        (100, {"agents": (1, 3)}, r"agents=\(1, 3\) is invalid; agents must be a \(min, max\) pair of integers >= 2 "),
+        (
+            100,
+            {"agents": 3},
+            r"agents=3 is invalid; agents must be a \(min, max\) pair of integers >= 2 with min <= max",
+        ),
+        (100, {"alternatives": (1, 4)}, r"alternatives=\(1, 4\) is invalid; .* pair of integers >= 2 "),
+        (100, {"criteria": (0, 4)}, r"criteria=\(0, 4\) is invalid; .* pair of integers >= 1 "),
+        (100, {"criteria": (4, 2)}, r"criteria=\(4, 2\) is invalid; .* with min <= max$"),
+        (100, {"cases_per_cluster": 0}, r"cases_per_cluster=0 is invalid; .* an integer >= 1$"),
+        (100, {"progress": 3}, r"progress=3 is invalid; progress must be a callable taking a description or None$"),
         (10, {"repeats": 6}, r"too few for every case"),
         (10, {"mas_share": 0.01}, r"too few for every case"),
     ],
 )
 def test_bad_arguments_raise_clear_errors(runs: object, kwargs: dict[str, object], match: str) -> None:
     kwargs = {"seed": 1, **kwargs}
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(InvalidParameterError, match=match) as info:
         simulate(runs, **kwargs)  # type: ignore[arg-type]
+    assert str(info.value).startswith("simulate: ")
+    assert isinstance(info.value, ValueError)
+
+
+def test_the_cli_answers_bad_simulate_arguments_with_one_line_and_exit_2(tmp_path: Path) -> None:
+    for args, line in (
+        (["--runs", "1"], "error: simulate: runs=1 is invalid; runs must be an integer >= 2"),
+        (["--effect", "5"], "error: simulate: effect=5.0 is invalid; effect must be a number in [-1, 1]"),
+        (["--tasks", "0"], "error: simulate: tasks=0 is invalid; tasks must be an integer >= 1"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "mas_eval.cli", "simulate", "--out", str(tmp_path / "ds"), *args],
+            capture_output=True,
+            text=True,
+            env={"COLUMNS": "400", "PATH": ""},
+            check=False,
+        )
+        assert (done.returncode, done.stderr.strip().splitlines()) == (2, [line])
+        assert not (tmp_path / "ds").exists()
 
 
 def test_extreme_but_valid_arguments() -> None:

@@ -1,0 +1,286 @@
+"""Declarative parameter validation: each public function states once what its parameters accept.
+
+A parameter's constraints are a list; a value is valid when it satisfies any of them. One
+checker raises :class:`~mas_eval.errors.InvalidParameterError` naming the function, the
+parameter, the value and what is allowed, so every bad value reads the same whether it came
+from Python or from the command line. The allowed values of an option live in one
+``Literal`` type: :meth:`Options.of` reads them from it, so the type hints, the checks and the
+CLI help cannot drift apart (as scikit-learn's ``_param_validation`` does for its estimators).
+
+>>> from typing import Literal
+>>> Correction = Literal["holm", "none"]
+>>> @validate_params({"alpha": [Interval(float, 0, 1, closed="neither")], "correction": [Options.of(Correction)]})
+... def adjust(alpha: float = 0.05, correction: Correction = "holm") -> float:
+...     return alpha
+>>> adjust(alpha=1.5)
+Traceback (most recent call last):
+...
+mas_eval.errors.InvalidParameterError: adjust: alpha=1.5 is invalid; alpha must be a number in (0, 1)
+>>> adjust(correction="sidak")
+Traceback (most recent call last):
+...
+mas_eval.errors.InvalidParameterError: adjust: correction='sidak' is invalid; correction must be one of 'holm', 'none'
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import numbers
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar, Literal, Self, TypeVar, get_args
+
+from mas_eval.errors import InvalidParameterError
+from mas_eval.presets import preset_section
+
+__all__ = [
+    "NONE",
+    "Boolean",
+    "Constraint",
+    "IntPair",
+    "Interval",
+    "Options",
+    "Params",
+    "Predicate",
+    "check_parameter",
+    "describe",
+    "param",
+    "parse_value",
+    "validate_params",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_REPR_LIMIT = 60
+
+
+class Constraint(ABC):
+    """One kind of value a parameter accepts."""
+
+    @abstractmethod
+    def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is of this kind."""
+
+    @abstractmethod
+    def __str__(self) -> str:
+        """What the kind is, as a noun phrase: ``"a number in [0, 1]"``."""
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    """One of a fixed set of values (strings, or ``None``)."""
+
+    values: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, literal: Any) -> Options:
+        """The values of a ``Literal[...]`` type."""
+        return cls(tuple(get_args(literal)))
+
+    def is_satisfied_by(self, value: object) -> bool:
+        return any(value is v or (type(value) is type(v) and value == v) for v in self.values)
+
+    def __str__(self) -> str:
+        shown = ", ".join("None" if v is None else repr(v) for v in self.values)
+        return shown if len(self.values) == 1 else f"one of {shown}"
+
+
+#: The value ``None``.
+NONE = Options((None,))
+
+
+@dataclass(frozen=True)
+class Interval(Constraint):
+    """A real number (``kind=float``) or an integer (``kind=int``) between ``low`` and ``high``.
+
+    Booleans are neither; a float must be finite. ``None`` bounds are open ends.
+    """
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    closed: Literal["both", "left", "right", "neither"] = "both"
+
+    def is_satisfied_by(self, value: object) -> bool:
+        if isinstance(value, bool):
+            return False
+        if self.kind is int:
+            if not isinstance(value, numbers.Integral):
+                return False
+        elif not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+            return False
+        low_ok = self.low is None or (value >= self.low if self.closed in ("both", "left") else value > self.low)
+        high_ok = self.high is None or (value <= self.high if self.closed in ("both", "right") else value < self.high)
+        return bool(low_ok and high_ok)
+
+    def __str__(self) -> str:
+        noun = "an integer" if self.kind is int else "a number"
+        left, right = self.closed in ("both", "left"), self.closed in ("both", "right")
+        if self.low is None and self.high is None:
+            return noun if self.kind is int else "a finite number"
+        if self.high is None:
+            if self.low == 0 and not left:
+                return f"a positive {noun.split()[-1]}"
+            return f"{noun} {'>=' if left else '>'} {self.low:g}"
+        if self.low is None:
+            return f"{noun} {'<=' if right else '<'} {self.high:g}"
+        return f"{noun} in {'[' if left else '('}{self.low:g}, {self.high:g}{']' if right else ')'}"
+
+
+@dataclass(frozen=True)
+class Boolean(Constraint):
+    """``True`` or ``False`` (not 0 or 1)."""
+
+    def is_satisfied_by(self, value: object) -> bool:
+        return isinstance(value, bool)
+
+    def __str__(self) -> str:
+        return "True or False"
+
+
+@dataclass(frozen=True)
+class Predicate(Constraint):
+    """Any value for which ``test`` is true, described by ``description``."""
+
+    test: Callable[[object], bool]
+    description: str
+
+    def is_satisfied_by(self, value: object) -> bool:
+        return bool(self.test(value))
+
+    def __str__(self) -> str:
+        return self.description
+
+
+@dataclass(frozen=True)
+class IntPair(Constraint):
+    """A ``(min, max)`` pair of integers, each at least ``minimum``, with ``min <= max``."""
+
+    minimum: int
+
+    def is_satisfied_by(self, value: object) -> bool:
+        if not isinstance(value, tuple | list) or len(value) != 2:
+            return False
+        whole = Interval(int, self.minimum)
+        return whole.is_satisfied_by(value[0]) and whole.is_satisfied_by(value[1]) and value[0] <= value[1]
+
+    def __str__(self) -> str:
+        return f"a (min, max) pair of integers >= {self.minimum} with min <= max"
+
+
+def describe(constraints: Sequence[Constraint]) -> str:
+    """What ``constraints`` allow, e.g. ``"a number in [0, 1] or None"``."""
+    return " or ".join(str(c) for c in constraints)
+
+
+def _short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _REPR_LIMIT else text[: _REPR_LIMIT - 3] + "..."
+
+
+def check_parameter(name: str, value: object, constraints: Sequence[Constraint], *, where: str | None = None) -> None:
+    """Raise :class:`~mas_eval.errors.InvalidParameterError` unless ``value`` satisfies one of ``constraints``."""
+    if any(c.is_satisfied_by(value) for c in constraints):
+        return
+    prefix = f"{where}: " if where else ""
+    msg = f"{prefix}{name}={_short_repr(value)} is invalid; {name} must be {describe(constraints)}"
+    raise InvalidParameterError(msg)
+
+
+def validate_params(constraints: Mapping[str, Sequence[Constraint]]) -> Callable[[F], F]:
+    """Decorate a function so that the arguments it is called with are checked first.
+
+    Only arguments the caller passes are checked (the defaults are valid by construction, and a
+    test checks that they are). The constraints are kept on the function as
+    ``__parameter_constraints__``, for documentation and the CLI.
+    """
+
+    def decorate(func: F) -> F:
+        signature = inspect.signature(func)
+        unknown = sorted(set(constraints) - set(signature.parameters))
+        if unknown:
+            msg = f"{func.__qualname__} has no parameter(s) {', '.join(unknown)}"
+            raise TypeError(msg)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            for name, value in bound.arguments.items():
+                if name in constraints:
+                    check_parameter(name, value, constraints[name], where=func.__name__)
+            return func(*args, **kwargs)
+
+        wrapper.__parameter_constraints__ = dict(constraints)  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def param(default: Any, *constraints: Constraint) -> Any:
+    """A dataclass field of a :class:`Params` class with its default and its constraints."""
+    return field(default=default, metadata={"constraints": constraints})
+
+
+class Params:
+    """Mixin of the frozen parameter dataclasses: every field is checked against its constraints.
+
+    ``section`` is the preset section the class reads (:mod:`mas_eval.presets`); ``where``
+    names the function users pass these parameters to (for the message).
+    """
+
+    section: ClassVar[str] = ""
+    where: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # type: ignore[arg-type]
+            constraints = f.metadata.get("constraints")
+            if constraints:
+                check_parameter(f.name, getattr(self, f.name), constraints, where=self.where or None)
+
+    @classmethod
+    def constraints(cls) -> dict[str, tuple[Constraint, ...]]:
+        """Every field's constraints, by name."""
+        return {f.name: f.metadata.get("constraints", ()) for f in fields(cls)}  # type: ignore[arg-type]
+
+    @classmethod
+    def of_preset(cls, preset: str = "spec", **overrides: Any) -> Self:
+        """The parameters of ``preset`` with ``overrides`` applied; an unknown name is an error."""
+        values = {**preset_section(preset, cls.section), **overrides}
+        known = cls.constraints()
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            prefix = f"{cls.where}: " if cls.where else ""
+            msg = f"{prefix}unknown parameter(s) {', '.join(unknown)}; the parameters are: {', '.join(sorted(known))}"
+            raise InvalidParameterError(msg)
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parameters as a plain dict (for manifests and reports)."""
+        return asdict(self)  # type: ignore[call-overload]
+
+
+def parse_value(text: str, constraints: Sequence[Constraint]) -> Any:
+    """A command-line string as the value ``constraints`` expect (the check comes afterwards).
+
+    ``none``/``null`` is ``None``; ``true``/``false`` a boolean where one is allowed; a number
+    where an interval is allowed; otherwise the string itself.
+
+    >>> parse_value("none", [Interval(float, 0, 1), NONE]), parse_value("3", [Interval(float, 0)])
+    (None, 3.0)
+    >>> parse_value("false", [Boolean()]), parse_value("topsis", [Options(("topsis", "weighted_sum"))])
+    (False, 'topsis')
+    """
+    raw = text.strip()
+    if raw.lower() in ("none", "null"):
+        return None
+    if any(isinstance(c, Boolean) for c in constraints) and raw.lower() in ("true", "false", "yes", "no", "1", "0"):
+        return raw.lower() in ("true", "yes", "1")
+    for constraint in constraints:
+        if isinstance(constraint, Interval):
+            try:
+                return int(raw) if constraint.kind is int else float(raw)
+            except ValueError:
+                continue
+    return raw
