@@ -70,7 +70,7 @@ def _oracle_runs(folder: Path, limit: int) -> list:
     runs = {
         r["run_id"]: Run(run_id=r["run_id"], recommended=r["recommended"], correct=r["correct"],
                          confidence=r["confidence"], iterations=r["iterations"], api_calls=r["api_calls"],
-                         seconds=r["seconds"])
+                         seconds=r["seconds"], tokens=r["tokens"], cost_usd=r["cost_usd"])
         for r in frames["runs"].iter_rows(named=True)
     }  # fmt: skip
     for r in frames["agents"].iter_rows(named=True):
@@ -89,11 +89,11 @@ def _oracle_runs(folder: Path, limit: int) -> list:
 
 
 def time_oracle(folder: Path, limit: int) -> dict:
-    from mas_eval.presets import resolve
+    from mas_eval.metrics.decision import DecisionParams
     from tests.oracles.decision import score_run
 
     runs = _oracle_runs(folder, limit)
-    params = resolve("spec").as_dict()
+    params = DecisionParams().as_dict()
     start = time.perf_counter()
     for run in runs:
         score_run(run, params)

@@ -9,11 +9,18 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from mas_eval import metrics as metrics  # registers the `mas` expression namespace
+from mas_eval._version import __version__
 from mas_eval.dataset import Dataset
-from mas_eval.errors import DataError, IngestError, MasEvalError, SchemaError
+from mas_eval.errors import (
+    DataError,
+    IngestError,
+    InvalidParameterError,
+    MasEvalError,
+    MixedDqsMethodsError,
+    OutputExistsError,
+    SchemaError,
+)
 from mas_eval.scoring import Scores, score
 from mas_eval.simulation import simulate
 from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
@@ -22,7 +29,10 @@ __all__ = [
     "DataError",
     "Dataset",
     "IngestError",
+    "InvalidParameterError",
     "MasEvalError",
+    "MixedDqsMethodsError",
+    "OutputExistsError",
     "SchemaError",
     "Scores",
     "__version__",

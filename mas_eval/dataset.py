@@ -14,22 +14,19 @@
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import json
-import shutil
-import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from mas_eval.errors import DataError, MasEvalError, SchemaError
-from mas_eval.schema import TABLES, Table
+from mas_eval.errors import DataError, SchemaError
+from mas_eval.output import atomic_directory, write_manifest
+from mas_eval.schema import TABLES, Table, required_tables
 from mas_eval.validation import validate_tables
 
-__all__ = ["Dataset", "atomic_directory"]
+__all__ = ["MANIFEST", "Dataset"]
 
 MANIFEST = "_dataset.json"
 
@@ -90,35 +87,6 @@ def _conform(spec: Table, frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.select(*exprs, *extras)
 
 
-@contextlib.contextmanager
-def atomic_directory(path: str | Path, *, overwrite: bool = False) -> Iterator[Path]:
-    """Yield a temporary folder beside ``path`` that replaces ``path`` only if the block succeeds.
-
-    A failure anywhere leaves no trace: the temporary folder is removed and an existing
-    ``path`` is untouched. An existing ``path`` is replaced only with ``overwrite=True``.
-    """
-    target = Path(path)
-    if target.exists() and not overwrite:
-        msg = f"{target} already exists; pass overwrite=True (CLI: --overwrite) to replace it"
-        raise MasEvalError(msg)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    token = uuid.uuid4().hex[:8]
-    staging = target.parent / f".{target.name}.tmp-{token}"
-    staging.mkdir()
-    try:
-        yield staging
-        if target.exists():
-            retired = target.parent / f".{target.name}.old-{token}"
-            target.rename(retired)
-            staging.rename(target)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            staging.rename(target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-
-
 class Dataset:
     """The tables of DESIGN.md as lazy Polars frames.
 
@@ -137,9 +105,14 @@ class Dataset:
             )
             msg = f"unknown table(s) {detail}; the Dataset's tables are: {', '.join(TABLES)}"
             raise SchemaError(msg)
-        if "runs" not in tables:
-            msg = "the Dataset has no 'runs' table; it is required (one row per run: run_id, system, case_id)"
-            raise SchemaError(msg)
+        for name in required_tables():
+            if name not in tables:
+                spec = TABLES[name]
+                msg = (
+                    f"the Dataset has no {name!r} table; it is required ({spec.doc[0].lower()}{spec.doc[1:-1]}: "
+                    f"{', '.join(spec.required)})"
+                )
+                raise SchemaError(msg)
         for name, frame in tables.items():
             _check_columns(TABLES[name], frame.collect_schema().names())
         # Keep the schema's table order whatever order the caller used.
@@ -292,8 +265,6 @@ class Dataset:
         Dataset can be rewritten onto the folder it was opened from). ``validate=False``
         skips :meth:`validate` for data valid by construction (e.g. the simulator's).
         """
-        from mas_eval import __version__
-
         if validate:
             self.validate()
         target = Path(path)
@@ -304,6 +275,5 @@ class Dataset:
                 except pl.exceptions.PolarsError as exc:
                     msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
                     raise DataError(msg) from exc
-            manifest = {"mas_eval_version": __version__, "tables": self.table_names}
-            (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+            write_manifest(staging, MANIFEST, {"tables": self.table_names})
         return target

@@ -12,20 +12,26 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from mas_eval.errors import SchemaError
+
 __all__ = [
     "AGENT_KEY",
     "CRITERION_KINDS",
     "CRITERION_SCALES",
     "DDX_STANCES",
+    "RUN_ID_COLUMNS",
     "RUN_KEY",
     "TABLES",
     "Column",
     "Table",
+    "required_tables",
     "table",
 ]
 
 RUN_KEY = "run_id"
 AGENT_KEY = ["run_id", "agent_id"]
+#: The columns that identify a run: every output row is led by them, so results group without a join.
+RUN_ID_COLUMNS = ["run_id", "system", "case_id", "task", "variant"]
 
 CRITERION_KINDS = ("benefit", "cost")
 CRITERION_SCALES = ("satisfaction", "raw")
@@ -254,10 +260,13 @@ TABLES: dict[str, Table] = {
 }
 
 
+def required_tables() -> list[str]:
+    """The tables every Dataset must have (``required_table``)."""
+    return [name for name, spec in TABLES.items() if spec.required_table]
+
+
 def table(name: str) -> Table:
     """The :class:`Table` called ``name``; a :class:`~mas_eval.errors.SchemaError` names the known ones."""
-    from mas_eval.errors import SchemaError
-
     try:
         return TABLES[name]
     except KeyError:

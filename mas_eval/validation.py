@@ -7,15 +7,18 @@ pays for a second query that fetches its example keys.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
 
 from mas_eval.errors import DataError, SchemaError, format_keys
-from mas_eval.schema import MASS_SUM_TOLERANCE, TABLES, Column, Table
+from mas_eval.schema import AGENT_KEY, MASS_SUM_TOLERANCE, TABLES, Column, Table
 
-__all__ = ["validate_tables"]
+__all__ = ["check_agent_masses", "validate_tables"]
+
+#: Turns a frame of key codes into the user's labels (identity when the keys are labels).
+Labels = Callable[[pl.LazyFrame], pl.LazyFrame]
 
 _EXAMPLES = 5
 
@@ -33,8 +36,9 @@ class _Rule:
     unit: str = "row(s)"
 
 
-def _fail(spec: Table, rule: _Rule, frame: pl.LazyFrame, count: int, key: list[str]) -> None:
-    examples = frame.filter(rule.bad).select(key).unique(maintain_order=False).sort(key).head(_EXAMPLES).collect()
+def _fail(spec: Table, rule: _Rule, frame: pl.LazyFrame, count: int, key: list[str], labels: Labels | None) -> None:
+    examples = frame.filter(rule.bad).select(key).unique(maintain_order=False).sort(key).head(_EXAMPLES)
+    examples = (labels(examples) if labels is not None else examples).collect()
     msg = (
         f"table {spec.name!r}, column {rule.column!r}: {count} {rule.unit} {rule.problem}, "
         f"e.g. at {format_keys(examples.to_dicts())}; {rule.fix}"
@@ -42,13 +46,15 @@ def _fail(spec: Table, rule: _Rule, frame: pl.LazyFrame, count: int, key: list[s
     raise rule.error(msg)
 
 
-def _run_checks(spec: Table, frame: pl.LazyFrame, rules: list[_Rule], key: list[str]) -> None:
+def _run_checks(
+    spec: Table, frame: pl.LazyFrame, rules: list[_Rule], key: list[str], labels: Labels | None = None
+) -> None:
     if not rules:
         return
     counts = frame.select(rule.bad.sum().alias(f"r{i}") for i, rule in enumerate(rules)).collect().row(0)
     for rule, count in zip(rules, counts, strict=True):
         if count:
-            _fail(spec, rule, frame, count, key)
+            _fail(spec, rule, frame, count, key, labels)
 
 
 def _cast_rules(spec: Table, schema: pl.Schema) -> list[_Rule]:
@@ -133,25 +139,43 @@ def _check_table(spec: Table, raw: pl.LazyFrame) -> pl.LazyFrame:
     return frame.with_columns(absent)
 
 
+#: Each agent's belief masses, summed per agent into ``mass_total``.
+_MASS_TOO_LARGE = _Rule(
+    "mass",
+    pl.col("mass_total") > 1 + MASS_SUM_TOLERANCE,
+    f"have masses summing to more than 1 (+{MASS_SUM_TOLERANCE:g})",
+    "an agent's belief masses must sum to <= 1 (less is an incomplete belief): renormalise them",
+    unit="agent(s)",
+)
+_MASS_ALL_ZERO = _Rule(
+    "mass",
+    pl.col("mass_total") <= 0,
+    "have all masses zero",
+    "consensus, entropy and ER need a distribution: drop those agents' belief rows or give them mass",
+    unit="agent(s)",
+)
+
+
 def _check_masses(frame: pl.LazyFrame) -> None:
-    spec = TABLES["beliefs"]
-    key = ["run_id", "agent_id"]
-    totals = frame.group_by(key).agg(total=pl.col("mass").sum())
-    rule = _Rule(
-        "mass",
-        pl.col("total") > 1 + MASS_SUM_TOLERANCE,
-        f"have masses summing to more than 1 (+{MASS_SUM_TOLERANCE:g})",
-        "an agent's belief masses must sum to <= 1 (less is an incomplete belief): renormalise them",
-        unit="agent(s)",
-    )
-    _run_checks(spec, totals, [rule], key)
+    totals = frame.group_by(AGENT_KEY).agg(mass_total=pl.col("mass").sum())
+    _run_checks(TABLES["beliefs"], totals, [_MASS_TOO_LARGE, _MASS_ALL_ZERO], AGENT_KEY)
+
+
+def check_agent_masses(agent_totals: pl.LazyFrame, *, labels: Labels | None = None) -> None:
+    """The all-zero rule of :meth:`Dataset.validate` on per-agent sums already computed (``mass_total``).
+
+    Scoring applies it even without validation: an agent without a distribution has no
+    consensus, entropy or ER, and dividing by its zero total would spread NaN. ``labels``
+    turns the frame's keys into the user's labels when they are codes.
+    """
+    _run_checks(TABLES["beliefs"], agent_totals, [_MASS_ALL_ZERO], AGENT_KEY, labels)
 
 
 def _check_satisfaction(scores: pl.LazyFrame, criteria: pl.LazyFrame | None) -> None:
     spec = TABLES["scores"]
     if criteria is not None:
-        scales = criteria.select("run_id", "criterion", "scale")
-        scores = scores.join(scales, on=["run_id", "criterion"], how="left")
+        criterion_key = list(TABLES["criteria"].key)
+        scores = scores.join(criteria.select(*criterion_key, "scale"), on=criterion_key, how="left")
         on_satisfaction = pl.col("scale").is_null() | (pl.col("scale") == "satisfaction")
     else:
         on_satisfaction = pl.lit(True)
@@ -162,30 +186,34 @@ def _check_satisfaction(scores: pl.LazyFrame, criteria: pl.LazyFrame | None) -> 
         "scores on the default scale are satisfactions in [0, 1]; if they are raw measurements, "
         "set criteria.scale = 'raw' for those criteria",
     )
-    _run_checks(spec, scores, [rule], ["run_id", "alternative", "criterion"])
+    _run_checks(spec, scores, [rule], list(spec.key))
 
 
-def _check_references(spec: Table, frame: pl.LazyFrame, run_ids: pl.LazyFrame) -> None:
-    dangling = frame.select("run_id").unique().join(run_ids, on="run_id", how="anti")
+def _check_references(spec: Table, frame: pl.LazyFrame, parent_keys: pl.LazyFrame) -> None:
+    key = spec.parent_key
+    dangling = frame.select(key).unique().join(parent_keys, on=key, how="anti")
     count = dangling.select(pl.len()).collect().item()
     if count:
-        examples = dangling.sort("run_id").head(_EXAMPLES).collect()
+        examples = dangling.sort(key).head(_EXAMPLES).collect()
         msg = (
-            f"table {spec.name!r}, column 'run_id': {count} run_id(s) not in table 'runs', "
-            f"e.g. {format_keys(examples.to_dicts())}; add those runs to 'runs' or drop their rows"
+            f"table {spec.name!r}, column {key!r}: {count} {key}(s) not in table {spec.parent!r}, "
+            f"e.g. {format_keys(examples.to_dicts())}; add those to {spec.parent!r} or drop their rows"
         )
         raise DataError(msg)
 
 
 def validate_tables(tables: Mapping[str, pl.LazyFrame]) -> None:
-    """Apply every rule to ``tables`` (as given, before conforming); raise on the first broken one."""
+    """Apply every rule to ``tables`` (as given, before conforming); raise on the first broken one.
+
+    The schema drives it: each table's own rules, then each child table's ``parent_key``
+    against its ``parent`` (every table of the Dataset has ``runs``, the required table, present).
+    """
     checked = {name: _check_table(TABLES[name], frame) for name, frame in tables.items()}
     if "beliefs" in checked:
         _check_masses(checked["beliefs"])
     if "scores" in checked:
         _check_satisfaction(checked["scores"], checked.get("criteria"))
-    run_ids = checked["runs"].select("run_id")
     for name, frame in checked.items():
         spec = TABLES[name]
-        if spec.parent == "runs":
-            _check_references(spec, frame, run_ids)
+        if spec.parent is not None and spec.parent in checked:
+            _check_references(spec, frame, checked[spec.parent].select(spec.parent_key))

@@ -108,6 +108,8 @@ def one_run(draw: st.DrawFn, run_id: str) -> Run:
     run.iterations = draw(_optional(st.integers(0, 10), none_weight=0.1))
     run.api_calls = draw(_optional(st.integers(0, 40), none_weight=0.1))
     run.seconds = draw(_optional(st.floats(0.0, 300.0), none_weight=0.1))
+    run.tokens = draw(_optional(st.integers(0, 10**6), none_weight=0.2))
+    run.cost_usd = draw(_optional(st.floats(0.0, 5.0), none_weight=0.2))
     return run
 
 
@@ -135,6 +137,8 @@ def _frames(runs: dict[str, Run]) -> dict[str, pl.DataFrame]:
                 "iterations": [r.iterations for r in runs.values()],
                 "api_calls": [r.api_calls for r in runs.values()],
                 "seconds": [r.seconds for r in runs.values()],
+                "tokens": [r.tokens for r in runs.values()],
+                "cost_usd": [r.cost_usd for r in runs.values()],
             },
             schema_overrides={
                 "confidence": pl.Float64,
@@ -143,6 +147,8 @@ def _frames(runs: dict[str, Run]) -> dict[str, pl.DataFrame]:
                 "correct": pl.String,
                 "iterations": pl.Int64,
                 "api_calls": pl.Int64,
+                "tokens": pl.Int64,
+                "cost_usd": pl.Float64,
             },
         )
     }

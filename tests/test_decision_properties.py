@@ -9,37 +9,41 @@ from hypothesis import strategies as st
 from polars.testing import assert_series_equal
 
 from mas_eval import Dataset
-from mas_eval.metrics.registry import DECISION_METRICS, Metric
+from mas_eval.metrics.registry import METRICS, OUTPUT_TABLES, Metric
+from mas_eval.schema import RUN_ID_COLUMNS
 from mas_eval.scoring import Scores, score
 from tests.strategies import Drawn, datasets
 
-KEYS = {"runs": ["run_id"], "agents": ["run_id", "agent_id"], "alternatives": ["run_id", "alternative"]}
 SLACK = 1e-12  # floating-point sums may land a hair outside a closed interval
 
 
 def _column(scores: Scores, metric: Metric) -> pl.Series:
-    frame = getattr(scores, metric.table)
-    return frame.sort(KEYS[metric.table])[metric.name]
+    key = ["run_id", *OUTPUT_TABLES[metric.table].key_columns]
+    return scores[metric.table].sort(key)[metric.name]
 
 
-def test_registry_covers_every_output_column() -> None:
-    from mas_eval.scoring import AGENT_COLUMNS, ALTERNATIVE_COLUMNS, RUN_COLUMNS
+@given(drawn=datasets(max_runs=3))
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_registry_lists_exactly_the_columns_produced(drawn: Drawn) -> None:
+    scores = score(drawn.dataset(), pairwise=True)
+    for name, frame in scores.items():
+        key = [*RUN_ID_COLUMNS, *OUTPUT_TABLES[name].key_columns]
+        assert frame.columns[: len(key)] == key
+        assert frame.columns[len(key) :] == [m.name for m in METRICS if m.table == name]
+        assert frame.select(pl.struct(["run_id", *OUTPUT_TABLES[name].key_columns]).is_unique().all()).item()
+        assert frame.equals(frame.sort(["run_id", *OUTPUT_TABLES[name].key_columns]))
+    assert set(scores) == set(OUTPUT_TABLES)
 
-    declared = {(m.table, m.name) for m in DECISION_METRICS}
-    produced = {("runs", c) for c in RUN_COLUMNS} | {("agents", c) for c in AGENT_COLUMNS}
-    produced |= {("alternatives", c) for c in ALTERNATIVE_COLUMNS}
-    assert declared == produced
 
-
-@pytest.mark.parametrize("metric", DECISION_METRICS, ids=lambda m: f"{m.table}.{m.name}")
+@pytest.mark.parametrize("metric", METRICS, ids=lambda m: f"{m.table}.{m.name}")
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drawn=datasets(max_runs=3), seed=st.integers(0, 2**32 - 1))
 def test_metric_range_and_order_invariance(metric: Metric, drawn: Drawn, seed: int) -> None:
-    original = score(drawn.dataset())
+    original = score(drawn.dataset(), pairwise=True)
     shuffled_frames = {
         name: frame.sample(fraction=1.0, shuffle=True, seed=seed) for name, frame in drawn.frames.items()
     }
-    shuffled = score(Dataset.from_frames(**shuffled_frames))
+    shuffled = score(Dataset.from_frames(**shuffled_frames), pairwise=True)
 
     got, again = _column(original, metric), _column(shuffled, metric)
     if metric.order_invariant:

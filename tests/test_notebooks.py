@@ -9,13 +9,33 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
+
+import mas_eval
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_notebooks() -> None:
+def _quickstart(namespace: dict[str, object]) -> None:
+    ds, scores, crisis = namespace["ds"], namespace["scores"], namespace["crisis"]
+    assert isinstance(scores, mas_eval.Scores) and scores.ran == ["decision"]
+    assert scores.runs.height == ds.summary().filter(pl.col("table") == "runs")["rows"].item()
+    assert namespace["headline"]["system"].to_list() == ["mas", "single"]
+    assert (crisis.preset, crisis.params["gt_boost"], crisis.params["er"]) == (
+        "crisis-mas-poc",
+        None,
+        "weighted_average",
+    )
+
+
+#: What each notebook must have computed, checked on its namespace after the last cell.
+CHECKS = {"quickstart.ipynb": _quickstart}
+
+
+def test_there_are_notebooks_and_each_is_checked() -> None:
     assert NOTEBOOKS
+    assert {path.name for path in NOTEBOOKS} == set(CHECKS)
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
@@ -28,3 +48,4 @@ def test_notebook_runs(notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             continue
         source = "".join(cell["source"])
         exec(compile(source, f"{notebook.name}[cell {number}]", "exec"), namespace)
+    CHECKS[notebook.name](namespace)

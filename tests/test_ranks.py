@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mas_eval
-from mas_eval.metrics.common import SMALL_GROUP_SIZE, TIE_TOLERANCE, with_descending_ranks
+from mas_eval.metrics.ranks import SMALL_GROUP_SIZE, TIE_TOLERANCE, with_descending_ranks
 from tests.oracles.decision import ranked_descending
 
 #: Padding rows that push a run past SMALL_GROUP_SIZE, onto the as-of join and window-rank path.

@@ -1,17 +1,22 @@
-"""score(): presets and overrides, the Scores container, and the `score` command."""
+"""score(): presets and overrides, parameter validation, the Scores container, and the `score` command."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from polars.testing import assert_frame_equal
 
 import mas_eval
-from mas_eval import Dataset, MasEvalError, Scores
+from mas_eval import Dataset, InvalidParameterError, Scores
 from mas_eval.cli import main
-from mas_eval.presets import PRESETS, parse_override, resolve
-from mas_eval.scoring import RUN_ID_COLUMNS
+from mas_eval.constraints import describe
+from mas_eval.metrics.decision import DecisionParams
+from mas_eval.metrics.family import parse_override
+from mas_eval.presets import PRESETS
+from mas_eval.schema import RUN_ID_COLUMNS
 
 
 @pytest.fixture(scope="module")
@@ -19,21 +24,33 @@ def simulated() -> Dataset:
     return mas_eval.simulate(300, seed=3)
 
 
-def test_every_frame_leads_with_the_run_identifiers(simulated: Dataset) -> None:
+def test_every_table_leads_with_the_run_identifiers(simulated: Dataset) -> None:
     scores = mas_eval.score(simulated, pairwise=True)
-    for frame in scores.frames().values():
+    assert scores.names == ["runs", "agents", "alternatives", "pairwise"]
+    for frame in scores.values():
         assert frame.columns[: len(RUN_ID_COLUMNS)] == RUN_ID_COLUMNS
     assert scores.runs.height == 300
     assert scores.runs["run_id"].is_sorted()
+    assert scores["agents"] is scores.agents
 
 
 def test_scores_round_trip(simulated: Dataset, tmp_path: Path) -> None:
     scores = mas_eval.score(simulated, preset="crisis-mas-poc", gt_boost=None)
     back = Scores.open(scores.write(tmp_path / "scores"))
-    for name, frame in scores.frames().items():
-        assert_frame_equal(back.frames()[name], frame)
+    assert back.names == scores.names
+    for name, frame in scores.items():
+        assert_frame_equal(back[name], frame)
     assert (back.preset, back.params) == ("crisis-mas-poc", scores.params)
     assert back.params["gt_boost"] is None and back.params["mcda"] == "weighted_sum"
+    assert (back.ran, back.skipped) == (["decision"], {})
+
+
+def test_a_missing_table_is_a_clear_error(simulated: Dataset) -> None:
+    scores = mas_eval.score(simulated)
+    with pytest.raises(KeyError, match="no table 'pairwise'; they have: runs, agents, alternatives"):
+        scores["pairwise"]
+    with pytest.raises(AttributeError, match="no attribute or table 'pairwise'"):
+        _ = scores.pairwise
 
 
 def test_overrides_change_exactly_their_metric(simulated: Dataset) -> None:
@@ -45,16 +62,61 @@ def test_overrides_change_exactly_their_metric(simulated: Dataset) -> None:
 
 def test_presets_are_named_parameter_sets() -> None:
     assert set(PRESETS) == {"spec", "crisis-mas-poc"}
-    assert resolve("crisis-mas-poc").er == "weighted_average"
-    with pytest.raises(MasEvalError, match="unknown preset 'lddx'"):
-        resolve("lddx")
-    with pytest.raises(MasEvalError, match="unknown parameter"):
-        resolve("spec", {"gt_bost": 0.8})
-    with pytest.raises(MasEvalError, match="mcda='vikor' is not one of"):
-        resolve("spec", {"mcda": "vikor"})
+    assert DecisionParams.of_preset("crisis-mas-poc").er == "weighted_average"
+    with pytest.raises(InvalidParameterError, match="preset='lddx' is invalid; preset must be one of 'spec'"):
+        DecisionParams.of_preset("lddx")
+    with pytest.raises(InvalidParameterError, match="unknown parameter"):
+        DecisionParams.of_preset("spec", gt_bost=0.8)
+    with pytest.raises(InvalidParameterError, match="mcda='vikor' is invalid; mcda must be one of 'topsis'"):
+        DecisionParams.of_preset("spec", mcda="vikor")
     assert parse_override("single_agent_consensus=1") == ("single_agent_consensus", 1.0)
-    with pytest.raises(MasEvalError, match="takes a number"):
-        parse_override("baseline_seconds=fast")
+    with pytest.raises(InvalidParameterError, match=r"baseline_seconds='fast' is invalid; .* a positive number"):
+        DecisionParams(**dict([parse_override("baseline_seconds=fast")]))
+
+
+#: A bad value for every parameter of the decision family.
+BAD_VALUES = {
+    "dqs_weighted": "yes",
+    "gt_boost": "high",
+    "consensus_weight": 1.5,
+    "single_agent_consensus": -0.1,
+    "entropy_support": "global",
+    "entropy_renormalise": 1,
+    "baseline_iterations": 0,
+    "baseline_api_calls": -3.0,
+    "baseline_seconds": float("inf"),
+    "mcda": "vikor",
+    "er": "dempster",
+    "pairwise": "no",
+}
+
+
+def test_every_parameter_has_a_bad_value_here() -> None:
+    assert set(BAD_VALUES) == set(DecisionParams.constraints())
+
+
+@pytest.mark.parametrize(("name", "value"), BAD_VALUES.items())
+def test_score_rejects_a_bad_parameter_naming_it_and_what_is_allowed(
+    simulated: Dataset, name: str, value: object
+) -> None:
+    allowed = describe(DecisionParams.constraints()[name])
+    with pytest.raises(InvalidParameterError) as info:
+        mas_eval.score(simulated, **{name: value})
+    assert str(info.value) == f"score: {name}={value!r} is invalid; {name} must be {allowed}"
+    assert isinstance(info.value, ValueError)
+
+
+def test_score_rejects_unknown_presets_and_parameters(simulated: Dataset) -> None:
+    with pytest.raises(InvalidParameterError, match="preset='lddx' is invalid"):
+        mas_eval.score(simulated, preset="lddx")
+    with pytest.raises(InvalidParameterError, match=r"unknown parameter.*gt_bost; the parameters are: .*gt_boost"):
+        mas_eval.score(simulated, gt_bost=0.8)
+
+
+def test_defaults_satisfy_their_constraints() -> None:
+    defaults = DecisionParams().as_dict()
+    for name, constraints in DecisionParams.constraints().items():
+        assert any(c.is_satisfied_by(defaults[name]) for c in constraints), name
 
 
 def test_score_command(simulated: Dataset, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,7 +126,7 @@ def test_score_command(simulated: Dataset, tmp_path: Path, capsys: pytest.Captur
               "--set", "gt_boost=none", "--pairwise"])  # fmt: skip
     assert exited.value.code in (0, None)
     scores = Scores.open(tmp_path / "s")
-    assert scores.params["gt_boost"] is None and scores.pairwise is not None
+    assert scores.params["gt_boost"] is None and "pairwise" in scores
     assert "scored 300 runs" in capsys.readouterr().out
 
 
@@ -73,4 +135,34 @@ def test_score_command_rejects_a_bad_override(simulated: Dataset, tmp_path: Path
     with pytest.raises(SystemExit) as exited:
         main(["score", str(folder), "--out", str(tmp_path / "s"), "--set", "nonsense=1"])
     assert exited.value.code == 2
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--set", "gt_boost=high"],
+            "error: score: gt_boost='high' is invalid; gt_boost must be a number in [0, 1] or None",
+        ),
+        (
+            ["--set", "mcda=vikor"],
+            "error: score: mcda='vikor' is invalid; mcda must be one of 'topsis', 'weighted_sum'",
+        ),
+        (["--preset", "lddx"], "error: preset='lddx' is invalid; preset must be one of 'spec', 'crisis-mas-poc'"),
+    ],
+)
+def test_the_cli_answers_a_bad_parameter_with_one_line_and_exit_2(
+    tiny: Dataset, tmp_path: Path, args: list[str], message: str
+) -> None:
+    folder = tiny.write(tmp_path / "ds")
+    done = subprocess.run(
+        [sys.executable, "-m", "mas_eval.cli", "score", str(folder), "--out", str(tmp_path / "s"), *args],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "400", "PATH": ""},
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [message]
     assert not (tmp_path / "s").exists()

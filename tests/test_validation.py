@@ -7,6 +7,7 @@ from collections.abc import Callable
 import polars as pl
 import pytest
 
+import mas_eval
 from mas_eval import DataError, Dataset, SchemaError
 from tests.conftest import tiny_frames
 
@@ -106,6 +107,19 @@ CASES: list[tuple[str, Mutation, type[Exception], list[str]]] = [
         ],
     ),
     (
+        "an agent's masses all zero",
+        _replace(
+            "beliefs", lambda f: f.with_columns(mass=pl.when(pl.col("run_id") == "r3").then(0.0).otherwise("mass"))
+        ),
+        DataError,
+        [
+            "table 'beliefs', column 'mass'",
+            "1 agent(s) have all masses zero",
+            "(run_id='r3', agent_id='a1')",
+            "drop those agents' belief rows or give them mass",
+        ],
+    ),
+    (
         "negative agent weight",
         _set("agents", "weight", 0, -1.0),
         DataError,
@@ -186,20 +200,37 @@ def test_rule_names_table_column_keys_and_fix(
 
 
 def test_the_unmodified_fixture_is_valid() -> None:
-    Dataset.from_frames(**tiny_frames()).validate()
+    ds = Dataset.from_frames(**tiny_frames())
+    assert ds.validate() is ds
+    assert ds.table_names == ["runs", "agents", "beliefs", "criteria", "scores", "ground_truth"]
 
 
 def test_incomplete_beliefs_are_allowed() -> None:
     frames = tiny_frames()
     frames["beliefs"] = frames["beliefs"].with_columns(pl.col("mass") * 0.5)
-    Dataset.from_frames(**frames).validate()
+    ds = Dataset.from_frames(**frames).validate()
+    # The mass an incomplete belief leaves out stays unassigned in evidential reasoning.
+    assert (mas_eval.score(ds).runs["er_unassigned"] > 0).all()
 
 
-def test_mass_sum_tolerates_rounding() -> None:
+def test_mass_sum_tolerates_rounding_and_no_more() -> None:
     frames = tiny_frames()
-    _set("beliefs", "mass", 3, 0.5 + 5e-7)(frames)  # a2: 0.5 + 0.5000005 = 1 + 5e-7 <= 1 + 1e-6
     _set("beliefs", "mass", 2, 0.5)(frames)
-    Dataset.from_frames(**frames).validate()
+    _set("beliefs", "mass", 3, 0.5 + 5e-7)(frames)  # a2: 0.5 + 0.5000005 = 1 + 5e-7 <= 1 + 1e-6
+    assert Dataset.from_frames(**frames).validate().table_names[2] == "beliefs"
+    _set("beliefs", "mass", 3, 0.5 + 2e-6)(frames)  # 1 + 2e-6: over the tolerance
+    with pytest.raises(DataError, match=r"1 agent\(s\) have masses summing to more than 1 \(\+1e-06\)"):
+        Dataset.from_frames(**frames).validate()
+
+
+def test_scoring_without_validation_still_refuses_an_agent_without_mass() -> None:
+    # The same rule (validation.py), applied by score() to its per-agent sums, with the user's labels.
+    frames = tiny_frames()
+    _replace("beliefs", lambda f: f.with_columns(mass=pl.when(pl.col("agent_id") == "a2").then(0.0).otherwise("mass")))(
+        frames
+    )
+    with pytest.raises(DataError, match=r"1 agent\(s\) have all masses zero, e\.g\. at \(run_id='r1', agent_id='a2'\)"):
+        mas_eval.score(Dataset.from_frames(**frames))
 
 
 def test_raw_scale_scores_may_leave_the_unit_interval() -> None:

@@ -1,3 +1,14 @@
-"""Vectorised metric transforms: Polars lazy frames in, Polars lazy frames out."""
+"""Metric families and the maths they share.
+
+* :mod:`~mas_eval.metrics.family` — what a family is, and the registered ones;
+* :mod:`~mas_eval.metrics.registry` — every output column, once;
+* :mod:`~mas_eval.metrics.namespace` — the ``mas`` expression namespace (registered on import);
+* :mod:`~mas_eval.metrics.codes`, :mod:`~mas_eval.metrics.ranks` — integer keys, ranks with ties;
+* :mod:`~mas_eval.metrics.decision` — the decision family (seed 004).
+"""
 
 from mas_eval.metrics import namespace as namespace  # registers the `mas` expression namespace
+from mas_eval.metrics.decision import FAMILY as _DECISION
+from mas_eval.metrics.family import register as _register
+
+_register(_DECISION)

@@ -1,7 +1,8 @@
 """The ``mas`` expression namespace: our column maths, usable in any Polars query.
 
-Registered when :mod:`mas_eval` is imported. Each method is an aggregation, so it works in
-``select`` (over a whole column) and inside ``group_by(...).agg(...)`` (per group).
+Registered when :mod:`mas_eval` is imported. These are the implementations the scoring
+pipeline itself runs, not copies of them: the pipeline computes the same group sums in its
+fused passes and finishes them with the functions below.
 
 >>> import polars as pl
 >>> import mas_eval  # registers the namespace
@@ -16,43 +17,54 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["MasExpr", "entropy_terms"]
+__all__ = ["MasExpr", "entropy_sums", "normalized_entropy_from_sums"]
 
 
-def entropy_terms(mass: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """Group sums from which the Shannon entropy of normalised masses follows.
+def entropy_sums(mass: pl.Expr) -> dict[str, pl.Expr]:
+    """Group sums from which the entropy of the masses follows: ``mass_total`` (T) and ``m_log_m`` (S).
 
     With ``T = Σ m`` and ``S = Σ m ln m`` (0 ln 0 = 0), the entropy of ``p = m / T`` is
     ``H = ln T - S / T``. Both sums merge across shards, unlike ``p`` itself.
     """
-    total = mass.sum()
-    m_log_m = pl.when(mass > 0).then(mass * mass.log()).otherwise(0.0).sum()
-    return total, m_log_m
+    return {
+        "mass_total": mass.sum(),
+        "m_log_m": pl.when(mass > 0).then(mass * mass.log()).otherwise(0.0).sum(),
+    }
 
 
-def entropy_from_sums(total: pl.Expr, m_log_m: pl.Expr) -> pl.Expr:
-    """``H = ln T - S / T`` from :func:`entropy_terms`; null when ``T`` is 0."""
-    return pl.when(total > 0).then(total.log() - m_log_m / total)
+def normalized_entropy_from_sums(
+    mass_total: pl.Expr, m_log_m: pl.Expr, outcomes: pl.Expr, *, renormalise: bool = True
+) -> pl.Expr:
+    r""":math:`H / \ln N` from :func:`entropy_sums` and the number of outcomes N (0 when N <= 1).
+
+    ``renormalise=True``: :math:`H = \ln T - S/T`, the entropy of the masses scaled to sum 1 (null
+    when T is 0). ``renormalise=False``: :math:`H = -S`, the masses taken as the probabilities
+    (crisis_mas_poc).
+    """
+    entropy = pl.when(mass_total > 0).then(mass_total.log() - m_log_m / mass_total) if renormalise else -m_log_m
+    outcomes = outcomes.cast(pl.Float64)
+    return pl.when(outcomes > 1).then(entropy / outcomes.log()).otherwise(entropy * 0.0)
 
 
 @pl.api.register_expr_namespace("mas")
 class MasExpr:
-    """Aggregations from the seed documents, as expressions."""
+    """Formulas from the seed documents, as expressions."""
 
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr
 
     def gini(self) -> pl.Expr:
-        r"""Gini coefficient of the values, exactly as seed 004 writes it.
+        r"""Gini coefficient of the values, exactly as seed 004 writes it (an aggregation).
 
         Notes
         -----
         .. math:: G = \frac{\sum_{i=1}^{n} (2i - n - 1)\, w_{(i)}}{n \sum_i w_i}
 
         with :math:`w_{(1)} \le \dots \le w_{(n)}` (ascending), and no :math:`n/(n-1)`
-        small-sample correction (SPEC.md §1). Nulls are ignored. All values zero (or a single
-        value) give 0, by the convention that equal shares are perfectly balanced. Ties need
-        no rule: tied values contribute the same whatever their order.
+        small-sample correction (SPEC.md §1). Nulls are ignored; no values give null. All
+        values zero (or a single value) give 0, by the convention that equal shares are
+        perfectly balanced. Ties need no rule: tied values contribute the same whatever
+        their order. Computed as :meth:`gini_of_sorted_list` of the sorted values.
 
         Examples
         --------
@@ -64,15 +76,39 @@ class MasExpr:
         >>> round(pl.Series(x, dtype=pl.Float64).to_frame("x").select(pl.col("x").mas.gini()).item(), 7)
         0.4620911
         """
-        w = self._expr.drop_nulls().cast(pl.Float64)
-        n = w.len()
-        order = w.rank("ordinal").cast(pl.Float64)
-        total = w.sum()
-        spread = (w * (2.0 * order - n - 1.0)).sum()  # w leftmost: the result keeps its name
-        return pl.when(total > 0).then(spread / (n * total)).otherwise(0.0)
+        values = self._expr.drop_nulls().cast(pl.Float64).sort().implode()
+        return values.mas.gini_of_sorted_list().first()
 
-    def normalized_entropy(self, n: int | pl.Expr | None = None) -> pl.Expr:
-        r"""Shannon entropy of the masses after renormalising them to sum 1, divided by ln N.
+    def gini_of_sorted_list(self) -> pl.Expr:
+        """:meth:`gini` of each row's list of values, already sorted ascending (null for an empty list).
+
+        The form the pipeline uses: it collects each run's sorted contributions in its one
+        aggregation pass and finishes with list arithmetic, about three times faster than an
+        order statistic inside a group-by aggregation (5M values in 1M groups: 0.4 s, 1.2 s).
+
+        >>> import polars as pl, mas_eval
+        >>> pl.DataFrame({"w": [[1.0, 2.0, 3.0, 4.0], [0.0, 0.0], []]}).select(pl.col("w").mas.gini_of_sorted_list())
+        shape: (3, 1)
+        ┌──────┐
+        │ w    │
+        │ ---  │
+        │ f64  │
+        ╞══════╡
+        │ 0.25 │
+        │ 0.0  │
+        │ null │
+        └──────┘
+        """
+        values = self._expr
+        n = values.list.len()
+        positions = pl.int_ranges(1, n + 1).cast(pl.List(pl.Float64))
+        spread = (values * (2.0 * positions - n - 1.0)).list.sum()
+        total = values.list.sum()
+        # spread leads the chain, so that the result keeps the input's name.
+        return pl.when(total > 0).then(spread / (n * total)).when(n > 0).then(0.0)
+
+    def normalized_entropy(self, n: int | pl.Expr | None = None, *, renormalise: bool = True) -> pl.Expr:
+        r"""Shannon entropy of the masses, divided by ln N (an aggregation).
 
         Parameters
         ----------
@@ -80,6 +116,9 @@ class MasExpr:
             N, the number of outcomes the masses range over. Defaults to the number of
             values; pass the run's number of alternatives when some have no row (a missing
             alternative has mass 0 and adds nothing to the entropy, but counts in N).
+        renormalise
+            Scale the masses to sum 1 first (seed 004) or take them as the probabilities
+            (preset ``crisis-mas-poc``).
 
         Notes
         -----
@@ -87,9 +126,9 @@ class MasExpr:
 
         with 0 ln 0 = 0 and :math:`H_{norm} = 0` when N = 1 (seed 004, "Contribution
         Score"; SPEC.md §1). All masses zero give null: such an agent has no distribution.
+        Computed by :func:`normalized_entropy_from_sums` from :func:`entropy_sums`.
         """
         mass = self._expr.cast(pl.Float64)
         outcomes = mass.len() if n is None else (pl.lit(n) if isinstance(n, int) else n)
-        outcomes = outcomes.cast(pl.Float64)
-        entropy = entropy_from_sums(*entropy_terms(mass))
-        return pl.when(outcomes > 1).then(entropy / outcomes.log()).otherwise(entropy * 0.0)
+        sums = entropy_sums(mass)
+        return normalized_entropy_from_sums(sums["mass_total"], sums["m_log_m"], outcomes, renormalise=renormalise)

@@ -1,10 +1,10 @@
-"""Small expressions shared by the metric modules."""
+"""Ranks within groups with a documented tie rule (SPEC.md §1: exact ties go to the id that sorts first)."""
 
 from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["SMALL_GROUP_SIZE", "TIE_TOLERANCE", "gini_of_sorted", "with_descending_ranks"]
+__all__ = ["SMALL_GROUP_SIZE", "TIE_TOLERANCE", "with_descending_ranks"]
 
 #: Values of a group tie when they differ by at most this much times ``max(1, |value|)``. The
 #: formula may rank two alternatives equal while their computed values differ in the last bits
@@ -131,18 +131,3 @@ def with_descending_ranks(frame: pl.DataFrame, ranks: dict[str, str], *, group: 
         rank: pl.col(snapped[rank]).rank("ordinal", descending=True).over(group).cast(pl.Int64) for rank in ranks
     }
     return frame.with_columns(**windowed).drop(snapped.values())
-
-
-def gini_of_sorted(values: pl.Expr) -> pl.Expr:
-    """Seed 004's Gini of each row's list of values, already sorted ascending (0 when they sum to 0).
-
-    The pipeline collects each run's sorted values in its one aggregation pass and finishes
-    with list arithmetic: an order statistic inside a group-by aggregation is Polars' slow
-    path. :meth:`MasExpr.gini <mas_eval.metrics.namespace.MasExpr.gini>` is the same formula
-    as an aggregation for users' own queries.
-    """
-    n = values.list.len()
-    positions = pl.int_ranges(1, n + 1).cast(pl.List(pl.Float64))
-    spread = (values * (2.0 * positions - n - 1.0)).list.sum()
-    total = values.list.sum()
-    return pl.when(n == 0).then(None).when(total > 0).then(spread / (n * total)).otherwise(0.0)

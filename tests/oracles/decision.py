@@ -23,6 +23,8 @@ class Run:
     iterations: float | None = None
     api_calls: float | None = None
     seconds: float | None = None
+    tokens: int | None = None
+    cost_usd: float | None = None
     agent_confidence: dict[str, float | None] = field(default_factory=dict)
     agent_weight: dict[str, float | None] = field(default_factory=dict)
     beliefs: dict[str, dict[str, float]] = field(default_factory=dict)  # agent -> alternative -> mass
@@ -52,7 +54,7 @@ class Run:
         }
 
 
-#: Values within 1e-12 x max(1, |value|) rank as ties (then by id), as in mas_eval.metrics.common.
+#: Values within 1e-12 x max(1, |value|) rank as ties (then by id), as in mas_eval.metrics.ranks.
 TIE_TOLERANCE = 1e-12
 
 
@@ -270,7 +272,15 @@ def efficiency(run: Run, *, iterations: float = 1.0, api_calls: float = 3.0, sec
     }
     values = list(parts.values())
     parts["efficiency_score"] = None if None in values else mean(values)
-    return parts
+    # The usage the seed prints beside the efficiencies, under its names.
+    usage = {
+        "time_to_consensus": run.iterations,
+        "api_calls_used": run.api_calls,
+        "processing_time_seconds": run.seconds,
+        "tokens_used": run.tokens,
+        "cost_usd": run.cost_usd,
+    }
+    return usage | parts
 
 
 # -- TOPSIS (Hwang & Yoon 1981), on the raw scores ---------------------------------------------

@@ -1,0 +1,86 @@
+"""Parameters of the decision family (seed 004; SPEC.md §1), each with what it accepts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from mas_eval.constraints import NONE, Boolean, Interval, Options, Params, param
+
+__all__ = ["ER", "MCDA", "DecisionParams", "EntropySupport"]
+
+#: What ``mcda_score`` holds per alternative.
+MCDA = Literal["topsis", "weighted_sum"]
+#: How the agents' beliefs are aggregated per alternative.
+ER = Literal["yang_xu", "weighted_average"]
+#: N in ``H / ln N``.
+EntropySupport = Literal["run", "agent"]
+
+_UNIT = Interval(float, 0, 1)
+_POSITIVE = Interval(float, 0, None, closed="neither")
+
+
+@dataclass(frozen=True)
+class DecisionParams(Params):
+    """Parameters of the decision-metric suite (seed 004; SPEC.md §1).
+
+    Attributes
+    ----------
+    dqs_weighted
+        Weight the criteria satisfactions by ``criteria.weight`` when every scored criterion
+        of the run has a weight (else the plain mean).
+    gt_boost
+        ``dqs = max(dqs_raw, gt_boost)`` when the recommendation matches ground truth;
+        ``None`` disables the boost.
+    consensus_weight
+        Weight of the consensus level in the MAS decision confidence
+        ``w * CL + (1 - w) * mean(c_i)`` (seed: 0.6).
+    single_agent_consensus
+        Consensus level of a run with fewer than two agents: ``None`` (spec: undefined) or a
+        number (crisis_mas_poc reports 1.0).
+    entropy_support
+        N in ``H / ln N``: ``"run"`` (distinct alternatives in the run's beliefs; spec) or
+        ``"agent"`` (the agent's own alternatives; crisis_mas_poc).
+    entropy_renormalise
+        Renormalise an agent's masses to sum 1 before the entropy (spec) or use them as given
+        (crisis_mas_poc).
+    baseline_iterations, baseline_api_calls, baseline_seconds
+        Efficiency baselines: ``1 / (1 + x / baseline)`` (seed: 1, 3, 5).
+    mcda
+        What ``mcda_score`` holds per alternative: ``"topsis"`` closeness (spec) or the
+        ``"weighted_sum"`` of criteria satisfactions (crisis_mas_poc's MCDA engine).
+    er
+        Belief aggregation: ``"yang_xu"`` (the analytical ER algorithm; spec) or
+        ``"weighted_average"`` (crisis_mas_poc: each agent's beliefs renormalised, averaged
+        with normalised weights, renormalised again; unassigned belief 0).
+    pairwise
+        Also produce the ``pairwise`` table of the agents' belief similarities (a self-join
+        per run: off by default).
+
+    Examples
+    --------
+    >>> DecisionParams.of_preset("crisis-mas-poc", gt_boost=None).mcda
+    'weighted_sum'
+    >>> from mas_eval.errors import InvalidParameterError
+    >>> try:
+    ...     DecisionParams(gt_boost="high")
+    ... except InvalidParameterError as error:
+    ...     print(error)
+    score: gt_boost='high' is invalid; gt_boost must be a number in [0, 1] or None
+    """
+
+    section: ClassVar[str] = "decision"
+    where: ClassVar[str] = "score"
+
+    dqs_weighted: bool = param(True, Boolean())
+    gt_boost: float | None = param(0.9, _UNIT, NONE)
+    consensus_weight: float = param(0.6, _UNIT)
+    single_agent_consensus: float | None = param(None, _UNIT, NONE)
+    entropy_support: EntropySupport = param("run", Options.of(EntropySupport))
+    entropy_renormalise: bool = param(True, Boolean())
+    baseline_iterations: float = param(1.0, _POSITIVE)
+    baseline_api_calls: float = param(3.0, _POSITIVE)
+    baseline_seconds: float = param(5.0, _POSITIVE)
+    mcda: MCDA = param("topsis", Options.of(MCDA))
+    er: ER = param("yang_xu", Options.of(ER))
+    pairwise: bool = param(False, Boolean())

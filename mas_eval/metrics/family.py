@@ -1,0 +1,188 @@
+"""Metric families: each a room of its own that :func:`mas_eval.score` runs when its tables are present.
+
+A :class:`Family` declares its name, the tables it needs and those it reads when present, its
+parameter class, and a ``compute`` function from encoded lazy tables to its output tables; its
+output columns are the registry's (:mod:`mas_eval.metrics.registry`). Adding a family means
+writing one and calling :func:`register`: ``score``, ``Scores``, the manifest and the CLI pick
+it up unchanged.
+
+>>> [family.name for family in families()]
+['decision']
+>>> get("decision").needs, get("decision").reads
+(('runs',), ('agents', 'beliefs', 'criteria', 'scores', 'alt_scores'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from mas_eval.constraints import Params, describe, parse_value
+from mas_eval.errors import InvalidParameterError
+from mas_eval.metrics import registry
+from mas_eval.metrics.codes import KeyCodes
+from mas_eval.presets import check_preset
+
+__all__ = [
+    "Family",
+    "families",
+    "get",
+    "parameter_help",
+    "parse_override",
+    "register",
+    "resolve_params",
+    "unregister",
+]
+
+#: A needed table, or a tuple of tables of which one is enough.
+Requirement = str | tuple[str, ...]
+#: ``compute(tables, params, codes)``: lazy tables keyed by codes in, output tables out.
+Compute = Callable[[Mapping[str, pl.LazyFrame], Any, KeyCodes], Mapping[str, pl.LazyFrame | pl.DataFrame]]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One metric family.
+
+    Attributes
+    ----------
+    name
+        Its name, also its section in the presets (:mod:`mas_eval.presets`).
+    needs
+        Tables it cannot run without; an entry that is a tuple is satisfied by any one of its tables.
+    reads
+        Tables it reads when present; an absent one reaches ``compute`` as an empty frame of
+        the schema's columns, so that the metrics it feeds come out null with no special case.
+    params
+        Its parameter class (a frozen :class:`~mas_eval.constraints.Params` dataclass).
+    compute
+        ``compute(tables, params, codes) -> {output table: frame}``: every table it names in
+        ``needs`` and ``reads``, keyed by integer codes (:class:`~mas_eval.metrics.codes.KeyCodes`),
+        to frames keyed by codes and sorted by their key; a ``runs`` frame has one row per run
+        at most. Lazy frames are collected by ``score``.
+    description
+        One line: what it measures, from which seed document.
+    """
+
+    name: str
+    needs: tuple[Requirement, ...]
+    reads: tuple[str, ...]
+    params: type[Params]
+    compute: Compute
+    description: str = ""
+
+    def missing(self, present: Collection[str]) -> list[str]:
+        """The requirements ``present`` tables do not meet, worded (``"'ddx' or 'messages'"``)."""
+        out = []
+        for need in self.needs:
+            options = (need,) if isinstance(need, str) else need
+            if not any(name in present for name in options):
+                out.append(" or ".join(map(repr, options)))
+        return out
+
+    def tables(self) -> list[str]:
+        """Every table ``compute`` receives, needed or read."""
+        names = [name for need in self.needs for name in ((need,) if isinstance(need, str) else need)]
+        return list(dict.fromkeys([*names, *self.reads]))
+
+    def outputs(self) -> dict[str, list[str]]:
+        """Its output columns per table, from the registry."""
+        out: dict[str, list[str]] = {}
+        for m in registry.METRICS:
+            if m.family == self.name:
+                out.setdefault(m.table, []).append(m.name)
+        return out
+
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def families() -> list[Family]:
+    """The registered families, in registration order (the order their run columns appear in)."""
+    return list(_FAMILIES.values())
+
+
+def get(name: str) -> Family:
+    """The family called ``name``."""
+    return _FAMILIES[name]
+
+
+def _owners(candidates: Iterable[Family]) -> dict[str, Family]:
+    return {name: family for family in candidates for name in family.params.constraints()}
+
+
+def register(
+    family: Family, metrics: Iterable[registry.Metric] = (), tables: Iterable[registry.OutputTable] = ()
+) -> Family:
+    """Add ``family`` (with its output ``metrics`` and ``tables`` unless already in the registry).
+
+    Family names and parameter names must be unique across families, so that ``--set key=value``
+    and ``score(ds, key=value)`` say unambiguously whose parameter they set.
+    """
+    if family.name in _FAMILIES:
+        msg = f"a metric family called {family.name!r} is already registered"
+        raise ValueError(msg)
+    shared = sorted(set(family.params.constraints()) & set(_owners(_FAMILIES.values())))
+    if shared:
+        msg = f"family {family.name!r}: parameter(s) {', '.join(shared)} already belong to another family"
+        raise ValueError(msg)
+    registry.register(metrics, tables)
+    _FAMILIES[family.name] = family
+    return family
+
+
+def unregister(name: str) -> None:
+    """Remove family ``name`` and everything it registered."""
+    _FAMILIES.pop(name, None)
+    registry.unregister(name)
+
+
+def resolve_params(preset: str, overrides: Mapping[str, Any]) -> dict[str, Params]:
+    """Each family's parameters: ``preset``'s section, then the ``overrides`` that name its parameters.
+
+    An override that no family has is an :class:`~mas_eval.errors.InvalidParameterError` listing them all.
+    """
+    check_preset(preset)
+    owners = _owners(_FAMILIES.values())
+    unknown = sorted(set(overrides) - set(owners))
+    if unknown:
+        msg = f"score: unknown parameter(s) {', '.join(unknown)}; the parameters are: {', '.join(sorted(owners))}"
+        raise InvalidParameterError(msg)
+    return {
+        family.name: family.params.of_preset(
+            preset, **{key: value for key, value in overrides.items() if owners[key] is family}
+        )
+        for family in _FAMILIES.values()
+    }
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"key=value"`` from the command line, typed as parameter ``key`` expects (checked later).
+
+    >>> parse_override("gt_boost=none")
+    ('gt_boost', None)
+    >>> parse_override("baseline_seconds=10")
+    ('baseline_seconds', 10.0)
+    >>> parse_override("dqs_weighted=false")
+    ('dqs_weighted', False)
+    """
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    owners = _owners(_FAMILIES.values())
+    if not sep or key not in owners:
+        msg = f"--set {text!r}: expected key=value with key one of {', '.join(sorted(owners))}"
+        raise InvalidParameterError(msg)
+    return key, parse_value(raw, owners[key].params.constraints()[key])
+
+
+def parameter_help() -> str:
+    """One line per parameter of every family: ``name (family): allowed; default``, for the CLI."""
+    lines = []
+    for family in _FAMILIES.values():
+        defaults = family.params().as_dict()
+        for name, constraints in family.params.constraints().items():
+            lines.append(f"{name} ({family.name}): {describe(constraints)}; default {defaults[name]!r}")
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""A metric family registered from a test needs no change to scoring, Scores, the manifest or the CLI.
+
+The toy family counts each run's messages (turns) at least ``min_turn_chars`` long: a run
+column ``n_turns`` and a table of its own, ``speakers`` (turns per agent).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import polars as pl
+import pytest
+
+import mas_eval
+from mas_eval import Dataset, InvalidParameterError, Scores
+from mas_eval.cli import main
+from mas_eval.constraints import Interval, Params, param
+from mas_eval.metrics import family as families
+from mas_eval.metrics.codes import KeyCodes
+from mas_eval.metrics.registry import Metric, OutputTable, columns
+from tests.conftest import tiny_frames
+
+
+@dataclass(frozen=True)
+class RunLengthParams(Params):
+    section: ClassVar[str] = "run_length"
+    where: ClassVar[str] = "score"
+
+    min_turn_chars: int = param(0, Interval(int, 0))
+
+
+def _compute(tables: Mapping[str, pl.LazyFrame], params: RunLengthParams, codes: KeyCodes) -> dict[str, pl.LazyFrame]:
+    kept = tables["messages"].filter(pl.col("text").str.len_chars() >= params.min_turn_chars)
+    return {
+        "runs": kept.group_by("run_id").agg(n_turns=pl.len()).sort("run_id"),
+        "speakers": kept.group_by("run_id", "agent_id").agg(turns=pl.len()).sort("run_id", "agent_id"),
+    }
+
+
+TOY = families.Family(
+    name="run_length",
+    needs=("runs", "messages"),
+    reads=(),
+    params=RunLengthParams,
+    compute=_compute,
+    description="Turns per run (a test's toy family).",
+)
+
+
+@pytest.fixture
+def toy() -> Iterator[families.Family]:
+    families.register(
+        TOY,
+        metrics=[
+            Metric("n_turns", "runs", "Messages of at least min_turn_chars characters.", 0, None, family="run_length"),
+            Metric(
+                "turns", "speakers", "An agent's messages of at least min_turn_chars.", 1, None, family="run_length"
+            ),
+        ],
+        tables=[OutputTable("speakers", (("agent_id", None),), "Turns per agent of a run.", "run_length")],
+    )
+    try:
+        yield TOY
+    finally:
+        families.unregister("run_length")
+
+
+def _with_messages() -> Dataset:
+    messages = pl.DataFrame(
+        {
+            "run_id": ["r1", "r1", "r1", "r2"],
+            "round": ["debate"] * 4,
+            "agent_id": ["a1", "a2", "a1", "a1"],
+            "turn": [1, 2, 3, 1],
+            "text": ["I agree.", "Evidence favours x over y.", "ok", "Shelter in place."],
+        }
+    )
+    return Dataset.from_frames(**tiny_frames(), messages=messages)
+
+
+def test_a_registered_family_runs_and_adds_its_columns_and_table(toy: families.Family) -> None:
+    scores = mas_eval.score(_with_messages())
+    assert scores.ran == ["decision", "run_length"] and scores.skipped == {}
+    runs = scores.runs
+    assert runs.columns[-1] == "n_turns" and runs.columns[-2] == columns("runs", "decision")[-1]
+    # r3 has no messages: a run the family has no row for gets null.
+    assert dict(zip(runs["run_id"], runs["n_turns"], strict=True)) == {"r1": 3, "r2": 1, "r3": None}
+    assert scores["speakers"].select("run_id", "agent_id", "turns").rows() == [("r1", "a1", 2), ("r1", "a2", 1),
+                                                                              ("r2", "a1", 1)]  # fmt: skip
+    assert scores.speakers.columns[:5] == ["run_id", "system", "case_id", "task", "variant"]
+
+
+def test_its_parameters_come_from_score_and_are_checked(toy: families.Family) -> None:
+    scores = mas_eval.score(_with_messages(), min_turn_chars=5)
+    assert scores.params["min_turn_chars"] == 5 and scores.params["gt_boost"] == 0.9
+    assert scores.runs["n_turns"].to_list() == [2, 1, None]
+    with pytest.raises(
+        InvalidParameterError, match=r"min_turn_chars=-1 is invalid; min_turn_chars must be an integer >= 0"
+    ):
+        mas_eval.score(_with_messages(), min_turn_chars=-1)
+
+
+def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family, tmp_path: Path) -> None:
+    scores = mas_eval.score(Dataset.from_frames(**tiny_frames()))
+    assert scores.ran == ["decision"]
+    assert scores.skipped == {"run_length": "the Dataset has no 'messages' table"}
+    assert "n_turns" not in scores.runs.columns and "speakers" not in scores
+    back = Scores.open(scores.write(tmp_path / "scores"))
+    assert back.skipped == scores.skipped
+    manifest = json.loads((tmp_path / "scores" / "_scores.json").read_text())
+    assert manifest["families"] == {
+        "ran": ["decision"],
+        "skipped": {"run_length": "the Dataset has no 'messages' table"},
+    }
+
+
+def test_written_read_back_and_driven_from_the_cli(
+    toy: families.Family, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _with_messages().write(tmp_path / "ds")
+    with pytest.raises(SystemExit) as exited:
+        main(["score", str(folder), "--out", str(tmp_path / "s"), "--set", "min_turn_chars=5"])
+    assert exited.value.code in (0, None)
+    back = Scores.open(tmp_path / "s")
+    assert back.names == ["runs", "agents", "alternatives", "speakers"]
+    assert back.runs["n_turns"].to_list() == [2, 1, None] and back.params["min_turn_chars"] == 5
+    assert back.ran == ["decision", "run_length"]
+    assert "speakers" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exited:
+        main(["score", str(folder), "--out", str(tmp_path / "t"), "--set", "min_turn_chars=-2"])
+    assert exited.value.code == 2
+    assert not (tmp_path / "t").exists()
+
+
+def test_names_must_stay_unique(toy: families.Family) -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        families.register(TOY)
+    clash = families.Family("clash", ("runs",), (), RunLengthParams, _compute)
+    with pytest.raises(ValueError, match="min_turn_chars already belong to another family"):
+        families.register(clash)
+    assert [f.name for f in families.families()] == ["decision", "run_length"]
