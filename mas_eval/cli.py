@@ -13,21 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
-import polars as pl
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table as RichTable
 
 from mas_eval.dataset import Dataset
 from mas_eval.errors import MasEvalError
+from mas_eval.metrics.family import parameter_help, parse_override
+from mas_eval.output import check_target
+from mas_eval.presets import PRESETS
+from mas_eval.terminal import console, err_console, print_frame, progress
 
 app = typer.Typer(
     name="mas-eval",
@@ -36,43 +29,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
 
 DatasetArg = Annotated[Path, typer.Argument(help="Dataset folder (one Parquet file or folder per table).")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace OUT if it exists.")]
-
-
-def _progress() -> Progress:
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    )
-
-
-def _cell(value: object) -> str:
-    """A table cell: 4 decimals for ordinary floats, 3 significant digits for tiny ones (p-values)."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.3g}" if value != 0 and abs(value) < 1e-3 else f"{value:.4f}"
-    return str(value)
-
-
-def print_frame(frame: pl.DataFrame, title: str | None = None) -> None:
-    """Print a small frame as a rich table (floats to 4 decimals)."""
-    table = RichTable(title=title, title_justify="left")
-    for name, dtype in frame.schema.items():
-        table.add_column(name, justify="right" if dtype.is_numeric() else "left")
-    for row in frame.iter_rows():
-        table.add_row(*(_cell(v) for v in row))
-    console.print(table)
 
 
 @app.command()
@@ -91,7 +50,7 @@ def simulate(
     from mas_eval.simulation import simulate as simulate_dataset
 
     steps = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
-    with _progress() as bar:
+    with progress() as bar:
         task = bar.add_task("simulating", total=len(steps) + 1)
 
         def advance(step: str) -> None:
@@ -127,7 +86,7 @@ def ingest(
     """Flatten canonical JSONL run records into a Dataset (see run_record.schema.json)."""
     from mas_eval.ingest import ingest_jsonl
 
-    with _progress() as bar:
+    with progress() as bar:
         task = bar.add_task("ingesting lines", total=None)
         result = ingest_jsonl(
             files,
@@ -143,39 +102,42 @@ def ingest(
         console.print(f"[yellow]skipped {result.rejected:,} malformed line(s); see {result.rejects}[/]")
 
 
-@app.command()
+@app.command(epilog="Parameters for --set (key=value; none for None):\n\n" + parameter_help().replace("\n", "\n\n"))
 def score(
     dataset: DatasetArg,
     out: Annotated[Path, typer.Option("--out", "-o", help="Scores folder to write.")],
-    preset: Annotated[str, typer.Option(help="Parameter preset: spec (default) or crisis-mas-poc.")] = "spec",
+    preset: Annotated[str, typer.Option(help=f"Parameter preset: {', '.join(PRESETS)}.")] = "spec",
     set_: Annotated[
         list[str] | None,
         typer.Option("--set", help="Override a parameter, key=value (repeatable), e.g. --set gt_boost=none."),
     ] = None,
-    pairwise: Annotated[bool, typer.Option("--pairwise", help="Also write pairwise agent similarities.")] = False,
+    pairwise: Annotated[
+        bool, typer.Option("--pairwise", help="Also write pairwise agent similarities (--set pairwise=true).")
+    ] = False,
     skip_validation: Annotated[
         bool, typer.Option("--skip-validation", help="Do not validate the Dataset first.")
     ] = False,
     overwrite: OverwriteOpt = False,
 ) -> None:
-    """Score every run with the decision metrics of seed 004 (runs, agents, alternatives)."""
-    from mas_eval.presets import parse_override
+    """Score every run with every metric family whose tables the Dataset has."""
     from mas_eval.scoring import score as score_dataset
 
     overrides = dict(parse_override(item) for item in set_ or [])
+    if pairwise:
+        overrides["pairwise"] = True
     ds = Dataset.open(dataset)
-    with _progress() as bar:
+    with progress() as bar:
         task = bar.add_task("validating", total=2)
         if not skip_validation:
             ds.validate()
         bar.update(task, advance=1, description="scoring")
-        scores = score_dataset(ds, preset=preset, pairwise=pairwise, **overrides)
+        scores = score_dataset(ds, preset=preset, **overrides)
         bar.update(task, advance=1, description="writing")
         scores.write(out, overwrite=overwrite)
-    console.print(
-        f"scored {scores.runs.height:,} runs ({scores.agents.height:,} agents, "
-        f"{scores.alternatives.height:,} alternatives) with preset {preset!r} into {out}"
-    )
+    tables = ", ".join(f"{name} ({frame.height:,} rows)" for name, frame in scores.items())
+    console.print(f"scored {scores.runs.height:,} runs with preset {preset!r} into {out}: {tables}")
+    for name, reason in scores.skipped.items():
+        console.print(f"[yellow]skipped the {name} family: {reason}[/]")
 
 
 @app.command()
@@ -214,9 +176,8 @@ def compare(
     from mas_eval.stats import compare as compare_runs
     from mas_eval.stats import summary_view, write_comparisons
 
-    if out is not None and out.exists() and not overwrite:
-        msg = f"{out} exists; pass --overwrite to replace it"
-        raise MasEvalError(msg)
+    if out is not None:
+        check_target(out, overwrite=overwrite)  # before the work, not after it
     table = compare_runs(
         Scores.open(scores).runs,
         metrics,

@@ -8,10 +8,13 @@ from pathlib import Path
 import polars as pl
 from rich.console import Console
 
-from mas_eval.dataset import Dataset, atomic_directory
+from mas_eval.dataset import Dataset
+from mas_eval.ingest import ingest_jsonl
+from mas_eval.output import atomic_directory
 from mas_eval.provenance import provenance
 from mas_eval.scoring import score
 from mas_eval.stats import compare, summary_view, write_comparisons
+from mas_eval.terminal import print_frame
 
 __all__ = ["run_demo"]
 
@@ -23,23 +26,24 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
     table), ``summary.md``, ``scores/`` (the sample's Scores), ``comparisons.parquet`` (MAS vs
     single by task, paired on case) and ``ingested/`` (the Dataset ingested from the JSONL).
     """
-    from mas_eval.cli import print_frame
-    from mas_eval.ingest import ingest_jsonl
-
     sample, records = data / "sample", data / "sample.jsonl"
     sections: dict[str, pl.DataFrame] = {}
     with atomic_directory(out, overwrite=True) as staging:
         console.rule(f"[bold]Bundled sample dataset[/] {sample}")
         ds = Dataset.open(sample).validate()
         sections["sample"] = ds.summary()
-        print_frame(sections["sample"], title="rows per table, and the runs, systems, cases, tasks they cover")
+        print_frame(
+            sections["sample"], title="rows per table, and the runs, systems, cases, tasks they cover", out=console
+        )
         console.print(_systems(ds))
 
         console.rule("[bold]Decision metrics (seed 004, preset 'spec')[/]")
         scores = score(ds)
         scores.write(staging / "scores")
         sections["headline"] = headline(scores.runs)
-        print_frame(sections["headline"], title="mean per system (gt_match: share of runs matching ground truth)")
+        print_frame(
+            sections["headline"], title="mean per system (gt_match: share of runs matching ground truth)", out=console
+        )
 
         console.rule("[bold]MAS vs single-agent[/] by task, paired on case_id, Holm-adjusted across the table")
         comparison = compare(
@@ -50,12 +54,13 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         print_frame(
             comparison.select("task", "metric", "n_pairs", "difference", "ci_low", "ci_high", "p_adjusted", "cohens_d"),
             title="mas - single, paired t on per-case differences (every column: comparisons.parquet)",
+            out=console,
         )
 
         console.rule(f"[bold]Ingest of canonical JSONL records[/] {records}")
         result = ingest_jsonl([records], staging / "ingested")
         sections["ingested"] = Dataset.open(staging / "ingested").summary()
-        print_frame(sections["ingested"], title=f"{result.runs} runs ingested")
+        print_frame(sections["ingested"], title=f"{result.runs} runs ingested", out=console)
 
         report = provenance(inputs={"sample": sample, "records": records}, parameters={"job": "demo"})
         report["summaries"] = {name: frame.to_dicts() for name, frame in sections.items()}
