@@ -23,7 +23,7 @@ import polars as pl
 
 from mas_eval.errors import DataError, SchemaError
 from mas_eval.output import atomic_directory, write_manifest
-from mas_eval.schema import TABLES, Table, required_tables
+from mas_eval.schema import RUN_KEY, TABLES, Table, required_tables
 from mas_eval.validation import validate_tables
 
 __all__ = ["MANIFEST", "Dataset"]
@@ -226,11 +226,11 @@ class Dataset:
         ``runs`` counts the distinct runs the table covers; ``systems``, ``cases`` and
         ``tasks`` count what those runs span (for ``ground_truth``: its cases).
         """
-        runs = self.scan("runs").select("run_id", "system", "case_id", "task")
+        runs = self.scan("runs").select(RUN_KEY, "system", "case_id", "task")
         queries = []
         for name in self._raw:
             frame = self.scan(name)
-            if name == "ground_truth":
+            if RUN_KEY not in TABLES[name].key:  # keyed by case (ground truth): count its cases
                 queries.append(
                     frame.select(
                         pl.lit(name).alias("table"),
@@ -242,7 +242,7 @@ class Dataset:
                     )
                 )
                 continue
-            covered = frame.select("run_id").unique().join(runs, on="run_id", how="inner")
+            covered = frame.select(RUN_KEY).unique().join(runs, on=RUN_KEY, how="inner")
             counts = covered.select(
                 pl.len().cast(pl.Int64).alias("runs"),
                 *(
