@@ -6,7 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from mas_eval import DataError, MasEvalError, SchemaError
+from mas_eval import DataError, SchemaError
+from mas_eval.errors import InvalidParameterError
 from mas_eval.stats import calibration, reliability_table
 
 
@@ -92,8 +93,18 @@ def test_a_group_without_outcomes_gets_a_row_with_a_warning() -> None:
         ({"conf": [0.2, 1.2], "ok": [1, 0]}, {}, DataError, r"must lie in \[0, 1\]: 1 runs"),
         ({"conf": [0.2, 0.3], "ok": [1, 2]}, {}, DataError, "boolean or 0/1"),
         ({"conf": [0.2, 0.3], "ok": ["y", "n"]}, {}, SchemaError, "must be numeric or boolean"),
-        ({"conf": [0.2, 0.3], "ok": [1, 0]}, {"bins": 0}, MasEvalError, "bins=0"),
-        ({"conf": [0.2, 0.3], "ok": [1, 0]}, {"strategy": "kmeans"}, MasEvalError, "strategy='kmeans'"),
+        (
+            {"conf": [0.2, 0.3], "ok": [1, 0]},
+            {"bins": 0},
+            InvalidParameterError,
+            "calibration: bins=0 is invalid; bins must be an integer >= 1",
+        ),
+        (
+            {"conf": [0.2, 0.3], "ok": [1, 0]},
+            {"strategy": "kmeans"},
+            InvalidParameterError,
+            "calibration: strategy='kmeans' is invalid; strategy must be one of 'uniform', 'quantile'",
+        ),
         ({"conf": [0.2, 0.3], "ok": [1, 0]}, {"by": "task"}, SchemaError, "no column 'task'"),
     ],
 )

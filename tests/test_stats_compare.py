@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import polars as pl
 import pytest
+from scipy import stats as scipy_stats
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 import mas_eval
 from mas_eval import DataError, MasEvalError, SchemaError
+from mas_eval.errors import InvalidParameterError
 from mas_eval.stats import MixedDqsMethodsError, compare
 from mas_eval.stats._rows import COLUMNS
 from mas_eval.stats.cluster import _totals
@@ -100,7 +103,9 @@ def test_sum_over_clusters_follows_the_cluster_key_whatever_the_row_order(order:
     # the last bit), and a float sum depends on its order. Squared cluster scores 1, 1, 1e16 sum to
     # 1e16 + 2 in cluster-key order (a, b, c); Polars sums 1, 1e16, 1 to 1e16, as 1e16 + 1 rounds
     # back to 1e16. So every row order must give 1e16 + 2.
-    per_cluster = pl.DataFrame({"task": ["t"] * 3, "cl": ["a", "b", "c"], "u0": [1.0, 1.0, 1e8], "k0": [1, 1, 1]})
+    per_cluster = pl.DataFrame(
+        {"task": ["t"] * 3, "cl": ["a", "b", "c"], "score_0": [1.0, 1.0, 1e8], "count_0": [1, 1, 1]}
+    )
     arrays = _totals(per_cluster[list(order)].lazy(), pl.DataFrame({"task": ["t"]}), ["task"], "cl", 1)
     assert arrays["cluster_ss"][0, 0] == 1e16 + 2.0
     assert arrays["n_clusters"][0, 0] == 3
@@ -228,37 +233,51 @@ def test_all_null_metric_in_a_group() -> None:
 
 def test_pair_on_with_an_independent_test_is_an_error() -> None:
     frame = frame_of({"a": ([1, 2, 3], [2, 3, 5])}, case=[1, 2, 3, 1, 2, 3])
-    with pytest.raises(MasEvalError, match="only used by paired tests"):
+    with pytest.raises(InvalidParameterError, match="pair_on='case' is only used by paired tests"):
         compare(frame, "y", pair_on="case")
-    with pytest.raises(MasEvalError, match="pass pair_on"):
+    with pytest.raises(InvalidParameterError, match="test='paired' pairs runs by case: pass pair_on"):
         compare(frame, "y", test="paired")
-    with pytest.raises(MasEvalError, match="pass pair_on"):
+    with pytest.raises(InvalidParameterError, match="test='wilcoxon' pairs runs by case: pass pair_on"):
         compare(frame, "y", test="wilcoxon")
     assert compare(frame, "y", test="auto")["test"][0] == "welch"
+    assert compare(frame, "y", pair_on="case", test="auto")["test"][0] == "paired"
+    # With the mixed model, pair_on names the case of the random intercept, whatever the test.
+    assert compare(frame, "y", pair_on="case", method="mixed")["n_treatment"][0] == 3
 
 
 @pytest.mark.parametrize(
     ("kwargs", "error", "text"),
     [
-        ({"test": "ttest"}, MasEvalError, "test='ttest' is not one of"),
-        ({"correction": "sidak"}, MasEvalError, "correction='sidak'"),
-        ({"alpha": 1.5}, MasEvalError, "alpha=1.5"),
-        ({"confidence": 0}, MasEvalError, "confidence=0"),
-        ({"n_boot": -1}, MasEvalError, "n_boot=-1"),
-        ({"treatment": "single"}, MasEvalError, "both 'single'"),
+        ({"test": "ttest"}, InvalidParameterError, "test='ttest' is invalid; test must be one of 'welch'"),
+        ({"correction": "sidak"}, InvalidParameterError, "correction='sidak' is invalid; correction must be one of"),
+        ({"alpha": 1.5}, InvalidParameterError, r"alpha=1.5 is invalid; alpha must be a number in \(0, 1\)"),
+        ({"confidence": 0}, InvalidParameterError, r"confidence=0 is invalid; confidence must be a number in \(0, 1\)"),
+        ({"n_boot": -1}, InvalidParameterError, "n_boot=-1 is invalid; n_boot must be an integer >= 0"),
+        ({"treatment": "single"}, InvalidParameterError, "both 'single'"),
         ({"treatment": "MAS"}, DataError, "no runs of system 'MAS'.*'mas', 'single'"),
         ({"metrics": "nope"}, SchemaError, "no column 'nope'"),
         ({"metrics": "label"}, SchemaError, "must be numeric"),
         ({"by": "nope"}, SchemaError, "by: no column 'nope'"),
-        ({"metrics": "y", "by": "y"}, MasEvalError, "cannot be both"),
-        ({"method": "bayes"}, MasEvalError, "method='bayes'"),
-        ({"method": "mixed"}, MasEvalError, "pass pair_on"),
-        ({"pair_on": "cl", "by": "cl", "test": "paired"}, MasEvalError, "also a by column"),
-        ({"cluster": "cl", "test": "mannwhitney"}, MasEvalError, "does not apply"),
-        ({"cluster": "cl", "n_boot": 100}, MasEvalError, "cannot be combined"),
-        ({"boot_ci": "basic"}, MasEvalError, "boot_ci='basic'"),
-        ({"metrics": []}, MasEvalError, "name at least one column"),
-        ({"run_metrics": {"y": [1]}}, MasEvalError, "must be a Polars DataFrame"),
+        ({"metrics": "y", "by": "y"}, InvalidParameterError, "cannot be both"),
+        ({"method": "bayes"}, InvalidParameterError, "method='bayes' is invalid; method must be one of"),
+        ({"method": "mixed"}, InvalidParameterError, "method='mixed' fits a random intercept per case: pass pair_on"),
+        (
+            {"method": "mixed", "pair_on": "cl", "cluster": "cl"},
+            InvalidParameterError,
+            "method='mixed' cannot be combined with cluster",
+        ),
+        (
+            {"method": "mixed", "pair_on": "cl", "n_boot": 10},
+            InvalidParameterError,
+            "method='mixed' cannot be combined with n_boot",
+        ),
+        ({"pair_on": "cl", "by": "cl", "test": "paired"}, InvalidParameterError, "also a by column"),
+        ({"cluster": "cl", "test": "mannwhitney"}, InvalidParameterError, "does not apply to test='mannwhitney'"),
+        ({"cluster": "cl", "n_boot": 100}, InvalidParameterError, "cluster and n_boot cannot be combined"),
+        ({"boot_ci": "basic"}, InvalidParameterError, "boot_ci='basic' is invalid; boot_ci must be one of"),
+        ({"metrics": []}, InvalidParameterError, "name at least one column"),
+        ({"metrics": ["y", "y"]}, InvalidParameterError, "metrics names y more than once"),
+        ({"run_metrics": {"y": [1]}}, InvalidParameterError, "must be a Polars DataFrame"),
     ],
 )
 def test_bad_options_raise_clear_errors(kwargs: dict[str, object], error: type[Exception], text: str) -> None:
@@ -278,6 +297,27 @@ def test_cases_spanning_clusters_are_an_error_when_paired() -> None:
     frame = frame_of({"a": ([1, 2, 3], [2, 3, 5])}, case=[1, 2, 3, 1, 2, 3], cl=[1, 1, 2, 2, 1, 2])
     with pytest.raises(DataError, match="not constant within 'case'"):
         compare(frame, "y", pair_on="case", test="paired", cluster="cl")
+
+
+def test_a_row_the_rank_test_refuses_is_degenerate_and_draws_nothing_from_the_bootstrap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def mannwhitneyu(t: np.ndarray, c: np.ndarray, **kwargs: object) -> object:
+        if 100.0 in t:
+            raise ValueError("refused")
+        return scipy_stats.mannwhitneyu(t, c, **kwargs)
+
+    frame = frame_of({"a": ([100, 101, 102], [1, 2, 3]), "b": ([1.5, 2.5, 3.7, 4.1], [1, 2, 2.2, 3])})
+    options = {"test": "mannwhitney", "n_boot": 200, "seed": 5}
+    alone = compare(frame.filter(pl.col("g") == "b"), "y", **options).row(0, named=True)
+    monkeypatch.setattr("mas_eval.stats.ranks.stats", SimpleNamespace(mannwhitneyu=mannwhitneyu))
+    refused, tested = compare(frame, "y", by="g", **options).iter_rows(named=True)
+    assert "mannwhitney failed: refused" in refused["warning"]
+    assert (refused["p_value"], refused["ci_low"], refused["ci_method"]) == (None, None, None)
+    assert refused["mean_treatment"] == 101.0  # descriptives are kept
+    # Group b's resamples are the generator's first draws, as if group a were not there.
+    assert {k: v for k, v in tested.items() if k != "g"} == alone
+    assert tested["ci_method"] == "bootstrap_bca"
 
 
 # -- the dqs_method guard (seed 004, Bug #3) -----------------------------------------------------
@@ -315,10 +355,20 @@ def test_allow_mixed_methods_compares_with_a_warning() -> None:
 
 
 def test_other_metrics_and_per_method_groups_pass_the_guard() -> None:
-    compare(_dqs_frame(), "decision_confidence", by="task")  # dqs not compared: no guard
-    compare(_dqs_frame().filter(pl.col("task") == "t1"), "dqs")  # one method
+    # dqs not compared: no guard, and no note.
+    other = compare(_dqs_frame(), "decision_confidence", by="task")
+    assert other["metric"].to_list() == ["decision_confidence"] * 2
+    assert other["warning"].null_count() == 2 and other["p_value"].null_count() == 0
+    # One method within the compared runs: compared without a note.
+    one = compare(_dqs_frame().filter(pl.col("task") == "t1"), "dqs").row(0, named=True)
+    assert one["warning"] is None and one["p_value"] is not None
+    assert (one["n_treatment"], one["n_control"]) == (3, 3)
+    # dqs_method as a by column: each group holds one method, so nothing is refused.
     table = compare(_dqs_frame(), "dqs", by=["task", "dqs_method"])
-    assert table.height == 4
+    assert table.select("task", "dqs_method").rows() == [
+        ("t1", "criteria"), ("t2", "criteria"), ("t2", "final"), ("t2", "mcda"),
+    ]  # fmt: skip
+    assert not table["warning"].drop_nulls().str.contains("dqs_method").any()
 
 
 # -- the mixed model and its fallback -------------------------------------------------------------
@@ -340,16 +390,45 @@ def test_mixed_model_runs_on_repeated_runs() -> None:
     assert row["warning"] is None
 
 
+def _no_case_effect(cases: int = 30) -> pl.DataFrame:
+    """Two runs per case and system whose four values average exactly 0 in every case.
+
+    The treatment effect varies by case (so the paired differences have a spread), but the case
+    means are all equal, so nothing is left for a random intercept: the REML estimate of its
+    variance is 0, on the boundary, by construction. Every value is a binary fraction, so the
+    case means are exactly 0 in floating point too.
+    """
+    rng = np.random.default_rng(2)
+    shift = rng.integers(-8, 9, cases) / 16  # the case's treatment effect, around 0.5
+    spread = rng.integers(1, 9, (cases, 2)) / 32  # the within-case noise of each system
+    mas = 0.25 + shift
+    single = -0.25 - shift
+    y = np.stack([mas + spread[:, 0], mas - spread[:, 0], single + spread[:, 1], single - spread[:, 1]], axis=1)
+    assert (y.sum(axis=1) == 0.0).all()
+    return pl.DataFrame(
+        {
+            "case": np.repeat(np.arange(cases), 4),
+            "system": np.tile(["mas", "mas", "single", "single"], cases),
+            "y": y.reshape(-1),
+        }
+    )
+
+
 def test_singular_mixed_fit_falls_back_with_a_warning() -> None:
-    # No case effect at all: REML puts the random-intercept variance on the boundary (0).
-    frame = _repeated(2, 0.0)
+    # Whether statsmodels reports the boundary (a singular fit) or gives up ("did not converge")
+    # differs between machines; either way the mixed model is not used, and that is what is tested.
+    frame = _no_case_effect()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing may leak out of compare
         row = compare(frame, "y", pair_on="case", method="mixed", test="auto").row(0, named=True)
     assert row["test"] == "paired"
-    assert row["warning"].startswith("mixed model not used (singular fit")
-    assert "fell back to paired" in row["warning"]
+    assert row["ci_method"] == "paired"
     assert row["p_value"] is not None
+    assert row["n_pairs"] == 30
+    assert row["warning"].startswith("mixed model not used (")
+    assert "fell back to paired" in row["warning"]
+    # The fallback is exactly the paired test.
+    assert row == compare(frame, "y", pair_on="case", test="paired").row(0, named=True) | {"warning": row["warning"]}
 
 
 def test_non_converging_mixed_fit_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,27 +9,44 @@
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`summary_view`, :func:`write_comparisons` — print and save a comparison table.
 
->>> import mas_eval
->>> from mas_eval.stats import compare
->>> scores = mas_eval.score(mas_eval.simulate(400, seed=3))
->>> table = compare(scores, ["dqs", "decision_confidence"], by="task", pair_on="case_id", test="auto")
->>> table.select("metric", "test").unique().sort("metric").rows()
-[('decision_confidence', 'paired'), ('dqs', 'paired')]
-"""
+The values each option accepts are the ``Literal`` types :data:`Test`, :data:`SummaryTest`,
+:data:`Correction`, :data:`Method`, :data:`BootCI`, :data:`Design`, :data:`Alternative` and
+:data:`Strategy` (:mod:`~mas_eval.stats.options`), which the checks and the CLI's help read; a
+value outside them, or a combination ``compare`` cannot run
+(:data:`~mas_eval.stats.options.COMPARE_RULES`), raises :class:`~mas_eval.errors.InvalidParameterError`
+before any data is read:
+
+>>> from typing import get_args
+>>> get_args(Correction)
+('holm', 'fdr_bh', 'bonferroni', 'none', 'bh', 'benjamini-hochberg')
+>>> compare(None, "dqs", correction="sidak")
+Traceback (most recent call last):
+...
+mas_eval.errors.InvalidParameterError: compare: correction='sidak' is invalid; correction must be one of 'holm', 'fdr_bh', 'bonferroni', 'none', 'bh', 'benjamini-hochberg' or None
+"""  # noqa: E501
 
 from __future__ import annotations
 
+from mas_eval.errors import MixedDqsMethodsError
 from mas_eval.stats.baseline import baseline_comparison
 from mas_eval.stats.comparison import compare
 from mas_eval.stats.corrections import adjust_pvalues
 from mas_eval.stats.designs import ttest_from_summary
-from mas_eval.stats.guard import MixedDqsMethodsError
+from mas_eval.stats.options import Alternative, BootCI, Correction, Design, Method, Strategy, SummaryTest, Test
 from mas_eval.stats.power_analysis import power
 from mas_eval.stats.reliability import calibration, reliability_table
 from mas_eval.stats.report import summary_view, write_comparisons
 
 __all__ = [
+    "Alternative",
+    "BootCI",
+    "Correction",
+    "Design",
+    "Method",
     "MixedDqsMethodsError",
+    "Strategy",
+    "SummaryTest",
+    "Test",
     "adjust_pvalues",
     "baseline_comparison",
     "calibration",

@@ -1,4 +1,4 @@
-"""Input handling shared by the statistics functions: frames, column checks, option checks."""
+"""Input handling shared by the statistics functions: frames, column checks, shared parameter constraints."""
 
 from __future__ import annotations
 
@@ -7,15 +7,17 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.errors import DataError, MasEvalError, SchemaError
+from mas_eval.constraints import Interval, Predicate
+from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 
 __all__ = [
+    "COLUMN_NAME",
     "ENGINE",
     "GROUP",
+    "PROBABILITY",
     "as_lazy",
     "check_columns",
     "check_no_nulls",
-    "check_probability",
     "column_list",
     "group_label",
     "numeric_value",
@@ -30,6 +32,11 @@ GROUP = "__mas_eval_group__"
 #: It is also faster than streaming on these aggregations (benchmarks/bench_compare.py).
 ENGINE = "in-memory"
 
+#: Constraint of a parameter naming one column.
+COLUMN_NAME = Predicate(lambda value: isinstance(value, str), "a column name (string)")
+#: Constraint of a level or probability: ``alpha``, ``confidence``, a target power.
+PROBABILITY = Interval(float, 0, 1, closed="neither")
+
 
 def as_lazy(run_metrics: Any) -> pl.LazyFrame:
     """A LazyFrame from a Polars DataFrame or LazyFrame, or from anything with ``.runs`` (``Scores``)."""
@@ -43,11 +50,15 @@ def as_lazy(run_metrics: Any) -> pl.LazyFrame:
         f"run_metrics must be a Polars DataFrame or LazyFrame (or Scores, whose .runs is used), "
         f"not {type(run_metrics).__name__}"
     )
-    raise MasEvalError(msg)
+    raise InvalidParameterError(msg)
 
 
 def column_list(value: str | Iterable[str] | None, what: str, *, required: bool = False) -> list[str]:
-    """``"a"`` or ``"a,b"`` or ``["a", "b"]`` as a list of unique names, in order."""
+    """``"a"`` or ``"a,b"`` or ``["a", "b"]`` as a list of unique names, in order.
+
+    Anything else (names that are not strings, none when ``required``, a name twice) is an
+    :class:`~mas_eval.errors.InvalidParameterError` naming the parameter ``what``.
+    """
     if value is None:
         names: list[str] = []
     elif isinstance(value, str):
@@ -56,14 +67,14 @@ def column_list(value: str | Iterable[str] | None, what: str, *, required: bool 
         names = list(value)
         if not all(isinstance(name, str) for name in names):
             msg = f"{what} must be column names (strings), got {names!r}"
-            raise MasEvalError(msg)
+            raise InvalidParameterError(msg)
     if required and not names:
         msg = f"{what}: name at least one column"
-        raise MasEvalError(msg)
+        raise InvalidParameterError(msg)
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:
         msg = f"{what} names {', '.join(duplicated)} more than once"
-        raise MasEvalError(msg)
+        raise InvalidParameterError(msg)
     return names
 
 
@@ -84,13 +95,6 @@ def numeric_value(schema: pl.Schema, name: str, what: str) -> pl.Expr:
         raise SchemaError(msg)
     expr = pl.col(name).cast(pl.Float64)
     return expr.fill_nan(None) if dtype.is_float() else expr
-
-
-def check_probability(value: float, name: str) -> None:
-    """``value`` must lie strictly between 0 and 1."""
-    if not (isinstance(value, int | float) and 0.0 < float(value) < 1.0):
-        msg = f"{name}={value!r} must lie strictly between 0 and 1"
-        raise MasEvalError(msg)
 
 
 def check_no_nulls(frame: pl.LazyFrame, names: Sequence[str], what: str) -> None:

@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
-from mas_eval.errors import MasEvalError
+from mas_eval.constraints import NONE, Boolean, Options, validate_params
+from mas_eval.presets import PRESETS, preset_section
+from mas_eval.stats._common import COLUMN_NAME, PROBABILITY
 from mas_eval.stats.comparison import compare
+from mas_eval.stats.options import SummaryTest
 
-__all__ = ["STATISTICS_PRESETS", "baseline_comparison"]
+__all__ = ["baseline_comparison"]
 
-#: The test each parameter preset uses (SPEC.md §1): the document's formula is Welch's;
-#: crisis_mas_poc calls ``scipy.stats.ttest_ind`` with its default, Student's pooled variance.
-STATISTICS_PRESETS: dict[str, str] = {"spec": "welch", "crisis-mas-poc": "student"}
+#: The test of a preset that sets none: the document's formula, Welch's (SPEC.md §1).
+DEFAULT_TEST: SummaryTest = "welch"
 
 #: Seed 004's block names and the run-metric column each one reports.
 SEED_METRICS: dict[str, str] = {"decision_quality": "dqs", "confidence": "decision_confidence"}
 
 
+@validate_params(
+    {
+        "preset": [Options(tuple(PRESETS))],
+        "test": [Options.of(SummaryTest), NONE],
+        "alpha": [PROBABILITY],
+        "system": [COLUMN_NAME],
+        "allow_mixed_methods": [Boolean()],
+    }
+)
 def baseline_comparison(
     run_metrics: Any,
     treatment: str = "mas",
@@ -25,31 +36,33 @@ def baseline_comparison(
     metrics: Mapping[str, str] | None = None,
     *,
     preset: str = "spec",
-    test: Literal["welch", "student"] | None = None,
+    test: SummaryTest | None = None,
     alpha: float = 0.05,
     system: str = "system",
     allow_mixed_methods: bool = False,
 ) -> dict[str, Any]:
-    """Seed 004's baseline-comparison JSON and its significance JSON, for all runs together.
+    r"""Seed 004's baseline-comparison JSON and its significance JSON, for all runs together.
 
     Parameters
     ----------
     run_metrics : polars.DataFrame, polars.LazyFrame or Scores
         One row per run (``Scores.runs``).
-    treatment, control
+    treatment, control : str
         The multi-agent and the single-agent system (values of ``system``).
-    metrics
+    metrics : dict, optional
         Block name -> column; default ``{"decision_quality": "dqs", "confidence":
         "decision_confidence"}`` as in the seed.
-    preset
-        ``"spec"`` (Welch, the document's formula) or ``"crisis-mas-poc"`` (Student's t).
-    test
+    preset : str
+        A preset of :mod:`mas_eval.presets`, whose ``"statistics"`` section sets the test:
+        ``"spec"`` (Welch, the document's formula) or ``"crisis-mas-poc"`` (Student's t, as
+        ``scipy.stats.ttest_ind`` by default).
+    test : {"welch", "student"} or None
         Overrides the preset's test.
-    alpha
-        Significance level.
-    system
+    alpha : float
+        Significance level, in (0, 1).
+    system : str
         The system column.
-    allow_mixed_methods
+    allow_mixed_methods : bool
         As in :func:`~mas_eval.stats.comparison.compare` (the ``dqs_method`` guard).
 
     Returns
@@ -63,6 +76,11 @@ def baseline_comparison(
         ``multi_agent_std``, ``single_agent_std``, ``n_multi``, ``n_single``, and ``test``
         and ``warning``. Unrounded; None where undefined.
 
+    Raises
+    ------
+    InvalidParameterError
+        A parameter outside the values above (as well as :func:`~mas_eval.stats.comparison.compare`'s errors).
+
     Notes
     -----
     The seed prints ``t 2.341, p .0234, d .567`` for means .745/.680, SDs .082/.091 and n 10/10;
@@ -71,26 +89,26 @@ def baseline_comparison(
 
     Examples
     --------
+    The seed's own "Baseline Comparison" block: DQS .720 vs .850 (-.130, -15.3%), confidence
+    .760 vs .820 (-.060, -7.3%), here with two runs per system. Welch's t of the DQS is
+    :math:`-0.13 / \sqrt{0.0008/2 + 0.0002/2} = -0.13 / \sqrt{0.0005} = -5.8138`:
+
     >>> import polars as pl
     >>> runs = pl.DataFrame({
-    ...     "system": ["mas"] * 4 + ["single"] * 4,
-    ...     "dqs": [0.82, 0.85, 0.81, 0.84, 0.75, 0.73, 0.76, 0.74],
-    ...     "decision_confidence": [0.7, 0.8, 0.75, 0.85, 0.8, 0.82, 0.84, 0.86],
+    ...     "system": ["mas", "mas", "single", "single"],
+    ...     "dqs": [0.70, 0.74, 0.84, 0.86],
+    ...     "decision_confidence": [0.75, 0.77, 0.81, 0.83],
     ... })
-    >>> out = baseline_comparison(runs, preset="crisis-mas-poc")
-    >>> {k: round(v, 4) for k, v in out["decision_quality"].items()}
-    {'multi_agent': 0.83, 'single_agent': 0.745, 'improvement': 0.085, 'improvement_percentage': 11.4094}
+    >>> out = baseline_comparison(runs)
+    >>> {k: round(v, 3) for k, v in out["decision_quality"].items()}
+    {'multi_agent': 0.72, 'single_agent': 0.85, 'improvement': -0.13, 'improvement_percentage': -15.294}
+    >>> round(out["confidence"]["improvement_percentage"], 1)
+    -7.3
     >>> sig = out["statistical_significance"]["decision_quality"]
-    >>> round(sig["t_statistic"], 4), sig["significant"], sig["effect_size"], sig["test"]
-    (7.6026, True, 'large', 'student')
+    >>> round(sig["t_statistic"], 4), sig["test"], sig["n_multi"], sig["n_single"]
+    (-5.8138, 'welch', 2, 2)
     """
-    if preset not in STATISTICS_PRESETS:
-        msg = f"unknown preset {preset!r}; the presets are: {', '.join(STATISTICS_PRESETS)}"
-        raise MasEvalError(msg)
-    chosen = test or STATISTICS_PRESETS[preset]
-    if chosen not in ("welch", "student"):
-        msg = f"test={test!r}: the seed's significance block is a 'welch' or 'student' t test"
-        raise MasEvalError(msg)
+    chosen = test or preset_section(preset, "statistics").get("test", DEFAULT_TEST)
     blocks = dict(metrics or SEED_METRICS)
     table = compare(
         run_metrics,

@@ -20,18 +20,17 @@ intervals, are exactly those of ``scipy.stats.bootstrap`` (tests check this to 1
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-from mas_eval.stats._rows import Rows
+from mas_eval.stats._rows import Patch
+from mas_eval.stats.options import BootCI
 from mas_eval.stats.summaries import Sample
 
-__all__ = ["BOOT_METHODS", "apply_bootstrap", "bootstrap_difference_ci", "resampled_means"]
-
-BOOT_METHODS = ("bca", "percentile")
+__all__ = ["bootstrap_difference_ci", "bootstrap_step", "resampled_means"]
 
 #: Largest index matrix drawn at once (elements); bigger resamples are drawn in row chunks.
 MAX_ELEMENTS = 1 << 22
@@ -79,7 +78,7 @@ def bootstrap_difference_ci(
     *,
     n_boot: int,
     confidence: float,
-    method: Literal["bca", "percentile"],
+    method: BootCI,
     rng: np.random.Generator,
 ) -> tuple[float, float, str | None]:
     """Bootstrap CI of ``mean(treatment) - mean(control)``, or of ``mean(treatment)`` when paired.
@@ -132,28 +131,35 @@ def bootstrap_difference_ci(
     return float(low), float(high), warning
 
 
-def apply_bootstrap(
-    rows: Rows,
+def bootstrap_step(
     samples: list[Sample],
     *,
+    valid: np.ndarray,
     n_boot: int,
     seed: Any,
     confidence: float,
-    method: Literal["bca", "percentile"],
-) -> None:
-    """Replace the CI of the difference of every valid row by a bootstrap CI.
+    method: BootCI,
+) -> Patch:
+    """The bootstrap CI of the difference that replaces the design's CI on every ``valid`` row.
 
     One generator, ``numpy.random.default_rng(seed)``, draws for the rows in table order, so the
     same data and seed give the same intervals.
     """
+    size = len(samples)
+    low, high = np.full(size, np.nan), np.full(size, np.nan)
+    ci_method = np.full(size, None, dtype=object)
+    done = np.zeros(size, dtype=bool)
+    notes: dict[int, list[str]] = {}
     rng = np.random.default_rng(seed)
+    # One resampling per (group, metric) row (each draws all its resamples at once); not per run.
     for r, sample in enumerate(samples):
-        if sample is None or not rows.ok[r]:
+        if sample is None or not valid[r]:
             continue
-        low, high, warning = bootstrap_difference_ci(
+        low[r], high[r], warning = bootstrap_difference_ci(
             sample[0], sample[1], n_boot=n_boot, confidence=confidence, method=method, rng=rng
         )
-        rows.cols["ci_low"][r], rows.cols["ci_high"][r] = low, high
-        rows.cols["ci_method"][r] = "bootstrap_percentile" if warning else f"bootstrap_{method}"
+        ci_method[r] = "bootstrap_percentile" if warning else f"bootstrap_{method}"
+        done[r] = True
         if warning:
-            rows.warnings[r].append(warning)
+            notes[r] = [warning]
+    return Patch(columns={"ci_low": low, "ci_high": high, "ci_method": ci_method}, where=done, warnings=notes)

@@ -25,12 +25,12 @@ import numpy as np
 import polars as pl
 
 from mas_eval.stats._common import ENGINE
-from mas_eval.stats._rows import Rows
+from mas_eval.stats._rows import Patch, Rows, warnings_on
 from mas_eval.stats.effects import observed_power
-from mas_eval.stats.summaries import align, metric, to_arrays
+from mas_eval.stats.summaries import align, column, metric, to_arrays
 from mas_eval.stats.ttests import t_inference
 
-__all__ = ["apply_cluster", "independent_cluster_sums", "paired_cluster_sums"]
+__all__ = ["cluster_step", "independent_cluster_sums", "paired_cluster_sums"]
 
 
 def _totals(
@@ -38,16 +38,17 @@ def _totals(
 ) -> dict[str, np.ndarray]:
     """Per group: ``cluster_ss`` (sum of squared cluster scores) and ``n_clusters`` with any value.
 
-    ``per_cluster`` comes from a group-by, whose rows come in no fixed order; it is sorted by its
-    keys (which include the cluster) so that the sum over clusters is the same to the last bit on
-    every call.
+    ``per_cluster`` holds per (group, cluster) each metric's ``score_{i}`` and ``count_{i}`` (its
+    values in the cluster). It comes from a group-by, whose rows come in no fixed order; it is
+    sorted by its keys (which include the cluster) so that the sum over clusters is the same to the
+    last bit on every call.
     """
     ordered = per_cluster.sort([*keys, cluster], nulls_last=True)
     totals = ordered.group_by(list(keys), maintain_order=True).agg(
-        [(pl.col(f"u{i}") ** 2).sum().alias(f"S{i}") for i in range(m)]
-        + [(pl.col(f"k{i}") > 0).sum().alias(f"G{i}") for i in range(m)]
+        [(pl.col(column("score", i)) ** 2).sum().alias(column("cluster_ss", i)) for i in range(m)]
+        + [(pl.col(column("count", i)) > 0).sum().alias(column("n_clusters", i)) for i in range(m)]
     )
-    arrays = to_arrays(align(groups, totals.collect(engine=ENGINE), keys), {"cluster_ss": "S", "n_clusters": "G"}, m)
+    arrays = to_arrays(align(groups, totals.collect(engine=ENGINE), keys), ("cluster_ss", "n_clusters"), m)
     arrays["n_clusters"] = np.nan_to_num(arrays["n_clusters"], nan=0.0)
     return arrays
 
@@ -55,9 +56,15 @@ def _totals(
 def independent_cluster_sums(
     runs: pl.LazyFrame, groups: pl.DataFrame, keys: Sequence[str], system: str, treatment: str, cluster: str, m: int
 ) -> dict[str, np.ndarray]:
-    """``cluster_ss`` and ``n_clusters`` per group of an independent design, in one query."""
+    """``cluster_ss`` and ``n_clusters`` per group of an independent design, in one query.
+
+    Per (group, cluster, system): ``residual_sum_{i}`` (:math:`E_{sg}`) and ``count_{i}``; then per
+    (group, cluster) the score ``score_{i}`` (:math:`u_g`).
+    """
     within = [*keys, system]
-    residuals = [(pl.col(metric(i)) - pl.col(metric(i)).mean().over(within)).alias(f"e{i}") for i in range(m)]
+    residuals = [
+        (pl.col(metric(i)) - pl.col(metric(i)).mean().over(within)).alias(column("residual", i)) for i in range(m)
+    ]
     # Sorted and materialised so that each cluster's runs are contiguous: the sums below then come
     # out the same to the last bit on every call (a group-by merges per-thread partial sums).
     ordered = runs.sort([*keys, cluster, system], nulls_last=True, maintain_order=True).collect(engine=ENGINE)
@@ -66,16 +73,19 @@ def independent_cluster_sums(
         .with_columns(residuals)
         .group_by([*keys, cluster, system])
         .agg(
-            [pl.col(f"e{i}").sum().alias(f"E{i}") for i in range(m)]
-            + [pl.col(metric(i)).count().alias(f"k{i}") for i in range(m)]
+            [pl.col(column("residual", i)).sum().alias(column("residual_sum", i)) for i in range(m)]
+            + [pl.col(metric(i)).count().alias(column("count", i)) for i in range(m)]
         )
     )
     sign = pl.when(pl.col(system) == treatment).then(1.0).otherwise(-1.0)
     scores = sums.with_columns(
-        (sign * pl.col(f"E{i}") / pl.col(f"k{i}").sum().over(within)).alias(f"u{i}") for i in range(m)
+        (sign * pl.col(column("residual_sum", i)) / pl.col(column("count", i)).sum().over(within)).alias(
+            column("score", i)
+        )
+        for i in range(m)
     )
     per_cluster = scores.group_by([*keys, cluster]).agg(
-        [pl.col(f"u{i}").sum() for i in range(m)] + [pl.col(f"k{i}").sum() for i in range(m)]
+        [pl.col(column("score", i)).sum() for i in range(m)] + [pl.col(column("count", i)).sum() for i in range(m)]
     )
     return _totals(per_cluster, groups, keys, cluster, m)
 
@@ -83,28 +93,38 @@ def independent_cluster_sums(
 def paired_cluster_sums(
     cases: pl.LazyFrame, groups: pl.DataFrame, keys: Sequence[str], cluster: str, m: int
 ) -> dict[str, np.ndarray]:
-    """``cluster_ss`` (:math:`\\sum_g E_g^2`) and ``n_clusters`` per group from the case-level frame."""
-    residuals = [(pl.col(f"d{i}") - pl.col(f"d{i}").mean().over(list(keys))).alias(f"e{i}") for i in range(m)]
+    """``cluster_ss`` (:math:`\\sum_g E_g^2`) and ``n_clusters`` per group from the case-level frame.
+
+    The score of a cluster, ``score_{i}``, is the sum of its cases' ``residual_{i}`` (:math:`d_i - \\bar d`).
+    """
+    residuals = [
+        (pl.col(column("difference", i)) - pl.col(column("difference", i)).mean().over(list(keys))).alias(
+            column("residual", i)
+        )
+        for i in range(m)
+    ]
     per_cluster = (
         cases.with_columns(residuals)
         .group_by([*keys, cluster])
         .agg(
-            [pl.col(f"e{i}").sum().alias(f"u{i}") for i in range(m)]
-            + [pl.col(f"d{i}").count().alias(f"k{i}") for i in range(m)]
+            [pl.col(column("residual", i)).sum().alias(column("score", i)) for i in range(m)]
+            + [pl.col(column("difference", i)).count().alias(column("count", i)) for i in range(m)]
         )
     )
     return _totals(per_cluster, groups, keys, cluster, m)
 
 
-def apply_cluster(
-    rows: Rows, arrays: dict[str, np.ndarray], *, paired: bool, sd: np.ndarray, confidence: float, alpha: float
-) -> None:
-    """Replace the rows' test, SE-based inference and d CI by the cluster-robust ones.
+def cluster_step(
+    rows: Rows, sums: dict[str, np.ndarray], *, paired: bool, sd: np.ndarray, confidence: float, alpha: float
+) -> Patch:
+    """The cluster-robust test, SE-based inference and d CI that replace the design's, for every row.
 
-    The CI of d is the CI of the difference divided by ``sd`` (the pooled SD, or the SD of the
-    differences when paired), which treats the SD as known.
+    ``sums`` are :func:`independent_cluster_sums` or :func:`paired_cluster_sums` as table rows.
+    Rows with fewer than 2 clusters, or a zero standard error, become degenerate. The CI of d is
+    the CI of the difference divided by ``sd`` (the pooled SD, or the SD of the differences when
+    paired), which treats the SD as known.
     """
-    g, ss = arrays["n_clusters"], arrays["cluster_ss"]
+    g, ss = sums["n_clusters"], sums["cluster_ss"]
     with np.errstate(all="ignore"):
         if paired:
             n = rows.cols["n_pairs"]
@@ -113,17 +133,23 @@ def apply_cluster(
             n = rows.cols["n_treatment"] + rows.cols["n_control"]
             var = g / (g - 1.0) * (n - 1.0) / (n - 2.0) * ss
         se = np.sqrt(var)
-    rows.set("test", "paired_cluster" if paired else "ols_cluster")
-    rows.set("n_clusters", g)
-    rows.warn((g < 2) & rows.ok, lambda r: f"fewer than 2 clusters (n_clusters={g[r]:.0f})")
-    rows.warn(~(se > 0) & rows.ok, "cluster-robust standard error is 0")
+    few = (g < 2) & rows.ok
+    zero = ~(se > 0) & rows.ok & ~few
+    notes = warnings_on(few, lambda r: f"fewer than 2 clusters (n_clusters={g[r]:.0f})")
+    for r, messages in warnings_on(zero, "cluster-robust standard error is 0").items():
+        notes.setdefault(r, []).extend(messages)
     dof = g - 1.0
     inference = t_inference(rows.cols["difference"], se, dof, confidence)
-    rows.set("dof", dof)
-    for name, values in inference.items():
-        rows.set(name, values)
-    rows.set("ci_method", "cluster")
     with np.errstate(all="ignore"):
-        rows.set("d_ci_low", inference["ci_low"] / sd)
-        rows.set("d_ci_high", inference["ci_high"] / sd)
-    rows.set("power", observed_power(inference["statistic"], dof, alpha))
+        d_ci_low, d_ci_high = inference["ci_low"] / sd, inference["ci_high"] / sd
+    columns = {
+        "test": "paired_cluster" if paired else "ols_cluster",
+        "n_clusters": g,
+        "dof": dof,
+        **inference,
+        "ci_method": "cluster",
+        "d_ci_low": d_ci_low,
+        "d_ci_high": d_ci_high,
+        "power": observed_power(inference["statistic"], dof, alpha),
+    }
+    return Patch(columns=columns, warnings=notes, invalid=few | zero)

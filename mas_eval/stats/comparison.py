@@ -1,39 +1,56 @@
 r"""``compare``: grouped treatment-vs-control comparisons, one tidy row per (group, metric).
 
 The group statistics of all metrics come from one Polars pass per design
-(:mod:`~mas_eval.stats.summaries`); the tests, CIs, effect sizes and power are computed with
-numpy/SciPy on those small arrays, every row at once (:mod:`~mas_eval.stats.designs`). Only the
-rank tests, the bootstrap and the mixed model read raw values, once per (group, metric) row.
+(:mod:`~mas_eval.stats.summaries`); the design's tests, CIs, effect sizes and power are computed
+with numpy/SciPy on those small arrays, every row at once (:mod:`~mas_eval.stats.designs`): the
+base rows. Each optional step then reads the base rows and its inputs and returns what it
+changes, a :class:`~mas_eval.stats._rows.Patch`, which ``compare`` applies in a fixed order:
+cluster-robust SEs (:mod:`~mas_eval.stats.cluster`), the rank test (:mod:`~mas_eval.stats.ranks`),
+the bootstrap CI (:mod:`~mas_eval.stats.bootstrap`), the mixed model (:mod:`~mas_eval.stats.mixed`)
+and the ``dqs_method`` notes. Only the rank tests, the bootstrap and the mixed model read raw
+values, once per (group, metric) row. Which options combine is the table
+:data:`~mas_eval.stats.options.COMPARE_RULES`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from mas_eval.errors import DataError, MasEvalError
+from mas_eval.constraints import NONE, Boolean, Interval, Options, validate_params
+from mas_eval.errors import DataError, InvalidParameterError, MixedDqsMethodsError
 from mas_eval.stats._common import (
+    COLUMN_NAME,
     ENGINE,
     GROUP,
+    PROBABILITY,
     as_lazy,
     check_columns,
     check_no_nulls,
-    check_probability,
     column_list,
     numeric_value,
 )
-from mas_eval.stats._rows import Rows
-from mas_eval.stats.bootstrap import BOOT_METHODS, apply_bootstrap
-from mas_eval.stats.cluster import apply_cluster, independent_cluster_sums, paired_cluster_sums
-from mas_eval.stats.corrections import canonical_correction
+from mas_eval.stats._rows import Patch, Rows
+from mas_eval.stats.bootstrap import bootstrap_step
+from mas_eval.stats.cluster import cluster_step, independent_cluster_sums, paired_cluster_sums
 from mas_eval.stats.designs import independent_rows, paired_rows, pooled_sd
-from mas_eval.stats.guard import DQS_METRICS, MixedDqsMethodsError, dqs_method_guard
-from mas_eval.stats.mixed import mixed_rows
-from mas_eval.stats.ranks import apply_rank_test
+from mas_eval.stats.guard import DQS_METRICS, dqs_method_guard
+from mas_eval.stats.mixed import mixed_step
+from mas_eval.stats.options import (
+    PAIRED_TESTS,
+    RANK_TESTS,
+    BootCI,
+    Correction,
+    Method,
+    Test,
+    canonical_correction,
+    check_combinations,
+)
+from mas_eval.stats.ranks import rank_test_step
 from mas_eval.stats.summaries import (
     Sample,
     Summary,
@@ -46,14 +63,28 @@ from mas_eval.stats.summaries import (
     realign,
 )
 
-__all__ = ["METHODS", "TESTS", "MixedDqsMethodsError", "compare"]
+__all__ = ["COMPARE_CONSTRAINTS", "MixedDqsMethodsError", "compare"]
 
-TESTS = ("welch", "student", "paired", "mannwhitney", "wilcoxon", "auto")
-METHODS = ("default", "mixed")
-PAIRED_TESTS = ("paired", "wilcoxon")
-RANK_TESTS = ("mannwhitney", "wilcoxon")
 #: Internal name of the cluster column (``cluster`` may be the ``pair_on`` column itself).
 CLUSTER = "_cluster"
+#: Internal name of the copy of a guarded DQS column ``c``: ``f"{GUARDED}{c}"``.
+GUARDED = "_guarded_"
+
+#: What each option of :func:`compare` accepts on its own (:data:`~mas_eval.stats.options.COMPARE_RULES`
+#: says which go together).
+COMPARE_CONSTRAINTS = {
+    "pair_on": [COLUMN_NAME, NONE],
+    "cluster": [COLUMN_NAME, NONE],
+    "test": [Options.of(Test)],
+    "correction": [Options.of(Correction), NONE],
+    "alpha": [PROBABILITY],
+    "confidence": [PROBABILITY],
+    "n_boot": [Interval(int, 0)],
+    "method": [Options.of(Method)],
+    "allow_mixed_methods": [Boolean()],
+    "system": [COLUMN_NAME],
+    "boot_ci": [Options.of(BootCI)],
+}
 
 
 @dataclass(frozen=True)
@@ -74,7 +105,7 @@ class _Request:
     n_boot: int
     seed: Any
     method: str
-    boot_ci: Literal["bca", "percentile"]
+    boot_ci: BootCI
     allow_mixed_methods: bool
 
     @property
@@ -82,56 +113,17 @@ class _Request:
         return self.test in PAIRED_TESTS
 
 
-def _resolve_test(test: str, pair_on: str | None, method: str) -> str:
-    if test not in TESTS:
-        msg = f"test={test!r} is not one of {', '.join(TESTS)}"
-        raise MasEvalError(msg)
+def _resolve_test(test: str, pair_on: str | None) -> str:
+    """``test`` with ``"auto"`` resolved: paired when there are cases to pair on."""
     if test == "auto":
         return "paired" if pair_on is not None else "welch"
-    if test in PAIRED_TESTS and pair_on is None:
-        msg = f"test={test!r} pairs runs by case: pass pair_on (e.g. pair_on='case_id')"
-        raise MasEvalError(msg)
-    if test not in PAIRED_TESTS and pair_on is not None and method != "mixed":
-        msg = f"pair_on={pair_on!r} is only used by paired tests: use test='paired', 'wilcoxon' or 'auto'"
-        raise MasEvalError(msg)
     return test
 
 
-def _check_options(
-    *, names: tuple[str, str], method: str, alpha: float, confidence: float, n_boot: int, boot_ci: str,
-    cluster: str | None, test: str, pair_on: str | None,
-) -> None:  # fmt: skip
-    if names[0] == names[1]:
-        msg = f"treatment and control are both {names[0]!r}; compare two different systems"
-        raise MasEvalError(msg)
-    if method not in METHODS:
-        msg = f"method={method!r} is not one of {', '.join(METHODS)}"
-        raise MasEvalError(msg)
-    check_probability(alpha, "alpha")
-    check_probability(confidence, "confidence")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 0:
-        msg = f"n_boot={n_boot!r} must be a non-negative integer (0: no bootstrap)"
-        raise MasEvalError(msg)
-    if boot_ci not in BOOT_METHODS:
-        msg = f"boot_ci={boot_ci!r} is not one of {', '.join(BOOT_METHODS)}"
-        raise MasEvalError(msg)
-    if cluster is not None and test in RANK_TESTS:
-        msg = f"cluster-robust inference is for the difference in means; it does not apply to test={test!r}"
-        raise MasEvalError(msg)
-    if cluster is not None and n_boot:
-        msg = "cluster and n_boot cannot be combined (a cluster bootstrap is not implemented); drop one"
-        raise MasEvalError(msg)
-    if method == "mixed":
-        if pair_on is None:
-            msg = "method='mixed' fits a random intercept per case: pass pair_on (e.g. pair_on='case_id')"
-            raise MasEvalError(msg)
-        if cluster is not None or n_boot:
-            msg = "method='mixed' cannot be combined with cluster or n_boot"
-            raise MasEvalError(msg)
-
-
 def _check_systems(runs: pl.LazyFrame, frame: pl.LazyFrame, system: str, names: tuple[str, str]) -> None:
-    counts = runs.select((pl.col(system) == name).sum().alias(f"n{i}") for i, name in enumerate(names))
+    counts = runs.select(
+        (pl.col(system) == name).sum().alias(side) for side, name in zip(("treatment", "control"), names, strict=True)
+    )
     counts = counts.collect(engine=ENGINE).row(0)
     missing = [name for name, n in zip(names, counts, strict=True) if not n]
     if missing:
@@ -144,7 +136,7 @@ def _check_systems(runs: pl.LazyFrame, frame: pl.LazyFrame, system: str, names: 
 
 
 def _prepare(frame: pl.LazyFrame, request: _Request) -> tuple[pl.LazyFrame, list[str]]:
-    """The compared runs: keys, system, case/cluster, metrics ``_m{i}``, DQS copies; and the guarded DQS columns."""
+    """The compared runs (keys, system, case/cluster, metrics ``_metric_{i}``, DQS copies) and the guarded DQS."""
     schema = frame.collect_schema()
     extra = list(dict.fromkeys(c for c in (request.pair_on, request.cluster) if c is not None))
     check_columns(schema, [request.system], "system")
@@ -154,11 +146,14 @@ def _prepare(frame: pl.LazyFrame, request: _Request) -> tuple[pl.LazyFrame, list
     structural = {request.system, *request.by, *extra}
     clash = [name for name in request.metrics if name in structural]
     if clash or request.system in request.by:
-        msg = f"{', '.join(map(repr, clash or [request.system]))} cannot be both a metric/system and a grouping column"
-        raise MasEvalError(msg)
+        msg = (
+            f"compare: {', '.join(map(repr, clash or [request.system]))} cannot be both a metric/system and a "
+            f"grouping column"
+        )
+        raise InvalidParameterError(msg)
     if request.pair_on is not None and request.pair_on in request.by:
-        msg = f"pair_on={request.pair_on!r} is also a by column: every group would hold a single case"
-        raise MasEvalError(msg)
+        msg = f"compare: pair_on={request.pair_on!r} is also a by column: every group would hold a single case"
+        raise InvalidParameterError(msg)
     values = [numeric_value(schema, name, "metric").alias(metric(i)) for i, name in enumerate(request.metrics)]
     guarded = [c for c in DQS_METRICS if c in request.metrics and "dqs_method" in schema]
 
@@ -168,42 +163,46 @@ def _prepare(frame: pl.LazyFrame, request: _Request) -> tuple[pl.LazyFrame, list
     kept = [*request.keys, request.system, *([request.pair_on] if request.pair_on else [])]
     kept += ["dqs_method"] if guarded else []
     clusters = [pl.col(request.cluster).alias(CLUSTER)] if request.cluster is not None else []
-    runs = runs.select(*dict.fromkeys(kept), *clusters, *values, *(pl.col(c).alias(f"_g_{c}") for c in guarded))
+    copies = [pl.col(c).alias(f"{GUARDED}{c}") for c in guarded]
+    runs = runs.select(*dict.fromkeys(kept), *clusters, *values, *copies)
 
     _check_systems(runs, frame, request.system, request.names)
     check_no_nulls(frame.filter(pl.col(request.system).is_in(list(request.names))), extra, "pair_on/cluster")
     return runs, guarded
 
 
-def _default_rows(runs: pl.LazyFrame, request: _Request) -> tuple[Summary, Rows]:
-    """The design's summary and its rows (Welch/Student or paired t)."""
+def _base_rows(runs: pl.LazyFrame, request: _Request) -> tuple[Summary, Rows]:
+    """The design's summary and its base rows (Welch/Student or paired t)."""
     m = len(request.metrics)
     common = {"alpha": request.alpha, "confidence": request.confidence, "names": request.names}
     if request.paired and request.pair_on is not None:
         cluster = (CLUSTER, request.cluster) if request.cluster is not None else None
         summary = paired_summary(runs, request.keys, request.system, request.names, request.pair_on, m, cluster)
-        return summary, paired_rows(arrays=flat(summary.arrays), **common)
+        return summary, paired_rows(stats=flat(summary.arrays), **common)
     summary = independent_summary(runs, request.keys, request.system, *request.names, m)
-    a = flat(summary.arrays)
+    stats = flat(summary.arrays)
     test = "student" if request.test == "student" else "welch"
     rows = independent_rows(
-        n_t=a["n_t"], mean_t=a["mean_t"], var_t=a["var_t"], n_c=a["n_c"], mean_c=a["mean_c"], var_c=a["var_c"],
+        n_t=stats["n_t"], mean_t=stats["mean_t"], var_t=stats["var_t"],
+        n_c=stats["n_c"], mean_c=stats["mean_c"], var_c=stats["var_c"],
         test=test, **common,
     )  # fmt: skip
     return summary, rows
 
 
-def _apply_cluster(runs: pl.LazyFrame, summary: Summary, rows: Rows, request: _Request) -> None:
-    m, a = len(request.metrics), flat(summary.arrays)
+def _cluster(runs: pl.LazyFrame, summary: Summary, base: Rows, request: _Request) -> Patch:
+    m, stats = len(request.metrics), flat(summary.arrays)
     if request.paired and summary.cases is not None:
-        arrays = paired_cluster_sums(summary.cases, summary.groups, request.keys, CLUSTER, m)
-        sd = np.sqrt(a["var_d"])
+        sums = paired_cluster_sums(summary.cases, summary.groups, request.keys, CLUSTER, m)
+        sd = np.sqrt(stats["var_d"])
     else:
-        arrays = independent_cluster_sums(
+        sums = independent_cluster_sums(
             runs, summary.groups, request.keys, request.system, request.names[0], CLUSTER, m
         )
-        sd = pooled_sd(a["n_t"], a["var_t"], a["n_c"], a["var_c"])
-    apply_cluster(rows, flat(arrays), paired=request.paired, sd=sd, confidence=request.confidence, alpha=request.alpha)
+        sd = pooled_sd(stats["n_t"], stats["var_t"], stats["n_c"], stats["var_c"])
+    return cluster_step(
+        base, flat(sums), paired=request.paired, sd=sd, confidence=request.confidence, alpha=request.alpha
+    )
 
 
 def _samples(runs: pl.LazyFrame, summary: Summary, request: _Request) -> list[Sample]:
@@ -213,34 +212,78 @@ def _samples(runs: pl.LazyFrame, summary: Summary, request: _Request) -> list[Sa
     return independent_samples(runs, summary.groups, request.keys, request.system, request.names, m)
 
 
-def _apply_mixed(runs: pl.LazyFrame, summary: Summary, rows: Rows, request: _Request) -> None:
-    if request.pair_on is None:
-        return
+def _mixed(runs: pl.LazyFrame, summary: Summary, request: _Request, case: str) -> Patch:
     run_level = summary
     if request.paired:
         run_level = independent_summary(runs, request.keys, request.system, *request.names, len(request.metrics))
-    mixed, fitted, reasons = mixed_rows(
+    return mixed_step(
         runs, realign(run_level, summary.groups, request.keys), keys=request.keys, system=request.system,
-        names=request.names, case=request.pair_on, alpha=request.alpha, confidence=request.confidence,
+        names=request.names, case=case, fallback=request.test, alpha=request.alpha, confidence=request.confidence,
     )  # fmt: skip
-    for r in np.flatnonzero(~fitted):
-        rows.warnings[r].insert(0, f"mixed model not used ({reasons[r]}); fell back to {request.test}")
-    rows.take(fitted, mixed)
 
 
-def _note_mixed_methods(rows: Rows, summary: Summary, notes: dict[tuple[Any, ...], str], request: _Request,
-                        guarded: list[str]) -> None:  # fmt: skip
+def _step_patches(
+    runs: pl.LazyFrame,
+    summary: Summary,
+    base: Rows,
+    request: _Request,
+    notes: dict[tuple[Any, ...], str],
+    guarded: list[str],
+) -> list[Patch]:
+    """What each optional step asked for contributes to the base rows, in the order it applies.
+
+    Every step reads the base rows and its own inputs; the one thing passed on from step to step
+    is which rows are still valid, as a row an earlier step found degenerate (a rank test SciPy
+    refused) is left out of the later ones (it draws nothing from the bootstrap's generator).
+    A later patch overrides an earlier one where both set a column.
+    """
+    patches: list[Patch] = []
+    valid = base.ok
+
+    def add(patch: Patch) -> None:
+        nonlocal valid
+        patches.append(patch)
+        if patch.invalid is not None:
+            valid = valid & ~patch.invalid
+
+    if request.cluster is not None:
+        add(_cluster(runs, summary, base, request))
+    if request.test in RANK_TESTS or request.n_boot:
+        samples = _samples(runs, summary, request)
+        if request.test in RANK_TESTS:
+            add(rank_test_step(samples, request.test, valid=valid))
+        if request.n_boot:
+            boot = bootstrap_step(
+                samples,
+                valid=valid,
+                n_boot=request.n_boot,
+                seed=request.seed,
+                confidence=request.confidence,
+                method=request.boot_ci,
+            )
+            add(boot)
+    if request.method == "mixed" and request.pair_on is not None:
+        add(_mixed(runs, summary, request, request.pair_on))
+    add(_mixed_methods_notes(summary, notes, request, guarded))
+    return patches
+
+
+def _mixed_methods_notes(
+    summary: Summary, notes: dict[tuple[Any, ...], str], request: _Request, guarded: list[str]
+) -> Patch:
     m = len(request.metrics)
+    warnings: dict[int, list[str]] = {}
     # A loop over (group, metric) rows to attach warnings, not over runs.
     for g, key in enumerate(summary.groups.iter_rows()):
         if key not in notes:
             continue
         for i, name in enumerate(request.metrics):
             if name in guarded:
-                message = f"dqs_method differs ({notes[key]}); compared anyway (allow_mixed_methods)"
-                rows.warnings[g * m + i].append(message)
+                warnings[g * m + i] = [f"dqs_method differs ({notes[key]}); compared anyway (allow_mixed_methods)"]
+    return Patch(warnings=warnings)
 
 
+@validate_params(COMPARE_CONSTRAINTS)
 def compare(
     run_metrics: Any,
     metrics: str | Iterable[str],
@@ -249,17 +292,17 @@ def compare(
     by: str | Sequence[str] | None = None,
     pair_on: str | None = None,
     cluster: str | None = None,
-    test: Literal["welch", "student", "paired", "mannwhitney", "wilcoxon", "auto"] = "welch",
-    correction: Literal["holm", "fdr_bh", "bonferroni", "none"] = "holm",
+    test: Test = "welch",
+    correction: Correction | None = "holm",
     alpha: float = 0.05,
     confidence: float = 0.95,
     n_boot: int = 0,
     seed: int | np.random.SeedSequence | None = None,
-    method: Literal["default", "mixed"] = "default",
+    method: Method = "default",
     allow_mixed_methods: bool = False,
     system: str = "system",
     *,
-    boot_ci: Literal["bca", "percentile"] = "bca",
+    boot_ci: BootCI = "bca",
 ) -> pl.DataFrame:
     r"""Compare a treatment system with a control system on many metrics, per group.
 
@@ -277,7 +320,7 @@ def compare(
     treatment, control : str
         The two values of ``system`` to compare; ``difference = treatment - control``.
     by : str or list of str, optional
-        Grouping columns: one comparison per group (e.g. ``"task"``).
+        Grouping columns: one comparison per group (e.g. ``"task"``); ``"task,variant"`` works.
     pair_on : str, optional
         The case column both systems ran (e.g. ``"case_id"``). Paired tests average each
         system's runs per case first, then test the per-case differences; cases that only
@@ -295,15 +338,17 @@ def compare(
         ``crisis-mas-poc``), ``"paired"`` (t on per-case differences), ``"mannwhitney"``,
         ``"wilcoxon"`` (signed ranks of the per-case differences), ``"auto"`` (paired when
         ``pair_on`` is given, else Welch).
-    correction : {"holm", "fdr_bh", "bonferroni", "none"}
-        Multiple-comparison correction over every row of the result (the family).
+    correction : {"holm", "fdr_bh", "bonferroni", "none", "bh", "benjamini-hochberg"} or None
+        Multiple-comparison correction over every row of the result (the family); ``"bh"`` and
+        ``"benjamini-hochberg"`` are ``"fdr_bh"``, None is ``"none"``.
     alpha : float
-        Significance level of ``significant`` and of ``power``.
+        Significance level of ``significant`` and of ``power``, in (0, 1).
     confidence : float
-        Level of the CIs (difference and d).
+        Level of the CIs (difference and d), in (0, 1).
     n_boot : int
         When > 0, the CI of the difference is a bootstrap CI from ``n_boot`` resamples
-        (independent: each system resampled separately; paired: cases resampled).
+        (independent: each system resampled separately; paired: cases resampled). Not with
+        ``cluster`` or ``method="mixed"``.
     seed : int, optional
         Seed of ``numpy.random.default_rng`` for the bootstrap; the same seed and data give
         the same intervals.
@@ -311,7 +356,7 @@ def compare(
         ``"mixed"``: a linear mixed model ``y ~ treatment`` with a random intercept per
         ``pair_on`` case (statsmodels ``MixedLM``, REML); when a fit does not converge or is
         singular (random-intercept variance 0) the row falls back to ``test`` and ``warning``
-        says why.
+        says why. Needs ``pair_on``; not with ``cluster`` or ``n_boot``.
     allow_mixed_methods : bool
         ``dqs`` / ``dqs_raw`` come from a cascade (criteria, MCDA, final score) recorded in
         ``dqs_method``; comparing groups whose DQS came from different methods raises
@@ -370,8 +415,10 @@ def compare(
 
     Raises
     ------
-    MasEvalError
-        Bad options (unknown test, ``pair_on`` missing for a paired test, ...).
+    InvalidParameterError
+        A bad option (unknown test, alpha outside (0, 1), ...) or combination of options
+        (``pair_on`` missing for a paired test, ``cluster`` with a rank test, ...; see
+        :data:`~mas_eval.stats.options.COMPARE_RULES`); also a ``MasEvalError`` and a ``ValueError``.
     SchemaError
         A named column is missing or not numeric.
     DataError
@@ -420,10 +467,12 @@ def compare(
     (0.085, 11.41)
     """
     names = (treatment, control)
-    _check_options(
-        names=names, method=method, alpha=alpha, confidence=confidence, n_boot=n_boot, boot_ci=boot_ci,
-        cluster=cluster, test=test, pair_on=pair_on,
-    )  # fmt: skip
+    if treatment == control:
+        msg = f"compare: treatment and control are both {treatment!r}; compare two different systems"
+        raise InvalidParameterError(msg)
+    check_combinations(
+        "compare", {"test": test, "pair_on": pair_on, "cluster": cluster, "n_boot": n_boot, "method": method}
+    )
     by_columns = column_list(by, "by")
     request = _Request(
         metrics=column_list(metrics, "metrics", required=True),
@@ -431,7 +480,7 @@ def compare(
         keys=by_columns or [GROUP],
         names=names,
         system=system,
-        test=_resolve_test(test, pair_on, method),
+        test=_resolve_test(test, pair_on),
         pair_on=pair_on,
         cluster=cluster,
         correction=canonical_correction(correction),
@@ -448,26 +497,18 @@ def compare(
     notes = {}
     if guarded:
         notes = dqs_method_guard(
-            runs.rename({f"_g_{c}": c for c in guarded}), keys=request.keys, system=system, names=request.names,
-            dqs_columns=guarded, allow=allow_mixed_methods,
+            runs.rename({f"{GUARDED}{c}": c for c in guarded}), keys=request.keys, system=system,
+            names=request.names, dqs_columns=guarded, allow=allow_mixed_methods,
         )  # fmt: skip
 
-    summary, rows = _default_rows(runs, request)
-    if cluster is not None:
-        _apply_cluster(runs, summary, rows, request)
-    if request.test in RANK_TESTS or n_boot:
-        samples = _samples(runs, summary, request)
-        if request.test in RANK_TESTS:
-            apply_rank_test(rows, samples, request.test)
-        if n_boot:
-            apply_bootstrap(rows, samples, n_boot=n_boot, seed=seed, confidence=confidence, method=boot_ci)
-    if method == "mixed":
-        _apply_mixed(runs, summary, rows, request)
-    _note_mixed_methods(rows, summary, notes, request, guarded)
+    summary, base = _base_rows(runs, request)
+    table = base
+    for patch in _step_patches(runs, summary, base, request, notes, guarded):
+        table = table.apply(patch)
 
     groups = summary.groups
-    rows.set("metric", np.array(request.metrics * groups.height, dtype=object))
-    body = rows.finish(correction=request.correction, alpha=alpha)
+    table = table.apply(Patch(columns={"metric": np.array(request.metrics * groups.height, dtype=object)}))
+    body = table.finish(correction=request.correction, alpha=alpha)
     if not request.by:
         return body
     head = groups[pl.Series(np.repeat(np.arange(groups.height), len(request.metrics)))]

@@ -18,39 +18,33 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mas_eval.errors import MasEvalError
+from mas_eval.constraints import NONE, Options, validate_params
+from mas_eval.stats.options import Correction, canonical_correction
 
-__all__ = ["CORRECTIONS", "adjust_pvalues"]
-
-#: Accepted names, with aliases, mapped to the canonical one.
-CORRECTIONS = {
-    "holm": "holm",
-    "fdr_bh": "fdr_bh",
-    "bh": "fdr_bh",
-    "benjamini-hochberg": "fdr_bh",
-    "bonferroni": "bonferroni",
-    "none": "none",
-}
+__all__ = ["adjust_pvalues"]
 
 
-def canonical_correction(correction: str | None) -> str:
-    """``correction`` by its canonical name; unknown names are an error."""
-    key = "none" if correction is None else str(correction).lower()
-    if key not in CORRECTIONS:
-        msg = f"correction={correction!r} is not one of {', '.join(sorted(set(CORRECTIONS.values())))}"
-        raise MasEvalError(msg)
-    return CORRECTIONS[key]
-
-
-def adjust_pvalues(p_values: ArrayLike, correction: str = "holm") -> NDArray[np.float64]:
+@validate_params({"correction": [Options.of(Correction), NONE]})
+def adjust_pvalues(p_values: ArrayLike, correction: Correction | None = "holm") -> NDArray[np.float64]:
     """Adjusted p-values over the family of the finite entries of ``p_values`` (others stay NaN).
 
     Parameters
     ----------
-    p_values
+    p_values : array_like
         Raw p-values; NaN marks a row outside the family (a degenerate comparison).
-    correction
-        ``"holm"`` (default), ``"fdr_bh"`` (alias ``"bh"``), ``"bonferroni"`` or ``"none"``.
+    correction : {"holm", "fdr_bh", "bonferroni", "none", "bh", "benjamini-hochberg"} or None
+        ``"holm"`` (default), ``"fdr_bh"`` (aliases ``"bh"``, ``"benjamini-hochberg"``),
+        ``"bonferroni"`` or ``"none"`` (also None).
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, each at least its raw p and at most 1, where ``p_values`` is finite.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``correction`` is none of the above.
 
     Examples
     --------

@@ -1,20 +1,22 @@
-r"""The rows of the two designs from group summaries: independent samples and paired cases.
+r"""The base rows of the two designs from group summaries: independent samples and paired cases.
 
 Each function fills every column of the comparison table for all rows at once (numpy arrays,
-one element per (group, metric)), flags degenerate rows with a warning, and leaves the
-test-specific replacements (rank tests, clusters, bootstrap, mixed model) to other modules.
+one element per (group, metric)) and flags degenerate rows with a warning. The optional steps
+(rank tests, clusters, bootstrap, mixed model) read these rows and return what they change
+(:class:`~mas_eval.stats._rows.Patch`), in their own modules.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from mas_eval.errors import MasEvalError
-from mas_eval.stats._rows import Rows
+from mas_eval.constraints import Interval, Options, validate_params
+from mas_eval.stats._common import PROBABILITY
+from mas_eval.stats._rows import Patch, Rows, RowsBuilder
 from mas_eval.stats.effects import d_confidence_interval, hedges_correction, observed_power
+from mas_eval.stats.options import SummaryTest
 from mas_eval.stats.ttests import t_inference, welch_dof
 
 __all__ = ["ZERO_SD", "independent_rows", "paired_rows", "pooled_sd", "ttest_from_summary"]
@@ -36,7 +38,7 @@ def pooled_sd(n_t: np.ndarray, var_t: np.ndarray, n_c: np.ndarray, var_c: np.nda
         return np.sqrt(((n_t - 1.0) * var_t + (n_c - 1.0) * var_c) / (n_t + n_c - 2.0))
 
 
-def set_improvement(rows: Rows, difference: np.ndarray, mean_c: np.ndarray) -> None:
+def set_improvement(rows: RowsBuilder, difference: np.ndarray, mean_c: np.ndarray) -> None:
     """``100 * difference / mean_control``; null with a note when the control mean is 0 (SPEC.md §1)."""
     zero = (mean_c == 0.0) & np.isfinite(difference)
     with np.errstate(all="ignore"):
@@ -44,7 +46,7 @@ def set_improvement(rows: Rows, difference: np.ndarray, mean_c: np.ndarray) -> N
     rows.warn(zero, "mean_control is 0: improvement_percentage undefined", invalid=False)
 
 
-def _set_inference(rows: Rows, inference: dict[str, np.ndarray], dof: np.ndarray, ci_method: str) -> None:
+def _set_inference(rows: RowsBuilder, inference: dict[str, np.ndarray], dof: np.ndarray, ci_method: str) -> None:
     rows.set("dof", dof)
     for name, values in inference.items():
         rows.set(name, values)
@@ -52,7 +54,14 @@ def _set_inference(rows: Rows, inference: dict[str, np.ndarray], dof: np.ndarray
 
 
 def _set_effect_sizes(
-    rows: Rows, *, d: np.ndarray, t: np.ndarray, df: np.ndarray, scale: np.ndarray, confidence: float, d_type: str
+    rows: RowsBuilder,
+    *,
+    d: np.ndarray,
+    t: np.ndarray,
+    df: np.ndarray,
+    scale: np.ndarray,
+    confidence: float,
+    d_type: str,
 ) -> None:
     rows.set("cohens_d", d)
     rows.set("hedges_g", hedges_correction(df) * d)
@@ -71,13 +80,13 @@ def independent_rows(
     n_c: np.ndarray,
     mean_c: np.ndarray,
     var_c: np.ndarray,
-    test: Literal["welch", "student"],
+    test: SummaryTest,
     alpha: float,
     confidence: float,
     names: tuple[str, str],
 ) -> Rows:
     """Every column of independent-samples rows from each system's (n, mean, variance)."""
-    rows = Rows(n_t.size)
+    rows = RowsBuilder(n_t.size)
     treatment, control = names
     rows.set("test", test)
     rows.set("n_treatment", n_t)
@@ -116,19 +125,19 @@ def independent_rows(
     # The CI of d inverts the Student statistic d * scale, also on Welch rows (d uses the pooled SD).
     _set_effect_sizes(rows, d=d, t=d * scale, df=df_pooled, scale=scale, confidence=confidence, d_type="d_s")
     rows.set("power", observed_power(inference["statistic"], dof, alpha))
-    return rows
+    return rows.build()
 
 
-def paired_rows(*, arrays: dict[str, np.ndarray], alpha: float, confidence: float, names: tuple[str, str]) -> Rows:
+def paired_rows(*, stats: dict[str, np.ndarray], alpha: float, confidence: float, names: tuple[str, str]) -> Rows:
     """Every column of paired rows from the statistics of the per-case differences (see summaries)."""
-    n = arrays["n_pairs"]
-    mean_d, var_d = arrays["mean_d"], arrays["var_d"]
-    mean_t, var_t, mean_c, var_c = arrays["mean_t"], arrays["var_t"], arrays["mean_c"], arrays["var_c"]
+    n = stats["n_pairs"]
+    mean_d, var_d = stats["mean_d"], stats["var_d"]
+    mean_t, var_t, mean_c, var_c = stats["mean_t"], stats["var_t"], stats["mean_c"], stats["var_c"]
     treatment, control = names
-    rows = Rows(n.size)
+    rows = RowsBuilder(n.size)
     rows.set("test", "paired")
-    rows.set("n_treatment", arrays["runs_t"])
-    rows.set("n_control", arrays["runs_c"])
+    rows.set("n_treatment", stats["runs_t"])
+    rows.set("n_control", stats["runs_c"])
     rows.set("n_pairs", n)
     rows.set("mean_treatment", mean_t)
     rows.set("mean_control", mean_c)
@@ -138,9 +147,9 @@ def paired_rows(*, arrays: dict[str, np.ndarray], alpha: float, confidence: floa
     rows.set("difference", mean_d)
     set_improvement(rows, mean_d, mean_c)
 
-    rows.warn(arrays["cases_t"] == 0, f"no values for {treatment!r} in this group")
-    rows.warn(arrays["cases_c"] == 0, f"no values for {control!r} in this group")
-    unpaired = arrays["unpaired"]
+    rows.warn(stats["cases_t"] == 0, f"no values for {treatment!r} in this group")
+    rows.warn(stats["cases_c"] == 0, f"no values for {control!r} in this group")
+    unpaired = stats["unpaired"]
     rows.warn(unpaired > 0, lambda r: f"{unpaired[r]:.0f} unpaired case(s) left out", invalid=False)
     rows.warn((n < 2) & rows.ok, lambda r: f"fewer than 2 paired cases (n_pairs={n[r]:.0f})")
     finite = np.isfinite(mean_d) & np.isfinite(var_d)
@@ -163,18 +172,36 @@ def paired_rows(*, arrays: dict[str, np.ndarray], alpha: float, confidence: floa
     constant = rows.ok & (zero_sd(var_t, mean_t, mean_c) | zero_sd(var_c, mean_t, mean_c))
     rows.warn(constant, "correlation undefined (one system's case means are constant)", invalid=False)
     rows.set("correlation", np.where(constant, np.nan, np.clip(correlation, -1.0, 1.0)))
-    return rows
+    return rows.build()
 
 
+#: Means are finite numbers; SDs and sizes are also not negative (a size may be fractional, an effective n).
+_NUMBER = [Interval(float)]
+_NON_NEGATIVE = [Interval(float, 0)]
+
+
+@validate_params(
+    {
+        "mean_treatment": _NUMBER,
+        "std_treatment": _NON_NEGATIVE,
+        "n_treatment": _NON_NEGATIVE,
+        "mean_control": _NUMBER,
+        "std_control": _NON_NEGATIVE,
+        "n_control": _NON_NEGATIVE,
+        "test": [Options.of(SummaryTest)],
+        "alpha": [PROBABILITY],
+        "confidence": [PROBABILITY],
+    }
+)
 def ttest_from_summary(
     mean_treatment: float,
     std_treatment: float,
-    n_treatment: int,
+    n_treatment: float,
     mean_control: float,
     std_control: float,
-    n_control: int,
+    n_control: float,
     *,
-    test: Literal["welch", "student"] = "welch",
+    test: SummaryTest = "welch",
     alpha: float = 0.05,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
@@ -185,17 +212,17 @@ def ttest_from_summary(
 
     Parameters
     ----------
-    mean_treatment, std_treatment, n_treatment
-        Treatment (e.g. MAS) mean, sample SD and size.
-    mean_control, std_control, n_control
+    mean_treatment, std_treatment, n_treatment : float
+        Treatment (e.g. MAS) mean, sample SD and size (finite; the SD and size not negative).
+    mean_control, std_control, n_control : float
         Control (e.g. single-agent) mean, sample SD and size.
-    test
+    test : {"welch", "student"}
         ``"welch"`` (default; seed 004's formula) or ``"student"`` (pooled variance; preset
         ``crisis-mas-poc``).
-    alpha
-        Significance level of ``significant`` and of ``power``.
-    confidence
-        Level of the CIs of the difference and of d.
+    alpha : float
+        Significance level of ``significant`` and of ``power``, in (0, 1).
+    confidence : float
+        Level of the CIs of the difference and of d, in (0, 1).
 
     Returns
     -------
@@ -204,6 +231,11 @@ def ttest_from_summary(
         ``improvement_percentage``, ``statistic``, ``dof``, ``p_value``, ``significant``,
         ``ci_low``, ``ci_high``, ``cohens_d``, ``hedges_g``, ``d_ci_low``, ``d_ci_high``,
         ``effect_size``, ``power`` and ``warning`` (None where undefined).
+
+    Raises
+    ------
+    InvalidParameterError
+        A parameter outside the values above.
 
     Notes
     -----
@@ -217,16 +249,6 @@ def ttest_from_summary(
     >>> round(out["statistic"], 3), round(out["p_value"], 3), round(out["cohens_d"], 3), out["effect_size"]
     (1.678, 0.111, 0.75, 'medium')
     """
-    if test not in ("welch", "student"):
-        msg = f"test={test!r}: from summaries the tests are 'welch' and 'student'"
-        raise MasEvalError(msg)
-    values = [mean_treatment, std_treatment, n_treatment, mean_control, std_control, n_control]
-    if not all(isinstance(v, int | float) and math.isfinite(v) for v in values):
-        msg = f"means, SDs and sizes must be finite numbers, got {values!r}"
-        raise MasEvalError(msg)
-    if std_treatment < 0 or std_control < 0 or n_treatment < 0 or n_control < 0:
-        msg = f"SDs and sizes must not be negative, got {values!r}"
-        raise MasEvalError(msg)
     rows = independent_rows(
         n_t=np.array([float(n_treatment)]),
         mean_t=np.array([float(mean_treatment)]),
@@ -239,7 +261,7 @@ def ttest_from_summary(
         confidence=confidence,
         names=("treatment", "control"),
     )
-    rows.set("metric", np.array([""], dtype=object))
+    rows = rows.apply(Patch(columns={"metric": ""}))
     frame = rows.finish(correction="none", alpha=alpha)
     keep = [
         "difference", "improvement_percentage", "statistic", "dof", "p_value", "significant", "ci_low", "ci_high",

@@ -6,17 +6,14 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.errors import DataError
+from mas_eval.errors import MixedDqsMethodsError
 from mas_eval.stats._common import ENGINE, group_label
 
+# MixedDqsMethodsError lives with the other errors; it stays importable from here.
 __all__ = ["DQS_METRICS", "MixedDqsMethodsError", "dqs_method_guard"]
 
 #: Metrics produced by the DQS cascade, whose ``dqs_method`` must agree within a comparison.
 DQS_METRICS = ("dqs", "dqs_raw")
-
-
-class MixedDqsMethodsError(DataError):
-    """DQS values from different cascade steps (``dqs_method``) would be compared (seed 004, Bug #3)."""
 
 
 def dqs_method_guard(

@@ -6,8 +6,8 @@ Notes
 :math:`\varepsilon_{ij} \sim N(0, \sigma^2)`, fitted by REML with statsmodels' ``MixedLM``.
 The difference is :math:`\hat\beta_1` with its model-based standard error and a normal (z)
 reference. A fit that does not converge, or is singular (:math:`\hat\tau^2 \approx 0`, the
-estimate on the boundary, where the model reduces to OLS), is reported as a reason string so
-that the caller can fall back to the ordinary test; nothing here raises.
+estimate on the boundary, where the model reduces to OLS), is reported as a reason string, and
+the row falls back to the ordinary test; nothing here raises.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from statsmodels.regression.mixed_linear_model import MixedLM
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from mas_eval.stats._common import ENGINE
-from mas_eval.stats._rows import Rows
+from mas_eval.stats._rows import Patch
 from mas_eval.stats.designs import independent_rows, pooled_sd
 from mas_eval.stats.effects import hedges_correction, observed_power
 from mas_eval.stats.summaries import Summary, flat, metric
 from mas_eval.stats.ttests import t_inference
 
-__all__ = ["SINGULAR_RATIO", "fit_random_intercept", "mixed_rows"]
+__all__ = ["SINGULAR_RATIO", "fit_random_intercept", "mixed_step"]
 
 #: A random-intercept variance below this share of the residual variance is a singular fit.
 SINGULAR_RATIO = 1e-6
@@ -78,7 +78,7 @@ def fit_random_intercept(
     return estimate, se, float(n_cases)
 
 
-def mixed_rows(
+def mixed_step(
     runs: pl.LazyFrame,
     summary: Summary,
     *,
@@ -86,25 +86,28 @@ def mixed_rows(
     system: str,
     names: tuple[str, str],
     case: str,
+    fallback: str,
     alpha: float,
     confidence: float,
-) -> tuple[Rows, np.ndarray, list[str | None]]:
-    """Rows of run-level descriptives whose inference is the mixed model's.
+) -> Patch:
+    """Whole rows of run-level descriptives and the mixed model's inference, where a fit works.
 
-    ``summary`` is the independent (run-level) summary. Returns the rows, a mask of the rows
-    whose fit worked, and for the others the reason (for the fallback's warning). Cohen's d is
-    the fixed effect over the pooled SD; its CI is the effect's CI over the pooled SD.
+    ``summary`` is the independent (run-level) summary, aligned with the table's groups. The rows
+    whose fit worked are replaced whole (``test`` ``"mixed"``, no earlier warning); the others
+    keep the design's test ``fallback`` and get, first, a warning saying why. Cohen's d is the
+    fixed effect over the pooled SD; its CI is the effect's CI over the pooled SD.
     """
-    a = flat(summary.arrays)
+    stats = flat(summary.arrays)
     m = next(iter(summary.arrays.values())).shape[1]
     rows = independent_rows(
-        n_t=a["n_t"], mean_t=a["mean_t"], var_t=a["var_t"], n_c=a["n_c"], mean_c=a["mean_c"], var_c=a["var_c"],
+        n_t=stats["n_t"], mean_t=stats["mean_t"], var_t=stats["var_t"],
+        n_c=stats["n_c"], mean_c=stats["mean_c"], var_c=stats["var_c"],
         test="welch", alpha=alpha, confidence=confidence, names=names,
     )  # fmt: skip
     columns = [*keys, system, pl.col(case).cast(pl.String), *(metric(i) for i in range(m))]
     parts = runs.select(columns).collect(engine=ENGINE).partition_by(list(keys), as_dict=True, maintain_order=True)
     fitted = np.zeros(rows.size, dtype=bool)
-    reasons: list[str | None] = [None] * rows.size
+    reasons: dict[int, str] = {}
     estimate, se, n_cases = (np.full(rows.size, np.nan) for _ in range(3))
     # One MixedLM fit per (group, metric) row, as statsmodels fits one model at a time; not per run.
     for g, key in enumerate(summary.groups.iter_rows()):
@@ -122,20 +125,32 @@ def mixed_rows(
             else:
                 fitted[r] = True
                 estimate[r], se[r], n_cases[r] = fit
-    sd = pooled_sd(a["n_t"], a["var_t"], a["n_c"], a["var_c"])
+    sd = pooled_sd(stats["n_t"], stats["var_t"], stats["n_c"], stats["var_c"])
     inference = t_inference(estimate, se, np.inf, confidence)
-    rows.set("test", "mixed")
-    rows.set("n_clusters", n_cases)
-    rows.set("difference", estimate)
-    rows.set("dof", np.nan)
-    for name, values in inference.items():
-        rows.set(name, values)
-    rows.set("ci_method", "mixed")
     with np.errstate(all="ignore"):
-        rows.set("improvement_percentage", np.where(a["mean_c"] == 0.0, np.nan, 100.0 * estimate / a["mean_c"]))
-        rows.set("cohens_d", estimate / sd)
-        rows.set("hedges_g", hedges_correction(a["n_t"] + a["n_c"] - 2.0) * estimate / sd)
-        rows.set("d_ci_low", inference["ci_low"] / sd)
-        rows.set("d_ci_high", inference["ci_high"] / sd)
-    rows.set("power", observed_power(inference["statistic"], np.inf, alpha))
-    return rows, fitted, reasons
+        model = {
+            "test": "mixed",
+            "n_clusters": n_cases,
+            "difference": estimate,
+            "dof": np.nan,
+            **inference,
+            "ci_method": "mixed",
+            "improvement_percentage": np.where(stats["mean_c"] == 0.0, np.nan, 100.0 * estimate / stats["mean_c"]),
+            "cohens_d": estimate / sd,
+            "hedges_g": hedges_correction(stats["n_t"] + stats["n_c"] - 2.0) * estimate / sd,
+            "d_ci_low": inference["ci_low"] / sd,
+            "d_ci_high": inference["ci_high"] / sd,
+        }
+    model["power"] = observed_power(inference["statistic"], np.inf, alpha)
+    # The fitted rows are the run-level rows (descriptives and their notes) with the model's inference.
+    columns = {**rows.cols, **model}
+    return Patch(
+        columns=columns,
+        where=fitted,
+        warnings={r: rows.warnings[r] for r in np.flatnonzero(fitted) if rows.warnings[r]},
+        invalid=fitted & ~rows.ok,
+        first_warnings={
+            r: [f"mixed model not used ({reason}); fell back to {fallback}"] for r, reason in reasons.items()
+        },
+        whole_rows=True,
+    )

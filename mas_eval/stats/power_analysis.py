@@ -14,41 +14,63 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import warnings
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Collection
 
 import polars as pl
 from statsmodels.stats.power import TTestIndPower, TTestPower
 
-from mas_eval.errors import MasEvalError
-from mas_eval.stats._common import check_probability
+from mas_eval.constraints import NONE, Constraint, Interval, Options, Predicate, validate_params
+from mas_eval.errors import InvalidParameterError, MasEvalError
+from mas_eval.stats._common import PROBABILITY
+from mas_eval.stats.options import Alternative, Design
 
 __all__ = ["power"]
 
-DESIGNS = ("independent", "paired")
-ALTERNATIVES = ("two-sided", "larger", "smaller")
+
+def _one_or_list(number: Interval) -> list[Constraint]:
+    """``number``, or a non-empty list (any sized collection) of such numbers."""
+
+    def every(value: object) -> bool:
+        return (
+            isinstance(value, Collection)
+            and not isinstance(value, str | bytes)
+            and len(value) > 0
+            and all(number.is_satisfied_by(item) for item in value)
+        )
+
+    plural = str(number).removeprefix("a ").replace("number", "numbers", 1)
+    return [number, Predicate(every, f"a non-empty list of {plural}")]
 
 
-def _values(value: float | Iterable[float] | None, name: str) -> list[float] | None:
+def _values(value: float | Collection[float] | None) -> list[float] | None:
     if value is None:
         return None
-    items = [value] if isinstance(value, int | float) else list(value)
-    if not items or not all(isinstance(v, int | float) and math.isfinite(v) for v in items):
-        msg = f"{name} must be a finite number or a non-empty list of them, got {value!r}"
-        raise MasEvalError(msg)
+    items = [value] if isinstance(value, numbers.Real) else list(value)
     return [float(v) for v in items]
 
 
+@validate_params(
+    {
+        "effect_size": [*_one_or_list(Interval(float)), NONE],
+        "n": [*_one_or_list(Interval(float, 2)), NONE],
+        "power": [*_one_or_list(PROBABILITY), NONE],
+        "alpha": [PROBABILITY],
+        "design": [Options.of(Design)],
+        "ratio": [Interval(float, 0, closed="neither")],
+        "alternative": [Options.of(Alternative)],
+    }
+)
 def power(
-    effect_size: float | Iterable[float] | None = None,
-    n: float | Iterable[float] | None = None,
-    power: float | Iterable[float] | None = None,
+    effect_size: float | Collection[float] | None = None,
+    n: float | Collection[float] | None = None,
+    power: float | Collection[float] | None = None,
     *,
     alpha: float = 0.05,
-    design: Literal["independent", "paired"] = "independent",
+    design: Design = "independent",
     ratio: float = 1.0,
-    alternative: Literal["two-sided", "larger", "smaller"] = "two-sided",
+    alternative: Alternative = "two-sided",
 ) -> pl.DataFrame:
     """Solve a t test's power equation for whichever of effect size, n and power is left out.
 
@@ -60,19 +82,21 @@ def power(
 
     Parameters
     ----------
-    effect_size
-        Cohen's d (``d_s`` independent, ``d_z`` paired); positive for two-sided tests.
-    n
-        Treatment group size (independent; control has ``ratio * n``) or number of pairs.
-    power
+    effect_size : float or list of float, optional
+        Cohen's d (``d_s`` independent, ``d_z`` paired); positive for two-sided tests, non-zero
+        when ``n`` is solved for.
+    n : float or list of float, optional
+        Treatment group size (independent; control has ``ratio * n``) or number of pairs; at
+        least 2.
+    power : float or list of float, optional
         Target power, in (alpha, 1).
-    alpha
-        Significance level.
-    design
+    alpha : float
+        Significance level, in (0, 1).
+    design : {"independent", "paired"}
         ``"independent"`` (two groups) or ``"paired"`` (differences of pairs).
-    ratio
-        ``n_control / n_treatment`` (independent only).
-    alternative
+    ratio : float
+        ``n_control / n_treatment`` (independent only), positive.
+    alternative : {"two-sided", "larger", "smaller"}
         ``"two-sided"`` (default), ``"larger"`` or ``"smaller"``.
 
     Returns
@@ -91,6 +115,14 @@ def power(
         power          given, or the achieved power
         ============== =====================================================
 
+    Raises
+    ------
+    InvalidParameterError
+        A parameter outside the values above, not exactly two of ``effect_size``, ``n`` and
+        ``power``, a target power not above ``alpha``, or ``effect_size=0`` when solving for ``n``.
+    MasEvalError
+        The power equation has no solution for a combination.
+
     Examples
     --------
     Runs per system to detect d = 0.5 with 80% power at alpha 0.05 (64 per group):
@@ -102,34 +134,22 @@ def power(
     >>> round(power(effect_size=0.5, n=20, design="paired")["power"].item(), 4)
     0.5645
     """
-    check_probability(alpha, "alpha")
-    if design not in DESIGNS:
-        msg = f"design={design!r} is not one of {', '.join(DESIGNS)}"
-        raise MasEvalError(msg)
-    if alternative not in ALTERNATIVES:
-        msg = f"alternative={alternative!r} is not one of {', '.join(ALTERNATIVES)}"
-        raise MasEvalError(msg)
-    if not (isinstance(ratio, int | float) and ratio > 0):
-        msg = f"ratio={ratio!r} must be a positive number (n_control / n_treatment)"
-        raise MasEvalError(msg)
-    given = {"effect_size": _values(effect_size, "effect_size"), "n": _values(n, "n"), "power": _values(power, "power")}
+    given = {"effect_size": _values(effect_size), "n": _values(n), "power": _values(power)}
     missing = [name for name, value in given.items() if value is None]
     if len(missing) != 1:
-        msg = f"give exactly two of effect_size, n and power (the third is solved for); missing: {missing or 'none'}"
-        raise MasEvalError(msg)
+        msg = (
+            f"power: give exactly two of effect_size, n and power (the third is solved for); "
+            f"missing: {', '.join(missing) or 'none'}"
+        )
+        raise InvalidParameterError(msg)
     solved = missing[0]
     for p in given["power"] or []:
-        if not alpha < p < 1:
-            msg = f"power={p} must lie between alpha ({alpha}) and 1"
-            raise MasEvalError(msg)
-    for size in given["n"] or []:
-        if size < 2:
-            msg = f"n={size} must be at least 2"
-            raise MasEvalError(msg)
-    for d in given["effect_size"] or []:
-        if d == 0 and solved == "n":
-            msg = "effect_size=0 cannot be detected with any n; give a non-zero effect"
-            raise MasEvalError(msg)
+        if not alpha < p:
+            msg = f"power: power={p} must lie between alpha ({alpha}) and 1"
+            raise InvalidParameterError(msg)
+    if solved == "n" and 0.0 in (given["effect_size"] or []):
+        msg = "power: effect_size=0 cannot be detected with any n; give a non-zero effect"
+        raise InvalidParameterError(msg)
 
     engine = TTestIndPower() if design == "independent" else TTestPower()
     names = ["effect_size", "n", "power"]

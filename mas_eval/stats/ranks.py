@@ -11,24 +11,28 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from mas_eval.stats._rows import Rows
+from mas_eval.stats._rows import Patch
 from mas_eval.stats.summaries import Sample
 
-__all__ = ["apply_rank_test"]
+__all__ = ["rank_test_step"]
 
 
-def apply_rank_test(rows: Rows, samples: list[Sample], test: str) -> None:
-    """Set ``statistic`` (U of the treatment, or min(W+, W-)) and ``p_value`` of the valid rows.
+def rank_test_step(samples: list[Sample], test: str, *, valid: np.ndarray) -> Patch:
+    """The rank test's ``statistic`` (U of the treatment, or min(W+, W-)) and ``p_value`` for every row.
 
     ``scipy.stats.mannwhitneyu(treatment, control, alternative="two-sided")`` or
     ``scipy.stats.wilcoxon(differences)``, with SciPy's defaults (exact or asymptotic by size,
-    continuity correction); ``dof`` is null.
+    continuity correction), on the ``valid`` rows; the others get NaN, and ``dof`` is null. A row
+    where SciPy refuses the data becomes degenerate, with SciPy's reason.
     """
-    rows.set("test", test)
-    statistic = np.full(rows.size, np.nan)
-    p_value = np.full(rows.size, np.nan)
+    size = len(samples)
+    statistic = np.full(size, np.nan)
+    p_value = np.full(size, np.nan)
+    failed = np.zeros(size, dtype=bool)
+    notes: dict[int, list[str]] = {}
+    # One SciPy call per (group, metric) row, as the rank tests need the row's raw values; not per run.
     for r, sample in enumerate(samples):
-        if sample is None or not rows.ok[r]:
+        if sample is None or not valid[r]:
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -38,9 +42,9 @@ def apply_rank_test(rows: Rows, samples: list[Sample], test: str) -> None:
                 else:
                     result = stats.wilcoxon(sample[0])
             except ValueError as exc:
-                rows.warn(np.arange(rows.size) == r, f"{test} failed: {exc}")
+                failed[r] = True
+                notes[r] = [f"{test} failed: {exc}"]
                 continue
         statistic[r], p_value[r] = result.statistic, result.pvalue
-    rows.set("statistic", statistic)
-    rows.set("p_value", p_value)
-    rows.set("dof", np.nan)
+    columns = {"test": test, "statistic": statistic, "p_value": p_value, "dof": np.nan}
+    return Patch(columns=columns, warnings=notes, invalid=failed)

@@ -19,16 +19,30 @@ edges leave empty bins, as in scikit-learn's ``calibration_curve``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
-from mas_eval.errors import DataError, MasEvalError
-from mas_eval.stats._common import ENGINE, GROUP, as_lazy, check_columns, column_list, numeric_value
+from mas_eval.constraints import NONE, Interval, Options, validate_params
+from mas_eval.errors import DataError
+from mas_eval.stats._common import COLUMN_NAME, ENGINE, GROUP, as_lazy, check_columns, column_list, numeric_value
+from mas_eval.stats.options import Strategy
 
-__all__ = ["calibration", "reliability_table"]
+__all__ = ["CALIBRATION_CONSTRAINTS", "calibration", "reliability_table"]
 
-STRATEGIES = ("uniform", "quantile")
+#: Internal names of the confidence and outcome values, and of bin edge ``k``: ``f"{EDGE}{k}"``.
+CONFIDENCE = "_confidence"
+OUTCOME = "_outcome"
+EDGE = "_edge_"
+
+#: What the parameters of :func:`calibration` and :func:`reliability_table` accept.
+CALIBRATION_CONSTRAINTS = {
+    "confidence": [COLUMN_NAME],
+    "outcome": [COLUMN_NAME],
+    "bins": [Interval(int, 1)],
+    "strategy": [Options.of(Strategy)],
+    "system": [COLUMN_NAME, NONE],
+}
 
 
 def _prepare(
@@ -36,19 +50,11 @@ def _prepare(
     confidence: str,
     outcome: str,
     by: str | Sequence[str] | None,
-    bins: int,
-    strategy: str,
     system: str | None,
 ) -> tuple[pl.LazyFrame, pl.DataFrame, list[str]]:
-    """Validated runs ``(keys..., _c, _y)`` with complete values, the (group, system) list, keys."""
+    """Runs ``(keys..., _confidence, _outcome)`` with complete, checked values; the (group, system) list; keys."""
     frame = as_lazy(run_metrics)
     keys_by = column_list(by, "by")
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        msg = f"bins={bins!r} must be a positive integer"
-        raise MasEvalError(msg)
-    if strategy not in STRATEGIES:
-        msg = f"strategy={strategy!r} is not one of {', '.join(STRATEGIES)}"
-        raise MasEvalError(msg)
     schema = frame.collect_schema()
     check_columns(schema, [confidence, outcome], "confidence/outcome")
     check_columns(schema, keys_by, "by")
@@ -59,31 +65,37 @@ def _prepare(
     frame = frame if group_keys else frame.with_columns(pl.lit(0, pl.Int8).alias(GROUP))
     runs = frame.select(
         *keys,
-        numeric_value(schema, confidence, "confidence").alias("_c"),
-        numeric_value(schema, outcome, "outcome").alias("_y"),
+        numeric_value(schema, confidence, "confidence").alias(CONFIDENCE),
+        numeric_value(schema, outcome, "outcome").alias(OUTCOME),
     )
     groups = runs.group_by(keys).agg(runs=pl.len()).sort(keys, nulls_last=True).collect(engine=ENGINE)
-    complete = runs.filter(pl.col("_c").is_not_null() & pl.col("_y").is_not_null())
+    c, y = pl.col(CONFIDENCE), pl.col(OUTCOME)
+    complete = runs.filter(c.is_not_null() & y.is_not_null())
+    outside, not_binary = (c < 0) | (c > 1), ~y.is_in([0.0, 1.0])
     bad = complete.select(
-        ((pl.col("_c") < 0) | (pl.col("_c") > 1)).sum().alias("c"),
-        (~pl.col("_y").is_in([0.0, 1.0])).sum().alias("y"),
-        pl.col("_c").filter((pl.col("_c") < 0) | (pl.col("_c") > 1)).first().alias("c_example"),
-        pl.col("_y").filter(~pl.col("_y").is_in([0.0, 1.0])).first().alias("y_example"),
+        outside.sum().alias("confidence_outside"),
+        not_binary.sum().alias("outcome_not_binary"),
+        c.filter(outside).first().alias("confidence_example"),
+        y.filter(not_binary).first().alias("outcome_example"),
     ).collect(engine=ENGINE)
-    if bad["c"][0]:
+    if bad["confidence_outside"][0]:
         msg = (
-            f"confidence {confidence!r} must lie in [0, 1]: {bad['c'][0]:,} runs do not (e.g. {bad['c_example'][0]!r})"
+            f"confidence {confidence!r} must lie in [0, 1]: {bad['confidence_outside'][0]:,} runs do not "
+            f"(e.g. {bad['confidence_example'][0]!r})"
         )
         raise DataError(msg)
-    if bad["y"][0]:
-        msg = f"outcome {outcome!r} must be boolean or 0/1: {bad['y'][0]:,} runs are not (e.g. {bad['y_example'][0]!r})"
+    if bad["outcome_not_binary"][0]:
+        msg = (
+            f"outcome {outcome!r} must be boolean or 0/1: {bad['outcome_not_binary'][0]:,} runs are not "
+            f"(e.g. {bad['outcome_example'][0]!r})"
+        )
         raise DataError(msg)
     return complete, groups, keys
 
 
 def _binned(complete: pl.LazyFrame, keys: list[str], bins: int, strategy: str) -> pl.LazyFrame:
     """``complete`` with ``bin`` (0-based), ``bin_low`` and ``bin_high``."""
-    c = pl.col("_c")
+    c = pl.col(CONFIDENCE)
     if strategy == "uniform":
         # Edges k/bins as Python computes them, then numpy's searchsorted rule: exact at every edge
         # (an expression like (c * bins).floor() misplaces values such as 0.3 and 0.7).
@@ -92,17 +104,17 @@ def _binned(complete: pl.LazyFrame, keys: list[str], bins: int, strategy: str) -
         return complete.with_columns(bin=index).with_columns(
             bin_low=pl.lit(edges).gather(pl.col("bin")), bin_high=pl.lit(edges).gather(pl.col("bin") + 1)
         )
-    quantiles = [c.quantile(k / bins, interpolation="linear").alias(f"_e{k}") for k in range(bins + 1)]
+    quantiles = [c.quantile(k / bins, interpolation="linear").alias(f"{EDGE}{k}") for k in range(bins + 1)]
     edges = complete.group_by(keys).agg(quantiles)
     with_edges = complete.join(edges, on=keys, how="left", nulls_equal=True)
     # The number of interior edges at or below c: numpy's searchsorted(edges[1:-1], c, "right").
-    inner = [(c >= pl.col(f"_e{k}")).cast(pl.Int64) for k in range(1, bins)]
+    inner = [(c >= pl.col(f"{EDGE}{k}")).cast(pl.Int64) for k in range(1, bins)]
     index = pl.sum_horizontal(inner) if inner else pl.lit(0, pl.Int64)
-    edge_list = pl.concat_list([pl.col(f"_e{k}") for k in range(bins + 1)])
+    edge_list = pl.concat_list([pl.col(f"{EDGE}{k}") for k in range(bins + 1)])
     return (
         with_edges.with_columns(bin=index)
         .with_columns(bin_low=edge_list.list.get(pl.col("bin")), bin_high=edge_list.list.get(pl.col("bin") + 1))
-        .drop([f"_e{k}" for k in range(bins + 1)])
+        .drop([f"{EDGE}{k}" for k in range(bins + 1)])
     )
 
 
@@ -114,21 +126,22 @@ def _reliability(complete: pl.LazyFrame, keys: list[str], bins: int, strategy: s
             bin_low=pl.col("bin_low").first(),
             bin_high=pl.col("bin_high").first(),
             n=pl.len().cast(pl.Int64),
-            mean_confidence=pl.col("_c").mean(),
-            accuracy=pl.col("_y").mean(),
+            mean_confidence=pl.col(CONFIDENCE).mean(),
+            accuracy=pl.col(OUTCOME).mean(),
         )
         .sort([*keys, "bin"], nulls_last=True)
         .collect(engine=ENGINE)
     )
 
 
+@validate_params(CALIBRATION_CONSTRAINTS)
 def reliability_table(
     run_metrics: Any,
     confidence: str = "decision_confidence",
     outcome: str = "gt_match",
     by: str | Sequence[str] | None = None,
     bins: int = 10,
-    strategy: Literal["uniform", "quantile"] = "uniform",
+    strategy: Strategy = "uniform",
     system: str | None = "system",
 ) -> pl.DataFrame:
     """One row per non-empty confidence bin of each (group, system): the reliability diagram's data.
@@ -137,17 +150,17 @@ def reliability_table(
     ----------
     run_metrics : polars.DataFrame, polars.LazyFrame or Scores
         One row per run.
-    confidence
+    confidence : str
         Column of confidences in [0, 1] (NaN/null runs are left out).
-    outcome
+    outcome : str
         Boolean or 0/1 column: whether the run was right (null runs are left out).
-    by
+    by : str or list of str, optional
         Grouping columns besides ``system``.
-    bins
-        Number of bins.
-    strategy
+    bins : int
+        Number of bins, at least 1.
+    strategy : {"uniform", "quantile"}
         ``"uniform"`` (edges k/bins) or ``"quantile"`` (equal-mass bins per group).
-    system
+    system : str or None
         The system column (one calibration per system); ``None`` pools systems.
 
     Returns
@@ -157,6 +170,15 @@ def reliability_table(
         ``bin_high`` (left-closed bins, the last closed), ``n``, ``mean_confidence``,
         ``accuracy`` (share of outcomes that are true).
 
+    Raises
+    ------
+    InvalidParameterError
+        A parameter outside the values above.
+    SchemaError
+        A named column is missing, or not numeric or boolean.
+    DataError
+        A confidence outside [0, 1], or an outcome other than 0/1.
+
     Examples
     --------
     >>> import polars as pl
@@ -165,23 +187,24 @@ def reliability_table(
     >>> reliability_table(runs, bins=2).select("bin", "n", "mean_confidence", "accuracy").rows()
     [(0, 2, 0.175, 0.5), (1, 2, 0.925, 1.0)]
     """
-    complete, _, keys = _prepare(run_metrics, confidence, outcome, by, bins, strategy, system)
+    complete, _, keys = _prepare(run_metrics, confidence, outcome, by, system)
     table = _reliability(complete, keys, bins, strategy)
     return table.drop(GROUP) if GROUP in table.columns else table
 
 
+@validate_params(CALIBRATION_CONSTRAINTS)
 def calibration(
     run_metrics: Any,
     confidence: str = "decision_confidence",
     outcome: str = "gt_match",
     by: str | Sequence[str] | None = None,
     bins: int = 10,
-    strategy: Literal["uniform", "quantile"] = "uniform",
+    strategy: Strategy = "uniform",
     system: str | None = "system",
 ) -> pl.DataFrame:
     """Whether a system's confidence means anything: ECE, MCE and Brier score per (group, system).
 
-    Parameters are those of :func:`reliability_table`.
+    Parameters and errors are those of :func:`reliability_table`.
 
     Returns
     -------
@@ -208,7 +231,7 @@ def calibration(
     >>> round(row["ece"], 4), round(row["mce"], 4), round(row["brier"], 4)
     (0.2, 0.325, 0.1713)
     """
-    complete, groups, keys = _prepare(run_metrics, confidence, outcome, by, bins, strategy, system)
+    complete, groups, keys = _prepare(run_metrics, confidence, outcome, by, system)
     table = _reliability(complete, keys, bins, strategy)
     gap = (pl.col("accuracy") - pl.col("mean_confidence")).abs()
     per_bin = table.group_by(keys).agg(
@@ -218,9 +241,9 @@ def calibration(
         complete.group_by(keys)
         .agg(
             n=pl.len().cast(pl.Int64),
-            mean_confidence=pl.col("_c").mean(),
-            accuracy=pl.col("_y").mean(),
-            brier=((pl.col("_c") - pl.col("_y")) ** 2).mean(),
+            mean_confidence=pl.col(CONFIDENCE).mean(),
+            accuracy=pl.col(OUTCOME).mean(),
+            brier=((pl.col(CONFIDENCE) - pl.col(OUTCOME)) ** 2).mean(),
         )
         .collect(engine=ENGINE)
     )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import polars as pl
 
-from mas_eval.errors import MasEvalError
+from mas_eval.errors import InvalidParameterError
+from mas_eval.output import atomic_file
 from mas_eval.stats._rows import COLUMNS
 
 __all__ = ["SUMMARY_COLUMNS", "summary_view", "write_comparisons"]
@@ -46,20 +46,12 @@ def write_comparisons(table: pl.DataFrame, path: str | Path, *, overwrite: bool 
     suffix = target.suffix.lower()
     if suffix not in FORMATS:
         msg = f"{target}: write comparisons as {', '.join(FORMATS)} (by the file's suffix)"
-        raise MasEvalError(msg)
-    if target.exists() and not overwrite:
-        msg = f"{target} exists; pass overwrite=True (--overwrite) to replace it"
-        raise MasEvalError(msg)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
+        raise InvalidParameterError(msg)
+    with atomic_file(target, overwrite=overwrite) as staging:
         if suffix == ".parquet":
             table.write_parquet(staging)
         elif suffix == ".csv":
             table.write_csv(staging)
         else:
             staging.write_text(json.dumps(table.to_dicts(), indent=2) + "\n")
-        staging.replace(target)
-    finally:
-        staging.unlink(missing_ok=True)
     return target

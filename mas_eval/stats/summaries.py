@@ -1,9 +1,10 @@
 """Group sufficient statistics in Polars: one pass per design, every metric aggregated at once.
 
-The frames here hold the compared runs with the metrics renamed ``_m0``, ``_m1``, ... (so that no
-metric name can collide with a key or a generated column), cast to Float64 with NaN as null.
-Results come back as ``(G, M)`` numpy arrays aligned with a sorted frame of the ``G`` groups;
-:func:`flat` lays them out as table rows (group-major, metric-minor).
+The frames here hold the compared runs with the metrics renamed ``_metric_0``, ``_metric_1``, ...
+(so that no metric name can collide with a key or a generated column), cast to Float64 with NaN
+as null. A statistic of metric ``i`` is computed into column ``column(stat, i)``, ``f"{stat}_{i}"``
+(``n_pairs_3``), and comes back as the ``(G, M)`` numpy array ``stat``, aligned with a sorted
+frame of the ``G`` groups; :func:`flat` lays them out as table rows (group-major, metric-minor).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from mas_eval.errors import DataError, format_keys
 from mas_eval.stats._common import ENGINE
 
 __all__ = [
+    "PAIRED_STATS",
     "Sample",
     "Summary",
     "align",
+    "column",
     "flat",
     "independent_samples",
     "independent_summary",
@@ -36,9 +39,14 @@ __all__ = [
 Sample = tuple[np.ndarray, np.ndarray | None] | None
 
 
+def column(stat: str, i: int) -> str:
+    """Column of statistic ``stat`` of the i-th metric: ``column("n_pairs", 3) == "n_pairs_3"``."""
+    return f"{stat}_{i}"
+
+
 def metric(i: int) -> str:
-    """Internal name of the i-th metric column."""
-    return f"_m{i}"
+    """Internal name of the i-th metric's values."""
+    return column("_metric", i)
 
 
 @dataclass
@@ -60,12 +68,12 @@ def align(groups: pl.DataFrame, frame: pl.DataFrame, keys: Sequence[str]) -> pl.
     return groups.join(frame, on=list(keys), how="left", nulls_equal=True, maintain_order="left")
 
 
-def to_arrays(frame: pl.DataFrame, names: dict[str, str], m: int) -> dict[str, np.ndarray]:
-    """``{out: (G, M) float array}`` from columns ``f"{prefix}{i}"`` for each ``out -> prefix``."""
+def to_arrays(frame: pl.DataFrame, stats: Sequence[str], m: int) -> dict[str, np.ndarray]:
+    """``{stat: (G, M) float array}`` from the columns ``column(stat, i)``, i < m, of each statistic."""
     out = {}
-    for name, prefix in names.items():
-        block = frame.select(pl.col(f"{prefix}{i}").cast(pl.Float64) for i in range(m))
-        out[name] = block.to_numpy().astype(float, copy=False).reshape(frame.height, m)
+    for stat in stats:
+        block = frame.select(pl.col(column(stat, i)).cast(pl.Float64) for i in range(m))
+        out[stat] = block.to_numpy().astype(float, copy=False).reshape(frame.height, m)
     return out
 
 
@@ -77,7 +85,7 @@ def realign(summary: Summary, groups: pl.DataFrame, keys: Sequence[str]) -> Summ
     """``summary`` re-indexed to ``groups`` (groups it lacks get zero counts and NaN statistics)."""
     if summary.groups.equals(groups):
         return summary
-    position = align(groups, summary.groups.with_row_index("_pos"), keys)["_pos"].to_numpy().astype(float)
+    position = align(groups, summary.groups.with_row_index("_position"), keys)["_position"].to_numpy().astype(float)
     found = ~np.isnan(position)
     arrays = {}
     for name, values in summary.arrays.items():
@@ -90,20 +98,36 @@ def realign(summary: Summary, groups: pl.DataFrame, keys: Sequence[str]) -> Summ
 def independent_summary(
     runs: pl.LazyFrame, keys: Sequence[str], system: str, treatment: str, control: str, m: int
 ) -> Summary:
-    """n (non-null), mean and variance (ddof 1) of every metric per group and system: one group-by."""
+    """n (non-null), mean and variance (ddof 1) of every metric per group and system: one group-by.
+
+    The arrays are ``n_t``, ``mean_t``, ``var_t`` (treatment) and ``n_c``, ``mean_c``, ``var_c``.
+    """
     aggs = []
     for i in range(m):
-        col = pl.col(metric(i))
-        aggs += [col.count().alias(f"n{i}"), col.mean().alias(f"mean{i}"), col.var(ddof=1).alias(f"var{i}")]
+        values = pl.col(metric(i))
+        aggs += [
+            values.count().alias(column("n", i)),
+            values.mean().alias(column("mean", i)),
+            values.var(ddof=1).alias(column("var", i)),
+        ]
     wide = runs.group_by([*keys, system]).agg(aggs).collect(engine=ENGINE)
     groups = _sorted_groups(wide, keys)
     arrays: dict[str, np.ndarray] = {}
     for side, name in (("t", treatment), ("c", control)):
         aligned = align(groups, wide.filter(pl.col(system) == name).drop(system), keys)
-        part = to_arrays(aligned, {f"n_{side}": "n", f"mean_{side}": "mean", f"var_{side}": "var"}, m)
-        part[f"n_{side}"] = np.nan_to_num(part[f"n_{side}"], nan=0.0)
-        arrays.update(part)
+        part = to_arrays(aligned, ("n", "mean", "var"), m)
+        part["n"] = np.nan_to_num(part["n"], nan=0.0)
+        arrays.update({f"{stat}_{side}": values for stat, values in part.items()})
     return Summary(groups, arrays)
+
+
+#: The statistics :func:`paired_summary` returns per (group, metric).
+PAIRED_STATS = (
+    "n_pairs", "mean_d", "var_d", "mean_t", "var_t", "mean_c", "var_c",
+    "runs_t", "runs_c", "unpaired", "cases_t", "cases_c",
+)  # fmt: skip
+#: Those of :data:`PAIRED_STATS` that count something (0, not null, in a group without values).
+_PAIRED_COUNTS = ("n_pairs", "runs_t", "runs_c", "unpaired", "cases_t", "cases_c")
 
 
 def _case_level(
@@ -115,33 +139,47 @@ def _case_level(
     m: int,
     cluster: str | None,
 ) -> pl.LazyFrame:
-    """One row per (group, case): each system's case mean ``t{i}``/``c{i}``, runs ``kt{i}``/``kc{i}``, ``d{i}``."""
+    """One row per (group, case): per system s (``t``, ``c``) the case mean ``case_mean_{s}_{i}`` and the
+    runs it averages ``case_runs_{s}_{i}``, and their ``difference_{i}``; with ``cluster``, each system's
+    first cluster ``case_cluster_{s}`` and distinct clusters ``n_case_clusters_{s}``, and the case's ``cluster``.
+    """
     aggs = []
     for i in range(m):
-        aggs += [pl.col(metric(i)).mean().alias(f"a{i}"), pl.col(metric(i)).count().alias(f"k{i}")]
+        aggs += [
+            pl.col(metric(i)).mean().alias(column("case_mean", i)),
+            pl.col(metric(i)).count().alias(column("case_runs", i)),
+        ]
     if cluster is not None:
-        aggs += [pl.col(cluster).first().alias("_cl"), pl.col(cluster).n_unique().alias("_cln")]
+        aggs += [pl.col(cluster).first().alias("case_cluster"), pl.col(cluster).n_unique().alias("n_case_clusters")]
     per_case = runs.group_by([*keys, pair_on, system]).agg(aggs)
 
     def side(name: str, tag: str) -> pl.LazyFrame:
-        renames = [pl.col(f"a{i}").alias(f"{tag}{i}") for i in range(m)]
-        renames += [pl.col(f"k{i}").alias(f"k{tag}{i}") for i in range(m)]
+        renames = [pl.col(column("case_mean", i)).alias(column(f"case_mean_{tag}", i)) for i in range(m)]
+        renames += [pl.col(column("case_runs", i)).alias(column(f"case_runs_{tag}", i)) for i in range(m)]
         if cluster is not None:
-            renames += [pl.col("_cl").alias(f"_cl{tag}"), pl.col("_cln").alias(f"_cln{tag}")]
+            renames += [pl.col("case_cluster").alias(f"case_cluster_{tag}"),
+                        pl.col("n_case_clusters").alias(f"n_case_clusters_{tag}")]  # fmt: skip
         return per_case.filter(pl.col(system) == name).select(*keys, pair_on, *renames)
 
     wide = side(names[0], "t").join(side(names[1], "c"), on=[*keys, pair_on], how="full", coalesce=True,
                                     nulls_equal=True)  # fmt: skip
-    columns = [(pl.col(f"t{i}") - pl.col(f"c{i}")).alias(f"d{i}") for i in range(m)]
+    columns = [
+        (pl.col(column("case_mean_t", i)) - pl.col(column("case_mean_c", i))).alias(column("difference", i))
+        for i in range(m)
+    ]
     if cluster is not None:
-        columns.append(pl.coalesce("_clt", "_clc").alias(cluster))
+        columns.append(pl.coalesce("case_cluster_t", "case_cluster_c").alias(cluster))
     # Group-by and join outputs come in no fixed order; sorted cases make every later sum (and so
     # every result, to the last bit) the same from call to call and independent of the input order.
     return wide.with_columns(columns).sort([*keys, pair_on], nulls_last=True, maintain_order=True)
 
 
 def _check_case_clusters(cases: pl.LazyFrame, pair_on: str, label: str) -> None:
-    spanning = (pl.col("_clnt") > 1) | (pl.col("_clnc") > 1) | (pl.col("_clt") != pl.col("_clc")).fill_null(False)
+    spanning = (
+        (pl.col("n_case_clusters_t") > 1)
+        | (pl.col("n_case_clusters_c") > 1)
+        | (pl.col("case_cluster_t") != pl.col("case_cluster_c")).fill_null(False)
+    )
     bad = cases.filter(spanning).select(pair_on).head(5).collect(engine=ENGINE)
     if bad.height:
         msg = (
@@ -163,12 +201,13 @@ def paired_summary(
     r"""Per-case means first (repeated runs averaged), then per group the differences' statistics.
 
     Two passes: group-by (group, case, system) and a full join of the two systems give the
-    case table (materialised, sorted by case), then one group-by group. Per metric: ``n_pairs``
-    (cases where both systems have a value), mean and variance of the differences, mean and
-    variance of each system's case means over those cases, the runs they average (``runs_t``,
-    ``runs_c``), ``unpaired`` cases (one system only), and the cases with any value per system
-    (``cases_t``, ``cases_c``). ``cluster`` is (internal column, user's name); every case must
-    lie in one cluster.
+    case table (materialised, sorted by case), then one group-by group. Per metric
+    (:data:`PAIRED_STATS`): ``n_pairs`` (cases where both systems have a value), mean and
+    variance of the differences (``mean_d``, ``var_d``), mean and variance of each system's case
+    means over those cases (``mean_t``, ``var_t``, ``mean_c``, ``var_c``), the runs they average
+    (``runs_t``, ``runs_c``), ``unpaired`` cases (one system only), and the cases with any value
+    per system (``cases_t``, ``cases_c``). ``cluster`` is (internal column, user's name); every
+    case must lie in one cluster.
     """
     # Materialised and sorted: the optimiser would drop a sort that only feeds a group-by, and the
     # join's row order varies from call to call (so would the last bits of every sum).
@@ -178,30 +217,26 @@ def paired_summary(
         _check_case_clusters(cases, pair_on, cluster[1])
     aggs = []
     for i in range(m):
-        d, t, c = pl.col(f"d{i}"), pl.col(f"t{i}"), pl.col(f"c{i}")
+        d, t, c = pl.col(column("difference", i)), pl.col(column("case_mean_t", i)), pl.col(column("case_mean_c", i))
         paired = d.is_not_null()
         aggs += [
-            d.count().alias(f"np{i}"),
-            d.mean().alias(f"md{i}"),
-            d.var(ddof=1).alias(f"vd{i}"),
-            t.filter(paired).mean().alias(f"mt{i}"),
-            t.filter(paired).var(ddof=1).alias(f"vt{i}"),
-            c.filter(paired).mean().alias(f"mc{i}"),
-            c.filter(paired).var(ddof=1).alias(f"vc{i}"),
-            pl.col(f"kt{i}").filter(paired).sum().alias(f"rt{i}"),
-            pl.col(f"kc{i}").filter(paired).sum().alias(f"rc{i}"),
-            (t.is_not_null() != c.is_not_null()).sum().alias(f"up{i}"),
-            t.count().alias(f"ct{i}"),
-            c.count().alias(f"cc{i}"),
+            d.count().alias(column("n_pairs", i)),
+            d.mean().alias(column("mean_d", i)),
+            d.var(ddof=1).alias(column("var_d", i)),
+            t.filter(paired).mean().alias(column("mean_t", i)),
+            t.filter(paired).var(ddof=1).alias(column("var_t", i)),
+            c.filter(paired).mean().alias(column("mean_c", i)),
+            c.filter(paired).var(ddof=1).alias(column("var_c", i)),
+            pl.col(column("case_runs_t", i)).filter(paired).sum().alias(column("runs_t", i)),
+            pl.col(column("case_runs_c", i)).filter(paired).sum().alias(column("runs_c", i)),
+            (t.is_not_null() != c.is_not_null()).sum().alias(column("unpaired", i)),
+            t.count().alias(column("cases_t", i)),
+            c.count().alias(column("cases_c", i)),
         ]
     wide = cases.group_by(list(keys)).agg(aggs).collect(engine=ENGINE)
     groups = _sorted_groups(wide, keys)
-    names_map = {
-        "n_pairs": "np", "mean_d": "md", "var_d": "vd", "mean_t": "mt", "var_t": "vt", "mean_c": "mc", "var_c": "vc",
-        "runs_t": "rt", "runs_c": "rc", "unpaired": "up", "cases_t": "ct", "cases_c": "cc",
-    }  # fmt: skip
-    arrays = to_arrays(align(groups, wide, keys), names_map, m)
-    for count in ("n_pairs", "runs_t", "runs_c", "unpaired", "cases_t", "cases_c"):
+    arrays = to_arrays(align(groups, wide, keys), PAIRED_STATS, m)
+    for count in _PAIRED_COUNTS:
         arrays[count] = np.nan_to_num(arrays[count], nan=0.0)
     return Summary(groups, arrays, cases=cases)
 
@@ -234,12 +269,13 @@ def paired_samples(
     cases: pl.LazyFrame, groups: pl.DataFrame, keys: Sequence[str], pair_on: str, m: int
 ) -> list[Sample]:
     """Each row's per-case differences, sorted by case (a deterministic order for the bootstrap)."""
-    frame = cases.select(*keys, pair_on, *(f"d{i}" for i in range(m))).sort([*keys, pair_on]).collect(engine=ENGINE)
+    differences = [column("difference", i) for i in range(m)]
+    frame = cases.select(*keys, pair_on, *differences).sort([*keys, pair_on]).collect(engine=ENGINE)
     parts = _partitions(frame, keys)
     out: list[Sample] = []
     # A loop over (group, metric) rows, not runs: the bootstrap takes each row's differences.
     for key in groups.iter_rows():
         part = parts.get(key)
         for i in range(m):
-            out.append(None if part is None else (part[f"d{i}"].drop_nulls().to_numpy().astype(float), None))
+            out.append(None if part is None else (part[differences[i]].drop_nulls().to_numpy().astype(float), None))
     return out
