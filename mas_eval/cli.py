@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, get_args
 
 import typer
 
@@ -20,6 +20,7 @@ from mas_eval.errors import MasEvalError
 from mas_eval.metrics.family import parameter_help, parse_override
 from mas_eval.output import check_target
 from mas_eval.presets import PRESETS
+from mas_eval.stats.options import BootCI, Correction, Method, Test
 from mas_eval.terminal import console, err_console, print_frame, progress
 
 app = typer.Typer(
@@ -29,6 +30,12 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _choices(options: Any) -> str:
+    """The values of a ``Literal`` type, for help texts (the checks read the same type)."""
+    return ", ".join(get_args(options))
+
 
 DatasetArg = Annotated[Path, typer.Argument(help="Dataset folder (one Parquet file or folder per table).")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace OUT if it exists.")]
@@ -152,17 +159,19 @@ def compare(
     ] = None,
     cluster: Annotated[str | None, typer.Option(help="Cluster column: cluster-robust standard errors.")] = None,
     test: Annotated[
-        str,
-        typer.Option(help="auto (paired if --pair-on, else welch), welch, student, paired, mannwhitney, wilcoxon."),
+        str, typer.Option(help=f"One of {_choices(Test)} (auto: paired with --pair-on, else welch).")
     ] = "auto",
-    correction: Annotated[str, typer.Option(help="holm, fdr_bh, bonferroni or none, across all rows.")] = "holm",
+    correction: Annotated[str, typer.Option(help=f"Across all rows: one of {_choices(Correction)}.")] = "holm",
     treatment: Annotated[str, typer.Option(help="Treatment system (difference = treatment - control).")] = "mas",
     control: Annotated[str, typer.Option(help="Control system.")] = "single",
     alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
     confidence: Annotated[float, typer.Option(help="Confidence level of the CIs.")] = 0.95,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for the CI (0: t-based CI).")] = 0,
     seed: Annotated[int | None, typer.Option(help="Seed of the bootstrap.")] = None,
-    method: Annotated[str, typer.Option(help="default, or mixed (random intercept per --pair-on case).")] = "default",
+    boot_ci: Annotated[str, typer.Option("--boot-ci", help=f"Bootstrap interval: one of {_choices(BootCI)}.")] = "bca",
+    method: Annotated[
+        str, typer.Option(help=f"One of {_choices(Method)} (mixed: a random intercept per --pair-on case).")
+    ] = "default",
     allow_mixed_methods: Annotated[
         bool, typer.Option("--allow-mixed-methods", help="Compare dqs across dqs_method values, with a warning.")
     ] = False,
@@ -194,6 +203,7 @@ def compare(
         seed=seed,
         method=method,  # type: ignore[arg-type]
         allow_mixed_methods=allow_mixed_methods,
+        boot_ci=boot_ci,  # type: ignore[arg-type]
     )
     print_frame(summary_view(table), title=f"{treatment} - {control} ({correction} across {table.height} rows)")
     if out is not None:

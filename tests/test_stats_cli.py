@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -41,3 +43,28 @@ def test_compare_errors_are_one_line_and_exit_2(scores_dir: Path, capsys: pytest
         cli.main(["compare", str(scores_dir), "--metrics", "nope"])
     assert exit_info.value.code == 2
     assert "no column 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--test", "ttest"], "compare: test='ttest' is invalid; test must be one of 'welch', 'student'"),
+        (["--boot-ci", "basic"], "compare: boot_ci='basic' is invalid; boot_ci must be one of 'bca', 'percentile'"),
+        (["--cluster", "case_id", "--n-boot", "100"], "compare: cluster and n_boot cannot be combined"),
+        (["--alpha", "1.5"], "compare: alpha=1.5 is invalid; alpha must be a number in (0, 1)"),
+    ],
+)
+def test_bad_options_are_one_line_naming_the_option(
+    scores_dir: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mas_eval.cli", "compare", str(scores_dir), "--out", str(tmp_path / "c.parquet"), *args],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "400", "PATH": ""},
+        check=False,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), done.stderr
+    assert not (tmp_path / "c.parquet").exists()
