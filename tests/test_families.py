@@ -35,8 +35,10 @@ class RunLengthParams(Params):
 
 def _compute(tables: Mapping[str, pl.LazyFrame], params: RunLengthParams, codes: KeyCodes) -> dict[str, pl.LazyFrame]:
     kept = tables["messages"].filter(pl.col("text").str.len_chars() >= params.min_turn_chars)
+    counts = kept.group_by("run_id").agg(n_turns=pl.len())
     return {
-        "runs": kept.group_by("run_id").agg(n_turns=pl.len()).sort("run_id"),
+        # One row per run (the Family contract): runs without messages get null.
+        "runs": tables["runs"].select("run_id").join(counts, on="run_id", how="left").sort("run_id"),
         "speakers": kept.group_by("run_id", "agent_id").agg(turns=pl.len()).sort("run_id", "agent_id"),
     }
 
@@ -143,3 +145,23 @@ def test_names_must_stay_unique(toy: families.Family) -> None:
     with pytest.raises(ValueError, match="min_turn_chars already belong to another family"):
         families.register(clash)
     assert [f.name for f in families.families()] == ["decision", "run_length"]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda frame: frame.filter(pl.col("n_turns").is_not_null()),  # rows for some runs only
+        lambda frame: frame.sort("run_id", descending=True),  # every run, in the wrong order
+    ],
+    ids=["some runs", "wrong order"],
+)
+def test_a_runs_frame_breaking_the_contract_is_an_error_naming_the_family(broken: object) -> None:
+    def compute(tables: Mapping[str, pl.LazyFrame], params: RunLengthParams, codes: KeyCodes) -> dict:
+        return {"runs": broken(_compute(tables, params, codes)["runs"])}  # type: ignore[operator]
+
+    families.register(families.Family("sloppy", ("runs", "messages"), (), RunLengthParams, compute))
+    try:
+        with pytest.raises(RuntimeError, match="family 'sloppy' returned a runs frame that is not one row per run"):
+            mas_eval.score(_with_messages())
+    finally:
+        families.unregister("sloppy")

@@ -61,8 +61,10 @@ class Family:
     compute
         ``compute(tables, params, codes) -> {output table: frame}``: every table it names in
         ``needs`` and ``reads``, keyed by integer codes (:class:`~mas_eval.metrics.codes.KeyCodes`),
-        to frames keyed by codes and sorted by their key; a ``runs`` frame has one row per run
-        at most. Lazy frames are collected by ``score``.
+        to frames keyed by codes and sorted by their key. A ``runs`` frame has one row per run of
+        ``tables["runs"]``, sorted by ``run_id`` (a family with rows for some runs left-joins them
+        onto ``tables["runs"].select("run_id")``); ``score`` checks it. Lazy frames are
+        collected by ``score``.
     description
         One line: what it measures, from which seed document.
     """
