@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -11,6 +13,17 @@ from mas_eval import Dataset
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures"
+
+
+def run_cli_process(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``mas-eval ARGS`` in a fresh process, as a user's shell runs it (wide terminal, no colours)."""
+    return subprocess.run(
+        [sys.executable, "-m", "mas_eval.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "400", "PATH": ""},
+        check=False,
+    )
 
 
 def tiny_frames() -> dict[str, pl.DataFrame]:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from mas_eval import Dataset
 from mas_eval.cli import main
+from tests.conftest import run_cli_process
 
 
 def run_cli(*args: str | Path) -> int:
@@ -48,13 +47,7 @@ def _broken_dataset(tiny: Dataset, root: Path) -> Path:
 
 def test_validate_on_a_broken_dataset_prints_one_line_and_exits_2(tiny: Dataset, tmp_path: Path) -> None:
     out = _broken_dataset(tiny, tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "mas_eval.cli", "validate", str(out)],
-        capture_output=True,
-        text=True,
-        env={"COLUMNS": "400", "PATH": ""},
-        check=False,
-    )
+    done = run_cli_process("validate", str(out))
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from mas_eval.metrics.decision import DecisionParams
 from mas_eval.metrics.family import parse_override
 from mas_eval.presets import PRESETS
 from mas_eval.schema import RUN_ID_COLUMNS
+from tests.conftest import run_cli_process
 
 
 @pytest.fixture(scope="module")
@@ -156,13 +155,7 @@ def test_the_cli_answers_a_bad_parameter_with_one_line_and_exit_2(
     tiny: Dataset, tmp_path: Path, args: list[str], message: str
 ) -> None:
     folder = tiny.write(tmp_path / "ds")
-    done = subprocess.run(
-        [sys.executable, "-m", "mas_eval.cli", "score", str(folder), "--out", str(tmp_path / "s"), *args],
-        capture_output=True,
-        text=True,
-        env={"COLUMNS": "400", "PATH": ""},
-        check=False,
-    )
+    done = run_cli_process("score", str(folder), "--out", str(tmp_path / "s"), *args)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [message]
     assert not (tmp_path / "s").exists()

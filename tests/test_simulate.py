@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -13,6 +11,7 @@ from polars.testing import assert_frame_equal
 from mas_eval import Dataset, InvalidParameterError
 from mas_eval.schema import TABLES
 from mas_eval.simulation import simulate
+from tests.conftest import run_cli_process
 
 DECISION_TABLES = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
 
@@ -285,13 +284,7 @@ def test_the_cli_answers_bad_simulate_arguments_with_one_line_and_exit_2(tmp_pat
         (["--effect", "5"], "error: simulate: effect=5.0 is invalid; effect must be a number in [-1, 1]"),
         (["--tasks", "0"], "error: simulate: tasks=0 is invalid; tasks must be an integer >= 1"),
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "mas_eval.cli", "simulate", "--out", str(tmp_path / "ds"), *args],
-            capture_output=True,
-            text=True,
-            env={"COLUMNS": "400", "PATH": ""},
-            check=False,
-        )
+        done = run_cli_process("simulate", "--out", str(tmp_path / "ds"), *args)
         assert (done.returncode, done.stderr.strip().splitlines()) == (2, [line])
         assert not (tmp_path / "ds").exists()
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -12,6 +10,7 @@ from polars.testing import assert_frame_equal
 
 import mas_eval
 from mas_eval import cli
+from tests.conftest import run_cli_process
 
 
 @pytest.fixture(scope="module")
@@ -57,13 +56,7 @@ def test_compare_errors_are_one_line_and_exit_2(scores_dir: Path, capsys: pytest
 def test_bad_options_are_one_line_naming_the_option(
     scores_dir: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mas_eval.cli", "compare", str(scores_dir), "--out", str(tmp_path / "c.parquet"), *args],
-        capture_output=True,
-        text=True,
-        env={"COLUMNS": "400", "PATH": ""},
-        check=False,
-    )
+    done = run_cli_process("compare", str(scores_dir), "--out", str(tmp_path / "c.parquet"), *args)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), done.stderr
