@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -130,3 +131,25 @@ def test_open_rejects_a_stray_table_file(tiny: Dataset, tmp_path: Path) -> None:
 def test_open_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="no such Dataset folder"):
         Dataset.open(tmp_path / "nope")
+
+
+def test_a_file_written_late_into_a_failed_write_is_removed_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A failing Polars sink can create its file just after it raised: the first removal of the
+    # staging folder then races it and leaves the folder behind (seen in CI).
+    real_rmtree = shutil.rmtree
+    calls: list[Path] = []
+
+    def raced(path: Path, ignore_errors: bool = False) -> None:
+        calls.append(Path(path))
+        real_rmtree(path, ignore_errors=ignore_errors)
+        if len(calls) == 1:
+            Path(path).mkdir()
+            (Path(path) / "agents.parquet").write_bytes(b"late")
+
+    monkeypatch.setattr("mas_eval.output.shutil.rmtree", raced)
+    with pytest.raises(DataError, match="table 'agents' could not be written"):
+        Dataset.from_frames(**BROKEN_AGENTS).write(tmp_path / "ds", validate=False)
+    assert os.listdir(tmp_path) == []
+    assert len(calls) == 2
