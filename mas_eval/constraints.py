@@ -1,5 +1,8 @@
 """Declarative parameter validation: each public function states once what its parameters accept.
 
+Parameter classes whose fields carry constraints (:class:`~mas_eval.presets.Params`) live with
+the presets that fill them; this module only says how a value is checked.
+
 A parameter's constraints are a list; a value is valid when it satisfies any of them. One
 checker raises :class:`~mas_eval.errors.InvalidParameterError` naming the function, the
 parameter, the value and what is allowed, so every bad value reads the same whether it came
@@ -30,11 +33,10 @@ import math
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar, Literal, Self, TypeVar, get_args
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, get_args
 
 from mas_eval.errors import InvalidParameterError
-from mas_eval.presets import preset_section
 
 __all__ = [
     "NONE",
@@ -43,11 +45,9 @@ __all__ = [
     "IntPair",
     "Interval",
     "Options",
-    "Params",
     "Predicate",
     "check_parameter",
     "describe",
-    "param",
     "parse_value",
     "validate_params",
 ]
@@ -216,49 +216,6 @@ def validate_params(constraints: Mapping[str, Sequence[Constraint]]) -> Callable
         return wrapper  # type: ignore[return-value]
 
     return decorate
-
-
-def param(default: Any, *constraints: Constraint) -> Any:
-    """A dataclass field of a :class:`Params` class with its default and its constraints."""
-    return field(default=default, metadata={"constraints": constraints})
-
-
-class Params:
-    """Mixin of the frozen parameter dataclasses: every field is checked against its constraints.
-
-    ``section`` is the preset section the class reads (:mod:`mas_eval.presets`); ``where``
-    names the function users pass these parameters to (for the message).
-    """
-
-    section: ClassVar[str] = ""
-    where: ClassVar[str] = ""
-
-    def __post_init__(self) -> None:
-        for f in fields(self):  # type: ignore[arg-type]
-            constraints = f.metadata.get("constraints")
-            if constraints:
-                check_parameter(f.name, getattr(self, f.name), constraints, where=self.where or None)
-
-    @classmethod
-    def constraints(cls) -> dict[str, tuple[Constraint, ...]]:
-        """Every field's constraints, by name."""
-        return {f.name: f.metadata.get("constraints", ()) for f in fields(cls)}  # type: ignore[arg-type]
-
-    @classmethod
-    def of_preset(cls, preset: str = "spec", **overrides: Any) -> Self:
-        """The parameters of ``preset`` with ``overrides`` applied; an unknown name is an error."""
-        values = {**preset_section(preset, cls.section), **overrides}
-        known = cls.constraints()
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            prefix = f"{cls.where}: " if cls.where else ""
-            msg = f"{prefix}unknown parameter(s) {', '.join(unknown)}; the parameters are: {', '.join(sorted(known))}"
-            raise InvalidParameterError(msg)
-        return cls(**values)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parameters as a plain dict (for manifests and reports)."""
-        return asdict(self)  # type: ignore[call-overload]
 
 
 def parse_value(text: str, constraints: Sequence[Constraint]) -> Any:

@@ -1,4 +1,8 @@
-"""Named parameter sets: ``"spec"`` (the seed documents' formulas) and the reference systems.
+"""Named parameter sets, and the parameter classes they fill.
+
+Presets: ``"spec"`` (the seed documents' formulas) and the reference systems. :class:`Params`
+is the base of every family's frozen parameter dataclass, whose fields declare their
+constraints (:func:`param`, :mod:`mas_eval.constraints`).
 
 A preset is nothing but a dict of keyword arguments (SPEC.md, preamble), with one section per
 metric family (its parameter class lives with the family, e.g.
@@ -15,11 +19,13 @@ keyword (``score(ds, preset="crisis-mas-poc", gt_boost=None)``) or on the comman
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict, field, fields
+from typing import Any, ClassVar, Self
 
+from mas_eval.constraints import Constraint, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 
-__all__ = ["PRESETS", "check_preset", "preset_section"]
+__all__ = ["PRESETS", "Params", "check_preset", "param", "preset_section"]
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "spec": {},
@@ -43,12 +49,53 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 
 def check_preset(preset: object) -> str:
     """``preset`` if it names a preset; else :class:`~mas_eval.errors.InvalidParameterError`."""
-    if not isinstance(preset, str) or preset not in PRESETS:
-        msg = f"preset={preset!r} is invalid; preset must be one of {', '.join(map(repr, PRESETS))}"
-        raise InvalidParameterError(msg)
-    return preset
+    check_parameter("preset", preset, [Options(tuple(PRESETS))])
+    return str(preset)
 
 
 def preset_section(preset: str, section: str) -> dict[str, Any]:
     """The values preset ``preset`` sets for ``section`` (a family's name, or ``"statistics"``)."""
     return dict(PRESETS[check_preset(preset)].get(section, {}))
+
+
+def param(default: Any, *constraints: Constraint) -> Any:
+    """A dataclass field of a :class:`Params` class with its default and its constraints."""
+    return field(default=default, metadata={"constraints": constraints})
+
+
+class Params:
+    """Mixin of the frozen parameter dataclasses: every field is checked against its constraints.
+
+    ``section`` is the section of :data:`PRESETS` the class reads; ``where``
+    names the function users pass these parameters to (for the message).
+    """
+
+    section: ClassVar[str] = ""
+    where: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # type: ignore[arg-type]
+            constraints = f.metadata.get("constraints")
+            if constraints:
+                check_parameter(f.name, getattr(self, f.name), constraints, where=self.where or None)
+
+    @classmethod
+    def constraints(cls) -> dict[str, tuple[Constraint, ...]]:
+        """Every field's constraints, by name."""
+        return {f.name: f.metadata.get("constraints", ()) for f in fields(cls)}  # type: ignore[arg-type]
+
+    @classmethod
+    def of_preset(cls, preset: str = "spec", **overrides: Any) -> Self:
+        """The parameters of ``preset`` with ``overrides`` applied; an unknown name is an error."""
+        values = {**preset_section(preset, cls.section), **overrides}
+        known = cls.constraints()
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            prefix = f"{cls.where}: " if cls.where else ""
+            msg = f"{prefix}unknown parameter(s) {', '.join(unknown)}; the parameters are: {', '.join(sorted(known))}"
+            raise InvalidParameterError(msg)
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parameters as a plain dict (for manifests and reports)."""
+        return asdict(self)  # type: ignore[call-overload]

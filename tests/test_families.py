@@ -18,10 +18,11 @@ import pytest
 import mas_eval
 from mas_eval import Dataset, InvalidParameterError, Scores
 from mas_eval.cli import main
-from mas_eval.constraints import Interval, Params, param
+from mas_eval.constraints import Interval
 from mas_eval.metrics import family as families
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.registry import Metric, OutputTable, columns
+from mas_eval.presets import Params, param
 from tests.conftest import tiny_frames
 
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Params, describe, parse_value
+from mas_eval.constraints import describe, parse_value
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics import registry
 from mas_eval.metrics.codes import KeyCodes
-from mas_eval.presets import check_preset
+from mas_eval.presets import Params, check_preset
 
 __all__ = [
     "Family",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from mas_eval.constraints import NONE, Boolean, Interval, Options, Params, param
+from mas_eval.constraints import NONE, Boolean, Interval, Options
+from mas_eval.presets import Params, param
 
 __all__ = ["ER", "MCDA", "DecisionParams", "EntropySupport"]
 
