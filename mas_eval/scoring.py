@@ -109,8 +109,7 @@ class Scores(Mapping[str, pl.DataFrame]):
             msg = f"{root}: not a Scores folder (no runs.parquet); create one with `mas-eval score`"
             raise SchemaError(msg)
         manifest = read_manifest(root, MANIFEST)
-        found = sorted(p.stem for p in root.glob("*.parquet"))
-        names = manifest.get("tables") or ["runs", *(name for name in found if name != "runs")]
+        names = manifest.get("tables") or ["runs", *sorted(p.stem for p in root.glob("*.parquet") if p.stem != "runs")]
         families = manifest.get("families", {})
         return cls(
             tables={name: pl.read_parquet(root / f"{name}.parquet") for name in names},

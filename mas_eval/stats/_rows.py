@@ -4,7 +4,7 @@ A design (:mod:`~mas_eval.stats.designs`) builds the base :class:`Rows` with a :
 Each optional step of :func:`~mas_eval.stats.comparison.compare` (clusters, rank tests, the
 bootstrap, the mixed model, notes) reads the rows it is given and returns a :class:`Patch`: the
 columns it sets on which rows, the warnings it adds, the rows it finds degenerate.
-:meth:`Rows.apply` returns new rows with a patch applied; nothing is changed in place.
+:meth:`Rows.patched` returns new rows with a patch applied; nothing is changed in place.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class Patch:
 class Rows:
     """Columns as numpy arrays (NaN = missing), ``ok`` rows for inference, and warnings per row.
 
-    Treat as read-only: :meth:`apply` and :meth:`finish` return new values.
+    Treat as read-only: :meth:`patched` and :meth:`finish` return new values.
     """
 
     size: int
@@ -99,7 +99,7 @@ class Rows:
     ok: np.ndarray
     warnings: tuple[tuple[str, ...], ...]
 
-    def apply(self, patch: Patch) -> Rows:
+    def patched(self, patch: Patch) -> Rows:
         """These rows with ``patch``'s columns, warnings and degenerate rows."""
         where = np.ones(self.size, dtype=bool) if patch.where is None else patch.where
         cols = dict(self.cols)

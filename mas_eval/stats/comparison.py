@@ -504,10 +504,10 @@ def compare(
     summary, base = _base_rows(runs, request)
     table = base
     for patch in _step_patches(runs, summary, base, request, notes, guarded):
-        table = table.apply(patch)
+        table = table.patched(patch)
 
     groups = summary.groups
-    table = table.apply(Patch(columns={"metric": np.array(request.metrics * groups.height, dtype=object)}))
+    table = table.patched(Patch(columns={"metric": np.array(request.metrics * groups.height, dtype=object)}))
     body = table.finish(correction=request.correction, alpha=alpha)
     if not request.by:
         return body

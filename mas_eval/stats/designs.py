@@ -261,7 +261,7 @@ def ttest_from_summary(
         confidence=confidence,
         names=("treatment", "control"),
     )
-    rows = rows.apply(Patch(columns={"metric": ""}))
+    rows = rows.patched(Patch(columns={"metric": ""}))
     frame = rows.finish(correction="none", alpha=alpha)
     keep = [
         "difference", "improvement_percentage", "statistic", "dof", "p_value", "significant", "ci_low", "ci_high",
