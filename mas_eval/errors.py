@@ -11,7 +11,9 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextvars import ContextVar
 
 __all__ = [
     "DataError",
@@ -19,9 +21,13 @@ __all__ = [
     "InvalidParameterError",
     "MasEvalError",
     "MixedDqsMethodsError",
+    "OutputError",
     "OutputExistsError",
     "SchemaError",
+    "UnreadableFileError",
+    "command_line",
     "format_keys",
+    "option",
 ]
 
 
@@ -50,6 +56,15 @@ class OutputExistsError(MasEvalError):
     """An output path exists and overwriting was not asked for."""
 
 
+class OutputError(MasEvalError):
+    """An output cannot go where asked: the location is read-only, full or missing, a file stands
+    where a folder must be, or the output path is (or holds, or lies inside) one of the inputs."""
+
+
+class UnreadableFileError(MasEvalError):
+    """An input file cannot be read: truncated, corrupt, not of the expected format, or not readable."""
+
+
 class MixedDqsMethodsError(DataError):
     """DQS values from different cascade steps (``dqs_method``) would be compared (seed 004, Bug #3)."""
 
@@ -63,3 +78,32 @@ def format_keys(rows: Sequence[dict[str, object]] | Iterable[tuple[object, ...]]
         else:
             rendered.append(repr(row))
     return ", ".join(rendered)
+
+
+#: Which interface is talking to the user: error messages spell options the way it takes them.
+_INTERFACE: ContextVar[str] = ContextVar("mas_eval_interface", default="python")
+
+
+@contextlib.contextmanager
+def command_line() -> Iterator[None]:
+    """Within this block, :func:`option` spells options as command-line flags (the CLI enters it)."""
+    token = _INTERFACE.set("cli")
+    try:
+        yield
+    finally:
+        _INTERFACE.reset(token)
+
+
+def option(name: str, value: object = True) -> str:
+    """How the user passes ``name=value``, for the fix an error message suggests.
+
+    >>> option("skip_invalid"), option("chunk_bytes", 1 << 20)
+    ('skip_invalid=True', 'chunk_bytes=1048576')
+    >>> with command_line():
+    ...     option("skip_invalid"), option("chunk_bytes", 1 << 20)
+    ('--skip-invalid', '--chunk-bytes 1048576')
+    """
+    if _INTERFACE.get() == "cli":
+        flag = "--" + name.replace("_", "-")
+        return flag if value is True else f"{flag} {value}"
+    return f"{name}={value!r}"

@@ -1,0 +1,74 @@
+"""Numbers as a reader sees them: in terminal tables, Markdown summaries and reports alike.
+
+One place decides how a p-value, an estimate, a confidence interval or a count is written,
+so that the terminal and the written summaries never disagree (a p-value is never ``0.0000``).
+
+>>> format_p(0.0312), format_p(0.00012), format_p(5.99e-11), format_p(0.0), format_p(None)
+('0.031', '1.2e-04', '6.0e-11', '<1e-16', '')
+>>> format_number(0.123456), format_number(-0.0000123), format_number(1234567.0), format_number(42)
+('0.1235', '-1.23e-05', '1.23e+06', '42')
+>>> format_ci(0.0123, 0.0456)
+'[0.0123, 0.0456]'
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["P_FLOOR", "format_ci", "format_number", "format_p", "format_value", "is_p_column"]
+
+#: Below this, a p-value is written ``<1e-16``: smaller values are beyond double precision's
+#: resolution near 1 (a p computed as ``1 - cdf`` cannot be smaller) and a t distribution's
+#: tail underflows to 0 long before any real evidence could justify the digits.
+P_FLOOR = 1e-16
+
+
+def format_p(p: float | None) -> str:
+    """A p-value: 3 decimals from 0.001 up, 2 significant digits below, ``<1e-16`` at the floor."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return ""
+    if p < P_FLOOR:
+        return "<1e-16"
+    if p < 0.001:
+        return f"{p:.1e}"
+    return f"{p:.3f}"
+
+
+def format_number(value: float | int | None, digits: int = 4) -> str:
+    """An estimate: ``digits`` decimals, or 3 significant digits when it is tiny or huge; integers as they are."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 100_000 else str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value != 0 and (abs(value) < 10 ** -(digits - 1) or abs(value) >= 1e6):
+        return f"{value:.3g}" if "e" in f"{value:.3g}" else f"{value:.2e}"
+    return f"{value:.{digits}f}"
+
+
+def format_ci(low: float | None, high: float | None, digits: int = 4) -> str:
+    """A confidence interval ``[low, high]`` (empty when either end is missing)."""
+    if low is None or high is None:
+        return ""
+    return f"[{format_number(low, digits)}, {format_number(high, digits)}]"
+
+
+def is_p_column(name: str) -> bool:
+    """Whether a column holds p-values (``p_value``, ``p_adjusted``, ``p``...)."""
+    return name == "p" or name.startswith("p_") or name.endswith("_p")
+
+
+def format_value(name: str, value: object) -> str:
+    """Any cell of a table: p-values as :func:`format_p`, numbers as :func:`format_number`."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and is_p_column(name):
+        return format_p(value)
+    if isinstance(value, bool | int | float):
+        return format_number(value)
+    return str(value)
