@@ -14,21 +14,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from mas_eval.errors import DataError, SchemaError
+from mas_eval.files import (
+    DATASET_MANIFEST,
+    check_parquet_files,
+    describe_path,
+    is_scores_folder,
+    parquet_files,
+    reading,
+)
 from mas_eval.output import atomic_directory, write_manifest
 from mas_eval.schema import RUN_KEY, TABLES, Table, required_tables
-from mas_eval.validation import validate_tables
+from mas_eval.validation import check_types, validate_tables
 
 __all__ = ["MANIFEST", "Dataset"]
 
-MANIFEST = "_dataset.json"
+MANIFEST = DATASET_MANIFEST
 
 FrameLike = pl.DataFrame | pl.LazyFrame | Any  # Any: a pandas DataFrame, converted on entry
 
@@ -50,6 +59,7 @@ def _to_lazy(name: str, frame: FrameLike) -> pl.LazyFrame:
 def _check_columns(spec: Table, names: list[str]) -> None:
     """Required columns present; an unknown column that looks like a missing known one is a typo."""
     missing = [c for c in spec.required if c not in names]
+    unknown = [c for c in names if c not in spec.column_map]
     if spec.key[0] == "case_id" and "case_id" in missing and "run_id" in names:
         msg = (
             f"table {spec.name!r}, column 'case_id': missing; ground truth is keyed by case_id "
@@ -57,13 +67,17 @@ def _check_columns(spec: Table, names: list[str]) -> None:
         )
         raise SchemaError(msg)
     if missing:
+        renames = {
+            name: close[0] for name in missing if (close := difflib.get_close_matches(name, unknown, n=1, cutoff=0.8))
+        }
+        fix = "; ".join(f"rename {found!r} to {name!r} (a misspelling?)" for name, found in renames.items())
         msg = (
             f"table {spec.name!r}: missing required column(s) {', '.join(map(repr, missing))}; "
-            f"it has {', '.join(map(repr, names)) or 'no columns'}; add or rename them"
+            f"it has {', '.join(map(repr, names)) or 'no columns'}; {fix or 'add or rename them'}"
         )
         raise SchemaError(msg)
     absent = [c for c in spec.names if c not in names]
-    for extra in (c for c in names if c not in spec.column_map):
+    for extra in unknown:
         close = difflib.get_close_matches(extra, absent, n=1, cutoff=0.8)
         if close:
             msg = (
@@ -96,7 +110,13 @@ class Dataset:
     Only ``runs`` is required.
     """
 
-    def __init__(self, tables: Mapping[str, pl.LazyFrame], *, source: Path | None = None) -> None:
+    def __init__(
+        self,
+        tables: Mapping[str, pl.LazyFrame],
+        *,
+        source: Path | None = None,
+        files: Mapping[str, list[Path]] | None = None,
+    ) -> None:
         unknown = [name for name in tables if name not in TABLES]
         if unknown:
             hints = [difflib.get_close_matches(n, TABLES, n=1) for n in unknown]
@@ -113,11 +133,13 @@ class Dataset:
                     f"{', '.join(spec.required)})"
                 )
                 raise SchemaError(msg)
-        for name, frame in tables.items():
-            _check_columns(TABLES[name], frame.collect_schema().names())
+        self._files = {name: list(paths) for name, paths in (files or {}).items()}
+        self.source = source
+        with self.reading():
+            for name, frame in tables.items():
+                _check_columns(TABLES[name], frame.collect_schema().names())
         # Keep the schema's table order whatever order the caller used.
         self._raw = {name: tables[name] for name in TABLES if name in tables}
-        self.source = source
 
     # -- construction -------------------------------------------------------------------------
 
@@ -143,13 +165,10 @@ class Dataset:
         until a query is collected.
         """
         root = Path(path)
-        if not root.is_dir():
-            msg = (
-                f"{root}: no such Dataset folder; create one with `mas-eval simulate`, "
-                "`mas-eval ingest` or Dataset.write"
-            )
-            raise SchemaError(msg)
+        if not root.is_dir() or is_scores_folder(root):
+            raise SchemaError(_not_a_dataset(root))
         tables: dict[str, pl.LazyFrame] = {}
+        files: dict[str, list[Path]] = {}
         for entry in sorted(root.iterdir()):
             if entry.name.startswith((".", "_")):
                 continue
@@ -164,11 +183,16 @@ class Dataset:
                     + f"; the tables are: {', '.join(TABLES)}; rename or remove it"
                 )
                 raise SchemaError(msg)
+            files[name] = parquet_files(entry)
+            if not files[name]:
+                msg = f"{entry}: table folder {name!r} holds no Parquet files; remove it or write the table again"
+                raise SchemaError(msg)
+            check_parquet_files(files[name])
             if entry.is_dir():
                 tables[name] = pl.scan_parquet(entry / "**" / "*.parquet", hive_partitioning=True)
             else:
                 tables[name] = pl.scan_parquet(entry)
-        return cls(tables, source=root)
+        return cls(tables, source=root, files=files)
 
     # -- access -------------------------------------------------------------------------------
 
@@ -193,11 +217,35 @@ class Dataset:
 
     def collect(self, name: str) -> pl.DataFrame:
         """The table ``name`` as a DataFrame, sorted by its key so results are reproducible."""
-        return self.scan(name).sort(list(TABLES[name].key)).collect()
+        with self.reading():
+            return self.scan(name).sort(list(TABLES[name].key)).collect()
 
     def frames(self) -> dict[str, pl.DataFrame]:
         """Every table, collected and sorted by key."""
         return {name: self.collect(name) for name in self._raw}
+
+    @property
+    def files(self) -> list[Path]:
+        """The Parquet files the tables are read from (none for a Dataset built from frames)."""
+        return [file for name in self._files for file in self._files[name]]
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Dataset]:
+        """A block in which a failure to read one of the Dataset's files names the file.
+
+        Raises :class:`~mas_eval.errors.UnreadableFileError` (file, reason, fix) instead of the
+        Polars error of a truncated or corrupt Parquet file, and a
+        :class:`~mas_eval.errors.SchemaError` naming the table, column and rows instead of a
+        failed cast (a column that does not hold the schema's type, when nothing validated the
+        Dataset first); other errors pass through.
+        """
+        try:
+            with reading(self.files):
+                yield self
+        except pl.exceptions.InvalidOperationError:
+            # Error path only: find the column whose values do not cast, and say so.
+            check_types(getattr(self, "_raw", {}))
+            raise
 
     def __repr__(self) -> str:
         where = f" from {self.source}" if self.source else ""
@@ -217,7 +265,8 @@ class Dataset:
             masses or weights, an agent's masses summing to more than 1, unknown criterion
             kinds, satisfaction scores outside [0, 1]), or rows whose ``run_id`` is not in ``runs``.
         """
-        validate_tables(self._raw)
+        with self.reading():
+            validate_tables(self._raw)
         return self
 
     def summary(self) -> pl.DataFrame:
@@ -252,7 +301,8 @@ class Dataset:
             )
             rows = frame.select(pl.lit(name).alias("table"), pl.len().cast(pl.Int64).alias("rows"))
             queries.append(rows.join(counts, how="cross"))
-        return pl.concat(pl.collect_all(queries), how="vertical")
+        with self.reading():
+            return pl.concat(pl.collect_all(queries), how="vertical")
 
     # -- output -------------------------------------------------------------------------------
 
@@ -265,15 +315,38 @@ class Dataset:
         Dataset can be rewritten onto the folder it was opened from). ``validate=False``
         skips :meth:`validate` for data valid by construction (e.g. the simulator's).
         """
-        if validate:
-            self.validate()
         target = Path(path)
-        with atomic_directory(target, overwrite=overwrite) as staging:
+        # Rewriting a Dataset onto its own folder is fine (it is read to the end first); writing it
+        # into, or over a folder that holds, its source would destroy the source.
+        inputs = [self.source] if self.source is not None and _resolved(target) != _resolved(self.source) else []
+        with atomic_directory(target, overwrite=overwrite, inputs=inputs) as staging:
+            if validate:
+                self.validate()
             for name in self._raw:
                 try:
-                    self.scan(name).sink_parquet(staging / f"{name}.parquet")
+                    with self.reading():
+                        self.scan(name).sink_parquet(staging / f"{name}.parquet")
                 except pl.exceptions.PolarsError as exc:
                     msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
                     raise DataError(msg) from exc
             write_manifest(staging, MANIFEST, {"tables": self.table_names})
         return target
+
+
+def _resolved(path: Path) -> Path:
+    return path.expanduser().resolve(strict=False)
+
+
+def _not_a_dataset(path: Path) -> str:
+    """Why ``path`` cannot be opened as a Dataset, and what to pass instead."""
+    if not path.exists():
+        return (
+            f"{path}: no such Dataset folder; create one with `mas-eval simulate`, `mas-eval ingest` or Dataset.write"
+        )
+    if path.name.lower().endswith(".parquet"):
+        fix = f"pass the Dataset folder that holds it ({path.parent})"
+    elif path.is_file():
+        fix = f"ingest it into a Dataset first (`mas-eval ingest {path} --out DATASET`)"
+    else:
+        fix = "pass the Dataset the scores were computed from"
+    return f"{path} {describe_path(path)}, not a Dataset folder; {fix}"

@@ -12,7 +12,7 @@ outputs, and record which families ran and which were skipped, and why.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,15 +21,17 @@ import polars as pl
 
 from mas_eval.dataset import Dataset
 from mas_eval.errors import SchemaError
+from mas_eval.files import SCORES_MANIFEST, describe_path, is_scores_folder, reading
 from mas_eval.metrics import registry
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.family import Family, families, resolve_params
 from mas_eval.output import atomic_directory, read_manifest, write_manifest
 from mas_eval.schema import RUN_ID_COLUMNS, RUN_KEY, TABLES
+from mas_eval.validation import check_run_keys, check_unique_keys
 
 __all__ = ["MANIFEST", "RUN_ID_COLUMNS", "Scores", "score"]
 
-MANIFEST = "_scores.json"
+MANIFEST = SCORES_MANIFEST
 
 
 @dataclass
@@ -104,20 +106,56 @@ class Scores(Mapping[str, pl.DataFrame]):
     @classmethod
     def open(cls, path: str | Path) -> Scores:
         """Read what :meth:`write` wrote: the tables its manifest lists (every ``*.parquet`` without one)."""
-        root = Path(path)
-        if not (root / "runs.parquet").is_file():
-            msg = f"{root}: not a Scores folder (no runs.parquet); create one with `mas-eval score`"
-            raise SchemaError(msg)
+        root = _scores_folder(path)
         manifest = read_manifest(root, MANIFEST)
         names = manifest.get("tables") or ["runs", *sorted(p.stem for p in root.glob("*.parquet") if p.stem != "runs")]
         families = manifest.get("families", {})
+        files = [root / f"{name}.parquet" for name in names]
+        with reading(files):
+            tables = {name: pl.read_parquet(file) for name, file in zip(names, files, strict=True)}
         return cls(
-            tables={name: pl.read_parquet(root / f"{name}.parquet") for name in names},
+            tables=tables,
             preset=manifest.get("preset", "spec"),
             params=manifest.get("params") or {},
             ran=families.get("ran", []),
             skipped=families.get("skipped", {}),
         )
+
+    @staticmethod
+    def scan(path: str | Path, name: str = "runs") -> pl.LazyFrame:
+        """One table of a Scores folder, lazily: a query reads only the columns it uses.
+
+        What ``mas-eval compare`` reads, so that comparing two metrics of a million runs does
+        not load every table and column. Reading errors name the file
+        (:class:`~mas_eval.errors.UnreadableFileError`) when the query is collected inside
+        :func:`mas_eval.files.reading`; the file's markers are checked here.
+        """
+        root = _scores_folder(path)
+        file = root / f"{name}.parquet"
+        if not file.is_file():
+            have = sorted(p.stem for p in root.glob("*.parquet"))
+            msg = f"{root}: these Scores have no {name!r} table; they have: {', '.join(have)}"
+            raise SchemaError(msg)
+        with reading([file]):
+            frame = pl.scan_parquet(file)
+            frame.collect_schema()
+        return frame
+
+
+def _scores_folder(path: str | Path) -> Path:
+    """``path`` if it is a Scores folder; else a :class:`SchemaError` saying what it is and what to pass."""
+    root = Path(path)
+    if is_scores_folder(root):
+        return root
+    what = describe_path(root)
+    if what == "is a Dataset folder":
+        fix = f"score it first (`mas-eval score {root} --out SCORES`, or mas_eval.score) and pass the Scores folder"
+    elif root.is_file() and root.name.endswith(".parquet"):
+        fix = f"pass the Scores folder that holds it ({root.parent})"
+    else:
+        fix = "create one with `mas-eval score DATASET --out SCORES` (or Scores.write)"
+    msg = f"{root} {what}, not a Scores folder; {fix}"
+    raise SchemaError(msg)
 
 
 def _encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, pl.LazyFrame]]:
@@ -155,12 +193,16 @@ def _run_table(codes: KeyCodes, frames: dict[str, pl.LazyFrame | pl.DataFrame]) 
     else:
         broken = [name for name, column in carried.items() if not table[column].equals(expected, check_names=False)]
     if broken:
-        msg = (
-            f"metric family {' or '.join(map(repr, broken))} returned a runs frame that is not one row per run "
-            "in run order; its compute must left-join its rows onto tables['runs'] and sort by run_id"
-        )
-        raise RuntimeError(msg)
+        raise _NotOneRowPerRunError(broken)
     return table.drop(carried.values())
+
+
+class _NotOneRowPerRunError(Exception):
+    """A family's runs frame is not one row per run: repeated keys in the data, or a bug in the family."""
+
+    def __init__(self, families: list[str]) -> None:
+        super().__init__(families)
+        self.families = families
 
 
 def _decoded(codes: KeyCodes, table: str, frame: pl.LazyFrame, *, extra: list[str] | None = None) -> pl.DataFrame:
@@ -189,7 +231,9 @@ def _plan(ds: Dataset) -> tuple[list[Family], dict[str, str]]:
     return ran, skipped
 
 
-def score(ds: Dataset, preset: str = "spec", **overrides: Any) -> Scores:
+def score(
+    ds: Dataset, preset: str = "spec", *, progress: Callable[[str], object] | None = None, **overrides: Any
+) -> Scores:
     """Score every run of ``ds`` with every metric family whose tables it has.
 
     Parameters
@@ -202,6 +246,10 @@ def score(ds: Dataset, preset: str = "spec", **overrides: Any) -> Scores:
     preset
         ``"spec"`` (the seed documents' formulas, default) or a reference system's preset,
         e.g. ``"crisis-mas-poc"`` (:mod:`mas_eval.presets`).
+    progress : callable, optional
+        Called with the name of each step as it starts: ``"encoding keys"``, then
+        ``"family <name>"`` for each family that runs, then ``"assembling tables"``; meant
+        for a progress display (the CLI shows each step with its elapsed time).
     **overrides
         Any family's parameter, e.g. ``gt_boost=None`` or ``pairwise=True``
         (:class:`~mas_eval.metrics.decision.params.DecisionParams`).
@@ -218,7 +266,15 @@ def score(ds: Dataset, preset: str = "spec", **overrides: Any) -> Scores:
     InvalidParameterError
         An unknown preset or parameter, or a parameter value out of its range.
     DataError
-        An agent whose belief masses are all zero (:meth:`Dataset.validate` says so too).
+        Data that break a rule the formulas rely on, found from sums the scoring passes
+        compute anyway (so it costs little): a null or repeated ``run_id``; an agent whose
+        masses are negative, NaN, sum to more than 1 or are all zero; a confidence outside
+        [0, 1], a negative or non-finite usage value or agent or criterion weight; a NaN score
+        or a satisfaction-scale score outside [0, 1]. :meth:`Dataset.validate` checks every rule
+        (types, duplicate keys in every table, dangling references, unknown kinds too); the
+        CLI runs it before scoring.
+    UnreadableFileError
+        A file of the Dataset is truncated or corrupt (the message names it).
 
     Notes
     -----
@@ -230,22 +286,38 @@ def score(ds: Dataset, preset: str = "spec", **overrides: Any) -> Scores:
     alternatives that the formula ranks equal.
     """
     params = resolve_params(preset, overrides)
+    step = progress if progress is not None else (lambda _name: None)
     ran, skipped = _plan(ds)
     read = list(dict.fromkeys(name for family in ran for name in family.tables()))
-    codes, tables = _encoded_tables(ds, read)
+    with ds.reading():
+        step("encoding keys")
+        codes, tables = _encoded_tables(ds, read)
+        check_run_keys(codes.runs[RUN_KEY])
 
-    run_frames: dict[str, pl.LazyFrame | pl.DataFrame] = {}
-    own_tables: dict[str, pl.LazyFrame | pl.DataFrame] = {}
-    for family in ran:
-        for name, frame in family.compute(tables, params[family.name], codes).items():
-            if name == "runs":
-                run_frames[family.name] = frame
-            else:
-                own_tables[name] = frame
-    # Collected one after another: they share no work, and on 2 cores running them side by
-    # side (collect_all) made them contend (measured at 1M runs: 7.3-8.8 s against 6.1-6.5 s).
-    decoded = {"runs": _run_table(codes, run_frames)}
-    decoded |= {name: _decoded(codes, name, frame.lazy()) for name, frame in own_tables.items()}
+        run_frames: dict[str, pl.LazyFrame | pl.DataFrame] = {}
+        own_tables: dict[str, pl.LazyFrame | pl.DataFrame] = {}
+        for family in ran:
+            step(f"family {family.name}")
+            for name, frame in family.compute(tables, params[family.name], codes).items():
+                if name == "runs":
+                    run_frames[family.name] = frame
+                else:
+                    own_tables[name] = frame
+        step("assembling tables")
+        # Collected one after another: they share no work, and on 2 cores running them side by
+        # side (collect_all) made them contend (measured at 1M runs: 7.3-8.8 s against 6.1-6.5 s).
+        try:
+            decoded = {"runs": _run_table(codes, run_frames)}
+        except _NotOneRowPerRunError as exc:
+            # Error path only: a key repeated in a table the families read multiplies rows in their
+            # joins (without validation); that is the user's to fix. Otherwise the family is wrong.
+            check_unique_keys({name: ds.scan(name) for name in read if name in ds})
+            msg = (
+                f"metric family {' or '.join(map(repr, exc.families))} returned a runs frame that is not one row "
+                "per run in run order; its compute must left-join its rows onto tables['runs'] and sort by run_id"
+            )
+            raise RuntimeError(msg) from None
+        decoded |= {name: _decoded(codes, name, frame.lazy()) for name, frame in own_tables.items()}
     return Scores(
         tables=decoded,
         preset=preset,

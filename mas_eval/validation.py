@@ -15,7 +15,15 @@ import polars as pl
 from mas_eval.errors import DataError, SchemaError, format_keys
 from mas_eval.schema import AGENT_KEY, MASS_SUM_TOLERANCE, TABLES, Column, Table
 
-__all__ = ["check_agent_masses", "validate_tables"]
+__all__ = [
+    "check_agent_masses",
+    "check_alternative_inputs",
+    "check_run_keys",
+    "check_types",
+    "check_unique_keys",
+    "check_values",
+    "validate_tables",
+]
 
 #: Turns a frame of key codes into the user's labels (identity when the keys are labels).
 Labels = Callable[[pl.LazyFrame], pl.LazyFrame]
@@ -115,15 +123,8 @@ def _value_rules(spec: Table, column: Column) -> list[_Rule]:
     return rules
 
 
-def _check_table(spec: Table, raw: pl.LazyFrame) -> pl.LazyFrame:
-    schema = raw.collect_schema()
+def _check_unique(spec: Table, frame: pl.LazyFrame) -> None:
     key = list(spec.key)
-    _run_checks(spec, raw, _cast_rules(spec, schema), [k for k in key if k in schema])
-    # From here on the columns have the schema's dtypes.
-    present = [c for c in spec.columns if c.name in schema]
-    frame = raw.select(pl.col(c.name).cast(c.dtype) for c in present)
-    rules = [rule for c in present for rule in _value_rules(spec, c)]
-    _run_checks(spec, frame, rules, key)
     # A group-by count streams; is_duplicated() over a struct of the key holds it all in memory.
     repeated = frame.group_by(key).agg(copies=pl.len())
     duplicate = _Rule(
@@ -134,12 +135,46 @@ def _check_table(spec: Table, raw: pl.LazyFrame) -> pl.LazyFrame:
         unit="key(s)",
     )
     _run_checks(spec, repeated, [duplicate], key)
+
+
+def check_unique_keys(tables: Mapping[str, pl.LazyFrame]) -> None:
+    """The key-uniqueness rule of :func:`validate_tables` alone, for every table (as given).
+
+    A repeated key multiplies rows in the joins that scoring makes; this is how a result of the
+    wrong shape is explained to the user (error path only).
+    """
+    for name, raw in tables.items():
+        spec = TABLES[name]
+        if all(k in raw.collect_schema() for k in spec.key):
+            _check_unique(spec, raw.select(spec.key))
+
+
+def _check_table(spec: Table, raw: pl.LazyFrame) -> pl.LazyFrame:
+    schema = raw.collect_schema()
+    key = list(spec.key)
+    _run_checks(spec, raw, _cast_rules(spec, schema), [k for k in key if k in schema])
+    # From here on the columns have the schema's dtypes.
+    present = [c for c in spec.columns if c.name in schema]
+    frame = raw.select(pl.col(c.name).cast(c.dtype) for c in present)
+    rules = [rule for c in present for rule in _value_rules(spec, c)]
+    _run_checks(spec, frame, rules, key)
+    _check_unique(spec, frame)
     # Later checks may read optional columns the table does not have: they are null.
     absent = [pl.lit(None, dtype=c.dtype).alias(c.name) for c in spec.columns if c.name not in schema]
     return frame.with_columns(absent)
 
 
-#: Each agent's belief masses, summed per agent into ``mass_total``.
+#: Each agent's belief masses, summed per agent into ``mass_total`` (smallest: ``mass_min``).
+_MASS_NOT_FINITE = _Rule(
+    "mass",
+    pl.col("mass_total").is_nan() | pl.col("mass_total").is_infinite(),
+    "have NaN or infinite masses",
+    "use finite masses >= 0",
+    unit="agent(s)",
+)
+_MASS_NEGATIVE = _Rule(
+    "mass", pl.col("mass_min") < 0, "have negative masses", "belief masses must be >= 0", unit="agent(s)"
+)
 _MASS_TOO_LARGE = _Rule(
     "mass",
     pl.col("mass_total") > 1 + MASS_SUM_TOLERANCE,
@@ -154,21 +189,88 @@ _MASS_ALL_ZERO = _Rule(
     "consensus, entropy and ER need a distribution: drop those agents' belief rows or give them mass",
     unit="agent(s)",
 )
+#: In this order: a NaN or a negative mass makes the sum rules meaningless.
+_MASS_RULES = [_MASS_NOT_FINITE, _MASS_NEGATIVE, _MASS_TOO_LARGE, _MASS_ALL_ZERO]
 
 
 def _check_masses(frame: pl.LazyFrame) -> None:
-    totals = frame.group_by(AGENT_KEY).agg(mass_total=pl.col("mass").sum())
-    _run_checks(TABLES["beliefs"], totals, [_MASS_TOO_LARGE, _MASS_ALL_ZERO], AGENT_KEY)
+    totals = frame.group_by(AGENT_KEY).agg(mass_total=pl.col("mass").sum(), mass_min=pl.col("mass").min())
+    _run_checks(TABLES["beliefs"], totals, _MASS_RULES, AGENT_KEY)
 
 
 def check_agent_masses(agent_totals: pl.LazyFrame, *, labels: Labels | None = None) -> None:
-    """The all-zero rule of :meth:`Dataset.validate` on per-agent sums already computed (``mass_total``).
+    """The mass rules of :meth:`Dataset.validate` on per-agent sums already computed.
 
-    Scoring applies it even without validation: an agent without a distribution has no
-    consensus, entropy or ER, and dividing by its zero total would spread NaN. ``labels``
-    turns the frame's keys into the user's labels when they are codes.
+    ``agent_totals`` has, per agent, ``mass_total`` (the sum of its masses, null for an agent
+    without belief rows) and ``mass_min``. Scoring applies the rules even without validation,
+    at the cost of one aggregate over the agents: the formulas rely on them (a sum over 1 makes
+    consensus and entropy meaningless, a zero total divides by zero). ``labels`` turns the
+    frame's keys into the user's labels when they are codes.
     """
-    _run_checks(TABLES["beliefs"], agent_totals, [_MASS_ALL_ZERO], AGENT_KEY, labels)
+    _run_checks(TABLES["beliefs"], agent_totals, _MASS_RULES, AGENT_KEY, labels)
+
+
+def check_values(name: str, frame: pl.LazyFrame, columns: list[str], *, labels: Labels | None = None) -> None:
+    """The value rules of :meth:`Dataset.validate` (finite, >= 0, in [0, 1], allowed values) for
+    ``columns`` of table ``name``, on a frame that scoring already holds: one aggregate query.
+
+    The frame has the table's key columns (as codes, when ``labels`` decodes them) and ``columns``.
+    """
+    spec = TABLES[name]
+    rules = [rule for column in columns for rule in _value_rules(spec, spec.column_map[column])]
+    _run_checks(spec, frame, rules, list(spec.key), labels)
+
+
+_ALTERNATIVE_RULES = [
+    _Rule(
+        "score",
+        ~pl.col("_scores_finite"),
+        "have NaN or infinite scores",
+        "use null for a missing score, and finite numbers otherwise",
+        unit="alternative(s)",
+    ),
+    _Rule(
+        "score",
+        (pl.col("_satisfaction_low") < 0) | (pl.col("_satisfaction_high") > 1),
+        "have satisfaction scores outside [0, 1]",
+        "scores on the default scale are satisfactions in [0, 1]; if they are raw measurements, "
+        "set criteria.scale = 'raw' for those criteria",
+        unit="alternative(s)",
+    ),
+]
+_CRITERION_WEIGHT_RULE = _Rule(
+    "weight", pl.col("_weight_low") < 0, "have negative criterion weights", "weight must be >= 0", unit="run(s)"
+)
+
+
+def check_alternative_inputs(alternatives: pl.LazyFrame, *, labels: Labels | None = None) -> None:
+    """The score and criterion-weight rules of :meth:`Dataset.validate`, from the per-alternative
+    extremes that the criteria pass computes anyway (:data:`~mas_eval.metrics.decision.criteria.CHECK_COLUMNS`).
+
+    ``alternatives`` is keyed by ``run_id, alternative`` (codes, decoded by ``labels``).
+    """
+    key = ["run_id", "alternative"]
+    _run_checks(TABLES["scores"], alternatives, _ALTERNATIVE_RULES, key, labels)
+    # Counted per run, not per alternative: the few offending rows are grouped, not all of them.
+    runs = alternatives.filter(_CRITERION_WEIGHT_RULE.bad).group_by("run_id").agg(pl.col("_weight_low").min())
+    _run_checks(TABLES["criteria"], runs, [_CRITERION_WEIGHT_RULE], ["run_id"], labels)
+
+
+def check_run_keys(run_ids: pl.Series) -> None:
+    """``runs.run_id`` not null and unique, given the ids **sorted** (as scoring's code book holds them)."""
+    spec, key = TABLES["runs"], TABLES["runs"].key[0]
+    nulls = run_ids.null_count()
+    if nulls:
+        msg = f"table 'runs', column {key!r}: {nulls} row(s) have a null key; every key column must be filled in"
+        raise DataError(msg)
+    repeated = run_ids.filter(run_ids.is_duplicated()).unique(maintain_order=True)
+    if repeated.len():
+        examples = format_keys([{key: value} for value in repeated.head(_EXAMPLES).to_list()])
+        msg = (
+            f"table {spec.name!r}, column {key!r}: {repeated.len()} key(s) occur more than once, e.g. at {examples}; "
+            f"the key ({key}) must be unique: drop or merge the duplicates"
+        )
+        raise DataError(msg)
 
 
 def _check_satisfaction(scores: pl.LazyFrame, criteria: pl.LazyFrame | None) -> None:
@@ -200,6 +302,18 @@ def _check_references(spec: Table, frame: pl.LazyFrame, parent_keys: pl.LazyFram
             f"e.g. {format_keys(examples.to_dicts())}; add those to {spec.parent!r} or drop their rows"
         )
         raise DataError(msg)
+
+
+def check_types(tables: Mapping[str, pl.LazyFrame]) -> None:
+    """The type rules of :func:`validate_tables` alone: every column castable to the schema's dtype.
+
+    What a failed cast inside a query is turned into (:meth:`Dataset.reading
+    <mas_eval.dataset.Dataset.reading>`): one error naming the table, the column and the rows.
+    """
+    for name, raw in tables.items():
+        spec = TABLES[name]
+        schema = raw.collect_schema()
+        _run_checks(spec, raw, _cast_rules(spec, schema), [k for k in spec.key if k in schema])
 
 
 def validate_tables(tables: Mapping[str, pl.LazyFrame]) -> None:

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from mas_eval import DataError, Dataset, MasEvalError, SchemaError
+from mas_eval import Dataset, MasEvalError, SchemaError
 from mas_eval.schema import TABLES
 
 
@@ -73,8 +73,9 @@ def test_invalid_dataset_is_not_written(tmp_path: Path) -> None:
 
 
 def test_failure_midway_through_a_write_leaves_nothing_behind(tmp_path: Path) -> None:
-    # Unvalidated, `runs` is written first, then the cast of agents.confidence fails.
-    with pytest.raises(DataError, match="table 'agents' could not be written"):
+    # Unvalidated, `runs` is written first, then the cast of agents.confidence fails: the failed
+    # cast is named like validate() names it (table, column, rows).
+    with pytest.raises(SchemaError, match=r"table 'agents', column 'confidence': 1 row.* not Float64"):
         Dataset.from_frames(**BROKEN_AGENTS).write(tmp_path / "ds", validate=False)
     assert os.listdir(tmp_path) == []
 
@@ -149,7 +150,7 @@ def test_a_file_written_late_into_a_failed_write_is_removed_too(
             (Path(path) / "agents.parquet").write_bytes(b"late")
 
     monkeypatch.setattr("mas_eval.output.shutil.rmtree", raced)
-    with pytest.raises(DataError, match="table 'agents' could not be written"):
+    with pytest.raises(SchemaError, match="table 'agents', column 'confidence'"):
         Dataset.from_frames(**BROKEN_AGENTS).write(tmp_path / "ds", validate=False)
     assert os.listdir(tmp_path) == []
     assert len(calls) == 2

@@ -100,7 +100,11 @@ def test_exact_ties_at_scale_follow_the_id_rule_on_every_call() -> None:
     frames["scores"] = copy_alt1_to_alt2(frames["scores"], ["run_id", "criterion"], "score").sample(
         fraction=1.0, shuffle=True, seed=1
     )
-    frames["beliefs"] = copy_alt1_to_alt2(frames["beliefs"], ["run_id", "agent_id"], "mass").sample(
+    # Copying alt1's mass onto alt2 can push an agent's sum over 1, which scoring refuses; one
+    # factor per agent brings it back and keeps the copies bit-equal.
+    beliefs = copy_alt1_to_alt2(frames["beliefs"], ["run_id", "agent_id"], "mass")
+    total = pl.col("mass").sum().over("run_id", "agent_id")
+    frames["beliefs"] = beliefs.with_columns(mass=pl.col("mass") / pl.max_horizontal(total, 1.0)).sample(
         fraction=1.0, shuffle=True, seed=2
     )
     tied = mas_eval.Dataset.from_frames(**frames)

@@ -73,7 +73,8 @@ def export_jsonl(ds: Dataset, path: str | Path) -> int:
         The Dataset to export.
     path
         The JSONL file to write (gzip-compressed if it ends in ``.gz``). It is replaced
-        atomically (temporary file, then rename); nothing is left behind on failure.
+        atomically (temporary file, then rename); nothing is left behind on failure. It may
+        not lie inside the Dataset's folder (:class:`~mas_eval.errors.OutputError`).
 
     Returns
     -------
@@ -90,8 +91,9 @@ def export_jsonl(ds: Dataset, path: str | Path) -> int:
     are not exported.
     """
     target = Path(path)
-    # Replaces an existing file, as it always has (export has no overwrite switch).
-    with atomic_file(target, overwrite=True) as temporary:
+    inputs = [ds.source] if ds.source is not None else []
+    # Replaces an existing file, as it always has (export has no overwrite switch), but never the Dataset's own.
+    with atomic_file(target, overwrite=True, inputs=inputs) as temporary, ds.reading():
         compression = "gzip" if target.suffix == ".gz" else "uncompressed"
         records(ds).sink_ndjson(temporary, compression=compression, check_extension=False)
     return ds.scan("runs").select(pl.len()).collect().item()

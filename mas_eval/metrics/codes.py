@@ -16,7 +16,7 @@ decodes its outputs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -111,6 +111,10 @@ class KeyCodes:
             for column, kind in columns.items()
             if column in present
         )
+
+    def labels_of(self, columns: Mapping[str, str]) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
+        """A function decoding the code ``columns`` (column → kind) of a frame: for error messages."""
+        return lambda frame: self.decode(frame, columns)
 
     def run_columns(self, columns: list[str]) -> list[pl.Expr]:
         """Expressions giving a frame keyed by run codes the runs' identifying ``columns``."""

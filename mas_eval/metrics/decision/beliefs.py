@@ -26,7 +26,11 @@ def agent_pass(beliefs: pl.LazyFrame, agents: pl.LazyFrame) -> pl.LazyFrame:
     (``has_beliefs`` is false).
     """
     stats = beliefs.group_by(agent=pack("run_id", "agent_id")).agg(
-        **contribution.agent_terms(), **consensus.agent_terms(), has_beliefs=pl.lit(True)
+        # mass_min: for the mass rules scoring checks (validation.check_agent_masses).
+        **contribution.agent_terms(),
+        **consensus.agent_terms(),
+        mass_min=pl.col("mass").min(),
+        has_beliefs=pl.lit(True),
     )
     frame = (
         stats.join(

@@ -10,7 +10,10 @@ import polars as pl
 
 from mas_eval.metrics.codes import label_of, pack, run_of
 
-__all__ = ["alternative_criteria"]
+__all__ = ["CHECK_COLUMNS", "alternative_criteria"]
+
+#: Columns of :func:`alternative_criteria` that only serve the checks of its inputs (then dropped).
+CHECK_COLUMNS = ["_scores_finite", "_satisfaction_low", "_satisfaction_high", "_weight_low"]
 
 
 def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weighted: bool) -> pl.LazyFrame:
@@ -49,7 +52,9 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
 
     Returns one row per ``(run_id, alternative)``: ``criteria_satisfaction,
     weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst`` (the caller
-    ranks, once the rows are sorted).
+    ranks, once the rows are sorted), and the :data:`CHECK_COLUMNS` from which
+    :func:`~mas_eval.validation.check_alternative_inputs` finds scores and weights that break
+    the rules these formulas rely on.
     """
     rows = scores.select(
         rc=pack("run_id", "criterion"), ra=pack("run_id", "alternative"), score=pl.col("score").cast(pl.Float64)
@@ -99,6 +104,7 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
             "raw",
             "share",
             "given_weight",
+            "weight",
             best=pl.when("cost").then("scaled_low").otherwise("scaled_high"),
             worst=pl.when("cost").then("scaled_high").otherwise("scaled_low"),
         )
@@ -127,6 +133,12 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
             n_scored=pl.len(),
             best_square=(pl.col("v") - pl.col("best")).pow(2).sum(),
             worst_square=(pl.col("v") - pl.col("worst")).pow(2).sum(),
+            # For the checks of the rules these formulas rely on (CHECK_COLUMNS): raw-scale
+            # satisfactions lie in [0, 1] by construction, so an extreme outside [0, 1] is a
+            # satisfaction-scale score out of range.
+            _satisfaction_low=pl.col("sat").min(),
+            _satisfaction_high=pl.col("sat").max(),
+            _weight_low=pl.col("weight").min(),
         )
     )
     d_best, d_worst = pl.col("best_square").sqrt(), pl.col("worst_square").sqrt()
@@ -141,4 +153,8 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
         topsis_closeness=pl.when(d_best + d_worst > 0).then(d_worst / (d_best + d_worst)).otherwise(0.5),
         topsis_distance_best=d_best,
         topsis_distance_worst=d_worst,
+        _scores_finite=pl.col("sat_total").is_finite() & pl.col("best_square").is_finite(),
+        _satisfaction_low=pl.col("_satisfaction_low"),
+        _satisfaction_high=pl.col("_satisfaction_high"),
+        _weight_low=pl.col("_weight_low"),
     )

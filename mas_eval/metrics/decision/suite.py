@@ -14,12 +14,12 @@ import polars as pl
 from mas_eval.metrics.codes import KeyCodes, label_of, pack, run_of
 from mas_eval.metrics.decision import confidence, consensus, contribution, quality
 from mas_eval.metrics.decision.beliefs import agent_pass, alternative_pass, run_pass
-from mas_eval.metrics.decision.criteria import alternative_criteria
+from mas_eval.metrics.decision.criteria import CHECK_COLUMNS, alternative_criteria
 from mas_eval.metrics.decision.efficiency import efficiency
 from mas_eval.metrics.decision.params import DecisionParams
 from mas_eval.metrics.ranks import with_descending_ranks
 from mas_eval.schema import AGENT_KEY
-from mas_eval.validation import check_agent_masses
+from mas_eval.validation import check_agent_masses, check_alternative_inputs, check_values
 
 __all__ = ["compute"]
 
@@ -37,9 +37,9 @@ def _agent_frame(beliefs: pl.LazyFrame, agents: pl.LazyFrame, codes: KeyCodes) -
     """
     # Sorted by the packed key is sorted by (run, agent): the run flag lets Polars know it.
     frame = agent_pass(beliefs, agents).sort("agent").with_columns(pl.col("run_id").set_sorted()).collect()
-    check_agent_masses(
-        frame.lazy(), labels=lambda keys: codes.decode(keys, {"run_id": "run_id", "agent_id": "agent_id"})
-    )
+    labels = codes.labels_of({"run_id": "run_id", "agent_id": "agent_id"})
+    check_agent_masses(frame.lazy(), labels=labels)
+    check_values("agents", frame.lazy(), ["confidence", "weight"], labels=labels)
     return frame
 
 
@@ -92,7 +92,9 @@ def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def _alternatives_out(tables: Tables, belief_alternatives: pl.LazyFrame, params: DecisionParams) -> pl.DataFrame:
+def _alternatives_out(
+    tables: Tables, belief_alternatives: pl.LazyFrame, params: DecisionParams, codes: KeyCodes
+) -> pl.DataFrame:
     per_criteria = alternative_criteria(tables["scores"], tables["criteria"], weighted=params.dqs_weighted)
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
 
@@ -109,6 +111,8 @@ def _alternatives_out(tables: Tables, belief_alternatives: pl.LazyFrame, params:
         .drop("_key")
         .collect()
     )
+    check_alternative_inputs(frame.lazy(), labels=codes.labels_of({"run_id": "run_id", "alternative": "alternative"}))
+    frame = frame.drop(CHECK_COLUMNS)
     ranked = {"topsis_rank": "topsis_closeness", "er_rank": "er_belief", "mcda_rank": "mcda_score"}
     return with_descending_ranks(frame, ranked, group="run_id")
 
@@ -148,12 +152,14 @@ def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str
     ``tables``: ``runs, agents, beliefs, criteria, scores, alt_scores`` keyed by codes, an absent
     one as an empty frame (it leaves its metrics null, with no special case).
     """
+    usage = ["confidence", "iterations", "api_calls", "seconds", "tokens", "cost_usd"]
+    check_values("runs", tables["runs"].select("run_id", *usage), usage, labels=codes.labels_of({"run_id": "run_id"}))
     # Read by two queries (three with ``pairwise``): materialised once.
     beliefs = tables["beliefs"].select(*AGENT_KEY, "alternative", "mass").collect().lazy()
     agent_frame = _agent_frame(beliefs, tables["agents"], codes)
     belief_runs, belief_alternatives = _belief_runs_and_alternatives(beliefs, agent_frame, params)
     agents_out = _agents_out(agent_frame, belief_runs, params).collect()
-    alternatives = _alternatives_out(tables, belief_alternatives, params)
+    alternatives = _alternatives_out(tables, belief_alternatives, params, codes)
     out: dict[str, pl.LazyFrame | pl.DataFrame] = {
         "runs": _runs_out(tables, alternatives, belief_runs, agents_out, params),
         "agents": agents_out,
