@@ -9,7 +9,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mas_eval import metrics as metrics  # registers the `mas` expression namespace
+from mas_eval._lazy import lazy_attributes
 from mas_eval._version import __version__
 from mas_eval.dataset import Dataset
 from mas_eval.errors import (
@@ -18,12 +21,27 @@ from mas_eval.errors import (
     InvalidParameterError,
     MasEvalError,
     MixedDqsMethodsError,
+    OutputError,
     OutputExistsError,
     SchemaError,
+    UnreadableFileError,
 )
 from mas_eval.scoring import Scores, score
-from mas_eval.simulation import simulate
-from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
+
+if TYPE_CHECKING:
+    from mas_eval.simulation import simulate
+    from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
+
+# The statistics layer (SciPy, statsmodels) and the simulator load when first used.
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "simulate": "mas_eval.simulation",
+        **dict.fromkeys(
+            ("baseline_comparison", "calibration", "compare", "power", "reliability_table"), "mas_eval.stats"
+        ),
+    },
+)
 
 __all__ = [
     "DataError",
@@ -32,9 +50,11 @@ __all__ = [
     "InvalidParameterError",
     "MasEvalError",
     "MixedDqsMethodsError",
+    "OutputError",
     "OutputExistsError",
     "SchemaError",
     "Scores",
+    "UnreadableFileError",
     "__version__",
     "baseline_comparison",
     "calibration",

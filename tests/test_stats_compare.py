@@ -212,11 +212,28 @@ def test_fewer_than_two_clusters_is_degenerate() -> None:
     assert row["p_value"] is None
 
 
-def test_infinite_values_give_a_warning_not_a_nan() -> None:
-    frame = frame_of({"a": ([1, 2, float("inf")], [2, 3, 5])})
-    table = compare(frame, "y")
-    assert "non-finite" in table["warning"][0]
-    assert table["p_value"][0] is None
+def test_infinite_values_are_left_out_with_a_warning_that_counts_them() -> None:
+    frame = frame_of({"a": ([1, 2, float("inf"), 4], [2, 3, 5, float("-inf")])})
+    row = compare(frame, "y").row(0, named=True)
+    assert "2 infinite value(s) left out" in row["warning"]
+    assert (row["n_treatment"], row["n_control"]) == (3, 3)
+    assert row["p_value"] is not None
+
+
+@pytest.mark.parametrize("method", ["default", "mixed"])
+def test_nan_values_left_out_are_counted_per_group_and_metric(method: str) -> None:
+    # Issue 9, item 9: NaN went silently (n 100 -> 97) while inf got a warning; now both are counted.
+    nan = float("nan")
+    frame = frame_of(
+        {"a": ([1, 2, nan, 4, 5], [2, 3, 5, 4, nan]), "b": ([1, 2, 3, 4, 6], [2, 3, 5, 1, 2])},
+        case=[1, 2, 3, 4, 5] * 4,
+    ).with_columns(z=pl.col("y") * 2)
+    options = {"pair_on": "case", "method": "mixed"} if method == "mixed" else {}
+    table = compare(frame, ["y", "z"], by="g", **options)
+    warnings = dict(zip(zip(table["g"], table["metric"], strict=True), table["warning"], strict=True))
+    assert "2 NaN value(s) left out" in warnings["a", "y"]
+    assert "2 NaN value(s) left out" in warnings["a", "z"]
+    assert warnings["b", "y"] is None or "left out" not in warnings["b", "y"]
 
 
 def test_all_null_metric_in_a_group() -> None:
@@ -234,12 +251,19 @@ def test_all_null_metric_in_a_group() -> None:
 def test_pair_on_with_an_independent_test_is_an_error() -> None:
     frame = frame_of({"a": ([1, 2, 3], [2, 3, 5])}, case=[1, 2, 3, 1, 2, 3])
     with pytest.raises(InvalidParameterError, match="pair_on='case' is only used by paired tests"):
-        compare(frame, "y", pair_on="case")
+        compare(frame, "y", pair_on="case", test="welch")
     with pytest.raises(InvalidParameterError, match="test='paired' pairs runs by case: pass pair_on"):
         compare(frame, "y", test="paired")
     with pytest.raises(InvalidParameterError, match="test='wilcoxon' pairs runs by case: pass pair_on"):
         compare(frame, "y", test="wilcoxon")
     assert compare(frame, "y", test="auto")["test"][0] == "welch"
+
+
+def test_the_default_test_is_auto_as_on_the_command_line() -> None:
+    # Issue 9, item 13: the API defaulted to "welch", so pair_on raised in Python where the CLI paired.
+    frame = frame_of({"a": ([1, 2, 3], [2, 3, 5])}, case=[1, 2, 3, 1, 2, 3])
+    assert compare(frame, "y", pair_on="case")["test"][0] == "paired"
+    assert compare(frame, "y")["test"][0] == "welch"
     assert compare(frame, "y", pair_on="case", test="auto")["test"][0] == "paired"
     # With the mixed model, pair_on names the case of the random intercept, whatever the test.
     assert compare(frame, "y", pair_on="case", method="mixed")["n_treatment"][0] == 3

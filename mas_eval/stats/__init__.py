@@ -17,6 +17,7 @@ value outside them, or a combination ``compare`` cannot run
 before any data is read:
 
 >>> from typing import get_args
+>>> from mas_eval.stats import Correction, compare
 >>> get_args(Correction)
 ('holm', 'fdr_bh', 'bonferroni', 'none', 'bh', 'benjamini-hochberg')
 >>> compare(None, "dqs", correction="sidak")
@@ -27,15 +28,36 @@ mas_eval.errors.InvalidParameterError: compare: correction='sidak' is invalid; c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from mas_eval._lazy import lazy_attributes
 from mas_eval.errors import MixedDqsMethodsError
-from mas_eval.stats.baseline import baseline_comparison
-from mas_eval.stats.comparison import compare
-from mas_eval.stats.corrections import adjust_pvalues
-from mas_eval.stats.designs import ttest_from_summary
 from mas_eval.stats.options import Alternative, BootCI, Correction, Design, Method, Strategy, SummaryTest, Test
-from mas_eval.stats.power_analysis import power
-from mas_eval.stats.reliability import calibration, reliability_table
-from mas_eval.stats.report import summary_view, write_comparisons
+
+if TYPE_CHECKING:
+    from mas_eval.stats.baseline import baseline_comparison
+    from mas_eval.stats.comparison import compare
+    from mas_eval.stats.corrections import adjust_pvalues
+    from mas_eval.stats.designs import ttest_from_summary
+    from mas_eval.stats.power_analysis import power
+    from mas_eval.stats.reliability import calibration, reliability_table
+    from mas_eval.stats.report import summary_view, write_comparisons
+
+# SciPy and statsmodels load with the first function used, not with the package.
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "baseline_comparison": "mas_eval.stats.baseline",
+        "compare": "mas_eval.stats.comparison",
+        "adjust_pvalues": "mas_eval.stats.corrections",
+        "ttest_from_summary": "mas_eval.stats.designs",
+        "power": "mas_eval.stats.power_analysis",
+        "calibration": "mas_eval.stats.reliability",
+        "reliability_table": "mas_eval.stats.reliability",
+        "summary_view": "mas_eval.stats.report",
+        "write_comparisons": "mas_eval.stats.report",
+    },
+)
 
 __all__ = [
     "Alternative",

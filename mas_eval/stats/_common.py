@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -79,12 +80,31 @@ def column_list(value: str | Iterable[str] | None, what: str, *, required: bool 
 
 
 def check_columns(schema: pl.Schema, names: Sequence[str], what: str) -> None:
-    """Raise :class:`SchemaError` naming every column of ``names`` that ``schema`` lacks."""
+    """Raise :class:`SchemaError` naming every column of ``names`` that ``schema`` lacks.
+
+    The message suggests the closest existing column for each and lists the candidates: every
+    numeric or boolean column for ``metrics``, every column otherwise.
+
+    >>> schema = pl.Schema({"system": pl.String, "dqs": pl.Float64, "efficiency_score": pl.Float64})
+    >>> check_columns(schema, ["efficency_score"], "metrics")
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.SchemaError: metrics: no column 'efficency_score' (did you mean 'efficiency_score'?); the metrics that can be compared are: dqs, efficiency_score
+    """  # noqa: E501
     missing = [name for name in names if name not in schema]
-    if missing:
-        available = ", ".join(schema.names()[:30])
-        msg = f"{what}: no column {', '.join(map(repr, missing))} in run_metrics (columns: {available})"
-        raise SchemaError(msg)
+    if not missing:
+        return
+    if what == "metrics":
+        candidates = [n for n, dtype in schema.items() if dtype.is_numeric() or dtype == pl.Boolean]
+        listing = "the metrics that can be compared are"
+    else:
+        candidates, listing = schema.names(), "the columns are"
+    shown = []
+    for name in missing:
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+        shown.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    msg = f"{what}: no column {', '.join(shown)}; {listing}: {', '.join(candidates) or '(none)'}"
+    raise SchemaError(msg)
 
 
 def numeric_value(schema: pl.Schema, name: str, what: str) -> pl.Expr:

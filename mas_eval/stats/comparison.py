@@ -54,6 +54,7 @@ from mas_eval.stats.ranks import rank_test_step
 from mas_eval.stats.summaries import (
     Sample,
     Summary,
+    align,
     flat,
     independent_samples,
     independent_summary,
@@ -154,7 +155,12 @@ def _prepare(frame: pl.LazyFrame, request: _Request) -> tuple[pl.LazyFrame, list
     if request.pair_on is not None and request.pair_on in request.by:
         msg = f"compare: pair_on={request.pair_on!r} is also a by column: every group would hold a single case"
         raise InvalidParameterError(msg)
-    values = [numeric_value(schema, name, "metric").alias(metric(i)) for i, name in enumerate(request.metrics)]
+    # NaN and ±inf are left out like nulls (inference on infinite values means nothing); the
+    # rows say how many (_non_finite_notes).
+    values = [
+        _finite_or_null(numeric_value(schema, name, "metric")).alias(metric(i))
+        for i, name in enumerate(request.metrics)
+    ]
     guarded = [c for c in DQS_METRICS if c in request.metrics and "dqs_method" in schema]
 
     runs = frame.filter(pl.col(request.system).is_in(list(request.names)))
@@ -169,6 +175,40 @@ def _prepare(frame: pl.LazyFrame, request: _Request) -> tuple[pl.LazyFrame, list
     _check_systems(runs, frame, request.system, request.names)
     check_no_nulls(frame.filter(pl.col(request.system).is_in(list(request.names))), extra, "pair_on/cluster")
     return runs, guarded
+
+
+def _finite_or_null(value: pl.Expr) -> pl.Expr:
+    return pl.when(value.is_finite()).then(value)
+
+
+def _non_finite_notes(frame: pl.LazyFrame, summary: Summary, request: _Request) -> Patch:
+    """A warning on every (group, metric) row whose compared runs held NaN or infinite values, with the counts.
+
+    One aggregation over the compared runs' float metrics; nothing when there are none.
+    """
+    schema = frame.collect_schema()
+    floats = [(i, name) for i, name in enumerate(request.metrics) if schema[name].is_float()]
+    if not floats:
+        return Patch()
+    runs = frame.filter(pl.col(request.system).is_in(list(request.names)))
+    if not request.by:
+        runs = runs.with_columns(pl.lit(0, dtype=pl.Int8).alias(GROUP))
+    counts = runs.group_by(request.keys).agg(
+        agg
+        for i, name in floats
+        for agg in (pl.col(name).is_nan().sum().alias(f"nan_{i}"), pl.col(name).is_infinite().sum().alias(f"inf_{i}"))
+    )
+    aligned = align(summary.groups, counts.collect(engine=ENGINE), request.keys)
+    m = len(request.metrics)
+    warnings: dict[int, list[str]] = {}
+    # A loop over (group, metric) rows to word their warnings, not over runs.
+    for g, row in enumerate(aligned.iter_rows(named=True)):
+        for i, _ in floats:
+            nan, inf = row[f"nan_{i}"] or 0, row[f"inf_{i}"] or 0
+            if nan or inf:
+                parts = [f"{nan:,} NaN" if nan else "", f"{inf:,} infinite" if inf else ""]
+                warnings[g * m + i] = [f"{' and '.join(p for p in parts if p)} value(s) left out, like nulls"]
+    return Patch(warnings=warnings)
 
 
 def _base_rows(runs: pl.LazyFrame, request: _Request) -> tuple[Summary, Rows]:
@@ -223,6 +263,7 @@ def _mixed(runs: pl.LazyFrame, summary: Summary, request: _Request, case: str) -
 
 
 def _step_patches(
+    frame: pl.LazyFrame,
     runs: pl.LazyFrame,
     summary: Summary,
     base: Rows,
@@ -265,6 +306,8 @@ def _step_patches(
     if request.method == "mixed" and request.pair_on is not None:
         add(_mixed(runs, summary, request, request.pair_on))
     add(_mixed_methods_notes(summary, notes, request, guarded))
+    # Last, so that no step that replaces its rows' warnings (the mixed model) drops these.
+    add(_non_finite_notes(frame, summary, request))
     return patches
 
 
@@ -292,7 +335,7 @@ def compare(
     by: str | Sequence[str] | None = None,
     pair_on: str | None = None,
     cluster: str | None = None,
-    test: Test = "welch",
+    test: Test = "auto",
     correction: Correction | None = "holm",
     alpha: float = 0.05,
     confidence: float = 0.95,
@@ -325,19 +368,19 @@ def compare(
         The case column both systems ran (e.g. ``"case_id"``). Paired tests average each
         system's runs per case first, then test the per-case differences; cases that only
         one system ran are left out (counted in ``warning``). Required by ``"paired"``,
-        ``"wilcoxon"`` and ``method="mixed"``; with it ``test="auto"`` is ``"paired"``, and
-        with an independent test (``"welch"``, the default) it is an error unless
-        ``method="mixed"``: pass ``test="auto"`` or ``"paired"`` to pair.
+        ``"wilcoxon"`` and ``method="mixed"``; with it the default ``test="auto"`` is
+        ``"paired"``. With an independent test (``"welch"``, ``"student"``, ``"mannwhitney"``)
+        it is an error unless ``method="mixed"``.
     cluster : str, optional
         Column whose values are clusters of correlated runs (e.g. ``"case_id"`` when runs
         repeat, or a scenario family). The difference gets a cluster-robust (CR1) standard
         error, with ``n_clusters - 1`` degrees of freedom (Miller 2024, "Adding Error Bars to
         Evals"). In a paired design every case must lie in one cluster.
-    test : {"welch", "student", "paired", "mannwhitney", "wilcoxon", "auto"}
-        ``"welch"`` (default; seed 004's formula), ``"student"`` (pooled variance; preset
+    test : {"auto", "welch", "student", "paired", "mannwhitney", "wilcoxon"}
+        ``"auto"`` (default, as on the command line): ``"paired"`` when ``pair_on`` is given,
+        else ``"welch"`` (seed 004's formula); ``"student"`` (pooled variance; preset
         ``crisis-mas-poc``), ``"paired"`` (t on per-case differences), ``"mannwhitney"``,
-        ``"wilcoxon"`` (signed ranks of the per-case differences), ``"auto"`` (paired when
-        ``pair_on`` is given, else Welch).
+        ``"wilcoxon"`` (signed ranks of the per-case differences).
     correction : {"holm", "fdr_bh", "bonferroni", "none", "bh", "benjamini-hochberg"} or None
         Multiple-comparison correction over every row of the result (the family); ``"bh"`` and
         ``"benjamini-hochberg"`` are ``"fdr_bh"``, None is ``"none"``.
@@ -503,7 +546,7 @@ def compare(
 
     summary, base = _base_rows(runs, request)
     table = base
-    for patch in _step_patches(runs, summary, base, request, notes, guarded):
+    for patch in _step_patches(frame, runs, summary, base, request, notes, guarded):
         table = table.patched(patch)
 
     groups = summary.groups

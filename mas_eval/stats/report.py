@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -11,7 +12,7 @@ from mas_eval.errors import InvalidParameterError
 from mas_eval.output import atomic_file
 from mas_eval.stats._rows import COLUMNS
 
-__all__ = ["SUMMARY_COLUMNS", "summary_view", "write_comparisons"]
+__all__ = ["FORMATS", "SUMMARY_COLUMNS", "check_comparisons_path", "summary_view", "write_comparisons"]
 
 #: What a terminal or a Markdown report shows of a comparison table (the file keeps every column).
 SUMMARY_COLUMNS = [
@@ -36,18 +37,34 @@ def summary_view(table: pl.DataFrame) -> pl.DataFrame:
     return table.select(*keys, *(c for c in SUMMARY_COLUMNS if c in table.columns))
 
 
-def write_comparisons(table: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> Path:
-    """Write ``table`` to ``path`` (.parquet, .csv or .json by suffix), atomically.
+def check_comparisons_path(path: str | Path) -> Path:
+    """``path`` as a Path if its suffix names a format :func:`write_comparisons` writes, else an error.
 
-    The file is written next to its target and renamed over it, so a reader never sees half a
-    table; an existing file is replaced only with ``overwrite=True``.
-    """
+    >>> check_comparisons_path("out.xlsx")
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.InvalidParameterError: out.xlsx: comparisons are written as .parquet, .csv or .json (by the file's suffix), not '.xlsx'
+    """  # noqa: E501
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix not in FORMATS:
-        msg = f"{target}: write comparisons as {', '.join(FORMATS)} (by the file's suffix)"
+        shown = repr(suffix) if suffix else "a name without a suffix"
+        msg = f"{target}: comparisons are written as .parquet, .csv or .json (by the file's suffix), not {shown}"
         raise InvalidParameterError(msg)
-    with atomic_file(target, overwrite=overwrite) as staging:
+    return target
+
+
+def write_comparisons(
+    table: pl.DataFrame, path: str | Path, *, overwrite: bool = False, inputs: Sequence[str | Path] = ()
+) -> Path:
+    """Write ``table`` to ``path`` (.parquet, .csv or .json by suffix), atomically.
+
+    The file is written next to its target and renamed over it, so a reader never sees half a
+    table; an existing file is replaced only with ``overwrite=True``, and never one of ``inputs``.
+    """
+    target = check_comparisons_path(path)
+    suffix = target.suffix.lower()
+    with atomic_file(target, overwrite=overwrite, inputs=inputs) as staging:
         if suffix == ".parquet":
             table.write_parquet(staging)
         elif suffix == ".csv":
