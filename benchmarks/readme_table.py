@@ -29,6 +29,14 @@ def _rows() -> list[str]:
             f"| validate | {s['runs']:,} | {s['validate_seconds']:.1f} s | "
             f"{s['runs'] / s['validate_seconds']:,.0f} runs/s | (in the row above) | `benchmarks/bench_simulate.py` |"
         )
+    ingest = RESULTS / "ingest.json"
+    if ingest.is_file():
+        for r in json.loads(ingest.read_text())["results"]:
+            rss = r["peak_rss_mb"] / 1024
+            rows.append(
+                f"| ingest JSONL ({r['input_mb']:,.0f} MB) | {r['records']:,} | {r['ingest_seconds']:.1f} s | "
+                f"{r['records_per_second']:,} runs/s | {rss:.2f} GB | `benchmarks/bench_ingest.py` |"
+            )
     decision = RESULTS / "decision.json"
     if decision.is_file():
         for r in json.loads(decision.read_text())["results"]:

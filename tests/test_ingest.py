@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
+import re
 from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from mas_eval.dataset import Dataset
-from mas_eval.errors import DataError, IngestError, MasEvalError
-from mas_eval.ingest import IngestResult, export_jsonl, ingest_jsonl, record_dtype
+from mas_eval.errors import DataError, IngestError, InvalidParameterError, MasEvalError
+from mas_eval.ingest import IngestResult, export_jsonl, ingest_jsonl, jsonl, record_dtype
 from mas_eval.ingest.jsonl import RECORD_LISTS, USAGE, USAGE_FIELD
 from mas_eval.schema import TABLES
 
 SMALL = Path(__file__).parent / "data" / "run_records_small.jsonl"
+SAMPLE = Path(__file__).parents[1] / "data" / "sample.jsonl"
 SCHEMA_FILE = Path(__file__).parents[1] / "mas_eval" / "run_record.schema.json"
 
 
@@ -303,21 +308,118 @@ def test_tables_without_rows_are_not_written(tmp_path: Path) -> None:
     assert sorted(p.name for p in result.out.iterdir()) == ["_dataset.json", "runs"]
 
 
+def _chunk_ends(sizes: list[int], chunk_bytes: int) -> list[int]:
+    """Where chunks end, in bytes: a chunk ends with the line that takes it past ``chunk_bytes``."""
+    ends, size = [], 0
+    for offset, line in zip(itertools.accumulate(sizes), sizes, strict=True):
+        size += line
+        if size > chunk_bytes:
+            ends.append(offset)
+            size = 0
+    return ends if ends and ends[-1] == sum(sizes) else [*ends, sum(sizes)]
+
+
 def test_chunking_gives_the_same_result(tmp_path: Path) -> None:
-    calls: list[int] = []
-    small = ingest_jsonl([SMALL], tmp_path / "chunked", chunk_lines=2, progress=calls.append)
-    assert calls == [2, 4, 5]  # lines read so far, blank line included
-    assert len(list((small.out / "runs").glob("*.parquet"))) == 3
-    _assert_same(Dataset.open(ingest_jsonl([SMALL], tmp_path / "whole").out), Dataset.open(small.out))
+    sizes = [len(line) for line in SMALL.read_bytes().splitlines(keepends=True)]
+    assert sizes[:3] == [1297, 1, 223]  # line 2 is blank
+    whole = Dataset.open(ingest_jsonl([SMALL], tmp_path / "whole").out)
+    for chunk_bytes, ends in [(1, [1297, 1521, 2216, 2735]), (225, [1297, 2216, 2735]), (3000, [2735])]:
+        calls: list[int] = []
+        out = tmp_path / f"chunks{chunk_bytes}"
+        chunked = ingest_jsonl([SMALL], out, chunk_bytes=chunk_bytes, progress=calls.append)
+        assert calls == ends == _chunk_ends(sizes, chunk_bytes)  # bytes read so far, after each chunk
+        assert len(list((chunked.out / "runs").glob("*.parquet"))) == len(ends)
+        _assert_same(whole, Dataset.open(chunked.out))
+
+
+@pytest.mark.parametrize(("lines", "chunk_bytes"), [(30, 1), (30, 100), (300, 50_000)])
+def test_small_chunks_give_the_same_dataset_as_one_chunk(tmp_path: Path, lines: int, chunk_bytes: int) -> None:
+    path = tmp_path / "sample.jsonl"
+    path.write_bytes(b"".join(SAMPLE.read_bytes().splitlines(keepends=True)[:lines]))
+    one = Dataset.open(ingest_jsonl([path], tmp_path / "one", chunk_bytes=path.stat().st_size).out)
+    chunked = Dataset.open(ingest_jsonl([path], tmp_path / "chunked", chunk_bytes=chunk_bytes).out)
+    parts = len(list((chunked.source / "runs").glob("*.parquet")))
+    assert parts == lines if chunk_bytes <= 100 else 1 < parts < lines  # every line is over 100 bytes
+    _assert_same(one, chunked)
+    assert all(chunked.scan(name).collect_schema() == one.scan(name).collect_schema() for name in one.table_names)
+
+
+def _mixed_lines() -> list[str]:
+    """The small file's records, renamed three times over, with blank and malformed lines between."""
+    records = [line for line in SMALL.read_text().splitlines() if line.strip()]
+    bad = ["{oops", _record("m", agents={"a": 1}), "", _record("t", confidence="high"), "[1]", "  "]
+    lines = []
+    for copy, (record, junk) in itertools.product(range(3), zip(records, bad, strict=False)):
+        lines += [record.replace('"run_id": "r', f'"run_id": "c{copy}r'), junk]
+    return lines
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chunk_bytes=st.integers(1, 3_000))
+def test_any_chunk_size_gives_the_same_dataset_and_rejects(
+    tmp_path_factory: pytest.TempPathFactory, chunk_bytes: int
+) -> None:
+    tmp = tmp_path_factory.mktemp("chunks")
+    path = _write(tmp / "runs.jsonl", _mixed_lines())
+    whole = ingest_jsonl([path], tmp / "whole", skip_invalid=True)
+    chunked = ingest_jsonl([path], tmp / "chunked", skip_invalid=True, chunk_bytes=chunk_bytes)
+    assert (chunked.runs, chunked.rejected) == (whole.runs, whole.rejected) == (12, 9)
+    assert chunked.rejects.read_text() == whole.rejects.read_text()  # true line numbers across chunks
+    _assert_same(Dataset.open(whole.out), Dataset.open(chunked.out))
+
+
+@pytest.mark.parametrize("decode_bytes", [1, 700])
+def test_decoding_in_slices_gives_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decode_bytes: int
+) -> None:
+    path = _write(tmp_path / "runs.jsonl", _mixed_lines())
+    whole = ingest_jsonl([path], tmp_path / "whole", skip_invalid=True)
+    monkeypatch.setattr(jsonl, "_DECODE_BYTES", decode_bytes)  # a chunk is decoded in several slices
+    sliced = ingest_jsonl([path], tmp_path / "sliced", skip_invalid=True)
+    assert sliced.rejects.read_text() == whole.rejects.read_text()
+    _assert_same(Dataset.open(whole.out), Dataset.open(sliced.out))
+    with pytest.raises(IngestError, match=r"runs\.jsonl:2: not valid JSON"):
+        ingest_jsonl([path], tmp_path / "ds")
 
 
 def test_several_files_are_concatenated(tmp_path: Path) -> None:
     lines = SMALL.read_text().splitlines()
     first = _write(tmp_path / "a.jsonl", lines[:2])
     second = _write(tmp_path / "b.jsonl", lines[2:])
-    result = ingest_jsonl([first, str(second)], tmp_path / "ds", chunk_lines=3)
+    calls: list[int] = []
+    result = ingest_jsonl([first, str(second)], tmp_path / "ds", chunk_bytes=500, progress=calls.append)
     assert result.runs == 4
+    assert calls[-1] == first.stat().st_size + second.stat().st_size
+    assert calls == sorted(calls) and first.stat().st_size in calls  # the first file, then the second
     _assert_same(Dataset.open(ingest_jsonl([SMALL], tmp_path / "one").out), Dataset.open(result.out))
+
+
+def test_progress_of_gzip_files_counts_compressed_bytes(tmp_path: Path) -> None:
+    packed = tmp_path / "runs.jsonl.gz"
+    packed.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    calls: list[int] = []
+    result = ingest_jsonl([packed, SMALL], tmp_path / "ds", chunk_bytes=100_000, progress=calls.append)
+    assert result.runs == 304
+    assert calls == sorted(calls)
+    assert packed.stat().st_size in calls
+    assert calls[-1] == packed.stat().st_size + SMALL.stat().st_size
+
+
+def test_truncated_gzip_file_is_an_ingest_error(tmp_path: Path) -> None:
+    packed = tmp_path / "runs.jsonl.gz"
+    packed.write_bytes(gzip.compress(SAMPLE.read_bytes())[:5_000])
+    with pytest.raises(IngestError, match=r"runs\.jsonl\.gz: cannot be read"):
+        ingest_jsonl([packed], tmp_path / "ds")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.jsonl.gz"]
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "16MiB", None])
+def test_chunk_bytes_must_be_a_positive_integer(tmp_path: Path, value: object) -> None:
+    with pytest.raises(
+        InvalidParameterError, match=rf"^ingest_jsonl: chunk_bytes={value!r} is invalid; .* a positive integer$"
+    ):
+        ingest_jsonl([SMALL], tmp_path / "ds", chunk_bytes=value)  # type: ignore[arg-type]
+    assert not (tmp_path / "ds").exists()
 
 
 def test_lenient_values_are_read(tmp_path: Path) -> None:
@@ -388,7 +490,19 @@ def test_malformed_line_in_a_later_chunk_and_file(tmp_path: Path) -> None:
     good = _write(tmp_path / "good.jsonl", [_record("r1")])
     bad = _write(tmp_path / "bad.jsonl", [_record(f"s{i}") for i in range(5)] + ["{oops"])
     with pytest.raises(IngestError, match=r"bad\.jsonl:6: not valid JSON"):
-        ingest_jsonl([good, bad], tmp_path / "ds", chunk_lines=2)
+        ingest_jsonl([good, bad], tmp_path / "ds", chunk_bytes=2 * len(_record("s0")))
+
+
+@pytest.mark.parametrize("line", ["{oops", _record("r9", confidence="high")])
+def test_malformed_line_in_the_third_chunk_has_its_true_line_number(tmp_path: Path, line: str) -> None:
+    records = [_record(f"r{i}") for i in range(6)]
+    path = _write(tmp_path / "runs.jsonl", [*records[:4], "", records[4], line, records[5]])
+    calls: list[int] = []
+    size = len(records[0]) + 1  # every record has the same length, with its newline
+    with pytest.raises(IngestError, match=r"runs\.jsonl:7: "):
+        ingest_jsonl([path], tmp_path / "ds", chunk_bytes=2 * size - 1, progress=calls.append)
+    # Chunks: lines 1-2, 3-4, then 5-7 (line 5 is blank): the error is in the third.
+    assert calls == [2 * size, 4 * size]
 
 
 @pytest.mark.parametrize("order", [("missing", "invalid"), ("invalid", "missing")])
@@ -429,7 +543,7 @@ def test_skip_invalid_writes_rejects_and_keeps_good_runs(tmp_path: Path) -> None
         _record("r6", confidence="high", ground_truth=["cold"]),
     ]
     path = _write(tmp_path / "runs.jsonl", lines)
-    result = ingest_jsonl([path], tmp_path / "ds", skip_invalid=True, chunk_lines=4)
+    result = ingest_jsonl([path], tmp_path / "ds", skip_invalid=True, chunk_bytes=len(lines[0]) + len(lines[1]) + 2)
     assert (result.runs, result.rejected, result.rejects) == (2, 3, tmp_path / "ds.rejects.jsonl")
     rejects = [json.loads(line) for line in result.rejects.read_text().splitlines()]
     assert [(r["file"], r["line"], r["text"]) for r in rejects] == [
@@ -460,6 +574,35 @@ def test_invalid_data_fails_validation_and_writes_nothing(tmp_path: Path) -> Non
     with pytest.raises(DataError, match="weight"):
         ingest_jsonl([negative], tmp_path / "ds")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl", "c.jsonl"]
+
+
+def test_validation_errors_cover_every_chunk(tmp_path: Path) -> None:
+    # Rules are checked chunk by chunk, but the error counts and names the keys of the whole input.
+    lines = [_record(f"r{i}", agents=[{"agent_id": "a", "weight": -1 if i % 2 else 1}]) for i in range(6)]
+    path = _write(tmp_path / "runs.jsonl", lines)
+    keys = ", ".join(f"(run_id='r{i}', agent_id='a')" for i in (1, 3, 5))
+    message = f"table 'agents', column 'weight': 3 row(s) are negative, e.g. at {keys}"
+    for chunk_bytes in (1, 10_000):
+        with pytest.raises(DataError, match=rf"^{re.escape(message)}; weight must be >= 0$"):
+            ingest_jsonl([path], tmp_path / "ds", chunk_bytes=chunk_bytes)
+    # A run_id repeated in another chunk (or file) breaks a rule no chunk breaks alone.
+    again = _write(tmp_path / "again.jsonl", [_record("r0"), _record("r4")])
+    with pytest.raises(DataError, match=r"^table 'runs', column 'run_id': 2 key\(s\) occur more than once"):
+        ingest_jsonl([_write(tmp_path / "ok.jsonl", [_record(f"r{i}") for i in range(6)]), again], tmp_path / "ds")
+    assert not (tmp_path / "ds").exists()
+
+
+def test_steps_across_chunks_in_several_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [_record(f"r{i}", case_id=f"c{i % 7}", ground_truth=[f"d{i % 3}", "flu"]) for i in range(40)]
+    path = _write(tmp_path / "runs.jsonl", lines)
+    one_pass = Dataset.open(ingest_jsonl([path], tmp_path / "one", chunk_bytes=300).out)
+    monkeypatch.setattr(jsonl, "_ROWS_PER_PASS", 5)
+    passes = ingest_jsonl([path], tmp_path / "passes", chunk_bytes=300)
+    assert len(list((passes.out / "ground_truth").glob("*.parquet"))) > 1
+    _assert_same(one_pass, Dataset.open(passes.out))
+    assert one_pass.collect("ground_truth").height == 7 * 4  # each case: d0, d1, d2 and flu
+    with pytest.raises(DataError, match="occur more than once"):
+        ingest_jsonl([path, _write(tmp_path / "again.jsonl", [lines[-1]])], tmp_path / "ds", chunk_bytes=300)
 
 
 def test_missing_file_and_empty_input(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import gzip
 import itertools
 import json
 import shutil
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,16 +20,34 @@ from typing import IO, Any, cast
 
 import polars as pl
 
+from mas_eval.constraints import Interval, check_parameter
 from mas_eval.dataset import MANIFEST, Dataset
-from mas_eval.errors import IngestError
+from mas_eval.errors import IngestError, MasEvalError, option
+from mas_eval.files import describe_path
+from mas_eval.ingest.misspelt import misspelt_fields
 from mas_eval.output import atomic_directory, atomic_file, write_manifest
 from mas_eval.schema import TABLES
 
-__all__ = ["RECORD_LISTS", "USAGE", "USAGE_FIELD", "IngestResult", "RecordList", "ingest_jsonl", "record_dtype"]
+__all__ = [
+    "CHUNK_BYTES",
+    "RECORD_LISTS",
+    "USAGE",
+    "USAGE_FIELD",
+    "IngestResult",
+    "RecordList",
+    "ingest_jsonl",
+    "record_dtype",
+]
 
 #: ``runs`` columns that a record holds in its ``usage`` object rather than at the top level.
 USAGE_FIELD = "usage"
 USAGE = ("iterations", "api_calls", "seconds", "tokens", "cost_usd")
+
+#: Default bytes of input decoded at a time by :func:`ingest_jsonl` (16 MiB). A chunk costs 12 to
+#: 30 times its size in memory at its peak (the most for small records with much ground truth):
+#: 0.2 to 0.5 GB on top of the imports at 16 MiB, 0.35 to 0.6 GB at 32 MiB, 0.65 to 1.1 GB at
+#: 64 MiB, whatever the input's size; larger chunks were not clearly faster (benchmarks/bench_ingest.py).
+CHUNK_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -154,19 +173,28 @@ class IngestResult:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def _open(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+def _chunks(path: Path, chunk_bytes: int) -> Iterator[tuple[int, list[bytes], int]]:
+    """``(first line number, raw lines, bytes of the file read)`` of each chunk of whole lines, read lazily.
 
-
-def _chunks(path: Path, chunk_lines: int) -> Iterator[tuple[int, list[bytes]]]:
-    """``(first line number, raw lines)`` of at most ``chunk_lines`` lines, read lazily."""
-    first = 1
+    A chunk ends with the line that takes it past ``chunk_bytes`` (``readlines``'s hint), so a
+    line longer than that is a chunk of its own. The position is in the file as stored: for
+    ``.gz``, in the compressed stream, whose read-ahead may end the last chunk short of the
+    file's end; a last item without lines then reports the end.
+    """
+    first, position = 1, 0
     try:
-        with _open(path) as handle:
-            while lines := list(itertools.islice(handle, chunk_lines)):
-                yield first, lines
+        with (
+            path.open("rb") as raw,
+            gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix == ".gz" else contextlib.nullcontext(raw) as handle,
+        ):
+            while lines := handle.readlines(chunk_bytes):
+                position = raw.tell()
+                yield first, lines, position
                 first += len(lines)
-    except OSError as exc:
+            if raw.tell() != position:
+                yield first, [], raw.tell()
+    except (OSError, EOFError, zlib.error) as exc:
+        # EOFError and zlib.error: a truncated or corrupt .gz file.
         msg = f"{path}: cannot be read ({exc})"
         raise IngestError(msg) from exc
 
@@ -273,10 +301,27 @@ def _diagnose(text: str) -> str | None:
     return _shape_problem(value, record_dtype(), "")
 
 
+#: Bytes of text given to the JSON decoder at a time. Its working memory is several times its
+#: input (a 64 MiB chunk decoded at once peaks 430 MB higher), so a chunk is decoded in slices.
+_DECODE_BYTES = 2**20
+
+
+def _json_decode(texts: pl.Series, dtype: pl.DataType) -> pl.Series:
+    """``texts.str.json_decode(dtype)``, decoded in slices of whole lines of about ``_DECODE_BYTES``."""
+    if texts.len() == 0:
+        return texts.str.json_decode(dtype)
+    ends = texts.str.len_bytes().cast(pl.Int64).cum_sum()
+    marks = pl.int_range(_DECODE_BYTES, ends[-1], _DECODE_BYTES, dtype=pl.Int64, eager=True)
+    bounds = sorted({0, *ends.search_sorted(marks, side="right").to_list(), texts.len()})
+    parts = [texts.slice(lo, hi - lo).str.json_decode(dtype) for lo, hi in itertools.pairwise(bounds)]
+    # Rechunked: on a struct column of several chunks, Polars 2.1 can panic ("i < self.len()") in _checks.
+    return pl.concat(parts, rechunk=True)
+
+
 def _decode(texts: pl.Series, dtype: pl.DataType) -> str | None:
     """None if ``texts`` decode, else the decoder's error."""
     try:
-        texts.str.json_decode(dtype)
+        _json_decode(texts, dtype)
     except pl.exceptions.ComputeError as exc:
         return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return None
@@ -404,29 +449,31 @@ def _tables(levels: dict[str, pl.DataFrame], bad_lines: pl.Series) -> dict[str, 
 # -- the ingest -------------------------------------------------------------------------------
 
 
-def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_lines: int) -> list[Path]:
+def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int) -> list[Path]:
     files = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
     if not files:
         msg = "no input files given; pass one or more JSONL files of run records"
         raise IngestError(msg)
     for file in files:
         if not file.is_file():
-            what = "is a folder, not a file" if file.is_dir() else "no such file"
-            msg = f"{file}: {what}; pass JSONL files of run records (one JSON object per line)"
+            if not file.exists():
+                msg = f"{file}: no such file; pass JSONL files of run records (one JSON object per line)"
+                raise IngestError(msg)
+            what = describe_path(file)
+            fix = "it is ingested already" if what == "is a Dataset folder" else "pass JSONL files of run records"
+            msg = f"{file} {what}, not a JSONL file; {fix} (ingest reads files of one JSON object per line)"
             raise IngestError(msg)
-    if not isinstance(chunk_lines, int) or chunk_lines < 1:
-        msg = f"chunk_lines must be a positive integer, got {chunk_lines!r}"
-        raise IngestError(msg)
+    check_parameter("chunk_bytes", chunk_bytes, [Interval(int, 0, closed="neither")], where="ingest_jsonl")
     return files
 
 
 @contextlib.contextmanager
-def _rejects_file(path: Path | None, *, overwrite: bool) -> Iterator[IO[bytes] | None]:
+def _rejects_file(path: Path | None, *, overwrite: bool, inputs: list[Path]) -> Iterator[IO[bytes] | None]:
     """A handle on a temporary rejects file that replaces ``path`` when the ingest succeeds."""
     if path is None:
         yield None
         return
-    with atomic_file(path, overwrite=overwrite) as temporary, temporary.open("wb") as handle:
+    with atomic_file(path, overwrite=overwrite, inputs=inputs) as temporary, temporary.open("wb") as handle:
         yield handle
 
 
@@ -437,7 +484,7 @@ def ingest_jsonl(
     overwrite: bool = False,
     skip_invalid: bool = False,
     rejects: str | Path | None = None,
-    chunk_lines: int = 200_000,
+    chunk_bytes: int = CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
 ) -> IngestResult:
     """Flatten JSONL run records into a Dataset folder at ``out``.
@@ -458,10 +505,14 @@ def ingest_jsonl(
     rejects
         Where the rejected lines go (with ``skip_invalid=True``): one JSON object per line,
         ``{"file", "line", "error", "text"}``. Default: ``<out>.rejects.jsonl`` beside ``out``.
-    chunk_lines
-        Lines decoded at a time; memory is bounded by one chunk.
+    chunk_bytes
+        Bytes of input decoded at a time: a chunk is whole lines, ending with the line that
+        takes it past ``chunk_bytes`` (a longer line is a chunk of its own). Memory is bounded
+        by one chunk, 12 to 30 times ``chunk_bytes`` (see Notes); the default is 16 MiB.
     progress
-        Called after each chunk with the number of lines read so far (all files).
+        Called after each chunk with the number of bytes of the input files read so far (all
+        files together; for a ``.gz`` file, compressed bytes, as stored), so its last call
+        gives the sum of the files' sizes: the total of a progress bar.
 
     Returns
     -------
@@ -470,6 +521,8 @@ def ingest_jsonl(
 
     Raises
     ------
+    InvalidParameterError
+        ``chunk_bytes`` is not a positive integer.
     IngestError
         An input file is missing or unreadable, or has a malformed line (without
         ``skip_invalid``): the message names the file, the 1-based line number and the problem.
@@ -487,8 +540,10 @@ def ingest_jsonl(
     ``scores``; ``ddx[]``, ``messages[]``, ``answers[]`` → their tables; ``interventions[]``
     (strings) → ``interventions``; ``ground_truth[]`` (strings) → ``ground_truth`` keyed by
     ``case_id``: the union over the case's runs, without duplicates. Every item of a list
-    gives a row (an agent without beliefs is still an agent). Unknown fields are ignored.
-    Tables with no rows in the whole input are not written.
+    gives a row (an agent without beliefs is still an agent). Unknown fields are ignored,
+    unless one resembles a field that its object lacks (``usage.tokns`` without
+    ``usage.tokens``, :mod:`~mas_eval.ingest.misspelt`): that line is malformed, as the value
+    would otherwise vanish. Tables with no rows in the whole input are not written.
 
     A line is malformed when it is not JSON, not an object, lacks a required field (run_id,
     system, case_id, or an item's key), has an item that is null, or has a field of the
@@ -499,15 +554,26 @@ def ingest_jsonl(
     as its text (``"case_id": 17`` → ``"17"``), and a lone string given for an array of
     strings is read as a one-item array.
 
-    Chunks are decoded with ``str.json_decode`` and flattened with ``explode``/``unnest``;
-    type and required-field checks are vectorised. Only when the decoder rejects a chunk
-    (invalid JSON or a container of the wrong kind) is it bisected to find the lines, and
-    those lines alone are diagnosed one by one to word the error.
+    Chunks are decoded with ``str.json_decode`` (in slices of about 1 MiB) and flattened with
+    ``explode``/``unnest``; type and required-field checks are vectorised. Only when the
+    decoder rejects a chunk (invalid JSON or a container of the wrong kind) is it bisected to
+    find the lines, and those lines alone are diagnosed one by one to word the error.
 
-    The Dataset is staged in a temporary folder, validated with :meth:`Dataset.validate`,
-    and renamed into place only if everything succeeded.
+    Memory is bounded by the chunk, not by the input: each chunk is decoded, checked,
+    validated and written on its own, so that an ingest with the default ``chunk_bytes`` peaks
+    near 0.3 GB RSS for 100,000 simulated records (218 MB) or 1,000,000 (2.2 GB) alike, and
+    near 0.6 GB for small records with much ground truth (``benchmarks/bench_ingest.py``).
+    The two steps that span chunks, deduplicating the ground truth and checking that no
+    run_id repeats, work on hash buckets of about two million rows at a time.
+
+    The Dataset is staged in a temporary folder and renamed into place only if everything
+    succeeded. It is validated chunk by chunk with :meth:`Dataset.validate`: a run is one
+    line, so all the rows keyed by a run come from one chunk, and across chunks only a
+    repeated run_id can break a rule. When a chunk breaks one, or a run_id repeats, the
+    staged Dataset is validated as a whole, so that the error counts and names the offending
+    keys of the whole input.
     """
-    files = _check_inputs(paths, chunk_lines)
+    files = _check_inputs(paths, chunk_bytes)
     target = Path(out)
     rejects_path = (
         (Path(rejects) if rejects is not None else target.parent / f"{target.name}.rejects.jsonl")
@@ -515,30 +581,39 @@ def ingest_jsonl(
         else None
     )
     permissive = record_dtype(permissive=True)
-    counts = {"runs": 0, "rejected": 0, "lines": 0, "chunks": 0}
+    counts = {"runs": 0, "rejected": 0, "chunks": 0}
+    # Whether every chunk so far passed Dataset.validate on its own; after a failure the whole
+    # Dataset is validated at the end, so later chunks need no check.
+    chunks_valid = True
     with (
-        _rejects_file(rejects_path, overwrite=overwrite) as reject_handle,
-        atomic_directory(target, overwrite=overwrite) as staging,
+        # Neither output may be, hold or lie inside an input, nor the rejects file inside the Dataset.
+        _rejects_file(rejects_path, overwrite=overwrite, inputs=[*files, target]) as reject_handle,
+        atomic_directory(target, overwrite=overwrite, inputs=files) as staging,
     ):
         scratch = staging / ".ground_truth"
+        read_before = 0  # bytes of the files before this one
         for file in files:
-            for first, lines in _chunks(file, chunk_lines):
-                _ingest_chunk(file, first, lines, permissive, staging, counts, reject_handle)
-                counts["lines"] += len(lines)
-                counts["chunks"] += 1
+            position = 0
+            for first, lines, position in _chunks(file, chunk_bytes):
+                if lines:
+                    tables = _ingest_chunk(file, first, lines, permissive, staging, counts, reject_handle)
+                    counts["chunks"] += 1
+                    chunks_valid = chunks_valid and _valid(tables)
+                    del tables  # else they would live on while the next chunk is decoded
                 if progress is not None:
-                    progress(counts["lines"])
+                    progress(read_before + position)
+            read_before += position
         if counts["runs"] == 0:
             rejected = f" ({counts['rejected']} malformed line(s) set aside)" if counts["rejected"] else ""
             msg = f"no run records found in {', '.join(map(str, files))}{rejected}; nothing was written"
             raise IngestError(msg)
         if scratch.exists():
-            # Ground truth is deduplicated across chunks here, as a case's runs may sit in several.
-            (staging / "ground_truth").mkdir()
-            truth = pl.scan_parquet(scratch / "*.parquet").unique().sort(list(TABLES["ground_truth"].key))
-            truth.sink_parquet(staging / "ground_truth" / "part-00000.parquet")
+            _deduplicate_ground_truth(scratch, staging / "ground_truth")
             shutil.rmtree(scratch)
-        dataset = Dataset.open(staging).validate()
+        dataset = Dataset.open(staging)
+        if not (chunks_valid and _run_ids_unique(staging)):
+            # Error path: the whole Dataset is validated, so that the error covers the whole input.
+            dataset.validate()
         write_manifest(staging, MANIFEST, {"tables": dataset.table_names})
     return IngestResult(target, counts["runs"], counts["rejected"], rejects_path)
 
@@ -551,13 +626,14 @@ def _ingest_chunk(
     staging: Path,
     counts: dict[str, int],
     reject_handle: IO[bytes] | None,
-) -> None:
+) -> dict[str, pl.DataFrame]:
+    """Decode, check and write one chunk; its tables (every table, possibly empty)."""
     every, problems = _lines(first, lines)
     frame = every.filter(
         pl.col("text").str.strip_chars() != "", ~pl.col("line").is_in(problems["line"].implode())
     ).with_columns(pl.col("text").str.strip_prefix("\ufeff"))
     try:
-        records = frame["text"].str.json_decode(dtype)
+        records = _json_decode(frame["text"], dtype)
     except pl.exceptions.ComputeError:
         undecodable = _undecodable(frame, dtype, first_only=reject_handle is None)
         problems = pl.concat([problems, undecodable])
@@ -566,16 +642,18 @@ def _ingest_chunk(
             frame = frame.filter(pl.col("line") < undecodable["line"].min())
         else:
             frame = frame.filter(~pl.col("line").is_in(undecodable["line"].implode()))
-        records = frame["text"].str.json_decode(dtype)
+        records = _json_decode(frame["text"], dtype)
     decoded = pl.DataFrame({"line": frame["line"], "rec": records})
     levels, found = _flatten(decoded)
+    suspects = misspelt_fields(frame["text"], dtype)
+    misspelt = pl.DataFrame({"line": frame["line"].gather(suspects["position"]), "error": suspects["error"]})
     # One problem per line: the first found (the record's own checks come before its items').
-    problems = pl.concat([problems, found]).unique("line", keep="first", maintain_order=True).sort("line")
+    problems = pl.concat([problems, misspelt, found]).unique("line", keep="first", maintain_order=True).sort("line")
     if problems.height:
         if reject_handle is None:
             line, error = problems.row(0)
             msg = (
-                f"{file}:{line}: {error}; fix the line, or pass skip_invalid=True "
+                f"{file}:{line}: {error}; fix the line, or pass {option('skip_invalid')} "
                 "to set malformed lines aside in a rejects file"
             )
             raise IngestError(msg)
@@ -593,3 +671,47 @@ def _ingest_chunk(
         folder.mkdir(exist_ok=True)
         table.write_parquet(folder / part)
     counts["runs"] += tables["runs"].height
+    return tables
+
+
+def _valid(tables: dict[str, pl.DataFrame]) -> bool:
+    """Whether one chunk's tables pass :meth:`Dataset.validate` on their own."""
+    try:
+        Dataset.from_frames(**tables).validate()
+    except MasEvalError:
+        return False
+    return True
+
+
+#: Rows handled per pass by the steps that span chunks: a larger table is split into passes over
+#: hash buckets of its rows, so that their memory (about 150 bytes a row) stays bounded too.
+_ROWS_PER_PASS = 2_000_000
+
+
+def _buckets(frame: pl.LazyFrame, columns: list[str]) -> Iterator[pl.LazyFrame]:
+    """``frame`` split by a hash of ``columns`` into parts of about ``_ROWS_PER_PASS`` rows (equal keys together)."""
+    passes = -(-frame.select(pl.len()).collect().item() // _ROWS_PER_PASS)
+    if passes <= 1:
+        yield frame
+        return
+    bucket = pl.struct(columns).hash() % passes
+    for index in range(passes):
+        yield frame.filter(bucket == index)
+
+
+def _deduplicate_ground_truth(scratch: Path, folder: Path) -> None:
+    """Write the distinct ground truth rows of the chunks (a case's runs may sit in several), each part sorted."""
+    key = list(TABLES["ground_truth"].key)
+    folder.mkdir()
+    for index, part in enumerate(_buckets(pl.scan_parquet(scratch / "*.parquet"), key)):
+        truth = part.unique().sort(key).collect()
+        if truth.height:
+            truth.write_parquet(folder / f"part-{index:05d}.parquet")
+
+
+def _run_ids_unique(staging: Path) -> bool:
+    """Whether no run_id occurs twice among the staged runs (the one rule that spans chunks)."""
+    runs = pl.scan_parquet(staging / "runs" / "*.parquet").select("run_id")
+    return all(
+        part.select(pl.col("run_id").n_unique() == pl.len()).collect().item() for part in _buckets(runs, ["run_id"])
+    )
