@@ -1,8 +1,11 @@
 """The ``mas-eval`` command line.
 
-Every sub-command is a thin shell over a Python function. Errors about the user's input
-(:class:`~mas_eval.errors.MasEvalError`, missing files) print one readable line on stderr
-and exit with code 2 — never a traceback.
+Every sub-command is a thin shell over a Python function. Its arguments are checked before
+any work (an output path that exists, lies inside an input or cannot be written; a bad
+parameter value), and an error about the user's input — a
+:class:`~mas_eval.errors.MasEvalError` or an ``OSError`` — prints one line on stderr and exits
+with code 2, never a traceback. Heavy modules (the statistics layer, the simulator, ingest)
+are imported by the commands that use them, so that ``mas-eval --help`` answers at once.
 """
 
 from __future__ import annotations
@@ -14,16 +17,39 @@ from pathlib import Path
 from typing import Annotated, Any, get_args
 
 import typer
+from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
 
-from mas_eval.dataset import Dataset
-from mas_eval.errors import MasEvalError
-from mas_eval.metrics.family import parameter_help, parse_override
+from mas_eval._version import __version__
+from mas_eval.errors import InvalidParameterError, MasEvalError, command_line
+from mas_eval.ingest.jsonl import CHUNK_BYTES
+from mas_eval.metrics.family import parameter_help, parse_override, resolve_params
 from mas_eval.output import check_target
 from mas_eval.presets import PRESETS
 from mas_eval.stats.options import BootCI, Correction, Method, Test
-from mas_eval.terminal import console, err_console, print_frame, progress
+from mas_eval.terminal import console, err_console, print_comparisons, print_frame, progress, steps
+
+
+class _NoFlagTypes:
+    """Help that shows no ``<bool>`` type beside ``--help``: a flag takes no value."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class _Command(_NoFlagTypes, TyperCommand):
+    pass
+
+
+class _Group(_NoFlagTypes, TyperGroup):
+    pass
+
 
 app = typer.Typer(
+    cls=_Group,
     name="mas-eval",
     help="Score logged runs of multi-agent LLM systems against single-agent baselines.",
     no_args_is_help=True,
@@ -37,16 +63,43 @@ def _choices(options: Any) -> str:
     return ", ".join(get_args(options))
 
 
+def _flag(*names: str, help: str) -> Any:
+    """An on/off option: given or not, it takes no value (so its help shows no type)."""
+    return typer.Option(*names, help=help, metavar="")
+
+
 DatasetArg = Annotated[Path, typer.Argument(help="Dataset folder (one Parquet file or folder per table).")]
-OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace OUT if it exists.")]
+OverwriteOpt = Annotated[bool, _flag("--overwrite", help="Replace OUT if it exists (never an input).")]
 
 
-@app.command()
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"mas-eval {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", callback=_version, is_eager=True, metavar=""),
+    ] = False,
+) -> None:
+    """Score logged runs of multi-agent LLM systems against single-agent baselines."""
+
+
+@app.command(cls=_Command)
 def simulate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
     runs: Annotated[int, typer.Option("--runs", "-n", help="Number of runs (both systems together).")] = 10_000,
     seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same dataset.")] = 0,
-    effect: Annotated[float, typer.Option(help="True MAS − single difference in mean DQS.")] = 0.05,
+    effect: Annotated[
+        float,
+        typer.Option(
+            help="True MAS − single difference in mean dqs_raw (DQS before the ground-truth boost, "
+            "which widens the dqs gap as the MAS also picks the correct alternative more often)."
+        ),
+    ] = 0.05,
     mas_share: Annotated[float, typer.Option(help="Share of runs made by the MAS.")] = 0.5,
     repeats: Annotated[int, typer.Option(help="Runs per system per case.")] = 1,
     tasks: Annotated[int, typer.Option(help="Number of tasks.")] = 3,
@@ -56,9 +109,10 @@ def simulate(
     """Write a synthetic dataset of MAS and single-agent runs over shared cases."""
     from mas_eval.simulation import simulate as simulate_dataset
 
-    steps = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
+    check_target(out, overwrite=overwrite)
+    table_names = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
     with progress() as bar:
-        task = bar.add_task("simulating", total=len(steps) + 1)
+        task = bar.add_task("simulating", total=len(table_names) + 1)
 
         def advance(step: str) -> None:
             bar.update(task, advance=1, description=f"simulating {step}")
@@ -79,37 +133,51 @@ def simulate(
     console.print(f"wrote {runs:,} runs to {out}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def ingest(
-    files: Annotated[list[Path], typer.Argument(help="JSONL files of canonical run records.")],
+    files: Annotated[list[Path], typer.Argument(help="JSONL files of canonical run records (.jsonl or .jsonl.gz).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
     skip_invalid: Annotated[
-        bool, typer.Option("--skip-invalid", help="Skip malformed lines, writing them to the rejects file.")
+        bool, _flag("--skip-invalid", help="Set malformed lines aside in the rejects file instead of failing.")
     ] = False,
     rejects: Annotated[Path | None, typer.Option(help="Where skipped lines go (default: OUT.rejects.jsonl).")] = None,
-    chunk_lines: Annotated[int, typer.Option(help="Lines decoded per chunk (bounds memory).")] = 200_000,
+    chunk_mb: Annotated[
+        float,
+        typer.Option(
+            "--chunk-mb",
+            help="MiB of JSONL decoded at a time; bounds memory (peak about 0.1 GB + 12-30x this, whatever the "
+            "input's size).",
+        ),
+    ] = CHUNK_BYTES / 2**20,
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Flatten canonical JSONL run records into a Dataset (see run_record.schema.json)."""
     from mas_eval.ingest import ingest_jsonl
 
-    with progress() as bar:
-        task = bar.add_task("ingesting lines", total=None)
+    if not chunk_mb > 0:
+        msg = f"ingest: --chunk-mb {chunk_mb:g} is invalid; --chunk-mb must be a positive number of MiB"
+        raise InvalidParameterError(msg)
+    chunk_bytes = max(1, round(chunk_mb * 2**20))
+    total = sum(f.stat().st_size for f in files if f.is_file())
+    with progress(bytes_done=True) as bar:
+        task = bar.add_task("ingesting", total=total or None)
         result = ingest_jsonl(
             files,
             out,
             overwrite=overwrite,
             skip_invalid=skip_invalid,
             rejects=rejects,
-            chunk_lines=chunk_lines,
-            progress=lambda n: bar.update(task, advance=n),
+            chunk_bytes=chunk_bytes,
+            progress=lambda done: bar.update(task, completed=done),
         )
     console.print(f"ingested {result.runs:,} runs into {result.out}")
     if result.rejected:
         console.print(f"[yellow]skipped {result.rejected:,} malformed line(s); see {result.rejects}[/]")
 
 
-@app.command(epilog="Parameters for --set (key=value; none for None):\n\n" + parameter_help().replace("\n", "\n\n"))
+@app.command(
+    cls=_Command, epilog="Parameters for --set (key=value; none for None):\n\n" + parameter_help().replace("\n", "\n\n")
+)
 def score(
     dataset: DatasetArg,
     out: Annotated[Path, typer.Option("--out", "-o", help="Scores folder to write.")],
@@ -119,35 +187,42 @@ def score(
         typer.Option("--set", help="Override a parameter, key=value (repeatable), e.g. --set gt_boost=none."),
     ] = None,
     pairwise: Annotated[
-        bool, typer.Option("--pairwise", help="Also write pairwise agent similarities (--set pairwise=true).")
+        bool, _flag("--pairwise", help="Also write pairwise agent similarities (--set pairwise=true).")
     ] = False,
     skip_validation: Annotated[
-        bool, typer.Option("--skip-validation", help="Do not validate the Dataset first.")
+        bool,
+        _flag(
+            "--skip-validation",
+            help="Skip the full validation (scoring still refuses data that break the rules its formulas rely on).",
+        ),
     ] = False,
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Score every run with every metric family whose tables the Dataset has."""
+    from mas_eval.dataset import Dataset
     from mas_eval.scoring import score as score_dataset
 
     overrides = dict(parse_override(item) for item in set_ or [])
     if pairwise:
         overrides["pairwise"] = True
+    resolve_params(preset, overrides)  # a bad preset or value fails now, not after validation
+    check_target(out, overwrite=overwrite, inputs=[dataset])
     ds = Dataset.open(dataset)
-    with progress() as bar:
-        task = bar.add_task("validating", total=2)
+    with steps() as shown:
         if not skip_validation:
+            shown.start("validate")
             ds.validate()
-        bar.update(task, advance=1, description="scoring")
-        scores = score_dataset(ds, preset=preset, **overrides)
-        bar.update(task, advance=1, description="writing")
+        scores = score_dataset(ds, preset=preset, progress=shown.start, **overrides)
+        shown.start("write")
         scores.write(out, overwrite=overwrite)
+        elapsed = shown.elapsed
     tables = ", ".join(f"{name} ({frame.height:,} rows)" for name, frame in scores.items())
-    console.print(f"scored {scores.runs.height:,} runs with preset {preset!r} into {out}: {tables}")
+    console.print(f"scored {scores.runs.height:,} runs with preset {preset!r} in {elapsed:.1f} s into {out}: {tables}")
     for name, reason in scores.skipped.items():
         console.print(f"[yellow]skipped the {name} family: {reason}[/]")
 
 
-@app.command()
+@app.command(cls=_Command)
 def compare(
     scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
     metrics: Annotated[
@@ -173,7 +248,7 @@ def compare(
         str, typer.Option(help=f"One of {_choices(Method)} (mixed: a random intercept per --pair-on case).")
     ] = "default",
     allow_mixed_methods: Annotated[
-        bool, typer.Option("--allow-mixed-methods", help="Compare dqs across dqs_method values, with a warning.")
+        bool, _flag("--allow-mixed-methods", help="Compare dqs across dqs_method values, with a warning.")
     ] = False,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the full table (.parquet, .csv or .json).")
@@ -181,49 +256,60 @@ def compare(
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Compare treatment vs control per group and metric: test, CI, effect size, adjusted p."""
+    from mas_eval.files import reading
     from mas_eval.scoring import Scores
     from mas_eval.stats import compare as compare_runs
-    from mas_eval.stats import summary_view, write_comparisons
+    from mas_eval.stats import write_comparisons
+    from mas_eval.stats.report import check_comparisons_path
 
-    if out is not None:
-        check_target(out, overwrite=overwrite)  # before the work, not after it
-    table = compare_runs(
-        Scores.open(scores).runs,
-        metrics,
-        treatment=treatment,
-        control=control,
-        by=by.split(",") if by else None,
-        pair_on=pair_on,
-        cluster=cluster,
-        test=test,  # type: ignore[arg-type]
-        correction=correction,  # type: ignore[arg-type]
-        alpha=alpha,
-        confidence=confidence,
-        n_boot=n_boot,
-        seed=seed,
-        method=method,  # type: ignore[arg-type]
-        allow_mixed_methods=allow_mixed_methods,
-        boot_ci=boot_ci,  # type: ignore[arg-type]
-    )
-    print_frame(summary_view(table), title=f"{treatment} - {control} ({correction} across {table.height} rows)")
+    if out is not None:  # before the work, not after it
+        check_comparisons_path(out)
+        check_target(out, overwrite=overwrite, inputs=[scores])
+    # Only the runs table, lazily: the comparison reads just the columns it needs.
+    runs = Scores.scan(scores, "runs")
+    with reading([scores / "runs.parquet"]):
+        table = compare_runs(
+            runs,
+            metrics,
+            treatment=treatment,
+            control=control,
+            by=by.split(",") if by else None,
+            pair_on=pair_on,
+            cluster=cluster,
+            test=test,  # type: ignore[arg-type]
+            correction=correction,  # type: ignore[arg-type]
+            alpha=alpha,
+            confidence=confidence,
+            n_boot=n_boot,
+            seed=seed,
+            method=method,  # type: ignore[arg-type]
+            allow_mixed_methods=allow_mixed_methods,
+            boot_ci=boot_ci,  # type: ignore[arg-type]
+        )
+    title = f"{treatment} - {control}: {table.height} comparisons, p adjusted by {correction} (* p_adj <= {alpha:g})"
+    print_comparisons(table, title=title, confidence=confidence)
     if out is not None:
         write_comparisons(table, out, overwrite=overwrite)
         console.print(f"wrote {table.height} comparisons to {out}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def validate(dataset: DatasetArg) -> None:
     """Check a Dataset against the schema; exit 2 with one message if a rule is broken."""
+    from mas_eval.dataset import Dataset
+
     Dataset.open(dataset).validate()
     console.print(f"{dataset}: valid")
 
 
-@app.command()
+@app.command(cls=_Command)
 def summary(
     dataset: DatasetArg,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: Annotated[bool, _flag("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Rows per table and the systems, cases and tasks they cover."""
+    from mas_eval.dataset import Dataset
+
     frame = Dataset.open(dataset).summary()
     if as_json:
         console.print_json(json.dumps(frame.to_dicts()))
@@ -231,23 +317,32 @@ def summary(
         print_frame(frame, title=str(dataset))
 
 
-@app.command(hidden=True)
+@app.command(cls=_Command)
 def demo(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the demo's outputs.")] = Path("reports/demo"),
     data: Annotated[Path, typer.Option(help="Folder holding the bundled sample.")] = Path("data"),
 ) -> None:
-    """Run the main job on the bundled sample (what `make demo` runs)."""
+    """Run the main job on the bundled sample (what `make demo` runs); replaces OUT."""
     from mas_eval.demo import run_demo
 
     run_demo(data, out, console=console)
 
 
+def _one_line(exc: BaseException) -> str:
+    """An error as the single line the user sees."""
+    if isinstance(exc, OSError) and not isinstance(exc, MasEvalError):
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return f"{where}{exc.strerror or exc}"
+    return " ".join(str(exc).split())
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``mas-eval`` console script."""
     try:
-        app(args=list(argv) if argv is not None else None, prog_name="mas-eval")
-    except (MasEvalError, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        with command_line():
+            app(args=list(argv) if argv is not None else None, prog_name="mas-eval")
+    except (MasEvalError, OSError) as exc:
+        err_console.print(f"[bold red]error:[/] {escape(_one_line(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
 
 

@@ -1,46 +1,232 @@
-"""What the command line and the demo print: consoles, progress bars and small tables."""
+"""What the command line and the demo print: consoles, progress, and tables that fit the terminal.
+
+Tables are never squeezed until their numbers turn into ``0.7…``: a table keeps its columns in
+order of importance (left to right) while they fit the console's width, and says which it left
+out. Numbers are written by :mod:`mas_eval.formatting`, so a p-value reads as a p-value.
+"""
 
 from __future__ import annotations
 
-import polars as pl
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["console", "err_console", "print_frame", "progress"]
+from rich.console import Console
+
+from mas_eval.formatting import format_ci, format_number, format_p, format_value
+
+if TYPE_CHECKING:  # the rest of rich loads with the first table or progress display
+    import polars as pl
+    from rich.live import Live
+    from rich.progress import Progress
+    from rich.table import Table
+
+__all__ = [
+    "console",
+    "err_console",
+    "print_comparisons",
+    "print_frame",
+    "print_system_means",
+    "progress",
+    "steps",
+]
 
 console = Console()
 err_console = Console(stderr=True)
 
+#: Space a column takes beyond its text: one space each side.
+_PADDING = 2
 
-def progress() -> Progress:
-    """A transient progress bar on stderr, shown only when stderr is a terminal."""
+
+def progress(*, bytes_done: bool = False) -> Progress:
+    """A transient progress bar on stderr (steps done of all, or bytes read with an ETA), shown
+    only when stderr is a terminal."""
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = [SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn()]
+    columns += [DownloadColumn(), TimeRemainingColumn()] if bytes_done else [MofNCompleteColumn()]
     return Progress(
-        SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
+        *columns, TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal
     )
 
 
-def _cell(value: object) -> str:
-    """A table cell: 4 decimals for ordinary floats, 3 significant digits for tiny ones (p-values)."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.3g}" if value != 0 and abs(value) < 1e-3 else f"{value:.4f}"
-    return str(value)
+class _Steps:
+    """The steps of a long command, each printed with its duration once done (see :func:`steps`)."""
+
+    def __init__(self, live: Live | None) -> None:
+        self._live = live
+        self._name: str | None = None
+        self._started = 0.0
+        self._first = time.perf_counter()
+
+    def start(self, name: str) -> None:
+        """Finish the current step (printing its duration) and start ``name``."""
+        self.finish()
+        self._name, self._started = name, time.perf_counter()
+        if self._live is not None:
+            from rich.spinner import Spinner
+
+            self._live.update(Spinner("dots", text=f"{name} ..."))
+
+    def finish(self) -> None:
+        if self._name is not None and self._live is not None:
+            self._live.console.print(f"  [green]done[/] {self._name:<22} {time.perf_counter() - self._started:6.1f} s")
+        self._name = None
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._first
 
 
-def print_frame(frame: pl.DataFrame, title: str | None = None, *, out: Console | None = None) -> None:
-    """Print a small frame as a rich table (floats to 4 decimals)."""
-    table = Table(title=title, title_justify="left")
-    for name, dtype in frame.schema.items():
-        table.add_column(name, justify="right" if dtype.is_numeric() else "left")
-    for row in frame.iter_rows():
-        table.add_row(*(_cell(v) for v in row))
-    (out or console).print(table)
+@contextlib.contextmanager
+def steps() -> Iterator[_Steps]:
+    """A display of a command's steps on stderr: the current one with a spinner, each finished
+    one on its own line with its duration. Shown only when stderr is a terminal (a log file gets
+    none of it)."""
+    if not err_console.is_terminal:
+        yield _Steps(None)
+        return
+    from rich.live import Live
+
+    with Live(console=err_console, transient=True, refresh_per_second=8) as live:
+        shown = _Steps(live)
+        try:
+            yield shown
+        finally:
+            shown.finish()
+
+
+def _width(header: str, cells: Sequence[str]) -> int:
+    return max([len(header), *(len(c) for c in cells)]) + _PADDING
+
+
+def _table() -> Table:
+    from rich import box
+    from rich.table import Table
+
+    return Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+
+
+def _print_fitted(
+    headers: list[str],
+    columns: list[list[str]],
+    numeric: list[bool],
+    *,
+    title: str | None,
+    out: Console,
+    hidden_hint: str = "",
+    keep: int = 1,
+) -> None:
+    """Print the leading columns that fit ``out``'s width (at least ``keep``), and name the others."""
+    budget, shown = out.width, 0
+    for index, (header, cells) in enumerate(zip(headers, columns, strict=True)):
+        width = _width(header, cells)
+        if index >= keep and width > budget:
+            break
+        budget -= width
+        shown += 1
+    if title:  # above the table, not a table title: those wrap at the table's width
+        out.print(title, style="bold", highlight=False, markup=False)
+    table = _table()
+    for header, is_number in zip(headers[:shown], numeric[:shown], strict=True):
+        table.add_column(header, justify="right" if is_number else "left", no_wrap=True, overflow="fold")
+    for row in zip(*columns[:shown], strict=True):
+        table.add_row(*row)
+    out.print(table)
+    if shown < len(headers):
+        out.print(f"[dim]not shown at this width: {', '.join(headers[shown:])}{hidden_hint}[/]", highlight=False)
+
+
+def print_frame(
+    frame: pl.DataFrame, title: str | None = None, *, out: Console | None = None, hidden_hint: str = ""
+) -> None:
+    """Print a small frame as a table that fits the console, columns in order of importance.
+
+    Numbers are written by :func:`~mas_eval.formatting.format_value` (p-value columns as
+    p-values); columns that do not fit are named below the table, with ``hidden_hint``.
+    """
+    target = out or console
+    headers = frame.columns
+    columns = [[format_value(name, v) for v in frame[name].to_list()] for name in headers]
+    numeric = [dtype.is_numeric() for dtype in frame.dtypes]
+    _print_fitted(headers, columns, numeric, title=title, out=target, hidden_hint=hidden_hint)
+
+
+def print_system_means(means: pl.DataFrame, title: str | None = None, *, out: Console | None = None) -> None:
+    """Print per-system means with metrics as rows and systems as columns (fits any width).
+
+    ``means`` has a ``system`` column, a ``runs`` count and one column per metric, a row per system.
+    """
+    target = out or console
+    systems = [str(s) for s in means["system"].to_list()]
+    metrics = [c for c in means.columns if c not in ("system", "runs")]
+    headers = ["metric", *systems]
+    columns = [["runs", *metrics]]
+    for row in means.iter_rows(named=True):
+        columns.append([format_number(row["runs"]), *(format_number(row[m]) for m in metrics)])
+    _print_fitted(headers, columns, [False, *[True] * len(systems)], title=title, out=target)
+
+
+#: Columns of the terminal's comparison table, most important first: (header, cell of a row).
+_COMPARISON_CELLS = (
+    ("difference", lambda r: format_number(r["difference"])),
+    ("95% CI", lambda r: format_ci(r["ci_low"], r["ci_high"])),
+    ("p_adj", lambda r: format_p(r["p_adjusted"]) + (" *" if r["significant"] else "")),
+    ("d", lambda r: format_number(r["cohens_d"], 2)),
+    ("n", lambda r: format_number(r["n_pairs"] if r["n_pairs"] is not None else r["n_treatment"] + r["n_control"])),
+    ("treatment", lambda r: format_number(r["mean_treatment"])),
+    ("control", lambda r: format_number(r["mean_control"])),
+    ("effect", lambda r: r["effect_size"] or ""),
+    ("test", lambda r: r["test"] or ""),
+)
+
+
+def print_comparisons(
+    table: pl.DataFrame, title: str | None = None, *, out: Console | None = None, confidence: float = 0.95
+) -> None:
+    """Print a :func:`~mas_eval.compare` table for a reader: one line per (group, metric).
+
+    The group and metric lead; then the difference, its CI, the adjusted p (``*`` when
+    significant), Cohen's d, n (pairs, or runs), the two means, the effect label and the test,
+    as many as the width allows. Warnings are printed as numbered notes below the table
+    rather than as a column.
+    """
+    target = out or console
+    from mas_eval.stats._rows import COLUMNS  # the comparison's own columns; the rest are its groups
+
+    keys = [c for c in table.columns if c not in COLUMNS]
+    rows = table.to_dicts()
+    headers = [*keys, "metric"]
+    columns = [[format_value(k, r[k]) for r in rows] for k in headers]
+    numeric = [False] * len(headers)
+    for header, cell in _COMPARISON_CELLS:
+        headers.append(f"{round(confidence * 100):g}% CI" if header == "95% CI" else header)
+        columns.append([cell(r) for r in rows])
+        numeric.append(header not in ("effect", "test"))
+    notes = [(i, r["warning"]) for i, r in enumerate(rows) if r.get("warning")]
+    if notes:
+        headers.append("note")
+        marks = dict((i, f"[{n}]") for n, (i, _) in enumerate(notes, start=1))
+        columns.append([marks.get(i, "") for i in range(len(rows))])
+        numeric.append(False)
+        # The note marks must stay visible: move them right after the metric.
+        position = len(keys) + 1
+        headers.insert(position, headers.pop())
+        columns.insert(position, columns.pop())
+        numeric.insert(position, numeric.pop())
+    _print_fitted(
+        headers, columns, numeric, title=title, out=target, keep=len(keys) + 1 + bool(notes),
+        hidden_hint=" (every column is in the table compare returns, and in --out)",
+    )  # fmt: skip
+    for number, (_, warning) in enumerate(notes, start=1):
+        target.print(f"[{number}] {warning}", highlight=False, markup=False, soft_wrap=False)

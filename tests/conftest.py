@@ -15,13 +15,13 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures"
 
 
-def run_cli_process(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """``mas-eval ARGS`` in a fresh process, as a user's shell runs it (wide terminal, no colours)."""
+def run_cli_process(*args: str | Path, columns: int = 400) -> subprocess.CompletedProcess[str]:
+    """``mas-eval ARGS`` in a fresh process, as a user's shell runs it (a terminal ``columns`` wide, no colours)."""
     return subprocess.run(
         [sys.executable, "-m", "mas_eval.cli", *map(str, args)],
         capture_output=True,
         text=True,
-        env={"COLUMNS": "400", "PATH": ""},
+        env={"COLUMNS": str(columns), "PATH": ""},
         check=False,
     )
 
