@@ -52,9 +52,19 @@ def format_number(value: float | int | None, digits: int = 4) -> str:
 
 
 def format_ci(low: float | None, high: float | None, digits: int = 4) -> str:
-    """A confidence interval ``[low, high]`` (empty when either end is missing)."""
+    """A confidence interval ``[low, high]`` (empty when either end is missing).
+
+    Both ends on the scale of the larger one, so that an end near zero reads ``-0.0008``
+    beside ``0.0626``, not ``-7.64e-04``:
+
+    >>> format_ci(-0.000764, 0.0626), format_ci(1.2e-7, 3.4e-7)
+    ('[-0.0008, 0.0626]', '[1.2e-07, 3.4e-07]')
+    """
     if low is None or high is None:
         return ""
+    larger = max(abs(low), abs(high))
+    if 10 ** -(digits - 1) <= larger < 1e6:
+        return f"[{low:.{digits}f}, {high:.{digits}f}]"
     return f"[{format_number(low, digits)}, {format_number(high, digits)}]"
 
 
