@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -35,9 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import polars as pl  # noqa: E402
+from machine import environment  # noqa: E402  (benchmarks/machine.py, beside this script)
 
-from mas_eval import __version__  # noqa: E402
 from mas_eval.ingest import export_jsonl, ingest_jsonl  # noqa: E402
 from mas_eval.ingest.jsonl import CHUNK_BYTES  # noqa: E402
 from mas_eval.simulation import simulate  # noqa: E402
@@ -152,14 +149,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         "benchmark": "ingest_jsonl",
         "parameters": {"records": args.records, "seed": args.seed, "chunk_bytes": args.chunk_bytes},
         "results": rows,
-        "environment": {
-            "mas_eval": __version__,
-            "python": platform.python_version(),
-            "polars": pl.__version__,
-            "cpus": os.cpu_count(),
-            "machine": platform.machine(),
-            "load_average_1m": round(os.getloadavg()[0], 2),
-        },
+        "environment": environment(),
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -16,8 +16,6 @@ import argparse
 import datetime as dt
 import inspect
 import json
-import os
-import platform
 import resource
 import sys
 import tempfile
@@ -30,7 +28,9 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mas_eval import Dataset, __version__  # noqa: E402
+from machine import environment  # noqa: E402  (benchmarks/machine.py, beside this script)
+
+from mas_eval import Dataset  # noqa: E402
 from mas_eval.simulation import simulate  # noqa: E402
 
 SEED = 20240917
@@ -102,15 +102,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             "after_write": round(rss_write, 1),
         },
         "parquet_bytes": disk_bytes,
-        "environment": {
-            "mas_eval": __version__,
-            "python": platform.python_version(),
-            "polars": pl.__version__,
-            "numpy": np.__version__,
-            "cpus": os.cpu_count(),
-            "machine": platform.machine(),
-            "load_average_1m": round(os.getloadavg()[0], 2),
-        },
+        "environment": environment(numpy=np.__version__),
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)

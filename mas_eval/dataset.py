@@ -31,7 +31,7 @@ from mas_eval.files import (
     parquet_files,
     reading,
 )
-from mas_eval.output import atomic_directory, write_manifest
+from mas_eval.output import atomic_directory, same_path, write_manifest
 from mas_eval.schema import RUN_KEY, TABLES, Table, required_tables
 from mas_eval.validation import check_types, validate_tables
 
@@ -318,7 +318,7 @@ class Dataset:
         target = Path(path)
         # Rewriting a Dataset onto its own folder is fine (it is read to the end first); writing it
         # into, or over a folder that holds, its source would destroy the source.
-        inputs = [self.source] if self.source is not None and _resolved(target) != _resolved(self.source) else []
+        inputs = [self.source] if self.source is not None and not same_path(target, self.source) else []
         with atomic_directory(target, overwrite=overwrite, inputs=inputs) as staging:
             if validate:
                 self.validate()
@@ -331,10 +331,6 @@ class Dataset:
                     raise DataError(msg) from exc
             write_manifest(staging, MANIFEST, {"tables": self.table_names})
         return target
-
-
-def _resolved(path: Path) -> Path:
-    return path.expanduser().resolve(strict=False)
 
 
 def _not_a_dataset(path: Path) -> str:

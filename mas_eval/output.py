@@ -28,13 +28,18 @@ from typing import Any
 from mas_eval._version import __version__
 from mas_eval.errors import OutputError, OutputExistsError, option
 
-__all__ = ["atomic_directory", "atomic_file", "check_target", "read_manifest", "write_manifest"]
+__all__ = ["atomic_directory", "atomic_file", "check_target", "read_manifest", "same_path", "write_manifest"]
 
 PathLike = str | Path
 
 
 def _resolved(path: PathLike) -> Path:
     return Path(path).expanduser().resolve(strict=False)
+
+
+def same_path(a: PathLike, b: PathLike) -> bool:
+    """Whether two paths name the same place once resolved (``~``, ``..``, symbolic links)."""
+    return _resolved(a) == _resolved(b)
 
 
 def _clash(target: Path, inputs: Iterable[PathLike]) -> tuple[Path, str] | None:
