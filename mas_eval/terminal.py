@@ -172,9 +172,15 @@ def print_system_means(means: pl.DataFrame, title: str | None = None, *, out: Co
     metrics = [c for c in means.columns if c not in ("system", "runs")]
     headers = ["metric", *systems]
     columns = [["runs", *metrics]]
-    for row in means.iter_rows(named=True):
+    rows = means.to_dicts()
+    for row in rows:
         columns.append([format_number(row["runs"]), *(format_number(row[m]) for m in metrics)])
-    _print_fitted(headers, columns, [False, *[True] * len(systems)], title=title, out=target)
+    if len(rows) == 2:  # the two systems' difference, as the comparison reads it
+        first, second = rows
+        headers.append(f"{systems[0]} - {systems[1]}")
+        gaps = [None if first[m] is None or second[m] is None else first[m] - second[m] for m in metrics]
+        columns.append(["", *(format_number(gap) for gap in gaps)])
+    _print_fitted(headers, columns, [False, *[True] * (len(headers) - 1)], title=title, out=target)
 
 
 #: Columns of the terminal's comparison table, most important first: (header, cell of a row).
