@@ -178,7 +178,8 @@ def _paired_cases(comparison: pl.DataFrame) -> int:
 def _markdown(sections: dict[str, pl.DataFrame], report: dict[str, object]) -> str:
     comparison = sections["comparison"]
     hashes = report["inputs"]
-    sample_files = len(hashes["sample"]["sha256"]) if isinstance(hashes, dict) else 0  # type: ignore[index]
+    hashed = hashes["sample"]["sha256"] if isinstance(hashes, dict) else {}  # type: ignore[index]
+    sample_files = sum(name.endswith(".parquet") for name in hashed)
     lines = [
         "# mas_eval demo: a multi-agent system against a single agent",
         "",
