@@ -336,14 +336,36 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def _usage_line(exc: typer.TyperException) -> str:
+    """A usage error of the command line itself (a missing argument, an unknown option) as one line."""
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "mas-eval"
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    return f"{where}: {' '.join(message.split()).rstrip('.')}; see `{where} --help`"
+
+
+def _fail(line: str, code: int) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    sys.exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``mas-eval`` console script."""
     try:
         with command_line():
-            app(args=list(argv) if argv is not None else None, prog_name="mas-eval")
+            # Not standalone: the command line's own usage errors come here too, to be one line.
+            code = app(args=list(argv) if argv is not None else None, prog_name="mas-eval", standalone_mode=False)
     except (MasEvalError, OSError) as exc:
-        err_console.print(f"[bold red]error:[/] {escape(_one_line(exc))}", highlight=False, soft_wrap=True)
-        sys.exit(2)
+        _fail(_one_line(exc), 2)
+    except typer.Abort:
+        _fail("aborted", 1)
+    except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed already, as typer does it
+            sys.exit(2)
+        _fail(_usage_line(exc), getattr(exc, "exit_code", 2))
+    else:
+        # Exit as a standalone click program does, success included (callers of main() rely on it).
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

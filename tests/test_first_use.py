@@ -146,6 +146,28 @@ def test_help_lists_demo_and_shows_no_bool_placeholders() -> None:
         assert "<bool>" not in run_cli_process(command, "--help").stdout
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["score", "ds", "--out", "x", "--overwrite", "true"],
+            "mas-eval score: Got unexpected extra argument(s) (true)",
+        ),
+        (["score"], "mas-eval score: Missing argument 'dataset'"),
+        (["compare", "sc", "--alpha", "x"], "mas-eval compare: Invalid value for '--alpha'"),
+        (["scroe"], "mas-eval: No such command 'scroe'. Did you mean 'score'?"),
+    ],
+)
+def test_usage_errors_are_one_line_too(args: list[str], line: str) -> None:
+    # Typer's own errors came in a box of five lines under a usage line.
+    done = run_cli_process(*args)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"error: {line}")
+    assert lines[0].endswith(f"; see `{line.split(':')[0]} --help`")
+
+
 def test_version() -> None:
     done = run_cli_process("--version")
     assert (done.returncode, done.stdout.strip()) == (0, f"mas-eval {mas_eval.__version__}")
