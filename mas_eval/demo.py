@@ -9,7 +9,7 @@ import polars as pl
 from rich.console import Console
 
 from mas_eval.dataset import Dataset
-from mas_eval.formatting import format_ci, format_number, format_p, format_value
+from mas_eval.formatting import format_ci, format_number, format_p, format_value, system_means_rows
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.output import atomic_directory
 from mas_eval.provenance import provenance
@@ -114,16 +114,8 @@ def _frame_table(frame: pl.DataFrame) -> list[str]:
 
 def _means_table(means: pl.DataFrame) -> list[str]:
     """Metrics as rows, one column per system, and the difference of the first two."""
-    systems = [str(s) for s in means["system"].to_list()]
-    by_system = {str(row["system"]): row for row in means.iter_rows(named=True)}
-    metrics = [c for c in means.columns if c not in ("system", "runs")]
-    rows = [["runs", *(format_number(by_system[s]["runs"]) for s in systems), ""]]
-    for metric in metrics:
-        values = [by_system[s][metric] for s in systems]
-        gap = values[0] - values[1] if len(values) == 2 and None not in values else None
-        rows.append([metric, *(format_number(v) for v in values), format_number(gap)])
-    header = ["metric", *systems, f"{systems[0]} - {systems[1]}" if len(systems) == 2 else ""]
-    return _table(header, rows, [False, *[True] * (len(systems) + 1)])
+    headers, rows = system_means_rows(means.to_dicts())
+    return _table(headers, rows, [False, *[True] * (len(headers) - 1)])
 
 
 def _comparison_table(comparison: pl.DataFrame) -> list[str]:

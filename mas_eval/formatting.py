@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["P_FLOOR", "format_ci", "format_number", "format_p", "format_value", "is_p_column"]
+__all__ = ["P_FLOOR", "format_ci", "format_number", "format_p", "format_value", "is_p_column", "system_means_rows"]
 
 #: Below this, a p-value is written ``<1e-16``: smaller values are beyond double precision's
 #: resolution near 1 (a p computed as ``1 - cdf`` cannot be smaller) and a t distribution's
@@ -82,3 +82,28 @@ def format_value(name: str, value: object) -> str:
     if isinstance(value, bool | int | float):
         return format_number(value)
     return str(value)
+
+
+def system_means_rows(means: list[dict[str, object]]) -> tuple[list[str], list[list[str]]]:
+    """Per-system means laid out for a reader: ``(headers, rows)``, metrics as rows.
+
+    ``means`` holds one dict per system with ``system``, ``runs`` and one entry per metric.
+    Two systems get a third column, the first minus the second (as a comparison reads it).
+    The terminal and the Markdown summary print the same cells.
+
+    >>> system_means_rows([{"system": "mas", "runs": 2, "dqs": 0.75}, {"system": "single", "runs": 2, "dqs": 0.5}])
+    (['metric', 'mas', 'single', 'mas - single'], [['runs', '2', '2', ''], ['dqs', '0.7500', '0.5000', '0.2500']])
+    """
+    systems = [str(row["system"]) for row in means]
+    metrics = [name for name in (means[0] if means else {}) if name not in ("system", "runs")]
+    headers = ["metric", *systems]
+    rows = [["runs", *(format_number(row["runs"]) for row in means)]]  # type: ignore[arg-type]
+    rows += [[name, *(format_number(row[name]) for row in means)] for name in metrics]  # type: ignore[arg-type]
+    if len(means) == 2:
+        first, second = means
+        headers.append(f"{systems[0]} - {systems[1]}")
+        rows[0].append("")
+        for row, name in zip(rows[1:], metrics, strict=True):
+            a, b = first[name], second[name]
+            row.append(format_number(None if a is None or b is None else a - b))  # type: ignore[operator]
+    return headers, rows

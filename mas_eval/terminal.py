@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from mas_eval.formatting import format_ci, format_number, format_p, format_value
+from mas_eval.formatting import format_ci, format_number, format_p, format_value, system_means_rows
 
 if TYPE_CHECKING:  # the rest of rich loads with the first table or progress display
     import polars as pl
@@ -167,20 +167,9 @@ def print_system_means(means: pl.DataFrame, title: str | None = None, *, out: Co
 
     ``means`` has a ``system`` column, a ``runs`` count and one column per metric, a row per system.
     """
-    target = out or console
-    systems = [str(s) for s in means["system"].to_list()]
-    metrics = [c for c in means.columns if c not in ("system", "runs")]
-    headers = ["metric", *systems]
-    columns = [["runs", *metrics]]
-    rows = means.to_dicts()
-    for row in rows:
-        columns.append([format_number(row["runs"]), *(format_number(row[m]) for m in metrics)])
-    if len(rows) == 2:  # the two systems' difference, as the comparison reads it
-        first, second = rows
-        headers.append(f"{systems[0]} - {systems[1]}")
-        gaps = [None if first[m] is None or second[m] is None else first[m] - second[m] for m in metrics]
-        columns.append(["", *(format_number(gap) for gap in gaps)])
-    _print_fitted(headers, columns, [False, *[True] * (len(headers) - 1)], title=title, out=target)
+    headers, rows = system_means_rows(means.to_dicts())
+    columns = [list(column) for column in zip(*rows, strict=True)]
+    _print_fitted(headers, columns, [False, *[True] * (len(headers) - 1)], title=title, out=out or console)
 
 
 #: Columns of the terminal's comparison table, most important first: (header, cell of a row).
