@@ -126,9 +126,9 @@ class Scores(Mapping[str, pl.DataFrame]):
         """One table of a Scores folder, lazily: a query reads only the columns it uses.
 
         What ``mas-eval compare`` reads, so that comparing two metrics of a million runs does
-        not load every table and column. Reading errors name the file
-        (:class:`~mas_eval.errors.UnreadableFileError`) when the query is collected inside
-        :func:`mas_eval.files.reading`; the file's markers are checked here.
+        not load every table and column. The schema is read here (a truncated file is named at
+        once); a corrupt page surfaces when the query runs, named if it runs inside
+        :func:`mas_eval.files.reading` (:class:`~mas_eval.errors.UnreadableFileError`).
         """
         root = _scores_folder(path)
         file = root / f"{name}.parquet"

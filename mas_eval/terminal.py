@@ -147,19 +147,17 @@ def _print_fitted(
         out.print(f"[dim]not shown at this width: {', '.join(headers[shown:])}{hidden_hint}[/]", highlight=False)
 
 
-def print_frame(
-    frame: pl.DataFrame, title: str | None = None, *, out: Console | None = None, hidden_hint: str = ""
-) -> None:
+def print_frame(frame: pl.DataFrame, title: str | None = None, *, out: Console | None = None) -> None:
     """Print a small frame as a table that fits the console, columns in order of importance.
 
     Numbers are written by :func:`~mas_eval.formatting.format_value` (p-value columns as
-    p-values); columns that do not fit are named below the table, with ``hidden_hint``.
+    p-values); columns that do not fit are named below the table.
     """
     target = out or console
     headers = frame.columns
     columns = [[format_value(name, v) for v in frame[name].to_list()] for name in headers]
     numeric = [dtype.is_numeric() for dtype in frame.dtypes]
-    _print_fitted(headers, columns, numeric, title=title, out=target, hidden_hint=hidden_hint)
+    _print_fitted(headers, columns, numeric, title=title, out=target)
 
 
 def print_system_means(means: pl.DataFrame, title: str | None = None, *, out: Console | None = None) -> None:
