@@ -24,14 +24,14 @@ __all__ = ["COLUMNS", "INFERENTIAL", "Patch", "Rows", "RowsBuilder", "warnings_o
 COLUMNS = [
     "metric", "test", "n_treatment", "n_control", "n_pairs", "n_clusters",
     "mean_treatment", "mean_control", "std_treatment", "std_control", "difference", "improvement_percentage",
-    "statistic", "dof", "p_value", "p_adjusted", "significant", "ci_low", "ci_high", "ci_method",
+    "statistic", "dof", "p_value", "p_adjusted", "correction", "significant", "ci_low", "ci_high", "ci_method",
     "cohens_d", "hedges_g", "d_ci_low", "d_ci_high", "d_type", "effect_size", "power", "correlation", "warning",
 ]  # fmt: skip
 
 _COUNTS = ("n_treatment", "n_control", "n_pairs", "n_clusters")
 _STRINGS = ("metric", "test", "ci_method", "d_type")
 #: Columns computed when the table is finished, from the others.
-_DERIVED = ("warning", "p_adjusted", "significant", "effect_size")
+_DERIVED = ("warning", "p_adjusted", "correction", "significant", "effect_size")
 #: Columns that a degenerate row leaves null.
 INFERENTIAL = (
     "statistic", "dof", "p_value", "ci_low", "ci_high", "cohens_d", "hedges_g", "d_ci_low", "d_ci_high",
@@ -141,6 +141,7 @@ class Rows:
         defined = np.isfinite(p_adjusted)
         significant[defined] = p_adjusted[defined] <= alpha
         cols["p_adjusted"] = p_adjusted
+        cols["correction"] = np.full(self.size, correction, dtype=object)
         cols["significant"] = significant
         cols["effect_size"] = effect_size_label(cols["cohens_d"])
         cols["warning"] = np.array(["; ".join(w) if w else None for w in notes], dtype=object)

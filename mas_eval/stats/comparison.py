@@ -456,6 +456,8 @@ def compare(
                                and the mixed model, whose reference is the normal)
         p_value                two-sided p
         p_adjusted             p adjusted across all rows (``correction``)
+        correction             the correction ``p_adjusted`` used (``holm``, ``fdr_bh``,
+                               ``bonferroni`` or ``none``), so a saved table says so
         significant            ``p_adjusted <= alpha``
         ci_low, ci_high        CI of the difference in means (rank tests: the Welch /
                                paired t interval)
