@@ -14,8 +14,12 @@ so that the terminal and the written summaries never disagree (a p-value is neve
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
-__all__ = ["P_FLOOR", "format_ci", "format_number", "format_p", "format_value", "is_p_column", "system_means_rows"]
+__all__ = [
+    "CORRECTION_NAMES", "P_FLOOR", "correction_name", "format_ci", "format_number", "format_p", "format_value",
+    "is_p_column", "system_means_rows",
+]  # fmt: skip
 
 #: Below this, a p-value is written ``<1e-16``: smaller values are beyond double precision's
 #: resolution near 1 (a p computed as ``1 - cdf`` cannot be smaller) and a t distribution's
@@ -66,6 +70,27 @@ def format_ci(low: float | None, high: float | None, digits: int = 4) -> str:
     if 10 ** -(digits - 1) <= larger < 1e6:
         return f"[{low:.{digits}f}, {high:.{digits}f}]"
     return f"[{format_number(low, digits)}, {format_number(high, digits)}]"
+
+
+#: How each multiple-comparison correction reads in a caption, a legend or a column header.
+CORRECTION_NAMES = {"holm": "Holm", "fdr_bh": "BH", "bonferroni": "Bonferroni", "none": "unadjusted"}
+
+
+def correction_name(corrections: Iterable[str | None]) -> str:
+    """The correction a comparison table's ``correction`` column names, as a reader reads it.
+
+    ``adjusted`` when the column is empty or names more than one correction.
+
+    >>> correction_name(["holm", "holm"]), correction_name(["fdr_bh"]), correction_name(["none"])
+    ('Holm', 'BH', 'unadjusted')
+    >>> correction_name([]), correction_name(["holm", "bonferroni"])
+    ('adjusted', 'adjusted')
+    """
+    found = {c for c in corrections if c is not None}
+    if len(found) != 1:
+        return "adjusted"
+    (only,) = found
+    return CORRECTION_NAMES.get(only, only)
 
 
 def is_p_column(name: str) -> bool:

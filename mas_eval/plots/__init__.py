@@ -1,0 +1,68 @@
+"""Paper-ready figures of scores and comparisons (matplotlib), one colour per system throughout.
+
+* :func:`forest` — a comparison table's estimates and CIs, significant rows marked.
+* :func:`distributions` — a metric per system (and group): boxes or violins, points, means with CIs.
+* :func:`paired` — the per-case differences treatment − control, their mean and its CI.
+* :func:`reliability` — reliability diagram per system, with its ECE.
+* :func:`cost_quality` — mean quality against mean cost, with the Pareto front.
+* :func:`consensus_quality` — quality against consensus, with binned means per system.
+* :func:`beliefs` — one run's agents × alternatives belief masses.
+* :func:`system_colours`, :func:`paper_style`, :func:`save` — the colours, the paper style, the writer.
+
+Every function returns a :class:`matplotlib.figure.Figure` (never shows it: in Jupyter the
+returned figure displays itself) built without pyplot, so nothing accumulates in pyplot's
+state and it works headless; the single-panel ones draw into ``ax=`` when given one. Inside
+:func:`paper_style` the figures are 3.5 in (one column) or 7 in (two columns) wide.
+
+matplotlib loads with the first function used, not with this package:
+
+>>> import mas_eval.plots as plots
+>>> sorted(plots.system_colours(["single", "mas"]).items())
+[('mas', '#0072B2'), ('single', '#E69F00')]
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mas_eval._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from mas_eval.plots._style import OKABE_ITO, SYSTEM_COLOURS, paper_style, save, system_colours
+    from mas_eval.plots.beliefs import beliefs
+    from mas_eval.plots.calibration import reliability
+    from mas_eval.plots.comparison import forest
+    from mas_eval.plots.runs import consensus_quality, cost_quality, distributions, paired
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "OKABE_ITO": "mas_eval.plots._style",
+        "SYSTEM_COLOURS": "mas_eval.plots._style",
+        "paper_style": "mas_eval.plots._style",
+        "save": "mas_eval.plots._style",
+        "system_colours": "mas_eval.plots._style",
+        "beliefs": "mas_eval.plots.beliefs",
+        "reliability": "mas_eval.plots.calibration",
+        "forest": "mas_eval.plots.comparison",
+        "consensus_quality": "mas_eval.plots.runs",
+        "cost_quality": "mas_eval.plots.runs",
+        "distributions": "mas_eval.plots.runs",
+        "paired": "mas_eval.plots.runs",
+    },
+)
+
+__all__ = [
+    "OKABE_ITO",
+    "SYSTEM_COLOURS",
+    "beliefs",
+    "consensus_quality",
+    "cost_quality",
+    "distributions",
+    "forest",
+    "paired",
+    "paper_style",
+    "reliability",
+    "save",
+    "system_colours",
+]
