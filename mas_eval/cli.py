@@ -294,6 +294,55 @@ def compare(
 
 
 @app.command(cls=_Command)
+def report(
+    scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The report: .html (one page), .md (figures beside it), .json or .tex.")
+    ],
+    comparisons: Annotated[
+        Path | None,
+        typer.Option(help="A table written by `mas-eval compare --out` (default: by task, paired on case, Holm)."),
+    ] = None,
+    dataset: Annotated[
+        Path | None, typer.Option(help="The scored Dataset: its summary and files' hashes go in the report.")
+    ] = None,
+    title: Annotated[str, typer.Option(help="The report's title.")] = "MAS vs single-agent baseline",
+    treatment: Annotated[str, typer.Option(help="Treatment system (difference = treatment - control).")] = "mas",
+    control: Annotated[str, typer.Option(help="Control system.")] = "single",
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Write the MAS-vs-baseline report: tables, figures, calibration, cost, provenance."""
+    import shlex
+
+    from mas_eval.report import FORMATS, build
+    from mas_eval.stats.report import read_comparisons
+
+    inputs = [p for p in (scores, comparisons, dataset) if p is not None]
+    if out.suffix.lower() not in FORMATS:  # before the work, not after it
+        msg = f"{out}: a report is written as {', '.join(FORMATS)} (the suffix picks the format); change --out"
+        raise InvalidParameterError(msg)
+    check_target(out, overwrite=overwrite, inputs=inputs)
+    table = read_comparisons(comparisons) if comparisons is not None else None
+    with steps() as shown:
+        shown.start("building the report (figures, statistics)")
+        document = build(
+            scores,
+            table,
+            title=title,
+            dataset=dataset,
+            treatment=treatment,
+            control=control,
+            command=shlex.join(["mas-eval", *sys.argv[1:]]),
+        )
+        shown.start(f"writing {out.suffix.lstrip('.').upper()}")
+        document.write(out, overwrite=overwrite, inputs=inputs)
+    omitted = [f"{s.key} ({s.omitted})" for s in document.sections if s.omitted]
+    for line in omitted:
+        console.print(f"[dim]omitted: {escape(line)}[/]", highlight=False)
+    console.print(f"wrote the report to {out}", highlight=False)
+
+
+@app.command(cls=_Command)
 def validate(dataset: DatasetArg) -> None:
     """Check a Dataset against the schema; exit 2 with one message if a rule is broken."""
     from mas_eval.dataset import Dataset

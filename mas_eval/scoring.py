@@ -53,6 +53,9 @@ class Scores(Mapping[str, pl.DataFrame]):
         The families that ran.
     skipped
         The families that did not, each with the reason (the tables it lacked).
+    source
+        The folder :meth:`open` read them from (``None`` for scores computed in memory): a
+        report hashes its files into its provenance.
     """
 
     tables: dict[str, pl.DataFrame]
@@ -60,6 +63,7 @@ class Scores(Mapping[str, pl.DataFrame]):
     params: dict[str, Any] = field(default_factory=dict)
     ran: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    source: Path | None = field(default=None, compare=False)
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         try:
@@ -119,6 +123,7 @@ class Scores(Mapping[str, pl.DataFrame]):
             params=manifest.get("params") or {},
             ran=families.get("ran", []),
             skipped=families.get("skipped", {}),
+            source=root,
         )
 
     @staticmethod

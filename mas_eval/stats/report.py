@@ -8,11 +8,13 @@ from pathlib import Path
 
 import polars as pl
 
-from mas_eval.errors import InvalidParameterError
+from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.output import atomic_file
 from mas_eval.stats._rows import COLUMNS
 
-__all__ = ["FORMATS", "SUMMARY_COLUMNS", "check_comparisons_path", "summary_view", "write_comparisons"]
+__all__ = [
+    "FORMATS", "SUMMARY_COLUMNS", "check_comparisons_path", "read_comparisons", "summary_view", "write_comparisons",
+]  # fmt: skip
 
 #: What a terminal or a Markdown report shows of a comparison table (the file keeps every column).
 SUMMARY_COLUMNS = [
@@ -72,3 +74,39 @@ def write_comparisons(
         else:
             staging.write_text(json.dumps(table.to_dicts(), indent=2) + "\n")
     return target
+
+
+def read_comparisons(path: str | Path) -> pl.DataFrame:
+    """Read a table :func:`write_comparisons` wrote (.parquet, .csv or .json by suffix).
+
+    Raises
+    ------
+    SchemaError
+        The file lacks the columns of a comparison table (it names them), or is not valid JSON.
+    """
+    from mas_eval.files import reading
+
+    source = check_comparisons_path(path)
+    if not source.is_file():
+        msg = f"{source}: no such comparisons file; write one with `mas-eval compare SCORES --out {source.name}`"
+        raise SchemaError(msg)
+    suffix = source.suffix.lower()
+    if suffix == ".parquet":
+        with reading([source]):
+            table = pl.read_parquet(source)
+    elif suffix == ".csv":
+        table = pl.read_csv(source, infer_schema_length=None)
+    else:
+        try:
+            table = pl.DataFrame(json.loads(source.read_text(encoding="utf-8")), infer_schema_length=None)
+        except json.JSONDecodeError as exc:
+            msg = f"{source}:{exc.lineno}: not valid JSON ({exc.msg}); write it with `mas-eval compare --out`"
+            raise SchemaError(msg) from exc
+    missing = [name for name in COLUMNS if name not in table.columns and name != "correction"]
+    if missing:
+        msg = (
+            f"{source}: not a comparison table (columns {', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''} "
+            "are missing); pass a file written by `mas-eval compare --out`"
+        )
+        raise SchemaError(msg)
+    return table

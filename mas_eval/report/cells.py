@@ -1,0 +1,74 @@
+"""A report table's cells as a reader sees them, shared by the HTML, Markdown and LaTeX renderers.
+
+The comparison table is shown in its reader's columns (the JSON keeps all of them); every
+other table shows all its columns. Numbers go through :mod:`mas_eval.formatting`, so the
+terminal and every report format write the same digits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from mas_eval.formatting import correction_name, format_ci, format_number, format_p, format_value, system_means_rows
+from mas_eval.report.document import ReportTable
+
+__all__ = ["Cells", "cells"]
+
+
+@dataclass(frozen=True)
+class Cells:
+    """Headers, rows of strings, and which columns are numeric (right-aligned)."""
+
+    headers: list[str]
+    rows: list[list[str]]
+    numeric: list[bool]
+
+
+def _comparison_cells(frame: pl.DataFrame) -> Cells:
+    from mas_eval.stats._rows import COLUMNS  # the comparison's own columns; the rest are its groups
+
+    keys = [name for name in frame.columns if name not in COLUMNS]
+    correction = correction_name(frame["correction"]) if "correction" in frame.columns else "adjusted"
+    headers = [*keys, "metric", "n", "treatment", "control", "difference", "95% CI", "p", f"p ({correction})"]
+    headers += ["d", "g", "effect"]
+    rows = []
+    for r in frame.iter_rows(named=True):
+        n = r["n_pairs"] if r["n_pairs"] is not None else (r["n_treatment"] or 0) + (r["n_control"] or 0)
+        rows.append(
+            [
+                *(format_value(key, r[key]) for key in keys),
+                str(r["metric"]),
+                format_number(n),
+                format_number(r["mean_treatment"]),
+                format_number(r["mean_control"]),
+                format_number(r["difference"]),
+                format_ci(r["ci_low"], r["ci_high"]),
+                format_p(r["p_value"]),
+                format_p(r["p_adjusted"]) + (" *" if r["significant"] else ""),
+                format_number(r["cohens_d"], 2),
+                format_number(r["hedges_g"], 2),
+                r["effect_size"] or "",
+            ]
+        )
+    numeric = [False] * (len(keys) + 1) + [True] * 9 + [False]
+    return Cells(headers, rows, numeric)
+
+
+def cells(table: ReportTable) -> Cells:
+    """The cells of ``table`` for a reader: the comparison's chosen columns, else every column.
+
+    >>> from mas_eval.report.document import ReportTable
+    >>> table = ReportTable("t", "", pl.DataFrame({"system": ["mas"], "dqs": [0.123456], "p_value": [2e-5]}))
+    >>> cells(table)
+    Cells(headers=['system', 'dqs', 'p_value'], rows=[['mas', '0.1235', '2.0e-05']], numeric=[False, True, True])
+    """
+    if table.name == "comparison":
+        return _comparison_cells(table.frame)
+    if table.name == "headline":  # metrics as rows, systems as columns: as the terminal prints it
+        headers, rows = system_means_rows(table.frame.to_dicts())
+        return Cells(headers, rows, [False, *[True] * (len(headers) - 1)])
+    frame = table.frame
+    rows = [[format_value(name, value) for name, value in row.items()] for row in frame.iter_rows(named=True)]
+    return Cells(frame.columns, rows, [dtype.is_numeric() for dtype in frame.dtypes])

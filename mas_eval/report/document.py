@@ -1,0 +1,130 @@
+"""What a report is made of: sections holding text, tables and figures, and its provenance.
+
+:func:`mas_eval.report.build` fills a :class:`Report`; the renderers write it as HTML,
+Markdown, JSON or LaTeX (:meth:`Report.write` picks one by the path's suffix). Tables keep
+their full-precision frames: each renderer formats them for its reader, and the JSON keeps
+every digit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from mas_eval.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from matplotlib.figure import Figure
+
+__all__ = ["FORMATS", "Report", "ReportFigure", "ReportTable", "Section"]
+
+#: Report formats, by suffix.
+FORMATS = (".html", ".md", ".json", ".tex")
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """One table of a section: a short ``name`` (unique in the report), its caption and its rows."""
+
+    name: str
+    caption: str
+    frame: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class ReportFigure:
+    """One figure of a section: a short ``name`` (its file name in Markdown), caption and figure."""
+
+    name: str
+    caption: str
+    figure: Figure
+
+
+@dataclass
+class Section:
+    """A titled part of the report.
+
+    ``omitted`` is the one line saying why a section has no content (its inputs are absent);
+    such a section has neither tables nor figures.
+    """
+
+    key: str
+    title: str
+    text: list[str] = field(default_factory=list)
+    tables: list[ReportTable] = field(default_factory=list)
+    figures: list[ReportFigure] = field(default_factory=list)
+    omitted: str | None = None
+
+
+@dataclass
+class Report:
+    """A MAS-vs-baseline report, ready to be written in any of :data:`FORMATS`.
+
+    Attributes
+    ----------
+    title
+        The report's title.
+    sections
+        In reading order; a section whose inputs were absent carries only its ``omitted`` line.
+    provenance
+        Package version, time, preset and every parameter, the inputs' SHA-256 and the call.
+    """
+
+    title: str
+    sections: list[Section]
+    provenance: dict[str, Any]
+
+    def section(self, key: str) -> Section:
+        """The section ``key`` (``"comparison"``, ``"calibration"``, ...)."""
+        for section in self.sections:
+            if section.key == key:
+                return section
+        msg = f"the report has no section {key!r}; it has: {', '.join(s.key for s in self.sections)}"
+        raise KeyError(msg)
+
+    @property
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """Every table of every section, by name."""
+        return {table.name: table.frame for section in self.sections for table in section.tables}
+
+    def to_html(self) -> str:
+        """One self-contained HTML page: CSS and figures (SVG) inline, nothing fetched."""
+        from mas_eval.report.html import render_html
+
+        return render_html(self)
+
+    def to_json(self) -> str:
+        """Every table in full precision, the sections' text and the provenance (:func:`load_json` reads it)."""
+        from mas_eval.report.jsonfile import render_json
+
+        return render_json(self)
+
+    def to_latex(self) -> str:
+        """The report's tables as booktabs ``table`` environments, ready to ``\\input``."""
+        from mas_eval.report.latex import render_latex
+
+        return render_latex(self)
+
+    def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
+        """Write the report to ``path`` in the format its suffix names (:data:`FORMATS`).
+
+        Markdown writes its figures as PNG and SVG into ``<stem>_figures/`` beside the file.
+        Everything is written atomically: a failure leaves no partial file. ``inputs`` are
+        paths the report must not overwrite (its own inputs).
+        """
+        from mas_eval.report import writers
+
+        target = Path(path)
+        suffix = target.suffix.lower()
+        if suffix not in FORMATS:
+            msg = (
+                f"{target}: a report is written as {', '.join(FORMATS)} (the suffix picks the format), "
+                f"not {suffix or 'a path without a suffix'}; change the output path's suffix"
+            )
+            raise InvalidParameterError(msg)
+        return writers.write(self, target, suffix, overwrite=overwrite, inputs=list(inputs))

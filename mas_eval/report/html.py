@@ -1,0 +1,64 @@
+"""The report as one self-contained HTML page: CSS and SVG figures inline, every string escaped.
+
+Jinja2 autoescapes every value the template prints; the only markup inserted as is is the
+SVG that matplotlib wrote, whose text it escapes itself (drawn as paths, names kept in
+escaped comments). Nothing in the page refers to another file or host.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from functools import cache
+from typing import TYPE_CHECKING
+
+from markupsafe import Markup
+
+from mas_eval._version import __version__
+from mas_eval.report.cells import cells
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from mas_eval.report.document import Report, ReportFigure
+
+__all__ = ["figure_svg", "render_html"]
+
+#: The XML prolog and DOCTYPE of matplotlib's SVG: an inline <svg> needs neither (the DOCTYPE names a URL).
+_PROLOG = re.compile(r"\A.*?(?=<svg)", re.DOTALL)
+#: Its RDF metadata block: vocabulary URLs a page has no use for.
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("mas_eval.report", "templates"),
+        autoescape=True,
+        trim_blocks=False,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def figure_svg(figure: ReportFigure) -> str:
+    """``figure`` as an inline ``<svg>`` element; ids salted with its name so figures never share one."""
+    import matplotlib as mpl
+
+    buffer = io.StringIO()
+    with mpl.rc_context({"svg.hashsalt": figure.name, "svg.fonttype": "path"}):
+        figure.figure.savefig(buffer, format="svg", metadata={"Date": None})
+    return _METADATA.sub("", _PROLOG.sub("", buffer.getvalue(), count=1), count=1)
+
+
+def render_html(report: Report) -> str:
+    """The report as an HTML page (see the module docstring)."""
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        report=report,
+        version=__version__,
+        preset=report.provenance.get("parameters", {}).get("preset", ""),
+        cells=cells,
+        svg=lambda figure: Markup(figure_svg(figure)),  # matplotlib's own SVG, its text escaped
+    )

@@ -1,0 +1,93 @@
+"""The report as JSON: every table in full precision with its schema, the text, the provenance.
+
+:func:`load_json` reads it back, each table as the frame it was (NaN is written as null, as
+JSON has no NaN).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from mas_eval.errors import SchemaError
+
+if TYPE_CHECKING:
+    from mas_eval.report.document import Report
+
+__all__ = ["SCHEMA_VERSION", "load_json", "render_json"]
+
+SCHEMA_VERSION = 1
+
+#: The column types a report's tables hold, by the name JSON records.
+_DTYPES: dict[str, pl.DataType] = {
+    str(dtype): dtype
+    for dtype in (
+        pl.Float64(), pl.Float32(), pl.Int64(), pl.Int32(), pl.UInt32(), pl.UInt64(), pl.Int8(), pl.Int16(),
+        pl.UInt8(), pl.UInt16(), pl.String(), pl.Boolean(), pl.Null(),
+    )
+}  # fmt: skip
+
+
+def _finite(value: object) -> object:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _table(frame: pl.DataFrame) -> dict[str, Any]:
+    return {
+        "schema": {name: str(dtype) for name, dtype in frame.schema.items()},
+        "rows": [[_finite(v) for v in row] for row in frame.iter_rows()],
+    }
+
+
+def render_json(report: Report) -> str:
+    """The report as a JSON document (see the module docstring)."""
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "title": report.title,
+        "provenance": report.provenance,
+        "sections": [
+            {
+                "key": section.key,
+                "title": section.title,
+                "text": section.text,
+                "omitted": section.omitted,
+                "tables": [{"name": t.name, "caption": t.caption} for t in section.tables],
+                "figures": [{"name": f.name, "caption": f.caption} for f in section.figures],
+            }
+            for section in report.sections
+        ],
+        "tables": {table.name: _table(table.frame) for s in report.sections for table in s.tables},
+    }
+    return json.dumps(document, indent=1, allow_nan=False) + "\n"
+
+
+def load_json(path: str | Path) -> dict[str, Any]:
+    """Read a report's JSON: the document, with ``"tables"`` as name → :class:`polars.DataFrame`.
+
+    Raises
+    ------
+    SchemaError
+        The file is not a mas_eval report's JSON, or a table has a type this version cannot read.
+    """
+    source = Path(path)
+    try:
+        document = json.loads(source.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        msg = f"{source}:{exc.lineno}: not valid JSON ({exc.msg}); pass a report written by `mas-eval report`"
+        raise SchemaError(msg) from exc
+    if not isinstance(document, dict) or "tables" not in document or "schema_version" not in document:
+        msg = f"{source}: not a mas_eval report (no 'schema_version' and 'tables'); pass one written as .json"
+        raise SchemaError(msg)
+    tables = {}
+    for name, table in document["tables"].items():
+        unknown = sorted({t for t in table["schema"].values() if t not in _DTYPES})
+        if unknown:
+            msg = f"{source}: table {name!r} has column type(s) {', '.join(unknown)} this version cannot read"
+            raise SchemaError(msg)
+        schema = {column: _DTYPES[dtype] for column, dtype in table["schema"].items()}
+        tables[name] = pl.DataFrame(table["rows"], schema=schema, orient="row")
+    return {**document, "tables": tables}

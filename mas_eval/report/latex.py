@@ -1,0 +1,85 @@
+r"""The report's tables as LaTeX booktabs ``table`` environments, ready to ``\input``.
+
+Needs ``\usepackage{booktabs}`` in the preamble. Every cell and caption is escaped: a
+system or task name cannot break the document.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mas_eval.report.cells import cells
+
+if TYPE_CHECKING:
+    from mas_eval.report.document import Report
+
+__all__ = ["escape_latex", "render_latex"]
+
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "−": "$-$",
+    "≤": r"$\leq$",
+    "×": r"$\times$",
+}
+_TABLE = str.maketrans(_SPECIAL)
+
+#: The tables a paper takes from a report (the others are in the JSON and HTML).
+PAPER_TABLES = ("comparison", "headline", "calibration")
+
+
+def escape_latex(text: str) -> str:
+    r"""``text`` with LaTeX's special characters escaped.
+
+    >>> print(escape_latex("a_b & 50% #1 \\ {x}"))
+    a\_b \& 50\% \#1 \textbackslash{} \{x\}
+    """
+    return text.translate(_TABLE)
+
+
+def _label(name: str) -> str:
+    return "tab:mas-eval-" + name.replace("_", "-")
+
+
+def render_latex(report: Report) -> str:
+    """The comparison, headline and calibration tables of ``report`` (those it has) as booktabs tables."""
+    provenance = report.provenance
+    lines = [
+        f"% {escape_latex(report.title)}: tables written by mas_eval {provenance['mas_eval_version']}, "
+        f"{provenance['created_utc']}.",
+        r"% Needs \usepackage{booktabs}. Labels: " + ", ".join(_label(n) for n in PAPER_TABLES),
+        "",
+    ]
+    for section in report.sections:
+        for table in section.tables:
+            if table.name not in PAPER_TABLES:
+                continue
+            shown = cells(table)
+            spec = "".join("r" if number else "l" for number in shown.numeric)
+            lines += [
+                r"\begin{table}[htbp]",
+                r"\centering",
+                r"\small",
+                rf"\caption{{{escape_latex(table.caption)}}}",
+                rf"\label{{{_label(table.name)}}}",
+                rf"\begin{{tabular}}{{{spec}}}",
+                r"\toprule",
+                " & ".join(escape_latex(h) for h in shown.headers) + r" \\",
+                r"\midrule",
+                *(" & ".join(escape_latex(cell) for cell in row) + r" \\" for row in shown.rows),
+                r"\bottomrule",
+                r"\end{tabular}",
+                r"\end{table}",
+                "",
+            ]
+    return "\n".join(lines)

@@ -1,0 +1,244 @@
+"""The MAS-vs-baseline report: its sections, its four formats, escaping, and omitted sections."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import mas_eval
+from mas_eval.errors import InvalidParameterError, OutputError, SchemaError
+from mas_eval.report import build, load_json
+from mas_eval.report.latex import escape_latex
+from mas_eval.stats import compare
+from tests.conftest import run_cli_process
+
+SECTIONS = [
+    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency",
+    "provenance",
+]  # fmt: skip
+PAYLOAD = "<script>alert(1)</script>"
+LATEX_NAME = "a\\b_c%d&e#f"
+
+
+class _Page(HTMLParser):
+    """What a browser would load or run: tags, sections, figures, and every URL the page names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.sections: list[str] = []
+        self.figures: list[str] = []
+        self.urls: list[str] = []
+        self.open_svg = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        values = dict(attrs)
+        if tag == "section":
+            self.sections.append(str(values["id"]))
+        if tag == "figure":
+            self.figures.append(str(values["data-figure"]))
+        self.urls += [str(v) for k, v in attrs if k in ("src", "href", "xlink:href", "data", "action") and v]
+
+
+def _page(text: str) -> _Page:
+    page = _Page()
+    page.feed(text)
+    page.close()
+    return page
+
+
+@pytest.fixture(scope="module")
+def scores() -> mas_eval.Scores:
+    return mas_eval.score(mas_eval.simulate(400, seed=3))
+
+
+@pytest.fixture(scope="module")
+def report(scores: mas_eval.Scores) -> mas_eval.report.Report:
+    return build(scores, title="Pilot")
+
+
+def test_the_report_has_every_section_in_order(report: mas_eval.report.Report) -> None:
+    assert [s.key for s in report.sections] == SECTIONS
+    assert not [s.key for s in report.sections if s.omitted]
+    assert report.section("comparison").tables[0].frame["correction"].unique().to_list() == ["holm"]
+
+
+def test_html_is_one_self_contained_page_holding_every_section(report: mas_eval.report.Report) -> None:
+    text = report.to_html()
+    page = _page(text)
+    assert page.sections == SECTIONS
+    figures = [f.name for s in report.sections for f in s.figures]
+    assert page.figures == figures and len(figures) >= 6
+    assert page.tags.count("svg") == len(figures), "every figure inline as SVG"
+    # Nothing is fetched: no script, stylesheet link, image file or external URL of any kind.
+    assert not {"script", "link", "img", "iframe", "object"} & set(page.tags)
+    external = [u for u in page.urls if not u.startswith(("#", "data:image/png;base64,"))]  # in-page, or inline
+    assert not external, external
+    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
+        'xmlns:xlink="http://www.w3.org/1999/xlink"', ""
+    )
+    assert "url(http" not in text and "@import" not in text
+
+
+def test_names_are_escaped_in_html_and_latex(scores: mas_eval.Scores) -> None:
+    runs = scores.runs.with_columns(
+        system=pl.col("system").replace({"mas": PAYLOAD}),
+        task=pl.col("task").replace({"task1": LATEX_NAME, "task2": PAYLOAD}),
+    )
+    named = mas_eval.Scores(tables={"runs": runs}, preset=scores.preset)
+    comparison = compare(runs, ["dqs"], by="task", pair_on="case_id", treatment=PAYLOAD)
+    report = build(named, comparison, title=f"Title {PAYLOAD}", treatment=PAYLOAD)
+    html = report.to_html()
+    assert PAYLOAD not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "script" not in _page(html).tags
+    latex = report.to_latex()
+    assert LATEX_NAME not in latex
+    assert r"a\textbackslash{}b\_c\%d\&e\#f" in latex
+    assert r"\textless{}script\textgreater{}" in latex
+
+
+def test_latex_escapes_every_special_character() -> None:
+    # The ten characters LaTeX treats specially (The LaTeX Companion, 2nd ed., table 7.31).
+    assert escape_latex("# $ % & ~ _ ^ \\ { }") == (
+        r"\# \$ \% \& \textasciitilde{} \_ \textasciicircum{} \textbackslash{} \{ \}"
+    )
+
+
+def test_latex_holds_booktabs_tables_with_corrected_p_and_effects(report: mas_eval.report.Report) -> None:
+    latex = report.to_latex()
+    assert latex.count(r"\begin{tabular}") == latex.count(r"\bottomrule") == 3
+    assert r"\toprule" in latex and r"\midrule" in latex
+    header = next(line for line in latex.splitlines() if line.startswith("task & metric"))
+    assert r"p (Holm)" in header and " d & g & effect" in header
+    rows = report.tables["comparison"].height
+    comparison_block = latex.split(r"\label{tab:mas-eval-comparison}")[1].split(r"\bottomrule")[0]
+    assert comparison_block.count(r" \\") == rows + 1  # header and one line per comparison
+
+
+def test_json_round_trips_every_table(report: mas_eval.report.Report, tmp_path: Path) -> None:
+    path = report.write(tmp_path / "r.json")
+    loaded = load_json(path)
+    assert [s["key"] for s in loaded["sections"]] == SECTIONS
+    assert loaded["tables"].keys() == report.tables.keys()
+    for name, frame in report.tables.items():
+        assert_frame_equal(loaded["tables"][name], frame, check_exact=True)
+    assert loaded["provenance"]["mas_eval_version"] == mas_eval.__version__
+
+
+def test_markdown_links_figures_written_beside_it(report: mas_eval.report.Report, tmp_path: Path) -> None:
+    path = report.write(tmp_path / "out" / "r.md")
+    text = path.read_text()
+    links = re.findall(r"\]\((r_figures/[^)]+)\)", text)
+    assert links and all((path.parent / link).is_file() for link in links)
+    assert {Path(link).suffix for link in links} == {".png", ".svg"}
+    assert "## Calibration" in text and "| metric |" in text
+
+
+def test_a_report_without_ground_truth_omits_calibration_with_its_reason(scores: mas_eval.Scores) -> None:
+    runs = scores.runs.with_columns(gt_match=pl.lit(None, dtype=scores.runs["gt_match"].dtype))
+    report = build(mas_eval.Scores(tables={"runs": runs}), title="No ground truth")
+    calibration = report.section("calibration")
+    assert calibration.omitted == "no ground truth: gt_match is null in every run, so calibration is undefined"
+    assert not calibration.figures and not calibration.tables
+    html = report.to_html()
+    assert "Omitted: no ground truth" in html
+    assert 'data-figure="reliability"' not in html
+    assert report.section("comparison").omitted is None
+
+
+def test_one_system_omits_the_comparison_and_paired_sections(scores: mas_eval.Scores) -> None:
+    runs = scores.runs.filter(pl.col("system") == "mas")
+    report = build(mas_eval.Scores(tables={"runs": runs}))
+    for key in ("comparison", "forest", "paired"):
+        assert report.section(key).omitted, key
+        assert not report.section(key).figures
+    assert "no run of system single" in str(report.section("comparison").omitted)
+    assert report.section("distributions").figures
+
+
+def test_provenance_hashes_the_scores_files_and_records_the_call(scores: mas_eval.Scores, tmp_path: Path) -> None:
+    folder = scores.write(tmp_path / "scores")
+    report = build(folder)
+    digests = report.provenance["inputs"]["scores"]["sha256"]
+    assert set(digests) >= {"runs.parquet", "agents.parquet"}
+    assert all(re.fullmatch(r"[0-9a-f]{64}", d) for d in digests.values())
+    assert report.provenance["call"].startswith("mas_eval.report.build(")
+    assert report.provenance["parameters"]["preset"] == "spec"
+
+
+def test_bad_requests_are_one_clear_error(report: mas_eval.report.Report, tmp_path: Path) -> None:
+    with pytest.raises(InvalidParameterError, match=r"r\.pdf: a report is written as \.html, \.md, \.json, \.tex"):
+        report.write(tmp_path / "r.pdf")
+    (tmp_path / "r.html").write_text("old")
+    with pytest.raises(Exception, match="exists"):
+        report.write(tmp_path / "r.html")
+    assert (tmp_path / "r.html").read_text() == "old"
+    with pytest.raises(SchemaError, match="not a Scores folder"):
+        build(tmp_path)
+    with pytest.raises(SchemaError, match="'runs' table is empty"):
+        build(mas_eval.Scores(tables={"runs": report.tables["runs_per_group"].clear()}))
+    with pytest.raises(SchemaError, match="not valid JSON"):
+        (tmp_path / "bad.json").write_text("{")
+        load_json(tmp_path / "bad.json")
+
+
+def test_report_cli_writes_each_format(scores: mas_eval.Scores, tmp_path: Path) -> None:
+    folder = scores.write(tmp_path / "scores")
+    done = run_cli_process("compare", folder, "--by", "task", "--pair-on", "case_id", "--out", tmp_path / "c.json")
+    assert done.returncode == 0, done.stderr
+    for suffix in (".html", ".md", ".json", ".tex"):
+        out = tmp_path / f"report{suffix}"
+        done = run_cli_process("report", folder, "--comparisons", tmp_path / "c.json", "--out", out)
+        assert done.returncode == 0, done.stderr
+        assert out.is_file() and f"wrote the report to {out}" in done.stdout
+    recorded = json.loads((tmp_path / "report.json").read_text())["provenance"]
+    assert recorded["call"].startswith("mas-eval report ") and "--comparisons" in recorded["call"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--out", "{tmp}/r.pdf"], "a report is written as .html, .md, .json, .tex"),
+        (["--out", "{scores}/r.html"], "lies inside the input"),
+        (["--out", "{tmp}/r.html", "--comparisons", "{tmp}/missing.csv"], "no such comparisons file"),
+        (["--out", "{tmp}/r.html", "--comparisons", "{scores}/runs.parquet"], "not a comparison table"),
+        (["--out", "{tmp}/r.html", "--comparisons", "{scores}/manifest.json.txt"], "comparisons are written as"),
+    ],
+)
+def test_report_cli_refuses_bad_input_in_one_line(
+    scores: mas_eval.Scores, tmp_path: Path, args: list[str], message: str
+) -> None:
+    folder = scores.write(tmp_path / "scores")
+    argv = [a.format(tmp=tmp_path, scores=folder) for a in args]
+    done = run_cli_process("report", folder, *argv)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_comparisons_file_without_comparison_columns_is_named(scores: mas_eval.Scores, tmp_path: Path) -> None:
+    folder = scores.write(tmp_path / "scores")
+    (tmp_path / "c.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(SchemaError, match=r"c\.csv: not a comparison table \(columns metric, test"):
+        from mas_eval.stats.report import read_comparisons
+
+        read_comparisons(tmp_path / "c.csv")
+    done = run_cli_process("report", folder, "--comparisons", tmp_path / "c.csv", "--out", tmp_path / "r.md")
+    assert done.returncode == 2 and "not a comparison table" in done.stderr
+    assert not (tmp_path / "r.md").exists() and not (tmp_path / "r_figures").exists()
+
+
+def test_unwritable_output_leaves_nothing(report: mas_eval.report.Report, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError):
+        report.write(tmp_path / "file" / "r.md")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
