@@ -192,14 +192,14 @@ def test_score_reports_each_step() -> None:
     assert steps == ["encoding keys", "family decision", "assembling tables"]
 
 
-# -- item 19: summary.md is for a reader ----------------------------------------------------------
+# -- item 19: the demo's written report is for a reader --------------------------------------------
 
 
-def test_summary_md_rounds_and_explains(tmp_path: Path) -> None:
+def test_report_md_rounds_and_explains(tmp_path: Path) -> None:
     out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w")))  # noqa: SIM115
-    text = (out / "summary.md").read_text()
+    text = (out / "report.md").read_text()
     assert not re.search(r"\d\.\d{7,}", text), "a float printed with more than 6 decimals"
     assert "| p (Holm) |" in text and "| p |" in text
-    assert "Paired t-tests on the per-case mean differences" in text
-    assert re.search(r"\*\*dqs\*\*: the MAS is higher in \d of \d tasks", text)
+    assert "6 comparisons (test: paired); p-values adjusted across the table (Holm)" in text
+    assert re.search(r"dqs: mas is higher in 3 of 3 comparison\(s\) after the Holm correction", text)
     assert "| metric | mas | single | mas - single |" in text

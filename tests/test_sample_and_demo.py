@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from polars.testing import assert_frame_equal
@@ -11,6 +10,7 @@ from rich.console import Console
 from mas_eval import Dataset
 from mas_eval.demo import run_demo
 from mas_eval.ingest import ingest_jsonl
+from mas_eval.report import load_json
 from mas_eval.sample import RECORDS_RUNS, RECORDS_SEED, SAMPLE_RUNS, SAMPLE_SEED
 from mas_eval.simulation import simulate
 
@@ -37,10 +37,15 @@ def test_ingest_of_bundled_records_gives_the_documented_tables(tmp_path: Path) -
 
 def test_demo_writes_its_outputs(tmp_path: Path) -> None:
     out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w")))  # noqa: SIM115
-    report = json.loads((out / "summary.json").read_text())
-    assert report["mas_eval_version"]
-    assert set(report["inputs"]) == {"sample", "records"}
-    headline = {row["system"]: row for row in report["summaries"]["headline"]}
+    report = load_json(out / "report.json")
+    assert report["provenance"]["mas_eval_version"]
+    assert set(report["provenance"]["inputs"]) == {"dataset"}
+    headline = {row["system"]: row for row in report["tables"]["headline"].to_dicts()}
     assert headline["mas"]["runs"] == headline["single"]["runs"] == SAMPLE_RUNS // 2
+    assert not [s["key"] for s in report["sections"] if s["omitted"]]
+    for suffix in (".html", ".md", ".tex"):
+        assert (out / f"report{suffix}").stat().st_size > 0
+    figures = [f["name"] for s in report["sections"] for f in s["figures"]]
+    assert {p.stem for p in (out / "figures").glob("*.png")} == {*figures, "beliefs_first_run", "consensus_quality"}
     assert (out / "scores" / "runs.parquet").is_file()
     assert Dataset.open(out / "ingested").table_names == DECISION_TABLES
