@@ -1,36 +1,249 @@
-"""Every notebook in notebooks/ runs top to bottom (its code cells, in order, in one namespace).
+"""Every notebook in notebooks/ runs top to bottom in a real Jupyter kernel and shows what it should.
 
-Executing the cells directly keeps Jupyter out of the dependencies while still catching a
-notebook that the API has left behind.
+Each notebook is executed by nbclient, in its own folder, in a kernel of the interpreter running
+the tests: the fixture ``kernel`` writes a kernelspec whose command is this ``sys.executable``
+into a temporary folder and puts that folder first on ``JUPYTER_PATH``, so neither a user's
+``python3`` kernel nor one installed elsewhere can run another Python. A cell that raises fails
+the test with its traceback (nbclient's ``CellExecutionError``). The executed copy stays in
+memory: the stored notebooks keep no outputs.
+
+After the notebook's own cells, a probe cell (appended in memory only) prints values from the
+kernel's namespace as JSON; each notebook's check reads those and the cells' outputs.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import struct
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import polars as pl
+import nbformat
 import pytest
-
-import mas_eval
+from ipykernel.kernelspec import write_kernel_spec
+from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+KERNEL = "mas-eval-tests"
+PROBE_ID = "test-probe"
+PDF_MAGIC, PNG_MAGIC = b"%PDF-", b"\x89PNG\r\n\x1a\n"
 
 
-def _quickstart(namespace: dict[str, object]) -> None:
-    ds, scores, crisis = namespace["ds"], namespace["scores"], namespace["crisis"]
-    assert isinstance(scores, mas_eval.Scores) and scores.ran == ["decision"]
-    assert scores.runs.height == ds.summary().filter(pl.col("table") == "runs")["rows"].item()
-    assert namespace["headline"]["system"].to_list() == ["mas", "single"]
-    assert (crisis.preset, crisis.params["gt_boost"], crisis.params["er"]) == (
-        "crisis-mas-poc",
-        None,
-        "weighted_average",
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The name of a kernelspec that runs ``sys.executable``, found first on ``JUPYTER_PATH``."""
+    folder = tmp_path_factory.mktemp("jupyter")
+    write_kernel_spec(
+        folder / "kernels" / KERNEL,
+        overrides={"display_name": f"mas_eval tests ({sys.executable})"},
+        extra_arguments=["--InteractiveShell.colors=nocolor"],  # plain tracebacks in pytest's report
     )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JUPYTER_PATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("JUPYTER_PATH")])))
+        patch.setenv("IPYTHONDIR", str(folder / "ipython"))  # no user profile or startup files
+        yield KERNEL
 
 
-#: What each notebook must have computed, checked on its namespace after the last cell.
-CHECKS = {"quickstart.ipynb": _quickstart}
+def execute(notebook: Path, kernel: str, probe: str) -> nbformat.NotebookNode:
+    """``notebook`` executed in ``kernel`` from its own folder, with ``probe`` appended as a last cell."""
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(probe, id=PROBE_ID))
+    client = NotebookClient(nb, timeout=300, kernel_name=kernel, resources={"metadata": {"path": str(notebook.parent)}})
+    client.execute()
+    return nb
+
+
+def cell(nb: nbformat.NotebookNode, cell_id: str) -> nbformat.NotebookNode:
+    found = [c for c in nb.cells if c.get("id") == cell_id]
+    assert len(found) == 1, f"no cell {cell_id!r}"
+    return found[0]
+
+
+def mime_types(nb: nbformat.NotebookNode, cell_id: str) -> set[str]:
+    """The MIME types a cell displayed (results and ``display`` calls)."""
+    return {kind for output in cell(nb, cell_id).outputs for kind in output.get("data", {})}
+
+
+def printed(nb: nbformat.NotebookNode, cell_id: str) -> str:
+    """What a cell printed to stdout."""
+    return "".join(o.text for o in cell(nb, cell_id).outputs if o.output_type == "stream" and o.name == "stdout")
+
+
+def plain(nb: nbformat.NotebookNode, cell_id: str) -> str:
+    """The text/plain form of what a cell displayed."""
+    return "".join(o.data.get("text/plain", "") for o in cell(nb, cell_id).outputs if "data" in o)
+
+
+def probed(nb: nbformat.NotebookNode) -> dict[str, Any]:
+    facts = json.loads(printed(nb, PROBE_ID))
+    # The kernel ran this interpreter, in this environment.
+    assert (facts["python"], facts["prefix"]) == (sys.executable, sys.prefix)
+    return facts
+
+
+PROBE_HEADER = """\
+import json as _json
+import sys as _sys
+
+_facts = {"python": _sys.executable, "prefix": _sys.prefix}
+"""
+
+
+# --- 01_quickstart ------------------------------------------------------------------------------
+
+QUICKSTART_PROBE = """
+_facts.update(
+    ran=scores.ran,
+    runs=scores.runs.height,
+    summary_runs=ds.summary().filter(pl.col("table") == "runs")["rows"].item(),
+    systems=headline["system"].to_list(),
+    crisis=[crisis.preset, crisis.params["gt_boost"], crisis.params["er"]],
+    comparisons=comparisons.select("task", "metric", "test", "correction").rows(),
+    tasks=scores.runs["task"].unique().sort().to_list(),
+    compact=compact.columns,
+)
+print(_json.dumps(_facts))
+"""
+
+
+def check_quickstart(nb: nbformat.NotebookNode, figures: Path) -> None:
+    facts = probed(nb)
+    assert facts["ran"] == ["decision"]
+    assert facts["runs"] == facts["summary_runs"] > 0
+    assert facts["systems"] == ["mas", "single"]
+    assert facts["crisis"] == ["crisis-mas-poc", None, "weighted_average"]
+    rows = facts["comparisons"]
+    assert len(rows) == 2 * len(facts["tasks"])
+    assert {(task, metric) for task, metric, _, _ in rows} == {
+        (task, metric) for task in facts["tasks"] for metric in ("dqs", "decision_confidence")
+    }
+    assert {(test, correction) for _, _, test, correction in rows} == {("paired", "holm")}
+    assert {"task", "metric", "difference", "ci_low", "ci_high", "p_adjusted"} <= set(facts["compact"])
+    # What the reader sees: the summary, the frames, one sentence per comparison row, the forest plot.
+    assert "beliefs" in plain(nb, "open")
+    for frame in ("open", "runs", "headline", "compact", "crisis", "presets", "namespace"):
+        assert "text/html" in mime_types(nb, frame), frame
+    sentences = printed(nb, "reading").splitlines()
+    assert len(sentences) == len(rows) and all("MAS − single" in line for line in sentences)
+    assert "image/png" in mime_types(nb, "forest")
+
+
+# --- 02_paper_figures ---------------------------------------------------------------------------
+
+#: Every figure the notebook saves, and the paper_style columns it is drawn at.
+FIGURE_COLUMNS = {
+    "forest": 1,
+    "forest_cohens_d": 1,
+    "distributions_dqs": 2,
+    "distributions_confidence": 1,
+    "paired_dqs": 1,
+    "reliability": 1,
+    "cost_quality": 1,
+    "consensus_quality": 2,
+    "beliefs": 1,
+    "dqs_panels": 2,
+}
+#: Width in pixels of a saved PNG: 3.5 in (one column) or 7 in (two) at paper_style's 300 dpi.
+PNG_WIDTH = {1: 1050, 2: 2100}
+
+FIGURES_PROBE = """
+_facts.update(figures=str(FIGURES), written=[path.name for path in written])
+print(_json.dumps(_facts))
+"""
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk."""
+    return struct.unpack(">II", data[16:24])
+
+
+def check_paper_figures(nb: nbformat.NotebookNode, figures: Path) -> None:
+    facts = probed(nb)
+    assert Path(facts["figures"]) == figures  # MAS_EVAL_FIGURES, not reports/figures
+    expected = {f"{stem}{suffix}" for stem in FIGURE_COLUMNS for suffix in (".pdf", ".png")}
+    assert sorted(facts["written"]) == sorted(expected)
+    assert {path.name for path in figures.iterdir()} == expected  # and nothing else, no staging files
+    for stem, columns in FIGURE_COLUMNS.items():
+        pdf, png = (figures / f"{stem}.pdf").read_bytes(), (figures / f"{stem}.png").read_bytes()
+        assert pdf.startswith(PDF_MAGIC) and b"%%EOF" in pdf[-1024:], stem
+        assert png.startswith(PNG_MAGIC), stem
+        assert png_size(png)[0] == PNG_WIDTH[columns], stem
+    figure_cells = ("forest", "forest-d", "distributions", "violin", "paired", "reliability", "cost", "consensus")
+    for figure_cell in (*figure_cells, "beliefs", "panels"):
+        assert "image/png" in mime_types(nb, figure_cell), figure_cell
+    assert "text/html" in mime_types(nb, "files")
+
+
+# --- 03_statistics ------------------------------------------------------------------------------
+
+STATISTICS_PROBE = """
+_facts.update(
+    tests={name: table["test"].to_list() for name, table in designs.items()},
+    differences={name: table["difference"].to_list() for name, table in designs.items()},
+    widths=side_by_side.select("correlation", "width_paired", "width_welch", "width_clustered").rows(),
+    ratios=narrowing.select("predicted_width_ratio", "observed_width_ratio").rows(),
+    design_effect=design_effect["design_effect"].to_list(),
+    repeat_tests=[table["test"].item() for table in repeat_designs.values()],
+    repeat_clusters=repeat_designs["clustered"]["n_clusters"].item(),
+    repeat_cases=repeated.runs["case_id"].n_unique(),
+    needed=needed.select("design", "n_required").rows(),
+    planning=planning.select("n_cases", "observed_d_z", "mde_d_z", "power_at_observed").rows(),
+    calibrated=calibrated.select("system", "n", "ece", "brier").rows(),
+)
+print(_json.dumps(_facts))
+"""
+
+
+def check_statistics(nb: nbformat.NotebookNode, figures: Path) -> None:
+    facts = probed(nb)
+    tests = facts["tests"]
+    tasks = len(tests["paired"])
+    assert tests == {"paired": ["paired"] * tasks, "welch": ["welch"] * tasks, "clustered": ["ols_cluster"] * tasks}
+    # One estimate, three uncertainties: pairing narrows the CI when the per-case scores correlate,
+    # as much as r predicts, and clustering on the case reproduces the paired CI here.
+    differences = facts["differences"]
+    assert differences["welch"] == pytest.approx(differences["paired"], abs=1e-12)
+    assert differences["clustered"] == pytest.approx(differences["paired"], abs=1e-12)
+    for r, paired, welch, clustered in facts["widths"]:
+        assert (paired < welch) == (r > 0)
+        assert clustered == pytest.approx(paired, rel=0.01)
+    for predicted, observed in facts["ratios"]:
+        assert observed == pytest.approx(predicted, abs=0.01)
+    assert all(effect > 1 for effect in facts["design_effect"])
+    assert facts["repeat_tests"] == ["paired", "welch", "ols_cluster"]
+    assert facts["repeat_clusters"] == facts["repeat_cases"]
+    needed = dict(facts["needed"])
+    assert needed["paired"] < needed["independent"]
+    for n_cases, observed, mde, power in facts["planning"]:
+        assert n_cases > 0 and 0 < mde < 1 and 0 < power <= 1
+        assert (power > 0.8) == (observed > mde)
+    assert [row[0] for row in facts["calibrated"]] == ["mas", "single"]
+    assert all(n > 0 and 0 <= ece <= 1 and 0 <= brier <= 1 for _, n, ece, brier in facts["calibrated"])
+    # What the reader sees.
+    assert "text/html" in mime_types(nb, "designs")
+    assert len(printed(nb, "why").splitlines()) == tasks
+    assert len(printed(nb, "mde-reading").splitlines()) == tasks
+    assert "ECE" in printed(nb, "calibration-reading")
+    assert "image/png" in mime_types(nb, "reliability")
+
+
+@dataclass(frozen=True)
+class Check:
+    """What a notebook's probe cell reports, and how the executed notebook is checked."""
+
+    probe: str
+    verify: Callable[[nbformat.NotebookNode, Path], None]
+
+
+CHECKS = {
+    "01_quickstart.ipynb": Check(QUICKSTART_PROBE, check_quickstart),
+    "02_paper_figures.ipynb": Check(FIGURES_PROBE, check_paper_figures),
+    "03_statistics.ipynb": Check(STATISTICS_PROBE, check_statistics),
+}
 
 
 def test_there_are_notebooks_and_each_is_checked() -> None:
@@ -39,13 +252,25 @@ def test_there_are_notebooks_and_each_is_checked() -> None:
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs(notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(notebook.parent)
-    cells = json.loads(notebook.read_text())["cells"]
-    namespace: dict[str, object] = {"__name__": "__notebook__"}
-    for number, cell in enumerate(cells):
-        if cell["cell_type"] != "code":
-            continue
-        source = "".join(cell["source"])
-        exec(compile(source, f"{notebook.name}[cell {number}]", "exec"), namespace)
-    CHECKS[notebook.name](namespace)
+def test_notebook_is_stored_clean(notebook: Path) -> None:
+    nb = nbformat.read(notebook, as_version=4)
+    nbformat.validate(nb)
+    assert (nb.nbformat, nb.nbformat_minor) >= (4, 5)
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    ids = [c.get("id") for c in nb.cells]
+    assert all(ids) and len(set(ids)) == len(ids), "every cell needs its own id"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code
+    assert all(c.outputs == [] and c.execution_count is None for c in code), "store the notebook without outputs"
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# ")
+    assert "repository root" in first.source and "notebooks/" in first.source
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs(notebook: Path, kernel: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    figures = tmp_path / "figures"
+    monkeypatch.setenv("MAS_EVAL_FIGURES", str(figures))  # the kernel inherits this environment
+    check = CHECKS[notebook.name]
+    nb = execute(notebook, kernel, PROBE_HEADER + check.probe)
+    check.verify(nb, figures)
