@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BROWSER_STAMP := $(VENV)/.browser-installed
+# apt-get needs root: sudo when not root and sudo exists.
+SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: test demo lint bench clean sample
+.PHONY: test test-browser demo lint bench clean sample
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,15 +16,27 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/ruff check mas_eval tests benchmarks
+	$(BIN)/ruff check mas_eval tests tests_browser benchmarks
 	$(BIN)/python -m pytest -q
+
+# Chromium and its driver from Debian's packages, selenium from PyPI: the HTML report is
+# opened in a real headless browser (.ci/run calls this after `make test`).
+$(BROWSER_STAMP): $(STAMP)
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		{ $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }
+	$(BIN)/python -m pip install --quiet -e ".[dev,browser]"
+	touch $(BROWSER_STAMP)
+
+test-browser: $(BROWSER_STAMP)
+	$(BIN)/mas-eval demo --out reports/demo
+	$(BIN)/python -m pytest -q tests_browser
 
 demo: $(STAMP)
 	$(BIN)/mas-eval demo --out reports/demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check mas_eval tests benchmarks
-	$(BIN)/ruff format --check mas_eval tests benchmarks
+	$(BIN)/ruff check mas_eval tests tests_browser benchmarks
+	$(BIN)/ruff format --check mas_eval tests tests_browser benchmarks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulate.py
