@@ -361,6 +361,24 @@ def test_reliability_puts_each_systems_ece_in_the_legend(runs: pl.DataFrame) -> 
     assert sizes.max() > sizes.min()
 
 
+def test_reliability_leaves_sparse_bins_off_the_line() -> None:
+    # mas: 20 runs near 0.85 and one at 0.15; the lone run is an open marker, not on the line.
+    runs = pl.DataFrame(
+        {
+            "system": ["mas"] * 21,
+            "decision_confidence": [0.85] * 20 + [0.15],
+            "gt_match": [True] * 17 + [False] * 3 + [True],
+        }
+    )
+    fig = plots.reliability(runs, min_count=10)
+    (line,) = by_gid(fig, "reliability:mas")
+    assert line.get_xydata().tolist() == [[0.85, 0.85]]
+    (sparse,) = by_gid(fig, "sparse_bins:mas")
+    assert sparse.get_offsets().tolist() == [[0.15, 1.0]]
+    assert "open: < 10 runs" in fig.axes[0].get_legend().get_title().get_text()
+    assert not by_gid(plots.reliability(runs, min_count=1), "sparse_bins:mas")
+
+
 @pytest.mark.parametrize("by", ["variant", None])
 def test_cost_quality_front_is_exactly_the_non_dominated_points(runs: pl.DataFrame, by: str | None) -> None:
     fig = plots.cost_quality(runs, by=by)

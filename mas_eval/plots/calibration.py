@@ -37,6 +37,7 @@ _AREA_MIN, _AREA_MAX = 4.0, 64.0
         "confidence": [COLUMN_NAME],
         "outcome": [COLUMN_NAME],
         "bins": [Interval(int, 1)],
+        "min_count": [Interval(int, 1)],
         "strategy": [Options.of(Strategy)],
     }
 )
@@ -47,6 +48,7 @@ def reliability(
     *,
     bins: int = 10,
     strategy: Strategy = "uniform",
+    min_count: int = 10,
     ax: Axes | None = None,
 ) -> Figure:
     r"""Reliability diagram per system: accuracy against confidence by bin, with each system's ECE.
@@ -63,6 +65,9 @@ def reliability(
         Number of confidence bins.
     strategy : {"uniform", "quantile"}
         Equal-width bins, or equal-mass bins per system.
+    min_count : int
+        Bins with fewer runs are drawn as open markers and left off the line: their accuracy
+        is too noisy to read a trend from (they still count in the ECE).
     ax : matplotlib.axes.Axes, optional
         Draw into this Axes (the diagram is one panel); by default a new figure of
         ``rcParams["figure.figsize"]``.
@@ -89,7 +94,8 @@ def reliability(
     Each non-empty bin is a point at (mean confidence, accuracy) in the system's colour, its
     area proportional to the runs in it, on one scale across systems (a scatter,
     ``gid="bin_counts:<system>"``), joined by a line (``gid="reliability:<system>"``) labelled
-    ``"mas (ECE 0.112)"``; the legend has one such entry per system, then "calibrated" for the
+    ``"mas (ECE 0.112)"``; a bin with fewer than ``min_count`` runs is an open marker off the
+    line (``gid="sparse_bins:<system>"``); the legend has one such entry per system, then "calibrated" for the
     diagonal, and its title says what the marker area means. The dashed diagonal
     (``gid="diagonal"``) is perfect calibration: points below it are over-confident, above it
     under-confident.
@@ -127,9 +133,18 @@ def reliability(
         x, y, n = own["mean_confidence"].to_numpy(), own["accuracy"].to_numpy(), own["n"].to_numpy()
         colour = colours[system]
         label = f"{system} (ECE {ece[system]:.3f})"
-        ax.plot(x, y, color=colour, linewidth=1.0, zorder=2, gid=f"reliability:{system}", label=label)
+        dense = n >= min_count
+        ax.plot(x[dense], y[dense], color=colour, linewidth=1.0, zorder=2, gid=f"reliability:{system}", label=label)
         area = _AREA_MIN + (_AREA_MAX - _AREA_MIN) * n / largest
-        ax.scatter(x, y, s=area, color=colour, edgecolors="white", linewidths=0.4, zorder=3, gid=f"bin_counts:{system}")
+        ax.scatter(
+            x[dense], y[dense], s=area[dense], color=colour, edgecolors="white", linewidths=0.4, zorder=3,
+            gid=f"bin_counts:{system}",
+        )  # fmt: skip
+        if not dense.all():
+            ax.scatter(
+                x[~dense], y[~dense], s=area[~dense], facecolors="none", edgecolors=colour, linewidths=0.8, zorder=3,
+                gid=f"sparse_bins:{system}",
+            )  # fmt: skip
         handles.append(Line2D([], [], color=colour, marker="o", markersize=4, label=label))
 
     ax.set_xlim(-0.02, 1.02)
@@ -138,5 +153,6 @@ def reliability(
     ax.set_ylabel(f"{readable(outcome)} rate (0–1)")
     largest_text = f"{int(largest):,}"
     handles.append(diagonal)
-    legend_above(ax, handles, title=f"marker area: runs per bin (largest {largest_text})")
+    sparse = f"; open: < {min_count} runs" if bool((table["n"] < min_count).any()) else ""
+    legend_above(ax, handles, title=f"marker area: runs per bin (largest {largest_text}){sparse}")
     return fig
