@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mas_eval import metrics as metrics  # registers the `mas` expression namespace
+from mas_eval import plots as plots  # matplotlib loads with the first figure drawn
+from mas_eval import report as report  # Jinja2 and the figures load with the first report built
 from mas_eval._lazy import lazy_attributes
 from mas_eval._version import __version__
 from mas_eval.dataset import Dataset
@@ -59,8 +61,10 @@ __all__ = [
     "baseline_comparison",
     "calibration",
     "compare",
+    "plots",
     "power",
     "reliability_table",
+    "report",
     "score",
     "simulate",
 ]

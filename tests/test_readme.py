@@ -39,8 +39,10 @@ def test_every_block_names_a_language_these_tests_know() -> None:
     assert set(found) <= set(LANGUAGES), found
 
 
-def test_python_blocks_run_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
+def test_python_blocks_run_in_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # In a scratch folder that sees the bundled data/, so that what a block writes stays there.
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "__readme__"}
     code = blocks("python")
     assert len(code) >= 2
