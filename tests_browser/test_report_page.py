@@ -87,6 +87,14 @@ def test_every_section_and_figure_is_visible(browser: webdriver.Chrome) -> None:
     assert browser.find_elements(By.CSS_SELECTOR, "table[data-table='comparison'] tbody tr")
 
 
+def test_the_comparison_table_fits_a_laptop_window(browser: webdriver.Chrome) -> None:
+    # At 1280 px no column of the comparison table hides behind a horizontal scroll bar.
+    table = browser.find_element(By.CSS_SELECTOR, "table[data-table='comparison']")
+    frame = table.find_element(By.XPATH, "..")
+    hidden = browser.execute_script("return arguments[0].scrollWidth - arguments[0].clientWidth;", frame)
+    assert hidden <= 0, f"{hidden} px of the comparison table scroll out of view"
+
+
 def test_a_full_page_screenshot_is_saved(browser: webdriver.Chrome) -> None:
     browser.execute_script("window.scrollTo(0, 0);")
     shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})

@@ -61,6 +61,17 @@ def _has_values(frame: pl.DataFrame, column: str) -> bool:
     return column in frame.columns and frame[column].drop_nulls().len() > 0
 
 
+def _cases_run_by_both(runs: pl.DataFrame, treatment: str, control: str) -> int:
+    """How many cases have runs of both systems: the pairs a paired design can use."""
+    return (
+        runs.filter(pl.col("system").is_in([treatment, control]))
+        .group_by("case_id")
+        .agg(pl.col("system").n_unique().alias("systems"))
+        .filter(pl.col("systems") == 2)
+        .height
+    )
+
+
 def _open_scores(scores: Scores | str | Path) -> Scores:
     if isinstance(scores, Scores):
         return scores
@@ -89,14 +100,7 @@ def _default_comparisons(runs: pl.DataFrame, treatment: str, control: str) -> tu
     if not metrics:
         return None, "no comparison: the scores have no dqs or decision_confidence values"
     design = {k: v for k, v in COMPARISON_DESIGN.items() if k != "metrics"}
-    paired_cases = (
-        runs.filter(pl.col("system").is_in([treatment, control]))
-        .group_by("case_id")
-        .agg(pl.col("system").n_unique().alias("systems"))
-        .filter(pl.col("systems") == 2)
-        .height
-    )
-    if paired_cases < 2:
+    if _cases_run_by_both(runs, treatment, control) < 2:
         design.update(pair_on=None, test="welch")
     by = design.pop("by")
     if not _has_values(runs, by):
@@ -331,13 +335,7 @@ def _paired_section(runs: pl.DataFrame, treatment: str, control: str) -> Section
     title = "Paired differences"
     if not _has_values(runs, "dqs"):
         return Section("paired", title, omitted="the scores have no dqs values")
-    both = (
-        runs.filter(pl.col("system").is_in([treatment, control]))
-        .group_by("case_id")
-        .agg(pl.col("system").n_unique().alias("systems"))
-        .filter(pl.col("systems") == 2)
-        .height
-    )
+    both = _cases_run_by_both(runs, treatment, control)
     if both < 2:
         return Section("paired", title, omitted=f"fewer than 2 cases were run by both {treatment} and {control}")
     figure = plots.paired(runs, "dqs", pair_on="case_id", treatment=treatment, control=control)

@@ -70,6 +70,7 @@ def render_latex(report: Report) -> str:
                 r"\begin{table}[htbp]",
                 r"\centering",
                 r"\small",
+                r"\setlength{\tabcolsep}{4pt}",
                 rf"\caption{{{escape_latex(table.caption)}}}",
                 rf"\label{{{_label(table.name)}}}",
                 rf"\begin{{tabular}}{{{spec}}}",
