@@ -133,12 +133,36 @@ def simulate(
     console.print(f"wrote {runs:,} runs to {out}")
 
 
+#: The formats `mas-eval ingest --format` reads.
+INGEST_FORMATS = ("jsonl", "lddx")
+#: Warnings of an lddx ingest printed at most (all are in the Python result's ``warnings``).
+_WARNINGS_SHOWN = 20
+
+
 @app.command(cls=_Command)
 def ingest(
-    files: Annotated[list[Path], typer.Argument(help="JSONL files of canonical run records (.jsonl or .jsonl.gz).")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
+            "ddx_results_*.json files or folders holding them."
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Input format: jsonl (canonical run records) or lddx (Local-DDx result files).",
+        ),
+    ] = "jsonl",
     skip_invalid: Annotated[
-        bool, _flag("--skip-invalid", help="Set malformed lines aside in the rejects file instead of failing.")
+        bool,
+        _flag(
+            "--skip-invalid",
+            help="Set malformed lines aside in the rejects file (lddx: skip the files that cannot be read) "
+            "instead of failing.",
+        ),
     ] = False,
     rejects: Annotated[Path | None, typer.Option(help="Where skipped lines go (default: OUT.rejects.jsonl).")] = None,
     chunk_mb: Annotated[
@@ -151,9 +175,19 @@ def ingest(
     ] = CHUNK_BYTES / 2**20,
     overwrite: OverwriteOpt = False,
 ) -> None:
-    """Flatten canonical JSONL run records into a Dataset (see run_record.schema.json)."""
+    """Flatten canonical JSONL run records (see run_record.schema.json), or Local-DDx results, into a Dataset."""
     from mas_eval.ingest import ingest_jsonl
 
+    if format_ not in INGEST_FORMATS:
+        msg = f"ingest: --format {format_} is invalid; --format must be one of {', '.join(INGEST_FORMATS)}"
+        raise InvalidParameterError(msg)
+    if format_ == "lddx":
+        given = "--rejects" if rejects is not None else "--chunk-mb" if chunk_mb != CHUNK_BYTES / 2**20 else None
+        if given is not None:
+            msg = f"ingest: {given} applies to --format jsonl only (Local-DDx files are read whole); drop {given}"
+            raise InvalidParameterError(msg)
+        _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid)
+        return
     if not chunk_mb > 0:
         msg = f"ingest: --chunk-mb {chunk_mb:g} is invalid; --chunk-mb must be a positive number of MiB"
         raise InvalidParameterError(msg)
@@ -173,6 +207,23 @@ def ingest(
     console.print(f"ingested {result.runs:,} runs into {result.out}")
     if result.rejected:
         console.print(f"[yellow]skipped {result.rejected:,} malformed line(s); see {result.rejects}[/]")
+
+
+def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid: bool) -> None:
+    """``mas-eval ingest --format lddx``: the files read, the rows per table, the files skipped and the warnings."""
+    from mas_eval.ingest import ingest_lddx
+
+    result = ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid)
+    rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
+    line = f"ingested {result.runs:,} runs from {len(result.files):,} Local-DDx file(s) into {result.out}: {rows}"
+    console.print(escape(line), highlight=False, soft_wrap=True)
+    for file, reason in result.skipped:
+        console.print(f"[yellow]skipped {escape(str(file))}: {escape(reason)}[/]", highlight=False, soft_wrap=True)
+    for warning in result.warnings[:_WARNINGS_SHOWN]:
+        console.print(f"[yellow]warning: {escape(warning)}[/]", highlight=False, soft_wrap=True)
+    if len(result.warnings) > _WARNINGS_SHOWN:
+        more = len(result.warnings) - _WARNINGS_SHOWN
+        console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lddx(...).warnings lists them all)[/]")
 
 
 @app.command(

@@ -256,6 +256,25 @@ TABLES: dict[str, Table] = {
             ),
             "Benchmark answers (MedAISure-style).",
         ),
+        Table(
+            "reported",
+            ("run_id", "source", "name", "item"),
+            (
+                _RUN_ID,
+                _key("source", 'Where in the log the value was recorded, e.g. "evaluation", "label", "tempo".'),
+                _key("name", 'What the value is within its source, e.g. "tp_count", "TP", an agent or a round.'),
+                Column(
+                    "item",
+                    _I,
+                    "Position in the recorded list the row comes from (1 = first), 0 for a value not in a list.",
+                    required=True,
+                    nonnegative=True,
+                ),
+                Column("value", _F, "The recorded number (booleans as 1.0 / 0.0), else null."),
+                Column("text", _S, "The recorded text (a label's pair as JSON), else null."),
+            ),
+            "What a run's own log recorded (its scores, counts, labels ...), kept to check reproductions against.",
+        ),
     )
 }
 

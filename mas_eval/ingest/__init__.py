@@ -3,11 +3,13 @@
 The canonical run record (``mas_eval/run_record.schema.json``) is one JSON object per run,
 one per line (JSONL). :func:`ingest_jsonl` flattens such files into the Dataset's tables;
 :func:`export_jsonl` writes a Dataset back as records, so that ingest(export(ds)) == ds.
+:func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files.
 """
 
 from __future__ import annotations
 
 from mas_eval.ingest.export import export_jsonl
 from mas_eval.ingest.jsonl import IngestResult, ingest_jsonl, record_dtype
+from mas_eval.ingest.lddx import LddxIngestResult, ingest_lddx
 
-__all__ = ["IngestResult", "export_jsonl", "ingest_jsonl", "record_dtype"]
+__all__ = ["IngestResult", "LddxIngestResult", "export_jsonl", "ingest_jsonl", "ingest_lddx", "record_dtype"]
