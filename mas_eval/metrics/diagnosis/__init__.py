@@ -3,8 +3,20 @@
 * :mod:`~mas_eval.metrics.diagnosis.scores` — recall, precision, clinical reasoning quality,
   diagnostic safety and system safety coverage from a run's label counts, under the seed's
   rules (``"spec"``) or Local-DDx's code (``"lddx-v6"``).
+* :mod:`~mas_eval.metrics.diagnosis.equivalence` — whether two diagnosis strings name the same
+  thing: normalisation, a shipped synonym table, deterministic tiers and an optional cached
+  judge (:func:`match_pairs`), and one-to-one matches from them (:func:`assign`).
 """
 
+from mas_eval.metrics.diagnosis.equivalence import assign, match_pairs, normalise, synonym_table
 from mas_eval.metrics.diagnosis.scores import caa_weight, diagnosis_scores, score_expressions
 
-__all__ = ["caa_weight", "diagnosis_scores", "score_expressions"]
+__all__ = [
+    "assign",
+    "caa_weight",
+    "diagnosis_scores",
+    "match_pairs",
+    "normalise",
+    "score_expressions",
+    "synonym_table",
+]
