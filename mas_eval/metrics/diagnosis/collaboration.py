@@ -1,0 +1,253 @@
+r"""Collaboration metrics of a diagnostic team (seed 000): TempoScore per round, credibility per agent.
+
+Both are keyword counts over the transcript, computed with Polars string expressions over
+every message of every run at once. The keyword lists, weights and thresholds are the seed
+document's ("TempoScore", "Dr. Reed" assessment; SPEC.md §2).
+
+How a keyword "hit" is counted is a parameter: ``"presence"`` counts each keyword at most once
+per message (Local-DDx's code, preset ``lddx-v6``, which reproduces the credibility scores
+its files record), ``"occurrences"`` counts every occurrence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import polars as pl
+
+__all__ = [
+    "ACTION_KEYWORDS",
+    "HIGH_VALUE_KEYWORDS",
+    "INSIGHT_KEYWORDS",
+    "STRUCTURED_MARKERS",
+    "SYNTHESIS_KEYWORDS",
+    "VALENCE_KEYWORDS",
+    "Counting",
+    "credibility",
+    "keyword_hits",
+    "round_credibility",
+    "tempo_scores",
+]
+
+Counting = Literal["presence", "occurrences"]
+
+#: A debate response with this many distinct reasoning keywords is high-value.
+HIGH_VALUE_KEYWORDS = (
+    "evidence", "support", "challenge", "disagree", "alternative", "clinical reasoning", "risk factor",
+    "contradict", "position", "recommendations", "differential",
+)  # fmt: skip
+HIGH_VALUE_MIN = 3
+#: Any of these (case-sensitive) makes a debate response high-value.
+STRUCTURED_MARKERS = (
+    "**Your Position**", "**Clinical Evidence**", "**Reasoning**", "**Alternative Considerations**",
+    "**Final Recommendations**",
+)  # fmt: skip
+INSIGHT_KEYWORDS = (
+    "evidence", "diagnosis", "symptoms", "findings", "clinical", "pathophysiology", "risk factors", "differential",
+    "presentation",
+)  # fmt: skip
+SYNTHESIS_KEYWORDS = ("integrat", "combin", "togeth", "consid", "balanc", "weigh")
+ACTION_KEYWORDS = ("recommend", "suggest", "should", "need", "action", "next", "plan")
+VALENCE_KEYWORDS = (
+    "evidence", "research", "studies", "guidelines", "consider", "alternative", "question", "challenge", "disagree",
+)  # fmt: skip
+
+#: Points per hit, and the cap of each component.
+INSIGHT_POINTS, SYNTHESIS_POINTS, ACTION_POINTS, COMPONENT_CAP = 2.5, 4.0, 3.0, 20.0
+#: Base score weights: (2.5 I + 1.5 S + 1.0 A) x valence.
+INSIGHT_WEIGHT, SYNTHESIS_WEIGHT, ACTION_WEIGHT = 2.5, 1.5, 1.0
+
+
+def keyword_hits(text: pl.Expr, keywords: Sequence[str], counting: Counting = "presence") -> pl.Expr:
+    """Hits of ``keywords`` (literal substrings) in ``text``: distinct keywords present, or all occurrences.
+
+    >>> frame = pl.DataFrame({"text": ["evidence, more evidence; a challenge", "nothing"]})
+    >>> frame.select(
+    ...     keyword_hits(pl.col("text"), ["evidence", "challenge"]).alias("presence"),
+    ...     keyword_hits(pl.col("text"), ["evidence", "challenge"], "occurrences").alias("occurrences"),
+    ... ).rows()
+    [(2, 3), (0, 0)]
+    """
+    if counting == "presence":
+        parts = [text.str.contains(word, literal=True).cast(pl.UInt32) for word in keywords]
+    else:
+        parts = [text.str.count_matches(word, literal=True).cast(pl.UInt32) for word in keywords]
+    return pl.sum_horizontal(parts)
+
+
+def tempo_scores(
+    messages: pl.LazyFrame,
+    ddx: pl.LazyFrame,
+    *,
+    independent_round: str = "team_independent_differentials",
+    debate_round: str = "refinement_and_justification",
+    count_mentions: bool = False,
+) -> pl.LazyFrame:
+    r"""TempoScore of every round of every run.
+
+    Parameters
+    ----------
+    messages
+        ``run_id, round, agent_id, text``: one row per response.
+    ddx
+        ``run_id, round, agent_id, diagnosis, mentions``: the diagnoses stated in each round
+        (``mentions``: how often the agent's list names it; null counts as 1).
+    independent_round, debate_round
+        The names of the two rounds scored by their own rule; every other round scores 1.
+    count_mentions
+        Count every stated diagnosis of the independent round, repeats included (Local-DDx's
+        code), instead of the unique diagnoses (the document).
+
+    Returns
+    -------
+    polars.LazyFrame
+        ``run_id, round, participants, unique_diagnoses, high_value_responses,
+        symbolic_curvature, tempo_score``, sorted by run and round.
+
+    Notes
+    -----
+    Independent round: :math:`1 + 0.1 \cdot D`, with :math:`D` the diagnoses stated.
+    Debate round: :math:`\min(\kappa + 0.5, 2.5)` with the symbolic curvature
+    :math:`\kappa = H / P`, :math:`H` the high-value responses (at least 3 distinct reasoning
+    keywords, case-insensitive, or a structured marker) and :math:`P` the participants (agents
+    who responded). Other rounds: 1.
+    """
+    lowered = pl.col("text").str.to_lowercase()
+    high_value = (keyword_hits(lowered, HIGH_VALUE_KEYWORDS) >= HIGH_VALUE_MIN) | pl.any_horizontal(
+        [pl.col("text").str.contains(marker, literal=True) for marker in STRUCTURED_MARKERS]
+    )
+    per_round = messages.group_by("run_id", "round").agg(
+        participants=pl.col("agent_id").n_unique().cast(pl.Int64),
+        high_value_responses=high_value.sum().cast(pl.Int64),
+    )
+    every_mention = pl.col("mentions").fill_null(1).sum()
+    counted = every_mention if count_mentions else pl.col("diagnosis").str.to_lowercase().str.strip_chars().n_unique()
+    diagnoses = (
+        ddx.filter(pl.col("round") == independent_round)
+        .group_by("run_id", "round")
+        .agg(unique_diagnoses=counted.cast(pl.Int64))
+    )
+    is_debate = pl.col("round") == debate_round
+    curvature = pl.when(is_debate & (pl.col("participants") > 0)).then(
+        pl.col("high_value_responses") / pl.col("participants")
+    )
+    return (
+        per_round.join(diagnoses, on=["run_id", "round"], how="left")
+        .with_columns(
+            unique_diagnoses=pl.when(pl.col("round") == independent_round).then(
+                pl.col("unique_diagnoses").fill_null(0)
+            ),
+            high_value_responses=pl.when(is_debate).then(pl.col("high_value_responses")),
+            symbolic_curvature=curvature,
+        )
+        .with_columns(
+            tempo_score=pl.when(pl.col("round") == independent_round)
+            .then(1.0 + 0.1 * pl.col("unique_diagnoses"))
+            .when(is_debate)
+            .then(pl.min_horizontal(pl.col("symbolic_curvature").fill_null(0.0) + 0.5, pl.lit(2.5)))
+            .otherwise(1.0)
+        )
+        .select(
+            "run_id",
+            "round",
+            "participants",
+            "unique_diagnoses",
+            "high_value_responses",
+            "symbolic_curvature",
+            "tempo_score",
+        )
+        .sort("run_id", "round")
+    )
+
+
+def _capped(points: float, hits: pl.Expr) -> pl.Expr:
+    return pl.min_horizontal(points * hits.cast(pl.Float64), pl.lit(COMPONENT_CAP))
+
+
+def round_credibility(
+    messages: pl.LazyFrame,
+    ddx: pl.LazyFrame,
+    *,
+    structured_round: str = "team_independent_differentials",
+    counting: Counting = "presence",
+) -> pl.LazyFrame:
+    r"""Each agent's credibility components in each round it spoke in.
+
+    Returns ``run_id, agent_id, round, insight, synthesis, action, valence, score``.
+
+    Notes
+    -----
+    Text path: :math:`I = \min(2.5 h_I, 20)`, :math:`S = \min(4 h_S, 20)`,
+    :math:`A = \min(3 h_A, 20)` from the hits of the insight, synthesis and action keywords in
+    the lower-cased text. Structured path (the ``structured_round``, for an agent whose
+    diagnoses there carry evidence lists): with :math:`n` diagnoses and :math:`\bar e` evidence
+    items per diagnosis, :math:`I = \min(3n + 2\bar e, 20)`, :math:`S = \min(4n, 20)`,
+    :math:`A = 20` if the first-ranked diagnosis has at least 2 evidence items, else 10.
+    Valence from the hits :math:`v` of the valence keywords and the text's length :math:`L` in
+    characters: 1.2 if :math:`v \ge 4` and :math:`L > 200`; 1.0 if :math:`v \ge 2` and
+    :math:`L > 100`; 0.8 if :math:`L > 50`; else 0.6. Score
+    :math:`(2.5 I + 1.5 S + 1.0 A) \times` valence.
+    """
+    lowered = pl.col("text").str.to_lowercase()
+    length = pl.col("text").str.len_chars()
+    valence_hits = keyword_hits(lowered, VALENCE_KEYWORDS, counting)
+    texts = messages.group_by("run_id", "agent_id", "round").agg(pl.col("text").str.join("\n"))
+    structured = (
+        ddx.filter((pl.col("round") == structured_round) & pl.col("evidence").is_not_null())
+        .group_by("run_id", "agent_id", "round")
+        .agg(
+            n=pl.len(),
+            evidence_total=pl.col("evidence").list.len().sum(),
+            first_evidence=pl.col("evidence").sort_by("rank").first().list.len(),
+        )
+    )
+    n, average = pl.col("n").cast(pl.Float64), pl.col("evidence_total") / pl.col("n")
+    has_structure = pl.col("n").is_not_null() & (pl.col("n") > 0)
+    return (
+        texts.join(structured, on=["run_id", "agent_id", "round"], how="left")
+        .with_columns(
+            insight=pl.when(has_structure)
+            .then(pl.min_horizontal(3 * n + 2 * average, pl.lit(COMPONENT_CAP)))
+            .otherwise(_capped(INSIGHT_POINTS, keyword_hits(lowered, INSIGHT_KEYWORDS, counting))),
+            synthesis=pl.when(has_structure)
+            .then(pl.min_horizontal(4 * n, pl.lit(COMPONENT_CAP)))
+            .otherwise(_capped(SYNTHESIS_POINTS, keyword_hits(lowered, SYNTHESIS_KEYWORDS, counting))),
+            action=pl.when(has_structure)
+            .then(pl.when(pl.col("first_evidence") >= 2).then(20.0).otherwise(10.0))
+            .otherwise(_capped(ACTION_POINTS, keyword_hits(lowered, ACTION_KEYWORDS, counting))),
+            valence=pl.when((valence_hits >= 4) & (length > 200))
+            .then(1.2)
+            .when((valence_hits >= 2) & (length > 100))
+            .then(1.0)
+            .when(length > 50)
+            .then(0.8)
+            .otherwise(0.6),
+        )
+        .with_columns(
+            score=(
+                INSIGHT_WEIGHT * pl.col("insight")
+                + SYNTHESIS_WEIGHT * pl.col("synthesis")
+                + ACTION_WEIGHT * pl.col("action")
+            )
+            * pl.col("valence")
+        )
+        .select("run_id", "agent_id", "round", "insight", "synthesis", "action", "valence", "score")
+        .sort("run_id", "agent_id", "round")
+    )
+
+
+def credibility(rounds: pl.LazyFrame) -> pl.LazyFrame:
+    """Each agent's credibility: the mean of its round scores, and of each component.
+
+    ``rounds`` is :func:`round_credibility`'s output; returns ``run_id, agent_id, insight,
+    synthesis, action, valence, credibility``, sorted by run and agent.
+    """
+    return (
+        rounds.group_by("run_id", "agent_id")
+        .agg(
+            pl.col("insight", "synthesis", "action", "valence").mean(),
+            credibility=pl.col("score").mean(),
+        )
+        .sort("run_id", "agent_id")
+    )

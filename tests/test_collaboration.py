@@ -1,0 +1,118 @@
+"""TempoScore and credibility (seed 000): vectorised == oracle, and Local-DDx's recorded values reproduced."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mas_eval.ingest import ingest_lddx
+from mas_eval.metrics.diagnosis.collaboration import credibility, keyword_hits, round_credibility, tempo_scores
+from tests.conftest import SHARED
+from tests.oracles import collaboration as oracle
+
+LDDX = SHARED / "fixtures" / "lddx"
+INDEPENDENT, DEBATE = "team_independent_differentials", "refinement_and_justification"
+#: The five files from Local-DDx's archive/previous_versions, scored by its published v6 code.
+V6_DATE = "_20250709_"
+
+
+@pytest.fixture(scope="module")
+def fixtures() -> tuple[pl.LazyFrame, pl.LazyFrame, pl.DataFrame]:
+    ds = ingest_lddx([LDDX]).dataset
+    return ds["messages"], ds["ddx"], ds.collect("reported")
+
+
+def test_recorded_tempo_scores_are_reproduced_for_every_round_of_every_file(fixtures: tuple) -> None:
+    messages, ddx, reported = fixtures
+    computed = tempo_scores(messages, ddx, count_mentions=True).collect()  # preset lddx-v6: every mention
+    recorded = reported.filter(source="tempo").select("run_id", pl.col("name").alias("round"), "value")
+    assert recorded.height == 16 * 7
+    joined = recorded.join(computed, on=["run_id", "round"], how="left")
+    off = joined.filter((pl.col("value") - pl.col("tempo_score")).abs().fill_null(1.0) > 1e-12)
+    assert off.height == 0, off
+
+
+def test_recorded_credibility_is_reproduced_for_every_agent_of_the_v6_files(fixtures: tuple) -> None:
+    messages, ddx, reported = fixtures
+    computed = credibility(round_credibility(messages, ddx, counting="presence")).collect()
+    recorded = reported.filter(source="credibility").select("run_id", pl.col("name").alias("agent_id"), "value")
+    joined = recorded.join(computed, on=["run_id", "agent_id"], how="left").with_columns(
+        reproduced=(pl.col("value") - pl.col("credibility")).abs() <= 1e-6,
+        v6=pl.col("run_id").str.contains(V6_DATE, literal=True),
+    )
+    v6 = joined.filter("v6")
+    assert v6.height == 43 and v6["reproduced"].all(), v6.filter(~pl.col("reproduced"))
+    # The 11 v8_5 files were scored by an unpublished variant: computed, not matched, and reported as such.
+    v8 = joined.filter(~pl.col("v6"))
+    assert v8.height == 93 and v8["credibility"].is_not_null().all()
+
+
+def test_presence_and_occurrence_counting_differ_only_on_repeats() -> None:
+    frame = pl.DataFrame({"text": ["consider, consider and weigh", "plain"]})
+    both = frame.select(
+        keyword_hits(pl.col("text"), ["consider", "weigh"]).alias("presence"),
+        keyword_hits(pl.col("text"), ["consider", "weigh"], "occurrences").alias("occurrences"),
+    )
+    assert both.rows() == [(2, 3), (0, 0)]
+
+
+words = st.sampled_from(
+    [
+        "evidence", "support", "challenge", "clinical reasoning", "risk factors", "**Reasoning**", "consider",
+        "integrate", "recommend", "plan", "next", "Evidence", "DIAGNOSIS", "findings", "studies", "the", "patient",
+        "with", "fever", "and", "question", "alternative", "differential", "weigh", "should",
+    ]
+)  # fmt: skip
+texts = st.lists(words, min_size=0, max_size=60).map(" ".join)
+agents = st.sampled_from(["a", "b", "c", "d"])
+rounds = st.sampled_from([INDEPENDENT, DEBATE, "cant_miss"])
+diagnoses = st.sampled_from(["flu", "Flu ", "cold", "sepsis", "mi"])
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> tuple[list[tuple[str, str, str]], dict[tuple[str, str], list[tuple[str, list[str]]]]]:
+    keys = draw(st.lists(st.tuples(rounds, agents), min_size=1, max_size=10, unique=True))
+    messages = [(r, a, draw(texts)) for r, a in keys]
+    structured = {}
+    for r, a in keys:
+        if r == INDEPENDENT and draw(st.booleans()):
+            names = draw(st.lists(diagnoses, min_size=1, max_size=4, unique=True))
+            structured[(r, a)] = [(n, draw(st.lists(words, max_size=3))) for n in names]
+    return messages, structured
+
+
+def _frames(messages: list, structured: dict) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    message_frame = pl.LazyFrame(
+        [("r", r, a, t) for r, a, t in messages], schema=["run_id", "round", "agent_id", "text"], orient="row"
+    )
+    rows = [
+        ("r", r, a, d, rank, 1, evidence)
+        for (r, a), items in structured.items()
+        for rank, (d, evidence) in enumerate(items, start=1)
+    ]
+    schema = {
+        "run_id": pl.String, "round": pl.String, "agent_id": pl.String, "diagnosis": pl.String, "rank": pl.Int64,
+        "mentions": pl.Int64, "evidence": pl.List(pl.String),
+    }  # fmt: skip
+    return message_frame, pl.LazyFrame(rows, schema=schema, orient="row")
+
+
+@settings(max_examples=150, deadline=None)
+@given(run=runs(), count_mentions=st.booleans(), counting=st.sampled_from(["presence", "occurrences"]))
+def test_vectorised_equals_oracle(run: tuple, count_mentions: bool, counting: str) -> None:
+    messages, structured = run
+    message_frame, ddx = _frames(messages, structured)
+    computed = tempo_scores(message_frame, ddx, count_mentions=count_mentions).collect()
+    mentions = [d for (r, _), items in structured.items() if r == INDEPENDENT for d, _ in items]
+    expected = oracle.tempo(messages, mentions, independent=INDEPENDENT, debate=DEBATE, count_mentions=count_mentions)
+    assert dict(computed.select("round", "tempo_score").iter_rows()) == pytest.approx(expected, rel=1e-12)
+    scores = credibility(round_credibility(message_frame, ddx, counting=counting)).collect()  # type: ignore[arg-type]
+    expected_credibility = oracle.credibility(messages, structured, structured_round=INDEPENDENT, counting=counting)
+    got = dict(scores.select("agent_id", "credibility").iter_rows())
+    assert got.keys() == expected_credibility.keys()
+    for agent, value in expected_credibility.items():
+        assert math.isclose(got[agent], value, rel_tol=1e-12, abs_tol=1e-12), agent
