@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest import ingest_lddx
 from mas_eval.metrics.diagnosis.collaboration import credibility, keyword_hits, round_credibility, tempo_scores
+from mas_eval.metrics.diagnosis.vote import credibility_vote
 from tests.conftest import SHARED
 from tests.oracles import collaboration as oracle
 
@@ -116,3 +118,40 @@ def test_vectorised_equals_oracle(run: tuple, count_mentions: bool, counting: st
     assert got.keys() == expected_credibility.keys()
     for agent, value in expected_credibility.items():
         assert math.isclose(got[agent], value, rel_tol=1e-12, abs_tol=1e-12), agent
+
+
+@st.composite
+def ballots(draw: st.DrawFn) -> tuple[dict[str, list[str]], dict[str, float]]:
+    names = ["flu", "cold", "sepsis", "mi", "pe", "dvt", "gout", "uti", "copd", "ckd", "aki", "dka"]
+    voters = draw(st.lists(agents, min_size=1, max_size=4, unique=True))
+    rankings = {a: draw(st.lists(st.sampled_from(names), min_size=1, max_size=12, unique=True)) for a in voters}
+    weights = st.one_of(st.integers(0, 40).map(float), st.floats(0, 40, allow_nan=False))
+    credibility = {a: draw(weights) for a in voters if draw(st.booleans())}
+    return rankings, credibility
+
+
+@settings(max_examples=150, deadline=None)
+@given(ballot=ballots(), keep_share=st.sampled_from([0.0, 0.3, 0.75, 1.0]), at_most=st.integers(1, 12))
+def test_vote_equals_oracle(ballot: tuple, keep_share: float, at_most: int) -> None:
+    rankings, weights = ballot
+    votes = pl.LazyFrame(
+        [("r", a, d, p) for a, ranking in rankings.items() for p, d in enumerate(ranking, start=1)],
+        schema=["run_id", "agent_id", "diagnosis", "rank"],
+        orient="row",
+    )
+    credibility_frame = pl.LazyFrame(
+        {"run_id": ["r"] * len(weights), "agent_id": list(weights), "credibility": list(weights.values())},
+        schema={"run_id": pl.String, "agent_id": pl.String, "credibility": pl.Float64},
+    )
+    got = credibility_vote(votes, credibility_frame, keep_share=keep_share, at_most=at_most).collect()
+    expected = oracle.vote(rankings, weights, keep_share, at_most)
+    assert got["diagnosis"].to_list() == [d for d, _ in expected]
+    assert got["points"].to_list() == pytest.approx([p for _, p in expected], rel=1e-12)
+    assert got["rank"].to_list() == list(range(1, len(expected) + 1))
+
+
+@pytest.mark.parametrize(("keep_share", "at_most"), [(-0.1, 10), (1.5, 10), (0.3, 0), (0.3, True)])
+def test_vote_refuses_bad_parameters(keep_share: float, at_most: int) -> None:
+    empty = pl.LazyFrame(schema={"run_id": pl.String, "agent_id": pl.String, "diagnosis": pl.String, "rank": pl.Int64})
+    with pytest.raises(InvalidParameterError, match="credibility_vote: "):
+        credibility_vote(empty, empty, keep_share=keep_share, at_most=at_most)

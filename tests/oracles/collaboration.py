@@ -95,3 +95,20 @@ def credibility(
         given = structured.get((round_, agent)) if round_ == structured_round else None
         per_agent.setdefault(agent, []).append(round_score(text, given, counting))
     return {agent: sum(scores) / len(scores) for agent, scores in per_agent.items()}
+
+
+def vote(
+    rankings: dict[str, list[str]], credibility: dict[str, float], keep_share: float = 0.3, at_most: int = 10
+) -> list[tuple[str, float]]:
+    """The credibility-weighted vote of one run: ``[(diagnosis, points)]``, best first (ties by text)."""
+    points: dict[str, float] = {}
+    for agent, ranking in rankings.items():
+        weight = credibility.get(agent, 1.0)
+        for diagnosis in set(ranking):
+            position = ranking.index(diagnosis) + 1
+            points[diagnosis] = points.get(diagnosis, 0.0) + (len(ranking) - position + 1) * weight
+    ranked = sorted(((d, p) for d, p in points.items() if p > 0), key=lambda item: (-item[1], item[0]))
+    if not ranked:
+        return []
+    top = ranked[0][1]
+    return [(d, p) for d, p in ranked if p >= keep_share * top][:at_most]

@@ -6,14 +6,18 @@
 * :mod:`~mas_eval.metrics.diagnosis.equivalence` — whether two diagnosis strings name the same
   thing: normalisation, a shipped synonym table, deterministic tiers and an optional cached
   judge (:func:`match_pairs`), and one-to-one matches from them (:func:`assign`).
+* :mod:`~mas_eval.metrics.diagnosis.collaboration` — TempoScore per round, credibility per agent.
+* :mod:`~mas_eval.metrics.diagnosis.vote` — the credibility-weighted vote (:func:`credibility_vote`).
 """
 
 from mas_eval.metrics.diagnosis.equivalence import assign, match_pairs, normalise, synonym_table
 from mas_eval.metrics.diagnosis.scores import caa_weight, diagnosis_scores, score_expressions
+from mas_eval.metrics.diagnosis.vote import credibility_vote
 
 __all__ = [
     "assign",
     "caa_weight",
+    "credibility_vote",
     "diagnosis_scores",
     "match_pairs",
     "normalise",
