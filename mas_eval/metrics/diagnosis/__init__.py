@@ -6,19 +6,24 @@
 * :mod:`~mas_eval.metrics.diagnosis.equivalence` — whether two diagnosis strings name the same
   thing: normalisation, a shipped synonym table, deterministic tiers and an optional cached
   judge (:func:`match_pairs`), and one-to-one matches from them (:func:`assign`).
+* :mod:`~mas_eval.metrics.diagnosis.labels` — TP/FP/CAA/FN/AE/TM-SM for every run (:func:`classify`,
+  :func:`label_counts`).
 * :mod:`~mas_eval.metrics.diagnosis.collaboration` — TempoScore per round, credibility per agent.
 * :mod:`~mas_eval.metrics.diagnosis.vote` — the credibility-weighted vote (:func:`credibility_vote`).
 """
 
 from mas_eval.metrics.diagnosis.equivalence import assign, match_pairs, normalise, synonym_table
+from mas_eval.metrics.diagnosis.labels import classify, label_counts
 from mas_eval.metrics.diagnosis.scores import caa_weight, diagnosis_scores, score_expressions
 from mas_eval.metrics.diagnosis.vote import credibility_vote
 
 __all__ = [
     "assign",
     "caa_weight",
+    "classify",
     "credibility_vote",
     "diagnosis_scores",
+    "label_counts",
     "match_pairs",
     "normalise",
     "score_expressions",

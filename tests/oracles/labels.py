@@ -1,0 +1,118 @@
+"""Diagnosis labels one run at a time: read it next to ``classify``'s Notes.
+
+Plain Python loops over one run's strings, with the per-pair oracle ``equivalence.match`` and its
+greedy ``assign``; regexes with Python's ``re`` (``.`` does not cross a line break there either).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tests.oracles import equivalence as eq
+
+TIERS = eq.TIERS
+
+
+@dataclass
+class Run:
+    final: list[str]
+    truth: list[str]
+    #: (agent_id, diagnosis, mentions, evidence, rank) of the can't-miss round.
+    critical: list[tuple[str, str, int | None, list[str] | None, int | None]] = field(default_factory=list)
+    debate: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    interventions: list[str] = field(default_factory=list)
+
+
+def best(left: str, rights: list[str], synonyms: dict[str, str], threshold: float) -> tuple[str, str, float] | None:
+    """The best matched right of ``left``: higher score, better tier, then the right string."""
+    found = []
+    for right in sorted(set(rights)):
+        tier, score = eq.match(left, right, synonyms, threshold=threshold)
+        if tier != "unmatched":
+            found.append((-score, TIERS.index(tier), right, tier, score))
+    if not found:
+        return None
+    _, _, right, tier, score = min(found)
+    return right, tier, score
+
+
+def ruled_out(x: str, texts: list[str], patterns: tuple[str, ...]) -> bool:
+    for text in texts:
+        for pattern in patterns:
+            if re.search(pattern.replace("{dx}", re.escape(x)), text, flags=re.IGNORECASE):
+                return True
+    return False
+
+
+def labels(
+    run: Run,
+    *,
+    preset: str,
+    synonyms: dict[str, str],
+    patterns: tuple[str, ...],
+    table: list[tuple[str, str]],
+    threshold: float = 0.6,
+    caa_mentions: int = 3,
+) -> set[tuple[str, str, str, str | None, str | None, float | None]]:
+    """(side, diagnosis, label, matched_to, tier, score) of every unique final and ground-truth string."""
+    final, truth = sorted(set(run.final)), sorted(set(run.truth))
+    pairs = [(None, f, g, *eq.match(f, g, synonyms, threshold=threshold)) for f in final for g in truth]
+    out = set()
+    final_open, truth_open = list(final), list(truth)
+    for _, f, g, tier, score in eq.assign(pairs):
+        out.add(("system", f, "TP", g, tier, score))
+        out.add(("ground_truth", g, "TP", f, tier, score))
+        final_open.remove(f)
+        truth_open.remove(g)
+
+    treated = sorted({dx for text in run.interventions for kw, dx in table if kw.lower() in text.lower()})
+
+    def tm_sm(open_truth: list[str]) -> list[str]:
+        rest = []
+        for g in open_truth:
+            hit = best(g, treated, synonyms, threshold)
+            if hit:
+                out.add(("ground_truth", g, "TM-SM", *hit))
+            else:
+                rest.append(g)
+        return rest
+
+    if preset == "spec":
+        supported = [dx for _, dx, _, evidence, _ in run.critical if evidence]
+        for f in final_open:
+            hit = best(f, supported, synonyms, threshold)
+            out.add(("system", f, "CAA", *hit) if hit else ("system", f, "FP", None, None, None))
+        rest = []
+        for g in truth_open:
+            by_stance = best(g, run.excluded, synonyms, threshold) is not None
+            if ruled_out(g, run.debate, patterns) or by_stance:
+                out.add(("ground_truth", g, "AE", None, None, None))
+            else:
+                rest.append(g)
+        for g in tm_sm(rest):
+            out.add(("ground_truth", g, "FN", None, None, None))
+        return out
+
+    # lddx-v6: the team's can't-miss list, one row per lowercase name without "*", first by rank.
+    team: dict[str, tuple[str, int]] = {}
+    rows = sorted(
+        (r for r in run.critical if r[0] == "team"),
+        key=lambda r: (r[4] is None, r[4] if r[4] is not None else 0, r[1]),
+    )
+    for _, dx, mentions, _, _ in rows:
+        key = dx.strip("*").strip().lower()
+        team.setdefault(key, (dx, 1 if mentions is None else mentions))
+    mentions_of = dict(team.values())
+    pairs = [(None, g, c, *eq.match(g, c, synonyms, threshold=threshold)) for g in truth_open for c in mentions_of]
+    for _, g, c, tier, score in eq.assign(pairs):
+        label = "TP" if mentions_of[c] >= caa_mentions else "CAA"
+        out.add(("ground_truth", g, label, c, tier, score))
+        truth_open.remove(g)
+    for f in final_open:
+        out.add(("system", f, "FP", None, None, None))
+    for g in tm_sm(truth_open):
+        label = "AE" if ruled_out(g, run.debate, patterns) else "FN"
+        out.add(("ground_truth", g, label, None, None, None))
+    return out
