@@ -61,6 +61,14 @@ def test_zero_denominators_give_null_not_nan() -> None:
     assert all(row[name] is None for name in SCORES if name != "total_gt")
 
 
+def test_without_ground_truth_the_weighted_scores_are_undefined() -> None:
+    # Found by hypothesis: one CAA and no ground truth. The CAA weight needs a TP rate, so
+    # diagnostic safety is undefined rather than 0.
+    row = diagnosis_scores(tp=0, fp=0, fn=0, caa=1, preset="spec").row(0, named=True)
+    assert row["caa_weight"] is None and row["diagnostic_safety"] is None
+    assert row["traditional_precision"] == 0.0
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_local_ddx_crq_and_safety_are_reproduced_from_its_counts(path: object) -> None:
     # Local-DDx (Baglecake/Local-DDx, MIT) wrote these files; its own counts go in, its own

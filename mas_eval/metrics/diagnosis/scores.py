@@ -95,8 +95,9 @@ def score_expressions(rules: ScoreRules, *, total_gt: pl.Expr | None = None) -> 
         DS = \frac{TP + \max(0, w \cdot CAA)}{TP + CAA + FP}, \quad
         SSC = \frac{TP + TM\_SM}{G}.
 
-    A score whose denominator is 0 is null. CRQ is negative only through a negative CAA
-    weight.
+    A score whose denominator is 0 is null, and so is every score that needs the CAA weight
+    when the ground truth is empty (the TP rate, hence the weight, is undefined). CRQ is
+    negative only through a negative CAA weight.
     """
     tp, fp, fn, caa, ae, tm_sm = (pl.col(name) for name in COUNTS)
     ground_truth = tp + fn + ae + tm_sm + (caa if rules.caa_on_ground_truth else 0)
@@ -111,7 +112,8 @@ def score_expressions(rules: ScoreRules, *, total_gt: pl.Expr | None = None) -> 
         rate.alias("traditional_recall"),
         _ratio(tp, tp + fp + caa).alias("traditional_precision"),
         _ratio(tp + weight * caa + ae, considered).alias("clinical_reasoning_quality"),
-        _ratio(tp + pl.max_horizontal(pl.lit(0.0), weight * caa), tp + caa + fp).alias("diagnostic_safety"),
+        # clip, not max_horizontal: an undefined weight (no ground truth) must leave the score undefined.
+        _ratio(tp + (weight * caa).clip(lower_bound=0.0), tp + caa + fp).alias("diagnostic_safety"),
         _ratio(tp + tm_sm, total).alias("system_safety_coverage"),
     ]
 
