@@ -225,7 +225,8 @@ def _lines(first: int, lines: list[bytes]) -> tuple[pl.DataFrame, pl.DataFrame]:
 # -- decoding and checks ----------------------------------------------------------------------
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """How a message names a JSON value's type: ``"null"``, ``"a number"``, ``"an array"``..."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -258,7 +259,7 @@ def _shape_problem(value: Any, dtype: pl.DataType, where: str) -> str | None:
         return None
     if isinstance(dtype, pl.Struct):
         if not isinstance(value, dict):
-            return f"field '{where}': expected an object, got {_json_type(value)}"
+            return f"field '{where}': expected an object, got {json_type(value)}"
         for fld in dtype.fields:
             if fld.name in value:
                 inner = f"{where}.{fld.name}" if where else fld.name
@@ -270,14 +271,14 @@ def _shape_problem(value: Any, dtype: pl.DataType, where: str) -> str | None:
         if not isinstance(value, list):
             if not isinstance(value, dict) and not isinstance(dtype.inner, pl.Struct | pl.List):
                 return _shape_problem(value, dtype.inner, where)
-            return f"field '{where}': expected an array, got {_json_type(value)}"
+            return f"field '{where}': expected an array, got {json_type(value)}"
         for i, item in enumerate(value):
             problem = _shape_problem(item, dtype.inner, f"{where}[{i}]")
             if problem:
                 return problem
         return None
     if isinstance(value, dict | list):
-        return f"field '{where}': expected {_expected(dtype)}, got {_json_type(value)}"
+        return f"field '{where}': expected {_expected(dtype)}, got {json_type(value)}"
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
         return f"field '{where}': number out of range"
     return None
@@ -297,7 +298,7 @@ def _diagnose(text: str) -> str | None:
     except RecursionError:
         return "cannot be decoded: nested too deeply"
     if not isinstance(value, dict):
-        return f"expected a JSON object, got {_json_type(value)}"
+        return f"expected a JSON object, got {json_type(value)}"
     return _shape_problem(value, record_dtype(), "")
 
 

@@ -24,6 +24,7 @@ import polars as pl
 
 from mas_eval.dataset import MANIFEST, Dataset
 from mas_eval.errors import IngestError, option
+from mas_eval.ingest.jsonl import json_type
 from mas_eval.output import atomic_directory, check_target, write_manifest
 from mas_eval.schema import TABLES
 
@@ -177,18 +178,6 @@ def _child(path: str, key: str | int) -> str:
     return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
-
 def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float)
 
@@ -301,7 +290,7 @@ class _Run:
             raise _InvalidFileError(where, found + (f" (the file has {hint[0]!r}: misspelt?)" if hint else ""))
         value = obj[key]
         if not isinstance(value, _KINDS[kind]):
-            raise _InvalidFileError(where, f"expected {_ARTICLE[kind]}, got {_json_type(value)}")
+            raise _InvalidFileError(where, f"expected {_ARTICLE[kind]}, got {json_type(value)}")
         return value
 
     def want(self, obj: dict[str, Any], key: str, path: str, kind: str, skipped: str) -> Any:
@@ -312,7 +301,7 @@ class _Run:
             return None
         value = obj[key]
         if not isinstance(value, _KINDS[kind]):
-            self.warn(where, f"expected {_ARTICLE[kind]}, got {_json_type(value)}; {skipped}")
+            self.warn(where, f"expected {_ARTICLE[kind]}, got {json_type(value)}; {skipped}")
             return None
         return value
 
@@ -381,7 +370,7 @@ class _Run:
             elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
                 self.record_items(f"{source}.{key}", value, where)
             else:
-                self.warn(where, f"{_json_type(value)} of a shape this adapter does not read; not mapped")
+                self.warn(where, f"{json_type(value)} of a shape this adapter does not read; not mapped")
 
     def record_items(self, source: str, items: list[Any], path: str, skip: Collection[str] = ()) -> None:
         """``(source, field, i)`` for each scalar field of each object item ``i`` (1-based) of ``items``."""
@@ -405,7 +394,7 @@ class _Run:
     ) -> None:
         """One diagnosis of ``agent``'s list in ``round_``; a repeat adds its mentions and evidence to the first."""
         if not isinstance(diagnosis, str) or not diagnosis.strip():
-            self.warn(where, f"no diagnosis ({_json_type(diagnosis)} {diagnosis!r}); skipped")
+            self.warn(where, f"no diagnosis ({json_type(diagnosis)} {diagnosis!r}); skipped")
             return
         key = (round_, agent, diagnosis)
         known = self._ddx.get(key)
@@ -422,7 +411,7 @@ class _Run:
     def read(self) -> _Run:
         doc = _load(self.file)
         if not isinstance(doc, dict):
-            raise _InvalidFileError("$", f"expected an object (a Local-DDx result), got {_json_type(doc)}")
+            raise _InvalidFileError("$", f"expected an object (a Local-DDx result), got {json_type(doc)}")
         if "case_id" not in doc and "error" in doc:
             raise _InvalidFileError("$", f"holds no results: Local-DDx wrote {doc['error']!r} instead")
         self.case_id = self.need(doc, "case_id", "$", "string")
@@ -468,11 +457,11 @@ class _Run:
         for i, agent in enumerate(agents):
             where = _child(path, i)
             if not isinstance(agent, dict):
-                raise _InvalidFileError(where, f"expected an object (an agent), got {_json_type(agent)}")
+                raise _InvalidFileError(where, f"expected an object (an agent), got {json_type(agent)}")
             name = self.need(agent, "name", where, "string")
             role = agent.get("specialty")
             if not isinstance(role, str):
-                self.warn(_child(where, "specialty"), f"expected a string, got {_json_type(role)}; the role is null")
+                self.warn(_child(where, "specialty"), f"expected a string, got {json_type(role)}; the role is null")
                 role = None
             roles.setdefault(name, []).append(role)
             self._agent_counts[name] += 1
@@ -489,7 +478,7 @@ class _Run:
 
     def _read_round(self, name: str, rnd: Any, path: str) -> None:
         if not isinstance(rnd, dict):
-            raise _InvalidFileError(path, f"expected an object (a round), got {_json_type(rnd)}")
+            raise _InvalidFileError(path, f"expected an object (a round), got {json_type(rnd)}")
         if name not in ROUNDS:
             self.warn(path, "not a Local-DDx round this adapter knows; only its responses and scalars are read")
         responses = self.need(rnd, "responses", path, "object")
@@ -502,7 +491,7 @@ class _Run:
         for turn, (key, response) in enumerate(responses.items(), start=1):
             at = _child(where, key)
             if not isinstance(response, dict):
-                raise _InvalidFileError(at, f"expected an object (a response), got {_json_type(response)}")
+                raise _InvalidFileError(at, f"expected an object (a response), got {json_type(response)}")
             text = self.need(response, "content", at, "string")
             speakers[key] = self.speaker(key, at)
             self.row("messages", run_id=self.run_id, round=name, agent_id=speakers[key], turn=turn, text=text)
@@ -513,7 +502,7 @@ class _Run:
                     self.report(f"{name}.responses", field, turn, value, _child(at, field))
                 else:
                     self.warn(
-                        _child(at, field), f"{_json_type(value)} of a shape this adapter does not read; not mapped"
+                        _child(at, field), f"{json_type(value)} of a shape this adapter does not read; not mapped"
                     )
         self.record(name, rnd, path, skip=_ROUND_SKIPPED)
 
@@ -521,7 +510,7 @@ class _Run:
         meta = _child(path, "metadata")
         metadata = rnd.get("metadata")
         if not isinstance(metadata, dict):
-            found = "missing" if "metadata" not in rnd else f"expected an object, got {_json_type(metadata)}"
+            found = "missing" if "metadata" not in rnd else f"expected an object, got {json_type(metadata)}"
             self.warn(meta, f"{found}; the round's metadata is not mapped")
             metadata = {}
         self.record(name, metadata, meta, skip=lists)
@@ -575,7 +564,7 @@ class _Run:
             for rank, item in enumerate(items, start=1):
                 item_at = _child(at, rank - 1)
                 if not isinstance(item, dict):
-                    self.warn(item_at, f"expected an object, got {_json_type(item)}; skipped")
+                    self.warn(item_at, f"expected an object, got {json_type(item)}; skipped")
                     continue
                 # No evidence list: the item's free-text reasoning is in the agent's message. A null
                 # `evidence` says the agent gave no structured differential, which is what decides
@@ -636,7 +625,7 @@ class _Run:
         for rank, line in enumerate(lines or [], start=1):
             at = _child(_child(meta, "master_diagnoses"), rank - 1)
             if not isinstance(line, str):
-                self.warn(at, f"expected a string, got {_json_type(line)}; skipped")
+                self.warn(at, f"expected a string, got {json_type(line)}; skipped")
                 continue
             self.ddx(MASTER_LIST, TEAM, _diagnosis_of_line(line), at, stance="proposed", rank=rank, evidence=[line])
 
@@ -653,7 +642,7 @@ class _Run:
         for i, refinement in enumerate(refinements):
             item_at = _child(at, i)
             if not isinstance(refinement, dict):
-                self.warn(item_at, f"expected an object, got {_json_type(refinement)}; skipped")
+                self.warn(item_at, f"expected an object, got {json_type(refinement)}; skipped")
                 continue
             if isinstance(refinement.get("agent"), str):
                 agent = self.speaker(refinement["agent"], _child(item_at, "agent"))
@@ -683,7 +672,7 @@ class _Run:
         for voter, ranking in (rankings or {}).items():
             at = _child(_child(meta, "all_rankings"), voter)
             if not isinstance(ranking, list):
-                self.warn(at, f"expected an array, got {_json_type(ranking)}; skipped")
+                self.warn(at, f"expected an array, got {json_type(ranking)}; skipped")
                 continue
             agent = self.speaker(voter, at)
             for rank, diagnosis in enumerate(ranking, start=1):
@@ -698,7 +687,7 @@ class _Run:
         for rank, item in enumerate(critical or [], start=1):
             item_at = _child(at, rank - 1)
             if not isinstance(item, dict):
-                self.warn(item_at, f"expected an object, got {_json_type(item)}; skipped")
+                self.warn(item_at, f"expected an object, got {json_type(item)}; skipped")
                 continue
             mentions = item.get("mention_count")
             if not isinstance(mentions, int) or isinstance(mentions, bool) or mentions < 0:
@@ -737,7 +726,7 @@ class _Run:
         for i, text in enumerate(interventions or []):
             if not isinstance(text, str):
                 self.warn(
-                    _child(_child(meta, "interventions"), i), f"expected a string, got {_json_type(text)}; skipped"
+                    _child(_child(meta, "interventions"), i), f"expected a string, got {json_type(text)}; skipped"
                 )
             elif text not in seen:
                 seen.add(text)
@@ -747,7 +736,7 @@ class _Run:
         for i, diagnosis in enumerate(truth):
             if not isinstance(diagnosis, str):
                 raise _InvalidFileError(
-                    f"$.ground_truth_diagnoses[{i}]", f"expected a string, got {_json_type(diagnosis)}"
+                    f"$.ground_truth_diagnoses[{i}]", f"expected a string, got {json_type(diagnosis)}"
                 )
         self.truth = frozenset(truth)
         for diagnosis in dict.fromkeys(truth):
@@ -768,7 +757,7 @@ class _Run:
                         isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("ground_truth", "system"))
                     ):
                         self.warn(
-                            at, f"expected a pair {{ground_truth, system}} of strings, got {_json_type(item)}; skipped"
+                            at, f"expected a pair {{ground_truth, system}} of strings, got {json_type(item)}; skipped"
                         )
                         continue
                     text = json.dumps(
@@ -778,7 +767,7 @@ class _Run:
                 elif isinstance(item, str):
                     self.report("label", label, i, item, at)
                 else:
-                    self.warn(at, f"expected a string, got {_json_type(item)}; skipped")
+                    self.warn(at, f"expected a string, got {json_type(item)}; skipped")
         scores = self.want(doc, "credibility_scores", "$", "object", "no credibility scores recorded")
         for agent, score in (scores or {}).items():
             self.report("credibility", agent, 0, score, _child("$.credibility_scores", agent))
