@@ -38,13 +38,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import polars as pl
 
 from mas_eval.constraints import Interval, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
+from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
 from mas_eval.output import atomic_file
 
 __all__ = [
@@ -245,39 +245,14 @@ def _core(text: pl.Expr) -> pl.Expr:
 # --- the synonym table ----------------------------------------------------------------------------------
 
 
-@cache
 def _shipped() -> pl.DataFrame:
-    source = resources.files("mas_eval.metrics.diagnosis").joinpath(_SYNONYMS_FILE)
-    with resources.as_file(source) as path:
-        return pl.read_csv(path, comment_prefix="#", schema={"term": pl.String, "canonical": pl.String})
+    return shipped_table(_SYNONYMS_FILE, ("term", "canonical"))
 
 
 def _check_table(table: object, name: str) -> pl.DataFrame:
     """``table`` as a (term, canonical) String frame, or a clear error."""
-    if isinstance(table, pl.LazyFrame):
-        table = table.collect()
-    if not isinstance(table, pl.DataFrame):
-        msg = f"{name} must be a polars DataFrame with columns 'term' and 'canonical', not {type(table).__name__}"
-        raise InvalidParameterError(msg)
-    missing = [c for c in ("term", "canonical") if c not in table.columns]
-    if missing:
-        msg = (
-            f"{name}: missing column(s) {', '.join(map(repr, missing))}; a synonym table has columns "
-            f"'term' (a diagnosis string) and 'canonical' (the name it means), got {table.columns}"
-        )
-        raise SchemaError(msg)
-    for column in ("term", "canonical"):
-        dtype = table.schema[column]
-        if dtype not in (pl.String, pl.Categorical) and not isinstance(dtype, pl.Enum | pl.Null):
-            fix = f"pl.col({column!r}).cast(pl.String)"
-            msg = f"{name}: column {column!r} must hold strings, not {dtype}; cast it with {fix}"
-            raise SchemaError(msg)
-    table = table.select(pl.col("term", "canonical").cast(pl.String))
-    nulls = table.with_row_index("row").filter(pl.any_horizontal(pl.col("term", "canonical").is_null()))
-    if nulls.height:
-        rows = nulls["row"].head(5).to_list()
-        msg = f"{name}: {nulls.height} row(s) with a null term or canonical: rows {rows}; drop them"
-        raise DataError(msg)
+    meaning = {"term": "a diagnosis string", "canonical": "the name it means"}
+    table = string_table(table, name, meaning, "a synonym table")
     normalised = table.with_row_index("row").with_columns(
         term_n=normalise(pl.col("term")), canonical_n=normalise(pl.col("canonical"))
     )

@@ -27,8 +27,6 @@ document and Local-DDx's evaluator (``ddx_evaluator_v6.py``) disagree; see :func
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +35,7 @@ import polars as pl
 from mas_eval.constraints import Interval, Options, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.metrics.diagnosis.equivalence import TIER, assign, match_pairs
+from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
 from mas_eval.schema import RUN_KEY
 
 __all__ = [
@@ -82,38 +81,19 @@ Preset = Literal["spec", "lddx-v6"]
 # --- the intervention table -------------------------------------------------------------------------
 
 
-@cache
 def _shipped() -> pl.DataFrame:
-    source = resources.files("mas_eval.metrics.diagnosis").joinpath(_INTERVENTIONS_FILE)
-    with resources.as_file(source) as path:
-        return pl.read_csv(path, comment_prefix="#", schema={"keyword": pl.String, "diagnosis": pl.String})
+    return shipped_table(_INTERVENTIONS_FILE, ("keyword", "diagnosis"))
 
 
 def _check_interventions(table: object) -> pl.DataFrame:
-    if isinstance(table, pl.LazyFrame):
-        table = table.collect()
-    if not isinstance(table, pl.DataFrame):
-        kind = type(table).__name__
-        msg = f"intervention_table must be a polars DataFrame with columns 'keyword' and 'diagnosis', not {kind}"
-        raise InvalidParameterError(msg)
-    missing = [c for c in ("keyword", "diagnosis") if c not in table.columns]
-    if missing:
-        msg = (
-            f"intervention_table: missing column(s) {', '.join(map(repr, missing))}; the table has columns "
-            f"'keyword' (text found in an intervention) and 'diagnosis' (what it treats), got {table.columns}"
-        )
-        raise SchemaError(msg)
-    table = table.select(pl.col("keyword", "diagnosis").cast(pl.String))
+    meaning = {"keyword": "text found in an intervention", "diagnosis": "what it treats"}
+    table = string_table(table, "intervention_table", meaning, "the intervention table")
     bad = table.with_row_index("row").filter(
-        pl.any_horizontal(pl.col("keyword", "diagnosis").is_null())
-        | (pl.col("keyword").str.strip_chars() == "")
-        | (pl.col("diagnosis").str.strip_chars() == "")
+        (pl.col("keyword").str.strip_chars() == "") | (pl.col("diagnosis").str.strip_chars() == "")
     )
     if bad.height:
         rows = bad["row"].head(5).to_list()
-        msg = (
-            f"intervention_table: {bad.height} row(s) with a null or empty keyword or diagnosis: rows {rows}; drop them"
-        )
+        msg = f"intervention_table: {bad.height} row(s) with an empty keyword or diagnosis: rows {rows}; drop them"
         raise DataError(msg)
     return table
 
