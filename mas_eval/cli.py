@@ -365,13 +365,12 @@ def report(
     """Write the MAS-vs-baseline report: tables, figures, calibration, cost, provenance."""
     import shlex
 
-    from mas_eval.report import FORMATS, build
+    from mas_eval.report import build
+    from mas_eval.report.document import check_report_path
     from mas_eval.stats.report import read_comparisons
 
     inputs = [p for p in (scores, comparisons, dataset) if p is not None]
-    if out.suffix.lower() not in FORMATS:  # before the work, not after it
-        msg = f"{out}: a report is written as {', '.join(FORMATS)} (the suffix picks the format); change --out"
-        raise InvalidParameterError(msg)
+    check_report_path(out)  # before the work, not after it
     check_target(out, overwrite=overwrite, inputs=inputs)
     table = read_comparisons(comparisons) if comparisons is not None else None
     with steps() as shown:

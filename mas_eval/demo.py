@@ -10,7 +10,7 @@ from rich.console import Console
 from mas_eval.dataset import Dataset
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.output import atomic_directory
-from mas_eval.report.content import COMPARISON_DESIGN, HEADLINE, system_means
+from mas_eval.report.content import COMPARISON_DESIGN, COMPARISON_METRICS, HEADLINE, system_means
 from mas_eval.scoring import score
 from mas_eval.terminal import print_comparisons, print_frame, print_system_means
 
@@ -53,8 +53,7 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         )
 
         console.rule("[bold]MAS vs single-agent[/] by task, paired on case_id")
-        design = {k: v for k, v in COMPARISON_DESIGN.items() if k != "metrics"}
-        comparison = compare(scores, COMPARISON_DESIGN["metrics"], **design)
+        comparison = compare(scores, COMPARISON_METRICS, **COMPARISON_DESIGN)
         write_comparisons(comparison, staging / "comparisons.parquet")
         print_comparisons(
             comparison,

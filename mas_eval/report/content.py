@@ -21,11 +21,11 @@ from mas_eval.provenance import provenance
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
 from mas_eval.scoring import Scores
 
-__all__ = ["COMPARISON_DESIGN", "HEADLINE", "build", "system_means"]
+__all__ = ["COMPARISON_DESIGN", "COMPARISON_METRICS", "HEADLINE", "build", "system_means"]
 
-#: The comparison a report runs when it is given none: the demo's design.
+#: The comparison a report runs when it is given none (the demo's): these metrics, this design.
+COMPARISON_METRICS = ["dqs", "decision_confidence"]
 COMPARISON_DESIGN: dict[str, Any] = {
-    "metrics": ["dqs", "decision_confidence"],
     "by": "task",
     "pair_on": "case_id",
     "test": "paired",
@@ -87,7 +87,9 @@ def _open_dataset(dataset: Dataset | str | Path | None) -> Dataset | None:
     return Dataset.open(dataset)
 
 
-def _default_comparisons(runs: pl.DataFrame, treatment: str, control: str) -> tuple[pl.DataFrame | None, str]:
+def _default_comparisons(
+    runs: pl.DataFrame, treatment: str, control: str, paired_cases: int
+) -> tuple[pl.DataFrame | None, str]:
     """The demo's comparison design when the runs allow it, else ``None`` and why not."""
     from mas_eval.stats import compare
 
@@ -96,11 +98,11 @@ def _default_comparisons(runs: pl.DataFrame, treatment: str, control: str) -> tu
     if missing:
         have = ", ".join(sorted(map(str, systems)))
         return None, f"no comparison: the scores have no run of system {', '.join(missing)} (they have: {have})"
-    metrics = [name for name in COMPARISON_DESIGN["metrics"] if _has_values(runs, name)]
+    metrics = [name for name in COMPARISON_METRICS if _has_values(runs, name)]
     if not metrics:
         return None, "no comparison: the scores have no dqs or decision_confidence values"
-    design = {k: v for k, v in COMPARISON_DESIGN.items() if k != "metrics"}
-    if _cases_run_by_both(runs, treatment, control) < 2:
+    design = dict(COMPARISON_DESIGN)
+    if paired_cases < 2:
         design.update(pair_on=None, test="welch")
     by = design.pop("by")
     if not _has_values(runs, by):
@@ -194,8 +196,9 @@ def build(
         raise SchemaError(msg)
     given = comparisons is not None
     why_no_comparison = ""
+    paired_cases = _cases_run_by_both(runs, treatment, control)
     if comparisons is None:
-        comparisons, why_no_comparison = _default_comparisons(runs, treatment, control)
+        comparisons, why_no_comparison = _default_comparisons(runs, treatment, control, paired_cases)
 
     with plots.paper_style(columns=2):
         sections = [
@@ -204,7 +207,7 @@ def build(
             _comparison_section(comparisons, why_no_comparison, treatment, control),
             _forest_section(comparisons, why_no_comparison),
             _distributions_section(runs),
-            _paired_section(runs, treatment, control),
+            _paired_section(runs, treatment, control, paired_cases),
             _calibration_section(runs),
             _efficiency_section(runs),
         ]
@@ -223,7 +226,7 @@ def build(
             "preset": scores.preset,
             "params": scores.params,
             "families": {"ran": scores.ran, "skipped": scores.skipped},
-            "comparison": "given" if given else COMPARISON_DESIGN,
+            "comparison": "given" if given else {"metrics": COMPARISON_METRICS, **COMPARISON_DESIGN},
             "treatment": treatment,
             "control": control,
             "title": title,
@@ -329,13 +332,12 @@ def _distributions_section(runs: pl.DataFrame) -> Section:
     return Section("distributions", title, figures=figures)
 
 
-def _paired_section(runs: pl.DataFrame, treatment: str, control: str) -> Section:
+def _paired_section(runs: pl.DataFrame, treatment: str, control: str, both: int) -> Section:
     from mas_eval import plots
 
     title = "Paired differences"
     if not _has_values(runs, "dqs"):
         return Section("paired", title, omitted="the scores have no dqs values")
-    both = _cases_run_by_both(runs, treatment, control)
     if both < 2:
         return Section("paired", title, omitted=f"fewer than 2 cases were run by both {treatment} and {control}")
     figure = plots.paired(runs, "dqs", pair_on="case_id", treatment=treatment, control=control)

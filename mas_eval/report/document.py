@@ -21,10 +21,27 @@ if TYPE_CHECKING:
 
     from matplotlib.figure import Figure
 
-__all__ = ["FORMATS", "Report", "ReportFigure", "ReportTable", "Section"]
+__all__ = ["FORMATS", "Report", "ReportFigure", "ReportTable", "Section", "check_report_path"]
 
 #: Report formats, by suffix.
 FORMATS = (".html", ".md", ".json", ".tex")
+
+
+def check_report_path(path: str | Path) -> str:
+    """The format ``path``'s suffix names (one of :data:`FORMATS`), or an error saying which exist.
+
+    >>> check_report_path("out/report.HTML")
+    '.html'
+    """
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in FORMATS:
+        msg = (
+            f"{target}: a report is written as {', '.join(FORMATS)} (the suffix picks the format), "
+            f"not {suffix or 'a path without a suffix'}; change the output path's suffix"
+        )
+        raise InvalidParameterError(msg)
+    return suffix
 
 
 @dataclass(frozen=True)
@@ -119,12 +136,5 @@ class Report:
         """
         from mas_eval.report import writers
 
-        target = Path(path)
-        suffix = target.suffix.lower()
-        if suffix not in FORMATS:
-            msg = (
-                f"{target}: a report is written as {', '.join(FORMATS)} (the suffix picks the format), "
-                f"not {suffix or 'a path without a suffix'}; change the output path's suffix"
-            )
-            raise InvalidParameterError(msg)
-        return writers.write(self, target, suffix, overwrite=overwrite, inputs=list(inputs))
+        suffix = check_report_path(path)
+        return writers.write(self, Path(path), suffix, overwrite=overwrite, inputs=list(inputs))
