@@ -13,6 +13,10 @@ from mas_eval import Dataset
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures"
+LDDX = FIXTURES / "lddx"
+#: For tests of Local-DDx's own files: CI clones the project with ../shared beside it; a clone
+#: without it skips them, and says why.
+needs_lddx = pytest.mark.skipif(not LDDX.is_dir(), reason=f"{LDDX} is not beside this clone (CI has it)")
 
 
 def run_cli_process(*args: str | Path, columns: int = 400) -> subprocess.CompletedProcess[str]:

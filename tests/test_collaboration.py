@@ -13,10 +13,9 @@ from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest import ingest_lddx
 from mas_eval.metrics.diagnosis.collaboration import credibility, keyword_hits, round_credibility, tempo_scores
 from mas_eval.metrics.diagnosis.vote import credibility_vote
-from tests.conftest import SHARED
+from tests.conftest import LDDX, needs_lddx
 from tests.oracles import collaboration as oracle
 
-LDDX = SHARED / "fixtures" / "lddx"
 INDEPENDENT, DEBATE = "team_independent_differentials", "refinement_and_justification"
 #: The five files from Local-DDx's archive/previous_versions, scored by its published v6 code.
 V6_DATE = "_20250709_"
@@ -28,6 +27,7 @@ def fixtures() -> tuple[pl.LazyFrame, pl.LazyFrame, pl.DataFrame]:
     return ds["messages"], ds["ddx"], ds.collect("reported")
 
 
+@needs_lddx
 def test_recorded_tempo_scores_are_reproduced_for_every_round_of_every_file(fixtures: tuple) -> None:
     messages, ddx, reported = fixtures
     computed = tempo_scores(messages, ddx, count_mentions=True).collect()  # preset lddx-v6: every mention
@@ -38,6 +38,7 @@ def test_recorded_tempo_scores_are_reproduced_for_every_round_of_every_file(fixt
     assert off.height == 0, off
 
 
+@needs_lddx
 def test_recorded_credibility_is_reproduced_for_every_agent_of_the_v6_files(fixtures: tuple) -> None:
     messages, ddx, reported = fixtures
     computed = credibility(round_credibility(messages, ddx, counting="presence")).collect()

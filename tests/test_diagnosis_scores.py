@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.diagnosis import diagnosis_scores
 from mas_eval.metrics.diagnosis.scores import COUNTS, SCORES
-from tests.conftest import SHARED
+from tests.conftest import LDDX, needs_lddx
 from tests.oracles import diagnosis as oracle
 
-FIXTURES = sorted((SHARED / "fixtures" / "lddx").glob("ddx_results_*.json"))
+FIXTURES = sorted(LDDX.glob("ddx_results_*.json"))
 #: The five files from Local-DDx's archive/previous_versions: scored by the published v6 evaluator.
 V6 = [path for path in FIXTURES if "_20250709_" in path.name]
 
@@ -69,6 +69,7 @@ def test_without_ground_truth_the_weighted_scores_are_undefined() -> None:
     assert row["traditional_precision"] == 0.0
 
 
+@needs_lddx
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_local_ddx_crq_and_safety_are_reproduced_from_its_counts(path: object) -> None:
     # Local-DDx (Baglecake/Local-DDx, MIT) wrote these files; its own counts go in, its own
@@ -90,6 +91,7 @@ def test_local_ddx_crq_and_safety_are_reproduced_from_its_counts(path: object) -
     assert row["traditional_precision"] == pytest.approx(recorded["traditional_precision"], abs=1e-12)
 
 
+@needs_lddx
 def test_local_ddx_v6_files_record_recall_over_the_whole_ground_truth() -> None:
     # The published v6 evaluator's recall is TP / |GT| (the seed's formula); the later v8_5
     # files record TP / (TP + FN) instead, an unpublished variant this toolkit does not copy.

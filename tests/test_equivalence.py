@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.metrics.diagnosis import equivalence as eq
 from mas_eval.metrics.diagnosis.equivalence import assign, match_pairs, normalise, synonym_table
-from tests.conftest import FIXTURES
+from tests.conftest import LDDX, needs_lddx
 from tests.oracles import equivalence as oracle
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -382,7 +382,7 @@ def test_nulls_are_ignored_and_categoricals_accepted():
 # --- agreement with Local-DDx's LLM judge ---------------------------------------------------------------
 
 
-def lddx_agreement(folder: Path = FIXTURES / "lddx") -> dict[str, object]:
+def lddx_agreement(folder: Path = LDDX) -> dict[str, object]:
     """How often the deterministic tiers agree with the labels Local-DDx's LLM judge recorded.
 
     (a) the share of recorded true-positive (system, ground truth) pairs the tiers match;
@@ -420,7 +420,7 @@ def lddx_agreement(folder: Path = FIXTURES / "lddx") -> dict[str, object]:
     }
 
 
-@pytest.mark.skipif(not (FIXTURES / "lddx").is_dir(), reason="the Local-DDx fixtures are not checked out")
+@needs_lddx
 def test_agreement_with_lddx_judge_is_reported():
     report = lddx_agreement()
     print(f"\n(a) recorded TP pairs matched: {report['tp_matched']:.3f} of {report['n_tp']}")

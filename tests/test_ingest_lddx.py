@@ -22,9 +22,9 @@ from mas_eval.cli import main
 from mas_eval.errors import IngestError, OutputError, OutputExistsError
 from mas_eval.ingest import LddxIngestResult, ingest_lddx
 from mas_eval.ingest.lddx import EVALUATION_FIELDS, FINAL_ROUND, TEAM
-from tests.conftest import FIXTURES
+from tests.conftest import LDDX, needs_lddx
 
-LDDX = FIXTURES / "lddx"
+pytestmark = needs_lddx
 FILES = sorted(LDDX.glob("ddx_results_*.json"))
 V6 = LDDX / "ddx_results_Case_1_20250709_215657.json"  # archive/previous_versions (v6)
 V8 = LDDX / "ddx_results_Case_1_20250718_031718.json"  # v8/Transcripts/v8_5

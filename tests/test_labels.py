@@ -15,6 +15,7 @@ from mas_eval.metrics.diagnosis.labels import (
     intervention_keywords,
     label_counts,
 )
+from tests.conftest import LDDX, needs_lddx
 from tests.oracles import equivalence as eq_oracle
 from tests.oracles import labels as oracle
 
@@ -244,10 +245,11 @@ def test_bad_parameters(kwargs):
 # --- the Local-DDx fixtures -----------------------------------------------------------------------------
 
 
+@needs_lddx
 def test_fixture_reproduction_report(capsys):
     from mas_eval.ingest import ingest_lddx
 
-    ds = ingest_lddx(["/work/shared/fixtures/lddx"]).dataset
+    ds = ingest_lddx([LDDX]).dataset
     counts = label_counts(classify(ds, preset="lddx-v6"), ds.collect("runs"))
     names = ("tp", "fp", "fn", "caa", "ae")
     recorded = (
