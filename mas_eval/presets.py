@@ -44,6 +44,12 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         # The document's t formula is Welch's (the spec's default test).
         "statistics": {"test": "student"},
     },
+    # Baglecake/Local-DDx (ddx_evaluator_v6.py, ddx_synthesis_v6.py): CAA on the ground-truth
+    # side with can't-miss promotion to TP, TM-SM before AE, CRQ's denominator without TM-SM,
+    # and TempoScore counting every mention of the independent round (SPEC.md §2).
+    "lddx-v6": {
+        "diagnosis": {"label_rules": "lddx-v6", "tempo_count_mentions": True},
+    },
 }
 
 

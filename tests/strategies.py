@@ -1,5 +1,9 @@
 """Hypothesis strategies: random decision datasets, as Polars frames and as oracle runs.
 
+``datasets(diagnosis=True)`` adds random differential-diagnosis tables (``ddx``, ``messages``,
+``ground_truth``, ``interventions``) for some of the runs, so that both families run on the
+same draw.
+
 One draw gives both views of the same data, so a test can compare the vectorised metrics
 with the per-run oracle. Values come from small grids as well as continuous ranges so that
 exact ties (in masses, raw scores, contributions) occur often.
@@ -114,12 +118,89 @@ def one_run(draw: st.DrawFn, run_id: str) -> Run:
 
 
 @st.composite
-def datasets(draw: st.DrawFn, *, max_runs: int = 4) -> Drawn:
-    """A Dataset of 1..max_runs random runs, with the oracle's view of each."""
+def datasets(draw: st.DrawFn, *, max_runs: int = 4, diagnosis: bool = False) -> Drawn:
+    """A Dataset of 1..max_runs random runs, with the oracle's view of each (and diagnosis tables)."""
     n = draw(st.integers(1, max_runs))
     ids = draw(st.permutations(_RUN_LABELS))[:n]
     runs = {run_id: draw(one_run(run_id)) for run_id in ids}
-    return Drawn(frames=_frames(runs), runs=runs)
+    frames = _frames(runs)
+    if diagnosis:
+        frames |= draw(
+            diagnosis_tables(frames["runs"], {run_id: list(run.agent_confidence) for run_id, run in runs.items()})
+        )
+    return Drawn(frames=frames, runs=runs)
+
+
+_DIAGNOSES = [
+    "Myocardial infarction", "heart attack", "MI", "Acute kidney injury", "AKI", "Pneumonia", "Dehydration",
+    "Sepsis", "Pulmonary embolism", "Diabetic ketoacidosis", "Opioid overdose", "acute MI",
+]  # fmt: skip
+_FRAGMENTS = [
+    "The evidence and clinical findings support this.", "I disagree; consider an alternative.",
+    "**Your Position** noted.", "We should rule out {dx}.", "{dx} is unlikely.", "Recommend a plan.",
+    "Integrating and weighing the symptoms together.", "Research and guidelines question this challenge.",
+    "short", "{dx} remains on the differential given risk factor history.",
+]  # fmt: skip
+_ROUNDS = ["team_independent_differentials", "refinement_and_justification", "post_debate_voting", "symptom_management"]
+_INTERVENTIONS = ["Give IV fluids", "Start broad-spectrum antibiotics", "insulin drip", "reassure", "naloxone"]
+
+
+@st.composite
+def diagnosis_tables(draw: st.DrawFn, runs: pl.DataFrame, agents: dict[str, list[str]]) -> dict[str, pl.DataFrame]:
+    """Random ``ddx``, ``messages``, ``ground_truth`` and ``interventions`` rows for some of ``runs``."""
+    dx = st.sampled_from(_DIAGNOSES)
+    ddx: dict[tuple[str, str, str, str], dict] = {}
+    messages, interventions, truth = [], [], set()
+    for case in runs["case_id"].unique().sort():
+        truth |= {(case, d) for d in draw(st.lists(dx, max_size=3))}
+    for run_id in runs["run_id"]:
+        if not draw(st.booleans()):
+            continue  # a run without diagnosis rows: its diagnosis columns stay null
+        speakers = (agents.get(run_id) or ["g"]) + draw(st.lists(st.sampled_from(["extra", "g"]), max_size=1))
+        for round_name in draw(st.lists(st.sampled_from(_ROUNDS), min_size=1, max_size=4, unique=True)):
+            for turn, agent in enumerate(draw(st.lists(st.sampled_from(speakers), min_size=1, max_size=3))):
+                parts = draw(st.lists(st.tuples(st.sampled_from(_FRAGMENTS), dx), max_size=4))
+                text = " ".join(f.format(dx=d) for f, d in parts)
+                messages.append({"run_id": run_id, "round": round_name, "agent_id": agent, "turn": turn, "text": text})
+        for agent in speakers:
+            for rank, d in enumerate(draw(st.lists(dx, max_size=3, unique=True)), start=1):
+                evidence = draw(st.one_of(st.none(), st.lists(st.sampled_from(["fever", "rales"]), max_size=2)))
+                key = (run_id, "team_independent_differentials", agent, d)
+                ddx[key] = {"stance": "proposed", "rank": rank, "mentions": draw(st.sampled_from([None, 1, 2])),
+                            "evidence": evidence}  # fmt: skip
+            for rank, d in enumerate(draw(st.lists(dx, max_size=3, unique=True)), start=1):
+                ddx[(run_id, "post_debate_voting", agent, d)] = {"stance": "proposed", "rank": rank}
+            for d in draw(st.lists(dx, max_size=1)):
+                stance = draw(st.sampled_from(["proposed", "excluded"]))
+                ddx[(run_id, "refinement_and_justification", agent, d)] = {"stance": stance}
+        for rank, d in enumerate(draw(st.lists(dx, max_size=2, unique=True)), start=1):
+            mentions = draw(st.integers(1, 4))
+            ddx[(run_id, "cant_miss", "team", d)] = {"stance": "critical", "rank": rank, "mentions": mentions,
+                                                     "evidence": ["x"]}  # fmt: skip
+        for rank, d in enumerate(draw(st.lists(dx, max_size=4, unique=True)), start=1):
+            ddx[(run_id, "final", "team", d)] = {"stance": "final", "rank": rank}
+        interventions += [{"run_id": run_id, "text": t} for t in draw(st.lists(st.sampled_from(_INTERVENTIONS),
+                                                                                max_size=2, unique=True))]  # fmt: skip
+    ddx_schema = {
+        "run_id": pl.String, "round": pl.String, "agent_id": pl.String, "diagnosis": pl.String, "stance": pl.String,
+        "rank": pl.Int64, "mentions": pl.Int64, "evidence": pl.List(pl.String),
+    }  # fmt: skip
+    keys = ("run_id", "round", "agent_id", "diagnosis")
+    return {
+        "ddx": pl.DataFrame([dict(zip(keys, k, strict=True)) | v for k, v in ddx.items()], schema=ddx_schema),
+        "messages": pl.DataFrame(
+            messages,
+            schema={
+                "run_id": pl.String,
+                "round": pl.String,
+                "agent_id": pl.String,
+                "turn": pl.Int64,
+                "text": pl.String,
+            },
+        ).unique(["run_id", "round", "agent_id", "turn"], keep="first", maintain_order=True),
+        "ground_truth": pl.DataFrame(sorted(truth), schema=["case_id", "diagnosis"], orient="row"),
+        "interventions": pl.DataFrame(interventions, schema={"run_id": pl.String, "text": pl.String}),
+    }
 
 
 def _frames(runs: dict[str, Run]) -> dict[str, pl.DataFrame]:

@@ -1,4 +1,7 @@
-"""One suite over the registry: every metric keeps its declared range and ignores row order."""
+"""One suite over the registry: every metric keeps its declared range and ignores row order.
+
+Every draw holds decision tables and, for some runs, diagnosis tables, so both families run.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ def _column(scores: Scores, metric: Metric) -> pl.Series:
     return scores[metric.table].sort(key)[metric.name]
 
 
-@given(drawn=datasets(max_runs=3))
+@given(drawn=datasets(max_runs=3, diagnosis=True))
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_registry_lists_exactly_the_columns_produced(drawn: Drawn) -> None:
     scores = score(drawn.dataset(), pairwise=True)
@@ -37,7 +40,7 @@ def test_registry_lists_exactly_the_columns_produced(drawn: Drawn) -> None:
 
 @pytest.mark.parametrize("metric", METRICS, ids=lambda m: f"{m.table}.{m.name}")
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(drawn=datasets(max_runs=3), seed=st.integers(0, 2**32 - 1))
+@given(drawn=datasets(max_runs=3, diagnosis=True), seed=st.integers(0, 2**32 - 1))
 def test_metric_range_and_order_invariance(metric: Metric, drawn: Drawn, seed: int) -> None:
     original = score(drawn.dataset(), pairwise=True)
     shuffled_frames = {

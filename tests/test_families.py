@@ -64,7 +64,8 @@ def toy() -> Iterator[families.Family]:
                 "turns", "speakers", "An agent's messages of at least min_turn_chars.", 1, None, family="run_length"
             ),
         ],
-        tables=[OutputTable("speakers", (("agent_id", None),), "Turns per agent of a run.", "run_length")],
+        # messages.agent_id reaches compute as a code (metrics.codes.LABEL_COLUMNS), decoded on output.
+        tables=[OutputTable("speakers", (("agent_id", "agent_id"),), "Turns per agent of a run.", "run_length")],
     )
     try:
         yield TOY
@@ -87,7 +88,8 @@ def _with_messages() -> Dataset:
 
 def test_a_registered_family_runs_and_adds_its_columns_and_table(toy: families.Family) -> None:
     scores = mas_eval.score(_with_messages())
-    assert scores.ran == ["decision", "run_length"] and scores.skipped == {}
+    assert scores.ran == ["decision", "run_length"]
+    assert scores.skipped == {"diagnosis": "the Dataset has no 'ddx' table"}
     runs = scores.runs
     assert runs.columns[-1] == "n_turns" and runs.columns[-2] == columns("runs", "decision")[-1]
     # r3 has no messages: a run the family has no row for gets null.
@@ -110,14 +112,20 @@ def test_its_parameters_come_from_score_and_are_checked(toy: families.Family) ->
 def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family, tmp_path: Path) -> None:
     scores = mas_eval.score(Dataset.from_frames(**tiny_frames()))
     assert scores.ran == ["decision"]
-    assert scores.skipped == {"run_length": "the Dataset has no 'messages' table"}
+    assert scores.skipped == {
+        "diagnosis": "the Dataset has no 'ddx' table",
+        "run_length": "the Dataset has no 'messages' table",
+    }
     assert "n_turns" not in scores.runs.columns and "speakers" not in scores
     back = Scores.open(scores.write(tmp_path / "scores"))
     assert back.skipped == scores.skipped
     manifest = json.loads((tmp_path / "scores" / "_scores.json").read_text())
     assert manifest["families"] == {
         "ran": ["decision"],
-        "skipped": {"run_length": "the Dataset has no 'messages' table"},
+        "skipped": {
+            "diagnosis": "the Dataset has no 'ddx' table",
+            "run_length": "the Dataset has no 'messages' table",
+        },
     }
 
 
@@ -145,7 +153,7 @@ def test_names_must_stay_unique(toy: families.Family) -> None:
     clash = families.Family("clash", ("runs",), (), RunLengthParams, _compute)
     with pytest.raises(ValueError, match="min_turn_chars already belong to another family"):
         families.register(clash)
-    assert [f.name for f in families.families()] == ["decision", "run_length"]
+    assert [f.name for f in families.families()] == ["decision", "diagnosis", "run_length"]
 
 
 @pytest.mark.parametrize(

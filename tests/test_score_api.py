@@ -12,6 +12,7 @@ from mas_eval import Dataset, InvalidParameterError, Scores
 from mas_eval.cli import main
 from mas_eval.constraints import describe
 from mas_eval.metrics.decision import DecisionParams
+from mas_eval.metrics.diagnosis import DiagnosisParams
 from mas_eval.metrics.family import parse_override
 from mas_eval.presets import PRESETS
 from mas_eval.schema import RUN_ID_COLUMNS
@@ -41,7 +42,7 @@ def test_scores_round_trip(simulated: Dataset, tmp_path: Path) -> None:
         assert_frame_equal(back[name], frame)
     assert (back.preset, back.params) == ("crisis-mas-poc", scores.params)
     assert back.params["gt_boost"] is None and back.params["mcda"] == "weighted_sum"
-    assert (back.ran, back.skipped) == (["decision"], {})
+    assert (back.ran, back.skipped) == (["decision"], {"diagnosis": "the Dataset has no 'ddx' table"})
 
 
 def test_a_missing_table_is_a_clear_error(simulated: Dataset) -> None:
@@ -60,7 +61,9 @@ def test_overrides_change_exactly_their_metric(simulated: Dataset) -> None:
 
 
 def test_presets_are_named_parameter_sets() -> None:
-    assert set(PRESETS) == {"spec", "crisis-mas-poc"}
+    assert set(PRESETS) == {"spec", "crisis-mas-poc", "lddx-v6"}
+    assert DiagnosisParams.of_preset("lddx-v6").label_rules == "lddx-v6"
+    assert DecisionParams.of_preset("lddx-v6") == DecisionParams()  # a diagnosis preset: decisions as the spec
     assert DecisionParams.of_preset("crisis-mas-poc").er == "weighted_average"
     with pytest.raises(InvalidParameterError, match="preset='lddx' is invalid; preset must be one of 'spec'"):
         DecisionParams.of_preset("lddx")
@@ -73,7 +76,7 @@ def test_presets_are_named_parameter_sets() -> None:
         DecisionParams(**dict([parse_override("baseline_seconds=fast")]))
 
 
-#: A bad value for every parameter of the decision family.
+#: A bad value for every parameter of every family.
 BAD_VALUES = {
     "dqs_weighted": "yes",
     "gt_boost": "high",
@@ -87,18 +90,29 @@ BAD_VALUES = {
     "mcda": "vikor",
     "er": "dempster",
     "pairwise": "no",
+    "label_rules": "lddx",
+    "equivalence_threshold": 0.0,
+    "caa_mentions": 0,
+    "tempo_count_mentions": "yes",
+    "keyword_counting": "substring",
+    "vote_keep_share": 1.5,
+    "vote_at_most": 0,
+    "synonyms_file": 3,
+    "interventions_file": "",
+    "judge_cache": ["a.parquet"],
 }
+CONSTRAINTS = DecisionParams.constraints() | DiagnosisParams.constraints()
 
 
 def test_every_parameter_has_a_bad_value_here() -> None:
-    assert set(BAD_VALUES) == set(DecisionParams.constraints())
+    assert set(BAD_VALUES) == set(CONSTRAINTS)
 
 
 @pytest.mark.parametrize(("name", "value"), BAD_VALUES.items())
 def test_score_rejects_a_bad_parameter_naming_it_and_what_is_allowed(
     simulated: Dataset, name: str, value: object
 ) -> None:
-    allowed = describe(DecisionParams.constraints()[name])
+    allowed = describe(CONSTRAINTS[name])
     with pytest.raises(InvalidParameterError) as info:
         mas_eval.score(simulated, **{name: value})
     assert str(info.value) == f"score: {name}={value!r} is invalid; {name} must be {allowed}"
@@ -112,9 +126,10 @@ def test_score_rejects_unknown_presets_and_parameters(simulated: Dataset) -> Non
         mas_eval.score(simulated, gt_bost=0.8)
 
 
-def test_defaults_satisfy_their_constraints() -> None:
-    defaults = DecisionParams().as_dict()
-    for name, constraints in DecisionParams.constraints().items():
+@pytest.mark.parametrize("params", [DecisionParams, DiagnosisParams])
+def test_defaults_satisfy_their_constraints(params: type) -> None:
+    defaults = params().as_dict()
+    for name, constraints in params.constraints().items():
         assert any(c.is_satisfied_by(defaults[name]) for c in constraints), name
 
 
@@ -148,7 +163,14 @@ def test_score_command_rejects_a_bad_override(simulated: Dataset, tmp_path: Path
             ["--set", "mcda=vikor"],
             "error: score: mcda='vikor' is invalid; mcda must be one of 'topsis', 'weighted_sum'",
         ),
-        (["--preset", "lddx"], "error: preset='lddx' is invalid; preset must be one of 'spec', 'crisis-mas-poc'"),
+        (
+            ["--preset", "lddx"],
+            "error: preset='lddx' is invalid; preset must be one of 'spec', 'crisis-mas-poc', 'lddx-v6'",
+        ),
+        (
+            ["--set", "label_rules=lddx"],
+            "error: score: label_rules='lddx' is invalid; label_rules must be one of 'spec', 'lddx-v6'",
+        ),
     ],
 )
 def test_the_cli_answers_a_bad_parameter_with_one_line_and_exit_2(

@@ -5,12 +5,16 @@
 * :mod:`~mas_eval.metrics.namespace` — the ``mas`` expression namespace (registered on import);
 * :mod:`~mas_eval.metrics.codes`, :mod:`~mas_eval.metrics.ranks` — integer keys, ranks with ties;
 * :mod:`~mas_eval.metrics.decision` — the decision family (seed 004);
-* :mod:`~mas_eval.metrics.diagnosis` — the diagnosis maths (seed 000): :func:`diagnosis_scores`.
+* :mod:`~mas_eval.metrics.diagnosis` — the diagnosis family (seed 000), and :func:`diagnosis_scores`.
 """
 
 from mas_eval.metrics import namespace as namespace  # registers the `mas` expression namespace
 from mas_eval.metrics.decision import FAMILY as _DECISION
+from mas_eval.metrics.diagnosis import FAMILY as _DIAGNOSIS
+from mas_eval.metrics.diagnosis.outputs import METRICS as _DIAGNOSIS_METRICS
+from mas_eval.metrics.diagnosis.outputs import TABLES as _DIAGNOSIS_TABLES
 from mas_eval.metrics.diagnosis.scores import diagnosis_scores as diagnosis_scores
 from mas_eval.metrics.family import register as _register
 
 _register(_DECISION)
+_register(_DIAGNOSIS, _DIAGNOSIS_METRICS, _DIAGNOSIS_TABLES)

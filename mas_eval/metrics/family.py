@@ -7,7 +7,7 @@ writing one and calling :func:`register`: ``score``, ``Scores``, the manifest an
 it up unchanged.
 
 >>> [family.name for family in families()]
-['decision']
+['decision', 'diagnosis']
 >>> get("decision").needs, get("decision").reads
 (('runs',), ('agents', 'beliefs', 'criteria', 'scores', 'alt_scores'))
 """
@@ -60,7 +60,8 @@ class Family:
         Its parameter class (a frozen :class:`~mas_eval.constraints.Params` dataclass).
     compute
         ``compute(tables, params, codes) -> {output table: frame}``: every table it names in
-        ``needs`` and ``reads``, keyed by integer codes (:class:`~mas_eval.metrics.codes.KeyCodes`),
+        ``needs`` and ``reads``, keyed by integer codes (:class:`~mas_eval.metrics.codes.KeyCodes`:
+        ``run_id`` everywhere, and the label columns of ``LABEL_COLUMNS``, ``agent_id`` included),
         to frames keyed by codes and sorted by their key. A ``runs`` frame has one row per run of
         ``tables["runs"]``, sorted by ``run_id`` (a family with rows for some runs left-joins them
         onto ``tables["runs"].select("run_id")``); ``score`` checks it. Lazy frames are

@@ -7,8 +7,10 @@ random datasets, as scikit-learn does for its metrics. A family adds its columns
 table of its own) with :func:`register`.
 
 >>> from mas_eval.metrics.registry import columns, metric
->>> columns("agents")
+>>> columns("agents", "decision")
 ['contribution', 'normalized_entropy', 'confidence', 'top_choice']
+>>> columns("agents", "diagnosis")
+['insight', 'synthesis', 'action', 'valence', 'credibility']
 >>> metric("runs", "consensus_level").high
 1
 """

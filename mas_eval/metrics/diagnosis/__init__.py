@@ -10,14 +10,31 @@
   :func:`label_counts`).
 * :mod:`~mas_eval.metrics.diagnosis.collaboration` — TempoScore per round, credibility per agent.
 * :mod:`~mas_eval.metrics.diagnosis.vote` — the credibility-weighted vote (:func:`credibility_vote`).
+* :mod:`~mas_eval.metrics.diagnosis.suite` — all of it for :func:`mas_eval.score` (:data:`FAMILY`);
+  parameters :class:`~mas_eval.metrics.diagnosis.params.DiagnosisParams`, output columns
+  :mod:`~mas_eval.metrics.diagnosis.outputs`.
 """
 
 from mas_eval.metrics.diagnosis.equivalence import assign, match_pairs, normalise, synonym_table
 from mas_eval.metrics.diagnosis.labels import classify, label_counts
+from mas_eval.metrics.diagnosis.params import DiagnosisParams
 from mas_eval.metrics.diagnosis.scores import caa_weight, diagnosis_scores, score_expressions
+from mas_eval.metrics.diagnosis.suite import compute
 from mas_eval.metrics.diagnosis.vote import credibility_vote
+from mas_eval.metrics.family import Family
+
+FAMILY = Family(
+    name="diagnosis",
+    needs=("runs", "ddx"),
+    reads=("ground_truth", "messages", "interventions"),
+    params=DiagnosisParams,
+    compute=compute,
+    description="Differential diagnosis: labels, recall, CRQ, safety, TempoScore, credibility (seed 000).",
+)
 
 __all__ = [
+    "FAMILY",
+    "DiagnosisParams",
     "assign",
     "caa_weight",
     "classify",
