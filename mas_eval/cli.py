@@ -392,6 +392,66 @@ def report(
     console.print(f"wrote the report to {out}", highlight=False)
 
 
+def _short(text: str) -> str:
+    """A number written as text with 6 significant digits; any other text as it is."""
+    try:
+        return f"{float(text):.6g}"
+    except ValueError:
+        return text
+
+
+@app.command(
+    cls=_Command, epilog="Parameters for --set (key=value; none for None):\n\n" + parameter_help().replace("\n", "\n\n")
+)
+def reproduce(
+    dataset: DatasetArg,
+    preset: Annotated[str, typer.Option(help=f"Parameter preset: {', '.join(PRESETS)}.")] = "lddx-v6",
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a parameter, key=value (repeatable), e.g. --set caa_mentions=2."),
+    ] = None,
+    tolerance: Annotated[float, typer.Option(help="Largest difference for a score to count as reproduced.")] = 1e-6,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Folder for summary.csv, disagreements.csv and reproduction.json."),
+    ] = None,
+    show: Annotated[int, typer.Option(help="Disagreements to print (all are written with --out).")] = 20,
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Recompute what the reference system recorded (the Dataset's reported table) and say how often it agrees."""
+    from mas_eval.dataset import Dataset
+    from mas_eval.reproduction import reproduce as reproduce_dataset
+
+    overrides = dict(parse_override(item) for item in set_ or [])
+    resolve_params(preset, overrides)
+    if not (tolerance >= 0 and tolerance < float("inf")):
+        msg = f"--tolerance {tolerance!r} is invalid; it must be a finite number >= 0"
+        raise InvalidParameterError(msg)
+    if show < 0:
+        msg = f"--show {show} is invalid; it must be >= 0"
+        raise InvalidParameterError(msg)
+    if out is not None:
+        check_target(out, overwrite=overwrite, inputs=[dataset])
+    ds = Dataset.open(dataset)
+    with steps() as shown:
+        shown.start("validate")
+        ds.validate()
+        result = reproduce_dataset(ds, preset, tolerance=tolerance, progress=shown.start, **overrides)
+        if out is not None:
+            shown.start("write")
+            result.write(out, overwrite=overwrite, dataset=dataset)
+    summary = result.summary.select("metric", "basis", "reproduced", "items", "share")
+    print_frame(summary, title=f"recorded vs recomputed, preset {preset!r} (scores within {tolerance:g})")
+    if show and result.disagreements.height:
+        console.print(f"first {min(show, result.disagreements.height)} of {result.disagreements.height} disagreements:")
+        for row in result.disagreements.head(show).iter_rows(named=True):
+            item = f" · {row['item']}" if row["item"] is not None else ""
+            values = f"recorded {_short(row['recorded'])}, recomputed {_short(row['recomputed'])}"
+            console.print(f"  {escape(row['run_id'])} · {escape(row['metric'] + item)}: {escape(values)}")
+    if out is not None:
+        console.print(f"wrote the summary and {result.disagreements.height} disagreements to {out}")
+
+
 @app.command(cls=_Command)
 def validate(dataset: DatasetArg) -> None:
     """Check a Dataset against the schema; exit 2 with one message if a rule is broken."""
