@@ -7,6 +7,7 @@
 * :func:`cost_quality` — mean quality against mean cost, with the Pareto front.
 * :func:`consensus_quality` — quality against consensus, with binned means per system.
 * :func:`beliefs` — one run's agents × alternatives belief masses.
+* :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
 * :func:`system_colours`, :func:`paper_style`, :func:`save` — the colours, the paper style, the writer.
 
 Every function returns a :class:`matplotlib.figure.Figure` (never shows it: in Jupyter the
@@ -29,10 +30,11 @@ from mas_eval._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from mas_eval.plots._style import OKABE_ITO, SYSTEM_COLOURS, paper_style, save, system_colours
-    from mas_eval.plots.beliefs import beliefs
+    from mas_eval.plots.belief_map import beliefs
     from mas_eval.plots.calibration import reliability
     from mas_eval.plots.comparison import forest
     from mas_eval.plots.runs import consensus_quality, cost_quality, distributions, paired
+    from mas_eval.plots.teamwork import collaboration
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
@@ -42,8 +44,9 @@ __getattr__, __dir__ = lazy_attributes(
         "paper_style": "mas_eval.plots._style",
         "save": "mas_eval.plots._style",
         "system_colours": "mas_eval.plots._style",
-        "beliefs": "mas_eval.plots.beliefs",
+        "beliefs": "mas_eval.plots.belief_map",
         "reliability": "mas_eval.plots.calibration",
+        "collaboration": "mas_eval.plots.teamwork",
         "forest": "mas_eval.plots.comparison",
         "consensus_quality": "mas_eval.plots.runs",
         "cost_quality": "mas_eval.plots.runs",
@@ -56,6 +59,7 @@ __all__ = [
     "OKABE_ITO",
     "SYSTEM_COLOURS",
     "beliefs",
+    "collaboration",
     "consensus_quality",
     "cost_quality",
     "distributions",

@@ -57,14 +57,16 @@ def _comparison_cells(frame: pl.DataFrame) -> Cells:
 
 
 def cells(table: ReportTable) -> Cells:
-    """The cells of ``table`` for a reader: the comparison's chosen columns, else every column.
+    """The cells of ``table`` for a reader: a comparison's chosen columns, else every column.
+
+    A comparison is the table named ``comparison`` or ``<section>_comparison`` (rows of it).
 
     >>> from mas_eval.report.document import ReportTable
     >>> table = ReportTable("t", "", pl.DataFrame({"system": ["mas"], "dqs": [0.123456], "p_value": [2e-5]}))
     >>> cells(table)
     Cells(headers=['system', 'dqs', 'p_value'], rows=[['mas', '0.1235', '2.0e-05']], numeric=[False, True, True])
     """
-    if table.name == "comparison":
+    if table.name == "comparison" or table.name.endswith("_comparison"):  # a section's rows of the comparison
         return _comparison_cells(table.frame)
     if table.name == "headline":  # metrics as rows, systems as columns: as the terminal prints it
         headers, rows = system_means_rows(table.frame.to_dicts())

@@ -18,12 +18,14 @@ from mas_eval.dataset import Dataset
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.formatting import correction_name
 from mas_eval.provenance import provenance
+from mas_eval.report.diagnosis import DIAGNOSIS_METRICS, diagnosis_section, has_diagnosis
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
 from mas_eval.scoring import Scores
 
 __all__ = ["COMPARISON_DESIGN", "COMPARISON_METRICS", "HEADLINE", "build", "system_means"]
 
-#: The comparison a report runs when it is given none (the demo's): these metrics, this design.
+#: The comparison a report runs when it is given none (the demo's): these metrics, this design;
+#: and the diagnostic scores when the runs have them (:data:`~mas_eval.report.diagnosis.DIAGNOSIS_METRICS`).
 COMPARISON_METRICS = ["dqs", "decision_confidence"]
 COMPARISON_DESIGN: dict[str, Any] = {
     "by": "task",
@@ -87,6 +89,11 @@ def _open_dataset(dataset: Dataset | str | Path | None) -> Dataset | None:
     return Dataset.open(dataset)
 
 
+def _default_metrics(runs: pl.DataFrame) -> list[str]:
+    """The default comparison's metrics: :data:`COMPARISON_METRICS`, then the diagnostic scores the runs have."""
+    return [*COMPARISON_METRICS, *(name for name in DIAGNOSIS_METRICS if _has_values(runs, name))]
+
+
 def _default_comparisons(
     runs: pl.DataFrame, treatment: str, control: str, paired_cases: int
 ) -> tuple[pl.DataFrame | None, str]:
@@ -98,7 +105,7 @@ def _default_comparisons(
     if missing:
         have = ", ".join(sorted(map(str, systems)))
         return None, f"no comparison: the scores have no run of system {', '.join(missing)} (they have: {have})"
-    metrics = [name for name in COMPARISON_METRICS if _has_values(runs, name)]
+    metrics = [name for name in _default_metrics(runs) if _has_values(runs, name)]
     if not metrics:
         return None, "no comparison: the scores have no dqs or decision_confidence values"
     design = dict(COMPARISON_DESIGN)
@@ -149,8 +156,8 @@ def build(
         What :func:`mas_eval.score` returned, or the folder :meth:`Scores.write` wrote.
     comparisons
         A :func:`mas_eval.stats.compare` table; ``None`` runs :data:`COMPARISON_DESIGN` (by
-        task, paired on case, Holm), or an unpaired Welch test when no case was run by both
-        systems.
+        task, paired on case, Holm) on :data:`COMPARISON_METRICS` and the diagnostic scores
+        the runs have, or an unpaired Welch test when no case was run by both systems.
     title
         The report's title.
     dataset
@@ -165,7 +172,8 @@ def build(
     -------
     Report
         Sections: ``dataset``, ``headline``, ``comparison``, ``forest``, ``distributions``,
-        ``paired``, ``calibration``, ``efficiency``, ``provenance``. Write it with
+        ``paired``, ``calibration``, ``efficiency``, then ``diagnosis`` when the scores hold a
+        diagnostic team's outputs (:mod:`mas_eval.report.diagnosis`), and ``provenance``. Write it with
         :meth:`Report.write` (``.html``, ``.md``, ``.json``, ``.tex``).
 
     Notes
@@ -211,6 +219,8 @@ def build(
             _calibration_section(runs),
             _efficiency_section(runs),
         ]
+        if has_diagnosis(scores):
+            sections.append(diagnosis_section(scores, comparisons, why_no_comparison, treatment, control))
     inputs: dict[str, str | Path] = {}
     if scores.source is not None:
         inputs["scores"] = scores.source
@@ -226,7 +236,7 @@ def build(
             "preset": scores.preset,
             "params": scores.params,
             "families": {"ran": scores.ran, "skipped": scores.skipped},
-            "comparison": "given" if given else {"metrics": COMPARISON_METRICS, **COMPARISON_DESIGN},
+            "comparison": "given" if given else {"metrics": _default_metrics(runs), **COMPARISON_DESIGN},
             "treatment": treatment,
             "control": control,
             "title": title,

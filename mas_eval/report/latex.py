@@ -35,7 +35,7 @@ _SPECIAL = {
 _TABLE = str.maketrans(_SPECIAL)
 
 #: The tables a paper takes from a report (the others are in the JSON and HTML).
-PAPER_TABLES = ("comparison", "headline", "calibration")
+PAPER_TABLES = ("comparison", "headline", "calibration", "diagnosis_labels", "diagnosis_scores")
 
 
 def escape_latex(text: str) -> str:
@@ -52,12 +52,12 @@ def _label(name: str) -> str:
 
 
 def render_latex(report: Report) -> str:
-    """The comparison, headline and calibration tables of ``report`` (those it has) as booktabs tables."""
+    """The tables of :data:`PAPER_TABLES` that ``report`` has, as booktabs tables."""
     provenance = report.provenance
     lines = [
         f"% {escape_latex(report.title)}: tables written by mas_eval {provenance['mas_eval_version']}, "
         f"{provenance['created_utc']}.",
-        r"% Needs \usepackage{booktabs}. Labels: " + ", ".join(_label(n) for n in PAPER_TABLES),
+        r"% Needs \usepackage{booktabs}. Labels: " + ", ".join(_label(n) for n in PAPER_TABLES if n in report.tables),
         "",
     ]
     for section in report.sections:
