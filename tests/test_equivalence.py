@@ -3,7 +3,6 @@ and its cache, synonym tables, bad input, and the agreement with Local-DDx's rec
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from pathlib import Path
@@ -16,7 +15,6 @@ from hypothesis import strategies as st
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.metrics.diagnosis import equivalence as eq
 from mas_eval.metrics.diagnosis.equivalence import assign, match_pairs, normalise, synonym_table
-from tests.conftest import LDDX, needs_lddx
 from tests.oracles import equivalence as oracle
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -377,55 +375,3 @@ def test_nulls_are_ignored_and_categoricals_accepted():
     left = pl.DataFrame({"a": ["MI", None]}, schema={"a": pl.Categorical})
     right = pl.DataFrame({"b": [None, "heart attack"]})
     assert match_pairs(left, right, left_on="a", right_on="b").rows() == [("MI", "heart attack", "synonym", 1.0)]
-
-
-# --- agreement with Local-DDx's LLM judge ---------------------------------------------------------------
-
-
-def lddx_agreement(folder: Path = LDDX) -> dict[str, object]:
-    """How often the deterministic tiers agree with the labels Local-DDx's LLM judge recorded.
-
-    (a) the share of recorded true-positive (system, ground truth) pairs the tiers match;
-    (b) the share of recorded false positives (system side) and false negatives (ground-truth side)
-    the tiers leave unmatched against every diagnosis of the other side in the same file.
-    """
-    system, truth, tp, fp, fn = [], [], [], [], []
-    for path in sorted(folder.glob("ddx_results_*.json")):
-        record = json.loads(path.read_text())
-        case = path.stem
-        system += [(case, d) for d in record["final_diagnoses"]]
-        truth += [(case, d) for d in record["ground_truth_diagnoses"]]
-        tp += [(case, p["system"], p["ground_truth"]) for p in record["true_positives"]]
-        fp += [(case, d) for d in record["false_positives"]]
-        fn += [(case, d) for d in record["false_negatives"]]
-    frame = {"schema": ["case", "dx"], "orient": "row"}
-    pairs = match_pairs(
-        pl.DataFrame(system, **frame), pl.DataFrame(truth, **frame), left_on="dx", right_on="dx", by="case"
-    )
-    tier = {(c, a, b): t for c, a, b, t, _ in pairs.iter_rows()}
-    matched = pairs.filter(pl.col("tier") != "unmatched")
-    missed = [(c, a, b) for c, a, b in tp if tier.get((c, a, b), "unmatched") == "unmatched"]
-    wrongly = [
-        (kind, c, d, hit)
-        for kind, items, side, other in (("FP", fp, "left", "right"), ("FN", fn, "right", "left"))
-        for c, d in items
-        if (hit := matched.filter((pl.col("case") == c) & (pl.col(side) == d)).select(other, "tier").rows())
-    ]
-    return {
-        "tp_matched": 1 - len(missed) / len(tp),
-        "fp_fn_unmatched": 1 - len(wrongly) / (len(fp) + len(fn)),
-        "n_tp": len(tp),
-        "n_fp_fn": len(fp) + len(fn),
-        "disagreements": [("TP missed", *m) for m in missed] + wrongly,
-    }
-
-
-@needs_lddx
-def test_agreement_with_lddx_judge_is_reported():
-    report = lddx_agreement()
-    print(f"\n(a) recorded TP pairs matched: {report['tp_matched']:.3f} of {report['n_tp']}")
-    print(f"(b) recorded FP/FN items left unmatched: {report['fp_fn_unmatched']:.3f} of {report['n_fp_fn']}")
-    for row in report["disagreements"][:20]:
-        print("   ", row)
-    assert 0 <= report["tp_matched"] <= 1
-    assert 0 <= report["fp_fn_unmatched"] <= 1

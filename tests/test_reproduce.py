@@ -43,9 +43,13 @@ def test_the_issue_s_reproduction_figures(fixture_dataset: Path) -> None:
     off = result.disagreements.filter(pl.col("metric") == "credibility")
     assert not off["run_id"].str.contains("_20250709_", literal=True).any()
     assert credibility["reproduced"] == 43 and credibility["runs_all_reproduced"] == 5
-    for metric in ("tp_pairs_matched", "fp_fn_left_unmatched"):
-        row = _row(summary, metric, "equivalence")
-        assert row["items"] > 0 and 0 <= row["share"] <= 1
+    # The issue's aim for the deterministic tiers against Local-DDx's LLM judge: >= 90% each way.
+    tp_pairs, left_open = (
+        _row(summary, "tp_pairs_matched", "equivalence"),
+        _row(summary, "fp_fn_left_unmatched", "equivalence"),
+    )
+    assert (tp_pairs["items"], left_open["items"]) == (32, 48)
+    assert tp_pairs["share"] >= 0.9 and left_open["share"] >= 0.9
     assert (summary["items"] >= summary["reproduced"]).all()
     # Each disagreement is one item that the summary counts as not reproduced.
     not_reproduced = int((summary["items"] - summary["reproduced"]).sum())
