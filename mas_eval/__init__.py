@@ -31,6 +31,7 @@ from mas_eval.errors import (
 from mas_eval.scoring import Scores, score
 
 if TYPE_CHECKING:
+    from mas_eval.simulate_diagnosis import simulate_diagnosis
     from mas_eval.simulation import simulate
     from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
 
@@ -39,6 +40,7 @@ __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "simulate": "mas_eval.simulation",
+        "simulate_diagnosis": "mas_eval.simulate_diagnosis",
         **dict.fromkeys(
             ("baseline_comparison", "calibration", "compare", "power", "reliability_table"), "mas_eval.stats"
         ),
@@ -67,4 +69,5 @@ __all__ = [
     "report",
     "score",
     "simulate",
+    "simulate_diagnosis",
 ]

@@ -94,39 +94,62 @@ def simulate(
     runs: Annotated[int, typer.Option("--runs", "-n", help="Number of runs (both systems together).")] = 10_000,
     seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same dataset.")] = 0,
     effect: Annotated[
-        float,
+        float | None,
         typer.Option(
-            help="True MAS − single difference in mean dqs_raw (DQS before the ground-truth boost, "
-            "which widens the dqs gap as the MAS also picks the correct alternative more often)."
+            help="The planted MAS − single difference: in mean dqs_raw for decision runs (default 0.05; "
+            "DQS before the ground-truth boost, which widens the dqs gap as the MAS also picks the correct "
+            "alternative more often), in expected recall for diagnosis runs (default 0.15).",
+            show_default=False,
         ),
-    ] = 0.05,
+    ] = None,
     mas_share: Annotated[float, typer.Option(help="Share of runs made by the MAS.")] = 0.5,
-    repeats: Annotated[int, typer.Option(help="Runs per system per case.")] = 1,
+    repeats: Annotated[int, typer.Option(help="Runs per system per case (decision runs).")] = 1,
     tasks: Annotated[int, typer.Option(help="Number of tasks.")] = 3,
-    variants: Annotated[int, typer.Option(help="Number of variants.")] = 2,
+    variants: Annotated[int, typer.Option(help="Number of variants (decision runs).")] = 2,
+    kind: Annotated[
+        str,
+        typer.Option(
+            help="decision (seed 004's tables) or diagnosis (seed 000's: differentials, transcripts, "
+            "ground truth; --effect is then the MAS − single difference in recall, default 0.15)."
+        ),
+    ] = "decision",
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Write a synthetic dataset of MAS and single-agent runs over shared cases."""
-    from mas_eval.simulation import simulate as simulate_dataset
-
+    if kind not in ("decision", "diagnosis"):
+        msg = f"--kind {kind!r} is invalid; it must be one of 'decision', 'diagnosis'"
+        raise InvalidParameterError(msg)
     check_target(out, overwrite=overwrite)
-    table_names = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
     with progress() as bar:
-        task = bar.add_task("simulating", total=len(table_names) + 1)
+        task = bar.add_task("simulating", total=None)
 
         def advance(step: str) -> None:
-            bar.update(task, advance=1, description=f"simulating {step}")
+            bar.update(task, description=f"simulating {step}")
 
-        ds = simulate_dataset(
-            runs,
-            seed=seed,
-            effect=effect,
-            mas_share=mas_share,
-            repeats=repeats,
-            tasks=tasks,
-            variants=variants,
-            progress=advance,
-        )
+        if kind == "decision":
+            from mas_eval.simulation import simulate as simulate_dataset
+
+            ds = simulate_dataset(
+                runs,
+                seed=seed,
+                effect=0.05 if effect is None else effect,
+                mas_share=mas_share,
+                repeats=repeats,
+                tasks=tasks,
+                variants=variants,
+                progress=advance,
+            )
+        else:
+            from mas_eval.simulate_diagnosis import simulate_diagnosis
+
+            ds = simulate_diagnosis(
+                runs,
+                seed=seed,
+                effect=0.15 if effect is None else effect,
+                mas_share=mas_share,
+                tasks=tasks,
+                progress=advance,
+            )
         bar.update(task, description="writing")
         # Valid by construction (tests/test_simulate.py validates it); skipping saves ~12 s per 1M runs.
         ds.write(out, overwrite=overwrite, validate=False)
