@@ -47,6 +47,14 @@ def _rows() -> list[str]:
                 f"| score, decision suite{note} | {r['runs']:,} | {r['score_seconds']:.1f} s{spread} | "
                 f"{r['runs_per_second']:,} runs/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_decision.py` |"
             )
+    ddx = RESULTS / "ddx.json"
+    if ddx.is_file():
+        r = json.loads(ddx.read_text())["result"]
+        note = f", {r['text_mb']:,.0f} MB of text, {r['speedup_vs_oracle']}x the oracles' runs/s"
+        rows.append(
+            f"| score, diagnosis + decision families{note} | {r['runs']:,} | {r['score_seconds']:.1f} s | "
+            f"{r['runs_per_second']:,} runs/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_ddx.py` |"
+        )
     compare = RESULTS / "compare.json"
     if compare.is_file():
         c = json.loads(compare.read_text())
