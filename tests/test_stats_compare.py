@@ -241,8 +241,30 @@ def test_all_null_metric_in_a_group() -> None:
         y=pl.when(pl.col("g") == "b").then(None).otherwise(pl.col("y"))
     )
     table = compare(frame, "y", by="g")
+    # Neither system has a value in b while a has some: y does not apply to b, which has no row.
+    assert table["g"].to_list() == ["a"]
+    no_nan(table)
+    # One system without values is a degenerate comparison, kept with its warning.
+    one_sided = frame_of({"a": ([1, 2, 3], [2, 3, 5]), "b": ([1, 2], [3, 4])}).with_columns(
+        y=pl.when((pl.col("g") == "b") & (pl.col("system") == "mas")).then(None).otherwise(pl.col("y"))
+    )
+    table = compare(one_sided, "y", by="g")
     assert "no values for 'mas'" in table.row(1, named=True)["warning"]
     no_nan(table)
+    # A metric with no value anywhere keeps its rows, each saying so.
+    nothing = frame.with_columns(y=pl.lit(None, dtype=pl.Float64))
+    assert compare(nothing, "y", by="g").height == 2
+
+
+def test_metrics_that_apply_to_other_groups_leave_no_rows_and_keep_the_correction_family() -> None:
+    decision = frame_of({"t1": ([1, 2, 3, 4], [2, 3, 5, 7])}).with_columns(recall=pl.lit(None, dtype=pl.Float64))
+    diagnosis = frame_of({"d1": ([0.2, 0.4, 0.5, 0.6], [0.5, 0.6, 0.8, 0.9])}).rename({"y": "recall"})
+    runs = pl.concat([decision, diagnosis.with_columns(y=pl.lit(None, dtype=pl.Float64))], how="diagonal_relaxed")
+    table = compare(runs, ["y", "recall"], by="g", correction="bonferroni")
+    assert table.select("g", "metric").rows() == [("d1", "recall"), ("t1", "y")]
+    alone = [compare(runs.filter(pl.col("g") == g), m, correction="none")["p_value"].item() for g, m in
+             (("d1", "recall"), ("t1", "y"))]  # fmt: skip
+    assert table["p_adjusted"].to_list() == pytest.approx([min(1.0, 2 * p) for p in alone])
 
 
 # -- options and errors ------------------------------------------------------------------------

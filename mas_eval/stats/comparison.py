@@ -433,7 +433,9 @@ def compare(
     Returns
     -------
     polars.DataFrame
-        Sorted by the ``by`` columns (nulls last), then metrics in the order given:
+        Sorted by the ``by`` columns (nulls last), then metrics in the order given. A metric
+        with no value for either system in a group, but values in another group, does not apply
+        there and gets no row for that group (a Dataset with decision and diagnosis tasks):
 
         ====================== ===========================================================
         (``by`` columns)       the group
@@ -578,4 +580,21 @@ def compare(
     if not request.by:
         return body
     head = groups[pl.Series(np.repeat(np.arange(groups.height), len(request.metrics)))]
-    return pl.concat([head, body], how="horizontal")
+    keep = _applicable(head, runs, request)
+    return pl.concat([head, body], how="horizontal").filter(pl.Series(keep))
+
+
+def _applicable(head: pl.DataFrame, runs: pl.LazyFrame, request: _Request) -> np.ndarray:
+    """Which rows (``head``: group of each row, metrics in request order within a group) to keep.
+
+    A metric with no value for either system in a group, but values in another group, does not
+    apply there (a decision metric in a diagnosis task): its row goes. Counted on the runs before
+    any pairing, so a group whose values are merely unpaired keeps its row and its warning.
+    Those rows' p-values were outside the correction's family already.
+    """
+    names = [metric(i) for i in range(len(request.metrics))]
+    present = runs.group_by(request.by).agg(pl.col(names).is_not_null().any()).collect()
+    aligned = head.join(present, on=request.by, how="left", maintain_order="left", nulls_equal=True)
+    has = aligned.select(pl.col(names).fill_null(True)).to_numpy().astype(bool).reshape(head.height, len(names))
+    which = np.arange(head.height) % len(names)  # the metric of each row
+    return has[np.arange(head.height), which] | ~has.any(axis=0)[which]
