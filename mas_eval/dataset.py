@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from mas_eval.errors import DataError, SchemaError
+from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.files import (
     DATASET_MANIFEST,
     check_parquet_files,
@@ -155,6 +155,45 @@ class Dataset:
             ``interventions``, ``answers``. ``None`` values are ignored.
         """
         return cls({name: _to_lazy(name, f) for name, f in frames.items() if f is not None})
+
+    @classmethod
+    def concat(cls, datasets: Sequence[Dataset]) -> Dataset:
+        """One Dataset of the runs of several (experiments logged apart, a sample of two kinds).
+
+        Every table is the tables of the same name stacked (each conformed to the schema first);
+        a table one Dataset lacks contributes nothing. Run ids must be unique across the
+        Datasets; ``ground_truth`` rows that two of them share are kept once.
+
+        Raises
+        ------
+        DataError
+            A ``run_id`` found in more than one of them (the message names a few and the fix).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> a = Dataset.from_frames(runs=pl.DataFrame({"run_id": ["a1"], "system": ["mas"], "case_id": ["c"]}))
+        >>> b = Dataset.from_frames(runs=pl.DataFrame({"run_id": ["b1"], "system": ["single"], "case_id": ["c"]}))
+        >>> Dataset.concat([a, b]).collect("runs")["run_id"].to_list()
+        ['a1', 'b1']
+        """
+        if not datasets:
+            msg = "Dataset.concat needs at least one Dataset"
+            raise InvalidParameterError(msg)
+        ids = pl.concat([ds.scan("runs").select(RUN_KEY) for ds in datasets]).collect()[RUN_KEY]
+        repeated = ids.filter(ids.is_duplicated()).unique().sort()
+        if repeated.len():
+            shown = ", ".join(map(repr, repeated.head(3).to_list()))
+            msg = (
+                f"Dataset.concat: {repeated.len()} run_id(s) appear in more than one Dataset (e.g. {shown}); "
+                "give each Dataset's runs distinct ids (e.g. a prefix per experiment) first"
+            )
+            raise DataError(msg)
+        names = [name for name in TABLES if any(name in ds for ds in datasets)]
+        tables = {name: pl.concat([ds.scan(name) for ds in datasets if name in ds]) for name in names}
+        if "ground_truth" in tables:
+            tables["ground_truth"] = tables["ground_truth"].unique(maintain_order=True)
+        return cls(tables)
 
     @classmethod
     def open(cls, path: str | Path) -> Dataset:

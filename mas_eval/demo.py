@@ -10,7 +10,8 @@ from rich.console import Console
 from mas_eval.dataset import Dataset
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.output import atomic_directory
-from mas_eval.report.content import COMPARISON_DESIGN, COMPARISON_METRICS, HEADLINE, system_means
+from mas_eval.report.content import HEADLINE, default_comparisons, system_means
+from mas_eval.report.diagnosis import label_counts_per_system
 from mas_eval.scoring import score
 from mas_eval.terminal import print_comparisons, print_frame, print_system_means
 
@@ -36,7 +37,7 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
     """
     from mas_eval import plots
     from mas_eval.report import build
-    from mas_eval.stats import compare, write_comparisons
+    from mas_eval.stats import write_comparisons
 
     sample, records = data / "sample", data / "sample.jsonl"
     with atomic_directory(out, overwrite=True, inputs=[sample, records]) as staging:
@@ -45,15 +46,23 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         print_frame(ds.summary(), title="rows per table; the runs, systems, cases, tasks they cover", out=console)
         console.print(_systems(ds))
 
-        console.rule("[bold]Decision metrics (seed 004, preset 'spec')[/]")
+        console.rule("[bold]Scores (preset 'spec')[/] decision metrics (seed 004) of the decision runs")
         scores = score(ds)
         scores.write(staging / "scores")
         print_system_means(
             headline(scores.runs), title="mean per system (gt_match: share of runs matching ground truth)", out=console
         )
 
+        console.rule("[bold]Differential diagnosis (seed 000)[/] the diagnostic runs' labels")
+        counts = label_counts_per_system(scores.runs)
+        if counts is not None:
+            print_frame(counts, title="TP/FP/FN/CAA/AE/TM-SM summed over each system's diagnostic runs", out=console)
+
         console.rule("[bold]MAS vs single-agent[/] by task, paired on case_id")
-        comparison = compare(scores, COMPARISON_METRICS, **COMPARISON_DESIGN)
+        comparison, why_not = default_comparisons(scores.runs)
+        if comparison is None:
+            msg = f"the bundled sample gives no comparison: {why_not}"
+            raise RuntimeError(msg)
         write_comparisons(comparison, staging / "comparisons.parquet")
         print_comparisons(
             comparison,
@@ -75,7 +84,8 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
             for figure in section.figures:
                 plots.save(figure.figure, figures / f"{figure.name}.png")
         with plots.paper_style(columns=1):
-            plots.save(plots.beliefs(ds, scores.runs["run_id"][0]), figures / "beliefs_first_run.png")
+            first_with_beliefs = ds.scan("beliefs").select("run_id").min().collect().item()
+            plots.save(plots.beliefs(ds, first_with_beliefs), figures / "beliefs_first_run.png")
             plots.save(plots.consensus_quality(scores.runs), figures / "consensus_quality.png")
         for suffix in REPORTS:
             report.write(staging / f"report{suffix}")

@@ -1,7 +1,9 @@
 """Regenerate the bundled sample data (``make sample``): fixed seeds, so the output is reproducible.
 
-``data/sample/`` is a simulated Dataset of a few thousand runs; ``data/sample.jsonl`` holds a
-few hundred canonical run records. The demo and the notebooks read them as they are.
+``data/sample/`` is one simulated Dataset of two kinds of experiment: a few thousand decision
+runs (seed 004's tables) and a few hundred differential-diagnosis runs (seed 000's tables, run
+and case ids prefixed ``dx-``, tasks ``ddx1``, ``ddx2``). ``data/sample.jsonl`` holds a few
+hundred canonical decision run records. The demo and the notebooks read them as they are.
 """
 
 from __future__ import annotations
@@ -9,17 +11,42 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import polars as pl
+
+from mas_eval.dataset import Dataset
 from mas_eval.ingest import export_jsonl
+from mas_eval.simulate_diagnosis import simulate_diagnosis
 from mas_eval.simulation import simulate
 
 SAMPLE_RUNS, SAMPLE_SEED = 4_000, 2026
 RECORDS_RUNS, RECORDS_SEED = 300, 2027
+#: The diagnostic runs: small teams and short messages keep the bundled files small.
+DIAGNOSIS_RUNS, DIAGNOSIS_SEED, DIAGNOSIS_PREFIX = 400, 2028, "dx-"
+DIAGNOSIS_SHAPE = {"agents": (3, 5), "responses": 12, "response_chars": 300}
+
+
+def with_id_prefix(ds: Dataset, prefix: str) -> Dataset:
+    """``ds`` with ``prefix`` before every ``run_id`` and ``case_id`` (and ``cluster``), so it can join another."""
+    ids = ("run_id", "case_id", "cluster")
+    tables = {}
+    for name in ds.table_names:
+        frame = ds.scan(name)
+        present = [c for c in ids if c in frame.collect_schema()]
+        tables[name] = frame.with_columns((pl.lit(prefix) + pl.col(c)).alias(c) for c in present)
+    return Dataset(tables)
+
+
+def sample_dataset() -> Dataset:
+    """The bundled sample: decision runs and diagnostic runs in one Dataset."""
+    decision = simulate(SAMPLE_RUNS, seed=SAMPLE_SEED, effect=0.05, tasks=3, variants=2)
+    diagnosis = simulate_diagnosis(DIAGNOSIS_RUNS, seed=DIAGNOSIS_SEED, **DIAGNOSIS_SHAPE)  # type: ignore[arg-type]
+    return Dataset.concat([decision, with_id_prefix(diagnosis, DIAGNOSIS_PREFIX)])
 
 
 def write_sample(folder: str | Path) -> None:
     """Write ``<folder>/sample/`` and ``<folder>/sample.jsonl``, replacing earlier ones."""
     root = Path(folder)
-    simulate(SAMPLE_RUNS, seed=SAMPLE_SEED, effect=0.05, tasks=3, variants=2).write(root / "sample", overwrite=True)
+    sample_dataset().write(root / "sample", overwrite=True)
     export_jsonl(simulate(RECORDS_RUNS, seed=RECORDS_SEED, effect=0.05), root / "sample.jsonl")
 
 

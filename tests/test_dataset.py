@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from mas_eval import Dataset, MasEvalError, SchemaError
+from mas_eval import DataError, Dataset, InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.schema import TABLES
 
 
@@ -154,3 +154,20 @@ def test_a_file_written_late_into_a_failed_write_is_removed_too(
         Dataset.from_frames(**BROKEN_AGENTS).write(tmp_path / "ds", validate=False)
     assert os.listdir(tmp_path) == []
     assert len(calls) == 2
+
+
+def test_concat_stacks_datasets_and_refuses_shared_run_ids() -> None:
+    from mas_eval import simulate
+    from mas_eval.sample import with_id_prefix
+
+    a, b = simulate(20, seed=1), simulate(10, seed=2)
+    with pytest.raises(DataError, match=r"10 run_id\(s\) appear in more than one Dataset .* prefix"):
+        Dataset.concat([a, b])
+    both = Dataset.concat([a, with_id_prefix(b, "b-")])
+    assert both.collect("runs").height == 30
+    for name in a.table_names:
+        assert both.collect(name).height == a.collect(name).height + b.collect(name).height
+    assert both.collect("runs").filter(pl.col("run_id").str.starts_with("b-"))["case_id"].str.starts_with("b-").all()
+    both.validate()
+    with pytest.raises(InvalidParameterError, match="at least one"):
+        Dataset.concat([])

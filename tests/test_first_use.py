@@ -200,6 +200,6 @@ def test_report_md_rounds_and_explains(tmp_path: Path) -> None:
     text = (out / "report.md").read_text()
     assert not re.search(r"\d\.\d{7,}", text), "a float printed with more than 6 decimals"
     assert "| p (Holm) |" in text and "| p |" in text
-    assert "6 comparisons (test: paired); p-values adjusted across the table (Holm)" in text
+    assert "14 comparisons (test: paired); p-values adjusted across the table (Holm)" in text
     assert re.search(r"dqs: mas is higher in 3 of 3 comparison\(s\) after the Holm correction", text)
     assert "| metric | mas | single | mas - single |" in text

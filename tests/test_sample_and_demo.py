@@ -11,19 +11,26 @@ from mas_eval import Dataset
 from mas_eval.demo import run_demo
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.report import load_json
-from mas_eval.sample import RECORDS_RUNS, RECORDS_SEED, SAMPLE_RUNS, SAMPLE_SEED
+from mas_eval.sample import DIAGNOSIS_PREFIX, DIAGNOSIS_RUNS, RECORDS_RUNS, RECORDS_SEED, SAMPLE_RUNS, sample_dataset
 from mas_eval.simulation import simulate
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DECISION_TABLES = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
 
 
+DIAGNOSIS_TABLES = ["ddx", "ground_truth", "messages", "interventions"]
+
+
 def test_bundled_sample_is_valid_and_reproducible() -> None:
     sample = Dataset.open(DATA / "sample").validate()
-    assert sample.table_names == DECISION_TABLES
-    regenerated = simulate(SAMPLE_RUNS, seed=SAMPLE_SEED, effect=0.05, tasks=3, variants=2)
-    for name, frame in regenerated.frames().items():
+    assert sample.table_names == [*DECISION_TABLES, *DIAGNOSIS_TABLES]
+    for name, frame in sample_dataset().frames().items():
         assert_frame_equal(sample.collect(name), frame)
+    # Two kinds of experiment, apart: diagnostic runs and cases carry the prefix, decision ones do not.
+    runs = sample.collect("runs")
+    diagnostic = runs["run_id"].str.starts_with(DIAGNOSIS_PREFIX)
+    assert 0 < diagnostic.sum() < runs.height
+    assert (runs["case_id"].str.starts_with(DIAGNOSIS_PREFIX) == diagnostic).all()
 
 
 def test_ingest_of_bundled_records_gives_the_documented_tables(tmp_path: Path) -> None:
@@ -41,7 +48,7 @@ def test_demo_writes_its_outputs(tmp_path: Path) -> None:
     assert report["provenance"]["mas_eval_version"]
     assert set(report["provenance"]["inputs"]) == {"dataset"}
     headline = {row["system"]: row for row in report["tables"]["headline"].to_dicts()}
-    assert headline["mas"]["runs"] == headline["single"]["runs"] == SAMPLE_RUNS // 2
+    assert headline["mas"]["runs"] == headline["single"]["runs"] == (SAMPLE_RUNS + DIAGNOSIS_RUNS) // 2
     assert not [s["key"] for s in report["sections"] if s["omitted"]]
     for suffix in (".html", ".md", ".tex"):
         assert (out / f"report{suffix}").stat().st_size > 0

@@ -22,7 +22,7 @@ from mas_eval.report.diagnosis import DIAGNOSIS_METRICS, diagnosis_section, has_
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
 from mas_eval.scoring import Scores
 
-__all__ = ["COMPARISON_DESIGN", "COMPARISON_METRICS", "HEADLINE", "build", "system_means"]
+__all__ = ["COMPARISON_DESIGN", "COMPARISON_METRICS", "HEADLINE", "build", "default_comparisons", "system_means"]
 
 #: The comparison a report runs when it is given none (the demo's): these metrics, this design;
 #: and the diagnostic scores when the runs have them (:data:`~mas_eval.report.diagnosis.DIAGNOSIS_METRICS`).
@@ -94,11 +94,18 @@ def _default_metrics(runs: pl.DataFrame) -> list[str]:
     return [*COMPARISON_METRICS, *(name for name in DIAGNOSIS_METRICS if _has_values(runs, name))]
 
 
-def _default_comparisons(
-    runs: pl.DataFrame, treatment: str, control: str, paired_cases: int
+def default_comparisons(
+    runs: pl.DataFrame, treatment: str = "mas", control: str = "single"
 ) -> tuple[pl.DataFrame | None, str]:
-    """The demo's comparison design when the runs allow it, else ``None`` and why not."""
+    """The comparison a report runs when given none (the demo's), or ``None`` and why not.
+
+    :data:`COMPARISON_DESIGN` (by task, paired on case, Holm) over :data:`COMPARISON_METRICS`
+    and the diagnostic scores the runs have; an unpaired Welch test when fewer than two cases
+    were run by both systems.
+    """
     from mas_eval.stats import compare
+
+    paired_cases = _cases_run_by_both(runs, treatment, control)
 
     systems = set(runs["system"].unique().to_list())
     missing = [name for name in (treatment, control) if name not in systems]
@@ -206,7 +213,7 @@ def build(
     why_no_comparison = ""
     paired_cases = _cases_run_by_both(runs, treatment, control)
     if comparisons is None:
-        comparisons, why_no_comparison = _default_comparisons(runs, treatment, control, paired_cases)
+        comparisons, why_no_comparison = default_comparisons(runs, treatment, control)
 
     with plots.paper_style(columns=2):
         sections = [

@@ -14,7 +14,14 @@ from mas_eval.errors import DataError
 from mas_eval.metrics.diagnosis.scores import COUNTS
 from mas_eval.report.document import ReportFigure, ReportTable, Section
 
-__all__ = ["DIAGNOSIS_METRICS", "DIAGNOSIS_TABLES", "LABEL_NAMES", "diagnosis_section", "has_diagnosis"]
+__all__ = [
+    "DIAGNOSIS_METRICS",
+    "DIAGNOSIS_TABLES",
+    "LABEL_NAMES",
+    "diagnosis_section",
+    "has_diagnosis",
+    "label_counts_per_system",
+]
 
 #: The diagnostic scores a report summarises and compares (``runs`` columns).
 DIAGNOSIS_METRICS = ["traditional_recall", "clinical_reasoning_quality", "diagnostic_safety", "system_safety_coverage"]
@@ -44,7 +51,7 @@ def has_diagnosis(scores: Mapping[str, pl.DataFrame]) -> bool:
     )
 
 
-def _label_counts(runs: pl.DataFrame) -> pl.DataFrame | None:
+def label_counts_per_system(runs: pl.DataFrame) -> pl.DataFrame | None:
     """Per system: the runs with label counts, and each label's count summed over them (None: no count column)."""
     present = [name for name in LABEL_NAMES if name in runs.columns]
     if not present:
@@ -129,7 +136,7 @@ def diagnosis_section(
         return Section(KEY, TITLE, omitted="the labels table is empty: no diagnosis was labelled")
     runs = scores["runs"]
     text, tables, figures = [_ABOUT], [], []
-    counts = _label_counts(runs)
+    counts = label_counts_per_system(runs)
     if counts is None:
         text.append(f"No label counts: the runs table has none of the columns {', '.join(LABEL_NAMES)}.")
     else:
