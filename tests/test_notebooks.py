@@ -8,7 +8,9 @@ the test with its traceback (nbclient's ``CellExecutionError``). The executed co
 memory: the stored notebooks keep no outputs.
 
 After the notebook's own cells, a probe cell (appended in memory only) prints values from the
-kernel's namespace as JSON; each notebook's check reads those and the cells' outputs.
+kernel's namespace as JSON; each notebook's check reads those and the cells' outputs. A notebook
+that reads files from outside the repository (``Check.needs``, e.g. Local-DDx's result files in
+``../shared/fixtures/lddx``) is skipped, saying why, in a clone without them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import nbformat
 import pytest
 from ipykernel.kernelspec import write_kernel_spec
 from nbclient import NotebookClient
+
+from tests.conftest import LDDX
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 KERNEL = "mas-eval-tests"
@@ -103,7 +107,7 @@ _facts.update(
     systems=headline["system"].to_list(),
     crisis=[crisis.preset, crisis.params["gt_boost"], crisis.params["er"]],
     comparisons=comparisons.select("task", "metric", "test", "correction").rows(),
-    tasks=scores.runs["task"].unique().sort().to_list(),
+    tasks=scores.runs.filter(pl.col("dqs").is_not_null())["task"].unique().sort().to_list(),
     compact=compact.columns,
 )
 print(_json.dumps(_facts))
@@ -112,7 +116,7 @@ print(_json.dumps(_facts))
 
 def check_quickstart(nb: nbformat.NotebookNode, figures: Path) -> None:
     facts = probed(nb)
-    assert facts["ran"] == ["decision"]
+    assert facts["ran"] == ["decision", "diagnosis"]  # the sample holds decision and diagnostic runs
     assert facts["runs"] == facts["summary_runs"] > 0
     assert facts["systems"] == ["mas", "single"]
     assert facts["crisis"] == ["crisis-mas-poc", None, "weighted_average"]
@@ -231,18 +235,105 @@ def check_statistics(nb: nbformat.NotebookNode, figures: Path) -> None:
     assert "image/png" in mime_types(nb, "reliability")
 
 
+# --- 04_reproduce_lddx --------------------------------------------------------------------------
+
+REPRODUCE_LDDX_PROBE = """
+_facts.update(
+    runs=result.runs,
+    files=len(result.files),
+    warnings=len(result.warnings),
+    skipped=len(result.skipped),
+    presets=[scores_spec.preset, scores_v6.preset],
+    label_rules=[scores_spec.params["label_rules"], scores_v6.params["label_rules"]],
+    presets_differ=differ.height,
+    archive_case_1_tp=both.filter(pl.col("run_id").str.contains("Case_1_20250709")).sort("preset")["tp"].to_list(),
+    summary={f"{row['metric']}/{row['basis']}": [row["reproduced"], row["items"]] for row in rep.summary.to_dicts()},
+    credibility=credibility_by_group.rows(),
+    variants=messages_by_variant.rows(),
+    recall=recall_check.rows(),
+    label_count_runs=[differing.len(), file_and_ours.height],
+    v8_5_caa=recorded.filter(pl.col("file_group") == "v8_5")["caa_count"].sum(),
+    total_is_sum=total_is_sum,
+    ground_truth=[ground_truth.filter(same_kind).height, ground_truth.height],
+    differences=differences.rows(),
+)
+print(_json.dumps(_facts))
+"""
+
+#: The kinds of ground-truth label differences the notebook explains: (the file's label, ours).
+LDDX_DIFFERENCES = {("AE or CAA", "FN"), ("AE or CAA", "TM-SM"), ("AE or CAA", "TP"), ("TP", "FN"), ("TP", "AE")}
+
+
+def check_reproduce_lddx(nb: nbformat.NotebookNode, figures: Path) -> None:
+    facts = probed(nb)
+    assert (facts["runs"], facts["files"], facts["skipped"]) == (16, 16, 0)
+    assert facts["presets"] == facts["label_rules"] == ["spec", "lddx-v6"]
+    assert 0 < facts["presets_differ"] <= facts["runs"]
+    assert facts["archive_case_1_tp"] == [2, 1]  # lddx-v6 promotes a frequent can't-miss diagnosis to TP, spec does not
+    # What the text states from the formulas and the messages, as the summary has it: [reproduced, items].
+    summary = facts["summary"]
+    assert summary["tempo_score/messages"] == [112, 112]
+    assert summary["credibility/messages"] == [43, 136]
+    for metric in ("tp_rate", "caa_weight", "traditional_precision", "clinical_reasoning_quality", "diagnostic_safety"):
+        assert summary[f"{metric}/recorded counts"] == [16, 16], metric
+    assert summary["traditional_recall/recorded counts"] == [7, 16]
+    # Credibility: every agent of the 5 archive (v6) files, none of the 11 v8_5 files, each scored higher here.
+    archive, v8_5 = facts["credibility"]  # file_group, files, agents, reproduced, least and largest difference
+    assert archive[:4] == ["v6 archive", 5, 43, 43] and max(abs(gap) for gap in archive[4:]) <= 1e-6
+    assert v8_5[:4] == ["v8_5", 11, 93, 0] and [round(gap, 1) for gap in v8_5[4:]] == [0.3, 15.5]
+    variants = {(name, metric): (items, reproduced) for name, metric, items, reproduced in facts["variants"]}
+    assert variants[("lddx-v6", "credibility")] == (136, 43)
+    assert variants[("keyword_counting='occurrences'", "credibility")] == (136, 0)
+    assert variants[("tempo_count_mentions=False", "tempo_score")] == (112, 96)
+    assert facts["recall"] == [["v6 archive", 5, 5, 1], ["v8_5", 11, 2, 11]]
+    # The labels depend on the synonym table, so the text names no counts there, only kinds and examples.
+    assert summary["total_gt/labels"] == [16, 16]
+    assert all(summary[f"{label}/labels"][1] == 16 for label in ("tp", "fp", "fn", "caa", "ae"))
+    differing, shown = facts["label_count_runs"]
+    assert 0 < differing == shown
+    assert facts["total_is_sum"] is True and facts["v8_5_caa"] == 0
+    same, ground_truths = facts["ground_truth"]
+    differences = {(recorded, ours): (n, diagnoses) for recorded, ours, n, diagnoses in facts["differences"]}
+    assert same + sum(n for n, _ in differences.values()) == ground_truths == 80
+    assert set(differences) <= LDDX_DIFFERENCES, "explain the new kind of difference in the notebook"
+    excluded = differences[("AE or CAA", "FN")][1].split("; ")
+    assert excluded and all(item.endswith(", v8_5)") for item in excluded)
+    assert differences[("AE or CAA", "TM-SM")][1] == "dehydration (Case 9, v8_5)"
+    matched_here = differences[("AE or CAA", "TP")][1]
+    for example in ("gout (Case 11, v8_5)", "gout (Case 3, v6 archive)", "intestinal atresia (Case 4, v6 archive)"):
+        assert example in matched_here, example
+    assert "pseudogout (Case 11, v8_5)" in differences[("TP", "FN")][1]
+    assert "contrast-induced nephropathy (Case 1, v8_5)" in differences[("TP", "AE")][1]
+    assert (summary["tp_pairs_matched/equivalence"][1], summary["fp_fn_left_unmatched/equivalence"][1]) == (32, 48)
+    # What the reader sees: the summary, the frames, the sentences, both figures.
+    assert "16 runs from 16 files" in printed(nb, "ingest")
+    assert len(printed(nb, "warnings").splitlines()) == facts["warnings"] > 0
+    for frame in (
+        "ingest", "recorded", "score", "side-by-side", "reproduce", "credibility", "choices",
+        "recall", "label-counts", "equivalence",
+    ):  # fmt: skip
+        assert "text/html" in mime_types(nb, frame), frame
+    assert len(printed(nb, "ground-truth").splitlines()) == 2 + len(differences)
+    assert len(printed(nb, "equivalence").splitlines()) == 2
+    assert "image/png" in mime_types(nb, "collaboration")
+    assert "image/png" in mime_types(nb, "credibility-figure")
+
+
 @dataclass(frozen=True)
 class Check:
     """What a notebook's probe cell reports, and how the executed notebook is checked."""
 
     probe: str
     verify: Callable[[nbformat.NotebookNode, Path], None]
+    #: A folder outside the repository that the notebook reads; without it the run is skipped, saying why.
+    needs: Path | None = None
 
 
 CHECKS = {
     "01_quickstart.ipynb": Check(QUICKSTART_PROBE, check_quickstart),
     "02_paper_figures.ipynb": Check(FIGURES_PROBE, check_paper_figures),
     "03_statistics.ipynb": Check(STATISTICS_PROBE, check_statistics),
+    "04_reproduce_lddx.ipynb": Check(REPRODUCE_LDDX_PROBE, check_reproduce_lddx, needs=LDDX),
 }
 
 
@@ -272,5 +363,7 @@ def test_notebook_runs(notebook: Path, kernel: str, tmp_path: Path, monkeypatch:
     figures = tmp_path / "figures"
     monkeypatch.setenv("MAS_EVAL_FIGURES", str(figures))  # the kernel inherits this environment
     check = CHECKS[notebook.name]
+    if check.needs is not None and not check.needs.is_dir():
+        pytest.skip(f"{check.needs} is not beside this clone (CI has it)")
     nb = execute(notebook, kernel, PROBE_HEADER + check.probe)
     check.verify(nb, figures)
