@@ -5,8 +5,9 @@ every message of every run at once. The keyword lists, weights and thresholds ar
 document's ("TempoScore", "Dr. Reed" assessment; SPEC.md §2).
 
 How a keyword "hit" is counted is a parameter: ``"presence"`` counts each keyword at most once
-per message (Local-DDx's code, preset ``lddx-v6``, which reproduces the credibility scores
-its files record), ``"occurrences"`` counts every occurrence.
+in an agent's text of a round (its messages of the round joined by line breaks; Local-DDx's
+code, which reproduces the credibility scores its files record), ``"occurrences"`` counts
+every occurrence.
 """
 
 from __future__ import annotations
@@ -189,10 +190,32 @@ def round_credibility(
     :math:`L > 100`; 0.8 if :math:`L > 50`; else 0.6. Score
     :math:`(2.5 I + 1.5 S + 1.0 A) \times` valence.
     """
+    # An agent's text in a round is its messages joined by line breaks. No keyword holds a line
+    # break, so a keyword is present in that text when it is in one of its messages, and occurs in
+    # it as often as in all of them: per-message indicators aggregated per (agent, round) give the
+    # same hits without building the joined strings (a copy of the whole transcript).
+    lists = {"insight": INSIGHT_KEYWORDS, "synthesis": SYNTHESIS_KEYWORDS, "action": ACTION_KEYWORDS,
+             "valence": VALENCE_KEYWORDS}  # fmt: skip
+    keywords = list(dict.fromkeys(word for words in lists.values() for word in words))
+    column = {word: f"_k{i}" for i, word in enumerate(keywords)}
     lowered = pl.col("text").str.to_lowercase()
-    length = pl.col("text").str.len_chars()
-    valence_hits = keyword_hits(lowered, VALENCE_KEYWORDS, counting)
-    texts = messages.group_by("run_id", "agent_id", "round").agg(pl.col("text").str.join("\n"))
+    if counting == "presence":
+        found = [lowered.str.contains(word, literal=True).alias(column[word]) for word in keywords]
+        combined = [pl.col(column[word]).any().cast(pl.UInt32) for word in keywords]
+    else:
+        found = [lowered.str.count_matches(word, literal=True).alias(column[word]) for word in keywords]
+        combined = [pl.col(column[word]).sum().cast(pl.UInt32) for word in keywords]
+
+    def hits(name: str) -> pl.Expr:
+        return pl.sum_horizontal(pl.col(column[word]) for word in lists[name])
+
+    texts = (
+        messages.select("run_id", "agent_id", "round", *found, _chars=pl.col("text").str.len_chars())
+        .group_by("run_id", "agent_id", "round")
+        # Null messages are left out of the joined text, as str.join leaves them out.
+        .agg(*combined, length=pl.col("_chars").sum() + (pl.col("_chars").count().cast(pl.Int64) - 1).clip(0))
+    )
+    length, valence_hits = pl.col("length"), hits("valence")
     structured = (
         ddx.filter((pl.col("round") == structured_round) & pl.col("evidence").is_not_null())
         .group_by("run_id", "agent_id", "round")
@@ -209,13 +232,13 @@ def round_credibility(
         .with_columns(
             insight=pl.when(has_structure)
             .then(pl.min_horizontal(3 * n + 2 * average, pl.lit(COMPONENT_CAP)))
-            .otherwise(_capped(INSIGHT_POINTS, keyword_hits(lowered, INSIGHT_KEYWORDS, counting))),
+            .otherwise(_capped(INSIGHT_POINTS, hits("insight"))),
             synthesis=pl.when(has_structure)
             .then(pl.min_horizontal(4 * n, pl.lit(COMPONENT_CAP)))
-            .otherwise(_capped(SYNTHESIS_POINTS, keyword_hits(lowered, SYNTHESIS_KEYWORDS, counting))),
+            .otherwise(_capped(SYNTHESIS_POINTS, hits("synthesis"))),
             action=pl.when(has_structure)
             .then(pl.when(pl.col("first_evidence") >= 2).then(20.0).otherwise(10.0))
-            .otherwise(_capped(ACTION_POINTS, keyword_hits(lowered, ACTION_KEYWORDS, counting))),
+            .otherwise(_capped(ACTION_POINTS, hits("action"))),
             valence=pl.when((valence_hits >= 4) & (length > 200))
             .then(1.2)
             .when((valence_hits >= 2) & (length > 100))
