@@ -31,7 +31,7 @@ from mas_eval.errors import (
 from mas_eval.scoring import Scores, score
 
 if TYPE_CHECKING:
-    from mas_eval.simulate_diagnosis import simulate_diagnosis
+    from mas_eval.diagnostic_simulation import simulate_diagnosis
     from mas_eval.simulation import simulate
     from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
 
@@ -40,7 +40,7 @@ __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "simulate": "mas_eval.simulation",
-        "simulate_diagnosis": "mas_eval.simulate_diagnosis",
+        "simulate_diagnosis": "mas_eval.diagnostic_simulation",
         **dict.fromkeys(
             ("baseline_comparison", "calibration", "compare", "power", "reliability_table"), "mas_eval.stats"
         ),

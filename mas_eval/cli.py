@@ -140,7 +140,7 @@ def simulate(
                 progress=advance,
             )
         else:
-            from mas_eval.simulate_diagnosis import simulate_diagnosis
+            from mas_eval.diagnostic_simulation import simulate_diagnosis
 
             ds = simulate_diagnosis(
                 runs,

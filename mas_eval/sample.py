@@ -14,8 +14,8 @@ from pathlib import Path
 import polars as pl
 
 from mas_eval.dataset import Dataset
+from mas_eval.diagnostic_simulation import simulate_diagnosis
 from mas_eval.ingest import export_jsonl
-from mas_eval.simulate_diagnosis import simulate_diagnosis
 from mas_eval.simulation import simulate
 
 SAMPLE_RUNS, SAMPLE_SEED = 4_000, 2026

@@ -435,7 +435,7 @@ def simulate_diagnosis(
 
     Examples
     --------
-    >>> from mas_eval.simulate_diagnosis import simulate_diagnosis
+    >>> from mas_eval.diagnostic_simulation import simulate_diagnosis
     >>> ds = simulate_diagnosis(40, seed=3, agents=(3, 4), responses=12, response_chars=300)
     >>> ds.validate().table_names
     ['runs', 'agents', 'ddx', 'ground_truth', 'messages', 'interventions']
