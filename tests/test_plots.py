@@ -54,7 +54,8 @@ def scores(dataset: mas_eval.Dataset) -> mas_eval.Scores:
 
 @pytest.fixture(scope="module")
 def runs(scores: mas_eval.Scores) -> pl.DataFrame:
-    return scores.runs
+    # The sample's decision runs: these tests draw decision metrics (its diagnostic runs have no dqs).
+    return scores.runs.filter(pl.col("dqs").is_not_null())
 
 
 @pytest.fixture(scope="module")
