@@ -51,8 +51,10 @@ def _rows() -> list[str]:
     if ddx.is_file():
         r = json.loads(ddx.read_text())["result"]
         note = f", {r['text_mb']:,.0f} MB of text, {r['speedup_vs_oracle']}x the oracles' runs/s"
+        each = r.get("score_seconds_each") or []
+        spread = f" (median of {', '.join(f'{x:.1f}' for x in each)})" if len(each) > 1 else ""
         rows.append(
-            f"| score, diagnosis + decision families{note} | {r['runs']:,} | {r['score_seconds']:.1f} s | "
+            f"| score, diagnosis + decision families{note} | {r['runs']:,} | {r['score_seconds']:.1f} s{spread} | "
             f"{r['runs_per_second']:,} runs/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_ddx.py` |"
         )
     compare = RESULTS / "compare.json"
