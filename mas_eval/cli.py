@@ -157,7 +157,7 @@ def simulate(
 
 
 #: The formats `mas-eval ingest --format` reads.
-INGEST_FORMATS = ("jsonl", "lddx")
+INGEST_FORMATS = ("jsonl", "lddx", "medaisure")
 #: Warnings of an lddx ingest printed at most (all are in the Python result's ``warnings``).
 _WARNINGS_SHOWN = 20
 
@@ -168,15 +168,21 @@ def ingest(
         list[Path],
         typer.Argument(
             help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
-            "ddx_results_*.json files or folders holding them."
+            "ddx_results_*.json files or folders holding them; with --format medaisure, one MedAISure report JSON."
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Dataset folder to write (--format medaisure: the report, .json, .md or .html)."
+        ),
+    ],
     format_: Annotated[
         str,
         typer.Option(
             "--format",
-            help="Input format: jsonl (canonical run records) or lddx (Local-DDx result files).",
+            help="Input format: jsonl (canonical run records), lddx (Local-DDx result files) or medaisure "
+            "(MedAISure's BenchmarkReport JSON; placeholder results kept and flagged).",
         ),
     ] = "jsonl",
     skip_invalid: Annotated[
@@ -204,12 +210,20 @@ def ingest(
     if format_ not in INGEST_FORMATS:
         msg = f"ingest: --format {format_} is invalid; --format must be one of {', '.join(INGEST_FORMATS)}"
         raise InvalidParameterError(msg)
-    if format_ == "lddx":
+    if format_ in ("lddx", "medaisure"):
         given = "--rejects" if rejects is not None else "--chunk-mb" if chunk_mb != CHUNK_BYTES / 2**20 else None
         if given is not None:
-            msg = f"ingest: {given} applies to --format jsonl only (Local-DDx files are read whole); drop {given}"
+            read = "Local-DDx files are" if format_ == "lddx" else "a MedAISure report is"
+            msg = f"ingest: {given} applies to --format jsonl only ({read} read whole); drop {given}"
             raise InvalidParameterError(msg)
+    if format_ == "lddx":
         _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid)
+        return
+    if format_ == "medaisure":
+        if skip_invalid:
+            msg = "ingest: --skip-invalid does not apply to --format medaisure (one report file); drop it"
+            raise InvalidParameterError(msg)
+        _ingest_medaisure(files, out, overwrite=overwrite)
         return
     if not chunk_mb > 0:
         msg = f"ingest: --chunk-mb {chunk_mb:g} is invalid; --chunk-mb must be a positive number of MiB"
@@ -247,6 +261,89 @@ def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid:
     if len(result.warnings) > _WARNINGS_SHOWN:
         more = len(result.warnings) - _WARNINGS_SHOWN
         console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lddx(...).warnings lists them all)[/]")
+
+
+def _ingest_medaisure(files: list[Path], out: Path, *, overwrite: bool) -> None:
+    """``mas-eval ingest --format medaisure``: one MedAISure report, written as .json, .md or .html."""
+    from mas_eval.report import read_medaisure_report
+    from mas_eval.report.benchmark import check_benchmark_path
+
+    if len(files) != 1:
+        msg = f"ingest: --format medaisure reads one report file, not {len(files)}; pass one MedAISure report JSON"
+        raise InvalidParameterError(msg)
+    check_benchmark_path(out)  # before the work, not after it
+    check_target(out, overwrite=overwrite, inputs=files)
+    report = read_medaisure_report(files[0])
+    report.write(out, overwrite=overwrite, inputs=files)
+    line = (
+        f"ingested MedAISure's report of {report.model_id} ({len(report.task_scores):,} task(s), "
+        f"{len(report.detailed_results):,} detailed result(s)) into {out}"
+    )
+    console.print(escape(line), highlight=False, soft_wrap=True)
+    _warn_placeholders(report)
+
+
+def _warn_placeholders(report: Any) -> None:
+    """Name the tasks whose scores are MedAISure's stand-ins for a failed evaluation."""
+    if report.flagged_results:
+        tasks = ", ".join(report.placeholder_tasks) or "none"
+        line = (
+            f"{len(report.flagged_results):,} placeholder result(s) kept and flagged (the evaluation failed); "
+            f"tasks with only placeholders, whose scores are stand-ins: {tasks}"
+        )
+        console.print(f"[yellow]warning: {escape(line)}[/]", highlight=False, soft_wrap=True)
+
+
+@app.command(cls=_Command, name="combined-score")
+def combined_score(
+    report: Annotated[
+        Path,
+        typer.Argument(help="A BenchmarkReport JSON: MedAISure's, or one written by mas-eval ingest/combined-score."),
+    ],
+    weights: Annotated[
+        str,
+        typer.Option(
+            help="Weight per category (or metric), key=value,...: e.g. "
+            "diagnostics=0.4,safety=0.3,communication=0.2,summarization=0.1. Finite, >= 0, positive sum."
+        ),
+    ],
+    no_renormalize: Annotated[
+        bool,
+        _flag(
+            "--no-renormalize",
+            help="Divide by the sum of all weights, so a category missing from a task counts 0 "
+            "(default: renormalise over the task's present categories).",
+        ),
+    ] = False,
+    name: Annotated[str, typer.Option(help="Metric name of the combined score.")] = "combined_score",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the report with the combined score added (.json, .md or .html)."),
+    ] = None,
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """The weighted combined score of a benchmark report's categories, per task and overall (seed 001)."""
+    from mas_eval.report import read_medaisure_report
+    from mas_eval.report.benchmark import check_benchmark_path
+    from mas_eval.report.combined import format_weights, parse_weights
+
+    parsed = parse_weights(weights)
+    if out is not None:  # before the work, not after it
+        check_benchmark_path(out)
+        check_target(out, overwrite=overwrite, inputs=[report])
+    document = read_medaisure_report(report)
+    result = document.add_combined_score(parsed, name, renormalize_missing=not no_renormalize)
+    how = "renormalised over present categories" if not no_renormalize else "missing categories count 0"
+    print_frame(result.table(name), title=f"{name} ({format_weights(result.weights)}; {how})")
+    overall = "none (no task has a weighted category)" if result.overall is None else f"{result.overall:.4f}"
+    console.print(f"{escape(name)} overall: {overall} over {len(result.per_task):,} task(s)", highlight=False)
+    if result.missing:
+        line = f"no weighted category, so no {name}, in task(s): {', '.join(result.missing)}"
+        console.print(f"[yellow]warning: {escape(line)}[/]", highlight=False, soft_wrap=True)
+    _warn_placeholders(document)
+    if out is not None:
+        document.write(out, overwrite=overwrite, inputs=[report])
+        console.print(f"wrote the report to {escape(str(out))}", highlight=False)
 
 
 @app.command(

@@ -9,6 +9,15 @@
   or ``.tex`` (booktabs tables).
 * :func:`load_json` — a report's JSON read back, tables as frames.
 
+Seed 001's benchmark report, in MedAISure's schema:
+
+* :class:`BenchmarkReport` — scores of one model across tasks with their raw results, written
+  as ``.json`` (MedAISure reads it), ``.md`` or ``.html``; :func:`read_medaisure_report`
+  reads MedAISure's own report file (placeholder results kept and flagged).
+* :func:`combined_score` — the weighted combined score per task and overall
+  (:class:`CombinedScore`), from category aggregates (:func:`category_scores`,
+  :data:`DEFAULT_CATEGORIES`) of per-task means (:func:`task_means`, :func:`overall_means`).
+
 Matplotlib, SciPy and Jinja2 load with the first call, not with the package.
 """
 
@@ -19,6 +28,15 @@ from typing import TYPE_CHECKING
 from mas_eval._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from mas_eval.report.benchmark import BenchmarkReport, DetailedResult, read_medaisure_report
+    from mas_eval.report.combined import (
+        DEFAULT_CATEGORIES,
+        CombinedScore,
+        category_scores,
+        combined_score,
+        overall_means,
+        task_means,
+    )
     from mas_eval.report.content import build, system_means
     from mas_eval.report.document import FORMATS, Report, ReportFigure, ReportTable, Section
     from mas_eval.report.jsonfile import load_json
@@ -34,7 +52,30 @@ __getattr__, __dir__ = lazy_attributes(
         "ReportTable": "mas_eval.report.document",
         "Section": "mas_eval.report.document",
         "load_json": "mas_eval.report.jsonfile",
+        **dict.fromkeys(("BenchmarkReport", "DetailedResult", "read_medaisure_report"), "mas_eval.report.benchmark"),
+        **dict.fromkeys(
+            ("DEFAULT_CATEGORIES", "CombinedScore", "category_scores", "combined_score", "overall_means", "task_means"),
+            "mas_eval.report.combined",
+        ),
     },
 )
 
-__all__ = ["FORMATS", "Report", "ReportFigure", "ReportTable", "Section", "build", "load_json", "system_means"]
+__all__ = [
+    "DEFAULT_CATEGORIES",
+    "FORMATS",
+    "BenchmarkReport",
+    "CombinedScore",
+    "DetailedResult",
+    "Report",
+    "ReportFigure",
+    "ReportTable",
+    "Section",
+    "build",
+    "category_scores",
+    "combined_score",
+    "load_json",
+    "overall_means",
+    "read_medaisure_report",
+    "system_means",
+    "task_means",
+]

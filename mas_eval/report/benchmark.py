@@ -1,0 +1,767 @@
+"""A benchmark report of one model across tasks (seed 001's ``BenchmarkReport``), in MedAISure's schema.
+
+:class:`BenchmarkReport` holds ``schema_version, model_id, timestamp, overall_scores,
+task_scores, detailed_results, metadata``, as MedAISure's ``bench/models/benchmark_report.py``
+writes them, so that each reads the other's JSON. It comes
+
+* from MedAISure's own report file (:func:`read_medaisure_report`, ``mas-eval ingest --format
+  medaisure``), its placeholder results kept and flagged (:attr:`DetailedResult.placeholder`):
+  MedAISure stands a 0.0 in for every metric of a task whose evaluation failed;
+* or from a per-item score table (:meth:`BenchmarkReport.from_items`: per-task means, the
+  overall mean across tasks).
+
+:meth:`BenchmarkReport.add_combined_score` adds the weighted combined score
+(:func:`~mas_eval.report.combined_score`). The report is written as JSON (it reads back
+equal), Markdown or one self-contained HTML page (nothing fetched, every string escaped), the
+combined score and its weights at the top of both.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mas_eval._version import __version__
+from mas_eval.errors import DataError, InvalidParameterError, SchemaError, UnreadableFileError
+from mas_eval.formatting import format_number
+from mas_eval.report.combined import DEFAULT_CATEGORIES, CombinedScore, combined_score, overall_means, task_means
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = [
+    "BENCHMARK_FORMATS",
+    "SECTIONS",
+    "BenchmarkReport",
+    "DetailedResult",
+    "check_benchmark_path",
+    "read_medaisure_report",
+]
+
+#: The formats a benchmark report is written in, by suffix.
+BENCHMARK_FORMATS = (".json", ".md", ".html")
+#: The sections of the Markdown and HTML reports: (HTML id, title).
+SECTIONS = (
+    ("overall", "Overall Scores"),
+    ("tasks", "Task Scores"),
+    ("details", "Detailed Results"),
+    ("metadata", "Metadata"),
+)
+#: The schema version of MedAISure's reports this module reads and writes.
+SCHEMA_VERSION = 1
+#: Inputs and outputs shown per detailed result in Markdown and HTML (the JSON keeps them all).
+DETAIL_ITEMS = 50
+#: The columns of a per-item table that :meth:`BenchmarkReport.from_items` keeps as inputs and outputs.
+_ITEM_KEYS = ("run_id", "item_id")
+_OUTPUT_COLUMNS = ("prediction", "rationale")
+_INPUT_COLUMNS = ("reference", "reference_rationale", "reference_diagnosis")
+
+
+def check_benchmark_path(path: str | Path) -> str:
+    """The format ``path``'s suffix names (one of :data:`BENCHMARK_FORMATS`), or an error saying which exist.
+
+    >>> check_benchmark_path("out/report.MD")
+    '.md'
+    """
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in BENCHMARK_FORMATS:
+        msg = (
+            f"{target}: a benchmark report is written as {', '.join(BENCHMARK_FORMATS)} (the suffix picks the "
+            f"format), not {suffix or 'a path without a suffix'}; change the output path's suffix"
+        )
+        raise InvalidParameterError(msg)
+    return suffix
+
+
+# -- checks shared by the constructor and the reader ------------------------------------------
+
+
+def _number(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        msg = f"{where} is {value!r}, not a number; scores are numbers"
+        raise SchemaError(msg)
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        msg = f"{where} is {value!r}; scores must be finite (MedAISure refuses NaN and infinities too)"
+        raise DataError(msg)
+    return number
+
+
+def _mapping(value: object, where: str, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        msg = f"{where} is {type(value).__name__}, not an object of {what}"
+        raise SchemaError(msg)
+    return value
+
+
+def _scores(value: object, where: str) -> dict[str, float]:
+    scores = _mapping(value, where, "metric -> score")
+    return {str(metric): _number(v, f"{where}[{metric!r}]") for metric, v in scores.items()}
+
+
+def _text(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        msg = f"{where} is {value!r}; it must be a non-empty string"
+        raise SchemaError(msg)
+    return value
+
+
+def _timestamp(value: object, where: str) -> datetime | None:
+    """A timestamp in UTC (a naive one is taken as UTC, as MedAISure does); None stays None."""
+    if value is None or isinstance(value, datetime):
+        stamp = value
+    elif isinstance(value, str):
+        try:
+            stamp = datetime.fromisoformat(value)
+        except ValueError:
+            msg = f"{where} is {value!r}, not an ISO 8601 time; write e.g. '2025-09-06T04:28:54+00:00'"
+            raise SchemaError(msg) from None
+    else:
+        msg = f"{where} is {value!r}, not an ISO 8601 time"
+        raise SchemaError(msg)
+    if stamp is None:
+        return None
+    return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+
+
+def _json_value(value: Any, where: str) -> Any:
+    """``value`` once it is known to be JSON (finite numbers, string keys), else a DataError naming it."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        msg = f"{where} cannot be written as JSON ({exc}); keep to strings, finite numbers, lists and objects"
+        raise DataError(msg) from None
+    return value
+
+
+def _list(value: object, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        msg = f"{where} is {type(value).__name__}, not a list"
+        raise SchemaError(msg)
+    return _json_value(list(value), where)
+
+
+def _field(fields: Mapping[str, Any], key: str, default: Any) -> Any:
+    """``fields[key]``, or ``default`` when it is absent or null (as MedAISure's defaults fill them)."""
+    value = fields.get(key)
+    return default if value is None else value
+
+
+def _schema_version(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"{where} is {value!r}, not an integer"
+        raise SchemaError(msg)
+    if value > SCHEMA_VERSION:
+        msg = f"{where} is {value}, newer than this version of mas_eval reads ({SCHEMA_VERSION}); upgrade mas_eval"
+        raise SchemaError(msg)
+    return value
+
+
+@dataclass
+class DetailedResult:
+    """One task's raw evaluation result (MedAISure's ``EvaluationResult``).
+
+    A result MedAISure wrote in place of a failed evaluation (``metadata`` holds ``error``, or a
+    ``note`` saying it is a placeholder) is kept and flagged: :attr:`placeholder` is true, and
+    its scores (0.0 for every metric) are stand-ins, not measurements. ``model_id`` None is
+    filled with the report's model when the result joins a :class:`BenchmarkReport`.
+    """
+
+    task_id: str
+    metrics_results: dict[str, float] = field(default_factory=dict)
+    model_id: str | None = None
+    inputs: list[Any] = field(default_factory=list)
+    model_outputs: list[Any] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    timestamp: datetime | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        self._check("DetailedResult")
+
+    def _check(self, where: str) -> None:
+        self.task_id = _text(self.task_id, f"{where}.task_id")
+        self.metrics_results = _scores(self.metrics_results, f"{where}.metrics_results")
+        if self.model_id is not None:
+            self.model_id = _text(self.model_id, f"{where}.model_id")
+        self.inputs = _list(self.inputs, f"{where}.inputs")
+        self.model_outputs = _list(self.model_outputs, f"{where}.model_outputs")
+        self.metadata = dict(_json_value(_mapping(self.metadata, f"{where}.metadata", "anything"), f"{where}.metadata"))
+        self.timestamp = _timestamp(self.timestamp, f"{where}.timestamp")
+        self.schema_version = _schema_version(self.schema_version, f"{where}.schema_version")
+
+    @property
+    def error(self) -> str | None:
+        """The error MedAISure recorded for this task's evaluation, if any."""
+        error = self.metadata.get("error")
+        return None if error is None else str(error)
+
+    @property
+    def placeholder(self) -> bool:
+        """Whether MedAISure wrote this result in place of a failed evaluation (its scores are stand-ins)."""
+        return self.error is not None or "placeholder" in str(self.metadata.get("note", "")).lower()
+
+    @property
+    def flag(self) -> str:
+        """Why the result is flagged, in one line (empty when it is not)."""
+        if not self.placeholder:
+            return ""
+        note = str(self.metadata.get("note") or "placeholder result")
+        error = (self.error or "").strip().splitlines()
+        return f"{note}: {error[0]}" if error else note
+
+    def to_dict(self, model_id: str) -> dict[str, Any]:
+        """The result as MedAISure writes it (``model_id`` when the result has none of its own)."""
+        document: dict[str, Any] = {
+            "schema_version": self.schema_version,
+            "model_id": self.model_id or model_id,
+            "task_id": self.task_id,
+            "inputs": self.inputs,
+            "model_outputs": self.model_outputs,
+            "metrics_results": self.metrics_results,
+            "metadata": self.metadata,
+        }
+        if self.timestamp is not None:
+            document["timestamp"] = self.timestamp.isoformat()
+        return document
+
+    @classmethod
+    def from_dict(cls, data: object, *, where: str = "detailed result") -> DetailedResult:
+        """A result from MedAISure's JSON object; errors name ``where``."""
+        fields = _mapping(data, where, "result fields")
+        if "task_id" not in fields:
+            msg = f"{where} has no 'task_id'; each detailed result names its task"
+            raise SchemaError(msg)
+        result = cls.__new__(cls)
+        result.task_id = fields["task_id"]
+        result.metrics_results = _field(fields, "metrics_results", {})
+        result.model_id = fields.get("model_id")
+        result.inputs = fields.get("inputs")  # type: ignore[assignment]
+        result.model_outputs = fields.get("model_outputs")  # type: ignore[assignment]
+        result.metadata = _field(fields, "metadata", {})
+        result.timestamp = fields.get("timestamp")
+        result.schema_version = fields.get("schema_version", SCHEMA_VERSION)
+        result._check(where)
+        return result
+
+
+@dataclass
+class BenchmarkReport:
+    """Scores of one model across tasks, with the raw results they came from (MedAISure's schema).
+
+    Attributes
+    ----------
+    model_id
+        The model evaluated.
+    timestamp
+        When the report was made (UTC); None when the file did not say.
+    overall_scores
+        Metric → its mean over the tasks that have it.
+    task_scores
+        Task → metric → the mean over the task's items.
+    detailed_results
+        One :class:`DetailedResult` per task evaluation, placeholders included (flagged).
+    metadata
+        Anything else: the run, the model's settings, the combined score's weights
+        (``combined_weights``, ``combined_metric_name``, as MedAISure names them).
+    schema_version
+        Version of MedAISure's report schema (1).
+    """
+
+    model_id: str
+    timestamp: datetime | None = None
+    overall_scores: dict[str, float] = field(default_factory=dict)
+    task_scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    detailed_results: list[DetailedResult] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        self._check("BenchmarkReport")
+
+    def _check(self, where: str) -> None:
+        self.model_id = _text(self.model_id, f"{where}.model_id")
+        self.timestamp = _timestamp(self.timestamp, f"{where}.timestamp")
+        self.overall_scores = _scores(self.overall_scores, f"{where}.overall_scores")
+        tasks = _mapping(self.task_scores, f"{where}.task_scores", "task -> scores")
+        self.task_scores = {str(t): _scores(s, f"{where}.task_scores[{t!r}]") for t, s in tasks.items()}
+        if not isinstance(self.detailed_results, list | tuple):
+            msg = f"{where}.detailed_results is {type(self.detailed_results).__name__}, not a list"
+            raise SchemaError(msg)
+        results = list(self.detailed_results)
+        for index, result in enumerate(results):
+            if not isinstance(result, DetailedResult):
+                msg = f"{where}.detailed_results[{index}] is {type(result).__name__}, not a DetailedResult"
+                raise SchemaError(msg)
+            if result.model_id is None:  # MedAISure's results name their model: the report's
+                result.model_id = self.model_id
+        self.detailed_results = results
+        metadata = _mapping(self.metadata, f"{where}.metadata", "anything")
+        self.metadata = dict(_json_value(metadata, f"{where}.metadata"))
+        self.schema_version = _schema_version(self.schema_version, f"{where}.schema_version")
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: object, *, source: str = "report") -> BenchmarkReport:
+        """A report from MedAISure's JSON document (keys it does not know are ignored, as MedAISure does)."""
+        fields = _mapping(data, source, "report fields")
+        if "model_id" not in fields:
+            msg = f"{source}: not a MedAISure BenchmarkReport (no 'model_id'); pass the JSON its harness saves"
+            raise SchemaError(msg)
+        raw_results = _field(fields, "detailed_results", [])
+        if not isinstance(raw_results, list):
+            msg = f"{source}: detailed_results is {type(raw_results).__name__}, not a list"
+            raise SchemaError(msg)
+        report = cls.__new__(cls)
+        report.model_id = fields["model_id"]
+        report.timestamp = fields.get("timestamp")
+        report.overall_scores = _field(fields, "overall_scores", {})
+        report.task_scores = _field(fields, "task_scores", {})
+        report.detailed_results = [
+            DetailedResult.from_dict(r, where=f"{source}: detailed_results[{i}]") for i, r in enumerate(raw_results)
+        ]
+        report.metadata = _field(fields, "metadata", {})
+        report.schema_version = fields.get("schema_version", SCHEMA_VERSION)
+        report._check(source + ":")
+        return report
+
+    @classmethod
+    def read(cls, path: str | Path) -> BenchmarkReport:
+        """Read a report's JSON: MedAISure's own (``results/<run_id>.json``) or one written by :meth:`write`.
+
+        Raises
+        ------
+        UnreadableFileError
+            The file is missing, a folder, empty, not UTF-8 or not JSON.
+        SchemaError, DataError
+            The JSON is not a BenchmarkReport, or a score is not a finite number.
+        """
+        source = Path(path)
+        if not source.exists():
+            msg = f"{source}: no such file; pass a MedAISure report JSON (its harness saves results/<run_id>.json)"
+            raise UnreadableFileError(msg)
+        if source.is_dir():
+            msg = f"{source} is a folder; pass a MedAISure report JSON file"
+            raise UnreadableFileError(msg)
+        try:
+            text = source.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            msg = f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start}); pass a MedAISure report JSON"
+            raise UnreadableFileError(msg) from None
+        if not text.strip():
+            msg = f"{source} is empty; pass a MedAISure report JSON"
+            raise UnreadableFileError(msg)
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            msg = f"{source}:{exc.lineno}: not valid JSON ({exc.msg}); pass a MedAISure report JSON"
+            raise UnreadableFileError(msg) from None
+        except RecursionError:
+            msg = f"{source}: cannot be decoded: nested too deeply"
+            raise UnreadableFileError(msg) from None
+        return cls.from_dict(document, source=str(source))
+
+    @classmethod
+    def from_items(
+        cls,
+        items: pl.DataFrame | pl.LazyFrame,
+        *,
+        model_id: str,
+        task: str = "task",
+        metrics: Sequence[str] | None = None,
+        timestamp: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> BenchmarkReport:
+        """The report of a per-item score table: per-task means (:func:`task_means`), overall means across tasks.
+
+        ``metrics`` defaults to every floating-point column. One detailed result per task holds
+        its means, and its items' ``prediction``/``rationale`` (outputs) and references
+        (inputs), each led by ``run_id``/``item_id`` when the table has them.
+        """
+        import polars as pl
+
+        frame = items.lazy()
+        scores = task_means(frame, task=task, metrics=metrics)
+        schema = frame.collect_schema()
+        keys = [c for c in _ITEM_KEYS if c in schema]
+        outputs = [c for c in _OUTPUT_COLUMNS if c in schema]
+        inputs = [c for c in _INPUT_COLUMNS if c in schema]
+        texts = frame.select(pl.col(task).cast(pl.String), *keys, *outputs, *inputs).collect()
+        results = []
+        for (task_id,), rows in texts.group_by(task, maintain_order=True):
+            records = rows.to_dicts()
+            results.append(
+                DetailedResult(
+                    task_id=str(task_id),
+                    model_id=model_id,
+                    metrics_results=scores[str(task_id)],
+                    inputs=[{c: r[c] for c in [*keys, *inputs]} for r in records] if inputs else [],
+                    model_outputs=[{c: r[c] for c in [*keys, *outputs]} for r in records] if outputs else [],
+                    metadata={"items": len(records)},
+                )
+            )
+        results.sort(key=lambda r: r.task_id)
+        return cls(
+            model_id=model_id,
+            timestamp=timestamp or datetime.now(UTC),
+            overall_scores=overall_means(scores),
+            task_scores=scores,
+            detailed_results=results,
+            metadata=dict(metadata or {}),
+        )
+
+    # -- what it holds ------------------------------------------------------------------------
+
+    @property
+    def placeholder_tasks(self) -> list[str]:
+        """Tasks whose every detailed result is a placeholder: their scores are MedAISure's stand-ins."""
+        by_task: dict[str, list[bool]] = {}
+        for result in self.detailed_results:
+            by_task.setdefault(result.task_id, []).append(result.placeholder)
+        return [task for task, flags in by_task.items() if all(flags)]
+
+    @property
+    def flagged_results(self) -> list[DetailedResult]:
+        """The detailed results that are placeholders for failed evaluations (kept, not dropped)."""
+        return [result for result in self.detailed_results if result.placeholder]
+
+    @property
+    def overall_table(self) -> pl.DataFrame:
+        """``overall_scores`` as a frame: ``metric, score``."""
+        import polars as pl
+
+        return pl.DataFrame(
+            {"metric": list(self.overall_scores), "score": list(self.overall_scores.values())},
+            schema={"metric": pl.String, "score": pl.Float64},
+        )
+
+    @property
+    def task_table(self) -> pl.DataFrame:
+        """``task_scores`` as a long frame: ``task_id, metric, score``."""
+        import polars as pl
+
+        rows = [(task, metric, value) for task, scores in self.task_scores.items() for metric, value in scores.items()]
+        return pl.DataFrame(rows, schema={"task_id": pl.String, "metric": pl.String, "score": pl.Float64}, orient="row")
+
+    # -- the combined score -------------------------------------------------------------------
+
+    def add_combined_score(
+        self,
+        weights: Mapping[str, float],
+        metric_name: str = "combined_score",
+        *,
+        renormalize_missing: bool = True,
+        categories: Mapping[str, Sequence[str]] = DEFAULT_CATEGORIES,
+    ) -> CombinedScore:
+        """Add the combined score (:func:`~mas_eval.report.combined_score`) under ``metric_name``.
+
+        It goes into ``task_scores[task][metric_name]`` for every task that has one and into
+        ``overall_scores[metric_name]``, replacing an earlier combined score of that name; the
+        weights, the name, the renormalisation and the category values go into ``metadata``
+        (``combined_weights``, ``combined_metric_name``, ``combined_renormalize_missing``,
+        ``combined_categories``). Returns the :class:`~mas_eval.report.CombinedScore`.
+
+        Raises
+        ------
+        InvalidParameterError
+            Bad weights, or ``metric_name`` is a metric of the report other than its combined score.
+        """
+        if not isinstance(metric_name, str) or not metric_name.strip():
+            msg = f"metric_name={metric_name!r} is invalid; it must be a non-empty name"
+            raise InvalidParameterError(msg)
+        metrics = {*self.overall_scores, *(m for s in self.task_scores.values() for m in s)}
+        if metric_name in metrics and metric_name != self.metadata.get("combined_metric_name"):
+            msg = (
+                f"{metric_name!r} is already a metric of the report, not its combined score; "
+                "choose another name for the combined score"
+            )
+            raise InvalidParameterError(msg)
+        others = {t: {m: v for m, v in s.items() if m != metric_name} for t, s in self.task_scores.items()}
+        result = combined_score(others, weights, renormalize_missing=renormalize_missing, categories=categories)
+        for task, scores in self.task_scores.items():
+            scores.pop(metric_name, None)
+            if task in result.per_task:
+                scores[metric_name] = result.per_task[task]
+        self.overall_scores.pop(metric_name, None)
+        if result.overall is not None:
+            self.overall_scores[metric_name] = result.overall
+        self.metadata.update(
+            combined_weights=dict(result.weights),
+            combined_metric_name=metric_name,
+            combined_renormalize_missing=renormalize_missing,
+            combined_categories=result.categories,
+        )
+        return result
+
+    def _combined(self) -> _Combined | None:
+        """The combined score to highlight: the metric ``metadata`` names, when the report has it."""
+        name = self.metadata.get("combined_metric_name") or "combined_score"
+        if not isinstance(name, str) or not (
+            name in self.overall_scores or any(name in s for s in self.task_scores.values())
+        ):
+            return None
+        raw = self.metadata.get("combined_weights")
+        weights = (
+            {str(k): float(v) for k, v in raw.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+            if isinstance(raw, Mapping)
+            else {}
+        )
+        renormalised = self.metadata.get("combined_renormalize_missing", True)
+        tasks = sum(name in s for s in self.task_scores.values())
+        return _Combined(name, self.overall_scores.get(name), weights, renormalised is not False, tasks)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as MedAISure's JSON document (:meth:`from_dict` reads it back equal)."""
+        document: dict[str, Any] = {"schema_version": self.schema_version, "model_id": self.model_id}
+        if self.timestamp is not None:
+            document["timestamp"] = self.timestamp.isoformat()
+        document["overall_scores"] = self.overall_scores
+        document["task_scores"] = self.task_scores
+        document["detailed_results"] = [result.to_dict(self.model_id) for result in self.detailed_results]
+        document["metadata"] = self.metadata
+        return document
+
+    def to_json(self) -> str:
+        """The report as JSON: every score in full precision; MedAISure's ``BenchmarkReport.from_json`` reads it."""
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+    def to_markdown(self) -> str:
+        """The report as Markdown: the combined score first, then :data:`SECTIONS`; user text HTML-escaped."""
+        return _render_markdown(self)
+
+    def to_html(self) -> str:
+        """One self-contained HTML page: CSS inline, nothing fetched, every string escaped."""
+        from mas_eval.report.html import _environment
+
+        template = _environment().get_template("benchmark.html.j2")
+        return template.render(view=_view(self), version=__version__, sections=SECTIONS, titles=dict(SECTIONS))
+
+    def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
+        """Write the report to ``path`` in the format its suffix names (:data:`BENCHMARK_FORMATS`), atomically.
+
+        ``inputs`` are paths the report must not overwrite (the file it was read from).
+        """
+        from mas_eval.output import atomic_file
+
+        suffix = check_benchmark_path(path)
+        render = {".json": self.to_json, ".md": self.to_markdown, ".html": self.to_html}[suffix]
+        target = Path(path)
+        text = render()
+        with atomic_file(target, overwrite=overwrite, inputs=list(inputs)) as staging:
+            staging.write_text(text, encoding="utf-8")
+        return target
+
+
+def read_medaisure_report(path: str | Path) -> BenchmarkReport:
+    """MedAISure's report JSON as a :class:`BenchmarkReport`, its placeholder results kept and flagged.
+
+    The same as :meth:`BenchmarkReport.read`: a report :meth:`BenchmarkReport.write` wrote as
+    JSON is in MedAISure's schema too. :attr:`BenchmarkReport.placeholder_tasks` names the tasks
+    whose scores are stand-ins for a failed evaluation.
+    """
+    return BenchmarkReport.read(path)
+
+
+# -- rendering ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Combined:
+    name: str
+    overall: float | None
+    weights: dict[str, float]
+    renormalised: bool
+    tasks: int
+
+    def weights_text(self) -> str:
+        total = math.fsum(self.weights.values())
+        if not self.weights or total <= 0:
+            return "weights not recorded"
+        return ", ".join(f"{k} {w:g} ({w / total:.0%})" for k, w in self.weights.items())
+
+    def summary(self, tasks: int) -> str:
+        over = f"mean over {self.tasks} of {tasks} task(s)"
+        how = (
+            "weights renormalised over the categories present in each task"
+            if self.renormalised
+            else "a missing category counts 0"
+        )
+        return f"{over}; {how}"
+
+
+@dataclass(frozen=True)
+class _View:
+    """What the Markdown and HTML show, as strings (escaping is the renderer's)."""
+
+    model_id: str
+    timestamp: str
+    schema_version: int
+    combined: _Combined | None
+    combined_value: str
+    combined_summary: str
+    warning: str
+    overall: list[tuple[str, str, bool]]
+    task_headers: list[str]
+    task_rows: list[list[str]]
+    results: list[dict[str, Any]]
+    metadata: list[tuple[str, str]]
+
+
+def _item(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _view(report: BenchmarkReport) -> _View:
+    combined = report._combined()
+    name = combined.name if combined else None
+    placeholders = report.placeholder_tasks
+    warning = ""
+    if placeholders:
+        warning = (
+            f"{len(placeholders)} of {len(report.task_scores)} task(s) hold only placeholder results "
+            f"(the evaluation failed): {', '.join(placeholders)}. Their scores are stand-ins, not measurements."
+        )
+    overall = sorted(
+        ((metric, format_number(value), metric == name) for metric, value in report.overall_scores.items()),
+        key=lambda row: not row[2],
+    )
+    metrics: list[str] = list(dict.fromkeys(m for s in report.task_scores.values() for m in s))
+    if name in metrics:
+        metrics = [name, *(m for m in metrics if m != name)]
+    rows = [
+        [
+            task,
+            *(format_number(scores.get(m)) for m in metrics),
+            "placeholder (evaluation failed)" if task in placeholders else "",
+        ]
+        for task, scores in report.task_scores.items()
+    ]
+    results = []
+    for index, result in enumerate(report.detailed_results, start=1):
+        pairs = []
+        for position in range(min(DETAIL_ITEMS, max(len(result.inputs), len(result.model_outputs)))):
+            given = result.inputs[position] if position < len(result.inputs) else None
+            output = result.model_outputs[position] if position < len(result.model_outputs) else None
+            pairs.append(("" if given is None else _item(given), "" if output is None else _item(output)))
+        hidden = max(len(result.inputs), len(result.model_outputs)) - len(pairs)
+        results.append(
+            {
+                "index": index,
+                "task_id": result.task_id,
+                "timestamp": result.timestamp.isoformat() if result.timestamp else "",
+                "metrics": ", ".join(f"{m} {format_number(v)}" for m, v in result.metrics_results.items()),
+                "inputs": len(result.inputs),
+                "outputs": len(result.model_outputs),
+                "flag": result.flag,
+                "error": result.error or "",
+                "pairs": pairs,
+                "hidden": hidden,
+            }
+        )
+    metadata = [(str(k), _item(v)) for k, v in report.metadata.items()]
+    return _View(
+        model_id=report.model_id,
+        timestamp=report.timestamp.isoformat() if report.timestamp else "not recorded",
+        schema_version=report.schema_version,
+        combined=combined,
+        combined_value=format_number(combined.overall) if combined and combined.overall is not None else "none",
+        combined_summary=combined.summary(len(report.task_scores)) if combined else "",
+        warning=warning,
+        overall=overall,
+        task_headers=["task", *metrics, "flag"],
+        task_rows=rows,
+        results=results,
+        metadata=metadata,
+    )
+
+
+def _md(text: str) -> str:
+    """User text for Markdown: HTML-escaped (a renderer passes raw HTML through), one line, pipes escaped."""
+    return html.escape(" ".join(text.split()), quote=False).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _md_table(headers: list[str], rows: list[list[str]], numeric: list[bool]) -> list[str]:
+    align = ["---:" if is_number else "---" for is_number in numeric]
+    lines = ["| " + " | ".join(map(_md, headers)) + " |", "| " + " | ".join(align) + " |"]
+    return lines + ["| " + " | ".join(map(_md, row)) + " |" for row in rows]
+
+
+def _render_markdown(report: BenchmarkReport) -> str:
+    view = _view(report)
+    lines = [
+        f"# Benchmark report: {_md(view.model_id)}",
+        "",
+        f"Model {_md(view.model_id)}, {_md(view.timestamp)}, schema version {view.schema_version}; "
+        f"written by mas_eval {__version__}.",
+        "",
+    ]
+    if view.combined:
+        lines += [
+            f"**{_md(view.combined.name)}: {view.combined_value}** ({_md(view.combined_summary)})",
+            "",
+            f"Weights: {_md(view.combined.weights_text())}.",
+            "",
+        ]
+    if view.warning:
+        lines += [f"> **Warning:** {_md(view.warning)}", ""]
+    titles = dict(SECTIONS)
+    lines += [f"## {titles['overall']}", ""]
+    overall = [[f"**{m}**" if c else m, f"**{v}**" if c else v] for m, v, c in view.overall]
+    lines += [*_md_table(["metric", "score"], overall, [False, True]), ""] if overall else ["*No scores.*", ""]
+    lines += [f"## {titles['tasks']}", ""]
+    if view.task_rows:
+        numeric = [False, *[True] * (len(view.task_headers) - 2), False]
+        lines += [*_md_table(view.task_headers, view.task_rows, numeric), ""]
+    else:
+        lines += ["*No tasks.*", ""]
+    lines += [f"## {titles['details']}", ""]
+    if view.results:
+        headers = ["#", "task", "metrics", "inputs", "outputs", "timestamp", "flag"]
+        rows = [
+            [
+                str(r["index"]),
+                r["task_id"],
+                r["metrics"],
+                str(r["inputs"]),
+                str(r["outputs"]),
+                r["timestamp"],
+                r["flag"],
+            ]
+            for r in view.results
+        ]
+        lines += [*_md_table(headers, rows, [True, False, False, True, True, False, False]), ""]
+    else:
+        lines += ["*No detailed results.*", ""]
+    for r in view.results:
+        if not (r["pairs"] or r["error"]):
+            continue
+        lines += [f"### Result {r['index']}: {_md(r['task_id'])}", ""]
+        if r["error"]:
+            lines += [f"Error: {_md(r['error'])}", ""]
+        for position, (given, output) in enumerate(r["pairs"], start=1):
+            lines.append(f"{position}. input: {_md(given) or '—'}; output: {_md(output) or '—'}")
+        if r["pairs"]:
+            lines.append("")
+        if r["hidden"]:
+            lines += [f"*... and {r['hidden']} more (all are in the JSON).*", ""]
+    lines += [f"## {titles['metadata']}", ""]
+    if view.metadata:
+        lines += [*_md_table(["key", "value"], [[k, v] for k, v in view.metadata], [False, False]), ""]
+    else:
+        lines += ["*No metadata.*", ""]
+    return "\n".join(lines)

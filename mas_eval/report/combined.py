@@ -1,0 +1,339 @@
+r"""Seed 001's aggregates: per-task means, category aggregates and the combined score.
+
+* :func:`task_means` — a per-item score table reduced to one mean per task and metric.
+* :func:`overall_means` — per metric, the mean over the tasks that have it.
+* :func:`category_scores` — per task, the mean of the metrics a category map puts in each
+  category (:data:`DEFAULT_CATEGORIES`: diagnostics, safety, communication, summarization).
+* :func:`combined_score` — the weighted combined score per task and overall
+  (:class:`CombinedScore`).
+
+Notes
+-----
+.. math:: C_t = \sum_{k \in P_t} \frac{w_k}{Z_t} v_{t,k},\qquad
+          Z_t = \sum_{k \in P_t} w_k \ \text{(renormalised)}\quad\text{or}\quad Z = \sum_{k \in W} w_k
+
+where :math:`P_t` are the weighted categories task :math:`t` has a value for and
+:math:`v_{t,k}` is the mean of the task's metrics in category :math:`k`. The overall combined
+score is the mean of :math:`C_t` over the tasks that have one. Without renormalisation a
+missing category contributes 0 and the divisor is the sum of all weights (MedAISure's
+``add_combined_score``: it is 1 for weights that sum to 1, as MedAISure's CLI requires; here
+any positive sum is accepted, and scaling every weight changes nothing either way).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from mas_eval.errors import DataError, InvalidParameterError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = [
+    "DEFAULT_CATEGORIES",
+    "CombinedScore",
+    "category_scores",
+    "check_weights",
+    "combined_score",
+    "format_weights",
+    "overall_means",
+    "parse_weights",
+    "task_means",
+]
+
+#: Metric → category map: MedAISure's canonical one (``ResultAggregator._DEFAULT_CATEGORY_MAP``,
+#: ``docs/metrics/metric_categories.md``). A metric name matches case-insensitively, as there.
+DEFAULT_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "diagnostics": (
+            "clinical_accuracy", "diagnostic_accuracy", "clinical_correctness", "final_answer_correct",
+            "exact_match", "accuracy",
+        ),
+        "safety": ("safety", "harm_avoidance", "toxicity_reduction", "factuality_safety"),
+        "communication": ("reasoning_quality", "communication", "coherence", "helpfulness", "instruction_following"),
+        "summarization": (
+            "summarization", "summary_quality", "rouge_l", "rouge1", "rouge2", "bertscore", "clinical_relevance",
+            "factual_consistency",
+        ),
+    }
+)  # fmt: skip
+
+#: Metrics an error about an unknown weight key lists at most.
+_METRICS_SHOWN = 12
+
+TaskScores = Mapping[str, Mapping[str, float | None]]
+
+
+def _value(task: str, metric: str, value: object) -> float | None:
+    """A task's metric value as a float; None and NaN are missing (the metric was not computed)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        msg = f"task_scores[{task!r}][{metric!r}] is {value!r}, not a number; pass numbers (None for a missing score)"
+        raise DataError(msg)
+    number = float(value)
+    if math.isnan(number):
+        return None
+    if math.isinf(number):
+        msg = f"task_scores[{task!r}][{metric!r}] is {number}; a score must be finite (None or NaN for a missing one)"
+        raise DataError(msg)
+    return number
+
+
+def _check_categories(categories: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]]:
+    """``categories`` as category → lower-cased metric names; a bare string instead of a list is an error."""
+    checked = {}
+    for category, metrics in categories.items():
+        if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
+            msg = (
+                f"categories[{category!r}] is {metrics!r}; each category maps to a list of metric names, "
+                f"e.g. {{{category!r}: [{metrics!r}]}}"
+            )
+            raise InvalidParameterError(msg)
+        checked[category] = frozenset(m.lower() for m in metrics)
+    return checked
+
+
+def check_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    """``weights`` as floats, once each is finite and non-negative and their sum positive.
+
+    >>> check_weights({"diagnostics": 2, "safety": 0})
+    {'diagnostics': 2.0, 'safety': 0.0}
+
+    Raises
+    ------
+    InvalidParameterError
+        No weight; a weight that is not a number, negative, NaN or infinite; or a zero sum.
+    """
+    if not weights:
+        msg = "weights is empty; give a weight per category, e.g. diagnostics=0.4,safety=0.3"
+        raise InvalidParameterError(msg)
+    checked = {}
+    for key, weight in weights.items():
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            msg = f"weight {key}={weight!r} is invalid; a weight must be a finite number >= 0"
+            raise InvalidParameterError(msg)
+        if not (math.isfinite(weight) and weight >= 0):
+            msg = f"weight {key}={weight!r} is invalid; a weight must be a finite number >= 0"
+            raise InvalidParameterError(msg)
+        checked[str(key)] = float(weight)
+    if sum(checked.values()) <= 0:
+        msg = f"weights {format_weights(checked)} sum to 0; at least one weight must be positive"
+        raise InvalidParameterError(msg)
+    return checked
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """Weights written as ``key=value,key=value`` (the command line's ``--weights``), checked.
+
+    >>> parse_weights("diagnostics=0.4, safety=0.6")
+    {'diagnostics': 0.4, 'safety': 0.6}
+    """
+    weights: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = (s.strip() for s in part.partition("="))
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if not sep or not key or number is None:
+            msg = f"weights: {part!r} is not key=number; write e.g. diagnostics=0.4,safety=0.3"
+            raise InvalidParameterError(msg)
+        if key in weights:
+            msg = f"weights: {key!r} is given twice; give each category one weight"
+            raise InvalidParameterError(msg)
+        weights[key] = number
+    return check_weights(weights)
+
+
+def format_weights(weights: Mapping[str, float]) -> str:
+    """``diagnostics=0.4,safety=0.3``: weights as the command line takes them."""
+    return ",".join(f"{key}={weight:g}" for key, weight in weights.items())
+
+
+def task_means(
+    items: pl.DataFrame | pl.LazyFrame, *, task: str = "task", metrics: Sequence[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """Per task, the mean of each metric over its items (nulls and NaN left out), tasks sorted.
+
+    ``metrics`` defaults to every floating-point column of ``items``. A task whose items have
+    no value of a metric has no entry for it.
+
+    >>> import polars as pl
+    >>> items = pl.DataFrame({"task": ["b", "a", "a"], "clinical_accuracy": [1.0, 0.5, None]})
+    >>> task_means(items)
+    {'a': {'clinical_accuracy': 0.5}, 'b': {'clinical_accuracy': 1.0}}
+    """
+    import polars as pl
+
+    frame = items.lazy()
+    schema = frame.collect_schema()
+    if task not in schema:
+        msg = f"the items have no task column {task!r} (columns: {', '.join(schema)}); pass task=<column>"
+        raise InvalidParameterError(msg)
+    chosen = [c for c, t in schema.items() if t.is_float() and c != task] if metrics is None else list(metrics)
+    for name in chosen:
+        if name not in schema or not schema[name].is_numeric():
+            what = "is not a column" if name not in schema else f"is {schema[name]}, not numeric"
+            msg = f"metric {name!r} of the items {what}; pass metrics=[...] naming numeric columns"
+            raise InvalidParameterError(msg)
+    means = (
+        frame.group_by(pl.col(task).cast(pl.String))
+        .agg(pl.col(name).cast(pl.Float64).fill_nan(None).mean() for name in chosen)
+        .sort(task)
+        .collect()
+    )
+    if means.height and means[task].null_count():
+        msg = f"some items have no {task!r} (null); every item needs its task: fill the column or filter them out"
+        raise DataError(msg)
+    return {
+        row[task]: {name: row[name] for name in chosen if row[name] is not None} for row in means.iter_rows(named=True)
+    }
+
+
+def overall_means(task_scores: TaskScores) -> dict[str, float]:
+    """Per metric, the mean over the tasks that have a value of it (metrics in first-seen order).
+
+    >>> overall_means({"t1": {"a": 1.0, "b": 0.0}, "t2": {"a": 0.5}})
+    {'a': 0.75, 'b': 0.0}
+    """
+    values: dict[str, list[float]] = {}
+    for task, scores in task_scores.items():
+        for metric, raw in scores.items():
+            value = _value(task, metric, raw)
+            if value is not None:
+                values.setdefault(metric, []).append(value)
+    return {metric: math.fsum(v) / len(v) for metric, v in values.items()}
+
+
+def category_scores(
+    task_scores: TaskScores, categories: Mapping[str, Sequence[str]] = DEFAULT_CATEGORIES
+) -> dict[str, dict[str, float]]:
+    """Per task, each category's value: the mean of the task's metrics the map puts in it.
+
+    Categories with no metric in a task are absent from it.
+
+    >>> category_scores({"t": {"rouge_l": 0.2, "clinical_relevance": 0.4, "accuracy": 1.0}})
+    {'t': {'diagnostics': 1.0, 'summarization': 0.30000000000000004}}
+    """
+    checked = _check_categories(categories)
+    result: dict[str, dict[str, float]] = {}
+    for task, scores in task_scores.items():
+        values = [(metric.lower(), _value(task, metric, raw)) for metric, raw in scores.items()]
+        result[task] = {}
+        for category, members in checked.items():
+            found = [v for metric, v in values if metric in members and v is not None]
+            if found:
+                result[task][category] = math.fsum(found) / len(found)
+    return result
+
+
+@dataclass(frozen=True)
+class CombinedScore:
+    """A combined score: per task, overall, and the category values it was computed from.
+
+    Attributes
+    ----------
+    per_task
+        Task → combined score, for the tasks that have at least one weighted category
+        (with renormalisation: one of positive weight).
+    overall
+        The mean of ``per_task``; None when no task has a combined score.
+    categories
+        Task → weighted category → its value in the task (only the present ones).
+    weights
+        The weights, as checked (a category's share is its weight over the sum).
+    renormalize_missing
+        Whether a task's weights were renormalised over its present categories.
+    """
+
+    per_task: dict[str, float]
+    overall: float | None
+    categories: dict[str, dict[str, float]]
+    weights: dict[str, float]
+    renormalize_missing: bool
+
+    @property
+    def missing(self) -> list[str]:
+        """The tasks without a combined score (no weighted category present)."""
+        return [task for task in self.categories if task not in self.per_task]
+
+    def table(self, name: str = "combined_score") -> pl.DataFrame:
+        """One row per task: its combined score (column ``name``) and its weighted categories' values."""
+        import polars as pl
+
+        rows = [
+            {"task": task, name: self.per_task.get(task), **{k: values.get(k) for k in self.weights}}
+            for task, values in self.categories.items()
+        ]
+        schema = {"task": pl.String, name: pl.Float64, **dict.fromkeys(self.weights, pl.Float64)}
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def combined_score(
+    task_scores: TaskScores,
+    weights: Mapping[str, float],
+    *,
+    renormalize_missing: bool = True,
+    categories: Mapping[str, Sequence[str]] = DEFAULT_CATEGORIES,
+) -> CombinedScore:
+    r"""The weighted combined score of seed 001, per task and overall (formula: module docstring).
+
+    Parameters
+    ----------
+    task_scores
+        Task → metric → score (a :class:`~mas_eval.report.BenchmarkReport`'s ``task_scores``).
+        None and NaN are missing scores.
+    weights
+        Category → weight: finite, non-negative, with a positive sum (they need not sum to 1).
+        A key that is not a category of ``categories`` names a metric, whose value is used as is.
+    renormalize_missing
+        Divide by the sum of the weights of the categories present in the task (default), so a
+        missing category does not pull the score down; otherwise by the sum of all weights.
+    categories
+        Category → the metrics averaged into it (default: :data:`DEFAULT_CATEGORIES`).
+
+    Raises
+    ------
+    InvalidParameterError
+        A bad weight (see :func:`check_weights`), or a weight key that is neither a category
+        nor a metric of any task (a misspelt key would otherwise be dropped in silence).
+
+    >>> scores = {"t1": {"accuracy": 0.8, "rouge_l": 0.4}, "t2": {"accuracy": 0.6}}
+    >>> result = combined_score(scores, {"diagnostics": 0.75, "summarization": 0.25})
+    >>> result.per_task, result.overall
+    ({'t1': 0.7000000000000001, 't2': 0.6}, 0.65)
+    >>> combined_score(scores, {"diagnostics": 0.75, "summarization": 0.25}, renormalize_missing=False).per_task
+    {'t1': 0.7000000000000001, 't2': 0.44999999999999996}
+    """
+    checked = check_weights(weights)
+    by_category = category_scores(task_scores, categories)
+    metrics = {metric for scores in task_scores.values() for metric in scores}
+    unknown = [key for key in checked if key not in categories and key not in metrics]
+    if unknown:
+        known = ", ".join(categories) or "none"
+        shown = sorted(metrics)[:_METRICS_SHOWN] + (["..."] if len(metrics) > _METRICS_SHOWN else [])
+        msg = (
+            f"weights name {', '.join(map(repr, unknown))}, neither a category ({known}) nor a metric of any task "
+            f"({', '.join(shown) or 'none'}); fix the key"
+        )
+        raise InvalidParameterError(msg)
+    total = math.fsum(checked.values())
+    present_values: dict[str, dict[str, float]] = {}
+    per_task: dict[str, float] = {}
+    for task, scores in task_scores.items():
+        values = {}
+        for key in checked:
+            value = by_category[task].get(key) if key in categories else _value(task, key, scores.get(key))
+            if value is not None:
+                values[key] = value
+        present_values[task] = values
+        divisor = math.fsum(checked[k] for k in values) if renormalize_missing else total
+        if values and divisor > 0:  # nothing present, or only zero weights: nothing to combine
+            per_task[task] = math.fsum(checked[k] / divisor * v for k, v in values.items())
+    overall = math.fsum(per_task.values()) / len(per_task) if per_task else None
+    return CombinedScore(per_task, overall, present_values, checked, renormalize_missing)
