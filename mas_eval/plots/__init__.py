@@ -8,6 +8,7 @@
 * :func:`consensus_quality` — quality against consensus, with binned means per system.
 * :func:`beliefs` — one run's agents × alternatives belief masses.
 * :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
+* :func:`item_scores` — an answer-level metric (seed 001) per task and system.
 * :func:`system_colours`, :func:`paper_style`, :func:`save` — the colours, the paper style, the writer.
 
 Every function returns a :class:`matplotlib.figure.Figure` (never shows it: in Jupyter the
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from mas_eval.plots.belief_map import beliefs
     from mas_eval.plots.calibration import reliability
     from mas_eval.plots.comparison import forest
+    from mas_eval.plots.items import item_scores
     from mas_eval.plots.runs import consensus_quality, cost_quality, distributions, paired
     from mas_eval.plots.teamwork import collaboration
 
@@ -48,6 +50,7 @@ __getattr__, __dir__ = lazy_attributes(
         "reliability": "mas_eval.plots.calibration",
         "collaboration": "mas_eval.plots.teamwork",
         "forest": "mas_eval.plots.comparison",
+        "item_scores": "mas_eval.plots.items",
         "consensus_quality": "mas_eval.plots.runs",
         "cost_quality": "mas_eval.plots.runs",
         "distributions": "mas_eval.plots.runs",
@@ -64,6 +67,7 @@ __all__ = [
     "cost_quality",
     "distributions",
     "forest",
+    "item_scores",
     "paired",
     "paper_style",
     "reliability",

@@ -45,7 +45,7 @@ from mas_eval.plots._style import (
 )
 from mas_eval.stats._common import COLUMN_NAME
 
-__all__ = ["Kind", "consensus_quality", "cost_quality", "distributions", "paired"]
+__all__ = ["Kind", "consensus_quality", "cost_quality", "distributions", "draw_distributions", "paired"]
 
 #: The shapes :func:`distributions` draws.
 Kind = Literal["box", "violin"]
@@ -159,15 +159,33 @@ def distributions(
     """
     where = "distributions"
     frame = run_frame(run_metrics, where)
-    require_columns(frame, [SYSTEM, metric, *([by] if by else [])], where)
-    require_rows(frame, where)
+    return draw_distributions(frame, metric, by, kind=kind, max_points=max_points, seed=seed, ax=ax, where=where)
+
+
+def draw_distributions(
+    frame: pl.DataFrame,
+    metric: str,
+    by: str | None,
+    *,
+    kind: Kind,
+    max_points: int,
+    seed: int,
+    ax: Axes | None,
+    where: str,
+    what: str = "run_metrics",
+    unit: str = "runs",
+) -> Figure:
+    """:func:`distributions` of any frame with one row per ``unit`` (runs, answers), for the functions
+    that draw it; errors name the calling function (``where``) and its argument (``what``)."""
+    require_columns(frame, [SYSTEM, metric, *([by] if by else [])], where, what)
+    require_rows(frame, where, what)
     group = pl.col(by).cast(pl.String).fill_null("null") if by else pl.lit("")
     data = (
         frame.select(pl.col(SYSTEM), group.alias("_group"), numeric(frame, metric, where).alias("_value"))
         .drop_nulls([SYSTEM, "_value"])
         .sort("_group", SYSTEM, maintain_order=True)
     )
-    require_rows(data, where, after=f"with a value of {metric!r}")
+    require_rows(data, where, what, after=f"with a value of {metric!r}")
     every, colours = _systems(frame)
     with_values = set(data[SYSTEM].unique().to_list())
     systems, without = [s for s in every if s in with_values], [s for s in every if s not in with_values]
@@ -244,7 +262,7 @@ def distributions(
     if max_points == 0:
         notes.append("points not drawn")
     elif total > max_points:
-        notes.append(f"{thousands(shown.height)} of {thousands(total)} runs shown as points")
+        notes.append(f"{thousands(shown.height)} of {thousands(total)} {unit} shown as points")
     if without:
         notes.append(f"no {name_in_text(metric)}: {', '.join(without)}")
     legend_above(ax, handles, title="; ".join(notes) or None)
