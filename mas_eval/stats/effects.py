@@ -117,8 +117,14 @@ def d_confidence_interval(
     valid = np.isfinite(t) & np.isfinite(df) & (df > 0) & np.isfinite(scale) & (scale > 0)
     if valid.any():
         tail = (1.0 - confidence) / 2.0
-        lower[valid] = _solve_nc(t[valid], df[valid], 1.0 - tail) / scale[valid]
-        upper[valid] = _solve_nc(t[valid], df[valid], tail) / scale[valid]
+        # The limits of -t are minus the limits of t (F(-t; df, -nc) = 1 - F(t; df, nc)). Solving for
+        # |t| and reflecting keeps that exact where Boost's noncentral t is inaccurate (df = 1 and a
+        # large |t|), so swapping treatment and control only flips the interval's sign.
+        size, sign = np.abs(t[valid]), np.where(t[valid] < 0, -1.0, 1.0)
+        low = _solve_nc(size, df[valid], 1.0 - tail) / scale[valid]
+        high = _solve_nc(size, df[valid], tail) / scale[valid]
+        lower[valid] = np.where(sign > 0, low, -high)
+        upper[valid] = np.where(sign > 0, high, -low)
     return lower, upper
 
 
