@@ -25,7 +25,7 @@ from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_pa
 from mas_eval.dataset import Dataset
 from mas_eval.diagnostic_simulation import _frame, _vocab
 from mas_eval.errors import InvalidParameterError
-from mas_eval.simulation import SYSTEMS, _Coded, _expand, _labels
+from mas_eval.simulation import SYSTEMS, _Coded, _expand, _labels, split_runs
 
 __all__ = ["ENTITIES", "simulate_answers"]
 
@@ -384,15 +384,7 @@ def simulate_answers(
             f"answer, but it names at most {_MAX_ENTITIES}; pass a maximum <= {_MAX_ENTITIES}"
         )
         raise InvalidParameterError(msg)
-    n_mas = round(runs * mas_share)
-    n_single = runs - n_mas
-    n_cases = min(n_mas, n_single)
-    if n_cases < 1:
-        msg = (
-            f"simulate_answers: runs={runs} with mas_share={mas_share:g} gives {n_mas} MAS and {n_single} "
-            "single runs, too few for every case to be run by both systems; raise runs or bring mas_share nearer 0.5"
-        )
-        raise InvalidParameterError(msg)
+    n_mas, n_single, n_cases = split_runs(runs, mas_share, where="simulate_answers")
 
     rng = np.random.default_rng(seed)
     report = progress if progress is not None else (lambda _description: None)

@@ -39,7 +39,7 @@ from mas_eval.ingest.lddx import (
 from mas_eval.metrics.diagnosis.equivalence import normalise
 from mas_eval.metrics.diagnosis.tables import shipped_table
 from mas_eval.schema import DDX_STANCES, TABLES
-from mas_eval.simulation import SYSTEMS, _Coded, _expand, _labels
+from mas_eval.simulation import SYSTEMS, _Coded, _expand, _labels, split_runs
 
 __all__ = ["DIAGNOSES", "simulate_diagnosis"]
 
@@ -461,15 +461,7 @@ def simulate_diagnosis(
             f"diagnoses per case, but a specialty has {smallest}; pass a maximum <= {smallest}"
         )
         raise InvalidParameterError(msg)
-    n_mas = round(runs * mas_share)
-    n_single = runs - n_mas
-    n_cases = min(n_mas, n_single)
-    if n_cases < 1:
-        msg = (
-            f"simulate_diagnosis: runs={runs} with mas_share={mas_share:g} gives {n_mas} MAS and {n_single} "
-            "single runs, too few for every case to be run by both systems; raise runs or bring mas_share nearer 0.5"
-        )
-        raise InvalidParameterError(msg)
+    n_mas, n_single, n_cases = split_runs(runs, mas_share, where="simulate_diagnosis")
 
     rng = np.random.default_rng(seed)
     report = progress if progress is not None else (lambda _description: None)

@@ -120,6 +120,26 @@ def _table(name: str, columns: dict[str, np.ndarray | pl.Series | _Coded]) -> pl
     return pl.DataFrame(list(stored.values())).lazy().select(select)
 
 
+def split_runs(runs: int, mas_share: float, repeats: int = 1, *, where: str) -> tuple[int, int, int]:
+    """MAS runs, single runs and cases (each run ``repeats`` times by both systems) of a simulator.
+
+    Raises :class:`~mas_eval.errors.InvalidParameterError`, naming the simulator ``where``, when
+    not every case can be run by both systems.
+    """
+    n_mas = round(runs * mas_share)
+    n_single = runs - n_mas
+    n_cases = min(n_mas, n_single) // repeats
+    if n_cases < 1:
+        times = f" {repeats} time(s)" if repeats > 1 else ""
+        fix = "raise runs or lower repeats" if repeats > 1 else "raise runs or bring mas_share nearer 0.5"
+        msg = (
+            f"{where}: runs={runs} with mas_share={mas_share:g} gives {n_mas} MAS and {n_single} single "
+            f"runs, too few for every case to be run{times} by both systems; {fix}"
+        )
+        raise InvalidParameterError(msg)
+    return n_mas, n_single, n_cases
+
+
 @validate_params(
     {
         "runs": [Interval(int, 2)],
@@ -283,16 +303,7 @@ def simulate(
         (int(low), int(high)) for low, high in (agents, alternatives, criteria)
     )
 
-    n_mas = round(runs * mas_share)
-    n_single = runs - n_mas
-    n_cases = min(n_mas, n_single) // repeats
-    if n_cases < 1:
-        msg = (
-            f"simulate: runs={runs} with mas_share={mas_share:g} gives {n_mas} MAS and {n_single} single "
-            f"runs, too few for every case to be run {repeats} time(s) by both systems; "
-            "raise runs or lower repeats"
-        )
-        raise InvalidParameterError(msg)
+    n_mas, n_single, n_cases = split_runs(runs, mas_share, repeats, where="simulate")
 
     rng = np.random.default_rng(seed)
     report = progress if progress is not None else (lambda _description: None)
