@@ -9,18 +9,17 @@ turned back into run codes here. Everything else runs on the codes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 
 import polars as pl
 
-from mas_eval.errors import InvalidParameterError, MasEvalError
 from mas_eval.metrics.codes import CODE, KeyCodes
 from mas_eval.metrics.diagnosis.collaboration import credibility, round_credibility, tempo_scores
 from mas_eval.metrics.diagnosis.equivalence import synonym_table
 from mas_eval.metrics.diagnosis.labels import classify, intervention_keywords, label_counts
 from mas_eval.metrics.diagnosis.params import DiagnosisParams
 from mas_eval.metrics.diagnosis.scores import COUNTS, RULES, score_expressions
+from mas_eval.metrics.diagnosis.tables import user_table
 from mas_eval.metrics.diagnosis.vote import credibility_vote
 from mas_eval.schema import RUN_KEY
 
@@ -32,33 +31,6 @@ VOTING_ROUND = "post_debate_voting"
 Tables = Mapping[str, pl.LazyFrame]
 
 
-def _user_table(
-    path: str | None, parameter: str, columns: tuple[str, str], extend: Callable[[pl.DataFrame], pl.DataFrame]
-) -> pl.DataFrame | None:
-    """The shipped table extended (``extend``) by the CSV a ``*_file`` parameter names, or ``None``.
-
-    A file that is missing, unreadable or wrong in shape is an error naming the parameter and the file.
-    """
-    if path is None:
-        return None
-    file = Path(path)
-    wanted = ",".join(columns)
-    where = f"score: {parameter}={str(path)!r}"
-    if not file.is_file():
-        msg = f"{where}: no such file; pass a CSV with the header {wanted}"
-        raise InvalidParameterError(msg)
-    try:
-        table = pl.read_csv(file, comment_prefix="#", infer_schema=False)
-    except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        msg = f"{where} is not a readable CSV ({first}); it needs the header {wanted}"
-        raise InvalidParameterError(msg) from None
-    try:
-        return extend(table)
-    except MasEvalError as exc:
-        raise type(exc)(f"{where}: {exc}") from None
-
-
 def _as_codes(frame: pl.DataFrame) -> pl.DataFrame:
     """A frame keyed by run codes written as text (what ``classify`` reads) keyed by the codes again."""
     return frame.with_columns(pl.col(RUN_KEY).cast(CODE))
@@ -68,8 +40,8 @@ def _labels(tables: Tables, params: DiagnosisParams, codes: KeyCodes) -> pl.Data
     """:func:`~.labels.classify` over the coded tables; its rows keyed by run code, sorted."""
     as_text = pl.col(RUN_KEY).cast(pl.String)
     agents = codes.labels_of({"agent_id": "agent_id"})
-    synonyms = _user_table(params.synonyms_file, "synonyms_file", ("term", "canonical"), synonym_table)
-    treatments = _user_table(
+    synonyms = user_table(params.synonyms_file, "synonyms_file", ("term", "canonical"), synonym_table)
+    treatments = user_table(
         params.interventions_file, "interventions_file", ("keyword", "diagnosis"), intervention_keywords
     )
     labels = classify(

@@ -7,21 +7,22 @@ reads the one and checks the other, so that a bad table gets the same kind of me
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 import polars as pl
 
-from mas_eval.errors import DataError, InvalidParameterError, SchemaError
+from mas_eval.errors import DataError, InvalidParameterError, MasEvalError, SchemaError
 
-__all__ = ["shipped_table", "string_table"]
+__all__ = ["shipped_table", "string_table", "user_table"]
 
 
 @cache
-def shipped_table(file: str, columns: tuple[str, ...]) -> pl.DataFrame:
-    """The package's CSV ``file`` (``#`` lines are comments) with String ``columns``."""
-    source = resources.files("mas_eval.metrics.diagnosis").joinpath(file)
+def shipped_table(file: str, columns: tuple[str, ...], package: str = "mas_eval.metrics.diagnosis") -> pl.DataFrame:
+    """``package``'s CSV ``file`` (``#`` lines are comments) with String ``columns``."""
+    source = resources.files(package).joinpath(file)
     with resources.as_file(source) as path:
         return pl.read_csv(path, comment_prefix="#", schema=dict.fromkeys(columns, pl.String))
 
@@ -61,3 +62,30 @@ def string_table(table: object, name: str, columns: Mapping[str, str], kind: str
         msg = f"{name}: {nulls.height} row(s) with a null {' or '.join(names)}: rows {rows}; drop them"
         raise DataError(msg)
     return table
+
+
+def user_table(
+    path: str | None, parameter: str, columns: tuple[str, str], extend: Callable[[pl.DataFrame], pl.DataFrame]
+) -> pl.DataFrame | None:
+    """The shipped table extended (``extend``) by the CSV a ``*_file`` parameter names, or ``None``.
+
+    A file that is missing, unreadable or wrong in shape is an error naming the parameter and the file.
+    """
+    if path is None:
+        return None
+    file = Path(path)
+    wanted = ",".join(columns)
+    where = f"score: {parameter}={str(path)!r}"
+    if not file.is_file():
+        msg = f"{where}: no such file; pass a CSV with the header {wanted}"
+        raise InvalidParameterError(msg)
+    try:
+        table = pl.read_csv(file, comment_prefix="#", infer_schema=False)
+    except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        msg = f"{where} is not a readable CSV ({first}); it needs the header {wanted}"
+        raise InvalidParameterError(msg) from None
+    try:
+        return extend(table)
+    except MasEvalError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
