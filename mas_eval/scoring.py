@@ -12,7 +12,7 @@ outputs, and record which families ran and which were skipped, and why.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ class Scores(Mapping[str, pl.DataFrame]):
     ----------
     tables
         Output table name → frame: ``runs`` (one row per run, every family's run columns) and
-        each family's own tables (``agents``, ``alternatives``, ``pairwise``, ...). Every row
+        each family's own tables (``agents``, ``alternatives``, ``pairwise``, ``items``, ...). Every row
         is led by the run's identifying columns (``run_id, system, case_id, task, variant``),
         then its key, and the rows are sorted by that key.
     preset
@@ -85,6 +85,21 @@ class Scores(Mapping[str, pl.DataFrame]):
 
     def __len__(self) -> int:
         return len(self.tables)
+
+    @property
+    def items(self) -> Any:  # type: ignore[override]
+        """The ``items`` table (answers family: one row per answer) when there is one; callable either way.
+
+        ``scores.items`` is a table name and, as for every :class:`~collections.abc.Mapping`, a
+        method: with an ``items`` table it is that table (so ``compare(scores.items, ...)``
+        works), and calling it, ``scores.items()``, still gives the (name, table) pairs.
+        """
+        frame = self.__dict__.get("tables", {}).get("items")
+        if frame is None:
+            return Mapping.items.__get__(self, type(self))
+        table = _ItemsTable._from_pydf(frame._df)
+        table._scores = self
+        return table
 
     @property
     def names(self) -> list[str]:
@@ -145,6 +160,18 @@ class Scores(Mapping[str, pl.DataFrame]):
             frame = pl.scan_parquet(file)
             frame.collect_schema()
         return frame
+
+
+class _ItemsTable(pl.DataFrame):
+    """The ``items`` table as ``Scores.items`` gives it: a DataFrame that, called, is ``Mapping.items``."""
+
+    _scores: Scores | None = None
+
+    def __call__(self) -> ItemsView[str, pl.DataFrame]:
+        if self._scores is None:  # a frame derived from it (``scores.items.head()``) is a plain table
+            msg = "this is a frame of the items table, not Scores.items; call .items() on the Scores"
+            raise TypeError(msg)
+        return ItemsView(self._scores)
 
 
 def _scores_folder(path: str | Path) -> Path:
@@ -211,17 +238,24 @@ class _NotOneRowPerRunError(Exception):
 
 
 def _decoded(codes: KeyCodes, table: str, frame: pl.LazyFrame, *, extra: list[str] | None = None) -> pl.DataFrame:
-    """Output table ``table`` with labels for codes, led by the run's identifying columns (and ``extra``)."""
+    """Output table ``table`` with labels for codes, led by the run's identifying columns (and ``extra``).
+
+    A family's frame may carry a run-identifying column of its own (the ``items`` of the answers
+    family carry each answer's ``task``): where it is not null it takes precedence over the run's value.
+    """
     spec = registry.OUTPUT_TABLES[table]
     kinds = {column: kind for column, kind in spec.key if kind} | {
         m.name: m.codes for m in registry.METRICS if m.table == table and m.codes
     }
-    columns = [name for name in registry.columns(table) if name in frame.collect_schema()]
-    return (
-        codes.decode(frame, kinds)
-        .select(*codes.run_columns(RUN_ID_COLUMNS), *spec.key_columns, *columns, *(extra or []))
-        .collect()
-    )
+    schema = frame.collect_schema()
+    columns = [name for name in registry.columns(table) if name in schema]
+    lead = [
+        pl.coalesce(pl.col(name).cast(pl.String), run_value).alias(name)
+        if name != RUN_KEY and name in schema
+        else run_value
+        for name, run_value in zip(RUN_ID_COLUMNS, codes.run_columns(RUN_ID_COLUMNS), strict=True)
+    ]
+    return codes.decode(frame, kinds).select(*lead, *spec.key_columns, *columns, *(extra or [])).collect()
 
 
 def _merged(table: str, frames: list[pl.LazyFrame | pl.DataFrame]) -> pl.LazyFrame:

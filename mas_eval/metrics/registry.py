@@ -62,7 +62,9 @@ class OutputTable:
     ``key``: the columns that, with ``run_id``, identify the row, each with the kind of label
     it holds as a code (:mod:`mas_eval.metrics.codes`), or ``None`` for a column of plain
     labels. ``family`` is the family that produces it; ``None`` for ``runs``, to which every
-    family may add columns.
+    family may add columns. A family's frame may carry an identifying column of its own (the
+    answers family's ``items`` carry each answer's ``task``): its values, where not null,
+    replace the run's.
     """
 
     name: str
