@@ -1,0 +1,51 @@
+"""The answers family's output columns and tables, with their declared properties (the registry's entries)."""
+
+from __future__ import annotations
+
+from mas_eval.metrics.answers.vocabulary import CATEGORIES
+from mas_eval.metrics.registry import Metric, OutputTable
+
+__all__ = ["ITEM_METRICS", "METRICS", "RUN_METRICS", "TABLES"]
+
+_FAMILY = "answers"
+
+
+def _m(table: str, name: str, description: str, low: float | None = None, high: float | None = None) -> Metric:
+    return Metric(name, table, description, low, high, family=_FAMILY)
+
+
+TABLES = (
+    OutputTable(
+        "items",
+        (("item_id", None),),
+        "One row per benchmark answer of a run (its task is the answer's own, else the run's).",
+        _FAMILY,
+    ),
+)
+
+#: The item columns, in their order: the two scores, then every component (the seed's per-sample breakdown).
+ITEM_METRICS = (
+    _m(
+        "items", "clinical_accuracy", "Pooled weighted Jaccard of the entity sets; fallback when none (seed 001).", 0, 1
+    ),
+    _m("items", "reasoning_quality", "clamp(0.4·F1 + 0.15·S + 0.2·E + 0.25·F − fallacy) (seed 001).", 0, 1),
+    *(
+        _m("items", f"entity_jaccard_{c}", f"|P∩R| / |P∪R| of the {c}; null when neither side has one.", 0, 1)
+        for c in CATEGORIES
+    ),
+    _m("items", "accuracy_fallback_used", "No entity on either side: clinical accuracy compared the texts."),
+    _m("items", "token_f1", "Token-multiset F1 of the predicted and reference reasoning.", 0, 1),
+    _m("items", "structure", "min(1, distinct structure markers / 3).", 0, 1),
+    _m("items", "evidence", "min(1, distinct evidence markers / 3).", 0, 1),
+    _m("items", "factual_consistency", "Share of the reference diagnosis's facts found; else evidence.", 0, 1),
+    _m("items", "fallacy_penalty", "min(0.4, 0.15 · distinct fallacy markers).", 0, 0.4),
+)
+
+#: Per-run means of the item scores, beside every other family's run columns.
+RUN_METRICS = (
+    _m("runs", "clinical_accuracy", "Mean clinical accuracy over the run's answers (seed 001).", 0, 1),
+    _m("runs", "reasoning_quality", "Mean reasoning quality over the run's answers (seed 001).", 0, 1),
+    _m("runs", "num_items", "Answers of the run (null without any).", 1),
+)
+
+METRICS = (*ITEM_METRICS, *RUN_METRICS)

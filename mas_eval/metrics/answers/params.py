@@ -1,0 +1,88 @@
+"""Parameters of the answers family (seed 001; SPEC.md §3), each with what it accepts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import ClassVar
+
+from mas_eval.constraints import NONE, Boolean, Interval, Options, Predicate
+from mas_eval.errors import InvalidParameterError
+from mas_eval.metrics.answers.normalise import Matching
+from mas_eval.metrics.answers.vocabulary import CATEGORIES
+from mas_eval.presets import Params, param
+
+__all__ = ["AnswersParams"]
+
+_FILE = Predicate(lambda value: isinstance(value, str | Path) and str(value) != "", "a file path")
+_WEIGHT = Interval(float, 0, None)
+
+
+@dataclass(frozen=True)
+class AnswersParams(Params):
+    """Parameters of the answers family (seed 001; SPEC.md §3).
+
+    Attributes
+    ----------
+    answers_matching
+        How lexicon terms, markers, facts and the fallback's containment are found in the
+        normalised text: ``"word_boundary"`` (the document: whole words only) or ``"substring"``
+        (MedAISure's code, where "ct" occurs in "doctor"). The synonym map always works on words.
+    accuracy_weight_diagnoses, accuracy_weight_treatments, accuracy_weight_medications
+        With ``accuracy_weight_symptoms`` and ``accuracy_weight_labs``: the category weights of
+        the pooled Jaccard (3, 2, 2, 1, 1); each finite and >= 0, with a positive sum.
+    reasoning_weight_f1, reasoning_weight_structure, reasoning_weight_evidence, reasoning_weight_factual
+        The weights of reasoning quality's components (0.4, 0.15, 0.2, 0.25), each >= 0.
+    reasoning_reference_fallback
+        An item without a reference rationale compares its reasoning with the reference answer
+        (``True``), or counts its reference reasoning as empty (``False``, MedAISure's code).
+    answers_lexicon_file, answers_synonyms_file, answers_markers_file, answers_facts_file
+        A CSV of rows added to the shipped table: ``term,category`` (lexicon), ``term,canonical``
+        (synonyms; a term overrides the shipped rows of the same term), ``kind,marker`` (markers),
+        ``diagnosis,fact`` (fact sets); ``None``: the shipped table alone.
+
+    Examples
+    --------
+    >>> AnswersParams().category_weights()["diagnoses"]
+    3.0
+    >>> from mas_eval.errors import InvalidParameterError
+    >>> try:
+    ...     AnswersParams(answers_matching="fuzzy")
+    ... except InvalidParameterError as error:
+    ...     print(error)
+    score: answers_matching='fuzzy' is invalid; answers_matching must be one of 'word_boundary', 'substring'
+    """
+
+    section: ClassVar[str] = "answers"
+    where: ClassVar[str] = "score"
+
+    answers_matching: Matching = param("word_boundary", Options.of(Matching))
+    accuracy_weight_diagnoses: float = param(3.0, _WEIGHT)
+    accuracy_weight_treatments: float = param(2.0, _WEIGHT)
+    accuracy_weight_medications: float = param(2.0, _WEIGHT)
+    accuracy_weight_symptoms: float = param(1.0, _WEIGHT)
+    accuracy_weight_labs: float = param(1.0, _WEIGHT)
+    reasoning_weight_f1: float = param(0.4, _WEIGHT)
+    reasoning_weight_structure: float = param(0.15, _WEIGHT)
+    reasoning_weight_evidence: float = param(0.2, _WEIGHT)
+    reasoning_weight_factual: float = param(0.25, _WEIGHT)
+    reasoning_reference_fallback: bool = param(True, Boolean())
+    answers_lexicon_file: str | None = param(None, _FILE, NONE)
+    answers_synonyms_file: str | None = param(None, _FILE, NONE)
+    answers_markers_file: str | None = param(None, _FILE, NONE)
+    answers_facts_file: str | None = param(None, _FILE, NONE)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if sum(self.category_weights().values()) <= 0:
+            names = ", ".join(f.name for f in fields(self) if f.name.startswith("accuracy_weight_"))
+            msg = f"{self.where}: the category weights {names} are all 0; give at least one a positive weight"
+            raise InvalidParameterError(msg)
+
+    def category_weights(self) -> dict[str, float]:
+        """The category weights, by category."""
+        return {c: float(getattr(self, f"accuracy_weight_{c}")) for c in CATEGORIES}
+
+    def reasoning_weights(self) -> dict[str, float]:
+        """The reasoning components' weights: ``f1``, ``structure``, ``evidence``, ``factual``."""
+        return {c: float(getattr(self, f"reasoning_weight_{c}")) for c in ("f1", "structure", "evidence", "factual")}

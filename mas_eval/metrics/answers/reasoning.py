@@ -1,0 +1,164 @@
+r"""Reasoning quality of a rationale against the reference (seed 001, "Reasoning Quality"; SPEC.md §3).
+
+.. math::
+
+    RQ = \operatorname{clamp}_{[0,1]}\left(0.4\,F_1 + 0.15\,S + 0.2\,E + 0.25\,F - \Phi\right)
+
+* :math:`F_1`: token-multiset F1 of the predicted and the reference reasoning texts:
+  :math:`2|A \cap B| / (|A| + |B|)` with multiset intersection (a word twice on both sides
+  counts twice); 1 when both texts are empty, 0 when one is;
+* :math:`S = \min(1, h_s/3)`, :math:`E = \min(1, h_e/3)`: :math:`h` the number of distinct
+  structure or evidence markers present in the predicted reasoning;
+* :math:`\Phi = \min(0.4, 0.15\,h_f)`: :math:`h_f` the distinct fallacy markers present;
+* :math:`F`: the share of the reference diagnosis's fact set found in the predicted reasoning,
+  the fact set being the union of the sets of the fact-table diagnoses present in the reference
+  diagnosis (else in the reference answer); when it names none, :math:`F = E` (the seed's fallback).
+
+Markers and facts are present when one of their forms occurs in the normalised text (on word
+boundaries, or as a substring under ``matching="substring"``). All presence tests of all
+answers are one overlapping Aho–Corasick pass; the token multisets are sorted lists of word hashes
+in which the k-th repeat of a word is tagged with k, so that their intersection is a set intersection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from mas_eval.metrics.answers.normalise import EMPTY, Matching, spaced
+from mas_eval.metrics.answers.vocabulary import MARKER_KINDS, Vocabulary
+
+__all__ = [
+    "DEFAULT_REASONING_WEIGHTS",
+    "FALLACY_CAP",
+    "FALLACY_STEP",
+    "MARKER_SATURATION",
+    "f1_of_token_sets",
+    "reasoning_columns",
+    "token_f1",
+    "token_sets",
+    "with_marker_counts",
+]
+
+#: The seed's component weights (MedAISure's ``_W_WEIGHTS``).
+DEFAULT_REASONING_WEIGHTS: dict[str, float] = {"f1": 0.4, "structure": 0.15, "evidence": 0.2, "factual": 0.25}
+#: Structure and evidence reach 1 at this many distinct markers.
+MARKER_SATURATION = 3
+#: Penalty per distinct fallacy marker, and its cap.
+FALLACY_STEP, FALLACY_CAP = 0.15, 0.4
+
+_BOUNDARY = "  "
+
+
+def _token_set(spaced_text: pl.Expr) -> pl.Expr:
+    """The words of spaced texts as a set of tagged hashes: the k-th repeat of a word (k = 0, 1, …)
+    is ``hash(word) + k``, so that set intersection counts repeats as a multiset intersection does."""
+    word = pl.element()
+    hashes = (
+        spaced_text.fill_null(EMPTY)
+        .str.strip_chars(" ")
+        .str.split(_BOUNDARY)
+        .list.eval(word.filter(word != "").hash().sort())
+    )
+    # In a sorted list, a value's first position is search_sorted(value): k = position - first position.
+    repeat = pl.int_range(pl.len(), dtype=pl.UInt64) - word.search_sorted(word).cast(pl.UInt64)
+    return hashes.list.eval(word + repeat)
+
+
+def token_sets(prediction: pl.Expr, reference: pl.Expr) -> list[pl.Expr]:
+    """The tagged word sets of two spaced texts, as columns ``_tokens_prediction`` and ``_tokens_reference``:
+    what :func:`f1_of_token_sets` reads (two steps, so that each set is built once)."""
+    return [_token_set(prediction).alias("_tokens_prediction"), _token_set(reference).alias("_tokens_reference")]
+
+
+def f1_of_token_sets() -> pl.Expr:
+    """Token-multiset F1 from the columns of :func:`token_sets`."""
+    a, b = pl.col("_tokens_prediction"), pl.col("_tokens_reference")
+    total = a.list.len() + b.list.len()
+    return pl.when(total == 0).then(1.0).otherwise(2 * a.list.set_intersection(b).list.len() / total)
+
+
+def token_f1(prediction: str | pl.Series, reference: str | pl.Series) -> pl.Series:
+    r"""Token-multiset F1 of two texts (or two Series of texts; null is empty), normalised without synonyms.
+
+    Notes
+    -----
+    .. math:: F_1 = \frac{2 P R}{P + R} = \frac{2 |A \cap B|}{|A| + |B|}, \quad
+              P = \frac{|A \cap B|}{|A|},\; R = \frac{|A \cap B|}{|B|}
+
+    with :math:`A, B` the word multisets; 1.0 when both are empty, 0.0 when one is. Words are
+    compared by a 64-bit hash (two different words of one pair collide with probability about
+    :math:`n^2 / 2^{64}`). :func:`~mas_eval.metrics.answers.suite.answer_scores` computes it on the
+    texts through the synonym map, from :func:`token_sets` and :func:`f1_of_token_sets`.
+
+    Examples
+    --------
+    >>> token_f1("the the the cause", "The cause.").item()  # 2·(1 + 1) / (4 + 2)
+    0.6666666666666666
+    """
+    frame = pl.DataFrame({"a": prediction, "b": reference}, schema={"a": pl.String, "b": pl.String})
+    sets = frame.select(token_sets(spaced(pl.col("a")), spaced(pl.col("b"))))
+    return sets.select(f1_of_token_sets().alias("token_f1")).to_series()
+
+
+def with_marker_counts(
+    texts: pl.LazyFrame, reasoning: str, diagnosis: str, vocabulary: Vocabulary, matching: Matching
+) -> pl.LazyFrame:
+    """``texts`` with the distinct markers of each kind present (``hits_<kind>``), and the facts
+    expected (``facts_expected``) and found (``facts_found``).
+
+    ``reasoning`` (the predicted reasoning) and ``diagnosis`` (the reference diagnosis) are spaced
+    texts of ``texts`` (null is empty).
+
+    Notes
+    -----
+    Every marker and fact has a role code (``4 · number + kind``). Per item: the forms present in
+    the reasoning (one overlapping Aho–Corasick pass) give the set of codes present; the
+    fact-table diagnoses present in the reference diagnosis give the set of facts expected; the
+    facts found are the intersection of the two. List operations only: nothing is exploded or joined.
+    """
+    presence, diagnoses = vocabulary.presence_patterns(matching), vocabulary.diagnosis_patterns(matching)
+    present, expected = pl.col("_roles_present"), pl.col("_roles_expected")
+    kind = pl.element() % 4
+    return (
+        texts.with_columns(
+            presence.find(pl.col(reasoning).fill_null(EMPTY), overlapping=True).alias("_roles_present"),
+            diagnoses.find(pl.col(diagnosis).fill_null(EMPTY), overlapping=True).alias("_roles_expected"),
+        )
+        .with_columns(presence.payloads(present), diagnoses.payloads(expected))
+        .with_columns(
+            *(
+                present.list.eval(kind == index).list.sum().cast(pl.UInt32).alias(f"hits_{name}")
+                for index, name in enumerate(MARKER_KINDS)
+            ),
+            facts_expected=expected.list.len().cast(pl.UInt32),
+            facts_found=expected.list.set_intersection(present).list.len().cast(pl.UInt32),
+        )
+        .drop("_roles_present", "_roles_expected")
+    )
+
+
+def reasoning_columns(weights: Mapping[str, float]) -> list[pl.Expr]:
+    """``reasoning_quality`` and its components from ``token_f1``, ``hits_<kind>``, ``facts_expected``
+    and ``facts_found`` (:func:`with_marker_counts`)."""
+    hits = {kind: pl.col(f"hits_{kind}") for kind in MARKER_KINDS}
+    structure = pl.min_horizontal(1.0, hits["structure"] / MARKER_SATURATION)
+    evidence = pl.min_horizontal(1.0, hits["evidence"] / MARKER_SATURATION)
+    fallacy = pl.min_horizontal(FALLACY_CAP, FALLACY_STEP * hits["fallacy"])
+    expected = pl.col("facts_expected")
+    factual = pl.when(expected > 0).then(pl.col("facts_found") / expected).otherwise(evidence)
+    weighted = (
+        weights["f1"] * pl.col("token_f1")
+        + weights["structure"] * structure
+        + weights["evidence"] * evidence
+        + weights["factual"] * factual
+        - fallacy
+    )
+    return [
+        weighted.clip(0.0, 1.0).alias("reasoning_quality"),
+        structure.alias("structure"),
+        evidence.alias("evidence"),
+        factual.alias("factual_consistency"),
+        fallacy.alias("fallacy_penalty"),
+    ]

@@ -1,0 +1,283 @@
+r"""The answers family wired together: per-item scores of every answer, and their per-run means.
+
+:func:`answer_scores` scores a frame of answers (any keys, the answer texts); :func:`compute` is
+what :func:`mas_eval.score` runs on a Dataset's ``answers`` table (:data:`~mas_eval.metrics.answers.FAMILY`).
+
+Every text is normalised once (:meth:`~mas_eval.metrics.answers.vocabulary.Vocabulary.spaced`:
+five columns, one Aho–Corasick pass each for separators and synonyms), then three passes find
+what the scores count: lexicon entities of the prediction and the reference, markers and facts
+of the predicted reasoning, and fact-set diagnoses of the reference diagnosis. The texts an item
+is scored on:
+
+====================  =======================================================================
+score                 texts (null and empty count as empty)
+====================  =======================================================================
+clinical accuracy     ``prediction`` against ``reference``
+token F1              the predicted reasoning (``rationale``, else ``prediction``) against the
+                      reference reasoning (``reference_rationale``, else ``reference`` unless
+                      ``reference_fallback=False``)
+markers, facts        the predicted reasoning
+fact set              the diagnoses of the fact table present in ``reference_diagnosis``, else
+                      in ``reference``
+====================  =======================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from mas_eval.constraints import Boolean, Options, Predicate, validate_params
+from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
+from mas_eval.metrics.answers.accuracy import DEFAULT_CATEGORY_WEIGHTS, accuracy_columns
+from mas_eval.metrics.answers.entities import with_entity_counts
+from mas_eval.metrics.answers.normalise import EMPTY, Matching
+from mas_eval.metrics.answers.outputs import ITEM_METRICS
+from mas_eval.metrics.answers.params import AnswersParams
+from mas_eval.metrics.answers.reasoning import (
+    DEFAULT_REASONING_WEIGHTS,
+    f1_of_token_sets,
+    reasoning_columns,
+    token_sets,
+    with_marker_counts,
+)
+from mas_eval.metrics.answers.vocabulary import (
+    Vocabulary,
+    answer_synonyms,
+    fact_table,
+    lexicon_table,
+    marker_table,
+)
+from mas_eval.metrics.codes import KeyCodes
+from mas_eval.metrics.diagnosis.tables import user_table
+from mas_eval.schema import RUN_KEY
+
+__all__ = ["TEXT_COLUMNS", "answer_scores", "compute"]
+
+#: The answer texts, as the ``answers`` table names them; ``prediction`` and ``reference`` are required.
+TEXT_COLUMNS = ("prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis")
+_REQUIRED = ("prediction", "reference")
+#: Names of the derived texts (spaced forms).
+_PREDICTION, _REFERENCE = "prediction", "reference"
+_REASONING, _REFERENCE_REASONING, _DIAGNOSIS = "_reasoning", "_reference_reasoning", "_diagnosis"
+_METRIC_NAMES = [m.name for m in ITEM_METRICS]
+
+
+def _weights(value: object, defaults: Mapping[str, float], name: str) -> dict[str, float]:
+    """``defaults`` updated by the mapping ``value``, or an :class:`InvalidParameterError` naming the fault."""
+    if value is None:
+        return dict(defaults)
+    if not isinstance(value, Mapping):
+        msg = f"answer_scores: {name} must be a mapping of {', '.join(defaults)} to weights, not {type(value).__name__}"
+        raise InvalidParameterError(msg)
+    unknown = sorted(set(value) - set(defaults))
+    if unknown:
+        listed = ", ".join(map(repr, unknown))
+        msg = f"answer_scores: {name} has unknown key(s) {listed}; the keys are {', '.join(defaults)}"
+        raise InvalidParameterError(msg)
+    merged = {**defaults, **value}
+    bad = {key: w for key, w in merged.items() if isinstance(w, bool) or not isinstance(w, int | float) or not w >= 0}
+    bad |= {key: w for key, w in merged.items() if key not in bad and w == float("inf")}
+    if bad:
+        msg = f"answer_scores: {name} {bad} are invalid; every weight must be a finite number >= 0"
+        raise InvalidParameterError(msg)
+    return {key: float(w) for key, w in merged.items()}
+
+
+def _nonempty(text: pl.Expr) -> pl.Expr:
+    """A spaced text, null when it has no words."""
+    return pl.when(text != EMPTY).then(text)
+
+
+def _texts(answers: pl.LazyFrame, vocabulary: Vocabulary, reference_fallback: bool) -> tuple[pl.DataFrame, list[str]]:
+    """The answers' keys and their spaced texts, materialised once (every pass reads them)."""
+    schema = answers.collect_schema()
+    missing = [c for c in _REQUIRED if c not in schema]
+    if missing:
+        msg = (
+            f"answer_scores: the answers have no column {' or '.join(map(repr, missing))}; they need prediction and "
+            f"reference (and may have {', '.join(c for c in TEXT_COLUMNS if c not in _REQUIRED)}); "
+            f"got {schema.names()}"
+        )
+        raise SchemaError(msg)
+    for column in TEXT_COLUMNS:
+        if column in schema and schema[column] not in (pl.String, pl.Null):
+            msg = (
+                f"answer_scores: column {column!r} must hold strings, not {schema[column]}; "
+                f"cast it with pl.col({column!r}).cast(pl.String)"
+            )
+            raise SchemaError(msg)
+    keys = [c for c in schema.names() if c not in TEXT_COLUMNS]
+    text = {
+        c: vocabulary.spaced(pl.col(c).cast(pl.String)) if c in schema else pl.lit(None, pl.String)
+        for c in TEXT_COLUMNS
+    }
+    rationale, reference_rationale = _nonempty(text["rationale"]), _nonempty(text["reference_rationale"])
+    reference_reasoning = (
+        pl.coalesce(reference_rationale, text["reference"]) if reference_fallback else reference_rationale
+    )
+    frame = answers.select(
+        *keys,
+        text["prediction"].alias(_PREDICTION),
+        text["reference"].alias(_REFERENCE),
+        pl.coalesce(rationale, text["prediction"]).alias(_REASONING),
+        reference_reasoning.alias(_REFERENCE_REASONING),
+        pl.coalesce(_nonempty(text["reference_diagnosis"]), text["reference"]).alias(_DIAGNOSIS),
+    )
+    return frame.collect(), keys
+
+
+_MATCHING = [Options.of(Matching)]
+_MAPPING = [Predicate(lambda value: value is None or isinstance(value, Mapping), "a mapping or None")]
+
+
+@validate_params(
+    {
+        "matching": _MATCHING,
+        "category_weights": _MAPPING,
+        "reasoning_weights": _MAPPING,
+        "reference_fallback": [Boolean()],
+    }
+)
+def answer_scores(
+    answers: pl.DataFrame | pl.LazyFrame,
+    *,
+    vocabulary: Vocabulary | None = None,
+    matching: Matching = "word_boundary",
+    category_weights: Mapping[str, float] | None = None,
+    reasoning_weights: Mapping[str, float] | None = None,
+    reference_fallback: bool = True,
+) -> pl.DataFrame:
+    r"""Clinical accuracy and reasoning quality of every answer, with every component (seed 001).
+
+    Parameters
+    ----------
+    answers
+        One row per answer: ``prediction`` and ``reference`` (String), optionally ``rationale``,
+        ``reference_rationale``, ``reference_diagnosis``; every other column is a key, kept.
+    vocabulary
+        The compiled synonym map, lexicon, markers and fact sets (default: the shipped ones,
+        :meth:`Vocabulary.shipped`; :meth:`Vocabulary.of` compiles others).
+    matching
+        ``"word_boundary"`` (default, the document) or ``"substring"`` (MedAISure's code).
+    category_weights
+        Weights of the pooled Jaccard by category, default diagnoses 3, treatments 2,
+        medications 2, symptoms 1, labs 1 (keys given replace those); positive sum.
+    reasoning_weights
+        Weights of ``f1``, ``structure``, ``evidence``, ``factual``: default 0.4, 0.15, 0.2, 0.25.
+    reference_fallback
+        Without a reference rationale, compare the reasoning with the reference answer.
+
+    Returns
+    -------
+    pl.DataFrame
+        The key columns, then ``clinical_accuracy``, ``reasoning_quality``,
+        ``entity_jaccard_<category>`` (null when neither side has an entity of it),
+        ``accuracy_fallback_used``, ``token_f1``, ``structure``, ``evidence``,
+        ``factual_consistency``, ``fallacy_penalty``; one row per answer, in input order.
+
+    Notes
+    -----
+    .. math::
+
+        CA &= \frac{\sum_c w_c |P_c \cap R_c|}{\sum_c w_c |P_c \cup R_c|}
+              \quad\text{(else 1 for equal or contained texts, 1 for two empty ones, 0)}\\
+        RQ &= \operatorname{clamp}_{[0,1]}(0.4 F_1 + 0.15 S + 0.2 E + 0.25 F - \Phi)
+
+    :math:`P_c, R_c` are the sets of lexicon entities of category :math:`c` in the normalised
+    prediction and reference (:mod:`~mas_eval.metrics.answers.accuracy`); :math:`F_1, S, E, F,
+    \Phi` as in :mod:`~mas_eval.metrics.answers.reasoning`.
+
+    Examples
+    --------
+    >>> answers = pl.DataFrame({"item_id": ["q1"], "prediction": ["Sepsis; give IV fluids and insulin"],
+    ...                         "reference": ["sepsis, insulin"]})
+    >>> row = answer_scores(answers).row(0, named=True)
+    >>> round(row["clinical_accuracy"], 4)  # (3·1 + 2·1 + 2·1) / (3·1 + 2·2 + 2·1) = 7/9
+    0.7778
+    >>> row["entity_jaccard_treatments"]  # {insulin} of {iv fluids, insulin}
+    0.5
+    """
+    if not isinstance(answers, pl.DataFrame | pl.LazyFrame):
+        msg = f"answer_scores: answers must be a polars DataFrame or LazyFrame, not {type(answers).__name__}"
+        raise InvalidParameterError(msg)
+    category = _weights(category_weights, DEFAULT_CATEGORY_WEIGHTS, "category_weights")
+    if sum(category.values()) <= 0:
+        msg = "answer_scores: category_weights are all 0; give at least one category a positive weight"
+        raise InvalidParameterError(msg)
+    reasoning = _weights(reasoning_weights, DEFAULT_REASONING_WEIGHTS, "reasoning_weights")
+    vocabulary = vocabulary or Vocabulary.shipped()
+    if not isinstance(vocabulary, Vocabulary):
+        msg = f"answer_scores: vocabulary must be a Vocabulary (Vocabulary.of(...)), not {type(vocabulary).__name__}"
+        raise InvalidParameterError(msg)
+
+    texts, keys = _texts(answers.lazy(), vocabulary, reference_fallback)
+    counted = with_marker_counts(
+        with_entity_counts(texts.lazy(), _PREDICTION, _REFERENCE, vocabulary, matching),
+        _REASONING,
+        _DIAGNOSIS,
+        vocabulary,
+        matching,
+    )
+    scored = (
+        counted.with_columns(token_sets(pl.col(_REASONING), pl.col(_REFERENCE_REASONING)))
+        .with_columns(token_f1=f1_of_token_sets())
+        .with_columns(
+            *accuracy_columns(pl.col(_PREDICTION), pl.col(_REFERENCE), weights=category, matching=matching),
+            *reasoning_columns(reasoning),
+        )
+        .select(*keys, *_METRIC_NAMES)
+    )
+    return scored.collect()
+
+
+# --- the family -------------------------------------------------------------------------------------------
+
+
+def _vocabulary(params: AnswersParams) -> Vocabulary:
+    """The shipped tables, extended by the files the ``answers_*_file`` parameters name."""
+    files = {
+        "synonyms": (params.answers_synonyms_file, "answers_synonyms_file", ("term", "canonical"), answer_synonyms),
+        "lexicon": (params.answers_lexicon_file, "answers_lexicon_file", ("term", "category"), lexicon_table),
+        "markers": (params.answers_markers_file, "answers_markers_file", ("kind", "marker"), marker_table),
+        "facts": (params.answers_facts_file, "answers_facts_file", ("diagnosis", "fact"), fact_table),
+    }
+    if all(path is None for path, *_ in files.values()):
+        return Vocabulary.shipped()
+    tables: dict[str, Any] = {}
+    for name, (path, parameter, columns, extend) in files.items():
+        tables[name] = user_table(path, parameter, columns, extend)
+    try:
+        return Vocabulary.of(**tables)
+    except MasEvalError as exc:
+        given = [f"{parameter}={str(path)!r}" for path, parameter, *_ in files.values() if path is not None]
+        raise type(exc)(f"score: {', '.join(given)}: {exc}") from None
+
+
+def compute(tables: Mapping[str, pl.LazyFrame], params: AnswersParams, codes: KeyCodes) -> dict[str, pl.LazyFrame]:
+    """Every answer metric: ``items`` (one row per answer) and ``runs`` (their means per run).
+
+    ``tables``: ``runs`` and ``answers`` keyed by run codes. The ``items`` frame carries the
+    answer's own ``task``; :func:`mas_eval.score` falls back to the run's where it is null.
+    """
+    items = answer_scores(
+        tables["answers"].select(RUN_KEY, "item_id", "task", *TEXT_COLUMNS),
+        vocabulary=_vocabulary(params),
+        matching=params.answers_matching,
+        category_weights=params.category_weights(),
+        reasoning_weights=params.reasoning_weights(),
+        reference_fallback=params.reasoning_reference_fallback,
+    ).sort(RUN_KEY, "item_id")
+    means = (
+        items.lazy()
+        .group_by(RUN_KEY)
+        .agg(
+            pl.col("clinical_accuracy").mean(),
+            pl.col("reasoning_quality").mean(),
+            num_items=pl.len().cast(pl.UInt32),
+        )
+    )
+    runs = tables["runs"].select(RUN_KEY).join(means, on=RUN_KEY, how="left").sort(RUN_KEY)
+    return {"runs": runs, "items": items.lazy()}

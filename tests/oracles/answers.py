@@ -1,0 +1,263 @@
+"""Seed 001's answer metrics for one answer, literally (SPEC.md §3): plain Python, read next to the formulas.
+
+A text is normalised to a list of words; terms are tuples of words. The reference tables are the
+raw rows the package ships (or a test's own), compiled here with this module's own normalisation,
+synonym map and chain following, so that nothing of the vectorised compilation is reused: only
+the tables (data) and the list of separator characters (data) are shared.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from mas_eval.metrics.answers.normalise import APOSTROPHES, SEPARATORS
+
+CATEGORIES = ("diagnoses", "treatments", "medications", "symptoms", "labs")
+CATEGORY_WEIGHTS = {"diagnoses": 3.0, "treatments": 2.0, "medications": 2.0, "symptoms": 1.0, "labs": 1.0}
+REASONING_WEIGHTS = {"f1": 0.4, "structure": 0.15, "evidence": 0.2, "factual": 0.25}
+
+_SEPARATOR = "[" + "".join(re.escape(c) for c in SEPARATORS) + "]"
+_POSSESSIVE = re.compile("[" + "".join(APOSTROPHES) + "]s(?:" + _SEPARATOR + r"|\Z)")
+
+
+# --- normalisation ----------------------------------------------------------------------------------------
+
+
+def words(text: str | None) -> list[str]:
+    """Lowercase; an apostrophe + "s" before a separator (or the end) dropped with that separator;
+    every separator character splits words."""
+    if text is None:
+        return []
+    text = _POSSESSIVE.sub(" ", text.lower())
+    return [word for word in re.split(_SEPARATOR, text) if word]
+
+
+def leftmost_longest(tokens: list[str], terms: set[tuple[str, ...]]) -> list[tuple[int, tuple[str, ...]]]:
+    """Scanning the words from the left: at each word the longest term starting there, then after it."""
+    found, i = [], 0
+    longest = max((len(t) for t in terms), default=0)
+    while i < len(tokens):
+        for size in range(min(longest, len(tokens) - i), 0, -1):
+            candidate = tuple(tokens[i : i + size])
+            if candidate in terms:
+                found.append((i, candidate))
+                i += size
+                break
+        else:
+            i += 1
+    return found
+
+
+def leftmost_longest_substrings(text: str, terms: set[str]) -> list[str]:
+    """The same, on the characters of a string: at each position the longest term starting there."""
+    found, p = [], 0
+    while p < len(text):
+        match = max((t for t in terms if text.startswith(t, p)), key=len, default=None)
+        if match is None:
+            p += 1
+        else:
+            found.append(match)
+            p += len(match)
+    return found
+
+
+def apply_synonyms(tokens: list[str], synonyms: dict[tuple[str, ...], tuple[str, ...]]) -> list[str]:
+    """Each leftmost-longest synonym term replaced by its canonical name (canonical names map to themselves)."""
+    out, i = [], 0
+    matches = dict(leftmost_longest(tokens, set(synonyms)))
+    while i < len(tokens):
+        if i in matches:
+            out += synonyms[matches[i]]
+            i += len(matches[i])
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def present(tokens: list[str], term: tuple[str, ...], matching: str) -> bool:
+    text, needle = " ".join(tokens), " ".join(term)
+    return f" {needle} " in f" {text} " if matching == "word_boundary" else needle in text
+
+
+# --- the vocabulary -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Vocabulary:
+    """The tables, compiled by this module."""
+
+    synonyms: dict[tuple[str, ...], tuple[str, ...]]
+    lexicon: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
+    markers: dict[tuple[str, str], list[tuple[str, ...]]] = field(default_factory=dict)
+    facts: dict[tuple[str, ...], dict[str, list[tuple[str, ...]]]] = field(default_factory=dict)
+
+    def normalise(self, text: str | None) -> list[str]:
+        return apply_synonyms(words(text), self.synonyms)
+
+
+def compile_vocabulary(
+    synonyms: list[tuple[str, str]],
+    lexicon: list[tuple[str, str]],
+    markers: list[tuple[str, str]],
+    facts: list[tuple[str, str]],
+) -> Vocabulary:
+    mapping = {}
+    for term, canonical in synonyms:
+        t, c = tuple(words(term)), tuple(words(canonical))
+        if t != c:
+            assert mapping.get(t, c) == c, f"{t} has two canonical names"
+            mapping[t] = c
+    resolved = {}
+    for term, target in mapping.items():
+        seen = {term}
+        while target in mapping:  # follow the chain a -> b -> c
+            assert target not in seen, "cycle"
+            seen.add(target)
+            target = mapping[target]
+        resolved[term] = target
+    table = {**{c: c for c in resolved.values()}, **resolved}
+    vocabulary = Vocabulary(table)
+    for term, category in lexicon:
+        vocabulary.lexicon.setdefault(tuple(vocabulary.normalise(term)), set()).add(category)
+    for kind, cell in markers:
+        forms = [tuple(vocabulary.normalise(form)) for form in cell.split("|")]
+        vocabulary.markers[(kind, "|".join(" ".join(f) for f in forms))] = forms
+    for diagnosis, cell in facts:
+        forms = [tuple(vocabulary.normalise(form)) for form in cell.split("|")]
+        name = "|".join(" ".join(f) for f in forms)
+        vocabulary.facts.setdefault(tuple(vocabulary.normalise(diagnosis)), {})[name] = forms
+    return vocabulary
+
+
+# --- clinical accuracy ------------------------------------------------------------------------------------
+
+
+def entities(tokens: list[str], vocabulary: Vocabulary, matching: str) -> dict[str, set[tuple[str, ...]]]:
+    """The lexicon terms found (leftmost-longest, non-overlapping), by category."""
+    if matching == "word_boundary":
+        found = [term for _, term in leftmost_longest(tokens, set(vocabulary.lexicon))]
+    else:
+        strings = {" ".join(t): t for t in vocabulary.lexicon}
+        found = [strings[s] for s in leftmost_longest_substrings(" ".join(tokens), set(strings))]
+    out: dict[str, set[tuple[str, ...]]] = {c: set() for c in CATEGORIES}
+    for term in found:
+        for category in vocabulary.lexicon[term]:
+            out[category].add(term)
+    return out
+
+
+def clinical_accuracy(
+    prediction: str | None,
+    reference: str | None,
+    vocabulary: Vocabulary,
+    *,
+    weights: dict[str, float] = CATEGORY_WEIGHTS,
+    matching: str = "word_boundary",
+) -> dict[str, object]:
+    """sum_c w_c |P_c & R_c| / sum_c w_c |P_c | R_c|; without entities, the normalised texts compared."""
+    p_words, r_words = vocabulary.normalise(prediction), vocabulary.normalise(reference)
+    p_ent, r_ent = entities(p_words, vocabulary, matching), entities(r_words, vocabulary, matching)
+    out: dict[str, object] = {}
+    inter = union = 0.0
+    for c in CATEGORIES:
+        i, u = len(p_ent[c] & r_ent[c]), len(p_ent[c] | r_ent[c])
+        out[f"entity_jaccard_{c}"] = i / u if u else None
+        inter += weights[c] * i
+        union += weights[c] * u
+    out["accuracy_fallback_used"] = union <= 0
+    if union > 0:
+        out["clinical_accuracy"] = inter / union
+    elif not p_words and not r_words:
+        out["clinical_accuracy"] = 1.0
+    elif not p_words or not r_words:
+        out["clinical_accuracy"] = 0.0
+    else:
+        contained = present(r_words, tuple(p_words), matching) or present(p_words, tuple(r_words), matching)
+        out["clinical_accuracy"] = 1.0 if contained else 0.0
+    return out
+
+
+# --- reasoning quality ------------------------------------------------------------------------------------
+
+
+def token_f1(a: list[str], b: list[str]) -> float:
+    if not a and not b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    common = sum((Counter(a) & Counter(b)).values())
+    precision, recall = common / len(a), common / len(b)
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def reasoning_quality(
+    item: dict[str, str | None],
+    vocabulary: Vocabulary,
+    *,
+    weights: dict[str, float] = REASONING_WEIGHTS,
+    matching: str = "word_boundary",
+    reference_fallback: bool = True,
+) -> dict[str, float]:
+    """clamp01(0.4 F1 + 0.15 structure + 0.2 evidence + 0.25 factual - fallacy)."""
+    norm = vocabulary.normalise
+    reasoning = norm(item.get("rationale")) or norm(item.get("prediction"))
+    reference = norm(item.get("reference_rationale"))
+    if not reference and reference_fallback:
+        reference = norm(item.get("reference"))
+    diagnosis = norm(item.get("reference_diagnosis")) or norm(item.get("reference"))
+
+    hits = dict.fromkeys(("structure", "evidence", "fallacy"), 0)
+    for (kind, _name), forms in vocabulary.markers.items():
+        hits[kind] += any(present(reasoning, form, matching) for form in forms)
+    structure = min(1.0, hits["structure"] / 3)
+    evidence = min(1.0, hits["evidence"] / 3)
+    fallacy = min(0.4, 0.15 * hits["fallacy"])
+
+    expected: dict[str, list[tuple[str, ...]]] = {}
+    for key, facts in vocabulary.facts.items():
+        if present(diagnosis, key, matching):
+            expected |= facts
+    if expected:
+        found = sum(any(present(reasoning, form, matching) for form in forms) for forms in expected.values())
+        factual = found / len(expected)
+    else:
+        factual = evidence
+
+    f1 = token_f1(reasoning, reference)
+    score = (
+        weights["f1"] * f1
+        + weights["structure"] * structure
+        + weights["evidence"] * evidence
+        + weights["factual"] * factual
+        - fallacy
+    )
+    return {
+        "reasoning_quality": max(0.0, min(1.0, score)),
+        "token_f1": f1,
+        "structure": structure,
+        "evidence": evidence,
+        "factual_consistency": factual,
+        "fallacy_penalty": fallacy,
+    }
+
+
+def score_item(
+    item: dict[str, str | None],
+    vocabulary: Vocabulary,
+    *,
+    category_weights: dict[str, float] = CATEGORY_WEIGHTS,
+    reasoning_weights: dict[str, float] = REASONING_WEIGHTS,
+    matching: str = "word_boundary",
+    reference_fallback: bool = True,
+) -> dict[str, object]:
+    """Every item column of the answers family for one answer."""
+    accuracy = clinical_accuracy(
+        item.get("prediction"), item.get("reference"), vocabulary, weights=category_weights, matching=matching
+    )
+    reasoning = reasoning_quality(
+        item, vocabulary, weights=reasoning_weights, matching=matching, reference_fallback=reference_fallback
+    )
+    return accuracy | reasoning
