@@ -1,7 +1,8 @@
 """Hypothesis strategies: random decision datasets, as Polars frames and as oracle runs.
 
 ``datasets(diagnosis=True)`` adds random differential-diagnosis tables (``ddx``, ``messages``,
-``ground_truth``, ``interventions``) for some of the runs, so that both families run on the
+``ground_truth``, ``interventions``) for some of the runs, and ``datasets(answers=True)`` a random
+``answers`` table (benchmark answers, seed 001) for some of them, so that every family runs on the
 same draw.
 
 One draw gives both views of the same data, so a test can compare the vectorised metrics
@@ -118,8 +119,8 @@ def one_run(draw: st.DrawFn, run_id: str) -> Run:
 
 
 @st.composite
-def datasets(draw: st.DrawFn, *, max_runs: int = 4, diagnosis: bool = False) -> Drawn:
-    """A Dataset of 1..max_runs random runs, with the oracle's view of each (and diagnosis tables)."""
+def datasets(draw: st.DrawFn, *, max_runs: int = 4, diagnosis: bool = False, answers: bool = False) -> Drawn:
+    """A Dataset of 1..max_runs random runs, with the oracle's view of each (and diagnosis and answers tables)."""
     n = draw(st.integers(1, max_runs))
     ids = draw(st.permutations(_RUN_LABELS))[:n]
     runs = {run_id: draw(one_run(run_id)) for run_id in ids}
@@ -128,7 +129,42 @@ def datasets(draw: st.DrawFn, *, max_runs: int = 4, diagnosis: bool = False) -> 
         frames |= draw(
             diagnosis_tables(frames["runs"], {run_id: list(run.agent_confidence) for run_id, run in runs.items()})
         )
+    if answers:
+        frames["answers"] = draw(answer_table(frames["runs"]))
     return Drawn(frames=frames, runs=runs)
+
+
+_ANSWER_PIECES = [
+    "Sepsis", "give IV fluids", "insulin", "MI", "heart attack", "heart failure", "SOB", "Tylenol", "pneumonia",
+    "antibiotics", "x-ray", "CT", "lactate", "fever", "because", "therefore", "first", "labs", "everyone knows",
+    "post hoc", "the patient", "Crohn's disease", "500 mg", "é", "",
+]  # fmt: skip
+_ANSWER_GLUE = [" ", ", ", "; ", ". ", "-", "\n", "'s "]
+
+
+@st.composite
+def answer_text(draw: st.DrawFn) -> str | None:
+    """A short answer text from pieces that hold lexicon terms, synonyms, markers and punctuation; or null."""
+    if draw(st.integers(0, 5)) == 0:
+        return None
+    pieces = draw(st.lists(st.tuples(st.sampled_from(_ANSWER_PIECES), st.sampled_from(_ANSWER_GLUE)), max_size=6))
+    return "".join(piece + glue for piece, glue in pieces)
+
+
+@st.composite
+def answer_table(draw: st.DrawFn, runs: pl.DataFrame) -> pl.DataFrame:
+    """Random ``answers`` rows (items ``q0``, ``q1``, ... with random texts) for some of ``runs``;
+    an item's task is its own, or null (the run's)."""
+    rows = []
+    texts = ("prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis")
+    for run_id in runs["run_id"]:
+        for item in range(draw(st.integers(0, 3))):
+            task = draw(st.sampled_from([None, "qa", "dx"]))
+            rows.append(
+                {"run_id": run_id, "item_id": f"q{item}", "task": task} | {c: draw(answer_text()) for c in texts}
+            )
+    schema = {"run_id": pl.String, "item_id": pl.String, "task": pl.String, **dict.fromkeys(texts, pl.String)}
+    return pl.DataFrame(rows, schema=schema)
 
 
 _DIAGNOSES = [

@@ -1,6 +1,7 @@
 """One suite over the registry: every metric keeps its declared range and ignores row order.
 
-Every draw holds decision tables and, for some runs, diagnosis tables, so both families run.
+Every draw holds decision tables and, for some runs, diagnosis tables and benchmark answers, so
+every family runs.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def _column(scores: Scores, metric: Metric) -> pl.Series:
     return scores[metric.table].sort(key)[metric.name]
 
 
-@given(drawn=datasets(max_runs=3, diagnosis=True))
+@given(drawn=datasets(max_runs=3, diagnosis=True, answers=True))
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_registry_lists_exactly_the_columns_produced(drawn: Drawn) -> None:
     scores = score(drawn.dataset(), pairwise=True)
@@ -60,7 +61,7 @@ def _broken(metric: Metric, original: Scores, shuffled: Scores) -> str | None:
 # One scoring of each draw (and of its shuffle) checks every registered column: the cost is the
 # scoring, so per-metric draws bought each metric 5 datasets for 75x the scorings; this buys 40.
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(drawn=datasets(max_runs=3, diagnosis=True), seed=st.integers(0, 2**32 - 1))
+@given(drawn=datasets(max_runs=3, diagnosis=True, answers=True), seed=st.integers(0, 2**32 - 1))
 def test_every_metric_keeps_its_range_and_ignores_row_order(drawn: Drawn, seed: int) -> None:
     original = score(drawn.dataset(), pairwise=True)
     shuffled_frames = {

@@ -89,7 +89,10 @@ def _with_messages() -> Dataset:
 def test_a_registered_family_runs_and_adds_its_columns_and_table(toy: families.Family) -> None:
     scores = mas_eval.score(_with_messages())
     assert scores.ran == ["decision", "run_length"]
-    assert scores.skipped == {"diagnosis": "the Dataset has no 'ddx' table"}
+    assert scores.skipped == {
+        "diagnosis": "the Dataset has no 'ddx' table",
+        "answers": "the Dataset has no 'answers' table",
+    }
     runs = scores.runs
     assert runs.columns[-1] == "n_turns" and runs.columns[-2] == columns("runs", "decision")[-1]
     # r3 has no messages: a run the family has no row for gets null.
@@ -114,6 +117,7 @@ def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family
     assert scores.ran == ["decision"]
     assert scores.skipped == {
         "diagnosis": "the Dataset has no 'ddx' table",
+        "answers": "the Dataset has no 'answers' table",
         "run_length": "the Dataset has no 'messages' table",
     }
     assert "n_turns" not in scores.runs.columns and "speakers" not in scores
@@ -124,6 +128,7 @@ def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family
         "ran": ["decision"],
         "skipped": {
             "diagnosis": "the Dataset has no 'ddx' table",
+            "answers": "the Dataset has no 'answers' table",
             "run_length": "the Dataset has no 'messages' table",
         },
     }
@@ -153,7 +158,7 @@ def test_names_must_stay_unique(toy: families.Family) -> None:
     clash = families.Family("clash", ("runs",), (), RunLengthParams, _compute)
     with pytest.raises(ValueError, match="min_turn_chars already belong to another family"):
         families.register(clash)
-    assert [f.name for f in families.families()] == ["decision", "diagnosis", "run_length"]
+    assert [f.name for f in families.families()] == ["decision", "diagnosis", "answers", "run_length"]
 
 
 @pytest.mark.parametrize(

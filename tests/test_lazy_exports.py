@@ -12,7 +12,14 @@ import types
 
 import pytest
 
-PACKAGES = ["mas_eval", "mas_eval.plots", "mas_eval.report", "mas_eval.stats", "mas_eval.ingest"]
+PACKAGES = [
+    "mas_eval",
+    "mas_eval.plots",
+    "mas_eval.report",
+    "mas_eval.stats",
+    "mas_eval.ingest",
+    "mas_eval.metrics.answers",
+]
 #: Subpackages exported as such (``mas_eval.plots``): modules by design.
 SUBPACKAGES = {"plots", "report"}
 

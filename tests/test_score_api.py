@@ -42,7 +42,10 @@ def test_scores_round_trip(simulated: Dataset, tmp_path: Path) -> None:
         assert_frame_equal(back[name], frame)
     assert (back.preset, back.params) == ("crisis-mas-poc", scores.params)
     assert back.params["gt_boost"] is None and back.params["mcda"] == "weighted_sum"
-    assert (back.ran, back.skipped) == (["decision"], {"diagnosis": "the Dataset has no 'ddx' table"})
+    assert (back.ran, back.skipped) == (
+        ["decision"],
+        {"diagnosis": "the Dataset has no 'ddx' table", "answers": "the Dataset has no 'answers' table"},
+    )
 
 
 def test_a_missing_table_is_a_clear_error(simulated: Dataset) -> None:

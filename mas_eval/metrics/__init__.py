@@ -5,10 +5,15 @@
 * :mod:`~mas_eval.metrics.namespace` — the ``mas`` expression namespace (registered on import);
 * :mod:`~mas_eval.metrics.codes`, :mod:`~mas_eval.metrics.ranks` — integer keys, ranks with ties;
 * :mod:`~mas_eval.metrics.decision` — the decision family (seed 004);
-* :mod:`~mas_eval.metrics.diagnosis` — the diagnosis family (seed 000), and :func:`diagnosis_scores`.
+* :mod:`~mas_eval.metrics.diagnosis` — the diagnosis family (seed 000), and :func:`diagnosis_scores`;
+* :mod:`~mas_eval.metrics.answers` — the answers family (seed 001), and :func:`answer_scores`.
 """
 
 from mas_eval.metrics import namespace as namespace  # registers the `mas` expression namespace
+from mas_eval.metrics.answers import FAMILY as _ANSWERS
+from mas_eval.metrics.answers.outputs import METRICS as _ANSWERS_METRICS
+from mas_eval.metrics.answers.outputs import TABLES as _ANSWERS_TABLES
+from mas_eval.metrics.answers.suite import answer_scores as answer_scores
 from mas_eval.metrics.decision import FAMILY as _DECISION
 from mas_eval.metrics.diagnosis import FAMILY as _DIAGNOSIS
 from mas_eval.metrics.diagnosis.outputs import METRICS as _DIAGNOSIS_METRICS
@@ -18,3 +23,4 @@ from mas_eval.metrics.family import register as _register
 
 _register(_DECISION)
 _register(_DIAGNOSIS, _DIAGNOSIS_METRICS, _DIAGNOSIS_TABLES)
+_register(_ANSWERS, _ANSWERS_METRICS, _ANSWERS_TABLES)

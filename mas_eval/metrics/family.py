@@ -7,7 +7,7 @@ writing one and calling :func:`register`: ``score``, ``Scores``, the manifest an
 it up unchanged.
 
 >>> [family.name for family in families()]
-['decision', 'diagnosis']
+['decision', 'diagnosis', 'answers']
 >>> get("decision").needs, get("decision").reads
 (('runs',), ('agents', 'beliefs', 'criteria', 'scores', 'alt_scores'))
 """

@@ -1,0 +1,216 @@
+"""Answer metrics (seed 001): the vectorised scores equal the per-answer oracle, and keep their properties.
+
+Texts are drawn from pieces that exercise every rule: lexicon terms and their synonyms in any
+case, multi-word terms and the terms inside them, markers, facts, fallacy phrases, possessives,
+punctuation and whitespace of every kind, ambiguous abbreviations, non-ASCII letters, nulls and
+empty strings.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mas_eval.metrics.answers import (
+    Vocabulary,
+    answer_scores,
+    answer_synonyms,
+    fact_table,
+    lexicon_table,
+    marker_table,
+    normalise_text,
+)
+from mas_eval.metrics.answers.outputs import ITEM_METRICS
+from tests.oracles import answers as oracle
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TEXTS = ("prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis")
+METRICS = [m.name for m in ITEM_METRICS]
+
+_PIECES = [
+    "sepsis", "Septic shock", "IV fluids", "iv fluid", "insulin", "MI", "heart attack", "acute MI",
+    "myocardial infarction", "heart failure", "congestive heart failure", "failure", "COPD", "COPD exacerbation",
+    "SOB", "shortness of breath",
+    "dyspnoea", "Tylenol", "paracetamol", "acetaminophen", "antibiotics", "abx", "pneumonia", "CAP", "x-ray", "X ray",
+    "chest xray", "CT", "CT scan", "acute", "lactate", "troponin", "WBC", "white blood cells", "fever", "pyrexia",
+    "hypotension", "tachycardia", "because", "therefore", "Thus", "so", "first", "Firstly", "second", "step", "steps",
+    "in conclusion", "lab", "labs", "imaging", "findings", "evidence", "everyone knows", "post hoc",
+    "because I say so", "obviously true", "the", "patient", "and", "of", "with", "Crohn's disease", "it's", "HIV",
+    "HIV infection", "type 2 diabetes", "diabetes", "500 mg", "i.e.", "all", "ALL", "hit", "aspirin", "heparin",
+    "ecg", "EKG", "infiltrate", "consolidation", "D-dimer", "anemia", "anaemia", "stroke", "CVA", "MRI", "alteplase",
+]  # fmt: skip
+_GLUE = [" ", "  ", ", ", "; ", ". ", " - ", "\n", "\t", " (", ") ", "’s ", "'s ", "/", " — ", ": ", "!", "", "…"]
+_ODD = st.text(alphabet="aeisxtéüßİΩ'’ -.,;/\t\n", max_size=6)
+
+
+@st.composite
+def answer_text(draw: st.DrawFn) -> str | None:
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return None
+    if kind == 1:
+        return draw(st.sampled_from(["", " ", " ; ", "\n"]))
+    parts = []
+    for _ in range(draw(st.integers(1, 10))):
+        piece = draw(st.one_of(st.sampled_from(_PIECES), _ODD) if kind == 2 else st.sampled_from(_PIECES))
+        piece = draw(st.sampled_from([piece, piece.upper(), piece.lower(), piece.title()]))
+        parts.append(piece + draw(st.sampled_from(_GLUE)))
+    return "".join(parts)
+
+
+@st.composite
+def answer_frames(draw: st.DrawFn, max_items: int = 6) -> pl.DataFrame:
+    n = draw(st.integers(1, max_items))
+    rows = []
+    for i in range(n):
+        row = {"item_id": f"q{i}"} | {column: draw(answer_text()) for column in TEXTS}
+        if draw(st.integers(0, 4)) == 0:
+            row["reference"] = row["prediction"]  # identical answers happen
+        rows.append(row)
+    return pl.DataFrame(rows, schema={"item_id": pl.String, **dict.fromkeys(TEXTS, pl.String)})
+
+
+@cache
+def shipped_oracle() -> oracle.Vocabulary:
+    return oracle.compile_vocabulary(
+        answer_synonyms().rows(), lexicon_table().rows(), marker_table().rows(), fact_table().rows()
+    )
+
+
+def assert_matches_oracle(frame: pl.DataFrame, got: pl.DataFrame, vocabulary: oracle.Vocabulary, **options) -> None:
+    assert got.columns == ["item_id", *METRICS]
+    for item, row in zip(frame.iter_rows(named=True), got.iter_rows(named=True), strict=True):
+        want = oracle.score_item(item, vocabulary, **options)
+        for name in METRICS:
+            if want[name] is None or isinstance(want[name], bool):
+                assert row[name] == want[name], (name, item, row[name], want[name])
+            else:
+                assert row[name] == pytest.approx(want[name], abs=1e-12), (name, item, row[name], want[name])
+
+
+@SETTINGS
+@given(answer_frames())
+def test_vectorised_scores_equal_the_oracle(frame: pl.DataFrame) -> None:
+    assert_matches_oracle(frame, answer_scores(frame), shipped_oracle())
+
+
+@SETTINGS
+@given(
+    answer_frames(),
+    st.dictionaries(st.sampled_from(oracle.CATEGORIES), st.sampled_from([0.0, 0.5, 1.0, 4.0]), min_size=1),
+    st.dictionaries(st.sampled_from(list(oracle.REASONING_WEIGHTS)), st.sampled_from([0.0, 0.3, 1.0])),
+    st.booleans(),
+)
+def test_substring_matching_weights_and_fallback_equal_the_oracle(frame, category, reasoning, fallback) -> None:
+    category_weights = oracle.CATEGORY_WEIGHTS | category
+    if sum(category_weights.values()) == 0:
+        category_weights["labs"] = 1.0
+    reasoning_weights = oracle.REASONING_WEIGHTS | reasoning
+    got = answer_scores(
+        frame,
+        matching="substring",
+        category_weights=category_weights,
+        reasoning_weights=reasoning_weights,
+        reference_fallback=fallback,
+    )
+    assert_matches_oracle(
+        frame,
+        got,
+        shipped_oracle(),
+        category_weights=category_weights,
+        reasoning_weights=reasoning_weights,
+        matching="substring",
+        reference_fallback=fallback,
+    )
+
+
+# A small vocabulary where every rule bites: chains (a → b → c), a canonical name longer than a
+# term inside it, one term in two categories, nested and overlapping multi-word terms, a marker
+# and a fact with several forms, a fact shared by two diagnoses.
+SMALL = {
+    "synonyms": [("heart attack", "mi"), ("mi", "myocardial infarction"), ("hiv", "hiv infection"),
+                 ("sob", "shortness of breath"), ("abx", "antibiotics"), ("o2", "oxygen")],
+    "lexicon": [("myocardial infarction", "diagnoses"), ("heart failure", "diagnoses"),
+                ("congestive heart failure", "diagnoses"), ("failure", "symptoms"), ("hiv infection", "diagnoses"),
+                ("oxygen", "treatments"), ("oxygen", "medications"), ("shortness of breath", "symptoms"),
+                ("breath", "symptoms"), ("antibiotics", "treatments"), ("ct", "labs"), ("x ray", "labs"),
+                ("chest x ray", "labs"), ("heart", "labs")],
+    "markers": [("structure", "because|as"), ("structure", "so"), ("evidence", "x ray|xray"),
+                ("evidence", "ct"), ("fallacy", "everyone knows"), ("fallacy", "post hoc"), ("fallacy", "so so")],
+    "facts": [("mi", "troponin"), ("myocardial infarction", "ecg|ekg"), ("heart failure", "oxygen"),
+              ("hiv", "antibiotics|abx"), ("heart failure", "troponin")],
+}  # fmt: skip
+_SMALL_PIECES = [
+    "heart attack", "MI", "heart failure", "congestive heart failure", "failure", "heart", "HIV", "HIV infection",
+    "O2", "oxygen", "SOB", "breath", "abx", "CT", "acute", "x-ray", "chest x ray", "xray", "because", "as", "so",
+    "so so", "everyone knows", "post hoc", "troponin", "EKG", "ecg", "infarction",
+]  # fmt: skip
+
+
+@st.composite
+def small_text(draw: st.DrawFn) -> str | None:
+    if draw(st.integers(0, 7)) == 0:
+        return draw(st.sampled_from([None, ""]))
+    pieces = draw(st.lists(st.sampled_from(_SMALL_PIECES), min_size=1, max_size=8))
+    glue = draw(
+        st.lists(st.sampled_from([" ", ", ", ". ", "-", "", "'s "]), min_size=len(pieces), max_size=len(pieces))
+    )
+    return "".join(p + g for p, g in zip(pieces, glue, strict=True))
+
+
+@st.composite
+def small_frames(draw: st.DrawFn) -> pl.DataFrame:
+    rows = [{"item_id": f"q{i}"} | {c: draw(small_text()) for c in TEXTS} for i in range(draw(st.integers(1, 6)))]
+    return pl.DataFrame(rows, schema={"item_id": pl.String, **dict.fromkeys(TEXTS, pl.String)})
+
+
+def _small_vocabulary() -> Vocabulary:
+    frames = {
+        "synonyms": pl.DataFrame(SMALL["synonyms"], schema=["term", "canonical"], orient="row"),
+        "lexicon": pl.DataFrame(SMALL["lexicon"], schema=["term", "category"], orient="row"),
+        "markers": pl.DataFrame(SMALL["markers"], schema=["kind", "marker"], orient="row"),
+        "facts": pl.DataFrame(SMALL["facts"], schema=["diagnosis", "fact"], orient="row"),
+    }
+    return Vocabulary.of(**frames)
+
+
+@SETTINGS
+@given(small_frames(), st.sampled_from(["word_boundary", "substring"]))
+def test_a_small_vocabulary_where_every_rule_bites_equals_the_oracle(frame: pl.DataFrame, matching: str) -> None:
+    expected = oracle.compile_vocabulary(SMALL["synonyms"], SMALL["lexicon"], SMALL["markers"], SMALL["facts"])
+    got = answer_scores(frame, vocabulary=_small_vocabulary(), matching=matching)
+    assert_matches_oracle(frame, got, expected, matching=matching)
+
+
+@SETTINGS
+@given(answer_frames(max_items=8))
+def test_scores_stay_in_their_ranges(frame: pl.DataFrame) -> None:
+    got = answer_scores(frame)
+    for metric in ITEM_METRICS:
+        values = got[metric.name].drop_nulls()
+        if metric.low is not None and values.len() and values.dtype.is_numeric():
+            assert values.min() >= metric.low and values.max() <= metric.high, metric.name
+    assert got["clinical_accuracy"].null_count() == 0 and got["reasoning_quality"].null_count() == 0
+
+
+@SETTINGS
+@given(st.lists(answer_text(), min_size=1, max_size=6))
+def test_identical_prediction_and_reference_score_one(texts: list[str | None]) -> None:
+    frame = pl.DataFrame(
+        {"prediction": texts, "reference": texts, "rationale": texts, "reference_rationale": texts},
+        schema=dict.fromkeys(("prediction", "reference", "rationale", "reference_rationale"), pl.String),
+    )
+    got = answer_scores(frame)
+    assert got["clinical_accuracy"].to_list() == [1.0] * len(texts)
+    assert got["token_f1"].to_list() == [1.0] * len(texts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), answer_text(), st.text(alphabet="aZéÉüßİΩ'’s-.,;/\t\n ()", max_size=20))))
+def test_normalise_text_equals_the_oracle(texts: list[str | None]) -> None:
+    got = pl.select(normalise_text(pl.Series(texts, dtype=pl.String))).to_series().to_list()
+    assert got == [None if t is None else " ".join(oracle.words(t)) for t in texts]
