@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +57,17 @@ def _rows() -> list[str]:
         rows.append(
             f"| score, diagnosis + decision families{note} | {r['runs']:,} | {r['score_seconds']:.1f} s{spread} | "
             f"{r['runs_per_second']:,} runs/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_ddx.py` |"
+        )
+    items = RESULTS / "items.json"
+    if items.is_file():
+        r = json.loads(items.read_text())["result"]
+        chars = round(statistics.mean(r["mean_chars"][c] for c in ("prediction", "rationale", "reference")))
+        note = f", ~{chars} characters per text, {r['speedup_vs_oracle']}x the oracle's answers/s"
+        each = r.get("score_seconds_each") or []
+        spread = f" (median of {', '.join(f'{x:.1f}' for x in each)})" if len(each) > 1 else ""
+        rows.append(
+            f"| score, answers family (answer pairs){note} | {r['answers']:,} | {r['score_seconds']:.1f} s{spread} | "
+            f"{r['answers_per_second']:,} answers/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_items.py` |"
         )
     compare = RESULTS / "compare.json"
     if compare.is_file():
