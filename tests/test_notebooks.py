@@ -319,6 +319,103 @@ def check_reproduce_lddx(nb: nbformat.NotebookNode, figures: Path) -> None:
     assert "image/png" in mime_types(nb, "credibility-figure")
 
 
+# --- 05_answer_metrics --------------------------------------------------------------------------
+
+ANSWER_METRICS_PROBE = """
+_facts.update(
+    row=row,
+    hand=hand,
+    entities=entities.select("side", "category", "entity").rows(),
+    answers=answers.height,
+    items=scores.items.height,
+    item_columns=scores.items.columns,
+    ran=scores.ran,
+    comparisons=comparisons.select("task", "metric", "test", "n_pairs", "difference").rows(),
+    task_scores=task_scores,
+    weights=WEIGHTS,
+    renormalised=[renormalised.per_task, renormalised.overall],
+    plain=[plain.per_task, plain.overall],
+    per_system={system: result.overall for system, result in per_system.items()},
+    report=[report.model_id, report.overall_scores, report.task_scores, report.metadata["combined_weights"]],
+    markdown=markdown,
+)
+print(_json.dumps(_facts))
+"""
+
+
+def check_answer_metrics(nb: nbformat.NotebookNode, figures: Path) -> None:
+    facts = probed(nb)
+    # The seed's worked example: "Sepsis; give IV fluids and insulin" against "sepsis, insulin".
+    row = facts["row"]
+    assert row["clinical_accuracy"] == pytest.approx(7 / 9)  # (3·1 + 2·1 + 2·1) / (3·1 + 2·2 + 2·1)
+    jaccards = {c: row[f"entity_jaccard_{c}"] for c in ("diagnoses", "treatments", "medications", "symptoms", "labs")}
+    assert jaccards == {"diagnoses": 1.0, "treatments": 0.5, "medications": 1.0, "symptoms": None, "labs": None}
+    assert row["accuracy_fallback_used"] is False
+    assert facts["entities"] == [
+        ["prediction", "diagnoses", "sepsis"],
+        ["prediction", "medications", "insulin"],
+        ["prediction", "treatments", "insulin"],
+        ["prediction", "treatments", "iv fluids"],
+        ["reference", "diagnoses", "sepsis"],
+        ["reference", "medications", "insulin"],
+        ["reference", "treatments", "insulin"],
+    ]
+    # The rationale the notebook chose: 6 of 17 + 12 words shared; 2 structure and 2 evidence
+    # markers, 2 of sepsis's 3 facts, one fallacy.
+    expected = {"token_f1": 12 / 29, "structure": 2 / 3, "evidence": 2 / 3, "factual_consistency": 2 / 3}
+    expected |= {"fallacy_penalty": 0.15}
+    expected["reasoning_quality"] = 0.4 * 12 / 29 + (0.15 + 0.2 + 0.25) * 2 / 3 - 0.15
+    for name, value in expected.items():
+        assert row[name] == pytest.approx(value), name
+        assert facts["hand"][name] == pytest.approx(value), name
+    # Many answers: one items row per answer, compared item by item per task.
+    assert "answers" in facts["ran"]
+    assert facts["items"] == facts["answers"] > 0
+    assert {"system", "task", "item_id", "clinical_accuracy", "reasoning_quality"} <= set(facts["item_columns"])
+    tasks = sorted(facts["task_scores"])
+    rows = facts["comparisons"]
+    assert {(task, metric) for task, metric, *_ in rows} == {
+        (task, metric) for task in tasks for metric in ("clinical_accuracy", "reasoning_quality")
+    }
+    assert len(rows) == 2 * len(tasks) == 6
+    assert all(test == "paired" for _, _, test, _, _ in rows)
+    assert 2 * sum(n for task, metric, _, n, _ in rows if metric == "clinical_accuracy") == facts["items"]
+    # The combined score, by hand: diagnostics and communication present, safety and summarization not.
+    weights = facts["weights"]
+    assert weights == {"diagnostics": 0.4, "safety": 0.3, "communication": 0.2, "summarization": 0.1}
+    (renormalised, renormalised_overall), (plain, plain_overall) = facts["renormalised"], facts["plain"]
+    assert sorted(renormalised) == sorted(plain) == tasks
+    for task, scores in facts["task_scores"].items():
+        weighted = 0.4 * scores["clinical_accuracy"] + 0.2 * scores["reasoning_quality"]
+        assert renormalised[task] == pytest.approx(weighted / 0.6)
+        assert plain[task] == pytest.approx(weighted / 1.0)
+    assert renormalised_overall == pytest.approx(sum(renormalised.values()) / len(tasks))
+    assert plain_overall == pytest.approx(sum(plain.values()) / len(tasks))
+    assert facts["per_system"]["mas"] == pytest.approx(renormalised_overall)
+    assert facts["per_system"]["mas"] > facts["per_system"]["single"]  # the planted effect
+    # The report: the same combined score, its weights recorded, shown first in the Markdown.
+    model, overall_scores, report_tasks, report_weights = facts["report"]
+    assert model == "mas" and report_weights == weights
+    assert overall_scores["combined_score"] == pytest.approx(renormalised_overall)
+    assert {task: s["combined_score"] for task, s in report_tasks.items()} == pytest.approx(renormalised)
+    markdown = facts["markdown"]
+    assert markdown.startswith("# Benchmark report: mas")
+    assert markdown.index("**combined_score: ") < markdown.index("## Overall Scores")
+    for title in ("## Overall Scores", "## Task Scores", "## Detailed Results", "## Metadata"):
+        assert title in markdown, title
+    # What the reader sees: the frames, the arithmetic, one sentence per comparison row, the figure, the report.
+    for frame in ("item", "entities", "jaccard", "simulate", "score", "compare", "combined", "per-system"):
+        assert "text/html" in mime_types(nb, frame), frame
+    assert "= 7/9 = 0.7778" in printed(nb, "jaccard")
+    assert "RQ = 0.4·0.4138 + 0.15·0.6667 + 0.2·0.6667 + 0.25·0.6667 − 0.15 = 0.4155" in printed(nb, "reasoning")
+    sentences = printed(nb, "reading").splitlines()
+    assert len(sentences) == len(rows) and all("MAS − single" in line for line in sentences)
+    assert len(printed(nb, "categories").splitlines()) == 4
+    assert "renormalised:" in printed(nb, "arithmetic") and "not renormalised:" in printed(nb, "arithmetic")
+    assert "image/png" in mime_types(nb, "figure")
+    assert "text/markdown" in mime_types(nb, "report")
+
+
 @dataclass(frozen=True)
 class Check:
     """What a notebook's probe cell reports, and how the executed notebook is checked."""
@@ -334,6 +431,7 @@ CHECKS = {
     "02_paper_figures.ipynb": Check(FIGURES_PROBE, check_paper_figures),
     "03_statistics.ipynb": Check(STATISTICS_PROBE, check_statistics),
     "04_reproduce_lddx.ipynb": Check(REPRODUCE_LDDX_PROBE, check_reproduce_lddx, needs=LDDX),
+    "05_answer_metrics.ipynb": Check(ANSWER_METRICS_PROBE, check_answer_metrics),
 }
 
 
