@@ -31,6 +31,7 @@ from mas_eval.errors import (
 from mas_eval.scoring import Scores, score
 
 if TYPE_CHECKING:
+    from mas_eval.answer_simulation import simulate_answers
     from mas_eval.diagnostic_simulation import simulate_diagnosis
     from mas_eval.simulation import simulate
     from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
@@ -40,6 +41,7 @@ __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "simulate": "mas_eval.simulation",
+        "simulate_answers": "mas_eval.answer_simulation",
         "simulate_diagnosis": "mas_eval.diagnostic_simulation",
         **dict.fromkeys(
             ("baseline_comparison", "calibration", "compare", "power", "reliability_table"), "mas_eval.stats"
@@ -69,5 +71,6 @@ __all__ = [
     "report",
     "score",
     "simulate",
+    "simulate_answers",
     "simulate_diagnosis",
 ]

@@ -27,7 +27,7 @@ from mas_eval.diagnostic_simulation import _frame, _vocab
 from mas_eval.errors import InvalidParameterError
 from mas_eval.simulation import SYSTEMS, _Coded, _expand, _labels, split_runs
 
-__all__ = ["ENTITIES", "simulate_answers"]
+__all__ = ["ENTITIES", "TASKS", "simulate_answers"]
 
 #: Clinical entities by category (MedAISure's categories and order): MedAISure's lexicon terms
 #: first, then more common ones. An entry is a term, or a tuple of the ways to write one entity
@@ -65,6 +65,8 @@ ENTITIES: dict[str, tuple[str | tuple[str, ...], ...]] = {
     ),
 }  # fmt: skip
 CATEGORIES = tuple(ENTITIES)
+#: The default task names (MedAISure's kinds of task).
+TASKS = ("diagnostic_reasoning", "clinical_summarization", "patient_communication")
 #: The sentences an entity is named in, by category ("{}" is the entity as written).
 TEMPLATES: dict[str, tuple[str, ...]] = {
     "diagnoses": (
@@ -261,7 +263,7 @@ def simulate_answers(
     mas_share: float = 0.5,
     items: tuple[int, int] = (20, 40),
     entities: tuple[int, int] = (2, 5),
-    tasks: Sequence[str] = ("diagnostic_reasoning", "clinical_summarization", "patient_communication"),
+    tasks: Sequence[str] = TASKS,
     answer_chars: int = 300,
     progress: Callable[[str], object] | None = None,
 ) -> Dataset:

@@ -88,6 +88,41 @@ def _main(
     """Score logged runs of multi-agent LLM systems against single-agent baselines."""
 
 
+#: The kinds of synthetic runs `mas-eval simulate --kind` writes.
+SIMULATE_KINDS = ("decision", "diagnosis", "answers")
+#: Options of `mas-eval simulate` that only answer runs take.
+_ANSWER_OPTIONS = ("items", "entities", "answer_chars", "task_names")
+
+
+def _int_pair(name: str, text: str) -> tuple[int, int]:
+    """``--items 20,40`` as ``(20, 40)``; one integer ``N`` as ``(N, N)`` (the range checks are the simulator's)."""
+    parts = [part.strip() for part in text.split(",")]
+    try:
+        numbers = [int(part) for part in parts]
+    except ValueError:
+        numbers = []
+    if len(numbers) not in (1, 2):
+        msg = f"simulate: --{name} {text!r} is invalid; write MIN,MAX (two integers, e.g. 20,40) or one integer"
+        raise InvalidParameterError(msg)
+    return (numbers[0], numbers[-1])
+
+
+def _answer_tasks(count: int | None, names: str | None) -> tuple[str, ...]:
+    """The task names of answer runs: ``--task-names`` as given, else the first ``--tasks`` default names."""
+    from mas_eval.answer_simulation import TASKS
+
+    if names is not None:
+        if count is not None:
+            msg = "simulate: --tasks and --task-names are both given; give one (--task-names names the tasks)"
+            raise InvalidParameterError(msg)
+        return tuple(name.strip() for name in names.split(","))
+    count = len(TASKS) if count is None else count
+    if count < 1:
+        msg = f"simulate: tasks={count} is invalid; tasks must be an integer >= 1"
+        raise InvalidParameterError(msg)
+    return (*TASKS, *(f"task{i}" for i in range(len(TASKS) + 1, count + 1)))[:count]
+
+
 @app.command(cls=_Command)
 def simulate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
@@ -98,27 +133,78 @@ def simulate(
         typer.Option(
             help="The planted MAS − single difference: in mean dqs_raw for decision runs (default 0.05; "
             "DQS before the ground-truth boost, which widens the dqs gap as the MAS also picks the correct "
-            "alternative more often), in expected recall for diagnosis runs (default 0.15).",
+            "alternative more often), in expected recall for diagnosis runs (default 0.15), in the probability "
+            "of reproducing each entity and reasoning step of the reference for answer runs (default 0.1).",
             show_default=False,
         ),
     ] = None,
     mas_share: Annotated[float, typer.Option(help="Share of runs made by the MAS.")] = 0.5,
     repeats: Annotated[int, typer.Option(help="Runs per system per case (decision runs).")] = 1,
-    tasks: Annotated[int, typer.Option(help="Number of tasks.")] = 3,
+    tasks: Annotated[
+        int | None,
+        typer.Option(
+            help="Number of tasks (default 3); answer runs take the first of diagnostic_reasoning, "
+            "clinical_summarization, patient_communication, then task4, task5, ...",
+            show_default=False,
+        ),
+    ] = None,
     variants: Annotated[int, typer.Option(help="Number of variants (decision runs).")] = 2,
+    items: Annotated[
+        str | None,
+        typer.Option(
+            help="Items per case as MIN,MAX or N (answer runs; default 20,40).", metavar="MIN,MAX", show_default=False
+        ),
+    ] = None,
+    entities: Annotated[
+        str | None,
+        typer.Option(
+            help="Clinical entities per reference answer as MIN,MAX or N, at most 10 (answer runs; default 2,5).",
+            metavar="MIN,MAX",
+            show_default=False,
+        ),
+    ] = None,
+    answer_chars: Annotated[
+        int | None,
+        typer.Option(
+            help="Wanted length in characters of each answer, rationale and reference, 1 to 10000 "
+            "(answer runs; default 300).",
+            show_default=False,
+        ),
+    ] = None,
+    task_names: Annotated[
+        str | None,
+        typer.Option(help="Task names, comma-separated, instead of --tasks (answer runs).", show_default=False),
+    ] = None,
     kind: Annotated[
         str,
         typer.Option(
-            help="decision (seed 004's tables) or diagnosis (seed 000's: differentials, transcripts, "
-            "ground truth; --effect is then the MAS − single difference in recall, default 0.15)."
+            help="decision (seed 004's tables), diagnosis (seed 000's: differentials, transcripts, "
+            "ground truth; --effect is then the MAS − single difference in recall, default 0.15) or answers "
+            "(seed 001's: MAS and single agent answering the same benchmark items; --effect default 0.1)."
         ),
     ] = "decision",
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Write a synthetic dataset of MAS and single-agent runs over shared cases."""
-    if kind not in ("decision", "diagnosis"):
-        msg = f"--kind {kind!r} is invalid; it must be one of 'decision', 'diagnosis'"
+    if kind not in SIMULATE_KINDS:
+        msg = f"--kind {kind!r} is invalid; it must be one of {', '.join(map(repr, SIMULATE_KINDS))}"
         raise InvalidParameterError(msg)
+    given = {"items": items, "entities": entities, "answer_chars": answer_chars, "task_names": task_names}
+    misplaced = [f"--{name.replace('_', '-')}" for name in _ANSWER_OPTIONS if given[name] is not None]
+    if kind != "answers" and misplaced:
+        verb, them = ("applies", "it") if len(misplaced) == 1 else ("apply", "them")
+        msg = (
+            f"simulate: {', '.join(misplaced)} {verb} only to --kind answers (this is --kind {kind}); leave {them} out"
+        )
+        raise InvalidParameterError(msg)
+    answer_options: dict[str, Any] = {}
+    if kind == "answers":
+        answer_options = {
+            "items": (20, 40) if items is None else _int_pair("items", items),
+            "entities": (2, 5) if entities is None else _int_pair("entities", entities),
+            "answer_chars": 300 if answer_chars is None else answer_chars,
+            "tasks": _answer_tasks(tasks, task_names),
+        }
     check_target(out, overwrite=overwrite)
     with progress() as bar:
         task = bar.add_task("simulating", total=None)
@@ -135,11 +221,11 @@ def simulate(
                 effect=0.05 if effect is None else effect,
                 mas_share=mas_share,
                 repeats=repeats,
-                tasks=tasks,
+                tasks=3 if tasks is None else tasks,
                 variants=variants,
                 progress=advance,
             )
-        else:
+        elif kind == "diagnosis":
             from mas_eval.diagnostic_simulation import simulate_diagnosis
 
             ds = simulate_diagnosis(
@@ -147,8 +233,19 @@ def simulate(
                 seed=seed,
                 effect=0.15 if effect is None else effect,
                 mas_share=mas_share,
-                tasks=tasks,
+                tasks=3 if tasks is None else tasks,
                 progress=advance,
+            )
+        else:
+            from mas_eval.answer_simulation import simulate_answers
+
+            ds = simulate_answers(
+                runs,
+                seed=seed,
+                effect=0.1 if effect is None else effect,
+                mas_share=mas_share,
+                progress=advance,
+                **answer_options,
             )
         bar.update(task, description="writing")
         # Valid by construction (tests/test_simulate.py validates it); skipping saves ~12 s per 1M runs.
