@@ -1,9 +1,12 @@
 """Regenerate the bundled sample data (``make sample``): fixed seeds, so the output is reproducible.
 
-``data/sample/`` is one simulated Dataset of two kinds of experiment: a few thousand decision
-runs (seed 004's tables) and a few hundred differential-diagnosis runs (seed 000's tables, run
-and case ids prefixed ``dx-``, tasks ``ddx1``, ``ddx2``). ``data/sample.jsonl`` holds a few
-hundred canonical decision run records. The demo and the notebooks read them as they are.
+``data/sample/`` is one simulated Dataset of three kinds of experiment: a few thousand decision
+runs (seed 004's tables), a few hundred differential-diagnosis runs (seed 000's tables, run
+and case ids prefixed ``dx-``, tasks ``ddx1``, ``ddx2``) and a few dozen benchmark-answer runs
+(seed 001's ``answers`` table, run and case ids prefixed ``qa-``: a MAS and a single agent
+answering the same 100 items of each of the tasks ``diagnostic_reasoning`` and
+``patient_communication``). ``data/sample.jsonl`` holds a few hundred canonical decision run
+records. The demo and the notebooks read them as they are.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from mas_eval.answer_simulation import simulate_answers
 from mas_eval.dataset import Dataset
 from mas_eval.diagnostic_simulation import simulate_diagnosis
 from mas_eval.ingest import export_jsonl
@@ -23,6 +27,10 @@ RECORDS_RUNS, RECORDS_SEED = 300, 2027
 #: The diagnostic runs: small teams and short messages keep the bundled files small.
 DIAGNOSIS_RUNS, DIAGNOSIS_SEED, DIAGNOSIS_PREFIX = 400, 2028, "dx-"
 DIAGNOSIS_SHAPE = {"agents": (3, 5), "responses": 12, "response_chars": 300}
+#: The answer runs: 20 cases of 10 items, each answered by both systems. The seed is one whose
+#: cases fall 10 and 10 into the two tasks, so each task has 100 items answered twice.
+ANSWER_RUNS, ANSWER_SEED, ANSWER_PREFIX = 40, 2033, "qa-"
+ANSWER_SHAPE = {"items": (10, 10), "tasks": ("diagnostic_reasoning", "patient_communication")}
 
 
 def with_id_prefix(ds: Dataset, prefix: str) -> Dataset:
@@ -37,10 +45,13 @@ def with_id_prefix(ds: Dataset, prefix: str) -> Dataset:
 
 
 def sample_dataset() -> Dataset:
-    """The bundled sample: decision runs and diagnostic runs in one Dataset."""
+    """The bundled sample: decision runs, diagnostic runs and answer runs in one Dataset."""
     decision = simulate(SAMPLE_RUNS, seed=SAMPLE_SEED, effect=0.05, tasks=3, variants=2)
     diagnosis = simulate_diagnosis(DIAGNOSIS_RUNS, seed=DIAGNOSIS_SEED, **DIAGNOSIS_SHAPE)  # type: ignore[arg-type]
-    return Dataset.concat([decision, with_id_prefix(diagnosis, DIAGNOSIS_PREFIX)])
+    answers = simulate_answers(ANSWER_RUNS, seed=ANSWER_SEED, **ANSWER_SHAPE)  # type: ignore[arg-type]
+    return Dataset.concat(
+        [decision, with_id_prefix(diagnosis, DIAGNOSIS_PREFIX), with_id_prefix(answers, ANSWER_PREFIX)]
+    )
 
 
 def write_sample(folder: str | Path) -> None:
