@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "reports" / "demo" / "report.html"
 SECTIONS = [
     "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency",
-    "diagnosis", "provenance",
+    "diagnosis", "answers", "provenance",
 ]  # fmt: skip
 
 

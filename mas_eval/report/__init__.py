@@ -2,8 +2,8 @@
 
 * :func:`build` — the report of a :class:`~mas_eval.Scores` (and optionally its comparisons
   and Dataset): sections for the dataset, the headline per system, the comparison table, a
-  forest plot, distributions, paired differences, calibration, efficiency and cost, and the
-  provenance.
+  forest plot, distributions, paired differences, calibration, efficiency and cost, the
+  differential diagnosis and the answer quality when the scores have them, and the provenance.
 * :class:`Report` — what :func:`build` returns; :meth:`Report.write` writes ``.html`` (one
   self-contained page), ``.md`` (figures beside it), ``.json`` (every table, full precision)
   or ``.tex`` (booktabs tables).
@@ -16,7 +16,8 @@ Seed 001's benchmark report, in MedAISure's schema:
   reads MedAISure's own report file (placeholder results kept and flagged).
 * :func:`combined_score` — the weighted combined score per task and overall
   (:class:`CombinedScore`), from category aggregates (:func:`category_scores`,
-  :data:`DEFAULT_CATEGORIES`) of per-task means (:func:`task_means`, :func:`overall_means`).
+  :data:`DEFAULT_CATEGORIES`) of per-task means (:func:`task_means`, :func:`overall_means`);
+  :data:`DEFAULT_WEIGHTS` are the weights the MAS-vs-baseline report uses.
 
 Matplotlib, SciPy and Jinja2 load with the first call, not with the package.
 """
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from mas_eval.report.benchmark import BenchmarkReport, DetailedResult, read_medaisure_report
     from mas_eval.report.combined import (
         DEFAULT_CATEGORIES,
+        DEFAULT_WEIGHTS,
         CombinedScore,
         category_scores,
         combined_score,
@@ -54,7 +56,15 @@ __getattr__, __dir__ = lazy_attributes(
         "load_json": "mas_eval.report.jsonfile",
         **dict.fromkeys(("BenchmarkReport", "DetailedResult", "read_medaisure_report"), "mas_eval.report.benchmark"),
         **dict.fromkeys(
-            ("DEFAULT_CATEGORIES", "CombinedScore", "category_scores", "combined_score", "overall_means", "task_means"),
+            (
+                "DEFAULT_CATEGORIES",
+                "DEFAULT_WEIGHTS",
+                "CombinedScore",
+                "category_scores",
+                "combined_score",
+                "overall_means",
+                "task_means",
+            ),
             "mas_eval.report.combined",
         ),
     },
@@ -62,6 +72,7 @@ __getattr__, __dir__ = lazy_attributes(
 
 __all__ = [
     "DEFAULT_CATEGORIES",
+    "DEFAULT_WEIGHTS",
     "FORMATS",
     "BenchmarkReport",
     "CombinedScore",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CATEGORIES",
+    "DEFAULT_WEIGHTS",
     "CombinedScore",
     "category_scores",
     "check_weights",
@@ -61,6 +62,12 @@ DEFAULT_CATEGORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
     }
 )  # fmt: skip
+
+#: Category → weight of a combined score when none is given (the report's "Answer quality"
+#: section): the weights of MedAISure's documented ``--combined-weights`` example, summing to 1.
+DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"diagnostics": 0.4, "safety": 0.3, "communication": 0.2, "summarization": 0.1}
+)
 
 #: Metrics an error about an unknown weight key lists at most.
 _METRICS_SHOWN = 12

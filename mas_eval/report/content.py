@@ -18,11 +18,20 @@ from mas_eval.dataset import Dataset
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.formatting import correction_name
 from mas_eval.provenance import provenance
+from mas_eval.report.answer_quality import ANSWER_COMPARISON, ANSWER_METRICS, answers_section, has_items
 from mas_eval.report.diagnosis import DIAGNOSIS_METRICS, diagnosis_section, has_diagnosis
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
 from mas_eval.scoring import Scores
 
-__all__ = ["COMPARISON_DESIGN", "COMPARISON_METRICS", "HEADLINE", "build", "default_comparisons", "system_means"]
+__all__ = [
+    "COMPARISON_DESIGN",
+    "COMPARISON_METRICS",
+    "HEADLINE",
+    "build",
+    "default_comparisons",
+    "findings",
+    "system_means",
+]
 
 #: The comparison a report runs when it is given none (the demo's): these metrics, this design;
 #: and the diagnostic scores when the runs have them (:data:`~mas_eval.report.diagnosis.DIAGNOSIS_METRICS`).
@@ -180,7 +189,9 @@ def build(
     Report
         Sections: ``dataset``, ``headline``, ``comparison``, ``forest``, ``distributions``,
         ``paired``, ``calibration``, ``efficiency``, then ``diagnosis`` when the scores hold a
-        diagnostic team's outputs (:mod:`mas_eval.report.diagnosis`), and ``provenance``. Write it with
+        diagnostic team's outputs (:mod:`mas_eval.report.diagnosis`), ``answers`` when they have
+        an ``items`` table (:mod:`mas_eval.report.answer_quality`: answer scores per task and
+        system, compared item by item, and the combined score), and ``provenance``. Write it with
         :meth:`Report.write` (``.html``, ``.md``, ``.json``, ``.tex``).
 
     Notes
@@ -228,6 +239,8 @@ def build(
         ]
         if has_diagnosis(scores):
             sections.append(diagnosis_section(scores, comparisons, why_no_comparison, treatment, control))
+        if has_items(scores):
+            sections.append(answers_section(scores["items"], treatment, control))
     inputs: dict[str, str | Path] = {}
     if scores.source is not None:
         inputs["scores"] = scores.source
@@ -244,6 +257,7 @@ def build(
             "params": scores.params,
             "families": {"ran": scores.ran, "skipped": scores.skipped},
             "comparison": "given" if given else {"metrics": _default_metrics(runs), **COMPARISON_DESIGN},
+            **({"answer_comparison": {"metrics": ANSWER_METRICS, **ANSWER_COMPARISON}} if has_items(scores) else {}),
             "treatment": treatment,
             "control": control,
             "title": title,
@@ -282,7 +296,7 @@ def _comparison_section(comparisons: pl.DataFrame | None, why: str, treatment: s
     title = f"{treatment} vs {control}"
     if comparisons is None or comparisons.height == 0:
         return Section("comparison", title, omitted=why or "no comparison: the comparison table is empty")
-    text = [_comparison_description(comparisons), *_findings(comparisons, treatment)]
+    text = [_comparison_description(comparisons), *findings(comparisons, treatment)]
     return Section(
         "comparison",
         title,
@@ -291,7 +305,7 @@ def _comparison_section(comparisons: pl.DataFrame | None, why: str, treatment: s
     )
 
 
-def _findings(comparisons: pl.DataFrame, treatment: str) -> list[str]:
+def findings(comparisons: pl.DataFrame, treatment: str) -> list[str]:
     """One sentence per metric: in how many groups the treatment differs significantly, which way."""
     lines = []
     after = _after_correction(comparisons)

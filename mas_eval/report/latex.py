@@ -35,7 +35,10 @@ _SPECIAL = {
 _TABLE = str.maketrans(_SPECIAL)
 
 #: The tables a paper takes from a report (the others are in the JSON and HTML).
-PAPER_TABLES = ("comparison", "headline", "calibration", "diagnosis_labels", "diagnosis_scores")
+PAPER_TABLES = (
+    "comparison", "headline", "calibration", "diagnosis_labels", "diagnosis_scores", "answer_means",
+    "answer_comparison", "answer_combined",
+)  # fmt: skip
 
 
 def escape_latex(text: str) -> str:
