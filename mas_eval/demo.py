@@ -10,12 +10,13 @@ from rich.console import Console
 from mas_eval.dataset import Dataset
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.output import atomic_directory
-from mas_eval.report.content import HEADLINE, default_comparisons, system_means
+from mas_eval.report.answer_quality import OVERALL, answer_comparisons, answer_means, combined_scores
+from mas_eval.report.content import HEADLINE, default_comparisons, findings, system_means
 from mas_eval.report.diagnosis import label_counts_per_system
 from mas_eval.scoring import score
 from mas_eval.terminal import print_comparisons, print_frame, print_system_means
 
-__all__ = ["HEADLINE", "REPORTS", "headline", "run_demo"]
+__all__ = ["HEADLINE", "REPORTS", "answers_table", "headline", "run_demo"]
 
 #: The report formats the demo writes, as ``report<suffix>``.
 REPORTS = (".html", ".md", ".json", ".tex")
@@ -24,6 +25,19 @@ REPORTS = (".html", ".md", ".json", ".tex")
 def headline(run_metrics: pl.DataFrame) -> pl.DataFrame:
     """Mean of the headline metrics per system, with the number of runs."""
     return system_means(run_metrics, HEADLINE)
+
+
+def answers_table(items: pl.DataFrame) -> pl.DataFrame:
+    """Per task and system: answers (n), mean clinical accuracy and reasoning quality, combined score.
+
+    The columns are named short (``accuracy``, ``reasoning``, ``combined``) to fit 80 columns.
+    """
+    combined = combined_scores(items).filter(pl.col("task") != OVERALL).select("task", "system", "combined_score")
+    return (
+        answer_means(items)
+        .join(combined, on=["task", "system"], how="left")
+        .rename({"clinical_accuracy": "accuracy", "reasoning_quality": "reasoning", "combined_score": "combined"})
+    )
 
 
 def run_demo(data: Path, out: Path, *, console: Console) -> Path:
@@ -57,6 +71,14 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         counts = label_counts_per_system(scores.runs)
         if counts is not None:
             print_frame(counts, title="TP/FP/FN/CAA/AE/TM-SM summed over each system's diagnostic runs", out=console)
+
+        console.rule("[bold]Answer quality (seed 001)[/] the answer runs' items, MAS vs single")
+        if "items" in scores:
+            title = "clinical accuracy, reasoning quality and combined score: means over n answers"
+            print_frame(answers_table(scores.items), title=title, out=console)
+            answers_comparison, why_not = answer_comparisons(scores.items)
+            lines = findings(answers_comparison, "mas") if answers_comparison is not None else [why_not]
+            console.print("mas - single, paired on item, per task:\n" + "\n".join(lines), highlight=False)
 
         console.rule("[bold]MAS vs single-agent[/] by task, paired on case_id")
         comparison, why_not = default_comparisons(scores.runs)

@@ -131,6 +131,9 @@ def test_the_demo_at_80_columns_cuts_nothing(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "…" not in done.stdout
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    # The answers table shows every column: n, accuracy, reasoning and combined per task and system.
+    assert "Answer quality" in done.stdout
+    assert re.search(r"diagnostic_reasoning\s+mas\s+100(\s+0\.\d{4}){3}\s*$", done.stdout, re.M)
 
 
 # -- item 15: the help lists every command, flags take no value, --version ------------------------

@@ -116,7 +116,7 @@ print(_json.dumps(_facts))
 
 def check_quickstart(nb: nbformat.NotebookNode, figures: Path) -> None:
     facts = probed(nb)
-    assert facts["ran"] == ["decision", "diagnosis"]  # the sample holds decision and diagnostic runs
+    assert facts["ran"] == ["decision", "diagnosis", "answers"]  # the sample holds all three kinds of run
     assert facts["runs"] == facts["summary_runs"] > 0
     assert facts["systems"] == ["mas", "single"]
     assert facts["crisis"] == ["crisis-mas-poc", None, "weighted_average"]

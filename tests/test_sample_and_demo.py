@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 from polars.testing import assert_frame_equal
 from rich.console import Console
 
@@ -11,26 +12,42 @@ from mas_eval import Dataset
 from mas_eval.demo import run_demo
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.report import load_json
-from mas_eval.sample import DIAGNOSIS_PREFIX, DIAGNOSIS_RUNS, RECORDS_RUNS, RECORDS_SEED, SAMPLE_RUNS, sample_dataset
+from mas_eval.sample import (
+    ANSWER_PREFIX,
+    ANSWER_RUNS,
+    DIAGNOSIS_PREFIX,
+    DIAGNOSIS_RUNS,
+    RECORDS_RUNS,
+    RECORDS_SEED,
+    SAMPLE_RUNS,
+    sample_dataset,
+)
 from mas_eval.simulation import simulate
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DECISION_TABLES = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
-
-
 DIAGNOSIS_TABLES = ["ddx", "ground_truth", "messages", "interventions"]
+#: The bundled files stay small: the whole sample folder under this many bytes.
+SAMPLE_BYTES = 1_000_000
 
 
 def test_bundled_sample_is_valid_and_reproducible() -> None:
     sample = Dataset.open(DATA / "sample").validate()
-    assert sample.table_names == [*DECISION_TABLES, *DIAGNOSIS_TABLES]
+    assert sample.table_names == [*DECISION_TABLES, *DIAGNOSIS_TABLES, "answers"]
     for name, frame in sample_dataset().frames().items():
         assert_frame_equal(sample.collect(name), frame)
-    # Two kinds of experiment, apart: diagnostic runs and cases carry the prefix, decision ones do not.
+    assert sum(f.stat().st_size for f in (DATA / "sample").rglob("*") if f.is_file()) < SAMPLE_BYTES
+    # Three kinds of experiment, apart: diagnostic and answer runs and cases carry their prefix, decision ones none.
     runs = sample.collect("runs")
-    diagnostic = runs["run_id"].str.starts_with(DIAGNOSIS_PREFIX)
-    assert 0 < diagnostic.sum() < runs.height
-    assert (runs["case_id"].str.starts_with(DIAGNOSIS_PREFIX) == diagnostic).all()
+    for prefix, count in ((DIAGNOSIS_PREFIX, DIAGNOSIS_RUNS), (ANSWER_PREFIX, ANSWER_RUNS)):
+        own = runs["run_id"].str.starts_with(prefix)
+        assert own.sum() == count
+        assert (runs["case_id"].str.starts_with(prefix) == own).all()
+    answers = sample.collect("answers")
+    assert answers["run_id"].str.starts_with(ANSWER_PREFIX).all()
+    # Both systems answer the same 100 items of each of the two tasks.
+    per_task = answers.group_by("task").agg(pl.col("item_id").n_unique(), pl.len()).sort("task")
+    assert per_task.rows() == [("diagnostic_reasoning", 100, 200), ("patient_communication", 100, 200)]
 
 
 def test_ingest_of_bundled_records_gives_the_documented_tables(tmp_path: Path) -> None:
@@ -48,8 +65,10 @@ def test_demo_writes_its_outputs(tmp_path: Path) -> None:
     assert report["provenance"]["mas_eval_version"]
     assert set(report["provenance"]["inputs"]) == {"dataset"}
     headline = {row["system"]: row for row in report["tables"]["headline"].to_dicts()}
-    assert headline["mas"]["runs"] == headline["single"]["runs"] == (SAMPLE_RUNS + DIAGNOSIS_RUNS) // 2
+    assert headline["mas"]["runs"] == headline["single"]["runs"] == (SAMPLE_RUNS + DIAGNOSIS_RUNS + ANSWER_RUNS) // 2
     assert not [s["key"] for s in report["sections"] if s["omitted"]]
+    assert [s["key"] for s in report["sections"]][-3:] == ["diagnosis", "answers", "provenance"]
+    assert (report["tables"]["answer_comparison"]["difference"] > 0).all()  # the planted effect, in every row
     for suffix in (".html", ".md", ".tex"):
         assert (out / f"report{suffix}").stat().st_size > 0
     figures = [f["name"] for s in report["sections"] for f in s["figures"]]
