@@ -50,6 +50,23 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "lddx-v6": {
         "diagnosis": {"label_rules": "lddx-v6", "tempo_count_mentions": True},
     },
+    # junaidi-ai/MedAISure (bench/evaluation/metrics/clinical.py, commit 25fb74f4): its own
+    # normalisation (punctuation deleted), small tables and entity extraction (phrases as
+    # substrings, removed once found, then words), substring markers and facts, reasoning on
+    # the rationale alone, fact sets from the reference answer first, min(1, f / max(1, n // 2)).
+    # Reproduces its per-sample numbers exactly (tests/test_answers_medaisure.py).
+    "medaisure": {
+        "answers": {
+            "answers_normalisation": "medaisure",
+            "answers_vocabulary": "medaisure",
+            "answers_entities": "phrases_then_words",
+            "answers_matching": "substring",
+            "reasoning_reference_fallback": False,
+            "reasoning_prediction_fallback": False,
+            "factual_formula": "half_capped",
+            "factual_source": "answer",
+        },
+    },
 }
 
 

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mas_eval.metrics.answers import (
+    AnswersParams,
     Vocabulary,
     answer_scores,
     answer_synonyms,
@@ -25,6 +26,7 @@ from mas_eval.metrics.answers import (
     normalise_text,
 )
 from mas_eval.metrics.answers.outputs import ITEM_METRICS
+from mas_eval.metrics.answers.suite import scoring_options
 from tests.oracles import answers as oracle
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -98,14 +100,26 @@ def test_vectorised_scores_equal_the_oracle(frame: pl.DataFrame) -> None:
     assert_matches_oracle(frame, answer_scores(frame), shipped_oracle())
 
 
+_REASONING_OPTIONS = st.fixed_dictionaries(
+    {
+        "prediction_fallback": st.booleans(),
+        "factual_formula": st.sampled_from(["share", "half_capped"]),
+        "factual_source": st.sampled_from(["diagnosis", "answer"]),
+    }
+)
+
+
 @SETTINGS
 @given(
     answer_frames(),
     st.dictionaries(st.sampled_from(oracle.CATEGORIES), st.sampled_from([0.0, 0.5, 1.0, 4.0]), min_size=1),
     st.dictionaries(st.sampled_from(list(oracle.REASONING_WEIGHTS)), st.sampled_from([0.0, 0.3, 1.0])),
     st.booleans(),
+    _REASONING_OPTIONS,
 )
-def test_substring_matching_weights_and_fallback_equal_the_oracle(frame, category, reasoning, fallback) -> None:
+def test_substring_matching_weights_and_fallback_equal_the_oracle(
+    frame, category, reasoning, fallback, options
+) -> None:
     category_weights = oracle.CATEGORY_WEIGHTS | category
     if sum(category_weights.values()) == 0:
         category_weights["labs"] = 1.0
@@ -116,6 +130,7 @@ def test_substring_matching_weights_and_fallback_equal_the_oracle(frame, categor
         category_weights=category_weights,
         reasoning_weights=reasoning_weights,
         reference_fallback=fallback,
+        **options,
     )
     assert_matches_oracle(
         frame,
@@ -125,7 +140,66 @@ def test_substring_matching_weights_and_fallback_equal_the_oracle(frame, categor
         reasoning_weights=reasoning_weights,
         matching="substring",
         reference_fallback=fallback,
+        **options,
     )
+
+
+# --- preset "medaisure" -------------------------------------------------------------------------------------
+
+# MedAISure's traps: substrings of words ("ct" in "acute", "mi" in "admission", "so" in "also"),
+# phrases split by deleted punctuation or joined by a removal, words its map rewrites or not,
+# markers normalisation makes unmatchable, whitespace-only texts (given, yet empty once normalised).
+_MEDAISURE_PIECES = [
+    "chest", "pain", "chest pain", "Chest, pain", "chest - pain", "chestiv fluidspain", "heart failurepneumonia",
+    "heartmyocardial infarctionfailure", "iv fluids", "IV-fluids", "ivfluids", "fluids", "MI", "mi", "admission",
+    "myocardial infarction", "SOB", "sob", "shortness of breath", "leukocytosis", "white blood cells",
+    "white blood cell", "wbc", "insulin", "diabetes", "acute", "CT", "also", "so", "label", "lab", "x-ray", "xray",
+    "X-Ray", "1.", "2)", "step", "first", "in conclusion", "antibiotic", "antibiotics", "infiltrate", "ekg",
+    "troponin", "aspirin", "heparin", "sepsis", "pneumonia", "hypotension", "lactate", "fever", "because i say",
+    "everyone knows", "post hoc", "obviously true", "it's", "patient’s", "pneumonía", "\u00a0", "\u2013",
+]  # fmt: skip
+_MEDAISURE_GLUE = [" ", "  ", ", ", "; ", ". ", " - ", "-", "\n", "\t", "", "(", ") ", "\u00a0", " \u2013 ", "'"]
+
+
+@st.composite
+def medaisure_text(draw: st.DrawFn) -> str | None:
+    kind = draw(st.integers(0, 7))
+    if kind == 0:
+        return draw(st.sampled_from([None, "", " ", "   ", "\n", "\t ", " . ", "()"]))
+    parts = []
+    for _ in range(draw(st.integers(1, 8))):
+        piece = draw(st.sampled_from(_MEDAISURE_PIECES) if kind > 1 else st.sampled_from(_PIECES))
+        piece = draw(st.sampled_from([piece, piece.upper(), piece.title()]))
+        parts.append(piece + draw(st.sampled_from(_MEDAISURE_GLUE)))
+    return "".join(parts)
+
+
+@st.composite
+def medaisure_frames(draw: st.DrawFn) -> pl.DataFrame:
+    rows = [{"item_id": f"q{i}"} | {c: draw(medaisure_text()) for c in TEXTS} for i in range(draw(st.integers(1, 6)))]
+    return pl.DataFrame(rows, schema={"item_id": pl.String, **dict.fromkeys(TEXTS, pl.String)})
+
+
+@cache
+def medaisure_oracle() -> oracle.MedaisureVocabulary:
+    return oracle.compile_medaisure(
+        answer_synonyms(shipped="medaisure").rows(),
+        lexicon_table(shipped="medaisure").rows(),
+        marker_table(shipped="medaisure").rows(),
+        fact_table(shipped="medaisure").rows(),
+    )
+
+
+@SETTINGS
+@given(medaisure_frames(), st.booleans())
+def test_the_medaisure_preset_equals_its_oracle(frame: pl.DataFrame, prediction_fallback: bool) -> None:
+    params = AnswersParams.of_preset("medaisure", reasoning_prediction_fallback=prediction_fallback)
+    got = answer_scores(frame, **scoring_options(params))
+    assert got.columns == ["item_id", *METRICS]
+    for item, row in zip(frame.iter_rows(named=True), got.iter_rows(named=True), strict=True):
+        want = oracle.score_item_medaisure(item, medaisure_oracle(), prediction_fallback=prediction_fallback)
+        for name in METRICS:
+            assert row[name] == want[name], (name, item, row[name], want[name])  # exact, as MedAISure's floats
 
 
 # A small vocabulary where every rule bites: chains (a → b → c), a canonical name longer than a

@@ -64,8 +64,9 @@ def test_overrides_change_exactly_their_metric(simulated: Dataset) -> None:
 
 
 def test_presets_are_named_parameter_sets() -> None:
-    assert set(PRESETS) == {"spec", "crisis-mas-poc", "lddx-v6"}
+    assert set(PRESETS) == {"spec", "crisis-mas-poc", "lddx-v6", "medaisure"}
     assert DiagnosisParams.of_preset("lddx-v6").label_rules == "lddx-v6"
+    assert DecisionParams.of_preset("medaisure") == DecisionParams()  # an answers preset
     assert DecisionParams.of_preset("lddx-v6") == DecisionParams()  # a diagnosis preset: decisions as the spec
     assert DecisionParams.of_preset("crisis-mas-poc").er == "weighted_average"
     with pytest.raises(InvalidParameterError, match="preset='lddx' is invalid; preset must be one of 'spec'"):
@@ -168,7 +169,7 @@ def test_score_command_rejects_a_bad_override(simulated: Dataset, tmp_path: Path
         ),
         (
             ["--preset", "lddx"],
-            "error: preset='lddx' is invalid; preset must be one of 'spec', 'crisis-mas-poc', 'lddx-v6'",
+            "error: preset='lddx' is invalid; preset must be one of 'spec', 'crisis-mas-poc', 'lddx-v6', 'medaisure'",
         ),
         (
             ["--set", "label_rules=lddx"],

@@ -200,14 +200,20 @@ def reasoning_quality(
     weights: dict[str, float] = REASONING_WEIGHTS,
     matching: str = "word_boundary",
     reference_fallback: bool = True,
+    prediction_fallback: bool = True,
+    factual_formula: str = "share",
+    factual_source: str = "diagnosis",
 ) -> dict[str, float]:
     """clamp01(0.4 F1 + 0.15 structure + 0.2 evidence + 0.25 factual - fallacy)."""
     norm = vocabulary.normalise
-    reasoning = norm(item.get("rationale")) or norm(item.get("prediction"))
+    reasoning = norm(item.get("rationale"))
+    if not reasoning and prediction_fallback:
+        reasoning = norm(item.get("prediction"))
     reference = norm(item.get("reference_rationale"))
     if not reference and reference_fallback:
         reference = norm(item.get("reference"))
-    diagnosis = norm(item.get("reference_diagnosis")) or norm(item.get("reference"))
+    first, second = ("reference_diagnosis", "reference")[:: 1 if factual_source == "diagnosis" else -1]
+    diagnosis = norm(item.get(first)) or norm(item.get(second))
 
     hits = dict.fromkeys(("structure", "evidence", "fallacy"), 0)
     for (kind, _name), forms in vocabulary.markers.items():
@@ -222,7 +228,9 @@ def reasoning_quality(
             expected |= facts
     if expected:
         found = sum(any(present(reasoning, form, matching) for form in forms) for forms in expected.values())
-        factual = found / len(expected)
+        share = found / len(expected)
+        half_capped = min(1, found / max(1, len(expected) // 2))  # MedAISure's: half the set scores 1
+        factual = share if factual_formula == "share" else half_capped
     else:
         factual = evidence
 
@@ -252,12 +260,145 @@ def score_item(
     reasoning_weights: dict[str, float] = REASONING_WEIGHTS,
     matching: str = "word_boundary",
     reference_fallback: bool = True,
+    **reasoning_options: object,
 ) -> dict[str, object]:
-    """Every item column of the answers family for one answer."""
+    """Every item column of the answers family for one answer (``reasoning_options``: those of
+    :func:`reasoning_quality`, ``prediction_fallback``, ``factual_formula``, ``factual_source``)."""
     accuracy = clinical_accuracy(
         item.get("prediction"), item.get("reference"), vocabulary, weights=category_weights, matching=matching
     )
     reasoning = reasoning_quality(
-        item, vocabulary, weights=reasoning_weights, matching=matching, reference_fallback=reference_fallback
+        item,
+        vocabulary,
+        weights=reasoning_weights,
+        matching=matching,
+        reference_fallback=reference_fallback,
+        **reasoning_options,
     )
     return accuracy | reasoning
+
+
+# --- MedAISure's code (preset "medaisure"; tests/data/medaisure_behaviour.md) ------------------------------
+#
+# Its own normalisation, tables used as written, phrases then words, substring markers and facts,
+# min(1, found / max(1, n // 2)), and Python's `or` for missing texts ("   " is given).
+
+MEDAISURE_DELETED = ".,!?;:-()[]{}'\""
+
+
+def medaisure_text(text: str | None) -> str:
+    """Lowercase; every whitespace run one space, stripped; then the 15 characters deleted."""
+    text = re.sub(r"\s+", " ", (text or "").lower()).strip()
+    return "".join(c for c in text if c not in MEDAISURE_DELETED)
+
+
+def as_written(term: str) -> str:
+    return re.sub(r"\s+", " ", term.lower()).strip()
+
+
+@dataclass
+class MedaisureVocabulary:
+    """The tables as MedAISure holds them: lists and sets of strings, as written."""
+
+    lexicon: dict[str, list[str]]  # category -> terms, in the order the phrases are looked for
+    token_map: dict[str, str]
+    markers: dict[str, set[str]]  # kind -> markers
+    facts: dict[str, set[str]]  # diagnosis -> keywords
+
+
+def compile_medaisure(
+    synonyms: list[tuple[str, str]],
+    lexicon: list[tuple[str, str]],
+    markers: list[tuple[str, str]],
+    facts: list[tuple[str, str]],
+) -> MedaisureVocabulary:
+    """One form per marker and fact row (MedAISure's tables have no alternatives)."""
+    by_category: dict[str, list[str]] = {c: [] for c in CATEGORIES}
+    for term, category in lexicon:
+        by_category[category].append(as_written(term))
+    by_category = {c: sorted(set(terms)) for c, terms in by_category.items()}
+    token_map = {as_written(t): as_written(c) for t, c in synonyms if as_written(t) != as_written(c)}
+    marker_sets: dict[str, set[str]] = {"structure": set(), "evidence": set(), "fallacy": set()}
+    for kind, marker in markers:
+        marker_sets[kind].add(as_written(marker))
+    fact_sets: dict[str, set[str]] = {}
+    for diagnosis, fact in facts:
+        fact_sets.setdefault(as_written(diagnosis), set()).add(as_written(fact))
+    return MedaisureVocabulary(by_category, token_map, marker_sets, fact_sets)
+
+
+def medaisure_entities(text: str, vocabulary: MedaisureVocabulary) -> dict[str, set[str]]:
+    """Phrases (terms with a space) as substrings, category by category, each removed (replaced by
+    a space) once found; then every word left, through the token map, in every category holding it."""
+    out: dict[str, set[str]] = {c: set() for c in CATEGORIES}
+    for category, terms in vocabulary.lexicon.items():
+        for term in terms:
+            if " " in term and term in text:
+                out[category].add(term)
+                text = text.replace(term, " ")
+    for word in text.split():
+        word = vocabulary.token_map.get(word, word)
+        for category, terms in vocabulary.lexicon.items():
+            if word in terms:
+                out[category].add(word)
+    return out
+
+
+def medaisure_accuracy(
+    prediction: str | None, reference: str | None, vocabulary: MedaisureVocabulary
+) -> dict[str, object]:
+    p, r = medaisure_text(prediction), medaisure_text(reference)
+    p_ent, r_ent = medaisure_entities(p, vocabulary), medaisure_entities(r, vocabulary)
+    out: dict[str, object] = {}
+    inter = union = 0.0
+    for c in CATEGORIES:
+        i, u = len(p_ent[c] & r_ent[c]), len(p_ent[c] | r_ent[c])
+        out[f"entity_jaccard_{c}"] = i / u if u else None  # MedAISure: 1.0
+        inter += CATEGORY_WEIGHTS[c] * i
+        union += CATEGORY_WEIGHTS[c] * u
+    out["accuracy_fallback_used"] = union <= 0
+    if union > 0:
+        out["clinical_accuracy"] = inter / union
+    elif not p and not r:
+        out["clinical_accuracy"] = 1.0
+    elif not p or not r:
+        out["clinical_accuracy"] = 0.0
+    else:
+        out["clinical_accuracy"] = 1.0 if p == r or p in r or r in p else 0.0
+    return out
+
+
+def medaisure_reasoning(
+    item: dict[str, str | None], vocabulary: MedaisureVocabulary, *, prediction_fallback: bool = False
+) -> dict[str, float]:
+    raw = item.get("rationale") or (item.get("prediction") if prediction_fallback else None)
+    t, a = medaisure_text(raw), medaisure_text(item.get("reference_rationale"))
+    hits = {kind: sum(m in t for m in markers) if t else 0 for kind, markers in vocabulary.markers.items()}
+    structure, evidence = min(1, hits["structure"] / 3.0), min(1, hits["evidence"] / 3.0)
+    fallacy = min(0.4, 0.15 * hits["fallacy"])
+    d = medaisure_text(item.get("reference") or item.get("reference_diagnosis"))
+    expected = set().union(*(facts for key, facts in vocabulary.facts.items() if key in d)) if d else set()
+    if not t:
+        factual = 0.0
+    elif not expected:
+        factual = evidence
+    else:
+        factual = min(1, sum(k in t for k in expected) / max(1, len(expected) // 2))
+    f1 = token_f1(t.split(), a.split())
+    score = 0.4 * f1 + 0.15 * structure + 0.2 * evidence + 0.25 * factual - fallacy
+    return {
+        "reasoning_quality": max(0.0, min(1.0, score)),
+        "token_f1": f1,
+        "structure": structure,
+        "evidence": evidence,
+        "factual_consistency": factual,
+        "fallacy_penalty": fallacy,
+    }
+
+
+def score_item_medaisure(
+    item: dict[str, str | None], vocabulary: MedaisureVocabulary, *, prediction_fallback: bool = False
+) -> dict[str, object]:
+    """Every item column of the answers family under preset "medaisure"."""
+    accuracy = medaisure_accuracy(item.get("prediction"), item.get("reference"), vocabulary)
+    return accuracy | medaisure_reasoning(item, vocabulary, prediction_fallback=prediction_fallback)

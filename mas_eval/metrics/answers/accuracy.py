@@ -42,25 +42,32 @@ def category_jaccard(category: str) -> pl.Expr:
     return pl.when(union > 0).then(pl.col(f"intersection_{category}") / union)
 
 
-def fallback_match(prediction: pl.Expr, reference: pl.Expr, matching: Matching) -> pl.Expr:
+def fallback_match(prediction: pl.Expr, reference: pl.Expr, matching: Matching, gap: str = "  ") -> pl.Expr:
     """The fallback of two spaced texts (null is empty): 1.0 if both are empty or one contains the other, else 0.0.
 
     Containment is on word boundaries (``"rest"`` is in ``"bed rest"``, not in ``"arrest"``) or,
-    with ``matching="substring"``, anywhere.
+    with ``matching="substring"``, anywhere. ``gap`` one space: texts of MedAISure's normalisation,
+    compared as they are (the one space padding each side dropped), so a text of spaces alone is not empty.
     """
     p, r = prediction.fill_null(EMPTY), reference.fill_null(EMPTY)
     p_empty, r_empty = p == EMPTY, r == EMPTY
-    inner_p, inner_r = p.str.strip_chars(" "), r.str.strip_chars(" ")
+    if gap == " ":
+        inner_p, inner_r = (t.str.strip_prefix(" ").str.strip_suffix(" ") for t in (p, r))
+    else:
+        inner_p, inner_r = p.str.strip_chars(" "), r.str.strip_chars(" ")
+    hay_p, hay_r = p, r
     if matching == "word_boundary":
         needle_p, needle_r = pl.lit(" ") + inner_p + pl.lit(" "), pl.lit(" ") + inner_r + pl.lit(" ")
     else:
         needle_p, needle_r = inner_p, inner_r
-    contained = r.str.contains(needle_p, literal=True) | p.str.contains(needle_r, literal=True)
+        if gap == " ":  # MedAISure's texts may start or end with a space of their own: compared as they are
+            hay_p, hay_r = inner_p, inner_r
+    contained = hay_r.str.contains(needle_p, literal=True) | hay_p.str.contains(needle_r, literal=True)
     return pl.when(p_empty & r_empty).then(1.0).when(p_empty | r_empty).then(0.0).otherwise(contained.cast(pl.Float64))
 
 
 def accuracy_columns(
-    prediction: pl.Expr, reference: pl.Expr, *, weights: Mapping[str, float], matching: Matching
+    prediction: pl.Expr, reference: pl.Expr, *, weights: Mapping[str, float], matching: Matching, gap: str = "  "
 ) -> list[pl.Expr]:
     """``clinical_accuracy``, ``entity_jaccard_<c>`` for every category, and ``accuracy_fallback_used``.
 
@@ -72,13 +79,15 @@ def accuracy_columns(
         Weight per category (every one of :data:`~mas_eval.metrics.answers.vocabulary.CATEGORIES`).
     matching
         How the fallback's containment is decided.
+    gap
+        What separates words in the spaced texts (:attr:`~mas_eval.metrics.answers.vocabulary.Vocabulary.gap`).
     """
     pooled_intersection = pl.sum_horizontal(weights[c] * pl.col(f"intersection_{c}") for c in CATEGORIES)
     pooled_union = pl.sum_horizontal(weights[c] * pl.col(f"union_{c}") for c in CATEGORIES)
     fallback = pooled_union <= 0
     return [
         pl.when(fallback)
-        .then(fallback_match(prediction, reference, matching))
+        .then(fallback_match(prediction, reference, matching, gap))
         .otherwise(pooled_intersection / pooled_union)
         .alias("clinical_accuracy"),
         *(category_jaccard(c).alias(f"entity_jaccard_{c}") for c in CATEGORIES),

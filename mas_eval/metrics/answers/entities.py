@@ -18,13 +18,20 @@ list set operations on the numbers of the terms found — no loop over answers.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import polars as pl
 
 from mas_eval.errors import SchemaError
 from mas_eval.metrics.answers.normalise import EMPTY, Matching
+from mas_eval.metrics.answers.phrases import entity_codes, phrase_word_entities
 from mas_eval.metrics.answers.vocabulary import CATEGORIES, Vocabulary
 
-__all__ = ["extract_entities", "find_entities", "with_entity_counts"]
+__all__ = ["Entities", "extract_entities", "find_entities", "with_entity_counts"]
+
+#: How entities are found: one leftmost-longest pass over every lexicon term (the document), or
+#: MedAISure's phrases, then words (:mod:`~mas_eval.metrics.answers.phrases`).
+Entities = Literal["longest_match", "phrases_then_words"]
 
 
 def find_entities(spaced_text: pl.Expr, vocabulary: Vocabulary, matching: Matching) -> pl.Expr:
@@ -86,6 +93,7 @@ def extract_entities(
     *,
     vocabulary: Vocabulary | None = None,
     matching: Matching = "word_boundary",
+    entities: Entities = "longest_match",
 ) -> pl.DataFrame:
     """The clinical entities of each text of ``frame[column]``, one row per (row, category, entity).
 
@@ -99,6 +107,9 @@ def extract_entities(
         The compiled tables (default :meth:`Vocabulary.shipped`).
     matching
         ``"word_boundary"`` (default) or ``"substring"``.
+    entities
+        ``"longest_match"`` (default) or ``"phrases_then_words"`` (MedAISure's;
+        :mod:`~mas_eval.metrics.answers.phrases`, where ``matching`` plays no part).
 
     Returns
     -------
@@ -112,6 +123,18 @@ def extract_entities(
     if column not in lazy.collect_schema():
         msg = f"extract_entities: no column {column!r}; the frame has {lazy.collect_schema().names()}"
         raise SchemaError(msg)
+    if entities == "phrases_then_words":
+        spaced_texts = lazy.with_row_index("row").select("row", _text=vocabulary.spaced(pl.col(column)))
+        return (
+            phrase_word_entities(spaced_texts, "_text", "code", vocabulary)
+            .select("row", "code")
+            .explode("code")
+            .join(entity_codes(vocabulary).lazy(), on="code")
+            .select("row", "category", entity="term")
+            .unique()
+            .sort("row", "category", "entity")
+            .collect()
+        )
     found = lazy.with_row_index("row").select(
         "row", pattern=find_entities(vocabulary.spaced(pl.col(column)), vocabulary, matching)
     )

@@ -27,11 +27,16 @@ import polars as pl
 
 __all__ = [
     "APOSTROPHES",
+    "DELETED",
     "EMPTY",
     "SEPARATORS",
+    "WHITESPACE",
     "Matching",
+    "Normalisation",
+    "as_written",
     "canonical",
     "longest_first",
+    "medaisure_text",
     "normalise_text",
     "pattern",
     "pattern_of",
@@ -41,6 +46,9 @@ __all__ = [
 #: How terms (lexicon entries, markers, facts, the fallback's containment) are found in a text:
 #: on word boundaries (the document) or as substrings (MedAISure's code, where "ct" occurs in "doctor").
 Matching = Literal["word_boundary", "substring"]
+#: How answer texts are normalised: the document's words (:func:`normalise_text`, then the
+#: synonym map) or MedAISure's string (:func:`medaisure_text`, no synonym map on the text).
+Normalisation = Literal["spec", "medaisure"]
 
 #: Characters that separate words: whitespace, ASCII punctuation and symbols, and the common
 #: typographic ones. Every other character (letters, digits, other symbols) belongs to a word.
@@ -50,6 +58,10 @@ SEPARATORS: tuple[str, ...] = (
     *"\u2018\u2019\u201c\u201d\u2010\u2011\u2012\u2013\u2014\u2015\u2026\u2022\u00b7\u2032\u2033\u00ab\u00bb"
     "\u00a1\u00bf\u00a7\u00b6\u00b0\u00b1\u00d7\u00f7",
 )
+#: Python's whitespace (``str.isspace``, ``re``'s ``\\s``): what MedAISure's normalisation collapses.
+WHITESPACE = "\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+#: The 15 characters MedAISure's normalisation deletes (after collapsing whitespace).
+DELETED = ".,!?;:-()[]{}'\""
 #: Apostrophes whose ``s`` before a separator (or the end) is a possessive, dropped with them.
 APOSTROPHES = ("'", "\u2019")
 #: The spaced form of a text with no words.
@@ -124,22 +136,46 @@ def normalise_text(expr: pl.Expr) -> pl.Expr:
     return canonical(spaced(expr))
 
 
-def pattern(term: str, matching: Matching = "word_boundary") -> str:
+_WHITESPACE_RUN = f"[{WHITESPACE}]+"
+_DELETED_CLASS = "[" + "".join("\\" + c if c in "-[]" else c for c in DELETED) + "]"
+
+
+def as_written(expr: pl.Expr) -> pl.Expr:
+    """Lowercase, every whitespace run one space, no space at either end: how terms are used under
+    ``normalisation="medaisure"`` (MedAISure compares its terms, as written, with the normalised text)."""
+    return expr.str.to_lowercase().str.replace_all(_WHITESPACE_RUN, " ").str.strip_chars(" ")
+
+
+def medaisure_text(expr: pl.Expr) -> pl.Expr:
+    r"""MedAISure's normalised text: :func:`as_written`, then its 15 characters :data:`DELETED`.
+
+    The characters are deleted, not replaced by a space, and after the whitespace step, so a text
+    may keep two spaces in a row or one at an end, and its words are what splitting on spaces leaves.
+
+    >>> s = pl.Series(["X-ray:  chest - pain ", "(fever)", "\u00a0( cough )\t", None])
+    >>> pl.select(medaisure_text(s)).to_series().to_list()
+    ['xray chest  pain', 'fever', ' cough ', None]
+    """
+    return as_written(expr).str.replace_all(_DELETED_CLASS, "")
+
+
+def pattern(term: str, matching: Matching = "word_boundary", gap: str = _BOUNDARY) -> str:
     """The string that occurs in a spaced text exactly where normalised ``term`` occurs in it.
 
     On word boundaries: the term's words between spaces of their own (``"iv fluids"`` →
-    ``" iv  fluids "``); as a substring: without the outer spaces (``"iv  fluids"``).
+    ``" iv  fluids "``); as a substring: without the outer spaces (``"iv  fluids"``). ``gap``
+    is what separates words in the spaced text: two spaces, or one under MedAISure's normalisation.
 
-    >>> pattern("iv fluids"), pattern("ct", "substring")
-    (' iv  fluids ', 'ct')
+    >>> pattern("iv fluids"), pattern("ct", "substring"), pattern("iv fluids", "substring", " ")
+    (' iv  fluids ', 'ct', 'iv fluids')
     """
-    inner = term.replace(" ", _BOUNDARY)
+    inner = term.replace(" ", gap)
     return f" {inner} " if matching == "word_boundary" else inner
 
 
-def pattern_of(terms: pl.Expr, matching: Matching = "word_boundary") -> pl.Expr:
+def pattern_of(terms: pl.Expr, matching: Matching = "word_boundary", gap: str = _BOUNDARY) -> pl.Expr:
     """:func:`pattern` of normalised ``terms``, as an expression."""
-    inner = terms.str.replace_all(" ", _BOUNDARY, literal=True)
+    inner = terms.str.replace_all(" ", gap, literal=True) if gap != " " else terms
     return pl.lit(" ") + inner + pl.lit(" ") if matching == "word_boundary" else inner
 
 

@@ -8,8 +8,10 @@ from typing import ClassVar
 
 from mas_eval.constraints import NONE, Boolean, Interval, Options, Predicate
 from mas_eval.errors import InvalidParameterError
-from mas_eval.metrics.answers.normalise import Matching
-from mas_eval.metrics.answers.vocabulary import CATEGORIES
+from mas_eval.metrics.answers.entities import Entities
+from mas_eval.metrics.answers.normalise import Matching, Normalisation
+from mas_eval.metrics.answers.reasoning import FactualFormula, FactualSource
+from mas_eval.metrics.answers.vocabulary import CATEGORIES, Tables
 from mas_eval.presets import Params, param
 
 __all__ = ["AnswersParams"]
@@ -28,6 +30,18 @@ class AnswersParams(Params):
         How lexicon terms, markers, facts and the fallback's containment are found in the
         normalised text: ``"word_boundary"`` (the document: whole words only) or ``"substring"``
         (MedAISure's code, where "ct" occurs in "doctor"). The synonym map always works on words.
+    answers_normalisation
+        ``"spec"`` (the document: separators split words, then the synonym map) or ``"medaisure"``
+        (MedAISure's code: lowercase, whitespace runs one space, its 15 punctuation characters
+        deleted; no synonym map on the text; the tables' terms used as written; a text of spaces
+        alone counts as given for the fallbacks). See :class:`~mas_eval.metrics.answers.vocabulary.Vocabulary`.
+    answers_vocabulary
+        The shipped tables: ``"spec"`` (the package's) or ``"medaisure"`` (MedAISure's small
+        lexicon, synonym map, markers and fact sets); the ``answers_*_file`` parameters extend them.
+    answers_entities
+        ``"longest_match"`` (one leftmost-longest pass over all lexicon terms) or
+        ``"phrases_then_words"`` (MedAISure's: multi-word terms as substrings, each removed once
+        found, then the words left; :mod:`~mas_eval.metrics.answers.phrases`).
     accuracy_weight_diagnoses, accuracy_weight_treatments, accuracy_weight_medications
         With ``accuracy_weight_symptoms`` and ``accuracy_weight_labs``: the category weights of
         the pooled Jaccard (3, 2, 2, 1, 1); each finite and >= 0, with a positive sum.
@@ -36,6 +50,16 @@ class AnswersParams(Params):
     reasoning_reference_fallback
         An item without a reference rationale compares its reasoning with the reference answer
         (``True``), or counts its reference reasoning as empty (``False``, MedAISure's code).
+    reasoning_prediction_fallback
+        An item without a rationale is scored on its prediction as reasoning (``True``), or on an
+        empty reasoning (``False``, MedAISure's code given the ``answer`` key; ``True`` with
+        ``"medaisure"`` is its variant for model outputs that carry a ``prediction`` key).
+    factual_formula
+        ``"share"`` (facts found / expected) or ``"half_capped"`` (MedAISure's
+        ``min(1, found / max(1, expected // 2))``).
+    factual_source
+        The fact set comes from ``"diagnosis"`` (the reference diagnosis, else the reference
+        answer) or ``"answer"`` (the reference answer, else the diagnosis: MedAISure's code).
     answers_lexicon_file, answers_synonyms_file, answers_markers_file, answers_facts_file
         A CSV of rows added to the shipped table: ``term,category`` (lexicon), ``term,canonical``
         (synonyms; a term overrides the shipped rows of the same term), ``kind,marker`` (markers),
@@ -67,6 +91,12 @@ class AnswersParams(Params):
     reasoning_weight_evidence: float = param(0.2, _WEIGHT)
     reasoning_weight_factual: float = param(0.25, _WEIGHT)
     reasoning_reference_fallback: bool = param(True, Boolean())
+    reasoning_prediction_fallback: bool = param(True, Boolean())
+    answers_normalisation: Normalisation = param("spec", Options.of(Normalisation))
+    answers_vocabulary: Tables = param("spec", Options.of(Tables))
+    answers_entities: Entities = param("longest_match", Options.of(Entities))
+    factual_formula: FactualFormula = param("share", Options.of(FactualFormula))
+    factual_source: FactualSource = param("diagnosis", Options.of(FactualSource))
     answers_lexicon_file: str | None = param(None, _FILE, NONE)
     answers_synonyms_file: str | None = param(None, _FILE, NONE)
     answers_markers_file: str | None = param(None, _FILE, NONE)

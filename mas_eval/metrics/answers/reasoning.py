@@ -13,6 +13,8 @@ r"""Reasoning quality of a rationale against the reference (seed 001, "Reasoning
 * :math:`F`: the share of the reference diagnosis's fact set found in the predicted reasoning,
   the fact set being the union of the sets of the fact-table diagnoses present in the reference
   diagnosis (else in the reference answer); when it names none, :math:`F = E` (the seed's fallback).
+  With ``factual_formula="half_capped"`` (MedAISure's code) :math:`F = \min(1, f / \max(1, \lfloor n/2 \rfloor))`
+  for :math:`f` facts found of :math:`n`: half the set scores 1.
 
 Markers and facts are present when one of their forms occurs in the normalised text (on word
 boundaries, or as a substring under ``matching="substring"``). All presence tests of all
@@ -23,6 +25,7 @@ in which the k-th repeat of a word is tagged with k, so that their intersection 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 import polars as pl
 
@@ -34,6 +37,8 @@ __all__ = [
     "FALLACY_CAP",
     "FALLACY_STEP",
     "MARKER_SATURATION",
+    "FactualFormula",
+    "FactualSource",
     "f1_of_token_sets",
     "reasoning_columns",
     "token_f1",
@@ -50,33 +55,48 @@ FALLACY_STEP, FALLACY_CAP = 0.15, 0.4
 
 _BOUNDARY = "  "
 
+#: Factual consistency from ``f`` facts found of ``n`` expected: ``"share"`` (the document,
+#: ``f / n``) or ``"half_capped"`` (MedAISure's code, ``min(1, f / max(1, n // 2))``).
+FactualFormula = Literal["share", "half_capped"]
+#: Where the fact set's diagnoses are looked for first: the reference diagnosis (the document),
+#: or the reference answer (MedAISure's code); the other text when the first is missing.
+FactualSource = Literal["diagnosis", "answer"]
 
-def _token_set(spaced_text: pl.Expr) -> pl.Expr:
+
+def _token_set(spaced_text: pl.Expr, gap: str = _BOUNDARY) -> pl.Expr:
     """The words of spaced texts as a set of tagged hashes: the k-th repeat of a word (k = 0, 1, …)
-    is ``hash(word) + k``, so that set intersection counts repeats as a multiset intersection does."""
+    is ``hash(word) + k``, so that set intersection counts repeats as a multiset intersection does.
+    ``gap`` one space (MedAISure's normalisation): words are what splitting on single spaces leaves."""
     word = pl.element()
-    hashes = (
-        spaced_text.fill_null(EMPTY)
-        .str.strip_chars(" ")
-        .str.split(_BOUNDARY)
-        .list.eval(word.filter(word != "").hash().sort())
+    split = (
+        spaced_text.fill_null(EMPTY).str.split(" ")
+        if gap == " "
+        else spaced_text.fill_null(EMPTY).str.strip_chars(" ").str.split(_BOUNDARY)
     )
+    hashes = split.list.eval(word.filter(word != "").hash().sort())
     # In a sorted list, a value's first position is search_sorted(value): k = position - first position.
     repeat = pl.int_range(pl.len(), dtype=pl.UInt64) - word.search_sorted(word).cast(pl.UInt64)
     return hashes.list.eval(word + repeat)
 
 
-def token_sets(prediction: pl.Expr, reference: pl.Expr) -> list[pl.Expr]:
+def token_sets(prediction: pl.Expr, reference: pl.Expr, gap: str = _BOUNDARY) -> list[pl.Expr]:
     """The tagged word sets of two spaced texts, as columns ``_tokens_prediction`` and ``_tokens_reference``:
     what :func:`f1_of_token_sets` reads (two steps, so that each set is built once)."""
-    return [_token_set(prediction).alias("_tokens_prediction"), _token_set(reference).alias("_tokens_reference")]
+    return [
+        _token_set(prediction, gap).alias("_tokens_prediction"),
+        _token_set(reference, gap).alias("_tokens_reference"),
+    ]
 
 
 def f1_of_token_sets() -> pl.Expr:
-    """Token-multiset F1 from the columns of :func:`token_sets`."""
+    """Token-multiset F1 from the columns of :func:`token_sets`: ``2PR / (P + R)``, computed in that
+    order (as MedAISure does, so that its numbers are reproduced to the last bit); 1 when both are
+    empty, 0 when one is."""
     a, b = pl.col("_tokens_prediction"), pl.col("_tokens_reference")
-    total = a.list.len() + b.list.len()
-    return pl.when(total == 0).then(1.0).otherwise(2 * a.list.set_intersection(b).list.len() / total)
+    common = a.list.set_intersection(b).list.len()
+    precision, recall = common / a.list.len(), common / b.list.len()
+    f1 = pl.when(common > 0).then(2 * precision * recall / (precision + recall)).otherwise(0.0)
+    return pl.when((a.list.len() == 0) & (b.list.len() == 0)).then(1.0).otherwise(f1)
 
 
 def token_f1(prediction: str | pl.Series, reference: str | pl.Series) -> pl.Series:
@@ -139,15 +159,19 @@ def with_marker_counts(
     )
 
 
-def reasoning_columns(weights: Mapping[str, float]) -> list[pl.Expr]:
+def reasoning_columns(weights: Mapping[str, float], factual_formula: FactualFormula = "share") -> list[pl.Expr]:
     """``reasoning_quality`` and its components from ``token_f1``, ``hits_<kind>``, ``facts_expected``
-    and ``facts_found`` (:func:`with_marker_counts`)."""
+    and ``facts_found`` (:func:`with_marker_counts`); factual consistency by ``factual_formula``."""
     hits = {kind: pl.col(f"hits_{kind}") for kind in MARKER_KINDS}
     structure = pl.min_horizontal(1.0, hits["structure"] / MARKER_SATURATION)
     evidence = pl.min_horizontal(1.0, hits["evidence"] / MARKER_SATURATION)
     fallacy = pl.min_horizontal(FALLACY_CAP, FALLACY_STEP * hits["fallacy"])
     expected = pl.col("facts_expected")
-    factual = pl.when(expected > 0).then(pl.col("facts_found") / expected).otherwise(evidence)
+    if factual_formula == "half_capped":
+        found = pl.min_horizontal(1.0, pl.col("facts_found") / pl.max_horizontal(1, expected // 2))
+    else:
+        found = pl.col("facts_found") / expected
+    factual = pl.when(expected > 0).then(found).otherwise(evidence)
     weighted = (
         weights["f1"] * pl.col("token_f1")
         + weights["structure"] * structure

@@ -13,18 +13,23 @@ is scored on:
 score                 texts (null and empty count as empty)
 ====================  =======================================================================
 clinical accuracy     ``prediction`` against ``reference``
-token F1              the predicted reasoning (``rationale``, else ``prediction``) against the
-                      reference reasoning (``reference_rationale``, else ``reference`` unless
-                      ``reference_fallback=False``)
+token F1              the predicted reasoning (``rationale``, else ``prediction`` unless
+                      ``prediction_fallback=False``) against the reference reasoning
+                      (``reference_rationale``, else ``reference`` unless ``reference_fallback=False``)
 markers, facts        the predicted reasoning
 fact set              the diagnoses of the fact table present in ``reference_diagnosis``, else
-                      in ``reference``
+                      in ``reference`` (``factual_source="answer"``: the other way round)
 ====================  =======================================================================
+
+"Else" takes the next text when the first has no words once normalised; under MedAISure's
+normalisation (:attr:`Vocabulary.normalisation`) when it is null or ``""``, as MedAISure's
+``or`` does: a text of spaces alone is given, normalises to nothing, and hides the next one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -32,12 +37,15 @@ import polars as pl
 from mas_eval.constraints import Boolean, Options, Predicate, validate_params
 from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.metrics.answers.accuracy import DEFAULT_CATEGORY_WEIGHTS, accuracy_columns
-from mas_eval.metrics.answers.entities import with_entity_counts
+from mas_eval.metrics.answers.entities import Entities, with_entity_counts
 from mas_eval.metrics.answers.normalise import EMPTY, Matching
 from mas_eval.metrics.answers.outputs import ITEM_METRICS
 from mas_eval.metrics.answers.params import AnswersParams
+from mas_eval.metrics.answers.phrases import with_phrase_word_counts
 from mas_eval.metrics.answers.reasoning import (
     DEFAULT_REASONING_WEIGHTS,
+    FactualFormula,
+    FactualSource,
     f1_of_token_sets,
     reasoning_columns,
     token_sets,
@@ -54,7 +62,7 @@ from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.diagnosis.tables import user_table
 from mas_eval.schema import RUN_KEY
 
-__all__ = ["TEXT_COLUMNS", "answer_scores", "compute"]
+__all__ = ["TEXT_COLUMNS", "answer_scores", "compute", "scoring_options"]
 
 #: The answer texts, as the ``answers`` table names them; ``prediction`` and ``reference`` are required.
 TEXT_COLUMNS = ("prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis")
@@ -91,7 +99,14 @@ def _nonempty(text: pl.Expr) -> pl.Expr:
     return pl.when(text != EMPTY).then(text)
 
 
-def _texts(answers: pl.LazyFrame, vocabulary: Vocabulary, reference_fallback: bool) -> tuple[pl.DataFrame, list[str]]:
+def _texts(
+    answers: pl.LazyFrame,
+    vocabulary: Vocabulary,
+    *,
+    reference_fallback: bool,
+    prediction_fallback: bool = True,
+    factual_source: FactualSource = "diagnosis",
+) -> tuple[pl.DataFrame, list[str]]:
     """The answers' keys and their spaced texts, materialised once (every pass reads them)."""
     schema = answers.collect_schema()
     missing = [c for c in _REQUIRED if c not in schema]
@@ -114,17 +129,32 @@ def _texts(answers: pl.LazyFrame, vocabulary: Vocabulary, reference_fallback: bo
         c: vocabulary.spaced(pl.col(c).cast(pl.String)) if c in schema else pl.lit(None, pl.String)
         for c in TEXT_COLUMNS
     }
-    rationale, reference_rationale = _nonempty(text["rationale"]), _nonempty(text["reference_rationale"])
+    if vocabulary.normalisation == "medaisure":  # MedAISure's `or`: null and "" are missing, "  " is given
+
+        def given(column: str) -> pl.Expr:
+            raw = pl.col(column) if column in schema else pl.lit(None, pl.String)
+            return pl.when(raw.cast(pl.String) != "").then(text[column])
+    else:
+
+        def given(column: str) -> pl.Expr:
+            return _nonempty(text[column])
+
+    reasoning = pl.coalesce(given("rationale"), text["prediction"]) if prediction_fallback else given("rationale")
     reference_reasoning = (
-        pl.coalesce(reference_rationale, text["reference"]) if reference_fallback else reference_rationale
+        pl.coalesce(given("reference_rationale"), text["reference"])
+        if reference_fallback
+        else given("reference_rationale")
+    )
+    first, second = (
+        ("reference_diagnosis", "reference") if factual_source == "diagnosis" else ("reference", "reference_diagnosis")
     )
     frame = answers.select(
         *keys,
         text["prediction"].alias(_PREDICTION),
         text["reference"].alias(_REFERENCE),
-        pl.coalesce(rationale, text["prediction"]).alias(_REASONING),
+        reasoning.alias(_REASONING),
         reference_reasoning.alias(_REFERENCE_REASONING),
-        pl.coalesce(_nonempty(text["reference_diagnosis"]), text["reference"]).alias(_DIAGNOSIS),
+        pl.coalesce(given(first), text[second]).alias(_DIAGNOSIS),
     )
     return frame.collect(), keys
 
@@ -139,6 +169,10 @@ _MAPPING = [Predicate(lambda value: value is None or isinstance(value, Mapping),
         "category_weights": _MAPPING,
         "reasoning_weights": _MAPPING,
         "reference_fallback": [Boolean()],
+        "prediction_fallback": [Boolean()],
+        "entities": [Options.of(Entities)],
+        "factual_formula": [Options.of(FactualFormula)],
+        "factual_source": [Options.of(FactualSource)],
     }
 )
 def answer_scores(
@@ -149,6 +183,10 @@ def answer_scores(
     category_weights: Mapping[str, float] | None = None,
     reasoning_weights: Mapping[str, float] | None = None,
     reference_fallback: bool = True,
+    prediction_fallback: bool = True,
+    entities: Entities = "longest_match",
+    factual_formula: FactualFormula = "share",
+    factual_source: FactualSource = "diagnosis",
 ) -> pl.DataFrame:
     r"""Clinical accuracy and reasoning quality of every answer, with every component (seed 001).
 
@@ -169,6 +207,18 @@ def answer_scores(
         Weights of ``f1``, ``structure``, ``evidence``, ``factual``: default 0.4, 0.15, 0.2, 0.25.
     reference_fallback
         Without a reference rationale, compare the reasoning with the reference answer.
+    prediction_fallback
+        Without a rationale, score the prediction as the reasoning (``False``: the reasoning is empty).
+    entities
+        ``"longest_match"`` (default: one leftmost-longest pass over all lexicon terms) or
+        ``"phrases_then_words"`` (MedAISure's: :mod:`~mas_eval.metrics.answers.phrases`).
+    factual_formula
+        ``"share"`` (default, facts found / expected) or ``"half_capped"`` (MedAISure's
+        ``min(1, found / max(1, expected // 2))``).
+    factual_source
+        Where the fact set's diagnoses are looked for: ``"diagnosis"`` (default:
+        ``reference_diagnosis``, else ``reference``) or ``"answer"`` (MedAISure's: ``reference``,
+        else ``reference_diagnosis``).
 
     Returns
     -------
@@ -199,6 +249,15 @@ def answer_scores(
     0.7778
     >>> row["entity_jaccard_treatments"]  # {insulin} of {iv fluids, insulin}
     0.5
+
+    MedAISure's code (preset ``"medaisure"``; :func:`scoring_options` gives its arguments):
+
+    >>> options = scoring_options(AnswersParams.of_preset("medaisure"))
+    >>> sorted(options)  # doctest: +NORMALIZE_WHITESPACE
+    ['category_weights', 'entities', 'factual_formula', 'factual_source', 'matching', 'prediction_fallback',
+     'reasoning_weights', 'reference_fallback', 'vocabulary']
+    >>> answer_scores(answers, **options)["clinical_accuracy"].item()  # "iv fluids" is not in this reference
+    0.7777777777777778
     """
     if not isinstance(answers, pl.DataFrame | pl.LazyFrame):
         msg = f"answer_scores: answers must be a polars DataFrame or LazyFrame, not {type(answers).__name__}"
@@ -213,20 +272,25 @@ def answer_scores(
         msg = f"answer_scores: vocabulary must be a Vocabulary (Vocabulary.of(...)), not {type(vocabulary).__name__}"
         raise InvalidParameterError(msg)
 
-    texts, keys = _texts(answers.lazy(), vocabulary, reference_fallback)
-    counted = with_marker_counts(
-        with_entity_counts(texts.lazy(), _PREDICTION, _REFERENCE, vocabulary, matching),
-        _REASONING,
-        _DIAGNOSIS,
+    texts, keys = _texts(
+        answers.lazy(),
         vocabulary,
-        matching,
+        reference_fallback=reference_fallback,
+        prediction_fallback=prediction_fallback,
+        factual_source=factual_source,
     )
+    if entities == "phrases_then_words":
+        with_entities = with_phrase_word_counts(texts.lazy(), _PREDICTION, _REFERENCE, vocabulary)
+    else:
+        with_entities = with_entity_counts(texts.lazy(), _PREDICTION, _REFERENCE, vocabulary, matching)
+    counted = with_marker_counts(with_entities, _REASONING, _DIAGNOSIS, vocabulary, matching)
+    gap = vocabulary.gap
     scored = (
-        counted.with_columns(token_sets(pl.col(_REASONING), pl.col(_REFERENCE_REASONING)))
+        counted.with_columns(token_sets(pl.col(_REASONING), pl.col(_REFERENCE_REASONING), gap))
         .with_columns(token_f1=f1_of_token_sets())
         .with_columns(
-            *accuracy_columns(pl.col(_PREDICTION), pl.col(_REFERENCE), weights=category, matching=matching),
-            *reasoning_columns(reasoning),
+            *accuracy_columns(pl.col(_PREDICTION), pl.col(_REFERENCE), weights=category, matching=matching, gap=gap),
+            *reasoning_columns(reasoning, factual_formula),
         )
         .select(*keys, *_METRIC_NAMES)
     )
@@ -244,16 +308,33 @@ def _vocabulary(params: AnswersParams) -> Vocabulary:
         "markers": (params.answers_markers_file, "answers_markers_file", ("kind", "marker"), marker_table),
         "facts": (params.answers_facts_file, "answers_facts_file", ("diagnosis", "fact"), fact_table),
     }
+    shipped, normalisation = params.answers_vocabulary, params.answers_normalisation
     if all(path is None for path, *_ in files.values()):
-        return Vocabulary.shipped()
+        return Vocabulary.shipped(shipped, normalisation)
     tables: dict[str, Any] = {}
     for name, (path, parameter, columns, extend) in files.items():
-        tables[name] = user_table(path, parameter, columns, extend)
+        table = user_table(path, parameter, columns, partial(extend, shipped=shipped))
+        tables[name] = extend(shipped=shipped) if table is None else table
     try:
-        return Vocabulary.of(**tables)
+        return Vocabulary.of(**tables, normalisation=normalisation)
     except MasEvalError as exc:
         given = [f"{parameter}={str(path)!r}" for path, parameter, *_ in files.values() if path is not None]
         raise type(exc)(f"score: {', '.join(given)}: {exc}") from None
+
+
+def scoring_options(params: AnswersParams) -> dict[str, Any]:
+    """The keyword arguments of :func:`answer_scores` that ``params`` set (the compiled vocabulary included)."""
+    return {
+        "vocabulary": _vocabulary(params),
+        "matching": params.answers_matching,
+        "category_weights": params.category_weights(),
+        "reasoning_weights": params.reasoning_weights(),
+        "reference_fallback": params.reasoning_reference_fallback,
+        "prediction_fallback": params.reasoning_prediction_fallback,
+        "entities": params.answers_entities,
+        "factual_formula": params.factual_formula,
+        "factual_source": params.factual_source,
+    }
 
 
 def compute(tables: Mapping[str, pl.LazyFrame], params: AnswersParams, codes: KeyCodes) -> dict[str, pl.LazyFrame]:
@@ -263,12 +344,7 @@ def compute(tables: Mapping[str, pl.LazyFrame], params: AnswersParams, codes: Ke
     answer's own ``task``; :func:`mas_eval.score` falls back to the run's where it is null.
     """
     items = answer_scores(
-        tables["answers"].select(RUN_KEY, "item_id", "task", *TEXT_COLUMNS),
-        vocabulary=_vocabulary(params),
-        matching=params.answers_matching,
-        category_weights=params.category_weights(),
-        reasoning_weights=params.reasoning_weights(),
-        reference_fallback=params.reasoning_reference_fallback,
+        tables["answers"].select(RUN_KEY, "item_id", "task", *TEXT_COLUMNS), **scoring_options(params)
     ).sort(RUN_KEY, "item_id")
     means = (
         items.lazy()

@@ -10,6 +10,9 @@ Four shipped CSVs (general medical knowledge), each extendable by the user:
 * **markers** (``markers.csv``): structure, evidence and fallacy markers of a rationale;
 * **facts** (``facts.csv``): the fact set of a diagnosis (factual consistency).
 
+MedAISure's own small tables ship beside them (``medaisure_*.csv``; ``shipped="medaisure"``,
+parameter ``answers_vocabulary``).
+
 :class:`Vocabulary` compiles them once: every term normalised
 (:func:`~mas_eval.metrics.answers.normalise.normalise_text`) and passed through the synonym map,
 synonym chains followed, and the search patterns built; a bad table is refused with a message
@@ -25,14 +28,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Literal
 
 import polars as pl
 
 from mas_eval.errors import DataError, InvalidParameterError, format_keys
 from mas_eval.metrics.answers.normalise import (
     Matching,
+    Normalisation,
+    as_written,
     canonical,
     longest_first,
+    medaisure_text,
     normalise_text,
     pattern,
     pattern_of,
@@ -46,6 +53,7 @@ __all__ = [
     "MARKER_KINDS",
     "ROLE_KINDS",
     "PatternSet",
+    "Tables",
     "Vocabulary",
     "answer_synonyms",
     "fact_table",
@@ -57,6 +65,8 @@ __all__ = [
 CATEGORIES = ("diagnoses", "treatments", "medications", "symptoms", "labs")
 #: Kinds of reasoning marker.
 MARKER_KINDS = ("structure", "evidence", "fallacy")
+#: Which shipped tables: the package's own (``"spec"``) or MedAISure's (``"medaisure"``).
+Tables = Literal["spec", "medaisure"]
 #: Separates the forms of one marker or fact in its cell ("first|firstly").
 FORMS = "|"
 
@@ -70,8 +80,11 @@ _MARKER_COLUMNS = {"kind": f"one of {', '.join(MARKER_KINDS)}", "marker": "its f
 _FACT_COLUMNS = {"diagnosis": "a diagnosis", "fact": "a fact of it, its forms separated by '|'"}
 
 
-def _shipped(file: str, columns: dict[str, str]) -> pl.DataFrame:
-    return shipped_table(file, tuple(columns), _PACKAGE)
+def _shipped(file: str, columns: dict[str, str], tables: Tables = "spec") -> pl.DataFrame:
+    if tables not in ("spec", "medaisure"):
+        msg = f"shipped={tables!r} is invalid; shipped must be one of 'spec', 'medaisure'"
+        raise InvalidParameterError(msg)
+    return shipped_table(file if tables == "spec" else f"medaisure_{file}", tuple(columns), _PACKAGE)
 
 
 def _extended(
@@ -99,7 +112,9 @@ def _extended(
     return pl.concat([shipped, added])
 
 
-def answer_synonyms(extra: pl.DataFrame | None = None, *, replace: bool = False) -> pl.DataFrame:
+def answer_synonyms(
+    extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec"
+) -> pl.DataFrame:
     """The answers' synonym table: the diagnosis synonyms less the ambiguous terms, plus this family's rows.
 
     Parameters
@@ -109,6 +124,8 @@ def answer_synonyms(extra: pl.DataFrame | None = None, *, replace: bool = False)
         shipped rows of the same (normalised) term, and brings back an ambiguous one.
     replace
         Use ``extra`` alone.
+    shipped
+        ``"medaisure"``: MedAISure's four rows (``medaisure_synonyms.csv``) instead.
 
     Returns
     -------
@@ -121,13 +138,18 @@ def answer_synonyms(extra: pl.DataFrame | None = None, *, replace: bool = False)
     >>> table.filter(pl.col("term").is_in(["mi", "tylenol", "mg"])).sort("term").rows()
     [('mi', 'myocardial infarction'), ('tylenol', 'acetaminophen')]
     """
-    ambiguous = _shipped("ambiguous.csv", {"term": "", "reason": ""}).select(normalise_text(pl.col("term")))
-    diagnosis = synonym_table().filter(~normalise_text(pl.col("term")).is_in(ambiguous.to_series().implode()))
-    shipped = pl.concat([diagnosis, _shipped("synonyms.csv", _SYNONYM_COLUMNS)])
-    return _extended(shipped, extra, "answer_synonyms", _check_synonyms, replace=replace, key="term")
+    if shipped == "spec":
+        ambiguous = _shipped("ambiguous.csv", {"term": "", "reason": ""}).select(normalise_text(pl.col("term")))
+        diagnosis = synonym_table().filter(~normalise_text(pl.col("term")).is_in(ambiguous.to_series().implode()))
+        table = pl.concat([diagnosis, _shipped("synonyms.csv", _SYNONYM_COLUMNS)])
+    else:
+        table = _shipped("synonyms.csv", _SYNONYM_COLUMNS, shipped)
+    return _extended(table, extra, "answer_synonyms", _check_synonyms, replace=replace, key="term")
 
 
-def lexicon_table(extra: pl.DataFrame | None = None, *, replace: bool = False) -> pl.DataFrame:
+def lexicon_table(
+    extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec"
+) -> pl.DataFrame:
     """The entity lexicon: the shipped ``lexicon.csv`` (a few hundred common terms), extended or replaced.
 
     Parameters
@@ -136,6 +158,8 @@ def lexicon_table(extra: pl.DataFrame | None = None, *, replace: bool = False) -
         Rows to add, String columns ``term`` and ``category`` (one of :data:`CATEGORIES`).
     replace
         Use ``extra`` alone.
+    shipped
+        ``"medaisure"``: MedAISure's 33 rows (``medaisure_lexicon.csv``) instead.
 
     Returns
     -------
@@ -147,27 +171,37 @@ def lexicon_table(extra: pl.DataFrame | None = None, *, replace: bool = False) -
     >>> lexicon_table().filter(pl.col("term") == "insulin").rows()
     [('insulin', 'treatments'), ('insulin', 'medications')]
     """
-    return _extended(_shipped("lexicon.csv", _LEXICON_COLUMNS), extra, "lexicon_table", _check_lexicon, replace=replace)
+    table = _shipped("lexicon.csv", _LEXICON_COLUMNS, shipped)
+    return _extended(table, extra, "lexicon_table", _check_lexicon, replace=replace)
 
 
-def marker_table(extra: pl.DataFrame | None = None, *, replace: bool = False) -> pl.DataFrame:
+def marker_table(extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec") -> pl.DataFrame:
     """The reasoning markers: shipped ``markers.csv`` (MedAISure's lists), extended or replaced.
 
     ``kind`` is one of :data:`MARKER_KINDS`; ``marker`` its forms separated by ``|``.
+    ``shipped="medaisure"``: MedAISure's markers exactly as it lists them (``medaisure_markers.csv``).
 
     >>> marker_table().filter(pl.col("kind") == "fallacy").height
     8
+    >>> marker_table(shipped="medaisure").filter(pl.col("kind") == "structure").height
+    13
     """
-    return _extended(_shipped("markers.csv", _MARKER_COLUMNS), extra, "marker_table", _check_markers, replace=replace)
+    table = _shipped("markers.csv", _MARKER_COLUMNS, shipped)
+    return _extended(table, extra, "marker_table", _check_markers, replace=replace)
 
 
-def fact_table(extra: pl.DataFrame | None = None, *, replace: bool = False) -> pl.DataFrame:
+def fact_table(extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec") -> pl.DataFrame:
     """The fact sets: shipped ``facts.csv`` (``diagnosis, fact``, forms separated by ``|``), extended or replaced.
+
+    ``shipped="medaisure"``: MedAISure's keyword sets, one keyword a fact (``medaisure_facts.csv``).
 
     >>> fact_table().filter(pl.col("diagnosis") == "sepsis")["fact"].to_list()
     ['iv fluids|fluids', 'lactate', 'hypotension']
+    >>> fact_table(shipped="medaisure").filter(pl.col("diagnosis") == "sepsis")["fact"].to_list()
+    ['iv fluids', 'fluids', 'lactate', 'hypotension']
     """
-    return _extended(_shipped("facts.csv", _FACT_COLUMNS), extra, "fact_table", _check_facts, replace=replace)
+    table = _shipped("facts.csv", _FACT_COLUMNS, shipped)
+    return _extended(table, extra, "fact_table", _check_facts, replace=replace)
 
 
 # --- compiling ------------------------------------------------------------------------------------------
@@ -228,10 +262,11 @@ def _check_facts(table: object, name: str) -> pl.DataFrame:
     return table
 
 
-def _resolved_synonyms(table: pl.DataFrame) -> pl.DataFrame:
-    """Normalised ``term → canonical`` pairs, chains followed, self-maps dropped; clashes and cycles refused."""
+def _resolved_synonyms(table: pl.DataFrame, normal: Callable[[pl.Expr], pl.Expr] = normalise_text) -> pl.DataFrame:
+    """Normalised (by ``normal``) ``term → canonical`` pairs, chains followed, self-maps dropped;
+    clashes and cycles refused."""
     normalised = _check_synonyms(table, "synonyms").with_columns(
-        term_n=normalise_text(pl.col("term")), canonical_n=normalise_text(pl.col("canonical"))
+        term_n=normal(pl.col("term")), canonical_n=normal(pl.col("canonical"))
     )
     mapping = normalised.filter(pl.col("term_n") != pl.col("canonical_n")).select(
         term="term_n", canonical="canonical_n"
@@ -297,12 +332,21 @@ class Vocabulary:
         ``kind, marker, form``: one row per form; ``marker`` names the marker (its mapped forms joined by ``|``).
     facts
         ``diagnosis, fact, form``: one row per form of a fact of a diagnosis, mapped likewise.
+    normalisation
+        How texts are normalised (:data:`~mas_eval.metrics.answers.normalise.Normalisation`).
+        ``"medaisure"``: MedAISure's :func:`~mas_eval.metrics.answers.normalise.medaisure_text`,
+        without the synonym map; the tables' terms are used as written
+        (:func:`~mas_eval.metrics.answers.normalise.as_written`: lowercase, nothing deleted, not
+        mapped), so a term with a character that normalisation deletes ("x-ray") never occurs,
+        as in MedAISure; the synonym map then only rewrites words for the entity extraction
+        ``"phrases_then_words"``.
     """
 
     synonyms: pl.DataFrame
     lexicon: pl.DataFrame
     markers: pl.DataFrame
     facts: pl.DataFrame
+    normalisation: Normalisation = "spec"
     _synonym_patterns: tuple[list[str], list[str]] = field(repr=False, compare=False, default=([], []))
     _lookups: dict[tuple[str, str], PatternSet] = field(repr=False, compare=False, default_factory=dict)
 
@@ -314,9 +358,10 @@ class Vocabulary:
         lexicon: pl.DataFrame | None = None,
         markers: pl.DataFrame | None = None,
         facts: pl.DataFrame | None = None,
+        normalisation: Normalisation = "spec",
     ) -> Vocabulary:
         """Compile the tables (each defaults to the shipped one: :func:`answer_synonyms`,
-        :func:`lexicon_table`, :func:`marker_table`, :func:`fact_table`).
+        :func:`lexicon_table`, :func:`marker_table`, :func:`fact_table`) for ``normalisation``.
 
         Raises
         ------
@@ -328,9 +373,15 @@ class Vocabulary:
             A null value; a term, form or diagnosis without words once normalised; an unknown
             category or marker kind; a term mapped to two canonical names; a synonym cycle.
         """
-        resolved = _resolved_synonyms(answer_synonyms() if synonyms is None else synonyms)
-        draft = cls(resolved, pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), _synonym_patterns(resolved))
-        mapped = draft.normalise
+        if normalisation not in ("spec", "medaisure"):
+            msg = f"normalisation={normalisation!r} is invalid; normalisation must be one of 'spec', 'medaisure'"
+            raise InvalidParameterError(msg)
+        medaisure = normalisation == "medaisure"
+        synonyms = answer_synonyms() if synonyms is None else synonyms
+        resolved = _resolved_synonyms(synonyms, as_written if medaisure else normalise_text)
+        patterns = ([], []) if medaisure else _synonym_patterns(resolved)
+        draft = cls(resolved, pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), normalisation, patterns)
+        mapped = as_written if medaisure else draft.normalise
         lexicon = _check_lexicon(lexicon_table() if lexicon is None else lexicon, "lexicon")
         lexicon = lexicon.select(term=mapped(pl.col("term")), category="category").unique().sort("category", "term")
         markers = _check_markers(marker_table() if markers is None else markers, "markers")
@@ -339,20 +390,26 @@ class Vocabulary:
         facts = _check_facts(fact_table() if facts is None else facts, "facts")
         facts = _forms(facts.with_row_index("row").with_columns(diagnosis=mapped(pl.col("diagnosis"))), "fact")
         facts = _named(facts.with_columns(form=mapped(pl.col("form"))), "fact", ["diagnosis"])
-        compiled = cls(resolved, lexicon, markers, facts, draft._synonym_patterns)
+        compiled = cls(resolved, lexicon, markers, facts, normalisation, patterns)
         compiled._lookups.update(_lookups(compiled))
         return compiled
 
     @staticmethod
-    def shipped() -> Vocabulary:
-        """The shipped tables, compiled once per process."""
-        return _shipped_vocabulary()
+    def shipped(tables: Tables = "spec", normalisation: Normalisation = "spec") -> Vocabulary:
+        """The shipped ``tables`` (:data:`Tables`) compiled for ``normalisation``, once per process.
+
+        >>> Vocabulary.shipped("medaisure", "medaisure").lexicon.height
+        33
+        """
+        return _shipped_vocabulary(tables, normalisation)
 
     # --- normalisation ----------------------------------------------------------------------------
 
     def spaced(self, expr: pl.Expr) -> pl.Expr:
         """Texts normalised and through the synonym map, in the spaced form matching runs on
         (:func:`~mas_eval.metrics.answers.normalise.spaced`); one Aho–Corasick pass over every term."""
+        if self.normalisation == "medaisure":
+            return pl.lit(" ") + medaisure_text(expr) + pl.lit(" ")
         patterns, replacements = self._synonym_patterns
         text = spaced(expr)
         if patterns:
@@ -367,9 +424,17 @@ class Vocabulary:
         After :func:`~mas_eval.metrics.answers.normalise.normalise_text`, one left-to-right pass
         over the words: at each word the longest synonym term (or canonical name) that starts there
         is replaced by its canonical name, and the pass continues after it. Replaced text is not
-        searched again; chains were followed when the table was compiled.
+        searched again; chains were followed when the table was compiled. Under
+        ``normalisation="medaisure"``: :func:`~mas_eval.metrics.answers.normalise.medaisure_text`.
         """
+        if self.normalisation == "medaisure":
+            return medaisure_text(expr)
         return canonical(self.spaced(expr))
+
+    @property
+    def gap(self) -> str:
+        """What separates two words in spaced texts and patterns: two spaces; one under MedAISure's normalisation."""
+        return " " if self.normalisation == "medaisure" else "  "
 
     # --- search patterns --------------------------------------------------------------------------
 
@@ -471,7 +536,9 @@ def _lookups(vocabulary: Vocabulary) -> dict[tuple[str, str], PatternSet]:
     out = {}
     for what, table in tables.items():
         for matching in _MATCHINGS:
-            found = table.with_columns(pattern_of(pl.col("pattern"), matching).alias("pattern")).unique()
+            found = table.with_columns(
+                pattern_of(pl.col("pattern"), matching, vocabulary.gap).alias("pattern")
+            ).unique()
             patterns = longest_first(found["pattern"])
             order = pl.DataFrame({"pattern": patterns}, schema={"pattern": pl.String})
             if what == "lexicon":
@@ -492,5 +559,11 @@ def _lookup(vocabulary: Vocabulary, what: str, matching: Matching) -> PatternSet
 
 
 @cache
-def _shipped_vocabulary() -> Vocabulary:
-    return Vocabulary.of()
+def _shipped_vocabulary(tables: Tables, normalisation: Normalisation) -> Vocabulary:
+    return Vocabulary.of(
+        synonyms=answer_synonyms(shipped=tables),
+        lexicon=lexicon_table(shipped=tables),
+        markers=marker_table(shipped=tables),
+        facts=fact_table(shipped=tables),
+        normalisation=normalisation,
+    )
