@@ -48,6 +48,7 @@ from mas_eval.metrics.answers.reasoning import (
     FactualSource,
     f1_of_token_sets,
     reasoning_columns,
+    token_counts,
     token_sets,
     with_marker_counts,
 )
@@ -287,6 +288,7 @@ def answer_scores(
     gap = vocabulary.gap
     scored = (
         counted.with_columns(token_sets(pl.col(_REASONING), pl.col(_REFERENCE_REASONING), gap))
+        .with_columns(token_counts())
         .with_columns(token_f1=f1_of_token_sets())
         .with_columns(
             *accuracy_columns(pl.col(_PREDICTION), pl.col(_REFERENCE), weights=category, matching=matching, gap=gap),
