@@ -209,3 +209,15 @@ def test_user_tables_through_the_python_api() -> None:
     vocabulary = Vocabulary.of(lexicon=lexicon_table(extra))
     row = scored(vocabulary=vocabulary, prediction="viral illness", reference="Viral illness.")
     assert (row["clinical_accuracy"], row["entity_jaccard_diagnoses"]) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("normalisation", ["spec", "medaisure"])
+def test_normalised_columns_keep_their_names(normalisation: str) -> None:
+    frame = pl.DataFrame({"prediction": ["Sepsis; MI"], "reference": ["sepsis"]})
+    vocabulary = Vocabulary.shipped(normalisation, normalisation)  # type: ignore[arg-type]
+    out = frame.select(vocabulary.normalise(pl.col("prediction")), vocabulary.normalise(pl.col("reference")))
+    assert out.columns == ["prediction", "reference"]
+    assert frame.select(normalise_text(pl.col("prediction")), normalise_text(pl.col("reference"))).columns == [
+        "prediction",
+        "reference",
+    ]

@@ -1,7 +1,7 @@
 r"""Clinical accuracy of an answer against its reference (seed 001, "Clinical Accuracy"; SPEC.md §3).
 
 Expressions over one row per item holding the entity counts of
-:func:`~mas_eval.metrics.answers.entities.entity_overlap` (``intersection_<c>``, ``union_<c>``)
+:func:`~mas_eval.metrics.answers.entities.with_entity_counts` (``intersection_<c>``, ``union_<c>``)
 and the spaced prediction and reference texts.
 
 .. math::

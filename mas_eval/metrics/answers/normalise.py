@@ -37,6 +37,7 @@ __all__ = [
     "canonical",
     "longest_first",
     "medaisure_text",
+    "named_as",
     "normalise_text",
     "pattern",
     "pattern_of",
@@ -88,10 +89,17 @@ def spaced(expr: pl.Expr) -> pl.Expr:
     of other separators and every remaining separator by two spaces; runs of three or more
     spaces become two. The result starts
     and ends with two spaces and has exactly two between words; a text without words is
-    :data:`EMPTY`, a null stays null.
+    :data:`EMPTY`, a null stays null. The expression keeps the name of ``expr``.
     """
     text = (pl.lit(" ") + expr.str.to_lowercase() + pl.lit(" ")).str.replace_many(_PATTERNS, [_BOUNDARY], leftmost=True)
-    return text.str.replace_all("   +", _BOUNDARY)
+    return named_as(text.str.replace_all("   +", _BOUNDARY), expr)
+
+
+def named_as(result: pl.Expr, expr: pl.Expr) -> pl.Expr:
+    """``result`` named as ``expr`` where that has a name: the padding literal would otherwise name it
+    "literal", and two normalised columns in one ``select`` would clash."""
+    name = expr.name if isinstance(expr, pl.Series) else expr.meta.output_name(raise_if_undetermined=False)
+    return result if name is None else result.alias(name)
 
 
 def canonical(spaced_text: pl.Expr) -> pl.Expr:

@@ -40,6 +40,7 @@ from mas_eval.metrics.answers.normalise import (
     canonical,
     longest_first,
     medaisure_text,
+    named_as,
     normalise_text,
     pattern,
     pattern_of,
@@ -409,7 +410,7 @@ class Vocabulary:
         """Texts normalised and through the synonym map, in the spaced form matching runs on
         (:func:`~mas_eval.metrics.answers.normalise.spaced`); one Aho–Corasick pass over every term."""
         if self.normalisation == "medaisure":
-            return pl.lit(" ") + medaisure_text(expr) + pl.lit(" ")
+            return named_as(pl.lit(" ") + medaisure_text(expr) + pl.lit(" "), expr)
         patterns, replacements = self._synonym_patterns
         text = spaced(expr)
         if patterns:
