@@ -156,6 +156,10 @@ def test_task_means_and_the_overall_mean_across_tasks() -> None:
     # Overall: the mean of the task means (0.75 + 0.2)/2, not of the three items (0.5667).
     assert overall_means(means) == pytest.approx({"clinical_accuracy": 0.475, "reasoning_quality": 0.45})
     assert task_means(items.lazy(), metrics=["seed"]) == {"qa": {"seed": 2.0}, "summary": {"seed": 4.0}}
+    # The answers family's breakdown columns are parts of the two scores: left out unless named.
+    with_parts = items.with_columns(factual_consistency=pl.lit(1.0), token_f1=pl.lit(0.0))
+    assert task_means(with_parts) == means
+    assert task_means(with_parts, metrics=["token_f1"]) == {"qa": {"token_f1": 0.0}, "summary": {"token_f1": 0.0}}
     with pytest.raises(InvalidParameterError, match="no task column 'case'"):
         task_means(items, task="case")
     with pytest.raises(InvalidParameterError, match="metric 'run_id' of the items is String, not numeric"):

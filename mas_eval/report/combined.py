@@ -167,7 +167,9 @@ def task_means(
 ) -> dict[str, dict[str, float]]:
     """Per task, the mean of each metric over its items (nulls and NaN left out), tasks sorted.
 
-    ``metrics`` defaults to every floating-point column of ``items``. A task whose items have
+    ``metrics`` defaults to every floating-point column of ``items`` except the answers family's
+    breakdown columns (``token_f1``, ``factual_consistency``, ... : parts of reasoning quality and
+    clinical accuracy, which would otherwise count again in a category). A task whose items have
     no value of a metric has no entry for it.
 
     >>> import polars as pl
@@ -182,7 +184,12 @@ def task_means(
     if task not in schema:
         msg = f"the items have no task column {task!r} (columns: {', '.join(schema)}); pass task=<column>"
         raise InvalidParameterError(msg)
-    chosen = [c for c, t in schema.items() if t.is_float() and c != task] if metrics is None else list(metrics)
+    if metrics is None:
+        from mas_eval.metrics.answers.outputs import COMPONENTS
+
+        chosen = [c for c, t in schema.items() if t.is_float() and c != task and c not in COMPONENTS]
+    else:
+        chosen = list(metrics)
     for name in chosen:
         if name not in schema or not schema[name].is_numeric():
             what = "is not a column" if name not in schema else f"is {schema[name]}, not numeric"

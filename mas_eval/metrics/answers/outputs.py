@@ -5,7 +5,7 @@ from __future__ import annotations
 from mas_eval.metrics.answers.vocabulary import CATEGORIES
 from mas_eval.metrics.registry import Metric, OutputTable
 
-__all__ = ["ITEM_METRICS", "METRICS", "RUN_METRICS", "TABLES"]
+__all__ = ["COMPONENTS", "ITEM_METRICS", "METRICS", "RUN_METRICS", "TABLES"]
 
 _FAMILY = "answers"
 
@@ -40,6 +40,9 @@ ITEM_METRICS = (
     _m("items", "factual_consistency", "Share of the reference diagnosis's facts found; else evidence.", 0, 1),
     _m("items", "fallacy_penalty", "min(0.4, 0.15 · distinct fallacy markers).", 0, 0.4),
 )
+
+#: The item columns that are parts of the two scores (the breakdown), not scores of their own.
+COMPONENTS = tuple(m.name for m in ITEM_METRICS[2:])
 
 #: Per-run means of the item scores, beside every other family's run columns.
 RUN_METRICS = (
