@@ -431,7 +431,12 @@ def combined_score(
     document = read_medaisure_report(report)
     result = document.add_combined_score(parsed, name, renormalize_missing=not no_renormalize)
     how = "renormalised over present categories" if not no_renormalize else "missing categories count 0"
-    print_frame(result.table(name), title=f"{name} ({format_weights(result.weights)}; {how})")
+    table = result.table(name)
+    # Categories no task has take width from the ones it has; they are named below the table instead.
+    absent = [c for c in result.weights if table.height and table[c].null_count() == table.height]
+    print_frame(table.drop(absent), title=f"{name} ({format_weights(result.weights)}; {how})")
+    if absent:
+        console.print(f"no task has a value of: {escape(', '.join(absent))}", highlight=False, soft_wrap=True)
     overall = "none (no task has a weighted category)" if result.overall is None else f"{result.overall:.4f}"
     console.print(f"{escape(name)} overall: {overall} over {len(result.per_task):,} task(s)", highlight=False)
     if result.missing:

@@ -443,3 +443,14 @@ def test_combined_score_cli_in_a_fresh_process(tmp_path: Path) -> None:
         "error: weight safety=nan is invalid; a weight must be a finite number >= 0"
     ]
     assert not (tmp_path / "o.json").exists()
+
+
+@needs_medaisure
+def test_combined_score_cli_names_the_categories_no_task_has(capsys: pytest.CaptureFixture[str]) -> None:
+    # MedAISure's report has only summarization metrics (rouge_l, clinical_relevance, summarization):
+    # the other three categories would be empty columns, so they are named below the table instead.
+    assert run_cli("combined-score", FIXTURE, "--weights", WEIGHTS_ARG) == 0
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.strip().startswith("task"))
+    assert header.split() == ["task", "combined_score", "summarization"]
+    assert "no task has a value of: diagnostics, safety, communication" in printed
