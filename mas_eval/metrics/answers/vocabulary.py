@@ -46,7 +46,7 @@ from mas_eval.metrics.answers.normalise import (
     pattern_of,
     spaced,
 )
-from mas_eval.metrics.diagnosis.equivalence import synonym_table
+from mas_eval.metrics.diagnosis.equivalence import follow_chains, synonym_table
 from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
 
 __all__ = [
@@ -282,22 +282,7 @@ def _resolved_synonyms(table: pl.DataFrame, normal: Callable[[pl.Expr], pl.Expr]
         shown = format_keys(clash.rename({"canonical": "canonicals"}).to_dicts())
         msg = f"synonyms: {clash.height} term(s) mapped to different canonical names: {shown}; keep one row per term"
         raise DataError(msg)
-    mapping = mapping.unique()
-    hop = mapping.rename({"term": "canonical", "canonical": "next"})
-    resolved = mapping
-    for _ in range(mapping.height + 1):
-        stepped = resolved.join(hop, on="canonical", how="left").select(
-            "term", canonical=pl.coalesce("next", "canonical")
-        )
-        cycle = stepped.filter(pl.col("term") == pl.col("canonical"))
-        if cycle.height:
-            terms = sorted(cycle["term"].to_list())[:5]
-            msg = f"synonyms: the mappings of {terms} lead back to themselves (a cycle); break the cycle"
-            raise DataError(msg)
-        if stepped.sort("term").equals(resolved.sort("term")):
-            break
-        resolved = stepped
-    return resolved.sort("term")
+    return follow_chains(mapping.unique())
 
 
 def _synonym_patterns(resolved: pl.DataFrame) -> tuple[list[str], list[str]]:

@@ -57,6 +57,7 @@ __all__ = [
     "TIERS",
     "aliases",
     "assign",
+    "follow_chains",
     "match_pairs",
     "normalise",
     "synonym_table",
@@ -338,9 +339,18 @@ def _resolve_table(table: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.col("term") != pl.col("canonical"))
         .unique()
     )
+    return follow_chains(mapping)
+
+
+def follow_chains(mapping: pl.DataFrame) -> pl.DataFrame:
+    """A ``term → canonical`` table with every chain followed to its end (a → b, b → c: a → c), sorted by term.
+
+    One join per step over the whole table (at most as many steps as rows); a chain that leads
+    back to its own term is a :class:`DataError` naming up to five such terms.
+    """
     hop = mapping.rename({"term": "canonical", "canonical": "next"})
     resolved = mapping
-    for _ in range(mapping.height + 1):
+    for _ in range(mapping.height + 1):  # one step of every chain at a time, not one row at a time
         stepped = resolved.join(hop, on="canonical", how="left").select(
             "term", canonical=pl.coalesce("next", "canonical")
         )
