@@ -24,9 +24,7 @@ import argparse
 import datetime as dt
 import json
 import random
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +36,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from machine import environment  # noqa: E402  (benchmarks/machine.py, beside this script)
+from machine import environment, peak_rss_gb, run_fresh  # noqa: E402  (benchmarks/machine.py, beside this script)
 
 import mas_eval  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
@@ -60,11 +58,6 @@ CHECKED = (
 SAMPLE_FILE = "_oracle_sample.parquet"
 
 
-def _peak_rss_gb() -> float:
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**30
-
-
 # -- the scoring, in a fresh process ---------------------------------------------------------------------
 
 
@@ -76,7 +69,7 @@ def score_in_this_process(folder: str, sample: str | None) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     out = {
         "seconds": seconds,
-        "peak_rss_gb": _peak_rss_gb(),
+        "peak_rss_gb": peak_rss_gb(),
         "tables": {name: frame.height for name, frame in scores.tables.items()},
         "ran": list(scores.ran),
         "skipped": dict(scores.skipped),
@@ -91,13 +84,7 @@ def score_in_this_process(folder: str, sample: str | None) -> dict[str, Any]:
 
 
 def _score_in_fresh_process(folder: Path, sample: Path | None) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--score-only", str(folder)]
-    if sample is not None:
-        command += ["--sample", str(sample)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"bench_items: scoring failed (exit {done.returncode}):\n{done.stderr.strip()[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_fresh(__file__, "--score-only", str(folder), *(["--sample", str(sample)] if sample is not None else []))
 
 
 # -- the oracle -------------------------------------------------------------------------------------------

@@ -1,9 +1,14 @@
-"""What every benchmark's JSON records about the machine and the software it ran on."""
+"""What every benchmark's JSON records about the machine and the software it ran on, and how a
+scoring is measured on its own: in a fresh interpreter, by its peak RSS."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import resource
+import subprocess
+import sys
 from typing import Any
 
 import polars as pl
@@ -22,3 +27,19 @@ def environment(**extra: Any) -> dict[str, Any]:
         "machine": platform.machine(),
         "load_average_1m": round(os.getloadavg()[0], 2),
     }
+
+
+def peak_rss_gb() -> float:
+    """This process's peak resident set size so far, in GiB."""
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**30
+
+
+def run_fresh(script: str, *args: str) -> dict[str, Any]:
+    """Run ``python script *args`` in a fresh interpreter (so its peak RSS is its own) and return the JSON
+    object its last line of output prints; a failure exits, quoting the end of its stderr."""
+    done = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        name = os.path.basename(script).removesuffix(".py")
+        sys.exit(f"{name}: scoring failed (exit {done.returncode}):\n{done.stderr.strip()[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
