@@ -70,6 +70,15 @@ def _flag(*names: str, help: str) -> Any:
 
 DatasetArg = Annotated[Path, typer.Argument(help="Dataset folder (one Parquet file or folder per table).")]
 OverwriteOpt = Annotated[bool, _flag("--overwrite", help="Replace OUT if it exists (never an input).")]
+ShardsOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Write every table keyed by run_id in N shards (hash(run_id) % N, each sorted by run; "
+        "1: unsharded, the default).",
+        metavar="N",
+        show_default=False,
+    ),
+]
 
 
 def _version(value: bool) -> None:
@@ -183,9 +192,13 @@ def simulate(
             "(seed 001's: MAS and single agent answering the same benchmark items; --effect default 0.1)."
         ),
     ] = "decision",
+    shards: ShardsOpt = None,
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Write a synthetic dataset of MAS and single-agent runs over shared cases."""
+    from mas_eval.sharding import check_shards
+
+    check_shards(shards, where="simulate")
     if kind not in SIMULATE_KINDS:
         msg = f"--kind {kind!r} is invalid; it must be one of {', '.join(map(repr, SIMULATE_KINDS))}"
         raise InvalidParameterError(msg)
@@ -249,8 +262,8 @@ def simulate(
             )
         bar.update(task, description="writing")
         # Valid by construction (tests/test_simulate.py validates it); skipping saves ~12 s per 1M runs.
-        ds.write(out, overwrite=overwrite, validate=False)
-    console.print(f"wrote {runs:,} runs to {out}")
+        ds.write(out, overwrite=overwrite, validate=False, shards=shards)
+    console.print(f"wrote {runs:,} runs to {out}" + (f" in {shards} shards" if shards and shards > 1 else ""))
 
 
 #: The formats `mas-eval ingest --format` reads.
@@ -299,13 +312,19 @@ def ingest(
             "input's size).",
         ),
     ] = CHUNK_BYTES / 2**20,
+    shards: ShardsOpt = None,
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Flatten canonical JSONL run records (see run_record.schema.json), or Local-DDx results, into a Dataset."""
     from mas_eval.ingest import ingest_jsonl
+    from mas_eval.sharding import check_shards
 
     if format_ not in INGEST_FORMATS:
         msg = f"ingest: --format {format_} is invalid; --format must be one of {', '.join(INGEST_FORMATS)}"
+        raise InvalidParameterError(msg)
+    check_shards(shards, where="ingest")
+    if format_ == "medaisure" and shards is not None:
+        msg = "ingest: --shards does not apply to --format medaisure (a report, not a Dataset); drop --shards"
         raise InvalidParameterError(msg)
     if format_ in ("lddx", "medaisure"):
         given = "--rejects" if rejects is not None else "--chunk-mb" if chunk_mb != CHUNK_BYTES / 2**20 else None
@@ -314,7 +333,7 @@ def ingest(
             msg = f"ingest: {given} applies to --format jsonl only ({read} read whole); drop {given}"
             raise InvalidParameterError(msg)
     if format_ == "lddx":
-        _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid)
+        _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
         return
     if format_ == "medaisure":
         if skip_invalid:
@@ -337,17 +356,18 @@ def ingest(
             rejects=rejects,
             chunk_bytes=chunk_bytes,
             progress=lambda done: bar.update(task, completed=done),
+            shards=shards,
         )
     console.print(f"ingested {result.runs:,} runs into {result.out}")
     if result.rejected:
         console.print(f"[yellow]skipped {result.rejected:,} malformed line(s); see {result.rejects}[/]")
 
 
-def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid: bool) -> None:
+def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid: bool, shards: int | None) -> None:
     """``mas-eval ingest --format lddx``: the files read, the rows per table, the files skipped and the warnings."""
     from mas_eval.ingest import ingest_lddx
 
-    result = ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid)
+    result = ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
     rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
     line = f"ingested {result.runs:,} runs from {len(result.files):,} Local-DDx file(s) into {result.out}: {rows}"
     console.print(escape(line), highlight=False, soft_wrap=True)
@@ -681,6 +701,34 @@ def validate(dataset: DatasetArg) -> None:
 
     Dataset.open(dataset).validate()
     console.print(f"{dataset}: valid")
+
+
+@app.command(cls=_Command)
+def reshard(
+    dataset: DatasetArg,
+    shards: Annotated[
+        int,
+        typer.Option(
+            help="Number of shards of the new Dataset: 2 to 10,000, or 1 for one file per table (unsharded).",
+            metavar="N",
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write (not DATASET itself).")],
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Rewrite a Dataset, sharded or not, in N shards by hash(run_id) % N (1: unsharded)."""
+    from mas_eval.dataset import Dataset
+    from mas_eval.sharding import check_shards
+
+    check_shards(shards, where="reshard")
+    check_target(out, overwrite=overwrite, inputs=[dataset])
+    ds = Dataset.open(dataset)
+    with steps() as shown:
+        shown.start(f"writing {shards} shard(s)")
+        # The rows are moved, not changed: `mas-eval validate` checks them, on either layout.
+        ds.write(out, overwrite=overwrite, validate=False, shards=shards)
+    layout = f"{shards} shards" if shards > 1 else "one file per table (unsharded)"
+    console.print(f"wrote {escape(str(dataset))} to {escape(str(out))} in {layout}", highlight=False)
 
 
 @app.command(cls=_Command)

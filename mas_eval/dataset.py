@@ -31,8 +31,9 @@ from mas_eval.files import (
     parquet_files,
     reading,
 )
-from mas_eval.output import atomic_directory, same_path, write_manifest
+from mas_eval.output import atomic_directory, read_manifest, same_path, write_manifest
 from mas_eval.schema import RUN_KEY, TABLES, Table, required_tables
+from mas_eval.sharding import ShardLayout, check_placement, check_shards, sharded, write_sharded_table
 from mas_eval.validation import check_types, validate_tables
 
 __all__ = ["MANIFEST", "Dataset"]
@@ -108,6 +109,10 @@ class Dataset:
     (frames in a notebook). Tables are held as given and conformed to the schema (cast,
     absent optional columns added as nulls) when read through :meth:`scan` or ``ds[name]``.
     Only ``runs`` is required.
+
+    A Dataset opened from a sharded folder (:meth:`write` with ``shards=N``) reads as any
+    other: each table is one LazyFrame over all its shards, without the partition column.
+    :attr:`shards` says how many shards it has and :meth:`shard` gives one as a Dataset.
     """
 
     def __init__(
@@ -116,6 +121,7 @@ class Dataset:
         *,
         source: Path | None = None,
         files: Mapping[str, list[Path]] | None = None,
+        shard_files: Mapping[str, list[list[Path]]] | None = None,
     ) -> None:
         unknown = [name for name in tables if name not in TABLES]
         if unknown:
@@ -134,6 +140,8 @@ class Dataset:
                 )
                 raise SchemaError(msg)
         self._files = {name: list(paths) for name, paths in (files or {}).items()}
+        #: The files of each sharded table, by shard (empty for an unsharded Dataset).
+        self._shard_files = {name: [list(p) for p in by_shard] for name, by_shard in (shard_files or {}).items()}
         self.source = source
         with self.reading():
             for name, frame in tables.items():
@@ -202,12 +210,23 @@ class Dataset:
         Each table is ``<path>/<table>.parquet`` or a folder ``<path>/<table>/`` of Parquet
         files, hive-partitioned (``system=mas/part-0.parquet``) or not. Nothing is read
         until a query is collected.
+
+        Notes
+        -----
+        A sharded folder (its ``_dataset.json`` records ``"shards"``, see :meth:`write`) is
+        read the same way: each table keyed by ``run_id`` is ``<table>/shard=<k>/*.parquet``
+        for every shard ``k``, scanned as one LazyFrame in shard order, without a ``shard``
+        column (the schema, validation and scoring see the same columns as unsharded);
+        ``ground_truth`` is one file beside them. A shard folder missing from a table, or a
+        folder that is not one of the recorded shards, is a :class:`SchemaError`.
         """
         root = Path(path)
         if not root.is_dir() or is_scores_folder(root):
             raise SchemaError(_not_a_dataset(root))
+        layout = ShardLayout.read(_manifest(root), root / MANIFEST)
         tables: dict[str, pl.LazyFrame] = {}
         files: dict[str, list[Path]] = {}
+        shard_files: dict[str, list[list[Path]]] = {}
         for entry in sorted(root.iterdir()):
             if entry.name.startswith((".", "_")):
                 continue
@@ -222,6 +241,12 @@ class Dataset:
                     + f"; the tables are: {', '.join(TABLES)}; rename or remove it"
                 )
                 raise SchemaError(msg)
+            if layout is not None and sharded(name):
+                shard_files[name] = layout.files(entry)
+                files[name] = [file for by_shard in shard_files[name] for file in by_shard]
+                check_parquet_files(files[name])
+                tables[name] = pl.scan_parquet(files[name], hive_partitioning=False)
+                continue
             files[name] = parquet_files(entry)
             if not files[name]:
                 msg = f"{entry}: table folder {name!r} holds no Parquet files; remove it or write the table again"
@@ -231,7 +256,7 @@ class Dataset:
                 tables[name] = pl.scan_parquet(entry / "**" / "*.parquet", hive_partitioning=True)
             else:
                 tables[name] = pl.scan_parquet(entry)
-        return cls(tables, source=root, files=files)
+        return cls(tables, source=root, files=files, shard_files=shard_files)
 
     # -- access -------------------------------------------------------------------------------
 
@@ -262,6 +287,52 @@ class Dataset:
     def frames(self) -> dict[str, pl.DataFrame]:
         """Every table, collected and sorted by key."""
         return {name: self.collect(name) for name in self._raw}
+
+    @property
+    def shards(self) -> int:
+        """How many shards the Dataset's folder has: ``N`` when written with ``shards=N``, else 1."""
+        return len(next(iter(self._shard_files.values()))) if self._shard_files else 1
+
+    def shard(self, index: int) -> Dataset:
+        """The Dataset of one shard: the runs that hash to ``index`` and all their rows.
+
+        Parameters
+        ----------
+        index
+            From 0 to ``shards - 1``. An unsharded Dataset is its own single shard, 0.
+
+        Returns
+        -------
+        Dataset
+            Every table keyed by ``run_id`` read from its ``shard=<index>`` files only (each
+            sorted by the table's key), and ``ground_truth`` narrowed to the cases of the
+            shard's runs. Scoring it gives the rows of those runs, exactly as scoring the
+            whole Dataset does: a run's rows never span two shards.
+
+        Raises
+        ------
+        InvalidParameterError
+            ``index`` is not an integer from 0 to ``shards - 1``.
+        """
+        count = self.shards
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+            msg = f"shard: index={index!r} is invalid; the Dataset has {count} shard(s), so index is 0 to {count - 1}"
+            raise InvalidParameterError(msg)
+        if not self._shard_files:
+            return self
+        tables: dict[str, pl.LazyFrame] = {}
+        files: dict[str, list[Path]] = {}
+        for name in self._raw:
+            if name in self._shard_files:
+                files[name] = self._shard_files[name][index]
+                tables[name] = pl.scan_parquet(files[name], hive_partitioning=False)
+        runs = tables["runs"]  # always sharded: keyed by run_id
+        for name in self._raw:
+            if name not in tables:  # keyed by case: the cases of this shard's runs
+                files[name] = self._files.get(name, [])
+                cases = runs.select(pl.col("case_id").cast(pl.String)).unique()
+                tables[name] = self.scan(name).join(cases, on="case_id", how="semi")
+        return Dataset(tables, source=self.source, files=files)
 
     @property
     def files(self) -> list[Path]:
@@ -306,7 +377,20 @@ class Dataset:
         """
         with self.reading():
             validate_tables(self._raw)
+            self._check_shards()
         return self
+
+    def _check_shards(self) -> None:
+        """Every run of a sharded table lies in the shard its id hashes to (else per-shard work is wrong)."""
+        for name, by_shard in self._shard_files.items():
+            misplaced = check_placement(name, by_shard, self.shards)
+            if misplaced:
+                shown = "; ".join(f"run {run!r} in shard {at}, not {home}" for at, run, home in misplaced)
+                msg = (
+                    f"table {name!r}: rows lie in the wrong shard ({shown}), so per-shard results would split "
+                    "runs; the folder was changed after it was written: reshard it (`mas-eval reshard`)"
+                )
+                raise DataError(msg)
 
     def summary(self) -> pl.DataFrame:
         """One row per table: ``table, rows, runs, systems, cases, tasks``.
@@ -345,15 +429,51 @@ class Dataset:
 
     # -- output -------------------------------------------------------------------------------
 
-    def write(self, path: str | Path, *, overwrite: bool = False, validate: bool = True) -> Path:
-        """Write every table to ``<path>/<table>.parquet``, atomically.
+    def write(
+        self, path: str | Path, *, overwrite: bool = False, validate: bool = True, shards: int | None = None
+    ) -> Path:
+        """Write every table to ``<path>/<table>.parquet``, or in ``shards`` shards, atomically.
 
         The tables go to a temporary folder beside ``path`` which is renamed into place only
         when all of them are written; on any error nothing is left behind. An existing
         ``path`` is replaced only with ``overwrite=True`` (and is read to the end first, so a
         Dataset can be rewritten onto the folder it was opened from). ``validate=False``
         skips :meth:`validate` for data valid by construction (e.g. the simulator's).
+
+        Parameters
+        ----------
+        path
+            The Dataset folder to write.
+        overwrite
+            Replace an existing ``path``.
+        validate
+            Run :meth:`validate` first.
+        shards
+            ``None`` or 1: one file per table (whatever layout the Dataset was read from). An
+            integer ``N`` from 2 to 10,000: every table keyed by ``run_id`` split into ``N``
+            shards (see Notes); more shards than runs is allowed (some shards are empty).
+
+        Raises
+        ------
+        InvalidParameterError
+            ``shards`` is not an integer from 1 to 10,000 (checked before anything is written).
+
+        Notes
+        -----
+        The sharded layout: ``<path>/<table>/shard=<k>/part-0.parquet`` for ``k`` in
+        ``0 .. N-1``, every shard present (empty if no run hashes to it), each file sorted by
+        the table's key (``run_id`` first), so that a run's rows are contiguous. A run's shard
+        is ``fmix64(fnv1a64(utf8(run_id))) % N`` (:func:`mas_eval.sharding.run_hash`), the
+        same in every table, on every machine and with every Polars version, so all the rows
+        of a run sit in one shard of every table. ``ground_truth``, keyed by case rather than
+        run (a case's runs fall in many shards), is written whole as
+        ``<path>/ground_truth.parquet``; :meth:`shard` narrows it to the shard's cases.
+        ``_dataset.json`` records the layout: ``"shards": {"count": N, "hash":
+        "fnv1a64-fmix64", "column": "run_id", "partition": "shard", "tables_whole":
+        ["ground_truth"]}``. Each table is written in two passes (rows streamed to their
+        shard, then each shard sorted on its own), so memory is bounded by a shard.
         """
+        count = check_shards(shards)
         target = Path(path)
         # Rewriting a Dataset onto its own folder is fine (it is read to the end first); writing it
         # into, or over a folder that holds, its source would destroy the source.
@@ -361,15 +481,42 @@ class Dataset:
         with atomic_directory(target, overwrite=overwrite, inputs=inputs) as staging:
             if validate:
                 self.validate()
-            for name in self._raw:
-                try:
-                    with self.reading():
-                        self.scan(name).sink_parquet(staging / f"{name}.parquet")
-                except pl.exceptions.PolarsError as exc:
-                    msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
-                    raise DataError(msg) from exc
-            write_manifest(staging, MANIFEST, {"tables": self.table_names})
+            self.write_tables(staging, shards=count)
         return target
+
+    def write_tables(self, folder: Path, *, shards: int = 1) -> None:
+        """Write the tables and ``_dataset.json`` into the existing, empty ``folder`` (not atomically).
+
+        The writing half of :meth:`write`, for writers that stage a folder of their own (ingest).
+        """
+        for name in self._raw:
+            try:
+                with self.reading():
+                    if shards > 1 and sharded(name):
+                        write_sharded_table(self.scan(name), TABLES[name], folder, shards)
+                    elif shards > 1:
+                        self.scan(name).sort(list(TABLES[name].key)).sink_parquet(folder / f"{name}.parquet")
+                    else:
+                        self.scan(name).sink_parquet(folder / f"{name}.parquet")
+            except pl.exceptions.PolarsError as exc:
+                msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
+                raise DataError(msg) from exc
+        manifest: dict[str, Any] = {"tables": self.table_names}
+        if shards > 1:
+            manifest["shards"] = ShardLayout(shards).manifest()
+        write_manifest(folder, MANIFEST, manifest)
+
+
+def _manifest(root: Path) -> dict[str, Any]:
+    """The Dataset's ``_dataset.json`` (``{}`` without one); unreadable JSON is a SchemaError naming it."""
+    import json
+
+    try:
+        manifest = read_manifest(root, MANIFEST)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        msg = f"{root / MANIFEST}: not valid JSON ({exc}); restore it, or remove it if the Dataset is not sharded"
+        raise SchemaError(msg) from None
+    return manifest if isinstance(manifest, dict) else {}
 
 
 def _not_a_dataset(path: Path) -> str:

@@ -27,6 +27,7 @@ from mas_eval.files import describe_path
 from mas_eval.ingest.misspelt import misspelt_fields
 from mas_eval.output import atomic_directory, atomic_file, write_manifest
 from mas_eval.schema import TABLES
+from mas_eval.sharding import check_shards
 
 __all__ = [
     "CHUNK_BYTES",
@@ -487,6 +488,7 @@ def ingest_jsonl(
     rejects: str | Path | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
+    shards: int | None = None,
 ) -> IngestResult:
     """Flatten JSONL run records into a Dataset folder at ``out``.
 
@@ -514,6 +516,11 @@ def ingest_jsonl(
         Called after each chunk with the number of bytes of the input files read so far (all
         files together; for a ``.gz`` file, compressed bytes, as stored), so its last call
         gives the sum of the files' sizes: the total of a progress bar.
+    shards
+        ``None`` or 1: one folder of part files per table. ``N`` (2 to 10,000): the sharded
+        layout of :meth:`Dataset.write <mas_eval.dataset.Dataset.write>` (every run's rows in
+        shard ``hash(run_id) % N`` of every table, sorted by key), made from the staged
+        tables once they are all ingested and checked, one shard in memory at a time.
 
     Returns
     -------
@@ -523,7 +530,7 @@ def ingest_jsonl(
     Raises
     ------
     InvalidParameterError
-        ``chunk_bytes`` is not a positive integer.
+        ``chunk_bytes`` is not a positive integer, or ``shards`` not an integer from 1 to 10,000.
     IngestError
         An input file is missing or unreadable, or has a malformed line (without
         ``skip_invalid``): the message names the file, the 1-based line number and the problem.
@@ -574,6 +581,7 @@ def ingest_jsonl(
     staged Dataset is validated as a whole, so that the error counts and names the offending
     keys of the whole input.
     """
+    count = check_shards(shards, where="ingest")
     files = _check_inputs(paths, chunk_bytes)
     target = Path(out)
     rejects_path = (
@@ -615,8 +623,24 @@ def ingest_jsonl(
         if not (chunks_valid and _run_ids_unique(staging)):
             # Error path: the whole Dataset is validated, so that the error covers the whole input.
             dataset.validate()
-        write_manifest(staging, MANIFEST, {"tables": dataset.table_names})
+        if count > 1:
+            _shard_staged(dataset, staging, count)
+        else:
+            write_manifest(staging, MANIFEST, {"tables": dataset.table_names})
     return IngestResult(target, counts["runs"], counts["rejected"], rejects_path)
+
+
+def _shard_staged(dataset: Dataset, staging: Path, shards: int) -> None:
+    """Replace the staged part files by the sharded layout of the same tables (and its manifest)."""
+    folder = staging / ".sharded"
+    folder.mkdir()
+    dataset.write_tables(folder, shards=shards)
+    for entry in staging.iterdir():
+        if not entry.name.startswith("."):
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    for entry in folder.iterdir():
+        entry.rename(staging / entry.name)
+    folder.rmdir()
 
 
 def _ingest_chunk(

@@ -27,6 +27,7 @@ from mas_eval.errors import IngestError, option
 from mas_eval.ingest.jsonl import json_type
 from mas_eval.output import atomic_directory, check_target, write_manifest
 from mas_eval.schema import TABLES
+from mas_eval.sharding import check_shards
 
 __all__ = [
     "CANT_MISS",
@@ -854,6 +855,7 @@ def ingest_lddx(
     *,
     overwrite: bool = False,
     skip_invalid: bool = False,
+    shards: int | None = None,
 ) -> LddxIngestResult:
     """Read Local-DDx result files into a Dataset, written to ``out`` if given.
 
@@ -872,6 +874,9 @@ def ingest_lddx(
     skip_invalid
         Set aside the files that cannot be ingested (listed with their reasons in
         ``skipped``) and ingest the others, instead of failing at the first.
+    shards
+        ``None`` or 1: one file per table. ``N`` (2 to 10,000): the sharded layout of
+        :meth:`Dataset.write <mas_eval.dataset.Dataset.write>`.
 
     Returns
     -------
@@ -945,6 +950,7 @@ def ingest_lddx(
     refinements. What cannot be mapped (an optional field missing or of another kind, a list
     item without a diagnosis) is skipped with a warning naming the file and JSON path.
     """
+    count = check_shards(shards, where="ingest")
     given = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
     if not given:
         msg = f"no input given; pass Local-DDx {PATTERN} files or folders holding them"
@@ -980,9 +986,12 @@ def ingest_lddx(
     dataset = Dataset.from_frames(**frames).validate()
     if target is not None:
         with atomic_directory(target, overwrite=overwrite, inputs=given) as staging:
-            for name, frame in frames.items():
-                frame.write_parquet(staging / f"{name}.parquet")
-            write_manifest(staging, MANIFEST, {"tables": list(frames)})
+            if count > 1:
+                dataset.write_tables(staging, shards=count)
+            else:
+                for name, frame in frames.items():
+                    frame.write_parquet(staging / f"{name}.parquet")
+                write_manifest(staging, MANIFEST, {"tables": list(frames)})
         dataset = Dataset.open(target)
     return LddxIngestResult(
         out=target,

@@ -1,0 +1,257 @@
+"""Sharded Datasets: every run's rows in one shard of every table, chosen by a stable hash of its id.
+
+A sharded Dataset folder holds each table keyed by ``run_id`` as a hive-partitioned folder,
+one Parquet file per shard, sorted by the table's key::
+
+    DATASET/
+      _dataset.json                       {"tables": [...], "shards": {"count": 4, "hash": "fnv1a64-fmix64", ...}}
+      runs/shard=0/part-0.parquet ... runs/shard=3/part-0.parquet
+      agents/shard=0/part-0.parquet ...
+      ground_truth.parquet                keyed by case_id: written whole, beside the shards
+
+The shard of a run is :func:`run_hash` of its ``run_id`` modulo the number of shards: FNV-1a
+(64 bit) over the UTF-8 bytes of the id, then MurmurHash3's 64-bit finaliser ``fmix64``, whose
+mixing makes the low bits (the remainder) depend on every byte. Both are fixed, published
+functions of the bytes, so a run's shard is the same on every machine, in every process and
+with every Polars version (Polars' own ``hash()`` promises none of this).
+
+>>> import polars as pl
+>>> shard_of(pl.Series(["r1", "r2", "r3"]), 4).to_list()
+[0, 1, 0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from mas_eval.errors import InvalidParameterError, SchemaError
+from mas_eval.schema import RUN_KEY, TABLES, Table
+
+__all__ = [
+    "HASH",
+    "MAX_SHARDS",
+    "SHARD_COLUMN",
+    "ShardLayout",
+    "check_shards",
+    "run_hash",
+    "shard_of",
+    "sharded",
+    "write_sharded_table",
+]
+
+#: The name of the run hash, as ``_dataset.json`` records it.
+HASH = "fnv1a64-fmix64"
+#: The hive partition column of a sharded table's folders (``shard=3``); not a column of the table.
+SHARD_COLUMN = "shard"
+#: The most shards a Dataset may have: each is one file per table, and more only multiplies files.
+MAX_SHARDS = 10_000
+#: The file of a shard of a table, inside its ``shard=k`` folder.
+PART = "part-0.parquet"
+
+_FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
+_FMIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
+_SHIFT = np.uint64(33)
+
+
+def sharded(name: str) -> bool:
+    """Whether table ``name`` is split into shards: those keyed by ``run_id`` (all but ``ground_truth``)."""
+    return RUN_KEY in TABLES[name].key
+
+
+def check_shards(shards: Any, *, where: str = "write") -> int:
+    """``shards`` as a number of shards (``None`` is 1: one unsharded folder per table).
+
+    Raises
+    ------
+    InvalidParameterError
+        ``shards`` is not an integer from 1 to :data:`MAX_SHARDS`.
+    """
+    if shards is None:
+        return 1
+    if isinstance(shards, bool) or not isinstance(shards, int | np.integer) or not 1 <= shards <= MAX_SHARDS:
+        msg = f"{where}: shards={shards!r} is invalid; shards must be an integer from 1 (unsharded) to {MAX_SHARDS:,}"
+        raise InvalidParameterError(msg)
+    return int(shards)
+
+
+def run_hash(run_ids: pl.Series) -> np.ndarray:
+    """The 64-bit hash of each id: ``fmix64(fnv1a64(utf8(run_id)))``, vectorised (a null hashes as ``""``).
+
+    Notes
+    -----
+    FNV-1a: ``h = 0xcbf29ce484222325``; for each byte ``b``: ``h = (h ^ b) * 0x100000001b3
+    mod 2**64``. ``fmix64``: ``h ^= h >> 33; h *= 0xff51afd7ed558ccd; h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53; h ^= h >> 33``. The loop runs over byte positions (as many as the
+    longest id), each step over every id that long, on the Arrow buffers: about 0.1 s per
+    million ids of ten bytes.
+    """
+    import pyarrow as pa
+
+    arrow = run_ids.cast(pl.String).rechunk().to_arrow()
+    if arrow.type != pa.large_string():
+        arrow = arrow.cast(pa.large_string())
+    count = len(arrow)
+    _, offsets_buffer, data_buffer = arrow.buffers()
+    if count == 0:
+        return np.zeros(0, dtype=np.uint64)
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64, count=count + 1, offset=arrow.offset * 8)
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    lengths = np.diff(offsets)
+    # Longest first, so that the ids still running at byte p are a prefix.
+    order = np.argsort(-lengths, kind="stable")
+    starts, lengths = offsets[:-1][order], lengths[order]
+    hashed = np.full(count, _FNV_OFFSET, dtype=np.uint64)
+    running = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")
+    for position, active in enumerate(running.tolist()):
+        head = hashed[:active]
+        head ^= data[starts[:active] + position]
+        head *= _FNV_PRIME
+    for factor in _FMIX:
+        hashed ^= hashed >> _SHIFT
+        hashed *= factor
+    hashed ^= hashed >> _SHIFT
+    result = np.empty(count, dtype=np.uint64)
+    result[order] = hashed
+    return result
+
+
+def shard_of(run_ids: pl.Series, shards: int) -> pl.Series:
+    """The shard of each run: ``run_hash(run_id) % shards``, as ``UInt32``.
+
+    A run's rows are usually consecutive, so each stretch of equal ids is hashed once.
+    """
+    stretch = run_ids.rle_id().to_numpy()
+    first = np.ones(len(stretch), dtype=bool)
+    first[1:] = stretch[1:] != stretch[:-1]
+    home = (run_hash(run_ids.filter(pl.Series(first))) % np.uint64(shards)).astype(np.uint32)
+    return pl.Series(SHARD_COLUMN, home[stretch], dtype=pl.UInt32)
+
+
+def _shard_expr(shards: int) -> pl.Expr:
+    return (
+        pl.col(RUN_KEY)
+        .map_batches(lambda ids: shard_of(ids, shards), return_dtype=pl.UInt32, is_elementwise=True)
+        .alias(SHARD_COLUMN)
+    )
+
+
+def shard_folder(table_folder: Path, index: int) -> Path:
+    """The folder of shard ``index`` of a table: ``<table>/shard=<index>``."""
+    return table_folder / f"{SHARD_COLUMN}={index}"
+
+
+def write_sharded_table(frame: pl.LazyFrame, spec: Table, folder: Path, shards: int) -> None:
+    """Write ``frame`` (table ``spec``) into ``folder`` in ``shards`` shards, one sorted file each.
+
+    Two passes, so that memory is bounded by a shard rather than the table: the rows are first
+    streamed into one scratch folder per shard (``<folder>/.unsorted``), then each shard is
+    read back, sorted by the table's key and written to ``<folder>/<table>/shard=<k>/part-0.parquet``.
+    Every shard gets its file, an empty one if no run of the table hashes to it.
+    """
+    schema = frame.collect_schema()
+    scratch = folder / ".unsorted" / spec.name
+    frame.with_columns(_shard_expr(shards)).sink_parquet(
+        pl.PartitionBy(scratch, key=SHARD_COLUMN, include_key=False), mkdir=True
+    )
+    key = list(spec.key)
+    for index in range(shards):
+        target = shard_folder(folder / spec.name, index)
+        target.mkdir(parents=True)
+        parts = shard_folder(scratch, index)
+        if parts.is_dir():
+            pl.scan_parquet(parts / "*.parquet", hive_partitioning=False).sort(key).sink_parquet(target / PART)
+        else:
+            pl.DataFrame(schema=schema).write_parquet(target / PART)
+    _remove_tree(folder / ".unsorted")
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class ShardLayout:
+    """How a Dataset folder is sharded, as its ``_dataset.json`` records it."""
+
+    count: int
+    hash: str = HASH
+
+    def manifest(self) -> dict[str, Any]:
+        """The ``"shards"`` entry of ``_dataset.json``."""
+        return {
+            "count": self.count,
+            "hash": self.hash,
+            "column": RUN_KEY,
+            "partition": SHARD_COLUMN,
+            "tables_whole": [name for name in TABLES if not sharded(name)],
+        }
+
+    @classmethod
+    def read(cls, manifest: Mapping[str, Any], where: Path) -> ShardLayout | None:
+        """The layout recorded in a manifest (None: not sharded); a SchemaError if it is not one this version reads."""
+        entry = manifest.get("shards")
+        if entry is None:
+            return None
+        count = entry.get("count") if isinstance(entry, Mapping) else None
+        fix = "write the Dataset again (`mas-eval reshard`) with this version of mas-eval"
+        if isinstance(count, bool) or not isinstance(count, int) or not 2 <= count <= MAX_SHARDS:
+            msg = f"{where}: 'shards' must record a count of shards from 2 to {MAX_SHARDS:,}, not {entry!r}; {fix}"
+            raise SchemaError(msg)
+        if entry.get("hash") != HASH:
+            msg = f"{where}: shards hashed by {entry.get('hash')!r}, which this version does not know ({HASH!r}); {fix}"
+            raise SchemaError(msg)
+        return cls(count)
+
+    def files(self, entry: Path) -> list[list[Path]]:
+        """The Parquet files of a sharded table's folder, by shard; a SchemaError names a missing or stray shard."""
+        from mas_eval.files import parquet_files
+
+        if not entry.is_dir():
+            msg = (
+                f"{entry}: table {entry.name.removesuffix('.parquet')!r} is one file, but the Dataset is sharded "
+                f"({self.count} shards in _dataset.json); reshard the Dataset (`mas-eval reshard`) to add it"
+            )
+            raise SchemaError(msg)
+        expected = {f"{SHARD_COLUMN}={index}" for index in range(self.count)}
+        stray = sorted(p.name for p in entry.iterdir() if not p.name.startswith(".") and p.name not in expected)
+        if stray:
+            msg = (
+                f"{entry}: {stray[0]!r} is not one of the {self.count} shards (shard=0 ... shard={self.count - 1}) "
+                "that _dataset.json records; remove it, or reshard the Dataset"
+            )
+            raise SchemaError(msg)
+        by_shard = []
+        for index in range(self.count):
+            folder = shard_folder(entry, index)
+            files = parquet_files(folder) if folder.is_dir() else []
+            if not files:
+                msg = (
+                    f"{folder}: missing; table {entry.name!r} should have {self.count} shards "
+                    "(_dataset.json), so the Dataset is incomplete: restore it or write it again"
+                )
+                raise SchemaError(msg)
+            by_shard.append(files)
+        return by_shard
+
+
+def check_placement(name: str, files: list[list[Path]], shards: int) -> list[tuple[int, str, int]]:
+    """Runs of table ``name`` stored in a shard other than their own: ``(shard, run_id, expected)``, first few."""
+    found = []
+    for index, paths in enumerate(files):
+        # The files are sorted by run, so shard_of hashes each run once.
+        ids = pl.scan_parquet(paths, hive_partitioning=False).select(RUN_KEY).collect()[RUN_KEY]
+        expected = shard_of(ids, shards)
+        wrong = pl.DataFrame([ids, expected]).filter(pl.col(SHARD_COLUMN) != index).unique(maintain_order=True)
+        for run_id, home in wrong.head(5).iter_rows():
+            found.append((index, run_id, int(home)))
+        if len(found) >= 5:
+            break
+    return found[:5]
