@@ -489,9 +489,21 @@ def score(
             help="Skip the full validation (scoring still refuses data that break the rules its formulas rely on).",
         ),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="Score the shards of a sharded Dataset in this many processes "
+            "(each with POLARS_MAX_THREADS = cores / workers).",
+            min=1,
+        ),
+    ] = 1,
     overwrite: OverwriteOpt = False,
 ) -> None:
-    """Score every run with every metric family whose tables the Dataset has."""
+    """Score every run with every metric family whose tables the Dataset has.
+
+    A sharded Dataset (written with --shards) is scored shard by shard, each shard's tables
+    written as it finishes, so memory is set by a shard; the Scores folder is sharded alike.
+    """
     from mas_eval.dataset import Dataset
     from mas_eval.scoring import score as score_dataset
 
@@ -501,6 +513,15 @@ def score(
     resolve_params(preset, overrides)  # a bad preset or value fails now, not after validation
     check_target(out, overwrite=overwrite, inputs=[dataset])
     ds = Dataset.open(dataset)
+    if ds.shards > 1:
+        _score_sharded(ds, out, preset, overrides, workers=workers, overwrite=overwrite, validate=not skip_validation)
+        return
+    if workers > 1:
+        msg = (
+            f"score: --workers {workers} needs a sharded Dataset, and {dataset} has one file per table; "
+            f"write one with: mas-eval reshard {dataset} --shards N --out NEW"
+        )
+        raise InvalidParameterError(msg)
     with steps() as shown:
         if not skip_validation:
             shown.start("validate")
@@ -515,6 +536,44 @@ def score(
         console.print(f"[yellow]skipped the {name} family: {reason}[/]")
 
 
+def _score_sharded(
+    ds: Any, out: Path, preset: str, overrides: dict[str, Any], *, workers: int, overwrite: bool, validate: bool
+) -> None:
+    """``mas-eval score`` of a sharded Dataset: shard by shard, with a progress bar over the shards."""
+    import time
+
+    from mas_eval.scoring import Scores
+    from mas_eval.shard_scoring import score_shards
+
+    start = time.perf_counter()
+    if validate:
+        with steps() as shown:
+            shown.start("validate")
+            ds.validate()
+    with progress() as bar:
+        task = bar.add_task(f"scoring {ds.shards:,} shards", total=ds.shards)
+        score_shards(
+            ds,
+            out,
+            preset,
+            workers=workers,
+            overwrite=overwrite,
+            progress=lambda done, _total: bar.update(task, completed=done),
+            **overrides,
+        )
+    elapsed = time.perf_counter() - start
+    manifest = Scores.manifest(out)
+    tables = ", ".join(f"{name} ({rows:,} rows)" for name, rows in manifest["rows"].items())
+    runs = manifest["rows"].get("runs", 0)
+    console.print(
+        f"scored {runs:,} runs in {ds.shards:,} shards ({workers} worker(s)) with preset {preset!r} "
+        f"in {elapsed:.1f} s into {out}: {tables}"
+    )
+    for name, reason in manifest["families"]["skipped"].items():
+        console.print(f"[yellow]skipped the {name} family: {reason}[/]")
+
+
+@app.command(cls=_Command)
 @app.command(cls=_Command)
 def compare(
     scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],

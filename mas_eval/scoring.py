@@ -129,9 +129,9 @@ class Scores(Mapping[str, pl.DataFrame]):
         manifest = read_manifest(root, MANIFEST)
         names = manifest.get("tables") or ["runs", *sorted(p.stem for p in root.glob("*.parquet") if p.stem != "runs")]
         families = manifest.get("families", {})
-        files = [root / f"{name}.parquet" for name in names]
-        with reading(files):
-            tables = {name: pl.read_parquet(file) for name, file in zip(names, files, strict=True)}
+        shards = manifest.get("shards")
+        with reading(_table_files(root, names, shards)):
+            tables = {name: _read_table(root, name, shards) for name in names}
         return cls(
             tables=tables,
             preset=manifest.get("preset", "spec"),
@@ -140,6 +140,12 @@ class Scores(Mapping[str, pl.DataFrame]):
             skipped=families.get("skipped", {}),
             source=root,
         )
+
+    @staticmethod
+    def manifest(path: str | Path) -> dict[str, Any]:
+        """The manifest of a Scores folder (``_scores.json``): preset, parameters, families, tables, and
+        for a sharded folder (:mod:`mas_eval.shard_scoring`) ``shards`` and ``rows`` per table."""
+        return read_manifest(_scores_folder(path), MANIFEST)
 
     @staticmethod
     def scan(path: str | Path, name: str = "runs") -> pl.LazyFrame:
@@ -151,15 +157,38 @@ class Scores(Mapping[str, pl.DataFrame]):
         :func:`mas_eval.files.reading` (:class:`~mas_eval.errors.UnreadableFileError`).
         """
         root = _scores_folder(path)
-        file = root / f"{name}.parquet"
-        if not file.is_file():
-            have = sorted(p.stem for p in root.glob("*.parquet"))
+        manifest = read_manifest(root, MANIFEST)
+        shards = manifest.get("shards")
+        have = manifest.get("tables") or sorted(p.stem for p in root.glob("*.parquet"))
+        if name not in have or (shards is None and not (root / f"{name}.parquet").is_file()):
             msg = f"{root}: these Scores have no {name!r} table; they have: {', '.join(have)}"
             raise SchemaError(msg)
-        with reading([file]):
-            frame = pl.scan_parquet(file)
+        files = _table_files(root, [name], shards)
+        with reading(files):
+            frame = pl.scan_parquet(files, hive_partitioning=False)
             frame.collect_schema()
         return frame
+
+
+def _table_files(root: Path, names: list[str], shards: int | None) -> list[Path]:
+    """The files of tables ``names`` of a Scores folder: one each, or one per shard (:mod:`mas_eval.shard_scoring`)."""
+    if shards is None:
+        return [root / f"{name}.parquet" for name in names]
+    from mas_eval.shard_scoring import shard_file
+
+    return [shard_file(root, name, index) for name in names for index in range(shards)]
+
+
+def _read_table(root: Path, name: str, shards: int | None) -> pl.DataFrame:
+    """Table ``name`` of a Scores folder; a sharded one's shards in run order, as :func:`score` sorts it.
+
+    Each shard file is sorted by the table's key and holds every row of its runs, so a stable
+    sort by ``run_id`` alone restores the order scoring the whole Dataset gives.
+    """
+    if shards is None:
+        return pl.read_parquet(root / f"{name}.parquet")
+    frame = pl.read_parquet(_table_files(root, [name], shards), hive_partitioning=False)
+    return frame.sort(RUN_KEY, maintain_order=True)
 
 
 class _ItemsTable(pl.DataFrame):

@@ -1,0 +1,205 @@
+"""Scoring a sharded Dataset shard by shard, so that memory is set by a shard and not by the Dataset.
+
+:func:`score_shards` scores each shard of a Dataset written with ``shards=N``
+(:mod:`mas_eval.sharding`) on its own and writes its output tables at once, one Parquet file
+per table and shard, into a Scores folder laid out like the Dataset::
+
+    SCORES/
+      _scores.json              {"preset": ..., "params": ..., "families": ..., "tables": [...], "shards": N}
+      runs/shard=0/part-0.parquet ... runs/shard=<N-1>/part-0.parquet
+      agents/shard=0/part-0.parquet ...
+
+A run's rows never span two shards and no metric reads another run's rows, so the rows are those
+that scoring the whole Dataset gives; :meth:`mas_eval.Scores.open` reads the folder back with
+every table sorted by its key, as :func:`mas_eval.score` returns it. With ``workers=K`` the shards
+are scored in ``K`` processes, each with ``POLARS_MAX_THREADS`` set to its share of the cores.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from mas_eval.dataset import Dataset
+from mas_eval.errors import InvalidParameterError
+from mas_eval.files import SCORES_MANIFEST
+from mas_eval.metrics.family import resolve_params
+from mas_eval.output import atomic_directory, write_manifest
+from mas_eval.sharding import PART, SHARD_COLUMN
+
+__all__ = ["MAX_WORKERS", "score_shards", "shard_file"]
+
+#: The most worker processes: each holds a shard and a Polars thread pool.
+MAX_WORKERS = 256
+
+
+def shard_file(root: Path, table: str, index: int) -> Path:
+    """Where shard ``index`` of output ``table`` lives in a sharded Scores folder."""
+    return root / table / f"{SHARD_COLUMN}={index}" / PART
+
+
+def _score_one(
+    source: Path | None, ds: Dataset | None, index: int, staging: Path, preset: str, overrides: dict[str, Any]
+) -> dict[str, Any]:
+    """Score shard ``index`` (of ``ds``, or of the Dataset at ``source`` in a worker) and write its tables."""
+    from mas_eval.scoring import score
+
+    dataset = (ds if ds is not None else Dataset.open(source)).shard(index)  # type: ignore[arg-type]
+    scores = score(dataset, preset, **overrides)
+    for name, frame in scores.tables.items():
+        file = shard_file(staging, name, index)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        frame.write_parquet(file)
+    return {
+        "index": index,
+        "tables": scores.names,
+        "rows": {name: frame.height for name, frame in scores.tables.items()},
+        "schemas": {name: frame.schema for name, frame in scores.tables.items()},
+        "ran": scores.ran,
+        "skipped": scores.skipped,
+        "params": scores.params,
+    }
+
+
+@contextmanager
+def _thread_share(workers: int) -> Iterator[None]:
+    """``POLARS_MAX_THREADS`` set, while the workers start, to each one's share of the cores (at least 1).
+
+    A spawned worker imports Polars afresh and sizes its thread pool from the variable then, so K
+    workers do not each start one thread per core and oversubscribe the machine.
+    """
+    cores = os.cpu_count() or 1
+    before = os.environ.get("POLARS_MAX_THREADS")
+    os.environ["POLARS_MAX_THREADS"] = str(max(1, cores // workers))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("POLARS_MAX_THREADS", None)
+        else:
+            os.environ["POLARS_MAX_THREADS"] = before
+
+
+def _check_workers(workers: object) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        msg = f"score: workers={workers!r} is invalid; workers must be an integer from 1 to {MAX_WORKERS}"
+        raise InvalidParameterError(msg)
+    return workers
+
+
+def _fill_empty(staging: Path, results: list[dict]) -> list[str]:
+    """Every table in every shard: a shard without a table another shard has gets an empty file of its schema."""
+    names = list(dict.fromkeys(name for r in sorted(results, key=lambda r: r["index"]) for name in r["tables"]))
+    schemas: dict[str, Any] = {}
+    for r in results:
+        for name, schema in r["schemas"].items():
+            schemas.setdefault(name, schema)
+    for r in results:
+        for name in names:
+            if name not in r["tables"]:
+                file = shard_file(staging, name, r["index"])
+                file.parent.mkdir(parents=True, exist_ok=True)
+                pl.DataFrame(schema=schemas[name]).write_parquet(file)
+    return ["runs", *(n for n in names if n != "runs")]
+
+
+def score_shards(
+    ds: Dataset,
+    out: str | Path,
+    preset: str = "spec",
+    *,
+    workers: int = 1,
+    overwrite: bool = False,
+    progress: Callable[[int, int], object] | None = None,
+    **overrides: Any,
+) -> Path:
+    """Score a sharded Dataset shard by shard into the Scores folder ``out``; return its path.
+
+    Parameters
+    ----------
+    ds
+        A Dataset opened from a folder written with ``shards=N`` (an unsharded one is one shard).
+    out
+        The Scores folder to write: one file per table and shard (module docstring), written
+        atomically (nothing is left behind if a shard fails). :meth:`mas_eval.Scores.open` reads it.
+    preset, **overrides
+        As for :func:`mas_eval.score`; checked before any shard is scored.
+    workers
+        Processes scoring shards side by side (1: in this process). Each worker opens the
+        Dataset's folder itself and runs with ``POLARS_MAX_THREADS`` = cores // workers.
+    overwrite
+        Replace ``out`` if it exists (never the Dataset's own folder).
+    progress
+        Called as ``progress(done, total)`` after each shard; meant for a progress bar.
+
+    Returns
+    -------
+    Path
+        ``out``.
+
+    Notes
+    -----
+    Peak memory is about that of scoring the largest shard (times ``workers``), whatever the
+    number of shards. Families and parameters are the same for every shard: a family runs when
+    the Dataset has its tables, and a shard's tables are the Dataset's, perhaps empty.
+
+    Examples
+    --------
+    >>> import tempfile, mas_eval
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = mas_eval.simulate(200, seed=1).write(Path(tmp) / "ds", shards=3)
+    ...     out = score_shards(Dataset.open(folder), Path(tmp) / "scores")
+    ...     mas_eval.Scores.open(out).runs.height
+    200
+    """
+    workers = _check_workers(workers)
+    resolve_params(preset, overrides)  # a bad preset or value fails before any work
+    total = ds.shards
+    if workers > 1 and ds.source is None:
+        msg = "score: workers > 1 needs a Dataset opened from a folder (Dataset.open), which each worker re-opens"
+        raise InvalidParameterError(msg)
+    inputs = [ds.source] if ds.source is not None else []
+    with atomic_directory(Path(out), overwrite=overwrite, inputs=inputs) as staging:
+        results: list[dict] = []
+        if workers == 1 or total == 1:
+            for index in range(total):
+                results.append(_score_one(None, ds, index, staging, preset, overrides))
+                if progress is not None:
+                    progress(len(results), total)
+        else:
+            spawn = multiprocessing.get_context("spawn")
+            with _thread_share(workers), ProcessPoolExecutor(min(workers, total), mp_context=spawn) as pool:
+                pending: set[Future[dict]] = {
+                    pool.submit(_score_one, ds.source, None, index, staging, preset, overrides)
+                    for index in range(total)
+                }
+                try:
+                    while pending:
+                        done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                        for future in done:
+                            results.append(future.result())  # a shard's error is raised here, as it was raised
+                            if progress is not None:
+                                progress(len(results), total)
+                except BaseException:
+                    pool.shutdown(wait=True, cancel_futures=True)  # no shard starts after one failed
+                    raise
+        names = _fill_empty(staging, results)
+        first = min(results, key=lambda r: r["index"])
+        manifest = {
+            "preset": preset,
+            "params": first["params"],
+            "families": {"ran": first["ran"], "skipped": first["skipped"]},
+            "tables": names,
+            "shards": total,
+            "rows": {name: sum(r["rows"].get(name, 0) for r in results) for name in names},
+        }
+        write_manifest(staging, SCORES_MANIFEST, manifest)
+    return Path(out)

@@ -1,0 +1,112 @@
+"""Scoring a sharded Dataset shard by shard (issue 14, item 2): the same tables as scoring it whole.
+
+Each shard is scored on its own and its tables written at once; ``Scores.open`` reads the
+sharded Scores folder back with every table in the order ``score`` gives. Compared here on the
+bundled sample, which holds decision, diagnostic and answer runs, in this process and in two
+worker processes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import mas_eval
+from mas_eval import Dataset, InvalidParameterError, Scores, UnreadableFileError
+from mas_eval.cli import main
+from mas_eval.shard_scoring import score_shards, shard_file
+from tests.conftest import run_cli_process
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str | Path) -> int:
+    with pytest.raises(SystemExit) as exited:
+        main([str(a) for a in args])
+    return int(exited.value.code or 0)
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return Dataset.open(ROOT / "data" / "sample").write(tmp_path_factory.mktemp("ds") / "sample", shards=5)
+
+
+@pytest.fixture(scope="module")
+def whole() -> Scores:
+    return mas_eval.score(Dataset.open(ROOT / "data" / "sample"))
+
+
+def assert_same_scores(got: Scores, want: Scores) -> None:
+    assert got.names == want.names
+    assert (got.preset, got.params, got.ran, got.skipped) == (want.preset, want.params, want.ran, want.skipped)
+    for name in want.names:
+        # Floats may differ in the last bits between any two scorings (score()'s Notes).
+        assert_frame_equal(got[name], want[name], check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_scoring_shard_by_shard_gives_the_tables_of_scoring_the_whole(
+    sharded: Path, whole: Scores, tmp_path: Path, workers: int
+) -> None:
+    ticks: list[tuple[int, int]] = []
+    out = score_shards(Dataset.open(sharded), tmp_path / "scores", workers=workers, progress=lambda *t: ticks.append(t))
+    assert sorted(ticks) == [(k, 5) for k in range(1, 6)]
+    assert_same_scores(Scores.open(out), whole)
+    manifest = Scores.manifest(out)
+    assert manifest["shards"] == 5
+    assert manifest["rows"] == {name: frame.height for name, frame in whole.tables.items()}
+    # Every table has a file in every shard, and compare reads the folder lazily as it reads any.
+    assert all(shard_file(out, name, k).is_file() for name in whole.names for k in range(5))
+    assert Scores.scan(out, "items").select(pl.len()).collect().item() == whole["items"].height
+
+
+def test_shards_without_runs_and_parameters(tmp_path: Path) -> None:
+    # 12 runs in 16 shards: some shards hold no run at all, and still get every table's file.
+    ds = Dataset.open(mas_eval.simulate(12, seed=3).write(tmp_path / "ds", shards=16))
+    out = score_shards(ds, tmp_path / "scores", preset="crisis-mas-poc", gt_boost=None)
+    back, want = Scores.open(out), mas_eval.score(ds, "crisis-mas-poc", gt_boost=None)
+    assert_same_scores(back, want)
+    assert back.params["gt_boost"] is None
+
+
+def test_bad_arguments_fail_before_any_work(sharded: Path, tmp_path: Path) -> None:
+    ds = Dataset.open(sharded)
+    for workers in (0, -1, 1.5, True):
+        with pytest.raises(InvalidParameterError, match="workers must be an integer from 1"):
+            score_shards(ds, tmp_path / "a", workers=workers)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="gt_boost"):
+        score_shards(ds, tmp_path / "a", gt_boost="high")
+    with pytest.raises(InvalidParameterError, match="needs a Dataset opened from a folder"):
+        score_shards(Dataset.from_frames(**ds.frames()), tmp_path / "a", workers=2)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_corrupt_shard_is_named_and_nothing_is_written(sharded: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "ds"
+    Dataset.open(sharded).write(copy, shards=5)
+    broken = copy / "agents" / "shard=3" / "part-0.parquet"
+    broken.write_bytes(broken.read_bytes()[:100])
+    with pytest.raises(UnreadableFileError, match="shard=3"):
+        score_shards(Dataset.open(copy), tmp_path / "scores")
+    assert not (tmp_path / "scores").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+
+
+def test_the_command_line_scores_a_sharded_dataset_with_workers(sharded: Path, whole: Scores, tmp_path: Path) -> None:
+    done = run_cli_process("score", sharded, "--out", tmp_path / "scores", "--workers", "2", "--skip-validation")
+    assert done.returncode == 0, done.stderr
+    assert "scored 4,440 runs in 5 shards (2 worker(s))" in done.stdout
+    assert_same_scores(Scores.open(tmp_path / "scores"), whole)
+    assert run_cli("compare", tmp_path / "scores", "-m", "dqs", "--by", "task") == 0
+
+
+def test_workers_on_an_unsharded_dataset_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = mas_eval.simulate(20, seed=1).write(tmp_path / "plain")
+    assert run_cli("score", plain, "--out", tmp_path / "scores", "--workers", "2") == 2
+    err = capsys.readouterr().err
+    assert "--workers 2 needs a sharded Dataset" in err and "mas-eval reshard" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "scores").exists()
