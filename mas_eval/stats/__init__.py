@@ -8,6 +8,8 @@
 * :func:`calibration`, :func:`reliability_table` — is a system's confidence calibrated?
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`summary_view`, :func:`write_comparisons` — print and save a comparison table.
+* :func:`sufficient_statistics`, :func:`merge_statistics` — per-shard sums that ``compare`` runs
+  from once merged (:class:`SufficientStatistics`), for data that does not fit in memory.
 
 The values each option accepts are the ``Literal`` types :data:`Test`, :data:`SummaryTest`,
 :data:`Correction`, :data:`Method`, :data:`BootCI`, :data:`Design`, :data:`Alternative` and
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.reliability import calibration, reliability_table
     from mas_eval.stats.report import summary_view, write_comparisons
+    from mas_eval.stats.sufficient import SufficientStatistics, merge_statistics, sufficient_statistics
 
 # SciPy and statsmodels load with the first function used, not with the package.
 __getattr__, __dir__ = lazy_attributes(
@@ -56,6 +59,9 @@ __getattr__, __dir__ = lazy_attributes(
         "reliability_table": "mas_eval.stats.reliability",
         "summary_view": "mas_eval.stats.report",
         "write_comparisons": "mas_eval.stats.report",
+        "SufficientStatistics": "mas_eval.stats.sufficient",
+        "merge_statistics": "mas_eval.stats.sufficient",
+        "sufficient_statistics": "mas_eval.stats.sufficient",
     },
 )
 
@@ -67,14 +73,17 @@ __all__ = [
     "Method",
     "MixedDqsMethodsError",
     "Strategy",
+    "SufficientStatistics",
     "SummaryTest",
     "Test",
     "adjust_pvalues",
     "baseline_comparison",
     "calibration",
     "compare",
+    "merge_statistics",
     "power",
     "reliability_table",
+    "sufficient_statistics",
     "summary_view",
     "ttest_from_summary",
     "write_comparisons",

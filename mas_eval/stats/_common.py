@@ -22,6 +22,7 @@ __all__ = [
     "column_list",
     "group_label",
     "numeric_value",
+    "raise_on_nulls",
 ]
 
 #: Key column standing in for ``by`` when no grouping is asked for (dropped from the output).
@@ -122,7 +123,12 @@ def check_no_nulls(frame: pl.LazyFrame, names: Sequence[str], what: str) -> None
     if not names:
         return
     counts = frame.select(pl.col(name).null_count() for name in names).collect(engine=ENGINE).row(0)
-    bad = [f"{name!r} ({count:,} runs)" for name, count in zip(names, counts, strict=True) if count]
+    raise_on_nulls(dict(zip(names, counts, strict=True)), what)
+
+
+def raise_on_nulls(counts: dict[str, int], what: str) -> None:
+    """Raise :class:`DataError` naming the columns of ``counts`` (name -> runs with a null) that hold nulls."""
+    bad = [f"{name!r} ({count:,} runs)" for name, count in counts.items() if count]
     if bad:
         msg = f"{what}: null values in {', '.join(bad)}; fill or drop those runs first"
         raise DataError(msg)

@@ -26,11 +26,12 @@ import polars as pl
 
 from mas_eval.stats._common import ENGINE
 from mas_eval.stats._rows import Patch, Rows, warnings_on
+from mas_eval.stats.designs import zero_sd
 from mas_eval.stats.effects import observed_power
 from mas_eval.stats.summaries import align, column, metric, to_arrays
 from mas_eval.stats.ttests import t_inference
 
-__all__ = ["cluster_step", "independent_cluster_sums", "paired_cluster_sums"]
+__all__ = ["cluster_step", "independent_cluster_sums", "independent_cluster_sums_from", "paired_cluster_sums"]
 
 
 def _totals(
@@ -77,6 +78,15 @@ def independent_cluster_sums(
             + [pl.col(metric(i)).count().alias(column("count", i)) for i in range(m)]
         )
     )
+    return independent_cluster_sums_from(sums, groups, keys, system, treatment, cluster, m)
+
+
+def independent_cluster_sums_from(
+    sums: pl.LazyFrame, groups: pl.DataFrame, keys: Sequence[str], system: str, treatment: str, cluster: str, m: int
+) -> dict[str, np.ndarray]:
+    """:func:`independent_cluster_sums` from one row per (group, cluster, system) holding ``residual_sum_{i}``
+    (:math:`E_{sg}`) and ``count_{i}`` (from the runs, or from merged sufficient statistics)."""
+    within = [*keys, system]
     sign = pl.when(pl.col(system) == treatment).then(1.0).otherwise(-1.0)
     scores = sums.with_columns(
         (sign * pl.col(column("residual_sum", i)) / pl.col(column("count", i)).sum().over(within)).alias(
@@ -134,7 +144,9 @@ def cluster_step(
             var = g / (g - 1.0) * (n - 1.0) / (n - 2.0) * ss
         se = np.sqrt(var)
     few = (g < 2) & rows.ok
-    zero = ~(se > 0) & rows.ok & ~few
+    # An SE at rounding-noise level relative to the means is zero (as designs.zero_sd does for SDs):
+    # exactly cancelling cluster scores come out as 0 or 1e-17 depending on the order of the sums.
+    zero = (~(se > 0) | zero_sd(var, rows.cols["mean_treatment"], rows.cols["mean_control"])) & rows.ok & ~few
     notes = warnings_on(few, lambda r: f"fewer than 2 clusters (n_clusters={g[r]:.0f})")
     for r, messages in warnings_on(zero, "cluster-robust standard error is 0").items():
         notes.setdefault(r, []).extend(messages)

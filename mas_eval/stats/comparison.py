@@ -33,10 +33,16 @@ from mas_eval.stats._common import (
     check_no_nulls,
     column_list,
     numeric_value,
+    raise_on_nulls,
 )
 from mas_eval.stats._rows import Patch, Rows
 from mas_eval.stats.bootstrap import bootstrap_step
-from mas_eval.stats.cluster import cluster_step, independent_cluster_sums, paired_cluster_sums
+from mas_eval.stats.cluster import (
+    cluster_step,
+    independent_cluster_sums,
+    independent_cluster_sums_from,
+    paired_cluster_sums,
+)
 from mas_eval.stats.designs import independent_rows, paired_rows, pooled_sd
 from mas_eval.stats.guard import DQS_METRICS, dqs_method_guard
 from mas_eval.stats.mixed import mixed_step
@@ -51,16 +57,27 @@ from mas_eval.stats.options import (
     check_combinations,
 )
 from mas_eval.stats.ranks import rank_test_step
+from mas_eval.stats.sufficient import (
+    SufficientStatistics,
+    check_request,
+    no_runs_error,
+    null_key_counts,
+    stat_column,
+)
 from mas_eval.stats.summaries import (
     Sample,
     Summary,
     align,
+    case_table,
+    column,
     flat,
     independent_samples,
     independent_summary,
+    independent_summary_from,
     metric,
     paired_samples,
     paired_summary,
+    paired_summary_from,
     realign,
 )
 
@@ -235,12 +252,19 @@ def _non_finite_notes(counts: pl.DataFrame | None, summary: Summary, request: _R
 def _base_rows(runs: pl.LazyFrame, request: _Request) -> tuple[Summary, Rows]:
     """The design's summary and its base rows (Welch/Student or paired t)."""
     m = len(request.metrics)
-    common = {"alpha": request.alpha, "confidence": request.confidence, "names": request.names}
     if request.paired and request.pair_on is not None:
         cluster = (CLUSTER, request.cluster) if request.cluster is not None else None
         summary = paired_summary(runs, request.keys, request.system, request.names, request.pair_on, m, cluster)
-        return summary, paired_rows(stats=flat(summary.arrays), **common)
-    summary = independent_summary(runs, request.keys, request.system, *request.names, m)
+    else:
+        summary = independent_summary(runs, request.keys, request.system, *request.names, m)
+    return summary, _design_rows(summary, request)
+
+
+def _design_rows(summary: Summary, request: _Request) -> Rows:
+    """The base rows of the design from its group summary."""
+    common = {"alpha": request.alpha, "confidence": request.confidence, "names": request.names}
+    if request.paired:
+        return paired_rows(stats=flat(summary.arrays), **common)
     stats = flat(summary.arrays)
     test = "student" if request.test == "student" else "welch"
     rows = independent_rows(
@@ -248,18 +272,26 @@ def _base_rows(runs: pl.LazyFrame, request: _Request) -> tuple[Summary, Rows]:
         n_c=stats["n_c"], mean_c=stats["mean_c"], var_c=stats["var_c"],
         test=test, **common,
     )  # fmt: skip
-    return summary, rows
+    return rows
 
 
 def _cluster(runs: pl.LazyFrame, summary: Summary, base: Rows, request: _Request) -> Patch:
-    m, stats = len(request.metrics), flat(summary.arrays)
+    m = len(request.metrics)
     if request.paired and summary.cases is not None:
         sums = paired_cluster_sums(summary.cases, summary.groups, request.keys, CLUSTER, m)
-        sd = np.sqrt(stats["var_d"])
     else:
         sums = independent_cluster_sums(
             runs, summary.groups, request.keys, request.system, request.names[0], CLUSTER, m
         )
+    return _cluster_patch(sums, summary, base, request)
+
+
+def _cluster_patch(sums: dict[str, np.ndarray], summary: Summary, base: Rows, request: _Request) -> Patch:
+    """The cluster-robust step from the per-group cluster sums (``cluster_ss``, ``n_clusters``)."""
+    stats = flat(summary.arrays)
+    if request.paired:
+        sd = np.sqrt(stats["var_d"])
+    else:
         sd = pooled_sd(stats["n_t"], stats["var_t"], stats["n_c"], stats["var_c"])
     return cluster_step(
         base, flat(sums), paired=request.paired, sd=sd, confidence=request.confidence, alpha=request.alpha
@@ -375,9 +407,14 @@ def compare(
 
     Parameters
     ----------
-    run_metrics : polars.DataFrame, polars.LazyFrame or Scores
+    run_metrics : polars.DataFrame, polars.LazyFrame, Scores or SufficientStatistics
         One row per run (``Scores.runs``; for a ``Scores`` its ``.runs`` is used), with the
-        ``system`` column, the metrics, and any ``by`` / ``pair_on`` / ``cluster`` columns.
+        ``system`` column, the metrics, and any ``by`` / ``pair_on`` / ``cluster`` columns. Or
+        per-shard sums merged with :func:`~mas_eval.stats.sufficient.merge_statistics`, for data
+        too large for memory: the same table (to rounding, 1e-10) for Welch, Student, paired and
+        cluster-robust tests, with the same options as the in-memory call (``by`` may be a subset
+        of the ``by`` the sums were built with; ``pair_on`` / ``cluster`` may be left out). Rank
+        tests, ``n_boot`` and ``method="mixed"`` need raw values and raise InvalidParameterError.
     metrics : str or list of str
         Numeric (or boolean, read as 0/1) metric columns; ``"dqs,decision_confidence"`` works.
         NaN counts as missing; missing values are left out per metric.
@@ -560,6 +597,8 @@ def compare(
         boot_ci=boot_ci,
         allow_mixed_methods=allow_mixed_methods,
     )
+    if isinstance(run_metrics, SufficientStatistics):
+        return _compare_merged(run_metrics, request)
     frame = as_lazy(run_metrics)
     runs, guarded, counts = _prepare(frame, request)
     notes = {}
@@ -570,21 +609,37 @@ def compare(
         )  # fmt: skip
 
     summary, base = _base_rows(runs, request)
+    patches = _step_patches(counts, runs, summary, base, request, notes, guarded)
+    present = None
+    if request.by:
+        names = [metric(i) for i in range(len(request.metrics))]
+        present = runs.group_by(request.by).agg(pl.col(names).is_not_null().any()).collect(engine=ENGINE)
+    return _assemble(summary, base, patches, request, present)
+
+
+def _assemble(
+    summary: Summary, base: Rows, patches: Sequence[Patch], request: _Request, present: pl.DataFrame | None
+) -> pl.DataFrame:
+    """The finished table: ``patches`` applied in order, the correction, the ``by`` columns, the rows that apply.
+
+    ``present`` says, per ``by`` group, which metrics have any value among the compared runs
+    (column ``metric(i)``); None without ``by``.
+    """
     table = base
-    for patch in _step_patches(counts, runs, summary, base, request, notes, guarded):
+    for patch in patches:
         table = table.patched(patch)
 
     groups = summary.groups
     table = table.patched(Patch(columns={"metric": np.array(request.metrics * groups.height, dtype=object)}))
-    body = table.finish(correction=request.correction, alpha=alpha)
-    if not request.by:
+    body = table.finish(correction=request.correction, alpha=request.alpha)
+    if present is None:
         return body
     head = groups[pl.Series(np.repeat(np.arange(groups.height), len(request.metrics)))]
-    keep = _applicable(head, runs, request)
+    keep = _applicable(head, present, request)
     return pl.concat([head, body], how="horizontal").filter(pl.Series(keep))
 
 
-def _applicable(head: pl.DataFrame, runs: pl.LazyFrame, request: _Request) -> np.ndarray:
+def _applicable(head: pl.DataFrame, present: pl.DataFrame, request: _Request) -> np.ndarray:
     """Which rows (``head``: group of each row, metrics in request order within a group) to keep.
 
     A metric with no value for either system in a group, but values in another group, does not
@@ -593,8 +648,181 @@ def _applicable(head: pl.DataFrame, runs: pl.LazyFrame, request: _Request) -> np
     Those rows' p-values were outside the correction's family already.
     """
     names = [metric(i) for i in range(len(request.metrics))]
-    present = runs.group_by(request.by).agg(pl.col(names).is_not_null().any()).collect()
     aligned = head.join(present, on=request.by, how="left", maintain_order="left", nulls_equal=True)
     has = aligned.select(pl.col(names).fill_null(True)).to_numpy().astype(bool).reshape(head.height, len(names))
     which = np.arange(head.height) % len(names)  # the metric of each row
     return has[np.arange(head.height), which] | ~has.any(axis=0)[which]
+
+
+def _refuse_raw_values(request: _Request) -> None:
+    """Raise for the options that read raw values, which sufficient statistics do not keep."""
+    needs = []
+    if request.test in RANK_TESTS:
+        needs.append(f"test={request.test!r} ranks the values")
+    if request.n_boot:
+        needs.append(f"n_boot={request.n_boot} resamples the values")
+    if request.method == "mixed":
+        needs.append("method='mixed' fits a model to every run")
+    if not needs:
+        return
+    columns = [request.system, *request.by, *(c for c in (request.pair_on, request.cluster) if c), *request.metrics]
+    msg = (
+        f"compare: {' and '.join(needs)}: it needs the raw values, which sufficient statistics do not keep. "
+        f"Gather only the columns it reads ({', '.join(map(repr, dict.fromkeys(columns)))}) from every shard "
+        f"(e.g. pl.scan_parquet(paths).select(...)) and call compare on that frame; Welch, Student, paired and "
+        f"cluster-robust t tests run from the statistics"
+    )
+    raise InvalidParameterError(msg)
+
+
+def _compared_level(frame: pl.DataFrame, stats: SufficientStatistics, request: _Request, stats_of: tuple[str, ...]):
+    """A level of ``stats`` for this request: the two systems, ``GROUP`` when ungrouped, and each requested
+    metric's statistics renamed ``column(stat, i)``."""
+    kept = frame.filter(pl.col(request.system).is_in(list(request.names)))
+    if not request.by:
+        kept = kept.with_columns(pl.lit(0, dtype=pl.Int8).alias(GROUP))
+    renames = [
+        pl.col(stat_column(stat, name)).alias(column(stat, i))
+        for i, name in enumerate(request.metrics)
+        for stat in stats_of
+        if stat_column(stat, name) in frame.columns
+    ]
+    structural = [c for c in kept.columns if ":" not in c or c.startswith("has:")]
+    return kept.select(*structural, *renames)
+
+
+def _merged_wide(moments: pl.DataFrame, request: _Request) -> pl.DataFrame:
+    """The group-by of :func:`~mas_eval.stats.summaries.independent_summary` from merged moments."""
+    columns = []
+    for i in range(len(request.metrics)):
+        n, total, m2 = pl.col(column("n", i)), pl.col(column("sum", i)), pl.col(column("m2", i))
+        columns += [
+            n.alias(column("n", i)),
+            pl.when(n > 0).then(total / n).alias(column("mean", i)),
+            pl.when(n > 1).then(m2 / (n - 1)).alias(column("var", i)),
+        ]
+    return moments.select(*request.keys, request.system, *columns)
+
+
+def _merged_cases(cases: pl.DataFrame, request: _Request, cluster: str | None) -> pl.LazyFrame:
+    """The case table of :func:`~mas_eval.stats.summaries.case_table` from merged per-case sums."""
+    assert request.pair_on is not None
+    aggs = []
+    for i in range(len(request.metrics)):
+        n, total = pl.col(column("n", i)).sum(), pl.col(column("sum", i)).sum()
+        aggs += [pl.when(n > 0).then(total / n).alias(column("case_mean", i)), n.alias(column("case_runs", i))]
+    frame = cases
+    if cluster is not None:
+        frame = frame.with_columns(pl.col(cluster).alias(CLUSTER))
+        aggs += [pl.col(CLUSTER).first().alias("case_cluster"), pl.col(CLUSTER).n_unique().alias("n_case_clusters")]
+    per_case = frame.lazy().group_by([*request.keys, request.pair_on, request.system]).agg(aggs)
+    return case_table(
+        per_case, request.keys, request.system, request.names, request.pair_on, len(request.metrics),
+        CLUSTER if cluster is not None else None,
+    )  # fmt: skip
+
+
+def _merged_residual_sums(clusters: pl.DataFrame, moments: pl.DataFrame, request: _Request, cluster: str):
+    r"""Per (group, cluster, system) :math:`E_{sg} = D_{sg} + n_{sg}(c_{sg} - \bar y_s)` and the count."""
+    m = len(request.metrics)
+    within = [*request.keys, request.system]
+    means = moments.select(
+        *within,
+        *(
+            pl.when(pl.col(column("n", i)) > 0)
+            .then(pl.col(column("sum", i)) / pl.col(column("n", i)))
+            .alias(column("ybar", i))
+            for i in range(m)
+        ),
+    )
+    joined = clusters.join(means, on=within, how="left", nulls_equal=True)
+    columns = []
+    for i in range(m):
+        n = pl.col(column("n", i))
+        residual = pl.col(column("dev", i)) + n * (pl.col(column("shift", i)) - pl.col(column("ybar", i)))
+        columns += [residual.fill_null(0.0).alias(column("residual_sum", i)), n.alias(column("count", i))]
+    return joined.lazy().select(*within, pl.col(cluster).alias(CLUSTER), *columns)
+
+
+def _merged_non_finite(moments: pl.DataFrame, request: _Request) -> pl.DataFrame | None:
+    """:func:`_non_finite_counts` from merged moments."""
+    m = len(request.metrics)
+    totals = moments.select(
+        (pl.col(column("nan", i)).sum() + pl.col(column("inf", i)).sum()).alias(str(i)) for i in range(m)
+    ).row(0)
+    dirty = [i for i, total in enumerate(totals) if total]
+    if not dirty:
+        return None
+    return moments.group_by(request.keys).agg(
+        agg for i in dirty for agg in (pl.col(column(s, i)).sum().alias(f"{s}_{i}") for s in ("nan", "inf"))
+    )
+
+
+def _merged_guard(stats: SufficientStatistics, request: _Request) -> tuple[list[str], dict[tuple[Any, ...], str]]:
+    """The ``dqs_method`` guard on merged statistics: the guarded DQS metrics, and the notes of mixed groups."""
+    if stats.methods is None:
+        return [], {}
+    has = [stat_column("has", c) for c in DQS_METRICS if c in request.metrics]
+    has = [c for c in has if c in stats.methods.columns]
+    if not has:
+        return [], {}
+    guarded = [c.removeprefix("has:") for c in has]
+    methods = _compared_level(stats.methods, stats, request, ())
+    # One stand-in run per (group, system, method) that holds a value: all the guard reads.
+    runs = methods.filter(pl.sum_horizontal(has) > 0).select(
+        *request.keys, request.system, "dqs_method", *(pl.lit(1.0).alias(c) for c in guarded)
+    )
+    notes = dqs_method_guard(
+        runs.lazy(), keys=request.keys, system=request.system, names=request.names, dqs_columns=guarded,
+        allow=request.allow_mixed_methods,
+    )  # fmt: skip
+    return guarded, notes
+
+
+def _compare_merged(stats: SufficientStatistics, request: _Request) -> pl.DataFrame:
+    """``compare`` on merged sufficient statistics: the in-memory path's steps, fed from sums."""
+    _refuse_raw_values(request)
+    check_request(
+        stats, metrics=request.metrics, system=request.system, pair_on=request.pair_on, cluster=request.cluster
+    )
+    stats = stats.regrouped(request.by, drop_case_cluster=request.cluster is None)
+    error = no_runs_error(stats, request.names)
+    if error is not None:
+        raise error
+    extra = list(dict.fromkeys(c for c in (request.pair_on, request.cluster) if c is not None))
+    raise_on_nulls(null_key_counts(stats, request.names, extra), "pair_on/cluster")
+    guarded, notes = _merged_guard(stats, request)
+
+    moments = _compared_level(stats.moments, stats, request, ("n", "sum", "m2", "nan", "inf"))
+    m = len(request.metrics)
+    if request.paired and request.pair_on is not None:
+        assert stats.cases is not None
+        cases = _compared_level(stats.cases, stats, request, ("n", "sum"))
+        cases_table = _merged_cases(cases, request, request.cluster)
+        cluster = (CLUSTER, request.cluster) if request.cluster is not None else None
+        summary = paired_summary_from(cases_table, request.keys, request.pair_on, m, cluster)
+    else:
+        wide = _merged_wide(moments, request)
+        summary = independent_summary_from(wide, request.keys, request.system, *request.names, m)
+    base = _design_rows(summary, request)
+
+    patches = []
+    if request.cluster is not None:
+        if request.paired and summary.cases is not None:
+            sums = paired_cluster_sums(summary.cases, summary.groups, request.keys, CLUSTER, m)
+        else:
+            assert stats.clusters is not None
+            clusters = _compared_level(stats.clusters, stats, request, ("n", "shift", "dev"))
+            residuals = _merged_residual_sums(clusters, moments, request, request.cluster)
+            sums = independent_cluster_sums_from(
+                residuals, summary.groups, request.keys, request.system, request.names[0], CLUSTER, m
+            )
+        patches.append(_cluster_patch(sums, summary, base, request))
+    patches.append(_mixed_methods_notes(summary, notes, request, guarded))
+    patches.append(_non_finite_notes(_merged_non_finite(moments, request), summary, request))
+    present = None
+    if request.by:
+        present = moments.group_by(request.by).agg(
+            (pl.col(column("n", i)).sum() > 0).alias(metric(i)) for i in range(m)
+        )
+    return _assemble(summary, base, patches, request, present)

@@ -24,13 +24,16 @@ __all__ = [
     "Sample",
     "Summary",
     "align",
+    "case_table",
     "column",
     "flat",
     "independent_samples",
     "independent_summary",
+    "independent_summary_from",
     "metric",
     "paired_samples",
     "paired_summary",
+    "paired_summary_from",
     "realign",
     "to_arrays",
 ]
@@ -111,6 +114,14 @@ def independent_summary(
             values.var(ddof=1).alias(column("var", i)),
         ]
     wide = runs.group_by([*keys, system]).agg(aggs).collect(engine=ENGINE)
+    return independent_summary_from(wide, keys, system, treatment, control, m)
+
+
+def independent_summary_from(
+    wide: pl.DataFrame, keys: Sequence[str], system: str, treatment: str, control: str, m: int
+) -> Summary:
+    """:func:`independent_summary` from its group-by: one row per (group, system) with ``n_{i}``,
+    ``mean_{i}`` and ``var_{i}`` (also what merged sufficient statistics give)."""
     groups = _sorted_groups(wide, keys)
     arrays: dict[str, np.ndarray] = {}
     for side, name in (("t", treatment), ("c", control)):
@@ -152,6 +163,21 @@ def _case_level(
     if cluster is not None:
         aggs += [pl.col(cluster).first().alias("case_cluster"), pl.col(cluster).n_unique().alias("n_case_clusters")]
     per_case = runs.group_by([*keys, pair_on, system]).agg(aggs)
+    return case_table(per_case, keys, system, names, pair_on, m, cluster)
+
+
+def case_table(
+    per_case: pl.LazyFrame,
+    keys: Sequence[str],
+    system: str,
+    names: tuple[str, str],
+    pair_on: str,
+    m: int,
+    cluster: str | None,
+) -> pl.LazyFrame:
+    """The case table of :func:`_case_level` from one row per (group, case, system) holding
+    ``case_mean_{i}``, ``case_runs_{i}`` and, with ``cluster``, ``case_cluster`` and ``n_case_clusters``
+    (from the runs, or from merged per-case sums)."""
 
     def side(name: str, tag: str) -> pl.LazyFrame:
         renames = [pl.col(column("case_mean", i)).alias(column(f"case_mean_{tag}", i)) for i in range(m)]
@@ -209,9 +235,16 @@ def paired_summary(
     per system (``cases_t``, ``cases_c``). ``cluster`` is (internal column, user's name); every
     case must lie in one cluster.
     """
+    cases = _case_level(runs, keys, system, names, pair_on, m, cluster[0] if cluster else None)
+    return paired_summary_from(cases, keys, pair_on, m, cluster)
+
+
+def paired_summary_from(
+    cases: pl.LazyFrame, keys: Sequence[str], pair_on: str, m: int, cluster: tuple[str, str] | None = None
+) -> Summary:
+    """:func:`paired_summary` from the case table (:func:`case_table`)."""
     # Materialised and sorted: the optimiser would drop a sort that only feeds a group-by, and the
     # join's row order varies from call to call (so would the last bits of every sum).
-    cases = _case_level(runs, keys, system, names, pair_on, m, cluster[0] if cluster else None)
     cases = cases.collect(engine=ENGINE).lazy()
     if cluster is not None:
         _check_case_clusters(cases, pair_on, cluster[1])
