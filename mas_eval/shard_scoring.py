@@ -133,7 +133,9 @@ def score_shards(
         As for :func:`mas_eval.score`; checked before any shard is scored.
     workers
         Processes scoring shards side by side (1: in this process). Each worker opens the
-        Dataset's folder itself and runs with ``POLARS_MAX_THREADS`` = cores // workers.
+        Dataset's folder itself and runs with ``POLARS_MAX_THREADS`` = cores // workers. The
+        workers are spawned, so a script that passes ``workers > 1`` must call this under
+        ``if __name__ == "__main__":`` (a notebook and ``mas-eval score --workers`` need nothing).
     overwrite
         Replace ``out`` if it exists (never the Dataset's own folder).
     progress
