@@ -15,17 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, ItemsView, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import polars as pl
 
 from mas_eval.dataset import Dataset
-from mas_eval.errors import SchemaError
+from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.files import SCORES_MANIFEST, describe_path, is_scores_folder, reading
 from mas_eval.metrics import registry
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.family import Family, families, resolve_params
-from mas_eval.output import atomic_directory, read_manifest, write_manifest
+from mas_eval.output import atomic_directory, check_target, read_manifest, write_manifest
 from mas_eval.schema import RUN_ID_COLUMNS, RUN_KEY, TABLES
 from mas_eval.validation import check_run_keys, check_unique_keys
 
@@ -310,9 +310,42 @@ def _plan(ds: Dataset) -> tuple[list[Family], dict[str, str]]:
     return ran, skipped
 
 
+@overload
 def score(
-    ds: Dataset, preset: str = "spec", *, progress: Callable[[str], object] | None = None, **overrides: Any
-) -> Scores:
+    ds: Dataset,
+    preset: str = ...,
+    *,
+    progress: Callable[[str], object] | None = ...,
+    out: None = ...,
+    workers: int = ...,
+    overwrite: bool = ...,
+    **overrides: Any,
+) -> Scores: ...
+
+
+@overload
+def score(
+    ds: Dataset,
+    preset: str = ...,
+    *,
+    progress: Callable[[str], object] | None = ...,
+    out: str | Path,
+    workers: int = ...,
+    overwrite: bool = ...,
+    **overrides: Any,
+) -> Path: ...
+
+
+def score(
+    ds: Dataset,
+    preset: str = "spec",
+    *,
+    progress: Callable[[str], object] | None = None,
+    out: str | Path | None = None,
+    workers: int = 1,
+    overwrite: bool = False,
+    **overrides: Any,
+) -> Scores | Path:
     """Score every run of ``ds`` with every metric family whose tables it has.
 
     Parameters
@@ -329,6 +362,15 @@ def score(
         Called with the name of each step as it starts: ``"encoding keys"``, then
         ``"family <name>"`` for each family that runs, then ``"assembling tables"``; meant
         for a progress display (the CLI shows each step with its elapsed time).
+    out : str or Path, optional
+        Write the Scores folder here instead of returning the tables, and return its path. A
+        sharded Dataset (``write(shards=N)``) is then scored shard by shard, each shard's tables
+        written as it finishes, so memory is set by a shard, not by the Dataset
+        (:func:`~mas_eval.shard_scoring.score_shards`); :meth:`Scores.open` reads the folder.
+    workers : int, default 1
+        With ``out`` and a sharded Dataset: processes scoring shards side by side.
+    overwrite : bool, default False
+        With ``out``: replace an existing folder (never the Dataset's own).
     **overrides
         Any family's parameter, e.g. ``gt_boost=None`` or ``pairwise=True``
         (:class:`~mas_eval.metrics.decision.params.DecisionParams`).
@@ -338,7 +380,7 @@ def score(
     Scores
         The named tables (``runs``, and per family ``agents``, ``alternatives``, ...), each row
         led by ``run_id, system, case_id, task, variant`` and sorted by its key; the parameters;
-        the families that ran and those skipped, with the reason.
+        the families that ran and those skipped, with the reason. With ``out``: the folder's path.
 
     Raises
     ------
@@ -364,6 +406,19 @@ def score(
     Ranks treat values within ``1e-12 * max(1, |value|)`` as ties, so such noise cannot reorder
     alternatives that the formula ranks equal.
     """
+    from mas_eval.shard_scoring import check_workers, score_shards
+
+    workers = check_workers(workers)
+    if out is not None:
+        if ds.shards > 1 or workers != 1:
+            return score_shards(ds, out, preset, workers=workers, overwrite=overwrite, **overrides)
+        inputs = [ds.source] if ds.source is not None else []
+        check_target(out, overwrite=overwrite, inputs=inputs)  # before the work, not after it
+        scores = score(ds, preset, progress=progress, **overrides)
+        return scores.write(out, overwrite=overwrite)
+    if workers != 1:
+        msg = f"score: workers={workers!r} needs out=PATH: the shards' tables are written as they finish"
+        raise InvalidParameterError(msg)
     params = resolve_params(preset, overrides)
     step = progress if progress is not None else (lambda _name: None)
     ran, skipped = _plan(ds)

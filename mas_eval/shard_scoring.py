@@ -34,7 +34,7 @@ from mas_eval.metrics.family import resolve_params
 from mas_eval.output import atomic_directory, write_manifest
 from mas_eval.sharding import PART, SHARD_COLUMN
 
-__all__ = ["MAX_WORKERS", "score_shards", "shard_file"]
+__all__ = ["MAX_WORKERS", "check_workers", "score_shards", "shard_file"]
 
 #: The most worker processes: each holds a shard and a Polars thread pool.
 MAX_WORKERS = 256
@@ -87,7 +87,7 @@ def _thread_share(workers: int) -> Iterator[None]:
             os.environ["POLARS_MAX_THREADS"] = before
 
 
-def _check_workers(workers: object) -> int:
+def check_workers(workers: object) -> int:
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
         msg = f"score: workers={workers!r} is invalid; workers must be an integer from 1 to {MAX_WORKERS}"
         raise InvalidParameterError(msg)
@@ -162,7 +162,7 @@ def score_shards(
     ...     mas_eval.Scores.open(out).runs.height
     200
     """
-    workers = _check_workers(workers)
+    workers = check_workers(workers)
     resolve_params(preset, overrides)  # a bad preset or value fails before any work
     total = ds.shards
     if workers > 1 and ds.source is None:

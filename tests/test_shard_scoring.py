@@ -17,6 +17,7 @@ from polars.testing import assert_frame_equal
 import mas_eval
 from mas_eval import Dataset, InvalidParameterError, Scores, UnreadableFileError
 from mas_eval.cli import main
+from mas_eval.errors import OutputExistsError
 from mas_eval.shard_scoring import score_shards, shard_file
 from tests.conftest import run_cli_process
 
@@ -110,3 +111,19 @@ def test_workers_on_an_unsharded_dataset_is_a_clear_error(tmp_path: Path, capsys
     assert "--workers 2 needs a sharded Dataset" in err and "mas-eval reshard" in err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "scores").exists()
+
+
+def test_score_with_out_writes_the_folder_and_returns_its_path(sharded: Path, whole: Scores, tmp_path: Path) -> None:
+    # A sharded Dataset: shard by shard. An unsharded one: scored whole and written as Scores.write writes.
+    path = mas_eval.score(Dataset.open(sharded), out=tmp_path / "sharded")
+    assert path == tmp_path / "sharded" and Scores.manifest(path)["shards"] == 5
+    assert_same_scores(Scores.open(path), whole)
+    plain = mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "plain")
+    assert (plain / "runs.parquet").is_file() and "shards" not in Scores.manifest(plain)
+    assert_same_scores(Scores.open(plain), whole)
+    with pytest.raises(InvalidParameterError, match="needs out=PATH"):
+        mas_eval.score(Dataset.open(sharded), workers=2)
+    with pytest.raises(InvalidParameterError, match="workers must be an integer"):
+        mas_eval.score(Dataset.open(sharded), workers=True)
+    with pytest.raises(OutputExistsError, match="already exists; pass overwrite=True"):
+        mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "plain")
