@@ -12,7 +12,7 @@ SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,distributed]"
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -24,7 +24,7 @@ test: $(STAMP)
 $(BROWSER_STAMP): $(STAMP)
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }
-	$(BIN)/python -m pip install --quiet -e ".[dev,browser]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,distributed,browser]"
 	touch $(BROWSER_STAMP)
 
 test-browser: $(BROWSER_STAMP)

@@ -497,6 +497,20 @@ def score(
             min=1,
         ),
     ] = 1,
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="Where a sharded Dataset's shards are scored: processes (here, or --workers local processes) "
+            "or dask (a Dask distributed cluster; needs mas_eval[distributed]).",
+        ),
+    ] = "processes",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="With --engine dask: the address of a running scheduler (tcp://host:8786); "
+            "default: a local cluster of --workers processes on 127.0.0.1.",
+        ),
+    ] = None,
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Score every run with every metric family whose tables the Dataset has.
@@ -512,9 +526,27 @@ def score(
         overrides["pairwise"] = True
     resolve_params(preset, overrides)  # a bad preset or value fails now, not after validation
     check_target(out, overwrite=overwrite, inputs=[dataset])
+    from mas_eval.shard_scoring import ENGINES
+
+    if engine not in ENGINES:
+        msg = f"score: --engine {engine} is invalid; it must be one of {', '.join(ENGINES)}"
+        raise InvalidParameterError(msg)
+    if scheduler is not None and engine != "dask":
+        msg = "score: --scheduler is an option of --engine dask; pass --engine dask or drop it"
+        raise InvalidParameterError(msg)
     ds = Dataset.open(dataset)
-    if ds.shards > 1:
-        _score_sharded(ds, out, preset, overrides, workers=workers, overwrite=overwrite, validate=not skip_validation)
+    if ds.shards > 1 or engine == "dask":
+        _score_sharded(
+            ds,
+            out,
+            preset,
+            overrides,
+            workers=workers,
+            engine=engine,
+            scheduler=scheduler,
+            overwrite=overwrite,
+            validate=not skip_validation,
+        )
         return
     if workers > 1:
         msg = (
@@ -537,7 +569,16 @@ def score(
 
 
 def _score_sharded(
-    ds: Any, out: Path, preset: str, overrides: dict[str, Any], *, workers: int, overwrite: bool, validate: bool
+    ds: Any,
+    out: Path,
+    preset: str,
+    overrides: dict[str, Any],
+    *,
+    workers: int,
+    engine: str,
+    scheduler: str | None,
+    overwrite: bool,
+    validate: bool,
 ) -> None:
     """``mas-eval score`` of a sharded Dataset: shard by shard, with a progress bar over the shards."""
     import time
@@ -557,6 +598,8 @@ def _score_sharded(
             out,
             preset,
             workers=workers,
+            engine=engine,  # type: ignore[arg-type]
+            scheduler=scheduler,
             overwrite=overwrite,
             progress=lambda done, _total: bar.update(task, completed=done),
             **overrides,
@@ -566,7 +609,7 @@ def _score_sharded(
     tables = ", ".join(f"{name} ({rows:,} rows)" for name, rows in manifest["rows"].items())
     runs = manifest["rows"].get("runs", 0)
     console.print(
-        f"scored {runs:,} runs in {ds.shards:,} shards ({workers} worker(s)) with preset {preset!r} "
+        f"scored {runs:,} runs in {ds.shards:,} shards ({workers} worker(s), {engine}) with preset {preset!r} "
         f"in {elapsed:.1f} s into {out}: {tables}"
     )
     for name, reason in manifest["families"]["skipped"].items():

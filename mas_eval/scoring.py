@@ -318,6 +318,9 @@ def score(
     progress: Callable[[str], object] | None = ...,
     out: None = ...,
     workers: int = ...,
+    engine: str = ...,
+    client: Any = ...,
+    scheduler: str | None = ...,
     overwrite: bool = ...,
     **overrides: Any,
 ) -> Scores: ...
@@ -331,6 +334,9 @@ def score(
     progress: Callable[[str], object] | None = ...,
     out: str | Path,
     workers: int = ...,
+    engine: str = ...,
+    client: Any = ...,
+    scheduler: str | None = ...,
     overwrite: bool = ...,
     **overrides: Any,
 ) -> Path: ...
@@ -343,6 +349,9 @@ def score(
     progress: Callable[[str], object] | None = None,
     out: str | Path | None = None,
     workers: int = 1,
+    engine: str = "processes",
+    client: Any = None,
+    scheduler: str | None = None,
     overwrite: bool = False,
     **overrides: Any,
 ) -> Scores | Path:
@@ -369,6 +378,10 @@ def score(
         (:func:`~mas_eval.shard_scoring.score_shards`); :meth:`Scores.open` reads the folder.
     workers : int, default 1
         With ``out`` and a sharded Dataset: processes scoring shards side by side.
+    engine, client, scheduler
+        With ``out``: ``engine="dask"`` maps the shards over a Dask distributed cluster, the
+        ``client`` given, or one of ``scheduler`` (an address), or a ``LocalCluster`` of
+        ``workers`` processes on loopback (:func:`~mas_eval.shard_scoring.score_shards`).
     overwrite : bool, default False
         With ``out``: replace an existing folder (never the Dataset's own).
     **overrides
@@ -410,14 +423,24 @@ def score(
 
     workers = check_workers(workers)
     if out is not None:
-        if ds.shards > 1 or workers != 1:
-            return score_shards(ds, out, preset, workers=workers, overwrite=overwrite, **overrides)
+        if ds.shards > 1 or workers != 1 or engine != "processes":
+            return score_shards(
+                ds,
+                out,
+                preset,
+                workers=workers,
+                engine=engine,  # type: ignore[arg-type]
+                client=client,
+                scheduler=scheduler,
+                overwrite=overwrite,
+                **overrides,
+            )
         inputs = [ds.source] if ds.source is not None else []
         check_target(out, overwrite=overwrite, inputs=inputs)  # before the work, not after it
         scores = score(ds, preset, progress=progress, **overrides)
         return scores.write(out, overwrite=overwrite)
-    if workers != 1:
-        msg = f"score: workers={workers!r} needs out=PATH: the shards' tables are written as they finish"
+    if workers != 1 or engine != "processes" or client is not None or scheduler is not None:
+        msg = "score: workers, engine, client and scheduler need out=PATH: shards' tables are written as they finish"
         raise InvalidParameterError(msg)
     params = resolve_params(preset, overrides)
     step = progress if progress is not None else (lambda _name: None)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import polars as pl
 
@@ -34,10 +34,13 @@ from mas_eval.metrics.family import resolve_params
 from mas_eval.output import atomic_directory, write_manifest
 from mas_eval.sharding import PART, SHARD_COLUMN
 
-__all__ = ["MAX_WORKERS", "check_workers", "score_shards", "shard_file"]
+__all__ = ["ENGINES", "MAX_WORKERS", "Engine", "check_workers", "score_shards", "shard_file"]
 
 #: The most worker processes: each holds a shard and a Polars thread pool.
 MAX_WORKERS = 256
+#: Where shards are scored: here or in local processes, or on a Dask distributed cluster.
+Engine = Literal["processes", "dask"]
+ENGINES: tuple[str, ...] = get_args(Engine)
 
 
 def shard_file(root: Path, table: str, index: int) -> Path:
@@ -94,6 +97,70 @@ def check_workers(workers: object) -> int:
     return workers
 
 
+def _dask_client_class() -> Any:
+    """``dask.distributed.Client``, or an :class:`InvalidParameterError` saying how to install it."""
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        msg = "score: engine='dask' needs Dask distributed; install it with: pip install 'mas_eval[distributed]'"
+        raise InvalidParameterError(msg) from None
+    return Client
+
+
+def _on_dask(
+    source: Path | None,
+    total: int,
+    staging: Path,
+    preset: str,
+    overrides: dict[str, Any],
+    workers: int,
+    client: Any,
+    scheduler: str | None,
+    progress: Callable[[int, int], object] | None,
+) -> list[dict[str, Any]]:
+    """Every shard scored as one task of a Dask cluster (module docstring); their results, as they finish."""
+    from contextlib import ExitStack
+
+    from dask.distributed import LocalCluster, as_completed
+
+    client_class = _dask_client_class()
+    with ExitStack() as stack:
+        if client is None and scheduler is not None:
+            client = stack.enter_context(client_class(scheduler))
+        elif client is None:
+            stack.enter_context(_thread_share(workers))
+            cluster = stack.enter_context(
+                LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                )
+            )
+            client = stack.enter_context(client_class(cluster))
+        futures = client.map(
+            _score_one,
+            [source] * total,
+            [None] * total,
+            range(total),
+            [staging] * total,
+            [preset] * total,
+            [overrides] * total,
+            pure=False,
+        )
+        results = []
+        try:
+            for future in as_completed(futures):
+                results.append(future.result())  # a shard's error is raised here, as it was raised
+                if progress is not None:
+                    progress(len(results), total)
+        except BaseException:
+            client.cancel(futures)
+            raise
+    return results
+
+
 def _fill_empty(staging: Path, results: list[dict]) -> list[str]:
     """Every table in every shard: a shard without a table another shard has gets an empty file of its schema."""
     names = list(dict.fromkeys(name for r in sorted(results, key=lambda r: r["index"]) for name in r["tables"]))
@@ -116,6 +183,9 @@ def score_shards(
     preset: str = "spec",
     *,
     workers: int = 1,
+    engine: Engine = "processes",
+    client: Any = None,
+    scheduler: str | None = None,
     overwrite: bool = False,
     progress: Callable[[int, int], object] | None = None,
     **overrides: Any,
@@ -136,6 +206,19 @@ def score_shards(
         Dataset's folder itself and runs with ``POLARS_MAX_THREADS`` = cores // workers. The
         workers are spawned, so a script that passes ``workers > 1`` must call this under
         ``if __name__ == "__main__":`` (a notebook and ``mas-eval score --workers`` need nothing).
+    engine
+        ``"processes"`` (default: this process, or ``workers`` local processes) or ``"dask"``:
+        the shards are mapped over a Dask distributed cluster (``client.map``), each task
+        opening the Dataset's folder and writing its shard's files, then the small results are
+        gathered. Needs the ``mas_eval[distributed]`` extra.
+    client
+        With ``engine="dask"``: a ``dask.distributed.Client`` to use. Without one, a client of
+        ``scheduler`` if given, else of a ``LocalCluster`` of ``workers`` processes on loopback
+        (``127.0.0.1``, no dashboard), closed afterwards. The Dataset and ``out`` must be on a
+        file system every worker sees.
+    scheduler
+        With ``engine="dask"`` and no ``client``: the address of a running scheduler
+        (``tcp://host:8786``).
     overwrite
         Replace ``out`` if it exists (never the Dataset's own folder).
     progress
@@ -163,15 +246,28 @@ def score_shards(
     200
     """
     workers = check_workers(workers)
+    if engine not in ENGINES:
+        msg = f"score: engine={engine!r} is invalid; engine must be one of {', '.join(map(repr, ENGINES))}"
+        raise InvalidParameterError(msg)
+    if engine != "dask" and (client is not None or scheduler is not None):
+        msg = "score: client and scheduler are options of engine='dask'; pass engine='dask' or drop them"
+        raise InvalidParameterError(msg)
     resolve_params(preset, overrides)  # a bad preset or value fails before any work
     total = ds.shards
-    if workers > 1 and ds.source is None:
-        msg = "score: workers > 1 needs a Dataset opened from a folder (Dataset.open), which each worker re-opens"
+    if (workers > 1 or engine == "dask") and ds.source is None:
+        msg = (
+            "score: workers > 1 and engine='dask' need a Dataset opened from a folder (Dataset.open), "
+            "which each worker re-opens"
+        )
         raise InvalidParameterError(msg)
+    if engine == "dask":
+        _dask_client_class()  # a missing extra fails before any work
     inputs = [ds.source] if ds.source is not None else []
     with atomic_directory(Path(out), overwrite=overwrite, inputs=inputs) as staging:
         results: list[dict] = []
-        if workers == 1 or total == 1:
+        if engine == "dask":
+            results = _on_dask(ds.source, total, staging, preset, overrides, workers, client, scheduler, progress)
+        elif workers == 1 or total == 1:
             for index in range(total):
                 results.append(_score_one(None, ds, index, staging, preset, overrides))
                 if progress is not None:

@@ -80,7 +80,7 @@ def test_bad_arguments_fail_before_any_work(sharded: Path, tmp_path: Path) -> No
             score_shards(ds, tmp_path / "a", workers=workers)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError, match="gt_boost"):
         score_shards(ds, tmp_path / "a", gt_boost="high")
-    with pytest.raises(InvalidParameterError, match="needs a Dataset opened from a folder"):
+    with pytest.raises(InvalidParameterError, match="need a Dataset opened from a folder"):
         score_shards(Dataset.from_frames(**ds.frames()), tmp_path / "a", workers=2)
     assert list(tmp_path.iterdir()) == []
 
@@ -99,7 +99,7 @@ def test_a_corrupt_shard_is_named_and_nothing_is_written(sharded: Path, tmp_path
 def test_the_command_line_scores_a_sharded_dataset_with_workers(sharded: Path, whole: Scores, tmp_path: Path) -> None:
     done = run_cli_process("score", sharded, "--out", tmp_path / "scores", "--workers", "2", "--skip-validation")
     assert done.returncode == 0, done.stderr
-    assert "scored 4,440 runs in 5 shards (2 worker(s))" in done.stdout
+    assert "scored 4,440 runs in 5 shards (2 worker(s), processes)" in done.stdout
     assert_same_scores(Scores.open(tmp_path / "scores"), whole)
     assert run_cli("compare", tmp_path / "scores", "-m", "dqs", "--by", "task") == 0
 
@@ -121,9 +121,44 @@ def test_score_with_out_writes_the_folder_and_returns_its_path(sharded: Path, wh
     plain = mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "plain")
     assert (plain / "runs.parquet").is_file() and "shards" not in Scores.manifest(plain)
     assert_same_scores(Scores.open(plain), whole)
-    with pytest.raises(InvalidParameterError, match="needs out=PATH"):
+    with pytest.raises(InvalidParameterError, match="need out=PATH"):
         mas_eval.score(Dataset.open(sharded), workers=2)
     with pytest.raises(InvalidParameterError, match="workers must be an integer"):
         mas_eval.score(Dataset.open(sharded), workers=True)
     with pytest.raises(OutputExistsError, match="already exists; pass overwrite=True"):
         mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "plain")
+
+
+def test_a_dask_local_cluster_scores_the_shards_identically(sharded: Path, whole: Scores, tmp_path: Path) -> None:
+    # Two worker processes on loopback, no dashboard: what `make test` can always run.
+    distributed = pytest.importorskip("dask.distributed", reason="make test installs mas_eval[distributed]")
+    ticks: list[tuple[int, int]] = []
+    out = mas_eval.score(Dataset.open(sharded), out=tmp_path / "own", engine="dask", workers=2)
+    assert_same_scores(Scores.open(out), whole)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        given = score_shards(
+            Dataset.open(sharded), tmp_path / "given", engine="dask", client=client, progress=lambda *t: ticks.append(t)
+        )
+        assert len(client.scheduler_info()["workers"]) == 2
+    assert_same_scores(Scores.open(given), whole)
+    assert sorted(ticks) == [(k, 5) for k in range(1, 6)]
+
+
+def test_dask_options_are_checked(sharded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ds = Dataset.open(sharded)
+    with pytest.raises(InvalidParameterError, match="engine must be one of 'processes', 'dask'"):
+        score_shards(ds, tmp_path / "a", engine="spark")  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="options of engine='dask'"):
+        score_shards(ds, tmp_path / "a", scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(InvalidParameterError, match="need out=PATH"):
+        mas_eval.score(ds, engine="dask")
+    assert run_cli("score", sharded, "--out", tmp_path / "a", "--scheduler", "tcp://127.0.0.1:1") == 2
+    assert "--scheduler is an option of --engine dask" in capsys.readouterr().err
+    assert run_cli("score", sharded, "--out", tmp_path / "a", "--engine", "spark") == 2
+    assert "--engine spark is invalid" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
