@@ -449,7 +449,7 @@ def null_key_counts(stats: SufficientStatistics, names: tuple[str, str], columns
 def no_runs_error(stats: SufficientStatistics, names: tuple[str, str]) -> DataError | None:
     """``compare``'s error when a compared system has no runs at all, or None."""
     runs = stats.moments.group_by(stats.system).agg(pl.col(RUNS).sum())
-    counts = dict(runs.iter_rows())
+    counts = dict(runs.iter_rows())  # one row per system (a handful), not per run
     missing = [name for name in names if not counts.get(name)]
     if not missing:
         return None
