@@ -227,6 +227,8 @@ def _encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, 
     """
     tables = {name: ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema) for name in names}
     codes = KeyCodes.of(tables, RUN_ID_COLUMNS)
+    # Before encoding: the run code book must hold each run id once.
+    check_run_keys(codes.runs[RUN_KEY])
     return codes, {name: codes.encode(name, frame) for name, frame in tables.items()}
 
 
@@ -412,12 +414,13 @@ def score(
 
     Notes
     -----
-    Two calls on the same data give the same rows, labels, counts and ranks, but floating-point
-    columns may differ in their last bits: Polars adds a group's terms, and merges partial sums
-    across threads, in no fixed order (measured on 50,000 simulated runs: relative differences up
-    to 4e-12 in ``er_unassigned``, whose formula subtracts close products, and 2e-13 elsewhere).
-    Ranks treat values within ``1e-12 * max(1, |value|)`` as ties, so such noise cannot reorder
-    alternatives that the formula ranks equal.
+    Every output is bit-for-bit reproducible: two calls on the same data give identical
+    tables, whatever ``POLARS_MAX_THREADS``, and scoring a sharded Dataset shard by shard
+    gives the tables of scoring it whole. Each group's sum adds its own rows, one by one, in
+    key order (:mod:`mas_eval.metrics.segments`, :mod:`mas_eval.metrics.ordered`), where a
+    hash aggregation would merge partial sums across threads in no fixed order. Ranks still
+    treat values within ``1e-12 * max(1, |value|)`` as ties: two alternatives that the formula
+    ranks equal may be computed by different sums.
     """
     from mas_eval.shard_scoring import check_workers, score_shards
 
@@ -449,7 +452,6 @@ def score(
     with ds.reading():
         step("encoding keys")
         codes, tables = _encoded_tables(ds, read)
-        check_run_keys(codes.runs[RUN_KEY])
 
         run_frames: dict[str, pl.LazyFrame | pl.DataFrame] = {}
         own_tables: dict[str, list[pl.LazyFrame | pl.DataFrame]] = {}

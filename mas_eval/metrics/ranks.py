@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
+
+from mas_eval.metrics.arrays import nullable, to_series
 
 __all__ = ["SMALL_GROUP_SIZE", "TIE_TOLERANCE", "with_descending_ranks"]
 
 #: Values of a group tie when they differ by at most this much times ``max(1, |value|)``. The
 #: formula may rank two alternatives equal while their computed values differ in the last bits
-#: (Polars adds a group's terms in no fixed order). Rounding to 12 decimals, used before, split
+#: (their sums add the same terms in another order). Rounding to 12 decimals, used before, split
 #: such a pair whenever a rounding boundary fell between them: with 100,000 runs of two exactly
 #: tied alternatives each, 1 run in one call of three ranked the later id first.
 TIE_TOLERANCE = 1e-12
@@ -26,38 +29,46 @@ def _tie_ceiling(value: pl.Expr) -> pl.Expr:
     return value + width.otherwise(0.0)
 
 
-def _shifts(group_size: int) -> list[int]:
-    """Every offset at which another row of a group of at most ``group_size`` rows can sit."""
-    return [*range(1, group_size), *range(-1, -group_size, -1)]
+def _beats(
+    other: np.ndarray, other_nan: np.ndarray, value: np.ndarray, value_nan: np.ndarray, *, ties: bool
+) -> np.ndarray:
+    """Whether ``other`` ranks above ``value`` (or equal, with ``ties``), NaN above every number."""
+    above = (other_nan & ~value_nan) | (other > value)
+    if ties:
+        above |= (other_nan & value_nan) | (other == value)
+    return above
 
 
-def _same_group(shift: int) -> str:
-    """Name of the column that says whether the row ``shift`` rows away is in the same group."""
-    return f"_same_group_{shift}"
+def _small_group_ranks(group: np.ndarray, value: np.ndarray, valid: np.ndarray, group_size: int) -> np.ndarray:
+    """Ranks in groups of at most ``group_size`` consecutive rows, by shifted comparisons.
 
-
-def _snapped_small_groups(value: str, group_size: int) -> pl.Expr:
-    """Each value as the largest value of its group that is at least it and ties with it."""
-    v, ceiling = pl.col(value), _tie_ceiling(pl.col(value))
-    candidates = [
-        pl.when(pl.col(_same_group(k)) & (v.shift(k) >= v) & (v.shift(k) <= ceiling)).then(v.shift(k))
-        for k in _shifts(group_size)
-    ]
-    return pl.max_horizontal(v, *candidates)
-
-
-def _count_beaten(value: str, group_size: int) -> pl.Expr:
-    """1 plus the rows of the group that beat each row: a higher value, or an equal one earlier."""
-    v = pl.col(value)
-    beaten_by = pl.lit(0, pl.Int64)
-    for k in _shifts(group_size):
-        beats = v.shift(k) >= v if k > 0 else v.shift(k) > v
-        beaten_by += (pl.col(_same_group(k)) & beats).fill_null(False).cast(pl.Int64)
-    return pl.when(v.is_not_null()).then(beaten_by + 1)
+    Each value is first snapped to the largest value of its group in its tie range; then a
+    row's rank is 1 plus the rows of its group that beat it (a higher value, or an equal one
+    on an earlier row). ``value`` holds 0 where not ``valid``.
+    """
+    nan = valid & np.isnan(value)
+    finite = valid & np.isfinite(value)
+    ceiling = np.where(finite, value + TIE_TOLERANCE * np.maximum(1.0, np.abs(value)), value)
+    snapped = value.copy()
+    same = {d: (group[d:] == group[:-d]) & valid[d:] & valid[:-d] for d in range(1, group_size)}
+    for d, pair in same.items():
+        for mine, theirs in ((slice(d, None), slice(None, -d)), (slice(None, -d), slice(d, None))):
+            other = value[theirs]
+            ties = pair & finite[mine] & (other >= value[mine]) & (other <= ceiling[mine])
+            snapped[mine] = np.where(ties, np.maximum(snapped[mine], other), snapped[mine])
+    beaten = np.ones(len(value), dtype=np.int64)
+    for d, pair in same.items():
+        # The row d before beats on an equal value, the row d after only on a higher one.
+        before = _beats(snapped[:-d], nan[:-d], snapped[d:], nan[d:], ties=True)
+        after = _beats(snapped[d:], nan[d:], snapped[:-d], nan[:-d], ties=False)
+        beaten[d:] += pair & before
+        beaten[:-d] += pair & after
+    return beaten
 
 
 def _snapped_large_groups(frame: pl.DataFrame, value: str, group: str) -> pl.Series:
-    """:func:`_snapped_small_groups` for groups of any size.
+    """Each value as the largest value of its group that is at least it and ties with it, for
+    groups of any size.
 
     Sorted from the highest value down within each group, the values that tie with a row from
     above sit just before it: look back one row, then two, ... until no row of any group finds
@@ -107,23 +118,17 @@ def with_descending_ranks(frame: pl.DataFrame, ranks: dict[str, str], *, group: 
     >>> with_descending_ranks(frame, {"rank": "v"}, group="run")["rank"].to_list()
     [2, 3, 1]
     """
-    largest_group = frame.select(pl.col(group).unique_counts().max()).item() or 0
+    groups = frame[group].to_numpy()
+    starts = np.flatnonzero(np.append(True, groups[1:] != groups[:-1])) if len(groups) else groups
+    largest_group = int(np.diff(np.append(starts, len(groups))).max()) if len(groups) else 0
     snapped = {rank: f"_snapped_{rank}" for rank in ranks}
     if largest_group <= SMALL_GROUP_SIZE:
-        shifts = _shifts(largest_group)
-        # The same-group masks are shared by every shifted comparison of every ranked column.
-        return (
-            frame.lazy()
-            .with_columns(
-                (pl.col(group).shift(k) == pl.col(group)).fill_null(False).alias(_same_group(k)) for k in shifts
-            )
-            .with_columns(
-                _snapped_small_groups(value, largest_group).alias(snapped[rank]) for rank, value in ranks.items()
-            )
-            .with_columns(_count_beaten(snapped[rank], largest_group).alias(rank) for rank in ranks)
-            .drop(*snapped.values(), *map(_same_group, shifts))
-            .collect()
-        )
+        columns = []
+        for rank, value in ranks.items():
+            values, valid = nullable(frame[value].cast(pl.Float64))
+            ranked = _small_group_ranks(groups, values, valid, largest_group)
+            columns.append(to_series(rank, ranked, valid, pl.Int64))
+        return frame.with_columns(columns)
     frame = frame.with_columns(
         _snapped_large_groups(frame, value, group).alias(snapped[rank]) for rank, value in ranks.items()
     )

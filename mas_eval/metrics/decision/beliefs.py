@@ -1,85 +1,172 @@
-"""The fused passes over ``beliefs``: one group-by per key, carrying every metric's sums.
+"""The passes over ``beliefs``: per agent, per (run, alternative), per run, as segment reductions.
 
-Consensus, contribution and evidential reasoning all read the same belief rows. Rather than
-a pass each, their aggregations (declared in :mod:`~mas_eval.metrics.decision.consensus`,
-:mod:`~mas_eval.metrics.decision.contribution` and :mod:`~mas_eval.metrics.decision.evidential`)
-share one group-by per key: per ``(run, agent)``, then per ``(run, alternative)``, then per run.
-Tables come keyed by integer codes (:mod:`mas_eval.metrics.codes`).
+Consensus, contribution and evidential reasoning all read the same belief rows. The rows come
+sorted by ``(run, agent, alternative)``, so each agent's rows are one contiguous segment; the
+rows of a ``(run, alternative)`` are grouped by one stable argsort (:mod:`mas_eval.metrics.segments`).
+Every sum is taken in row order, over one group's rows only: the results do not depend on the
+other runs scored alongside, nor on thread counts.
+
+The formulas are their modules' (:mod:`~mas_eval.metrics.decision.consensus`,
+:mod:`~mas_eval.metrics.decision.contribution`, :mod:`~mas_eval.metrics.decision.evidential`);
+this module holds what they share: the agents, their ER weights and the grouped sums.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import polars as pl
 
-from mas_eval.metrics.codes import label_of, pack, run_of
-from mas_eval.metrics.decision import consensus, contribution, evidential
-from mas_eval.metrics.decision.params import ER
+from mas_eval.metrics.arrays import nullable, take, to_series
+from mas_eval.metrics.segments import Groups, label_of, pack, run_of, union
 
-__all__ = ["agent_pass", "alternative_pass", "run_pass"]
+__all__ = ["AgentFrame", "BeliefRows", "agents_of", "alternative_groups"]
 
 
-def agent_pass(beliefs: pl.LazyFrame, agents: pl.LazyFrame) -> pl.LazyFrame:
-    """Per ``(run, agent)``: belief sums, top choice, confidence and ER weight ``w``.
+@dataclass(frozen=True)
+class BeliefRows:
+    """The belief rows, sorted by ``(run, agent, alternative)``, and their agents' segments."""
 
-    The result has the key columns and ``agent``, the two packed in one. Agents of the
-    ``agents`` table without belief rows keep their confidence and get null belief columns
-    (``has_beliefs`` is false).
-    """
-    stats = beliefs.group_by(agent=pack("run_id", "agent_id")).agg(
-        # mass_min: for the mass rules scoring checks (validation.check_agent_masses).
-        **contribution.agent_terms(),
-        **consensus.agent_terms(),
-        mass_min=pl.col("mass").min(),
-        has_beliefs=pl.lit(True),
-    )
-    frame = (
-        stats.join(
-            agents.select("confidence", "weight", agent=pack("run_id", "agent_id")),
-            on="agent",
-            how="full",
-            coalesce=True,
+    run: np.ndarray
+    alternative: np.ndarray
+    mass: np.ndarray
+    agents: Groups
+
+    @classmethod
+    def of(cls, table: pl.DataFrame) -> BeliefRows:
+        run = table["run_id"].to_numpy()
+        return cls(
+            run=run,
+            alternative=table["alternative"].to_numpy(),
+            mass=table["mass"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+            agents=Groups.of(pack(run, table["agent_id"].to_numpy())),
         )
-        .with_columns(run_id=run_of("agent"), agent_id=label_of("agent"))
-        .with_columns(pl.col("has_beliefs").fill_null(False))
-    )
-    return evidential.with_weights(frame)
 
 
-def alternative_pass(beliefs: pl.LazyFrame, agent_frame: pl.LazyFrame, *, er: ER) -> pl.LazyFrame:
-    """Per ``(run, alternative)``: the unit-vector sum (consensus) and the ER sums over the agents present."""
-    per_agent = agent_frame.filter("has_beliefs").select("agent", norm=consensus.norm(), **evidential.agent_columns())
-    return (
-        beliefs.select("mass", agent=pack("run_id", "agent_id"), run_alternative=pack("run_id", "alternative"))
-        .join(per_agent, on="agent", how="inner")
-        .group_by("run_alternative")
-        .agg(unit_sum=consensus.unit_sum(), **evidential.alternative_terms(er))
-        .with_columns(run_id=run_of("run_alternative"), alternative=label_of("run_alternative"))
-        .drop("run_alternative")
-    )
+@dataclass(frozen=True)
+class AgentFrame:
+    """Every agent of a run (the ``agents`` table's and those with beliefs), sorted by (run, agent).
 
-
-def run_pass(
-    agent_frame: pl.LazyFrame, alternative_frame: pl.LazyFrame, *, er: ER, single_agent_consensus: float | None
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Per run: consensus and ER; per ``(run, alternative)``: the ER belief.
-
-    Returns ``(runs, alternatives)``: per run with beliefs ``consensus_level,
-    n_belief_agents, n_alternatives, er_unassigned``; per ``(run, alternative)`` ``er_belief``.
+    Belief columns (``mass_*``, ``m_log_m``, ``own_alternatives``, ``top_choice``, ``w``) are
+    meaningful where ``has_beliefs``; ``belief_agent`` maps each belief row to its agent.
     """
-    per_run_agents = (
-        agent_frame.filter("has_beliefs")
-        .group_by("run_id")
-        .agg(n_belief_agents=pl.len(), **evidential.run_agent_terms())
-    )
-    per_run_alternatives = alternative_frame.group_by("run_id").agg(
-        unit_square=pl.col("unit_sum").pow(2).sum(),
-        n_alternatives=pl.len(),
-        **evidential.run_alternative_terms(),
-    )
-    runs = per_run_agents.join(per_run_alternatives, on="run_id", how="inner").with_columns(
-        consensus_level=consensus.consensus_level(
-            pl.col("unit_square"), pl.col("n_belief_agents"), single_agent_consensus
+
+    key: np.ndarray
+    confidence: np.ndarray
+    confidence_valid: np.ndarray
+    weight: np.ndarray
+    weight_valid: np.ndarray
+    has_beliefs: np.ndarray
+    mass_total: np.ndarray
+    mass_sumsq: np.ndarray
+    mass_min: np.ndarray
+    m_log_m: np.ndarray
+    own_alternatives: np.ndarray
+    top_choice: np.ndarray
+    w: np.ndarray
+    belief_agent: np.ndarray
+
+    @property
+    def run(self) -> np.ndarray:
+        return run_of(self.key)
+
+    @property
+    def agent_id(self) -> np.ndarray:
+        return label_of(self.key)
+
+    def totals(self) -> pl.DataFrame:
+        """Per agent ``run_id, agent_id, mass_total, mass_min`` (null without beliefs): what
+        :func:`~mas_eval.validation.check_agent_masses` reads."""
+        valid = self.has_beliefs
+        return pl.DataFrame(
+            [
+                pl.Series("run_id", self.run),
+                pl.Series("agent_id", self.agent_id),
+                to_series("mass_total", self.mass_total, valid),
+                to_series("mass_min", self.mass_min, valid),
+            ]
         )
+
+
+def _top_choices(rows: BeliefRows) -> np.ndarray:
+    """Per agent with beliefs, its highest-mass alternative; an exact tie goes to the first id.
+
+    Rows of an agent are sorted by alternative, so the first row reaching the maximum holds it.
+    """
+    groups = rows.agents
+    at_max = rows.mass == groups.spread(groups.max(rows.mass))
+    first = groups.first_row(at_max)
+    # An agent whose masses are NaN has no maximum: the mass checks reject it before any use.
+    return take(rows.alternative, first, first >= 0)
+
+
+def agents_of(rows: BeliefRows, agents: pl.DataFrame, runs: int) -> AgentFrame:
+    r"""The agents of ``agents`` (sorted by key; ``confidence``, ``weight``) and of ``rows``, with
+    their belief sums and ER weights.
+
+    Notes
+    -----
+    Per agent: :math:`T = \sum m`, :math:`\sum m^2`, :math:`S = \sum m \ln m` (0 ln 0 = 0),
+    its alternatives and smallest mass. The ER weight :math:`w_i` is ``agents.weight``
+    normalised to sum 1 over the run's agents with beliefs, or equal weights when any of them
+    has none or they sum to 0 (:mod:`~mas_eval.metrics.decision.evidential`).
+    """
+    groups, mass = rows.agents, rows.mass
+    listed = pack(agents["run_id"].to_numpy(), agents["agent_id"].to_numpy())
+    key = union(listed, groups.keys)
+    believer_at = np.searchsorted(key, groups.keys)
+    listed_at = np.searchsorted(key, listed)
+
+    def per_agent(values: np.ndarray, fill: float = 0.0) -> np.ndarray:
+        out = np.full(len(key), fill, dtype=values.dtype)
+        out[believer_at] = values
+        return out
+
+    def listed_column(name: str) -> tuple[np.ndarray, np.ndarray]:
+        values, valid = nullable(agents[name].cast(pl.Float64))
+        full, full_valid = np.zeros(len(key)), np.zeros(len(key), dtype=bool)
+        full[listed_at], full_valid[listed_at] = values, valid
+        return full, full_valid
+
+    confidence, confidence_valid = listed_column("confidence")
+    weight, weight_valid = listed_column("weight")
+    has_beliefs = per_agent(np.ones(len(groups), dtype=bool), False)
+    positive = mass > 0
+    mass_total = per_agent(groups.sum(mass))
+    frame = AgentFrame(
+        key=key,
+        confidence=confidence,
+        confidence_valid=confidence_valid,
+        weight=weight,
+        weight_valid=weight_valid,
+        has_beliefs=has_beliefs,
+        mass_total=mass_total,
+        mass_sumsq=per_agent(groups.sum(mass * mass)),
+        mass_min=per_agent(groups.min(mass)),
+        m_log_m=per_agent(groups.sum(np.where(positive, mass * np.log(np.where(positive, mass, 1.0)), 0.0))),
+        own_alternatives=per_agent(groups.count()),
+        top_choice=per_agent(_top_choices(rows)),
+        w=np.zeros(len(key)),
+        belief_agent=believer_at[groups.index],
     )
-    runs, alternatives = evidential.combine(runs, alternative_frame, er=er)
-    return runs.select("run_id", "consensus_level", "n_belief_agents", "n_alternatives", "er_unassigned"), alternatives
+    return _with_weights(frame, runs)
+
+
+def _with_weights(frame: AgentFrame, runs: int) -> AgentFrame:
+    believer = frame.has_beliefs
+    by_run = Groups.sorted_runs(frame.run, runs)
+    weight_total = by_run.sum(np.where(believer & frame.weight_valid, frame.weight, 0.0))
+    weight_missing = by_run.any(believer & ~frame.weight_valid)
+    believers = by_run.count(believer)
+    given = ~weight_missing & (weight_total > 0)
+    run = frame.run
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(given[run], frame.weight / weight_total[run], 1.0 / believers[run])
+    frame.w[:] = np.where(believer, w, 0.0)
+    return frame
+
+
+def alternative_groups(rows: BeliefRows) -> Groups:
+    """The belief rows grouped by ``(run, alternative)``; within a group, rows in agent order."""
+    return Groups.of(pack(rows.run, rows.alternative))

@@ -14,35 +14,50 @@ prints variance .032; the formula gives .00382 (SPEC.md §4).
 
 from __future__ import annotations
 
-import polars as pl
+import numpy as np
+
+from mas_eval.metrics.arrays import take
+from mas_eval.metrics.segments import Groups
 
 __all__ = ["decision_confidence", "run_terms"]
 
 
-def run_terms() -> dict[str, pl.Expr]:
-    """Per run, over its agents: the confidence statistics, and what the one-agent case reads."""
-    conf = pl.col("confidence")
+def run_terms(by_run: Groups, confidence: np.ndarray, valid: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per run, over its agents' confidences (``valid``: not null): ``(values, valid)`` of the
+    mean, population variance and standard deviation, extremes, count, and the first one."""
+    n = by_run.count(valid)
+    some = n > 0
+    values = np.where(valid, confidence, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = by_run.sum(values) / n
+        deviation = np.where(valid, confidence - by_run.spread(mean), 0.0)
+        variance = by_run.sum(deviation * deviation) / n
+    first = by_run.first_row(valid)
     return {
-        "average_confidence": conf.mean(),
-        # Polars gives 0.0, not null, for the variance of a lone null value.
-        "confidence_variance": pl.when(conf.count() > 0).then(conf.var(ddof=0)),
-        "confidence_std": pl.when(conf.count() > 0).then(conf.std(ddof=0)),
-        "min_confidence": conf.min(),
-        "max_confidence": conf.max(),
-        "n_confidences": conf.count(),
-        "only_confidence": conf.drop_nulls().first(),
+        "average_confidence": (mean, some),
+        "confidence_variance": (variance, some),
+        "confidence_std": (np.sqrt(variance), some),
+        "min_confidence": (by_run.min(np.where(valid, confidence, np.inf)), some),
+        "max_confidence": (by_run.max(np.where(valid, confidence, -np.inf)), some),
+        "n_confidences": (n, np.ones(len(n), dtype=bool)),
+        "only_confidence": (take(confidence, first, first >= 0), first >= 0),
     }
 
 
-def decision_confidence(consensus_weight: float) -> pl.Expr:
-    """The run's confidence, from ``consensus_level``, :func:`run_terms`, ``num_agents`` and ``runs.confidence``."""
+def decision_confidence(
+    consensus_weight: float,
+    *,
+    num_agents: np.ndarray,
+    consensus: tuple[np.ndarray, np.ndarray],
+    average: tuple[np.ndarray, np.ndarray],
+    reported: tuple[np.ndarray, np.ndarray],
+    n_confidences: np.ndarray,
+    only: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The run's confidence (``(values, valid)``): the MAS formula with two or more agents, else
+    the self-reported ``runs.confidence``, else a lone agent's confidence."""
     w = consensus_weight
-    n = pl.col("num_agents")
-    return (
-        pl.when((n >= 2) & pl.col("consensus_level").is_not_null() & pl.col("average_confidence").is_not_null())
-        .then(w * pl.col("consensus_level") + (1.0 - w) * pl.col("average_confidence"))
-        .when(pl.col("confidence").is_not_null())
-        .then(pl.col("confidence"))
-        .when((n == 1) & (pl.col("n_confidences") == 1))
-        .then(pl.col("only_confidence"))
-    )
+    mas = (num_agents >= 2) & consensus[1] & average[1]
+    lone = (num_agents == 1) & (n_confidences == 1) & only[1]
+    value = np.where(mas, w * consensus[0] + (1.0 - w) * average[0], np.where(reported[1], reported[0], only[0]))
+    return value, mas | reported[1] | lone

@@ -12,84 +12,65 @@ r"""Consensus among agents (seed 004, "Consensus Level"; SPEC.md §1).
   most frequent top choice; ``agreement_percentage``: the share of agents whose top choice it
   is. Every exact tie goes to the alternative id that sorts first.
 * ``pairwise`` (on request): the cosine of every pair of agents, by a self-join.
+
+The sums are taken per run in agent order (:mod:`~mas_eval.metrics.decision.beliefs`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
+from mas_eval.metrics.arrays import take
+from mas_eval.metrics.segments import Groups, label_of, pack, run_of
 from mas_eval.schema import AGENT_KEY
 
-__all__ = [
-    "PAIR_KEY",
-    "agent_terms",
-    "agreement",
-    "consensus_level",
-    "norm",
-    "pairwise_similarities",
-    "run_choice_terms",
-    "top_preference",
-    "unit_sum",
-]
+__all__ = ["PAIR_KEY", "consensus_level", "pairwise_similarities", "top_preference"]
 
 PAIR_KEY = ["run_id", "agent_a", "agent_b"]
 _RA = ["run_id", "alternative"]
 
 
-def agent_terms() -> dict[str, pl.Expr]:
-    """Per (run, agent), over its belief rows: the squared norm of its masses and its top choice."""
-    mass = pl.col("mass")
+def consensus_level(
+    unit_square: np.ndarray, agents: np.ndarray, single_agent_consensus: float | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The closed form from ``unit_square`` = ``‖Σ_i u_i‖²`` and the agents with beliefs, per run.
+
+    Returns ``(values, valid)``: null with fewer than two agents unless ``single_agent_consensus``.
+    """
+    n = agents.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        level = (unit_square - n) / (n * (n - 1.0))
+    several = agents >= 2
+    if single_agent_consensus is None:
+        return np.where(several, level, 0.0), several
+    return np.where(several, level, single_agent_consensus), np.ones(len(agents), dtype=bool)
+
+
+def top_preference(run: np.ndarray, top_choice: np.ndarray, chose: np.ndarray, runs: int) -> dict[str, np.ndarray]:
+    """Per run: the most frequent top choice among its agents (a tie to the id that sorts first).
+
+    ``run``, ``top_choice`` and ``chose`` (whether the agent has a top choice) are per agent.
+    Returns ``top_preference`` (valid where ``n_tops > 0``), ``top_votes``, ``n_tops`` and
+    ``unique_preferences`` (distinct top choices).
+    """
+    votes = Groups.of(pack(run[chose], top_choice[chose]))
+    count = votes.count()
+    by_run = Groups.sorted_runs(run_of(votes.keys), runs)
+    most = by_run.max(count.astype(np.float64))
+    # Votes are sorted by (run, alternative): the first reaching the run's maximum is the smallest id.
+    first = by_run.first_row(count == most[by_run.index])
     return {
-        "mass_sumsq": mass.pow(2).sum(),
-        # An exact tie goes to the alternative that sorts first.
-        "top_choice": pl.col("alternative").sort_by(mass, "alternative", descending=[True, False]).first(),
+        "top_preference": take(label_of(votes.keys), first, first >= 0),
+        "top_votes": take(count, first, first >= 0),
+        "n_tops": Groups.sorted_runs(run[chose], runs).count(),
+        "unique_preferences": by_run.count(),
     }
-
-
-def norm() -> pl.Expr:
-    """An agent's norm ``‖m_i‖``, from :func:`agent_terms`."""
-    return pl.col("mass_sumsq").sqrt()
-
-
-def unit_sum() -> pl.Expr:
-    """Per (run, alternative): the alternative's entry of ``Σ_i u_i``, over belief rows joined with :func:`norm`."""
-    return (pl.col("mass") / pl.col("norm")).sum()
-
-
-def consensus_level(unit_square: pl.Expr, agents: pl.Expr, single_agent_consensus: float | None) -> pl.Expr:
-    """The closed form from ``unit_square`` = ``‖Σ_i u_i‖²`` and the number of agents with beliefs."""
-    return (
-        pl.when(agents >= 2)
-        .then((unit_square - agents) / (agents * (agents - 1)))
-        .otherwise(pl.lit(single_agent_consensus, pl.Float64))
-    )
-
-
-def run_choice_terms() -> dict[str, pl.Expr]:
-    """Per run, over its agents: how many have a top choice (the denominator of agreement)."""
-    return {"n_tops": pl.col("top_choice").count()}
-
-
-def top_preference(agents: pl.LazyFrame) -> pl.LazyFrame:
-    """Per run with a top choice: ``top_preference`` and the number of agents choosing it (``top_votes``)."""
-    top = pl.col("top_choice")
-    votes = agents.filter(top.is_not_null()).group_by("run_id", "top_choice").agg(votes=pl.len())
-    # The most frequent top choice; a tie goes to the alternative id that sorts first.
-    return (
-        votes.filter(pl.col("votes") == pl.col("votes").max().over("run_id"))
-        .group_by("run_id")
-        .agg(top_preference=top.min(), top_votes=pl.col("votes").first())
-    )
-
-
-def agreement() -> pl.Expr:
-    """``agreement_percentage`` from :func:`top_preference` and :func:`run_choice_terms`."""
-    return pl.col("top_votes") / pl.col("n_tops")
 
 
 def pairwise_similarities(beliefs: pl.LazyFrame, agent_frame: pl.LazyFrame) -> pl.LazyFrame:
     """Cosine similarity of every pair of agents of a run with beliefs (``agent_a < agent_b``), sorted."""
-    norms = agent_frame.filter("has_beliefs").select(*AGENT_KEY, norm=norm())
+    norms = agent_frame.filter("has_beliefs").select(*AGENT_KEY, norm=pl.col("mass_sumsq").sqrt())
     unit = beliefs.join(norms, on=AGENT_KEY, how="inner").select(
         "run_id", "agent_id", "alternative", u=pl.col("mass") / pl.col("norm")
     )

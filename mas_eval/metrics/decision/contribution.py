@@ -14,46 +14,52 @@ agents. Both formulas are the ``mas`` namespace's own (:mod:`mas_eval.metrics.na
 
 from __future__ import annotations
 
-import polars as pl
+import numpy as np
 
-from mas_eval.metrics.decision.params import EntropySupport
-from mas_eval.metrics.namespace import entropy_sums, normalized_entropy_from_sums
+from mas_eval.metrics.segments import Groups
 
-__all__ = ["agent_terms", "contribution", "gini", "normalized_entropy", "run_metrics", "run_terms"]
-
-
-def agent_terms() -> dict[str, pl.Expr]:
-    """Per (run, agent), over its belief rows: the entropy's sums and the alternatives it covers."""
-    return {**entropy_sums(pl.col("mass")), "own_alternatives": pl.len()}
+__all__ = ["balance", "normalized_entropy"]
 
 
-def normalized_entropy(*, support: EntropySupport, renormalise: bool) -> pl.Expr:
-    """An agent's normalised entropy from :func:`agent_terms` (and the run's ``n_alternatives``)."""
-    outcomes = pl.col("n_alternatives") if support == "run" else pl.col("own_alternatives")
-    return normalized_entropy_from_sums(pl.col("mass_total"), pl.col("m_log_m"), outcomes, renormalise=renormalise)
+def normalized_entropy(
+    mass_total: np.ndarray,
+    m_log_m: np.ndarray,
+    outcomes: np.ndarray,
+    *,
+    renormalise: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each agent's ``H / ln N`` from its sums ``T = Σ m`` and ``S = Σ m ln m``: ``(values, valid)``.
+
+    ``outcomes`` is N: the run's distinct belief alternatives (``entropy_support="run"``) or
+    the agent's own (``"agent"``). ``renormalise``: ``H = ln T - S / T``
+    (null when T is 0), else ``H = -S``. N <= 1 gives 0. The same formula as
+    :meth:`MasExpr.normalized_entropy <mas_eval.metrics.namespace.MasExpr.normalized_entropy>`.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if renormalise:
+            entropy = np.log(mass_total) - m_log_m / mass_total
+            valid = mass_total > 0
+        else:
+            entropy, valid = -m_log_m, np.ones(len(m_log_m), dtype=bool)
+        n = outcomes.astype(np.float64)
+        return np.where(n > 1, entropy / np.log(n), entropy * 0.0), valid
 
 
-def contribution() -> pl.Expr:
-    """``(c_i + H_norm(m_i)) / 2``: null when either is."""
-    return (pl.col("confidence") + pl.col("normalized_entropy")) / 2.0
+def balance(run: np.ndarray, contribution: np.ndarray, valid: np.ndarray, runs: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per run, the Gini coefficient of its agents' contributions (null for a run without any).
 
-
-def run_terms() -> dict[str, pl.Expr]:
-    """Per run, over its agents: the sorted contributions (for the Gini) and distinct top choices."""
-    return {
-        "contributions": pl.col("contribution").drop_nulls().sort(),
-        "unique_preferences": pl.col("top_choice").drop_nulls().n_unique(),
-    }
-
-
-def gini() -> pl.Expr:
-    """``gini_coefficient`` from :func:`run_terms` (null for a run without contributions)."""
-    return pl.col("contributions").mas.gini_of_sorted_list()
-
-
-def run_metrics() -> dict[str, pl.Expr]:
-    """``balance_score`` and ``diversity_score``, from :func:`run_terms` and ``gini_coefficient``."""
-    return {
-        "balance_score": 1.0 - pl.col("gini_coefficient"),
-        "diversity_score": pl.when(pl.col("n_tops") > 0).then(pl.col("unique_preferences") / pl.col("num_agents")),
-    }
+    ``run`` is per agent, sorted; ``valid`` marks agents with a contribution. The values are
+    sorted within each run (ascending), then
+    :math:`G = \sum_i (2i - n - 1) w_{(i)} / (n \sum_i w_i)`, 0 when the sum is 0.
+    """
+    order = np.lexsort((contribution[valid], run[valid]))
+    values, owner = contribution[valid][order], run[valid][order]
+    by_run = Groups.sorted_runs(owner, runs)
+    n = by_run.count()
+    starts = np.searchsorted(owner, np.arange(runs, dtype=owner.dtype))
+    position = np.arange(len(values)) - starts[owner] + 1.0
+    spread = by_run.sum((2.0 * position - n[owner] - 1.0) * values)
+    total = by_run.sum(values)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gini = np.where(total > 0, spread / (n * total), 0.0)
+    return gini, n > 0

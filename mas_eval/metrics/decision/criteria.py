@@ -6,9 +6,11 @@ statistics per ``(run, criterion)``, then every per-alternative sum per ``(run, 
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
-from mas_eval.metrics.codes import label_of, pack, run_of
+from mas_eval.metrics.arrays import locate, nullable, take, to_series
+from mas_eval.metrics.segments import Groups, label_of, pack, run_of
 
 __all__ = ["CHECK_COLUMNS", "alternative_criteria"]
 
@@ -16,17 +18,28 @@ __all__ = ["CHECK_COLUMNS", "alternative_criteria"]
 CHECK_COLUMNS = ["_scores_finite", "_satisfaction_low", "_satisfaction_high", "_weight_low"]
 
 
-def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weighted: bool) -> pl.LazyFrame:
+def _attributes(criteria: pl.DataFrame, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``weight, weight_valid, cost, raw`` of the (run, criterion) ``keys`` from ``criteria``
+    (a left join on sorted keys: a criterion without a row has none of them)."""
+    listed = pack(criteria["run_id"].to_numpy(), criteria["criterion"].to_numpy())
+    at, found = locate(listed, keys)
+    weight, weight_valid = nullable(criteria["weight"].cast(pl.Float64))
+    cost, raw = criteria["cost"].to_numpy(), criteria["raw"].to_numpy()
+    return tuple(take(values, at, found) for values in (weight, weight_valid, cost, raw))  # type: ignore[return-value]
+
+
+def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weighted: bool) -> pl.DataFrame:
     r"""Criteria satisfaction, weighted sum and TOPSIS of every scored alternative of every run.
 
     Parameters
     ----------
     scores
         Table ``scores``: ``run_id, alternative, criterion, score``, keyed by codes
-        (:mod:`mas_eval.metrics.codes`).
+        (:mod:`mas_eval.metrics.codes`) and sorted by that key.
     criteria
-        Table ``criteria`` (weights, kinds, scales), keyed by codes; a criterion without a row is a benefit
-        on the satisfaction scale without a weight (so the run's weights are equal).
+        Table ``criteria`` keyed by codes and sorted: ``weight``, and ``cost`` and ``raw`` as
+        booleans; a criterion without a row is a benefit on the satisfaction scale without a
+        weight (so the run's weights are equal).
     weighted
         Whether ``criteria_satisfaction`` uses the weights (``weighted_sum`` and TOPSIS
         always do when they are given).
@@ -50,111 +63,88 @@ def alternative_criteria(scores: pl.LazyFrame, criteria: pl.LazyFrame, *, weight
     v_c^\pm)^2}` over the criteria ``a`` is scored on, closeness :math:`d^-/(d^+ + d^-)`
     (0.5 when both are 0).
 
-    Returns one row per ``(run_id, alternative)``: ``criteria_satisfaction,
+    Returns one row per scored ``(run_id, alternative)``, sorted: ``criteria_satisfaction,
     weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst`` (the caller
-    ranks, once the rows are sorted), and the :data:`CHECK_COLUMNS` from which
+    ranks), and the :data:`CHECK_COLUMNS` from which
     :func:`~mas_eval.validation.check_alternative_inputs` finds scores and weights that break
-    the rules these formulas rely on.
+    the rules these formulas rely on. Every sum is taken in row order over one group.
     """
-    rows = scores.select(
-        rc=pack("run_id", "criterion"), ra=pack("run_id", "alternative"), score=pl.col("score").cast(pl.Float64)
-    )
-    attributes = criteria.select(
-        rc=pack("run_id", "criterion"),
-        weight="weight",
-        cost=(pl.col("kind") == "cost").fill_null(False),
-        raw=(pl.col("scale") == "raw").fill_null(False),
-    )
-    # Criterion attributes join the (run, criterion) summary, not every score row.
-    per_criterion = (
-        rows.group_by("rc")
-        .agg(low=pl.col("score").min(), high=pl.col("score").max(), norm=pl.col("score").pow(2).sum().sqrt())
-        .join(attributes, on="rc", how="left")
-        .with_columns(pl.col("cost", "raw").fill_null(False), run=run_of("rc"))
-    )
-    # Weights count only if every scored criterion of the run has one and they sum > 0. Per-run
-    # totals by group-by and join: a window over an unsorted frame is several times slower.
-    per_run = per_criterion.group_by("run").agg(
-        weights_given=~pl.col("weight").is_null().any() & (pl.col("weight").sum() > 0),
-        weight_total=pl.col("weight").sum(),
-        n_criteria=pl.len(),
-    )
-    per_criterion = (
-        per_criterion.join(per_run, on="run", how="inner")
-        .with_columns(
-            given_weight=pl.when("weights_given").then("weight").otherwise(1.0),
-            share=pl.when("weights_given")
-            .then(pl.col("weight") / pl.col("weight_total"))
-            .otherwise(1.0 / pl.col("n_criteria")),
-        )
-        .with_columns(
-            scaled_high=pl.when(pl.col("norm") > 0)
-            .then(pl.col("share") * pl.col("high") / pl.col("norm"))
-            .otherwise(0.0),
-            scaled_low=pl.when(pl.col("norm") > 0)
-            .then(pl.col("share") * pl.col("low") / pl.col("norm"))
-            .otherwise(0.0),
-        )
-        .select(
-            "rc",
-            "low",
-            "high",
-            "norm",
-            "cost",
-            "raw",
-            "share",
-            "given_weight",
-            "weight",
-            best=pl.when("cost").then("scaled_low").otherwise("scaled_high"),
-            worst=pl.when("cost").then("scaled_high").otherwise("scaled_low"),
-        )
-    )
+    run = scores["run_id"].to_numpy()
+    x = scores["score"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    by_criterion = Groups.of(pack(run, scores["criterion"].to_numpy()))
+    by_alternative = Groups.of(pack(run, scores["alternative"].to_numpy()))
 
-    x, low, high = pl.col("score"), pl.col("low"), pl.col("high")
-    satisfaction = (
-        pl.when(~pl.col("raw"))
-        .then(pl.when("cost").then(1.0 - x).otherwise(x))
-        .when(high == low)
-        .then(1.0)
-        .when("cost")
-        .then((high - x) / (high - low))
-        .otherwise((x - low) / (high - low))
-    )
-    v = pl.when(pl.col("norm") > 0).then(pl.col("share") * x / pl.col("norm")).otherwise(0.0)
-
-    per_alternative = (
-        rows.join(per_criterion, on="rc", how="inner")
-        .with_columns(sat=satisfaction, v=v)
-        .group_by("ra")
-        .agg(
-            weighted_total=(pl.col("given_weight") * pl.col("sat")).sum(),
-            weight_total=pl.col("given_weight").sum(),
-            sat_total=pl.col("sat").sum(),
-            n_scored=pl.len(),
-            best_square=(pl.col("v") - pl.col("best")).pow(2).sum(),
-            worst_square=(pl.col("v") - pl.col("worst")).pow(2).sum(),
-            # For the checks of the rules these formulas rely on (CHECK_COLUMNS): raw-scale
-            # satisfactions lie in [0, 1] by construction, so an extreme outside [0, 1] is a
-            # satisfaction-scale score out of range.
-            _satisfaction_low=pl.col("sat").min(),
-            _satisfaction_high=pl.col("sat").max(),
-            _weight_low=pl.col("weight").min(),
+    # Per (run, criterion): the column's extremes and norm, and the criterion's attributes.
+    low, high = by_criterion.min(x), by_criterion.max(x)
+    norm = np.sqrt(by_criterion.sum(x * x))
+    weight, weight_valid, cost, raw = _attributes(criteria, by_criterion.keys)
+    # Weights count only if every scored criterion of the run has one and they sum > 0.
+    criterion_run = Groups.of(run_of(by_criterion.keys))
+    weight_total = criterion_run.sum(np.where(weight_valid, weight, 0.0))
+    given = criterion_run.spread(~criterion_run.any(~weight_valid) & (weight_total > 0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(
+            given, weight / criterion_run.spread(weight_total), 1.0 / criterion_run.spread(criterion_run.count())
         )
-    )
-    d_best, d_worst = pl.col("best_square").sqrt(), pl.col("worst_square").sqrt()
-    mean = pl.col("sat_total") / pl.col("n_scored")
-    # Present criteria whose weights are all 0 leave the weighted mean undefined: fall back to the mean.
-    weighted_sum = pl.when(pl.col("weight_total") > 0).then(pl.col("weighted_total") / pl.col("weight_total"))
-    return per_alternative.select(
-        run_id=run_of("ra"),
-        alternative=label_of("ra"),
-        criteria_satisfaction=weighted_sum.otherwise(mean) if weighted else mean,
-        weighted_sum=weighted_sum.otherwise(mean),
-        topsis_closeness=pl.when(d_best + d_worst > 0).then(d_worst / (d_best + d_worst)).otherwise(0.5),
-        topsis_distance_best=d_best,
-        topsis_distance_worst=d_worst,
-        _scores_finite=pl.col("sat_total").is_finite() & pl.col("best_square").is_finite(),
-        _satisfaction_low=pl.col("_satisfaction_low"),
-        _satisfaction_high=pl.col("_satisfaction_high"),
-        _weight_low=pl.col("_weight_low"),
+        scale = np.where(norm > 0, share / norm, 0.0)
+    # The extremes of v = x * scale, by the same product, so that the best alternative's
+    # distance to the ideal is exactly 0.
+    scaled_high, scaled_low = high * scale, low * scale
+    best = np.where(cost, scaled_low, scaled_high)
+    worst = np.where(cost, scaled_high, scaled_low)
+
+    # Per score row, from its criterion. Branches no criterion takes are skipped: the common
+    # case (satisfaction scale, benefit, no weights) costs a few passes over the rows.
+    c = by_criterion.index
+    row_cost = cost[c]
+    sat = np.where(row_cost, 1.0 - x, x) if cost.any() else x
+    if raw.any():
+        on_raw = raw[c]
+        row_low, row_high = low[c][on_raw], high[c][on_raw]
+        spread, raw_x = row_high - row_low, x[on_raw]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scaled = np.where(row_cost[on_raw], (row_high - raw_x) / spread, (raw_x - row_low) / spread)
+        sat = sat.copy() if sat is x else sat
+        sat[on_raw] = np.where(spread == 0, 1.0, scaled)
+    v = x * scale[c]
+
+    # Per (run, alternative).
+    a = by_alternative
+    n_scored = a.count()
+    sat_total = a.sum(sat)
+    if given.any():
+        row_weight = np.where(given, weight, 1.0)[c]
+        weighted_total, weight_sum = a.sum(row_weight * sat), a.sum(row_weight)
+    else:  # every weight 1: the same sums, exactly
+        weighted_total, weight_sum = sat_total, n_scored.astype(np.float64)
+    off_best, off_worst = v - best[c], v - worst[c]
+    best_square = a.sum(off_best * off_best)
+    worst_square = a.sum(off_worst * off_worst)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = sat_total / n_scored
+        weighted_sum = np.where(weight_sum > 0, weighted_total / weight_sum, mean)
+        d_best, d_worst = np.sqrt(best_square), np.sqrt(worst_square)
+        closeness = np.where(d_best + d_worst > 0, d_worst / (d_best + d_worst), 0.5)
+    if weight_valid.any():
+        row_weight_valid = weight_valid[c]
+        weight_low = a.min(np.where(row_weight_valid, weight[c], np.inf))
+        weight_low_valid = a.any(row_weight_valid)
+    else:
+        weight_low, weight_low_valid = np.zeros(len(a)), np.zeros(len(a), dtype=bool)
+    return pl.DataFrame(
+        [
+            pl.Series("run_id", run_of(a.keys)),
+            pl.Series("alternative", label_of(a.keys)),
+            pl.Series("criteria_satisfaction", weighted_sum if weighted else mean),
+            pl.Series("weighted_sum", weighted_sum),
+            pl.Series("topsis_closeness", closeness),
+            pl.Series("topsis_distance_best", d_best),
+            pl.Series("topsis_distance_worst", d_worst),
+            pl.Series("_scores_finite", np.isfinite(sat_total) & np.isfinite(best_square)),
+            # Raw-scale satisfactions lie in [0, 1] by construction, so an extreme outside [0, 1]
+            # is a satisfaction-scale score out of range.
+            pl.Series("_satisfaction_low", a.min(sat)),
+            pl.Series("_satisfaction_high", a.max(sat)),
+            to_series("_weight_low", weight_low, weight_low_valid),
+        ]
     )

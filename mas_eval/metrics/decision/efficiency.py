@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
-__all__ = ["efficiency"]
+from mas_eval.metrics.arrays import nullable
+
+__all__ = ["USAGE", "efficiency"]
+
+#: The usage columns of ``runs`` under the names the seed prints them.
+USAGE = {
+    "iterations": "time_to_consensus",
+    "api_calls": "api_calls_used",
+    "seconds": "processing_time_seconds",
+    "tokens": "tokens_used",
+    "cost_usd": "cost_usd",
+}
 
 
-def efficiency(*, baseline_iterations: float, baseline_api_calls: float, baseline_seconds: float) -> list[pl.Expr]:
-    r"""Usage columns renamed as the seed prints them, and the efficiency score, as expressions on ``runs``.
+def efficiency(
+    runs: pl.DataFrame, *, baseline_iterations: float, baseline_api_calls: float, baseline_seconds: float
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    r"""The efficiencies of each run of ``runs``: ``(values, valid)`` by name.
 
     Notes
     -----
@@ -18,27 +32,19 @@ def efficiency(*, baseline_iterations: float, baseline_api_calls: float, baselin
     (seed 004). The score is null when any of I, A, T is missing. The seed's worked example
     (I=1, A=4, T=12.4) prints .891; the formula gives .405 (SPEC.md §4).
 
-    Returns the expressions of ``time_to_consensus, api_calls_used, processing_time_seconds,
-    tokens_used, cost_usd, iteration_efficiency, api_efficiency, time_efficiency,
-    efficiency_score``, to be selected from the ``runs`` table (one row per run).
+    Returns ``iteration_efficiency, api_efficiency, time_efficiency, efficiency_score``. In
+    numpy, because Polars divides a one-row column by a constant but multiplies a longer one
+    by its reciprocal: a run's bits would depend on the size of its shard.
     """
 
-    def share(column: str, baseline: float) -> pl.Expr:
-        return 1.0 / (1.0 + pl.col(column).cast(pl.Float64) / baseline)
+    def share(column: str, baseline: float) -> tuple[np.ndarray, np.ndarray]:
+        values, valid = nullable(runs[column].cast(pl.Float64))
+        return 1.0 / (1.0 + values / baseline), valid
 
     parts = {
         "iteration_efficiency": share("iterations", baseline_iterations),
         "api_efficiency": share("api_calls", baseline_api_calls),
         "time_efficiency": share("seconds", baseline_seconds),
     }
-    return [
-        pl.col("iterations").alias("time_to_consensus"),
-        pl.col("api_calls").alias("api_calls_used"),
-        pl.col("seconds").alias("processing_time_seconds"),
-        pl.col("tokens").alias("tokens_used"),
-        pl.col("cost_usd"),
-        *(expr.alias(name) for name, expr in parts.items()),
-        pl.when(pl.all_horizontal(e.is_not_null() for e in parts.values()))
-        .then(pl.sum_horizontal(parts.values()) / 3.0)
-        .alias("efficiency_score"),
-    ]
+    (a, a_valid), (b, b_valid), (c, c_valid) = parts.values()
+    return parts | {"efficiency_score": ((a + b + c) / 3.0, a_valid & b_valid & c_valid)}

@@ -2,7 +2,7 @@ r"""Evidential reasoning (seed 004, "Evidential Reasoning"): the agents' beliefs
 
 Yang & Xu's ER algorithm in the analytical form of Wang, Yang & Xu (2006), with the unassigned
 belief :math:`\beta_H`; preset ``crisis-mas-poc`` uses that code's normalised weighted average.
-Its products over agents are held as group sums (:func:`log_product`), so that they ride along
+Its products over agents are held as group sums (:class:`LogProduct`), so that they ride along
 in the fused passes over beliefs (:mod:`~mas_eval.metrics.decision.beliefs`) and merge across
 shards.
 
@@ -28,139 +28,90 @@ log-sum and a count of zeros.
 
 from __future__ import annotations
 
-import polars as pl
+from dataclasses import dataclass
+
+import numpy as np
 
 from mas_eval.metrics.decision.params import ER
+from mas_eval.metrics.segments import Groups
 
-__all__ = [
-    "agent_columns",
-    "alternative_terms",
-    "combine",
-    "log_product",
-    "run_agent_terms",
-    "run_alternative_terms",
-    "with_weights",
-]
-
-_RA = ["run_id", "alternative"]
+__all__ = ["Combined", "LogProduct", "combine"]
 
 
-def with_weights(agent_frame: pl.LazyFrame) -> pl.LazyFrame:
-    """``agent_frame`` (per run and agent, ``has_beliefs`` and ``weight``) with the ER attribute weight ``w``.
+@dataclass(frozen=True)
+class LogProduct:
+    """A product per group as two sums: of the logs of its positive factors, and a count of its zeros.
 
-    ``w`` is ``agents.weight`` normalised to sum 1 over the run's agents with beliefs, or equal
-    weights when any of them has none (or they sum to 0); null for an agent without beliefs.
+    The zero count lets a product be divided by a sub-product without dividing by zero.
     """
-    # Per-run totals by group-by and join: a window over an unsorted frame is several times slower.
-    believer = pl.col("has_beliefs")
-    per_run = agent_frame.group_by("run_id").agg(
-        weight_total=pl.when(believer).then(pl.col("weight")).sum(),
-        weight_missing=(believer & pl.col("weight").is_null()).any(),
-        believers=believer.sum(),
-    )
-    weights_given = ~pl.col("weight_missing") & (pl.col("weight_total") > 0)
-    return (
-        agent_frame.join(per_run, on="run_id", how="inner")
-        .with_columns(
-            w=pl.when(~believer)
-            .then(None)
-            .when(weights_given)
-            .then(pl.col("weight") / pl.col("weight_total"))
-            .otherwise(1.0 / pl.col("believers")),
+
+    log: np.ndarray
+    zeros: np.ndarray
+
+    @classmethod
+    def of(cls, groups: Groups, factor: np.ndarray) -> LogProduct:
+        positive = factor > 0
+        return cls(
+            log=groups.sum(np.log(np.where(positive, factor, 1.0))),
+            zeros=groups.count(~positive),
         )
-        .drop("weight_total", "weight_missing", "believers")
-    )
+
+    def value(self) -> np.ndarray:
+        return np.where(self.zeros > 0, 0.0, np.exp(self.log))
 
 
-def log_product(factor: pl.Expr) -> dict[str, pl.Expr]:
-    """A product over a group as two sums: of the logs of its positive factors, and of its zeros.
+@dataclass(frozen=True)
+class Combined:
+    """Per run ``er_unassigned``; per (run, alternative) of the beliefs ``er_belief``."""
 
-    Sums are Polars' fast path (a product is not) and they merge across shards; the zero
-    count lets a product be divided by a sub-product without dividing by zero.
+    unassigned: np.ndarray
+    belief: np.ndarray
+
+
+def combine(
+    er: ER,
+    *,
+    rows: Groups,
+    runs_of_alternatives: Groups,
+    w: np.ndarray,
+    mass: np.ndarray,
+    total: np.ndarray,
+    believers: Groups,
+    agent_w: np.ndarray,
+    agent_total: np.ndarray,
+) -> Combined:
+    """The combined beliefs of each run's agents.
+
+    ``rows`` groups the belief rows by (run, alternative) and ``runs_of_alternatives`` those
+    groups by run (a group per run code); ``w``, ``mass`` and ``total`` are per belief row (its
+    agent's weight and mass total). ``believers`` groups the agents with
+    beliefs by run, with their ``agent_w`` and ``agent_total``. Runs without beliefs get 0:
+    the caller masks them.
     """
-    return {
-        "log": pl.when(factor > 0).then(factor.log()).otherwise(0.0).sum(),
-        "zeros": (factor <= 0).sum(),
-    }
+    by_run = runs_of_alternatives
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if er == "weighted_average":
+            average = rows.sum(w * mass / total)
+            normaliser = by_run.sum(average)
+            # The renormalised average assigns all belief: crisis_mas_poc's max(0, 1 - Σβ) is 0.
+            return Combined(unassigned=np.zeros(len(by_run)), belief=average / by_run.spread(normaliser))
 
-
-def agent_columns() -> dict[str, pl.Expr]:
-    """Per agent with beliefs, what the per-alternative pass needs: ``total``, ``w``, ``m_h``."""
-    return {
-        "total": pl.col("mass_total"),
-        "w": pl.col("w"),
-        "m_h": 1.0 - pl.col("w") * pl.col("mass_total"),
-    }
-
-
-def alternative_terms(er: ER) -> dict[str, pl.Expr]:
-    """Per (run, alternative), over its belief rows joined with :func:`agent_columns`."""
-    terms = {"weighted_average": (pl.col("w") * pl.col("mass") / pl.col("total")).sum()}
-    if er == "yang_xu":
-        with_grade = log_product(pl.col("w") * pl.col("mass") + pl.col("m_h"))
-        present_h = log_product(pl.col("m_h"))
-        terms |= {
-            "with_log": with_grade["log"],
-            "with_zeros": with_grade["zeros"],
-            "present_h_log": present_h["log"],
-            "present_h_zeros": present_h["zeros"],
-        }
-    return terms
-
-
-def run_agent_terms() -> dict[str, pl.Expr]:
-    r"""Per run, over its agents with beliefs: :math:`\prod_i m_{H,i}` and :math:`\prod_i \bar m_{H,i}` as sums."""
-    all_h = log_product(1.0 - pl.col("w") * pl.col("mass_total"))
-    all_bar = log_product(1.0 - pl.col("w"))
-    return {
-        "all_h_log": all_h["log"],
-        "all_h_zeros": all_h["zeros"],
-        "all_bar_log": all_bar["log"],
-        "all_bar_zeros": all_bar["zeros"],
-    }
-
-
-def run_alternative_terms() -> dict[str, pl.Expr]:
-    """Per run, over its alternatives: the total of the weighted averages (their normaliser)."""
-    return {"weighted_average_total": pl.col("weighted_average").sum()}
-
-
-def combine(runs: pl.LazyFrame, alternatives: pl.LazyFrame, *, er: ER) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """``runs`` with ``er_unassigned``, and per (run, alternative) ``er_belief``.
-
-    ``runs`` holds :func:`run_agent_terms`, :func:`run_alternative_terms` and
-    ``n_alternatives``; ``alternatives`` holds :func:`alternative_terms`.
-    """
-    runs = runs.with_columns(
-        q_h=pl.when(pl.col("all_h_zeros") > 0).then(0.0).otherwise(pl.col("all_h_log").exp()),
-        q_bar=pl.when(pl.col("all_bar_zeros") > 0).then(0.0).otherwise(pl.col("all_bar_log").exp()),
-    )
-    if er == "weighted_average":
-        beliefs = alternatives.join(runs.select("run_id", "weighted_average_total"), on="run_id", how="inner").select(
-            *_RA, er_belief=pl.col("weighted_average") / pl.col("weighted_average_total")
+        m_h = 1.0 - w * total
+        with_grade = LogProduct.of(rows, w * mass + m_h)
+        present_h = LogProduct.of(rows, m_h)
+        all_h = LogProduct.of(believers, 1.0 - agent_w * agent_total)
+        all_bar = LogProduct.of(believers, 1.0 - agent_w)
+        q_h, q_bar = all_h.value(), all_bar.value()
+        alternative_run = by_run.index
+        absent_zeros = all_h.zeros[alternative_run] - present_h.zeros
+        p_n = np.where(
+            (with_grade.zeros > 0) | (absent_zeros > 0),
+            0.0,
+            np.exp(with_grade.log + all_h.log[alternative_run] - present_h.log),
         )
-        # The renormalised average assigns all belief: crisis_mas_poc's max(0, 1 - Σβ) is 0.
-        return runs.with_columns(er_unassigned=pl.lit(0.0)), beliefs
-
-    absent_zeros = pl.col("all_h_zeros") - pl.col("present_h_zeros")
-    p_n = (
-        pl.when((pl.col("with_zeros") > 0) | (absent_zeros > 0))
-        .then(0.0)
-        .otherwise((pl.col("with_log") + pl.col("all_h_log") - pl.col("present_h_log")).exp())
-    )
-    with_p = alternatives.join(
-        runs.select("run_id", "q_h", "q_bar", "n_alternatives", "all_h_zeros", "all_h_log"),
-        on="run_id",
-        how="inner",
-    ).with_columns(p_n=p_n)
-    k = with_p.group_by("run_id").agg(
-        k=1.0 / (pl.col("p_n").sum() - (pl.col("n_alternatives").first() - 1) * pl.col("q_h").first())
-    )
-    runs = runs.join(k, on="run_id", how="inner").with_columns(
-        er_unassigned=pl.col("k") * (pl.col("q_h") - pl.col("q_bar")) / (1.0 - pl.col("k") * pl.col("q_bar"))
-    )
-    beliefs = with_p.join(runs.select("run_id", "k"), on="run_id", how="inner").select(
-        *_RA,
-        er_belief=pl.col("k") * (pl.col("p_n") - pl.col("q_h")) / (1.0 - pl.col("k") * pl.col("q_bar")),
-    )
-    return runs, beliefs
+        n_alternatives = by_run.count()
+        k = 1.0 / (by_run.sum(p_n) - (n_alternatives - 1) * q_h)
+        denominator = 1.0 - k * q_bar
+        unassigned = k * (q_h - q_bar) / denominator
+        belief = k[alternative_run] * (p_n - q_h[alternative_run]) / denominator[alternative_run]
+    return Combined(unassigned=unassigned, belief=belief)

@@ -2,31 +2,28 @@
 
 from __future__ import annotations
 
-import polars as pl
+import numpy as np
 
-from mas_eval.metrics.codes import pack
+__all__ = ["CASCADE", "dqs"]
 
-__all__ = ["CASCADE", "with_dqs"]
-
-_RA = ["run_id", "alternative"]
-
-#: The DQS cascade, in order: (``dqs_method``, the recommended alternative's column it reads).
+#: The DQS cascade, in order: (``dqs_method``, the recommended alternative's value it reads).
 CASCADE = (("criteria", "criteria_satisfaction"), ("mcda", "mcda"), ("final", "final"))
 
+Nullable = tuple[np.ndarray, np.ndarray]
 
-def with_dqs(
-    runs: pl.LazyFrame, alternatives: pl.LazyFrame, alt_scores: pl.LazyFrame, *, gt_boost: float | None
-) -> pl.LazyFrame:
-    r"""``runs`` with ``dqs_raw``, ``dqs_method``, ``gt_match`` and ``dqs``.
+
+def dqs(
+    chosen: dict[str, Nullable], recommended: Nullable, correct: Nullable, *, gt_boost: float | None
+) -> dict[str, Nullable]:
+    r"""``dqs_raw``, ``dqs_method`` (its position in :data:`CASCADE`), ``gt_match`` and ``dqs`` per run.
 
     Parameters
     ----------
-    runs
-        Table ``runs`` keyed by codes (``run_id``, ``recommended``, ``correct``).
-    alternatives
-        Per (run, alternative): ``criteria_satisfaction``.
-    alt_scores
-        Table ``alt_scores`` keyed by codes: the logged ``mcda`` and ``final`` scores.
+    chosen
+        Per run, the recommended alternative's ``criteria_satisfaction``, logged ``mcda`` and
+        logged ``final`` score, each ``(values, valid)``.
+    recommended, correct
+        Per run, the alternative codes ``(values, valid)``.
     gt_boost
         ``dqs = max(dqs_raw, gt_boost)`` when the recommendation matches ``correct``; ``None``: no boost.
 
@@ -35,31 +32,22 @@ def with_dqs(
     ``dqs_raw`` is the first of the recommended alternative's criteria satisfaction, logged
     MCDA score and logged final score that exists; ``dqs_method`` says which. The seed's
     example :math:`(.90 + .50 + .95)/3 = .783` agrees with its formula. ``gt_match`` is null
-    when ``correct`` or ``recommended`` is missing. The recommended alternative's scores join
-    ``runs`` itself (no per-run frame joined back).
+    when ``correct`` or ``recommended`` is missing.
     """
-    chosen = (
-        runs.with_columns(_key=pack("run_id", "recommended"))
-        .join(alternatives.select("criteria_satisfaction", _key=pack(*_RA)), on="_key", how="left")
-        .join(alt_scores.select("mcda", "final", _key=pack(*_RA)), on="_key", how="left")
-        .drop("_key")
-    )
-    raw = pl.coalesce(pl.col(c) for _, c in CASCADE)
-    method = pl.when(pl.col(CASCADE[0][1]).is_not_null()).then(pl.lit(CASCADE[0][0]))
-    for name, column in CASCADE[1:]:
-        method = method.when(pl.col(column).is_not_null()).then(pl.lit(name))
-    match = pl.when(pl.col("correct").is_not_null() & pl.col("recommended").is_not_null()).then(
-        pl.col("recommended") == pl.col("correct")
-    )
-    boosted = (
-        pl.col("dqs_raw")
-        if gt_boost is None
-        else pl.when(pl.col("gt_match").fill_null(False) & pl.col("dqs_raw").is_not_null())
-        .then(pl.max_horizontal("dqs_raw", pl.lit(gt_boost)))
-        .otherwise("dqs_raw")
-    )
-    return (
-        chosen.with_columns(dqs_raw=raw, dqs_method=method.otherwise(None), gt_match=match)
-        .with_columns(dqs=boosted)
-        .drop(*(column for _, column in CASCADE))
-    )
+    n = len(recommended[0])
+    raw, found, method = np.zeros(n), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64)
+    for position, (_, column) in enumerate(CASCADE):
+        values, valid = chosen[column]
+        take = valid & ~found
+        raw = np.where(take, values, raw)
+        method = np.where(take, position, method)
+        found |= take
+    match_valid = recommended[1] & correct[1]
+    match = match_valid & (recommended[0] == correct[0])
+    boosted = raw if gt_boost is None else np.where(match & found, np.maximum(raw, gt_boost), raw)
+    return {
+        "dqs_raw": (raw, found),
+        "dqs_method": (method, found),
+        "gt_match": (match, match_valid),
+        "dqs": (boosted, found),
+    }

@@ -1,149 +1,267 @@
 """The decision suite (seed 004): which pass feeds which, from encoded tables to the family's outputs.
 
-Per agent (``agents``), per alternative (``alternatives``), per run (``runs``) and, on request,
-per pair of agents (``pairwise``); every frame keyed by integer codes and sorted by its key,
-for :func:`mas_eval.score` to decode.
+Each input table is collected once, sorted by its key (:mod:`~.inputs`), and every group
+reduction is a segment reduction in row order (:mod:`mas_eval.metrics.segments`): per agent,
+per (run, alternative), per (run, criterion) and per run. Output: per agent (``agents``), per
+alternative (``alternatives``), per run (``runs``) and, on request, per pair of agents
+(``pairwise``); every frame keyed by integer codes and sorted by its key, for
+:func:`mas_eval.score` to decode.
+
+Because each group is reduced on its own and in a fixed order, every output is bit-for-bit
+the same from call to call, whatever the thread count, and whether the runs are scored
+together or shard by shard.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import polars as pl
 
-from mas_eval.metrics.codes import KeyCodes, label_of, pack, run_of
-from mas_eval.metrics.decision import confidence, consensus, contribution, quality
-from mas_eval.metrics.decision.beliefs import agent_pass, alternative_pass, run_pass
+from mas_eval.metrics.arrays import locate, nullable, take, to_series
+from mas_eval.metrics.codes import KeyCodes
+from mas_eval.metrics.decision import confidence, consensus, contribution, evidential, quality
+from mas_eval.metrics.decision.beliefs import AgentFrame, BeliefRows, agents_of, alternative_groups
 from mas_eval.metrics.decision.criteria import CHECK_COLUMNS, alternative_criteria
-from mas_eval.metrics.decision.efficiency import efficiency
+from mas_eval.metrics.decision.efficiency import USAGE, efficiency
+from mas_eval.metrics.decision.inputs import sorted_table
 from mas_eval.metrics.decision.params import DecisionParams
 from mas_eval.metrics.ranks import with_descending_ranks
-from mas_eval.schema import AGENT_KEY
+from mas_eval.metrics.segments import Groups, label_of, pack, run_of, union
 from mas_eval.validation import check_agent_masses, check_alternative_inputs, check_values
 
 __all__ = ["compute"]
 
-_RA = ["run_id", "alternative"]
 Tables = Mapping[str, pl.LazyFrame]
+Nullable = tuple[np.ndarray, np.ndarray]
+
+_RUN = {"run_id": "run_id"}
+_AGENT = {"run_id": "run_id", "agent_id": "agent_id"}
+_ALTERNATIVE = {"run_id": "run_id", "alternative": "alternative"}
+_USAGE = ["confidence", "iterations", "api_calls", "seconds", "tokens", "cost_usd"]
 
 
-def _agent_frame(beliefs: pl.LazyFrame, agents: pl.LazyFrame, codes: KeyCodes) -> pl.DataFrame:
-    """Per-agent belief sums joined with the agents table, sorted by agent key; materialised, as
-    three passes read it.
-
-    Sorted once here (0.7 s at 3M agents) because the output needs that order anyway, and
-    per-run aggregations of a frame sorted by run take Polars' sorted fast path (the agents'
-    per-run aggregates: 2.3 s unsorted, 1.3 s sorted).
-    """
-    # Sorted by the packed key is sorted by (run, agent): the run flag lets Polars know it.
-    frame = agent_pass(beliefs, agents).sort("agent").with_columns(pl.col("run_id").set_sorted()).collect()
-    labels = codes.labels_of({"run_id": "run_id", "agent_id": "agent_id"})
-    check_agent_masses(frame.lazy(), labels=labels)
-    check_values("agents", frame.lazy(), ["confidence", "weight"], labels=labels)
-    return frame
+def _placed(at: np.ndarray, size: int, values: np.ndarray, valid: np.ndarray | None = None) -> Nullable:
+    """Values given at positions ``at`` of ``size`` rows; null elsewhere."""
+    out, out_valid = np.zeros(size, dtype=values.dtype), np.zeros(size, dtype=bool)
+    out[at] = values
+    out_valid[at] = True if valid is None else valid
+    return out, out_valid
 
 
-def _belief_runs_and_alternatives(
-    beliefs: pl.LazyFrame, agent_frame: pl.DataFrame, params: DecisionParams
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Consensus and ER per run, and the ER belief per alternative, materialised: three later
-    queries read them, and a lazy frame would be recomputed by each.
+class _Beliefs:
+    """Everything the belief rows give: per agent, per (run, alternative) and per run."""
 
-    The per-alternative sums (4M rows at 1M runs) live only inside this function, so they are
-    freed before the alternatives are assembled: held a stage longer, they raised the peak RSS
-    of scoring 1M runs from 2.47 to 2.62 GB (medians of 6).
-    """
-    per_alternative = alternative_pass(beliefs, agent_frame.lazy(), er=params.er).collect()
-    queries = run_pass(
-        agent_frame.lazy(), per_alternative.lazy(), er=params.er, single_agent_consensus=params.single_agent_consensus
-    )
-    runs, alternatives = pl.collect_all(queries)
-    return runs.lazy(), alternatives.lazy()
+    def __init__(self, tables: Tables, params: DecisionParams, codes: KeyCodes) -> None:
+        runs = codes.runs.height
+        agents = sorted_table("agents", tables["agents"], ["confidence", "weight"], _AGENT, codes.labels_of)
+        check_values("agents", agents.lazy(), ["confidence", "weight"], labels=codes.labels_of(_AGENT))
+        beliefs = sorted_table("beliefs", tables["beliefs"], ["mass"], _AGENT | _ALTERNATIVE, codes.labels_of)
+        self.table = beliefs
+        rows = BeliefRows.of(beliefs)
+        agent = agents_of(rows, agents, runs)
+        check_agent_masses(agent.totals().lazy(), labels=codes.labels_of(_AGENT))
+        self.agent = agent
 
-
-def _agents_out(agent_frame: pl.DataFrame, belief_runs: pl.LazyFrame, params: DecisionParams) -> pl.LazyFrame:
-    entropy = contribution.normalized_entropy(support=params.entropy_support, renormalise=params.entropy_renormalise)
-    return (
-        agent_frame.lazy()
-        .join(belief_runs.select("run_id", "n_alternatives"), on="run_id", how="left", maintain_order="left")
-        .with_columns(normalized_entropy=pl.when("has_beliefs").then(entropy))
-        .select(
-            # Still in the agent frame's order: the flag keeps per-run aggregations on the sorted path.
-            pl.col("run_id").set_sorted(),
-            "agent_id",
-            contribution=contribution.contribution(),
-            normalized_entropy=pl.col("normalized_entropy"),
-            confidence=pl.col("confidence"),
-            top_choice=pl.col("top_choice"),
+        believer = agent.has_beliefs
+        row_agent = agent.belief_agent
+        norm = np.sqrt(agent.mass_sumsq)
+        by_alternative = alternative_groups(rows)
+        alternatives_by_run = Groups.sorted_runs(run_of(by_alternative.keys), runs)
+        believers_by_run = Groups.sorted_runs(agent.run[believer], runs)
+        unit_sum = by_alternative.sum(rows.mass / norm[row_agent])
+        n_agents = believers_by_run.count()
+        self.n_alternatives = alternatives_by_run.count()
+        self.with_beliefs = (n_agents > 0) & (self.n_alternatives > 0)
+        level, level_valid = consensus.consensus_level(
+            alternatives_by_run.sum(unit_sum * unit_sum), n_agents, params.single_agent_consensus
         )
+        self.consensus_level = (level, level_valid & self.with_beliefs)
+        combined = evidential.combine(
+            params.er,
+            rows=by_alternative,
+            runs_of_alternatives=alternatives_by_run,
+            w=agent.w[row_agent],
+            mass=rows.mass,
+            total=agent.mass_total[row_agent],
+            believers=believers_by_run,
+            agent_w=agent.w[believer],
+            agent_total=agent.mass_total[believer],
+        )
+        self.er_unassigned = (combined.unassigned, self.with_beliefs)
+        self.alternative_keys = by_alternative.keys
+        self.er_belief = combined.belief
+
+
+def _agents_out(beliefs: _Beliefs, params: DecisionParams) -> tuple[pl.DataFrame, Nullable]:
+    """The ``agents`` output frame, and each agent's contribution."""
+    agent: AgentFrame = beliefs.agent
+    outcomes = beliefs.n_alternatives[agent.run] if params.entropy_support == "run" else agent.own_alternatives
+    entropy, entropy_valid = contribution.normalized_entropy(
+        agent.mass_total, agent.m_log_m, outcomes, renormalise=params.entropy_renormalise
     )
-
-
-def _agent_run_aggregates(agents_out: pl.LazyFrame) -> pl.LazyFrame:
-    """Per run, one pass over its agents: confidence statistics, contribution balance, agreement."""
-    per_run = agents_out.group_by("run_id").agg(
-        num_agents=pl.len(), **confidence.run_terms(), **contribution.run_terms(), **consensus.run_choice_terms()
+    entropy_valid &= agent.has_beliefs
+    share = (agent.confidence + entropy) / 2.0
+    share_valid = agent.confidence_valid & entropy_valid
+    frame = pl.DataFrame(
+        [
+            pl.Series("run_id", agent.run),
+            pl.Series("agent_id", agent.agent_id),
+            to_series("contribution", share, share_valid),
+            to_series("normalized_entropy", entropy, entropy_valid),
+            to_series("confidence", agent.confidence, agent.confidence_valid),
+            to_series("top_choice", agent.top_choice, agent.has_beliefs),
+        ]
     )
-    return (
-        per_run.join(consensus.top_preference(agents_out), on="run_id", how="left")
-        .with_columns(gini_coefficient=contribution.gini())
-        .with_columns(**contribution.run_metrics(), agreement_percentage=consensus.agreement())
-        .drop("contributions")
+    return frame, (share, share_valid)
+
+
+def _agent_run_terms(beliefs: _Beliefs, share: Nullable, runs: int) -> dict[str, Nullable]:
+    """Per run, over its agents: counts, confidence statistics, balance, agreement and diversity."""
+    agent = beliefs.agent
+    by_run = Groups.sorted_runs(agent.run, runs)
+    num_agents = by_run.count()
+    terms = confidence.run_terms(by_run, agent.confidence, agent.confidence_valid)
+    gini, gini_valid = contribution.balance(agent.run, share[0], share[1], runs)
+    top = consensus.top_preference(agent.run, agent.top_choice, agent.has_beliefs, runs)
+    chose = top["n_tops"] > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        agreement = top["top_votes"] / top["n_tops"]
+        diversity = top["unique_preferences"] / num_agents
+    everywhere = np.ones(runs, dtype=bool)
+    return terms | {
+        "num_agents": (num_agents, everywhere),
+        "gini_coefficient": (gini, gini_valid),
+        "balance_score": (1.0 - gini, gini_valid),
+        "top_preference": (top["top_preference"], chose),
+        "agreement_percentage": (agreement, chose),
+        "diversity_score": (diversity, chose),
+        "unique_preferences": (top["unique_preferences"], everywhere),
+    }
+
+
+def _alternatives_out(tables: Tables, beliefs: _Beliefs, params: DecisionParams, codes: KeyCodes) -> pl.DataFrame:
+    """Per alternative scored or believed in: criteria metrics, ER belief, MCDA score and the ranks."""
+    scores = sorted_table(
+        "scores", tables["scores"], ["score"], _ALTERNATIVE | {"criterion": "criterion"}, codes.labels_of
     )
-
-
-def _alternatives_out(
-    tables: Tables, belief_alternatives: pl.LazyFrame, params: DecisionParams, codes: KeyCodes
-) -> pl.DataFrame:
-    per_criteria = alternative_criteria(tables["scores"], tables["criteria"], weighted=params.dqs_weighted)
+    criteria = sorted_table(
+        "criteria",
+        tables["criteria"],
+        [
+            "weight",
+            (pl.col("kind") == "cost").fill_null(False).alias("cost"),
+            (pl.col("scale") == "raw").fill_null(False).alias("raw"),
+        ],
+        {"run_id": "run_id", "criterion": "criterion"},
+        codes.labels_of,
+    )
+    per_criteria = alternative_criteria(scores, criteria, weighted=params.dqs_weighted)
+    scored = pack(per_criteria["run_id"].to_numpy(), per_criteria["alternative"].to_numpy())
+    keys = union(scored, beliefs.alternative_keys)
+    columns = [pl.Series("run_id", run_of(keys)), pl.Series("alternative", label_of(keys))]
+    scored_at, believed_at = np.searchsorted(keys, scored), np.searchsorted(keys, beliefs.alternative_keys)
+    for name in per_criteria.columns[2:]:
+        values, valid = nullable(per_criteria[name])
+        columns.append(to_series(name, *_placed(scored_at, len(keys), values, valid)))
+    columns.append(to_series("er_belief", *_placed(believed_at, len(keys), beliefs.er_belief)))
+    frame = pl.DataFrame(columns)
+    check_alternative_inputs(frame.lazy(), labels=codes.labels_of(_ALTERNATIVE))
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
-
-    # Sorted by (run, alternative) so that ordinal ranks break ties by alternative id; each
-    # run's rows are consecutive then. Joined and sorted on the packed key (one integer column).
-    def keyed(frame: pl.LazyFrame) -> pl.LazyFrame:
-        return frame.with_columns(_key=pack(*_RA)).drop(_RA)
-
-    frame = (
-        keyed(per_criteria)
-        .join(keyed(belief_alternatives), on="_key", how="full", coalesce=True)
-        .sort("_key")
-        .with_columns(run_id=run_of("_key").set_sorted(), alternative=label_of("_key"), mcda_score=pl.col(mcda))
-        .drop("_key")
-        .collect()
-    )
-    check_alternative_inputs(frame.lazy(), labels=codes.labels_of({"run_id": "run_id", "alternative": "alternative"}))
-    frame = frame.drop(CHECK_COLUMNS)
+    frame = frame.drop(CHECK_COLUMNS).with_columns(pl.col("run_id").set_sorted(), mcda_score=pl.col(mcda))
     ranked = {"topsis_rank": "topsis_closeness", "er_rank": "er_belief", "mcda_rank": "mcda_score"}
     return with_descending_ranks(frame, ranked, group="run_id")
 
 
+def _chosen(tables: Tables, alternatives: pl.DataFrame, recommended: Nullable, codes: KeyCodes) -> dict[str, Nullable]:
+    """Per run, the recommended alternative's criteria satisfaction and logged MCDA and final scores."""
+    runs = codes.runs.height
+    wanted = pack(np.arange(runs, dtype=np.uint32), recommended[0])
+    keys = pack(alternatives["run_id"].to_numpy(), alternatives["alternative"].to_numpy())
+    at, found = locate(keys, wanted, recommended[1])
+    satisfaction, valid = nullable(alternatives["criteria_satisfaction"])
+    out = {"criteria_satisfaction": (take(satisfaction, at, found), take(valid, at, found))}
+    logged = sorted_table("alt_scores", tables["alt_scores"], ["mcda", "final"], _ALTERNATIVE, codes.labels_of)
+    keys = pack(logged["run_id"].to_numpy(), logged["alternative"].to_numpy())
+    at, found = locate(keys, wanted, recommended[1])
+    for name in ("mcda", "final"):
+        values, valid = nullable(logged[name].cast(pl.Float64))
+        out[name] = (take(values, at, found), take(valid, at, found))
+    return out
+
+
 def _runs_out(
     tables: Tables,
+    beliefs: _Beliefs,
+    agent_terms: dict[str, Nullable],
     alternatives: pl.DataFrame,
-    belief_runs: pl.LazyFrame,
-    agents_out: pl.DataFrame,
     params: DecisionParams,
-) -> pl.LazyFrame:
+    codes: KeyCodes,
+) -> pl.DataFrame:
+    runs = sorted_table("runs", tables["runs"], ["recommended", "correct", *_USAGE], _RUN, codes.labels_of)
+    check_values("runs", runs.lazy(), _USAGE, labels=codes.labels_of(_RUN))
+    if runs.height != codes.runs.height:
+        msg = f"the decision family met {runs.height} runs where the code book holds {codes.runs.height}"
+        raise RuntimeError(msg)
+    recommended = nullable(runs["recommended"])
+    correct = nullable(runs["correct"])
+    reported = nullable(runs["confidence"].cast(pl.Float64))
+    quality_terms = quality.dqs(
+        _chosen(tables, alternatives, recommended, codes), recommended, correct, gt_boost=params.gt_boost
+    )
+    decision, decision_valid = confidence.decision_confidence(
+        params.consensus_weight,
+        num_agents=agent_terms["num_agents"][0],
+        consensus=beliefs.consensus_level,
+        average=agent_terms["average_confidence"],
+        reported=reported,
+        n_confidences=agent_terms["n_confidences"][0],
+        only=agent_terms["only_confidence"],
+    )
+    method, method_valid = quality_terms.pop("dqs_method")
+    names = pl.Series([name for name, _ in quality.CASCADE])
     usage = efficiency(
+        runs,
         baseline_iterations=params.baseline_iterations,
         baseline_api_calls=params.baseline_api_calls,
         baseline_seconds=params.baseline_seconds,
     )
-    base = tables["runs"].select("run_id", "confidence", "recommended", "correct", *usage)
-    per_run = (
-        quality.with_dqs(base, alternatives.lazy(), tables["alt_scores"], gt_boost=params.gt_boost)
-        .join(belief_runs, on="run_id", how="left")
-        .join(_agent_run_aggregates(agents_out.lazy()), on="run_id", how="left")
-        .with_columns(pl.col("num_agents").fill_null(0).cast(pl.Int64))
-    )
+    computed = {
+        **usage,
+        **quality_terms,
+        **{name: agent_terms[name] for name in _RUN_AGENT_COLUMNS},
+        "consensus_level": beliefs.consensus_level,
+        "er_unassigned": beliefs.er_unassigned,
+        "decision_confidence": (decision, decision_valid),
+        "uncertainty": (1.0 - decision, decision_valid),
+    }
     return (
-        per_run.with_columns(decision_confidence=confidence.decision_confidence(params.consensus_weight))
+        runs.select("run_id", *(pl.col(column).alias(name) for column, name in USAGE.items()))
+        .with_columns(to_series(name, values, valid) for name, (values, valid) in computed.items())
         .with_columns(
-            uncertainty=1.0 - pl.col("decision_confidence"),
-            unique_preferences=pl.col("unique_preferences").fill_null(0).cast(pl.Int64),
+            names.gather(to_series("dqs_method", method, method_valid)).alias("dqs_method"),
+            pl.col("num_agents", "unique_preferences").cast(pl.Int64),
+            pl.col("top_preference").cast(pl.UInt32),
         )
-        .sort("run_id")
     )
+
+
+#: The per-run agent terms that are output columns (the others feed decision_confidence).
+_RUN_AGENT_COLUMNS = [
+    "num_agents",
+    "average_confidence",
+    "confidence_variance",
+    "confidence_std",
+    "min_confidence",
+    "max_confidence",
+    "gini_coefficient",
+    "balance_score",
+    "top_preference",
+    "agreement_percentage",
+    "diversity_score",
+    "unique_preferences",
+]
 
 
 def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str, pl.LazyFrame | pl.DataFrame]:
@@ -152,19 +270,24 @@ def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str
     ``tables``: ``runs, agents, beliefs, criteria, scores, alt_scores`` keyed by codes, an absent
     one as an empty frame (it leaves its metrics null, with no special case).
     """
-    usage = ["confidence", "iterations", "api_calls", "seconds", "tokens", "cost_usd"]
-    check_values("runs", tables["runs"].select("run_id", *usage), usage, labels=codes.labels_of({"run_id": "run_id"}))
-    # Read by two queries (three with ``pairwise``): materialised once.
-    beliefs = tables["beliefs"].select(*AGENT_KEY, "alternative", "mass").collect().lazy()
-    agent_frame = _agent_frame(beliefs, tables["agents"], codes)
-    belief_runs, belief_alternatives = _belief_runs_and_alternatives(beliefs, agent_frame, params)
-    agents_out = _agents_out(agent_frame, belief_runs, params).collect()
-    alternatives = _alternatives_out(tables, belief_alternatives, params, codes)
-    out: dict[str, pl.LazyFrame | pl.DataFrame] = {
-        "runs": _runs_out(tables, alternatives, belief_runs, agents_out, params),
-        "agents": agents_out,
-        "alternatives": alternatives,
-    }
+    # NaN and infinite inputs are reported by the checks, with the keys that hold them; the
+    # formulas' own 0/0 cases give what Polars gives (NaN, inf), as the oracle does.
+    with np.errstate(all="ignore"):
+        beliefs = _Beliefs(tables, params, codes)
+        agents_out, share = _agents_out(beliefs, params)
+        agent_terms = _agent_run_terms(beliefs, share, codes.runs.height)
+        alternatives = _alternatives_out(tables, beliefs, params, codes)
+        runs = _runs_out(tables, beliefs, agent_terms, alternatives, params, codes)
+    out: dict[str, pl.LazyFrame | pl.DataFrame] = {"runs": runs, "agents": agents_out, "alternatives": alternatives}
     if params.pairwise:
-        out["pairwise"] = consensus.pairwise_similarities(beliefs, agent_frame.lazy())
+        agent = beliefs.agent
+        agent_frame = pl.DataFrame(
+            {
+                "run_id": agent.run,
+                "agent_id": agent.agent_id,
+                "has_beliefs": agent.has_beliefs,
+                "mass_sumsq": agent.mass_sumsq,
+            }
+        )
+        out["pairwise"] = consensus.pairwise_similarities(beliefs.table.lazy(), agent_frame.lazy())
     return out

@@ -1,0 +1,52 @@
+"""Polars columns as numpy arrays with a validity mask, and back.
+
+The decision suite reduces numpy arrays over sorted segments (:mod:`mas_eval.metrics.segments`).
+A null is carried as a mask beside the values, never as NaN: NaN is a value that the input
+checks reject, and a null is a missing value that the formulas skip.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+__all__ = ["locate", "nullable", "take", "to_series"]
+
+
+def nullable(series: pl.Series, fill: float | int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, valid)``: the values with ``fill`` at nulls, and where they are not null."""
+    valid = series.is_not_null().to_numpy()
+    if series.has_nulls():
+        series = series.fill_null(False if series.dtype == pl.Boolean else fill)
+    return series.to_numpy(), valid
+
+
+def to_series(
+    name: str, values: np.ndarray, valid: np.ndarray | None = None, dtype: pl.DataType | None = None
+) -> pl.Series:
+    """A Polars column from ``values``, null where ``valid`` is false."""
+    if valid is None or bool(valid.all()):
+        out = pl.Series(name, values)
+    else:
+        out = pl.Series(name, pa.array(values, mask=~valid))
+    return out if dtype is None else out.cast(dtype)
+
+
+def take(values: np.ndarray, at: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """``values[at]`` where ``valid``, 0 elsewhere (``at`` may be out of range where not valid)."""
+    if len(values) == 0:
+        return np.zeros(len(at), dtype=values.dtype)
+    return np.where(valid, values[np.clip(at, 0, len(values) - 1)], 0).astype(values.dtype)
+
+
+def locate(
+    keys: np.ndarray, wanted: np.ndarray, wanted_valid: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where each ``wanted`` key sits in the sorted distinct ``keys``, and whether it is there
+    (a left join on sorted keys; ``wanted_valid`` false: not looked up)."""
+    if len(keys) == 0:
+        return np.zeros(len(wanted), dtype=np.intp), np.zeros(len(wanted), dtype=bool)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    found = keys[at] == wanted
+    return at, found if wanted_valid is None else found & wanted_valid
