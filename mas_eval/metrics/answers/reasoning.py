@@ -175,8 +175,11 @@ def reasoning_columns(weights: Mapping[str, float], factual_formula: FactualForm
     """``reasoning_quality`` and its components from ``token_f1``, ``hits_<kind>``, ``facts_expected``
     and ``facts_found`` (:func:`with_marker_counts`); factual consistency by ``factual_formula``."""
     hits = {kind: pl.col(f"hits_{kind}") for kind in MARKER_KINDS}
-    structure = pl.min_horizontal(1.0, hits["structure"] / MARKER_SATURATION)
-    evidence = pl.min_horizontal(1.0, hits["evidence"] / MARKER_SATURATION)
+    # Times the reciprocal, not divided by the constant: Polars divides a column of one row but
+    # multiplies a longer one by the reciprocal, and a run's bits must not depend on its shard.
+    per_marker = 1.0 / MARKER_SATURATION
+    structure = pl.min_horizontal(1.0, hits["structure"] * per_marker)
+    evidence = pl.min_horizontal(1.0, hits["evidence"] * per_marker)
     fallacy = pl.min_horizontal(FALLACY_CAP, FALLACY_STEP * hits["fallacy"])
     expected = pl.col("facts_expected")
     if factual_formula == "half_capped":

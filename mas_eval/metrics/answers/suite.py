@@ -61,6 +61,7 @@ from mas_eval.metrics.answers.vocabulary import (
 )
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.diagnosis.tables import user_table
+from mas_eval.metrics.ordered import ordered_aggregates
 from mas_eval.schema import RUN_KEY
 
 __all__ = ["TEXT_COLUMNS", "answer_scores", "compute", "scoring_options"]
@@ -348,14 +349,12 @@ def compute(tables: Mapping[str, pl.LazyFrame], params: AnswersParams, codes: Ke
     items = answer_scores(
         tables["answers"].select(RUN_KEY, "item_id", "task", *TEXT_COLUMNS), **scoring_options(params)
     ).sort(RUN_KEY, "item_id")
-    means = (
-        items.lazy()
-        .group_by(RUN_KEY)
-        .agg(
-            pl.col("clinical_accuracy").mean(),
-            pl.col("reasoning_quality").mean(),
-            num_items=pl.len().cast(pl.UInt32),
-        )
+    # Items come sorted by (run, item): each run's mean adds its items in item order.
+    means = ordered_aggregates(
+        items.lazy(),
+        RUN_KEY,
+        means={name: pl.col(name) for name in ("clinical_accuracy", "reasoning_quality")},
+        other={"num_items": pl.len().cast(pl.UInt32)},
     )
     runs = tables["runs"].select(RUN_KEY).join(means, on=RUN_KEY, how="left").sort(RUN_KEY)
     return {"runs": runs, "items": items.lazy()}

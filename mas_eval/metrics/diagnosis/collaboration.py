@@ -17,6 +17,8 @@ from typing import Literal
 
 import polars as pl
 
+from mas_eval.metrics.ordered import ordered_aggregates
+
 __all__ = [
     "ACTION_KEYWORDS",
     "HIGH_VALUE_KEYWORDS",
@@ -266,11 +268,8 @@ def credibility(rounds: pl.LazyFrame) -> pl.LazyFrame:
     ``rounds`` is :func:`round_credibility`'s output; returns ``run_id, agent_id, insight,
     synthesis, action, valence, credibility``, sorted by run and agent.
     """
-    return (
-        rounds.group_by("run_id", "agent_id")
-        .agg(
-            pl.col("insight", "synthesis", "action", "valence").mean(),
-            credibility=pl.col("score").mean(),
-        )
-        .sort("run_id", "agent_id")
-    )
+    # Rounds come sorted by (run, agent, round): each mean adds its terms in round order.
+    components = {name: pl.col(name) for name in ("insight", "synthesis", "action", "valence")}
+    return ordered_aggregates(
+        rounds, ["run_id", "agent_id"], means={**components, "credibility": pl.col("score")}
+    ).sort("run_id", "agent_id")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from mas_eval.errors import InvalidParameterError
+from mas_eval.metrics.ordered import ordered_aggregates
 
 __all__ = ["credibility_vote"]
 
@@ -63,15 +64,21 @@ def credibility_vote(
         raise InvalidParameterError(msg)
     has_mentions = "mentions" in votes.collect_schema().names()
     length = (pl.col("mentions").fill_null(1).sum() if has_mentions else pl.len()).over("run_id", "agent_id")
-    points = (
+    contributions = (
         votes.with_columns(length=length)
         .join(credibility.select("run_id", "agent_id", "credibility"), on=["run_id", "agent_id"], how="left")
         .with_columns(
             contribution=(pl.col("length") - pl.col("rank") + 1)
             * pl.col("credibility").fill_null(DEFAULT_CREDIBILITY).cast(pl.Float64)
         )
-        .group_by("run_id", "diagnosis")
-        .agg(points=pl.col("contribution").sum())
+    )
+    # Sorted first, so that each diagnosis's points add the same terms in the same order every time.
+    points = (
+        ordered_aggregates(
+            contributions.sort("run_id", "diagnosis", "agent_id", "rank", "contribution"),
+            ["run_id", "diagnosis"],
+            sums={"points": pl.col("contribution")},
+        )
         .filter(pl.col("points") > 0)
         .sort("run_id", pl.col("points"), "diagnosis", descending=[False, True, False])
         .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("run_id"))
