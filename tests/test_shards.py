@@ -147,13 +147,13 @@ def test_scoring_sharded_equals_unsharded(folders: tuple[Path, Path]) -> None:
     expected = mas_eval.score(plain)
     got = mas_eval.score(sharded)
     assert got.names == expected.names
-    # Float sums may differ in the last bits between calls (score()'s Notes), hence the tolerance.
+    # Bit for bit (score()'s Notes).
     for name, frame in expected.items():
-        assert_frame_equal(got[name], frame, rel_tol=1e-12, abs_tol=1e-12)
+        assert_frame_equal(got[name], frame, check_exact=True)
     # Shard by shard, concatenated: the same rows (what streaming scoring will rely on).
     per_shard = [mas_eval.score(sharded.shard(i)) for i in range(SHARDS)]
     runs = pl.concat([s.runs for s in per_shard], how="diagonal_relaxed").sort("run_id")
-    assert_frame_equal(runs.select(expected.runs.columns), expected.runs, rel_tol=1e-12, abs_tol=1e-12)
+    assert_frame_equal(runs.select(expected.runs.columns), expected.runs, check_exact=True)
 
 
 def test_validate_and_summary_work_on_a_sharded_dataset(
