@@ -20,7 +20,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -43,6 +43,11 @@ Engine = Literal["processes", "dask"]
 ENGINES: tuple[str, ...] = get_args(Engine)
 
 
+#: Parquet compression of the shards' output files. LZ4 writes a shard's three decision tables
+#: (62,500 runs) in 146 ms against zstd's 283 ms, for files 25% larger (26.5 MB against 21.2 MB).
+COMPRESSION = "lz4"
+
+
 def shard_file(root: Path, table: str, index: int) -> Path:
     """Where shard ``index`` of output ``table`` lives in a sharded Scores folder."""
     return root / table / f"{SHARD_COLUMN}={index}" / PART
@@ -59,7 +64,7 @@ def _score_one(
     for name, frame in scores.tables.items():
         file = shard_file(staging, name, index)
         file.parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(file)
+        frame.write_parquet(file, compression=COMPRESSION)
     return {
         "index": index,
         "tables": scores.names,
@@ -281,7 +286,7 @@ def score_shards(
                 }
                 try:
                     while pending:
-                        done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
                         for future in done:
                             results.append(future.result())  # a shard's error is raised here, as it was raised
                             if progress is not None:
