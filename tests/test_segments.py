@@ -1,0 +1,74 @@
+"""Segment reductions (``mas_eval.metrics.segments``): each group's sum adds its rows in row order.
+
+The grouping takes one of three paths (keys already sorted, direct addressing of (run, label)
+slots, a sort); all must give the same groups, and sums equal to a plain loop, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mas_eval.metrics import segments
+from mas_eval.metrics.decision import contribution
+from mas_eval.metrics.segments import Groups, pack
+from tests.oracles.decision import gini
+
+rows = st.lists(
+    st.tuples(st.integers(0, 5), st.integers(0, 6), st.floats(-1e3, 1e3, allow_nan=False)), min_size=1, max_size=60
+)
+
+
+def _by_loop(pairs: list[tuple[int, int, float]]) -> dict[tuple[int, int], list[float]]:
+    groups: dict[tuple[int, int], list[float]] = {}
+    for run, label, value in pairs:
+        groups.setdefault((run, label), []).append(value)
+    return groups
+
+
+@pytest.mark.parametrize("path", ["as given", "sorted", "by sort"])
+@settings(max_examples=60, deadline=None)
+@given(pairs=rows)
+def test_groups_reduce_in_row_order_on_every_path(pairs: list[tuple[int, int, float]], path: str) -> None:
+    if path == "sorted":
+        pairs = sorted(pairs, key=lambda p: (p[0], p[1]))
+    run = np.array([p[0] for p in pairs], dtype=np.uint32)
+    label = np.array([p[1] for p in pairs], dtype=np.uint32)
+    values = np.array([p[2] for p in pairs])
+    with pytest.MonkeyPatch.context() as patch:
+        if path == "by sort":
+            patch.setattr(segments, "DENSE_SLOTS_PER_ROW", 0)
+        groups = Groups.of(pack(run, label))
+    expected = _by_loop(pairs)
+    assert [(int(k) >> 32, int(k) & 0xFFFFFFFF) for k in groups.keys] == sorted(expected)
+    sums = groups.sum(values)
+    for position, key in enumerate(sorted(expected)):
+        total = 0.0
+        for value in expected[key]:
+            total += value  # one by one, in row order: the same bits
+        assert sums[position] == total
+    assert groups.count().tolist() == [len(expected[k]) for k in sorted(expected)]
+    assert groups.min(values).tolist() == [min(expected[k]) for k in sorted(expected)]
+    assert groups.max(values).tolist() == [max(expected[k]) for k in sorted(expected)]
+    first = groups.first_row(values > 0)
+    for position, key in enumerate(sorted(expected)):
+        hits = [i for i, p in enumerate(pairs) if (p[0], p[1]) == key and p[2] > 0]
+        assert first[position] == (hits[0] if hits else -1)
+
+
+@pytest.mark.parametrize("pairwise", [True, False])
+@settings(max_examples=60, deadline=None)
+@given(runs=st.lists(st.lists(st.floats(0, 1), min_size=1, max_size=20), min_size=1, max_size=5))
+def test_balance_pairwise_and_sorted_forms_give_the_seed_gini(runs: list[list[float]], pairwise: bool) -> None:
+    run = np.repeat(np.arange(len(runs), dtype=np.uint32), [len(r) for r in runs])
+    values = np.array([v for r in runs for v in r])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(contribution, "PAIRWISE_GROUP_SIZE", 1000 if pairwise else 0)
+        got, valid = contribution.balance(run, values, np.ones(len(values), dtype=bool), len(runs))
+    assert valid.all()
+    for g, r in zip(got, runs, strict=True):
+        assert math.isclose(g, gini(r), rel_tol=1e-9, abs_tol=1e-12)
