@@ -25,10 +25,17 @@ from mas_eval.metrics.arrays import take
 from mas_eval.metrics.segments import Groups, label_of, pack, run_of
 from mas_eval.schema import AGENT_KEY
 
-__all__ = ["PAIR_KEY", "consensus_level", "pairwise_similarities", "top_preference"]
+__all__ = ["PAIR_KEY", "consensus_level", "pairwise_similarities", "top_preference", "unit_square"]
 
 PAIR_KEY = ["run_id", "agent_a", "agent_b"]
 _RA = ["run_id", "alternative"]
+
+
+def unit_square(by_alternative: Groups, alternatives_by_run: Groups, mass: np.ndarray, norm: np.ndarray) -> np.ndarray:
+    """Per run, ``‖Σ_i u_i‖²``: each belief row's ``m / ‖m_i‖`` summed per (run, alternative)
+    (``by_alternative``; ``norm`` per row), then the squares of those sums per run."""
+    unit_sum = by_alternative.sum(mass / norm)
+    return alternatives_by_run.sum(unit_sum * unit_sum)
 
 
 def consensus_level(

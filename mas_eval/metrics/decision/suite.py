@@ -70,13 +70,11 @@ class _Beliefs:
         by_alternative = alternative_groups(rows)
         alternatives_by_run = Groups.sorted_runs(run_of(by_alternative.keys), runs)
         believers_by_run = Groups.sorted_runs(agent.run[believer], runs)
-        unit_sum = by_alternative.sum(rows.mass / norm[row_agent])
         n_agents = believers_by_run.count()
         self.n_alternatives = alternatives_by_run.count()
         self.with_beliefs = (n_agents > 0) & (self.n_alternatives > 0)
-        level, level_valid = consensus.consensus_level(
-            alternatives_by_run.sum(unit_sum * unit_sum), n_agents, params.single_agent_consensus
-        )
+        square = consensus.unit_square(by_alternative, alternatives_by_run, rows.mass, norm[row_agent])
+        level, level_valid = consensus.consensus_level(square, n_agents, params.single_agent_consensus)
         self.consensus_level = (level, level_valid & self.with_beliefs)
         combined = evidential.combine(
             params.er,
