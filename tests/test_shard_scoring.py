@@ -145,7 +145,12 @@ def test_a_dask_local_cluster_scores_the_shards_identically(sharded: Path, whole
             Dataset.open(sharded), tmp_path / "given", engine="dask", client=client, progress=lambda *t: ticks.append(t)
         )
         assert len(client.scheduler_info()["workers"]) == 2
+        # A cluster started apart from mas_eval, reached by its scheduler's address, as a lab's would be.
+        code = run_cli("score", sharded, "--out", tmp_path / "addressed", "--engine", "dask",
+                       "--scheduler", cluster.scheduler_address)  # fmt: skip
+        assert code == 0
     assert_same_scores(Scores.open(given), whole)
+    assert_same_scores(Scores.open(tmp_path / "addressed"), whole)
     assert sorted(ticks) == [(k, 5) for k in range(1, 6)]
 
 
