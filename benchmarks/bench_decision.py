@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -34,14 +33,11 @@ sys.path.insert(0, str(ROOT))
 import polars as pl  # noqa: E402
 
 import mas_eval  # noqa: E402
+from benchmarks.machine import peak_rss_gb  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "decision.json"
 SHAPE = {"agents": (5, 5), "alternatives": (4, 4), "criteria": (3, 3)}
-
-
-def _peak_rss_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # Linux: KiB
 
 
 def score_in_this_process(folder: str) -> dict:
@@ -49,7 +45,7 @@ def score_in_this_process(folder: str) -> dict:
     start = time.perf_counter()
     scores = mas_eval.score(ds)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "peak_rss_gb": _peak_rss_gb(), "runs": scores.runs.height}
+    return {"seconds": seconds, "peak_rss_gb": peak_rss_gb(), "runs": scores.runs.height}
 
 
 def _score_in_fresh_process(folder: Path) -> dict:
