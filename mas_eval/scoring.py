@@ -300,6 +300,28 @@ def _merged(table: str, frames: list[pl.LazyFrame | pl.DataFrame]) -> pl.LazyFra
     return merged.sort(key) if len(frames) > 1 else merged
 
 
+def _by_shard(
+    ds: Dataset, preset: str, progress: Callable[[str], object] | None, overrides: dict[str, Any]
+) -> Scores:
+    """A sharded Dataset scored in memory one shard at a time, its tables concatenated in run order.
+
+    The tables of scoring it whole, bit for bit (a run's rows are all in one shard, and its sums
+    add only its own rows), for the memory of one shard's inputs: scored whole, the shards'
+    rows would first be gathered and sorted by run.
+    """
+    parts = [score(ds.shard(index), preset, progress=progress, **overrides) for index in range(ds.shards)]
+    first = parts[0]
+    names = list(dict.fromkeys(name for part in parts for name in part.names))
+    tables = {}
+    for name in names:
+        # Taken out of the parts as they are joined (without a copy), so that a table is held
+        # twice at most. Each shard's table is sorted by its key: a stable sort by run orders them.
+        frames = [part.tables.pop(name) for part in parts if name in part.tables]
+        tables[name] = pl.concat(frames, rechunk=False).sort(RUN_KEY, maintain_order=True)
+        del frames
+    return Scores(tables=tables, preset=first.preset, params=first.params, ran=first.ran, skipped=first.skipped)
+
+
 def _plan(ds: Dataset) -> tuple[list[Family], dict[str, str]]:
     """The families whose needed tables ``ds`` has, and why each other one is skipped."""
     ran, skipped = [], {}
@@ -446,6 +468,8 @@ def score(
         msg = "score: workers, engine, client and scheduler need out=PATH: shards' tables are written as they finish"
         raise InvalidParameterError(msg)
     params = resolve_params(preset, overrides)
+    if ds.shards > 1:
+        return _by_shard(ds, preset, progress, overrides)
     step = progress if progress is not None else (lambda _name: None)
     ran, skipped = _plan(ds)
     read = list(dict.fromkeys(name for family in ran for name in family.tables()))
