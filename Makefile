@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py 100000 300000 1000000
 	$(BIN)/python benchmarks/bench_ddx.py
 	$(BIN)/python benchmarks/bench_items.py
+	$(BIN)/python benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/readme_table.py
 
 # Regenerates the bundled sample (fixed seeds); the result is committed.

@@ -81,6 +81,27 @@ def _rows() -> list[str]:
                     f"| compare, {label} ({shape}) | {p['runs']:,} | {c[f'{key}_seconds']:.2f} s | "
                     f"{c[f'{key}_rows']:,} rows out | {rss:.2f} GB | `benchmarks/bench_compare.py` |"
                 )
+    scale = RESULTS / "scale.json"
+    if scale.is_file():
+        for r in json.loads(scale.read_text())["results"]:
+            shards = f"{r['shards']:,} shards"
+            modes = [
+                ("plain read of the same tables", "plain_read"),
+                ("score, decision suite, sharded, 1 process, written", "score_1_process"),
+                ("score, decision suite, sharded, 2 workers, written", "score_2_workers"),
+                ("score, decision suite, sharded, in memory", "score_in_memory"),
+            ]
+            for label, key in modes:
+                m = r.get(key)
+                if m is None:
+                    continue
+                each = m.get("seconds_each") or []
+                spread = f" (median of {', '.join(f'{x:.1f}' for x in each)})" if len(each) > 1 else ""
+                ratio = f", {m['times_plain_read']}x the read" if "times_plain_read" in m else ""
+                rows.append(
+                    f"| {label} ({shards}{ratio}) | {r['runs']:,} | {m['seconds']:.1f} s{spread} | "
+                    f"{m['runs_per_second']:,} runs/s | {m['peak_rss_gb']:.2f} GB | `benchmarks/bench_scale.py` |"
+                )
     return rows
 
 
