@@ -300,9 +300,7 @@ def _merged(table: str, frames: list[pl.LazyFrame | pl.DataFrame]) -> pl.LazyFra
     return merged.sort(key) if len(frames) > 1 else merged
 
 
-def _by_shard(
-    ds: Dataset, preset: str, progress: Callable[[str], object] | None, overrides: dict[str, Any]
-) -> Scores:
+def _by_shard(ds: Dataset, preset: str, progress: Callable[[str], object] | None, overrides: dict[str, Any]) -> Scores:
     """A sharded Dataset scored in memory one shard at a time, its tables concatenated in run order.
 
     The tables of scoring it whole, bit for bit (a run's rows are all in one shard, and its sums
