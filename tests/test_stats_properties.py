@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from mas_eval.stats import compare
+from mas_eval.stats.effects import d_confidence_interval
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -141,3 +142,15 @@ def test_bootstrap_ci_depends_on_the_seed_only_through_the_draws() -> None:
     assert a["ci_low"] != b["ci_low"]
     assert a["ci_low"] == pytest.approx(b["ci_low"], abs=0.2)
     assert a["p_value"] == b["p_value"]  # the test itself is not resampled
+
+
+def test_the_d_interval_at_one_degree_of_freedom_does_not_jump() -> None:
+    # Found by CI's Hypothesis run: 2 pairs (df = 1), t = 19.13. Boost's noncentral t CDF is NaN
+    # for nc in about [-12.5, -6]; filled by the normal approximation it crossed 0.975 there, and
+    # the lower limit of d was -8.59 for one t and 0.25 for the t one ulp away. Both must give
+    # (0.25, 30.4): F(19.13; 1, nc) = 0.975 at nc = 0.353 and 0.025 at nc = 42.9, by Boost where
+    # it is finite, divided by sqrt(2).
+    for t in (19.12903225806437, 19.129032258064733):
+        low, high = d_confidence_interval(t, 1.0, math.sqrt(2.0))
+        assert low[0] == pytest.approx(0.2496, abs=1e-3)
+        assert 30.0 < high[0] < 31.0

@@ -66,10 +66,14 @@ def effect_size_label(d: ArrayLike) -> NDArray[np.object_]:
 
 def _cdf_in_nc(nc: NDArray[np.float64], t: NDArray[np.float64], df: NDArray[np.float64]) -> NDArray[np.float64]:
     # F(t; df, nc) falls from 1 to 0 as nc grows. Boost's noncentral t returns NaN deep in a tail
-    # and for very large |t|; there the normal approximation of Abramowitz & Stegun 26.7.10,
-    # Phi((t (1 - 1/(4 df)) - nc) / sqrt(1 + t^2 / (2 df))), keeps the function continuous and monotone.
+    # and for very large |t|. There 1 - sf is tried first: at df = 1, t = 19.13 the CDF is NaN for
+    # nc in about [-12.5, -6] while 1 - sf gives 1, as it should; the normal approximation gave
+    # 0.95-0.976 there, a false root of F = 0.975, and d's upper limit jumped from -0.25 to 8.59
+    # when t moved by an ulp. Where both fail, the normal approximation of Abramowitz & Stegun
+    # 26.7.10, Phi((t (1 - 1/(4 df)) - nc) / sqrt(1 + t^2 / (2 df))), keeps the function continuous.
     with np.errstate(all="ignore"):
         value = stats.nct.cdf(t, df, nc)
+        value = np.where(np.isnan(value), 1.0 - stats.nct.sf(t, df, nc), value)
         approx = stats.norm.cdf((t * (1.0 - 1.0 / (4.0 * df)) - nc) / np.sqrt(1.0 + t * t / (2.0 * df)))
     return np.where(np.isnan(value), approx, value)
 
