@@ -39,13 +39,14 @@ def assert_identical(got: Scores, want: Scores) -> None:
 @pytest.mark.parametrize("name", ["sample", "mixed"])
 def test_two_scorings_are_bit_identical(datasets: dict[str, Path], name: str) -> None:
     ds = Dataset.open(datasets[name])
-    assert_identical(mas_eval.score(ds), mas_eval.score(ds))
+    assert_identical(mas_eval.score(ds, pairwise=True), mas_eval.score(ds, pairwise=True))
 
 
 @pytest.mark.parametrize("name", ["sample", "mixed"])
 def test_one_polars_thread_gives_the_same_bits(datasets: dict[str, Path], name: str, tmp_path: Path) -> None:
     # Polars sizes its thread pool when it is imported: hence a fresh process.
-    script = "import sys, mas_eval; mas_eval.score(mas_eval.Dataset.open(sys.argv[1])).write(sys.argv[2])"
+    scoring = "mas_eval.score(mas_eval.Dataset.open(sys.argv[1]), pairwise=True)"
+    script = f"import sys, mas_eval; {scoring}.write(sys.argv[2])"
     env = dict(os.environ, POLARS_MAX_THREADS="1")
     subprocess.run([sys.executable, "-c", script, str(datasets[name]), str(tmp_path / "one")], env=env, check=True)
-    assert_identical(Scores.open(tmp_path / "one"), mas_eval.score(Dataset.open(datasets[name])))
+    assert_identical(Scores.open(tmp_path / "one"), mas_eval.score(Dataset.open(datasets[name]), pairwise=True))

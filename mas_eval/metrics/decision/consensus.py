@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from mas_eval.metrics.arrays import take
+from mas_eval.metrics.ordered import ordered_aggregates
 from mas_eval.metrics.segments import Groups, label_of, pack, run_of
 from mas_eval.schema import AGENT_KEY
 
@@ -81,12 +82,14 @@ def pairwise_similarities(beliefs: pl.LazyFrame, agent_frame: pl.LazyFrame) -> p
     unit = beliefs.join(norms, on=AGENT_KEY, how="inner").select(
         "run_id", "agent_id", "alternative", u=pl.col("mass") / pl.col("norm")
     )
-    dots = (
+    # Sorted by alternative within each pair first: every dot product adds its terms in that order.
+    products = (
         unit.join(unit, on=_RA, how="inner", suffix="_b")
         .filter(pl.col("agent_id") < pl.col("agent_id_b"))
-        .group_by("run_id", "agent_id", "agent_id_b")
-        .agg(dot=(pl.col("u") * pl.col("u_b")).sum())
+        .select("run_id", "agent_id", "agent_id_b", "alternative", product=pl.col("u") * pl.col("u_b"))
+        .sort("run_id", "agent_id", "agent_id_b", "alternative")
     )
+    dots = ordered_aggregates(products, ["run_id", "agent_id", "agent_id_b"], sums={"dot": pl.col("product")})
     pairs = (
         norms.select(AGENT_KEY)
         .join(norms.select(AGENT_KEY), on="run_id", how="inner", suffix="_b")
