@@ -197,6 +197,8 @@ def _runs_out(
     params: DecisionParams,
     codes: KeyCodes,
 ) -> pl.DataFrame:
+    """The ``runs`` output: usage and efficiency, DQS, consensus, ER, the agents' per-run terms and
+    the decision's confidence, one row per run in run order."""
     runs = sorted_table("runs", tables["runs"], ["recommended", "correct", *_USAGE], _RUN, codes.labels_of)
     check_values("runs", runs.lazy(), _USAGE, labels=codes.labels_of(_RUN))
     if runs.height != codes.runs.height:
