@@ -195,12 +195,12 @@ def task_means(
             what = "is not a column" if name not in schema else f"is {schema[name]}, not numeric"
             msg = f"metric {name!r} of the items {what}; pass metrics=[...] naming numeric columns"
             raise InvalidParameterError(msg)
-    means = (
-        frame.group_by(pl.col(task).cast(pl.String))
-        .agg(pl.col(name).cast(pl.Float64).fill_nan(None).mean() for name in chosen)
-        .sort(task)
-        .collect()
-    )
+    from mas_eval.metrics.ordered import ordered_aggregates
+
+    # Each mean adds its task's items in the frame's order: two calls give the same bits.
+    values = {name: pl.col(name).cast(pl.Float64).fill_nan(None) for name in chosen}
+    by_task = frame.with_columns(pl.col(task).cast(pl.String))
+    means = ordered_aggregates(by_task, task, means=values).sort(task).collect()
     if means.height and means[task].null_count():
         msg = f"some items have no {task!r} (null); every item needs its task: fill the column or filter them out"
         raise DataError(msg)
