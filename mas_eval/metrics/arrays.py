@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-__all__ = ["locate", "nullable", "take", "to_series"]
+__all__ = ["locate", "nullable", "placed", "take", "to_series"]
 
 
 def nullable(series: pl.Series, fill: float | int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -50,3 +50,13 @@ def locate(
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     found = keys[at] == wanted
     return at, found if wanted_valid is None else found & wanted_valid
+
+
+def placed(
+    at: np.ndarray, size: int, values: np.ndarray, valid: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, valid)`` of ``size`` rows: ``values`` at positions ``at``, null (0) elsewhere."""
+    out, out_valid = np.zeros(size, dtype=values.dtype), np.zeros(size, dtype=bool)
+    out[at] = values
+    out_valid[at] = True if valid is None else valid
+    return out, out_valid

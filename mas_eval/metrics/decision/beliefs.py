@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from mas_eval.metrics.arrays import nullable, take, to_series
+from mas_eval.metrics.arrays import nullable, placed, take, to_series
 from mas_eval.metrics.segments import Groups, label_of, pack, run_of, union
 
 __all__ = ["AgentFrame", "BeliefRows", "agents_of", "alternative_groups"]
@@ -118,23 +118,15 @@ def agents_of(rows: BeliefRows, agents: pl.DataFrame, runs: int) -> AgentFrame:
     believer_at = np.searchsorted(key, groups.keys)
     listed_at = np.searchsorted(key, listed)
 
-    def per_agent(values: np.ndarray, fill: float = 0.0) -> np.ndarray:
-        out = np.full(len(key), fill, dtype=values.dtype)
-        out[believer_at] = values
-        return out
+    def per_agent(values: np.ndarray) -> np.ndarray:
+        return placed(believer_at, len(key), values)[0]
 
-    def listed_column(name: str) -> tuple[np.ndarray, np.ndarray]:
-        values, valid = nullable(agents[name].cast(pl.Float64))
-        full, full_valid = np.zeros(len(key)), np.zeros(len(key), dtype=bool)
-        full[listed_at], full_valid[listed_at] = values, valid
-        return full, full_valid
-
-    confidence, confidence_valid = listed_column("confidence")
-    weight, weight_valid = listed_column("weight")
-    has_beliefs = per_agent(np.ones(len(groups), dtype=bool), False)
+    confidence, confidence_valid = placed(listed_at, len(key), *nullable(agents["confidence"].cast(pl.Float64)))
+    weight, weight_valid = placed(listed_at, len(key), *nullable(agents["weight"].cast(pl.Float64)))
+    has_beliefs = per_agent(np.ones(len(groups), dtype=bool))
     positive = mass > 0
     mass_total = per_agent(groups.sum(mass))
-    frame = AgentFrame(
+    return AgentFrame(
         key=key,
         confidence=confidence,
         confidence_valid=confidence_valid,
@@ -147,24 +139,22 @@ def agents_of(rows: BeliefRows, agents: pl.DataFrame, runs: int) -> AgentFrame:
         m_log_m=per_agent(groups.sum(np.where(positive, mass * np.log(np.where(positive, mass, 1.0)), 0.0))),
         own_alternatives=per_agent(groups.count()),
         top_choice=per_agent(_top_choices(rows)),
-        w=np.zeros(len(key)),
+        w=_er_weights(run_of(key), has_beliefs, weight, weight_valid, runs),
         belief_agent=believer_at[groups.index],
     )
-    return _with_weights(frame, runs)
 
 
-def _with_weights(frame: AgentFrame, runs: int) -> AgentFrame:
-    believer = frame.has_beliefs
-    by_run = Groups.sorted_runs(frame.run, runs)
-    weight_total = by_run.sum(np.where(believer & frame.weight_valid, frame.weight, 0.0))
-    weight_missing = by_run.any(believer & ~frame.weight_valid)
+def _er_weights(
+    run: np.ndarray, believer: np.ndarray, weight: np.ndarray, weight_valid: np.ndarray, runs: int
+) -> np.ndarray:
+    """Each agent's ER weight ``w`` (0 for an agent without beliefs); ``run`` is per agent, sorted."""
+    by_run = Groups.sorted_runs(run, runs)
+    weight_total = by_run.sum(np.where(believer & weight_valid, weight, 0.0))
+    given = ~by_run.any(believer & ~weight_valid) & (weight_total > 0)
     believers = by_run.count(believer)
-    given = ~weight_missing & (weight_total > 0)
-    run = frame.run
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.where(given[run], frame.weight / weight_total[run], 1.0 / believers[run])
-    frame.w[:] = np.where(believer, w, 0.0)
-    return frame
+        w = np.where(given[run], weight / weight_total[run], 1.0 / believers[run])
+    return np.where(believer, w, 0.0)
 
 
 def alternative_groups(rows: BeliefRows) -> Groups:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from mas_eval.metrics.arrays import locate, nullable, take, to_series
+from mas_eval.metrics.arrays import locate, nullable, placed, take, to_series
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.decision import confidence, consensus, contribution, evidential, quality
 from mas_eval.metrics.decision.beliefs import AgentFrame, BeliefRows, agents_of, alternative_groups
@@ -40,14 +40,6 @@ _RUN = {"run_id": "run_id"}
 _AGENT = {"run_id": "run_id", "agent_id": "agent_id"}
 _ALTERNATIVE = {"run_id": "run_id", "alternative": "alternative"}
 _USAGE = ["confidence", "iterations", "api_calls", "seconds", "tokens", "cost_usd"]
-
-
-def _placed(at: np.ndarray, size: int, values: np.ndarray, valid: np.ndarray | None = None) -> Nullable:
-    """Values given at positions ``at`` of ``size`` rows; null elsewhere."""
-    out, out_valid = np.zeros(size, dtype=values.dtype), np.zeros(size, dtype=bool)
-    out[at] = values
-    out_valid[at] = True if valid is None else valid
-    return out, out_valid
 
 
 class _Beliefs:
@@ -162,8 +154,8 @@ def _alternatives_out(tables: Tables, beliefs: _Beliefs, params: DecisionParams,
     scored_at, believed_at = np.searchsorted(keys, scored), np.searchsorted(keys, beliefs.alternative_keys)
     for name in per_criteria.columns[2:]:
         values, valid = nullable(per_criteria[name])
-        columns.append(to_series(name, *_placed(scored_at, len(keys), values, valid)))
-    columns.append(to_series("er_belief", *_placed(believed_at, len(keys), beliefs.er_belief)))
+        columns.append(to_series(name, *placed(scored_at, len(keys), values, valid)))
+    columns.append(to_series("er_belief", *placed(believed_at, len(keys), beliefs.er_belief)))
     frame = pl.DataFrame(columns)
     check_alternative_inputs(frame.lazy(), labels=codes.labels_of(_ALTERNATIVE))
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
