@@ -180,15 +180,19 @@ def _table_files(root: Path, names: list[str], shards: int | None) -> list[Path]
 
 
 def _read_table(root: Path, name: str, shards: int | None) -> pl.DataFrame:
-    """Table ``name`` of a Scores folder; a sharded one's shards in run order, as :func:`score` sorts it.
-
-    Each shard file is sorted by the table's key and holds every row of its runs, so a stable
-    sort by ``run_id`` alone restores the order scoring the whole Dataset gives.
-    """
+    """Table ``name`` of a Scores folder; a sharded one's shards in run order, as :func:`score` sorts it."""
     if shards is None:
         return pl.read_parquet(root / f"{name}.parquet")
-    frame = pl.read_parquet(_table_files(root, [name], shards), hive_partitioning=False)
-    return frame.sort(RUN_KEY, maintain_order=True)
+    return _in_run_order(pl.read_parquet(_table_files(root, [name], shards), hive_partitioning=False))
+
+
+def _in_run_order(shards: pl.DataFrame) -> pl.DataFrame:
+    """A table's shards, one after another, in :func:`score`'s order.
+
+    Each shard's rows are sorted by the table's key and hold every row of their runs, so a
+    stable sort by ``run_id`` alone orders the whole by key.
+    """
+    return shards.sort(RUN_KEY, maintain_order=True)
 
 
 class _ItemsTable(pl.DataFrame):
@@ -313,9 +317,9 @@ def _by_shard(ds: Dataset, preset: str, progress: Callable[[str], object] | None
     tables = {}
     for name in names:
         # Taken out of the parts as they are joined (without a copy), so that a table is held
-        # twice at most. Each shard's table is sorted by its key: a stable sort by run orders them.
+        # twice at most.
         frames = [part.tables.pop(name) for part in parts if name in part.tables]
-        tables[name] = pl.concat(frames, rechunk=False).sort(RUN_KEY, maintain_order=True)
+        tables[name] = _in_run_order(pl.concat(frames, rechunk=False))
         del frames
     return Scores(tables=tables, preset=first.preset, params=first.params, ran=first.ran, skipped=first.skipped)
 
