@@ -17,6 +17,7 @@ are scored in ``K`` processes, each with ``POLARS_MAX_THREADS`` set to its share
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
@@ -93,6 +94,31 @@ def _thread_share(workers: int) -> Iterator[None]:
             os.environ.pop("POLARS_MAX_THREADS", None)
         else:
             os.environ["POLARS_MAX_THREADS"] = before
+
+
+#: glibc ``mallopt`` parameters and the values a worker sets (:func:`_keep_freed_memory`).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD = 32 * 2**20
+TRIM_THRESHOLD = 512 * 2**20
+
+
+def _keep_freed_memory() -> None:
+    """Have glibc's allocator keep freed memory in the process instead of returning it to the system.
+
+    A shard allocates and frees hundreds of megabytes of numpy arrays. By default glibc serves
+    the larger ones with fresh ``mmap`` pages and gives freed memory back at once, so the next
+    shard takes a page fault for every 4 KiB it touches. Scoring 8 shards of 62,500 runs in one
+    process: 350,000 minor page faults and 1.3-1.6 s of system time by default, 140,000 and
+    0.6-0.7 s with these settings, and 5.4-5.6 s of wall time against 6.3-6.4 s. Set only in
+    the worker processes :func:`score_shards` starts (their peak memory is a shard's), never in
+    the caller's. Without glibc (macOS, musl) it does nothing.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
 
 
 def check_workers(workers: object) -> int:
@@ -279,7 +305,8 @@ def score_shards(
                     progress(len(results), total)
         else:
             spawn = multiprocessing.get_context("spawn")
-            with _thread_share(workers), ProcessPoolExecutor(min(workers, total), mp_context=spawn) as pool:
+            pool_of = ProcessPoolExecutor(min(workers, total), mp_context=spawn, initializer=_keep_freed_memory)
+            with _thread_share(workers), pool_of as pool:
                 pending: set[Future[dict]] = {
                     pool.submit(_score_one, ds.source, None, index, staging, preset, overrides)
                     for index in range(total)
