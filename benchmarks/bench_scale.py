@@ -10,7 +10,8 @@ Each size is simulated in chunks of 1,000,000 runs of the benchmark shape of
 ``bench_decision.py`` (5 agents, 4 alternatives, 3 criteria per run). Chunk k has seed k and
 its run and case ids prefixed ``cK-``; every chunk is written with the same number of shards
 (one per 62,500 runs), and the chunks' files are concatenated shard by shard. The prefixes
-sort in chunk order, so each shard stays sorted by key, as ``Dataset.write`` leaves it.
+sort in chunk order, so each shard stays sorted by key, as ``Dataset.write`` leaves it; then
+the joined shards' key codes are stored (:mod:`mas_eval.stored_codes`), as ``Dataset.write`` does.
 
 Then, each in a fresh process so that its peak RSS is its own:
 
@@ -47,6 +48,7 @@ import mas_eval  # noqa: E402
 from benchmarks.machine import environment, peak_rss_gb, run_fresh  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
 from mas_eval.sharding import PART, SHARD_COLUMN  # noqa: E402
+from mas_eval.stored_codes import write_codes  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "scale.json"
 SHAPE = {"agents": (5, 5), "alternatives": (4, 4), "criteria": (3, 3)}
@@ -89,6 +91,11 @@ def simulate_sharded(runs: int, folder: Path, chunk_runs: int = CHUNK) -> dict:
             target = folder / name / f"{SHARD_COLUMN}={index}" / PART
             target.parent.mkdir(parents=True)
             pl.concat([pl.scan_parquet(f, hive_partitioning=False) for f in files]).sink_parquet(target)
+    # The chunks' stored codes number each chunk's runs from 0: the joined shards get their own.
+    manifest.pop("codes", None)
+    codes = write_codes(folder, manifest["tables"], shards)
+    if codes is not None:
+        manifest["codes"] = codes
     (folder / "_dataset.json").write_text(json.dumps(manifest, indent=2))
     shutil.rmtree(chunks)
     return {"shards": shards, "simulate_and_write_seconds": round(time.perf_counter() - start, 1)}

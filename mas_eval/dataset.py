@@ -34,6 +34,7 @@ from mas_eval.files import (
 from mas_eval.output import atomic_directory, read_manifest, same_path, write_manifest
 from mas_eval.schema import RUN_KEY, TABLES, Table, required_tables
 from mas_eval.sharding import ShardLayout, check_placement, check_shards, sharded, write_sharded_table
+from mas_eval.stored_codes import ShardCodes, write_codes
 from mas_eval.validation import check_types, validate_tables
 
 __all__ = ["MANIFEST", "Dataset"]
@@ -143,6 +144,11 @@ class Dataset:
         #: The files of each sharded table, by shard (empty for an unsharded Dataset).
         self._shard_files = {name: [list(p) for p in by_shard] for name, by_shard in (shard_files or {}).items()}
         self.source = source
+        #: ``_dataset.json``'s ``"codes"`` entry, for a Dataset opened from a sharded folder that has one.
+        self._codes_entry: Any = None
+        #: The stored integer codes of this shard's keys (:mod:`mas_eval.stored_codes`), for a
+        #: Dataset that :meth:`shard` gave; scoring reads them instead of encoding strings.
+        self.stored_codes: ShardCodes | None = None
         with self.reading():
             for name, frame in tables.items():
                 _check_columns(TABLES[name], frame.collect_schema().names())
@@ -223,7 +229,8 @@ class Dataset:
         root = Path(path)
         if not root.is_dir() or is_scores_folder(root):
             raise SchemaError(_not_a_dataset(root))
-        layout = ShardLayout.read(_manifest(root), root / MANIFEST)
+        manifest = _manifest(root)
+        layout = ShardLayout.read(manifest, root / MANIFEST)
         tables: dict[str, pl.LazyFrame] = {}
         files: dict[str, list[Path]] = {}
         shard_files: dict[str, list[list[Path]]] = {}
@@ -256,7 +263,10 @@ class Dataset:
                 tables[name] = pl.scan_parquet(entry / "**" / "*.parquet", hive_partitioning=True)
             else:
                 tables[name] = pl.scan_parquet(entry)
-        return cls(tables, source=root, files=files, shard_files=shard_files)
+        opened = cls(tables, source=root, files=files, shard_files=shard_files)
+        if layout is not None:
+            opened._codes_entry = manifest.get("codes")
+        return opened
 
     # -- access -------------------------------------------------------------------------------
 
@@ -332,7 +342,9 @@ class Dataset:
                 files[name] = self._files.get(name, [])
                 cases = runs.select(pl.col("case_id").cast(pl.String)).unique()
                 tables[name] = self.scan(name).join(cases, on="case_id", how="semi")
-        return Dataset(tables, source=self.source, files=files)
+        one = Dataset(tables, source=self.source, files=files)
+        one.stored_codes = ShardCodes.of(self.source, self._codes_entry, index, files)
+        return one
 
     @property
     def files(self) -> list[Path]:
@@ -471,7 +483,9 @@ class Dataset:
         ``_dataset.json`` records the layout: ``"shards": {"count": N, "hash":
         "fnv1a64-fmix64", "column": "run_id", "partition": "shard", "tables_whole":
         ["ground_truth"]}``. Each table is written in two passes (rows streamed to their
-        shard, then each shard sorted on its own), so memory is bounded by a shard.
+        shard, then each shard sorted on its own), so memory is bounded by a shard. Then the
+        integer codes of every shard's keys are stored under ``<path>/_codes``, for scoring to
+        read instead of the strings (:mod:`mas_eval.stored_codes`; ``_dataset.json``'s ``"codes"``).
         """
         count = check_shards(shards)
         target = Path(path)
@@ -504,6 +518,9 @@ class Dataset:
         manifest: dict[str, Any] = {"tables": self.table_names}
         if shards > 1:
             manifest["shards"] = ShardLayout(shards).manifest()
+            codes = write_codes(folder, self.table_names, shards)
+            if codes is not None:
+                manifest["codes"] = codes
         write_manifest(folder, MANIFEST, manifest)
 
 

@@ -19,6 +19,8 @@ __all__ = [
     "CRITERION_KINDS",
     "CRITERION_SCALES",
     "DDX_STANCES",
+    "LABEL_COLUMNS",
+    "LABEL_KINDS",
     "RUN_ID_COLUMNS",
     "RUN_KEY",
     "TABLES",
@@ -32,6 +34,22 @@ RUN_KEY = "run_id"
 AGENT_KEY = ["run_id", "agent_id"]
 #: The columns that identify a run: every output row is led by them, so results group without a join.
 RUN_ID_COLUMNS = ["run_id", "system", "case_id", "task", "variant"]
+
+#: Per table, its label columns (the key columns besides ``run_id``, and the columns naming an
+#: alternative) and the kind of label each holds. Labels of one kind share one code book when
+#: scoring encodes keys as integers (:mod:`mas_eval.metrics.codes`, :mod:`mas_eval.stored_codes`).
+LABEL_COLUMNS: dict[str, dict[str, str]] = {
+    "runs": {"recommended": "alternative", "correct": "alternative"},
+    "agents": {"agent_id": "agent_id"},
+    "beliefs": {"agent_id": "agent_id", "alternative": "alternative"},
+    "criteria": {"criterion": "criterion"},
+    "scores": {"alternative": "alternative", "criterion": "criterion"},
+    "alt_scores": {"alternative": "alternative"},
+    "ddx": {"agent_id": "agent_id"},
+    "messages": {"agent_id": "agent_id"},
+}
+#: The kinds of label, sorted.
+LABEL_KINDS: tuple[str, ...] = tuple(sorted({kind for columns in LABEL_COLUMNS.values() for kind in columns.values()}))
 
 CRITERION_KINDS = ("benefit", "cost")
 CRITERION_SCALES = ("satisfaction", "raw")

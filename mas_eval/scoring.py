@@ -27,6 +27,8 @@ from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.family import Family, families, resolve_params
 from mas_eval.output import atomic_directory, check_target, read_manifest, write_manifest
 from mas_eval.schema import RUN_ID_COLUMNS, RUN_KEY, TABLES
+from mas_eval.sharding import sharded
+from mas_eval.stored_codes import ShardCodes
 from mas_eval.validation import check_run_keys, check_unique_keys
 
 __all__ = ["MANIFEST", "RUN_ID_COLUMNS", "Scores", "score"]
@@ -226,14 +228,36 @@ def _scores_folder(path: str | Path) -> Path:
 def _encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, pl.LazyFrame]]:
     """Tables ``names`` keyed by integer codes (:mod:`mas_eval.metrics.codes`), encoded once.
 
-    An absent table is an empty one of the schema's columns: it flows through the families'
-    transforms and leaves their metrics null, with no special case.
+    A shard of a Dataset written with stored codes (:mod:`mas_eval.stored_codes`) reads them, when
+    they still describe its files; other tables are encoded from their strings. An absent table is
+    an empty one of the schema's columns: it flows through the families' transforms and leaves
+    their metrics null, with no special case.
     """
+    stored = ds.stored_codes
+    if stored is not None and all(stored.current(name) for name in names if name in ds and sharded(name)):
+        return _from_stored_codes(ds, names, stored)
     tables = {name: ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema) for name in names}
     codes = KeyCodes.of(tables, RUN_ID_COLUMNS)
     # Before encoding: the run code book must hold each run id once.
     check_run_keys(codes.runs[RUN_KEY])
     return codes, {name: codes.encode(name, frame) for name, frame in tables.items()}
+
+
+def _from_stored_codes(ds: Dataset, names: list[str], stored: ShardCodes) -> tuple[KeyCodes, dict[str, pl.LazyFrame]]:
+    """:func:`_encoded_tables` from a shard's stored codes: the same codes, without reading a key string.
+
+    The shard's ``runs`` file is sorted by ``run_id`` and its ids are distinct (codes are stored
+    only then), so its rows in file order are the run code book.
+    """
+    codes = KeyCodes(runs=ds["runs"].select(RUN_ID_COLUMNS).collect(), labels=stored.books())
+    tables = {}
+    for name in names:
+        if name in ds and sharded(name):
+            tables[name] = stored.coded(name, ds[name])
+        else:  # absent (empty), or keyed by case (ground truth): only its labels, if any, are coded
+            frame = ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema)
+            tables[name] = codes.encode(name, frame)
+    return codes, tables
 
 
 def _run_table(codes: KeyCodes, frames: dict[str, pl.LazyFrame | pl.DataFrame]) -> pl.DataFrame:

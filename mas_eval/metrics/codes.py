@@ -21,21 +21,9 @@ from functools import cached_property
 
 import polars as pl
 
-from mas_eval.schema import RUN_KEY
+from mas_eval.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_KEY
 
 __all__ = ["CODE", "LABEL_COLUMNS", "KeyCodes"]
-
-#: Per table, its label columns and the kind of label each holds.
-LABEL_COLUMNS: dict[str, dict[str, str]] = {
-    "runs": {"recommended": "alternative", "correct": "alternative"},
-    "agents": {"agent_id": "agent_id"},
-    "beliefs": {"agent_id": "agent_id", "alternative": "alternative"},
-    "criteria": {"criterion": "criterion"},
-    "scores": {"alternative": "alternative", "criterion": "criterion"},
-    "alt_scores": {"alternative": "alternative"},
-    "ddx": {"agent_id": "agent_id"},
-    "messages": {"agent_id": "agent_id"},
-}
 
 CODE = pl.UInt32
 #: Up to this many labels of a kind, a label's code is found by comparing it with each label.
@@ -54,7 +42,7 @@ class KeyCodes:
     def of(cls, tables: Mapping[str, pl.LazyFrame], run_columns: list[str]) -> KeyCodes:
         """Code books for ``tables`` (one LazyFrame per table, ``runs`` required)."""
         queries = [tables["runs"].select(run_columns).sort(RUN_KEY)]
-        kinds = sorted({kind for columns in LABEL_COLUMNS.values() for kind in columns.values()})
+        kinds = LABEL_KINDS
         for kind in kinds:
             parts = [
                 tables[name].select(pl.col(column).alias(kind))
