@@ -72,3 +72,18 @@ def test_balance_pairwise_and_sorted_forms_give_the_seed_gini(runs: list[list[fl
     assert valid.all()
     for g, r in zip(got, runs, strict=True):
         assert math.isclose(g, gini(r), rel_tol=1e-9, abs_tol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sets(st.integers(0, 40)),
+    st.sets(st.integers(0, 40)),
+    st.booleans(),
+)
+def test_merged_is_the_union_and_each_arrays_positions_in_it(first: set[int], second: set[int], same: bool) -> None:
+    a = np.array(sorted(first), dtype=np.uint64)
+    b = a.copy() if same else np.array(sorted(second), dtype=np.uint64)
+    keys, a_at, b_at = segments.merged(a, b)
+    assert keys.tolist() == sorted(set(a.tolist()) | set(b.tolist()))
+    assert keys[a_at].tolist() == a.tolist()
+    assert keys[b_at].tolist() == b.tolist()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DENSE_SLOTS_PER_ROW", "Groups", "is_sorted", "label_of", "pack", "run_of", "union"]
+__all__ = ["DENSE_SLOTS_PER_ROW", "Groups", "is_sorted", "label_of", "merged", "pack", "run_of", "union"]
 
 _SHIFT = np.uint64(32)
 
@@ -53,6 +53,22 @@ def union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     if len(merged) < 2:
         return merged
     return merged[np.append(True, merged[1:] != merged[:-1])]
+
+
+def merged(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`union` of two sorted distinct arrays, and where each one's values sit in it.
+
+    >>> keys, first_at, second_at = merged(np.array([1, 4]), np.array([2, 4]))
+    >>> keys.tolist(), first_at.tolist(), second_at.tolist()
+    ([1, 2, 4], [0, 2], [1, 2])
+    """
+    if len(first) == len(second) and np.array_equal(first, second):
+        # The usual case (every agent listed has beliefs, every alternative is scored and
+        # believed in): no merge and no search.
+        at = np.arange(len(first))
+        return first, at, at
+    keys = union(first, second)
+    return keys, np.searchsorted(keys, first), np.searchsorted(keys, second)
 
 
 def is_sorted(keys: np.ndarray) -> bool:

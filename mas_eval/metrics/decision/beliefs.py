@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from mas_eval.metrics.arrays import nullable, placed, take, to_series
-from mas_eval.metrics.segments import Groups, label_of, pack, run_of, union
+from mas_eval.metrics.segments import Groups, label_of, merged, pack, run_of
 
 __all__ = ["AgentFrame", "BeliefRows", "agents_of", "alternative_groups"]
 
@@ -114,9 +114,7 @@ def agents_of(rows: BeliefRows, agents: pl.DataFrame, runs: int) -> AgentFrame:
     """
     groups, mass = rows.agents, rows.mass
     listed = pack(agents["run_id"].to_numpy(), agents["agent_id"].to_numpy())
-    key = union(listed, groups.keys)
-    believer_at = np.searchsorted(key, groups.keys)
-    listed_at = np.searchsorted(key, listed)
+    key, listed_at, believer_at = merged(listed, groups.keys)
 
     def per_agent(values: np.ndarray) -> np.ndarray:
         return placed(believer_at, len(key), values)[0]

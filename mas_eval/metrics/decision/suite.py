@@ -28,7 +28,7 @@ from mas_eval.metrics.decision.efficiency import USAGE, efficiency
 from mas_eval.metrics.decision.inputs import sorted_table
 from mas_eval.metrics.decision.params import DecisionParams
 from mas_eval.metrics.ranks import with_descending_ranks
-from mas_eval.metrics.segments import Groups, label_of, pack, run_of, union
+from mas_eval.metrics.segments import Groups, label_of, merged, pack, run_of
 from mas_eval.validation import check_agent_masses, check_alternative_inputs, check_values
 
 __all__ = ["compute"]
@@ -149,9 +149,8 @@ def _alternatives_out(tables: Tables, beliefs: _Beliefs, params: DecisionParams,
     )
     per_criteria = alternative_criteria(scores, criteria, weighted=params.dqs_weighted)
     scored = pack(per_criteria["run_id"].to_numpy(), per_criteria["alternative"].to_numpy())
-    keys = union(scored, beliefs.alternative_keys)
+    keys, scored_at, believed_at = merged(scored, beliefs.alternative_keys)
     columns = [pl.Series("run_id", run_of(keys)), pl.Series("alternative", label_of(keys))]
-    scored_at, believed_at = np.searchsorted(keys, scored), np.searchsorted(keys, beliefs.alternative_keys)
     for name in per_criteria.columns[2:]:
         values, valid = nullable(per_criteria[name])
         columns.append(to_series(name, *placed(scored_at, len(keys), values, valid)))
