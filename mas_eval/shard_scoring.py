@@ -11,7 +11,12 @@ per table and shard, into a Scores folder laid out like the Dataset::
 
 A run's rows never span two shards and no metric reads another run's rows, so the rows are those
 that scoring the whole Dataset gives; :meth:`mas_eval.Scores.open` reads the folder back with
-every table sorted by its key, as :func:`mas_eval.score` returns it. With ``workers=K`` the shards
+every table sorted by its key, as :func:`mas_eval.score` returns it. The run's identifying
+columns (``system, case_id, task, variant``) are written once, in ``runs``: the files of the
+other tables lead with ``run_id`` alone (and any identifying column the table carries itself,
+such as an item's ``task``), and :meth:`~mas_eval.Scores.open` and :meth:`~mas_eval.Scores.scan`
+put the others back. Repeated on every agent and alternative row, they had been a third of the
+time of writing a shard's tables. With ``workers=K`` the shards
 are scored in ``K`` processes, each with ``POLARS_MAX_THREADS`` set to its share of the cores.
 """
 
@@ -59,10 +64,12 @@ def _score_one(
     source: Path | None, ds: Dataset | None, index: int, staging: Path, preset: str, overrides: dict[str, Any]
 ) -> dict[str, Any]:
     """Score shard ``index`` (of ``ds``, or of the Dataset at ``source`` in a worker) and write its tables."""
-    from mas_eval.scoring import score
+    from mas_eval.scoring import _scored
 
     dataset = (ds if ds is not None else Dataset.open(source)).shard(index)  # type: ignore[arg-type]
-    scores = score(dataset, preset, **overrides)
+    # Tables but runs hold only run_id of the run's identifying columns (those they carry
+    # themselves aside): Scores.open and Scores.scan join the others from runs.
+    scores = _scored(dataset, preset, None, overrides, run_columns=False)
     for name, frame in scores.tables.items():
         file = shard_file(staging, name, index)
         file.parent.mkdir(parents=True, exist_ok=True)

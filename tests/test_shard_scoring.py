@@ -15,9 +15,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import mas_eval
-from mas_eval import Dataset, InvalidParameterError, Scores, UnreadableFileError
+from mas_eval import Dataset, InvalidParameterError, SchemaError, Scores, UnreadableFileError
 from mas_eval.cli import main
 from mas_eval.errors import OutputExistsError
+from mas_eval.metrics import registry
+from mas_eval.schema import RUN_ID_COLUMNS
 from mas_eval.shard_scoring import score_shards, shard_file
 from tests.conftest import run_cli_process
 
@@ -62,6 +64,27 @@ def test_scoring_shard_by_shard_gives_the_tables_of_scoring_the_whole(
     # Every table has a file in every shard, and compare reads the folder lazily as it reads any.
     assert all(shard_file(out, name, k).is_file() for name in whole.names for k in range(5))
     assert Scores.scan(out, "items").select(pl.len()).collect().item() == whole["items"].height
+
+
+def test_tables_but_runs_hold_the_run_columns_once_and_read_back_whole(
+    sharded: Path, whole: Scores, tmp_path: Path
+) -> None:
+    out = score_shards(Dataset.open(sharded), tmp_path / "scores")
+    for name in whole.names:
+        held = pl.read_parquet_schema(shard_file(out, name, 0)).names()
+        if name == "runs":
+            assert held[: len(RUN_ID_COLUMNS)] == RUN_ID_COLUMNS
+        else:  # run_id, and only the identifying columns the table carries itself (an item's task)
+            assert held[0] == "run_id"
+            assert [c for c in RUN_ID_COLUMNS[1:] if c in held] == (["task"] if name == "items" else [])
+    for name, frame in whole.items():
+        key = ["run_id", *registry.OUTPUT_TABLES[name].key_columns]
+        assert_frame_equal(Scores.scan(out, name).collect().sort(key), frame, check_exact=True)
+    # A table holding a run its runs table lacks: the folder was changed after scoring.
+    runs = shard_file(out, "runs", 1)
+    pl.read_parquet(runs).slice(1).write_parquet(runs)
+    with pytest.raises(SchemaError, match=r"table 'agents' holds runs that its 'runs' table does not"):
+        Scores.open(out)
 
 
 def test_shards_without_runs_and_parameters(tmp_path: Path) -> None:
