@@ -511,6 +511,13 @@ def score(
             "default: a local cluster of --workers processes on 127.0.0.1.",
         ),
     ] = None,
+    compression: Annotated[
+        str | None,
+        typer.Option(
+            help="Parquet compression of the Scores files: uncompressed, lz4, snappy, zstd, gzip or brotli "
+            "(default: zstd for one file per table, none for a sharded Dataset's shards).",
+        ),
+    ] = None,
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Score every run with every metric family whose tables the Dataset has.
@@ -526,8 +533,11 @@ def score(
         overrides["pairwise"] = True
     resolve_params(preset, overrides)  # a bad preset or value fails now, not after validation
     check_target(out, overwrite=overwrite, inputs=[dataset])
-    from mas_eval.shard_scoring import ENGINES
+    from mas_eval.shard_scoring import COMPRESSION, COMPRESSIONS, ENGINES
 
+    if compression is not None and compression not in COMPRESSIONS:
+        msg = f"score: --compression {compression} is invalid; it must be one of {', '.join(COMPRESSIONS)}"
+        raise InvalidParameterError(msg)
     if engine not in ENGINES:
         msg = f"score: --engine {engine} is invalid; it must be one of {', '.join(ENGINES)}"
         raise InvalidParameterError(msg)
@@ -546,6 +556,7 @@ def score(
             scheduler=scheduler,
             overwrite=overwrite,
             validate=not skip_validation,
+            compression=COMPRESSION if compression is None else compression,
         )
         return
     if workers > 1:
@@ -560,7 +571,7 @@ def score(
             ds.validate()
         scores = score_dataset(ds, preset=preset, progress=shown.start, **overrides)
         shown.start("write")
-        scores.write(out, overwrite=overwrite)
+        scores.write(out, overwrite=overwrite, compression=compression or "zstd")
         elapsed = shown.elapsed
     tables = ", ".join(f"{name} ({frame.height:,} rows)" for name, frame in scores.items())
     console.print(f"scored {scores.runs.height:,} runs with preset {preset!r} in {elapsed:.1f} s into {out}: {tables}")
@@ -579,6 +590,7 @@ def _score_sharded(
     scheduler: str | None,
     overwrite: bool,
     validate: bool,
+    compression: str,
 ) -> None:
     """``mas-eval score`` of a sharded Dataset: shard by shard, with a progress bar over the shards."""
     import time
@@ -601,6 +613,7 @@ def _score_sharded(
             engine=engine,  # type: ignore[arg-type]
             scheduler=scheduler,
             overwrite=overwrite,
+            compression=compression,
             progress=lambda done, _total: bar.update(task, completed=done),
             **overrides,
         )

@@ -109,13 +109,17 @@ class Scores(Mapping[str, pl.DataFrame]):
         """The table names, ``runs`` first."""
         return list(self.tables)
 
-    def write(self, path: str | Path, *, overwrite: bool = False) -> Path:
+    def write(self, path: str | Path, *, overwrite: bool = False, compression: str = "zstd") -> Path:
         """Write each table to ``<path>/<name>.parquet`` atomically, with a manifest: version, preset,
-        parameters, the families that ran and were skipped, and the tables."""
+        parameters, the families that ran and were skipped, and the tables. ``compression`` is
+        the files' Parquet compression (:data:`~mas_eval.shard_scoring.COMPRESSIONS`)."""
+        from mas_eval.shard_scoring import check_compression
+
+        compression = check_compression(compression)
         target = Path(path)
         with atomic_directory(target, overwrite=overwrite) as staging:
             for name, frame in self.tables.items():
-                frame.write_parquet(staging / f"{name}.parquet")
+                frame.write_parquet(staging / f"{name}.parquet", compression=compression)  # type: ignore[arg-type]
             manifest = {
                 "preset": self.preset,
                 "params": self.params,
@@ -428,6 +432,7 @@ def score(
     client: Any = ...,
     scheduler: str | None = ...,
     overwrite: bool = ...,
+    compression: str | None = ...,
     **overrides: Any,
 ) -> Scores: ...
 
@@ -444,6 +449,7 @@ def score(
     client: Any = ...,
     scheduler: str | None = ...,
     overwrite: bool = ...,
+    compression: str | None = ...,
     **overrides: Any,
 ) -> Path: ...
 
@@ -459,6 +465,7 @@ def score(
     client: Any = None,
     scheduler: str | None = None,
     overwrite: bool = False,
+    compression: str | None = None,
     **overrides: Any,
 ) -> Scores | Path:
     """Score every run of ``ds`` with every metric family whose tables it has.
@@ -490,6 +497,11 @@ def score(
         ``workers`` processes on loopback (:func:`~mas_eval.shard_scoring.score_shards`).
     overwrite : bool, default False
         With ``out``: replace an existing folder (never the Dataset's own).
+    compression : str, optional
+        With ``out``: the Parquet compression of the files, one of ``uncompressed, lz4,
+        snappy, zstd, gzip, brotli``. By default ``zstd`` for one file per table, and none for
+        a sharded folder (:data:`~mas_eval.shard_scoring.COMPRESSION`: written shard by shard,
+        the scores barely compress and writing them is a third of the work).
     **overrides
         Any family's parameter, e.g. ``gt_boost=None`` or ``pairwise=True``
         (:class:`~mas_eval.metrics.decision.params.DecisionParams`).
@@ -526,7 +538,7 @@ def score(
     treat values within ``1e-12 * max(1, |value|)`` as ties: two alternatives that the formula
     ranks equal may be computed by different sums.
     """
-    from mas_eval.shard_scoring import check_workers, score_shards
+    from mas_eval.shard_scoring import COMPRESSION, check_compression, check_workers, score_shards
 
     workers = check_workers(workers)
     if out is not None:
@@ -540,14 +552,19 @@ def score(
                 client=client,
                 scheduler=scheduler,
                 overwrite=overwrite,
+                compression=COMPRESSION if compression is None else compression,
                 **overrides,
             )
+        chosen = check_compression("zstd" if compression is None else compression)
         inputs = [ds.source] if ds.source is not None else []
         check_target(out, overwrite=overwrite, inputs=inputs)  # before the work, not after it
         scores = score(ds, preset, progress=progress, **overrides)
-        return scores.write(out, overwrite=overwrite)
-    if workers != 1 or engine != "processes" or client is not None or scheduler is not None:
-        msg = "score: workers, engine, client and scheduler need out=PATH: shards' tables are written as they finish"
+        return scores.write(out, overwrite=overwrite, compression=chosen)
+    if workers != 1 or engine != "processes" or client is not None or scheduler is not None or compression is not None:
+        msg = (
+            "score: workers, engine, client, scheduler and compression need out=PATH: "
+            "shards' tables are written as they finish"
+        )
         raise InvalidParameterError(msg)
     resolve_params(preset, overrides)
     if ds.shards > 1:

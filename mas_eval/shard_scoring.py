@@ -41,7 +41,17 @@ from mas_eval.metrics.family import resolve_params
 from mas_eval.output import atomic_directory, write_manifest
 from mas_eval.sharding import PART, SHARD_COLUMN
 
-__all__ = ["ENGINES", "MAX_WORKERS", "Engine", "check_workers", "score_shards", "shard_file"]
+__all__ = [
+    "COMPRESSION",
+    "COMPRESSIONS",
+    "ENGINES",
+    "MAX_WORKERS",
+    "Engine",
+    "check_compression",
+    "check_workers",
+    "score_shards",
+    "shard_file",
+]
 
 #: The most worker processes: each holds a shard and a Polars thread pool.
 MAX_WORKERS = 256
@@ -50,9 +60,20 @@ Engine = Literal["processes", "dask"]
 ENGINES: tuple[str, ...] = get_args(Engine)
 
 
-#: Parquet compression of the shards' output files. LZ4 writes a shard's three decision tables
-#: (62,500 runs) in 146 ms against zstd's 283 ms, for files 25% larger (26.5 MB against 21.2 MB).
-COMPRESSION = "lz4"
+#: Parquet compressions of output files: Polars' choices.
+COMPRESSIONS: tuple[str, ...] = ("uncompressed", "lz4", "snappy", "zstd", "gzip", "brotli")
+#: The compression of a sharded Scores folder's files. The tables' floats barely compress, and
+#: writing is a third of the time of scoring a shard: 1M runs of the benchmark shape, 2 workers,
+#: took 3.6-3.8 s uncompressed (532 MB) against 4.0-4.1 s with LZ4 (392 MB).
+COMPRESSION = "uncompressed"
+
+
+def check_compression(compression: object) -> str:
+    """``compression`` if it is one of :data:`COMPRESSIONS`, else an :class:`InvalidParameterError`."""
+    if compression not in COMPRESSIONS:
+        msg = f"score: compression={compression!r} is invalid; it must be one of {', '.join(COMPRESSIONS)}"
+        raise InvalidParameterError(msg)
+    return str(compression)
 
 
 def shard_file(root: Path, table: str, index: int) -> Path:
@@ -61,7 +82,13 @@ def shard_file(root: Path, table: str, index: int) -> Path:
 
 
 def _score_one(
-    source: Path | None, ds: Dataset | None, index: int, staging: Path, preset: str, overrides: dict[str, Any]
+    source: Path | None,
+    ds: Dataset | None,
+    index: int,
+    staging: Path,
+    preset: str,
+    overrides: dict[str, Any],
+    compression: str = COMPRESSION,
 ) -> dict[str, Any]:
     """Score shard ``index`` (of ``ds``, or of the Dataset at ``source`` in a worker) and write its tables."""
     from mas_eval.scoring import _scored
@@ -73,7 +100,7 @@ def _score_one(
     for name, frame in scores.tables.items():
         file = shard_file(staging, name, index)
         file.parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(file, compression=COMPRESSION)
+        frame.write_parquet(file, compression=compression)  # type: ignore[arg-type]
     return {
         "index": index,
         "tables": scores.names,
@@ -92,9 +119,11 @@ def _worker_dataset(source: Path) -> Dataset:
     return Dataset.open(source)
 
 
-def _score_in_worker(source: Path, index: int, staging: Path, preset: str, overrides: dict[str, Any]) -> dict[str, Any]:
+def _score_in_worker(
+    source: Path, index: int, staging: Path, preset: str, overrides: dict[str, Any], compression: str
+) -> dict[str, Any]:
     """:func:`_score_one` in a process of :func:`score_shards`' pool."""
-    return _score_one(None, _worker_dataset(source), index, staging, preset, overrides)
+    return _score_one(None, _worker_dataset(source), index, staging, preset, overrides, compression)
 
 
 @contextmanager
@@ -168,6 +197,7 @@ def _on_dask(
     client: Any,
     scheduler: str | None,
     progress: Callable[[int, int], object] | None,
+    compression: str,
 ) -> list[dict[str, Any]]:
     """Every shard scored as one task of a Dask cluster (module docstring); their results, as they finish."""
     from contextlib import ExitStack
@@ -198,6 +228,7 @@ def _on_dask(
             [staging] * total,
             [preset] * total,
             [overrides] * total,
+            [compression] * total,
             pure=False,
         )
         results = []
@@ -239,6 +270,7 @@ def score_shards(
     scheduler: str | None = None,
     overwrite: bool = False,
     progress: Callable[[int, int], object] | None = None,
+    compression: str = COMPRESSION,
     **overrides: Any,
 ) -> Path:
     """Score a sharded Dataset shard by shard into the Scores folder ``out``; return its path.
@@ -274,6 +306,9 @@ def score_shards(
         Replace ``out`` if it exists (never the Dataset's own folder).
     progress
         Called as ``progress(done, total)`` after each shard; meant for a progress bar.
+    compression
+        The Parquet compression of the files, one of :data:`COMPRESSIONS`; by default none
+        (:data:`COMPRESSION`: the scores barely compress, and writing them is a third of the work).
 
     Returns
     -------
@@ -304,6 +339,7 @@ def score_shards(
         msg = "score: client and scheduler are options of engine='dask'; pass engine='dask' or drop them"
         raise InvalidParameterError(msg)
     resolve_params(preset, overrides)  # a bad preset or value fails before any work
+    compression = check_compression(compression)
     total = ds.shards
     if (workers > 1 or engine == "dask") and ds.source is None:
         msg = (
@@ -317,10 +353,12 @@ def score_shards(
     with atomic_directory(Path(out), overwrite=overwrite, inputs=inputs) as staging:
         results: list[dict] = []
         if engine == "dask":
-            results = _on_dask(ds.source, total, staging, preset, overrides, workers, client, scheduler, progress)
+            results = _on_dask(
+                ds.source, total, staging, preset, overrides, workers, client, scheduler, progress, compression
+            )
         elif workers == 1 or total == 1:
             for index in range(total):
-                results.append(_score_one(None, ds, index, staging, preset, overrides))
+                results.append(_score_one(None, ds, index, staging, preset, overrides, compression))
                 if progress is not None:
                     progress(len(results), total)
         else:
@@ -328,7 +366,7 @@ def score_shards(
             pool_of = ProcessPoolExecutor(min(workers, total), mp_context=spawn, initializer=_keep_freed_memory)
             with _thread_share(workers), pool_of as pool:
                 pending: set[Future[dict]] = {
-                    pool.submit(_score_in_worker, ds.source, index, staging, preset, overrides)
+                    pool.submit(_score_in_worker, ds.source, index, staging, preset, overrides, compression)
                     for index in range(total)
                 }
                 try:

@@ -3,7 +3,7 @@
 Scoring groups, joins and sorts integer codes of the keys (:mod:`mas_eval.metrics.codes`).
 Encoding them from strings means reading every ``run_id``, ``agent_id``, ``alternative`` and
 ``criterion`` string and looking it up in a code book; on a shard of 62,500 runs of the
-decision benchmark that took about 0.25 s, half the time of scoring the shard. A sharded
+decision benchmark that took about 0.25 s, as long as everything else scoring does. A sharded
 Dataset therefore stores the codes once, when it is written::
 
     DATASET/
@@ -19,9 +19,10 @@ Each code file has one row per row of the shard's file of that table, in the sam
 * a label: its position in the Dataset's sorted labels of its kind, which ``_dataset.json``
   lists under ``"labels"``.
 
-Both codes are the ones :class:`~mas_eval.metrics.codes.KeyCodes` gives (ranks among sorted
-ids and labels), so the tables scored from them are the tables scored from the strings, bit
-for bit. A code file records, in its Parquet metadata, the SHA-256 of the shard file it was
+Both keep the order of the ids and labels, as the codes :class:`~mas_eval.metrics.codes.KeyCodes`
+encodes from strings do (a label's code there is its rank among the labels of the tables read,
+here among the Dataset's), so the tables scored from them are the tables scored from the
+strings, bit for bit (``tests/test_stored_codes.py``). A code file records, in its Parquet metadata, the SHA-256 of the shard file it was
 computed from; a shard whose files changed since (or lost a code file) is scored from its
 strings. Codes are written only when every kind of label has at most :data:`MAX_LABELS`
 values and every shard's run ids are distinct and not null; otherwise scoring reads strings,
@@ -53,6 +54,7 @@ CODES_FOLDER = "_codes"
 MAX_LABELS = 10_000
 #: The Parquet metadata key of a code file that holds its source file's SHA-256.
 SOURCE_HASH = "mas_eval.codes.source_sha256"
+#: The codes' dtype: that of :data:`mas_eval.metrics.codes.CODE`.
 CODE = pl.UInt32
 
 

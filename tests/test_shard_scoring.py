@@ -105,7 +105,31 @@ def test_bad_arguments_fail_before_any_work(sharded: Path, tmp_path: Path) -> No
         score_shards(ds, tmp_path / "a", gt_boost="high")
     with pytest.raises(InvalidParameterError, match="need a Dataset opened from a folder"):
         score_shards(Dataset.from_frames(**ds.frames()), tmp_path / "a", workers=2)
+    for bad in ("lzz", None, 3):
+        with pytest.raises(InvalidParameterError, match="compression=.* is invalid; it must be one of uncompressed"):
+            mas_eval.score(ds, out=tmp_path / "a", compression=bad if bad is not None else "")
+    with pytest.raises(InvalidParameterError, match="compression need out=PATH"):
+        mas_eval.score(ds, compression="lz4")
     assert list(tmp_path.iterdir()) == []
+    assert run_cli("score", sharded, "--out", tmp_path / "a", "--compression", "lzz") == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_files_are_written_with_the_compression_asked(sharded: Path, whole: Scores, tmp_path: Path) -> None:
+    def compression(file: Path) -> str:
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(file).metadata.row_group(0).column(0).compression
+
+    default = mas_eval.score(Dataset.open(sharded), out=tmp_path / "default")
+    lz4 = mas_eval.score(Dataset.open(sharded), out=tmp_path / "lz4", compression="lz4")
+    assert compression(shard_file(default, "runs", 0)) == "UNCOMPRESSED"
+    assert compression(shard_file(lz4, "agents", 3)) == "LZ4"
+    assert_same_scores(Scores.open(lz4), whole)
+    plain = mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "plain")
+    assert compression(plain / "runs.parquet") == "ZSTD"
+    snappy = mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "snappy", compression="snappy")
+    assert compression(snappy / "items.parquet") == "SNAPPY"
 
 
 def test_a_corrupt_shard_is_named_and_nothing_is_written(sharded: Path, tmp_path: Path) -> None:
