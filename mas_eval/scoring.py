@@ -289,8 +289,9 @@ def _encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, 
     their metrics null, with no special case.
     """
     stored = ds.stored_codes
-    if stored is not None and all(stored.current(name) for name in names if name in ds and sharded(name)):
-        return _from_stored_codes(ds, names, stored)
+    coded = None if stored is None else stored.read([name for name in names if name in ds and sharded(name)])
+    if stored is not None and coded is not None:
+        return _from_stored_codes(ds, names, stored, coded)
     tables = {name: ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema) for name in names}
     codes = KeyCodes.of(tables, RUN_ID_COLUMNS)
     # Before encoding: the run code book must hold each run id once.
@@ -298,8 +299,11 @@ def _encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, 
     return codes, {name: codes.encode(name, frame) for name, frame in tables.items()}
 
 
-def _from_stored_codes(ds: Dataset, names: list[str], stored: ShardCodes) -> tuple[KeyCodes, dict[str, pl.LazyFrame]]:
-    """:func:`_encoded_tables` from a shard's stored codes: the same codes, without reading a key string.
+def _from_stored_codes(
+    ds: Dataset, names: list[str], stored: ShardCodes, coded: dict[str, pl.DataFrame]
+) -> tuple[KeyCodes, dict[str, pl.LazyFrame]]:
+    """:func:`_encoded_tables` from a shard's stored codes (``coded``, read by :meth:`ShardCodes.read`):
+    the same codes, without reading a key string.
 
     The shard's ``runs`` file is sorted by ``run_id`` and its ids are distinct (codes are stored
     only then), so its rows in file order are the run code book.
@@ -307,8 +311,8 @@ def _from_stored_codes(ds: Dataset, names: list[str], stored: ShardCodes) -> tup
     codes = KeyCodes(runs=ds["runs"].select(RUN_ID_COLUMNS).collect(), labels=stored.books())
     tables = {}
     for name in names:
-        if name in ds and sharded(name):
-            tables[name] = stored.coded(name, ds[name])
+        if name in coded:
+            tables[name] = stored.coded(name, ds[name], coded[name])
         else:  # absent (empty), or keyed by case (ground truth): only its labels, if any, are coded
             frame = ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema)
             tables[name] = codes.encode(name, frame)

@@ -22,11 +22,12 @@ Each code file has one row per row of the shard's file of that table, in the sam
 Both keep the order of the ids and labels, as the codes :class:`~mas_eval.metrics.codes.KeyCodes`
 encodes from strings do (a label's code there is its rank among the labels of the tables read,
 here among the Dataset's), so the tables scored from them are the tables scored from the
-strings, bit for bit (``tests/test_stored_codes.py``). A code file records, in its Parquet metadata, the SHA-256 of the shard file it was
-computed from; a shard whose files changed since (or lost a code file) is scored from its
-strings. Codes are written only when every kind of label has at most :data:`MAX_LABELS`
-values and every shard's run ids are distinct and not null; otherwise scoring reads strings,
-and reports bad keys as it always does.
+strings, bit for bit (``tests/test_stored_codes.py``). A code file records, in its Parquet
+metadata, the SHA-256 of the shard file it was computed from; a shard whose files changed
+since, or whose code file is missing or unreadable, is scored from its strings. Codes are
+written only when every kind of label has at most :data:`MAX_LABELS` values and every shard's
+run ids are distinct and not null; otherwise scoring reads strings, and reports bad keys as it
+always does.
 
 Dataset.open skips folders whose names start with ``_``, so the code files are never
 mistaken for a table.
@@ -184,12 +185,26 @@ class ShardCodes:
         """Each kind's labels as a ``String`` Series (a :class:`~mas_eval.metrics.codes.KeyCodes` code book)."""
         return {kind: pl.Series(kind, book, dtype=pl.String) for kind, book in self.labels.items()}
 
-    def coded(self, name: str, table: pl.LazyFrame) -> pl.LazyFrame:
+    def read(self, names: Iterable[str]) -> dict[str, pl.DataFrame] | None:
+        """The code files of tables ``names``, read; None if one is not :meth:`current` or cannot be read.
+
+        Codes are derived data: a shard whose code file is missing, stale or corrupt is scored
+        from its strings rather than failing.
+        """
+        if not all(self.current(name) for name in names):
+            return None
+        try:
+            return {
+                name: pl.read_parquet(code_file(self.root, name, self.index), hive_partitioning=False) for name in names
+            }
+        except (OSError, pl.exceptions.PolarsError):
+            return None
+
+    @staticmethod
+    def coded(name: str, table: pl.LazyFrame, codes: pl.DataFrame) -> pl.LazyFrame:
         """Table ``name`` of the shard (``table``, as the Dataset scans it) with its key and label
-        columns replaced by the stored codes: what :meth:`KeyCodes.encode` gives from the strings."""
-        columns = list(code_columns(name))
-        codes = pl.scan_parquet(code_file(self.root, name, self.index), hive_partitioning=False)
+        columns replaced by ``codes`` (:meth:`read`): what :meth:`KeyCodes.encode` gives from the strings."""
         order = table.collect_schema().names()
+        side_by_side = pl.concat([table.drop(list(code_columns(name))), codes.lazy()], how="horizontal")
         # As KeyCodes.encode: a row whose run is not in runs is dropped (validation reports it).
-        side_by_side = pl.concat([table.drop(columns), codes], how="horizontal").select(order)
-        return side_by_side.filter(pl.col(RUN_KEY).is_not_null())
+        return side_by_side.select(order).filter(pl.col(RUN_KEY).is_not_null())

@@ -125,11 +125,19 @@ def test_a_shard_file_changed_after_writing_is_scored_from_its_strings(folder: P
     assert not got.runs.equals(untouched.runs)
 
 
-def test_a_missing_code_file_or_codes_entry_falls_back_to_strings(folder: Path, tmp_path: Path) -> None:
+def test_a_missing_or_corrupt_code_file_or_codes_entry_falls_back_to_strings(folder: Path, tmp_path: Path) -> None:
     root = copy_of(folder, tmp_path)
     stored.code_file(root, "scores", 2).unlink()
     assert not Dataset.open(root).shard(2).stored_codes.current("scores")
     assert_same_scores(*scored_both_ways(root, 2))
+    # Pages overwritten, footer (and so the recorded hash) intact: unreadable, so not used.
+    corrupt = stored.code_file(root, "beliefs", 0)
+    data = bytearray(corrupt.read_bytes())
+    data[64:-2048] = b"\xff" * len(data[64:-2048])
+    corrupt.write_bytes(bytes(data))
+    shard = Dataset.open(root).shard(0)
+    assert shard.stored_codes.current("beliefs") and shard.stored_codes.read(["beliefs"]) is None
+    assert_same_scores(*scored_both_ways(root, 0))
     manifest = json.loads((root / "_dataset.json").read_text())
     manifest["codes"]["labels"].pop("criterion")  # not a codes entry this version wrote
     (root / "_dataset.json").write_text(json.dumps(manifest))
