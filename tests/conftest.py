@@ -30,6 +30,21 @@ def run_cli_process(*args: str | Path, columns: int = 400) -> subprocess.Complet
     )
 
 
+def mixed_dataset(decision: int, diagnosis: int, answers: int, seed: int) -> Dataset:
+    """Decision, diagnosis and answer runs in one Dataset: every table, ground truth and every kind
+    of label included (simulated with seeds ``seed``, ``seed + 1`` and ``seed + 2``)."""
+    import mas_eval
+    from mas_eval.sample import with_id_prefix
+
+    return Dataset.concat(
+        [
+            mas_eval.simulate(decision, seed=seed),
+            with_id_prefix(mas_eval.simulate_diagnosis(diagnosis, seed=seed + 1), "dx-"),
+            with_id_prefix(mas_eval.simulate_answers(answers, seed=seed + 2), "qa-"),
+        ]
+    )
+
+
 def tiny_frames() -> dict[str, pl.DataFrame]:
     """Two cases, a MAS run with two agents and a single-agent run, on every decision table."""
     return {

@@ -106,7 +106,7 @@ def test_bad_arguments_fail_before_any_work(sharded: Path, tmp_path: Path) -> No
     with pytest.raises(InvalidParameterError, match="need a Dataset opened from a folder"):
         score_shards(Dataset.from_frames(**ds.frames()), tmp_path / "a", workers=2)
     for bad in ("lzz", None, 3):
-        with pytest.raises(InvalidParameterError, match="compression=.* is invalid; it must be one of uncompressed"):
+        with pytest.raises(InvalidParameterError, match=r"compression=.* is invalid; it must be one of uncompressed"):
             mas_eval.score(ds, out=tmp_path / "a", compression=bad if bad is not None else "")
     with pytest.raises(InvalidParameterError, match="compression need out=PATH"):
         mas_eval.score(ds, compression="lz4")

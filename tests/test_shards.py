@@ -13,10 +13,9 @@ import mas_eval
 from mas_eval import DataError, Dataset, InvalidParameterError, SchemaError, UnreadableFileError
 from mas_eval.cli import main
 from mas_eval.ingest import export_jsonl, ingest_jsonl, ingest_lddx
-from mas_eval.sample import with_id_prefix
 from mas_eval.schema import TABLES
 from mas_eval.sharding import MAX_SHARDS, run_hash, shard_of
-from tests.conftest import LDDX, needs_lddx
+from tests.conftest import LDDX, mixed_dataset, needs_lddx
 
 SHARDS = 4
 _MASK = (1 << 64) - 1
@@ -49,13 +48,7 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.fixture(scope="module")
 def mixed() -> Dataset:
     """Decision, diagnosis and answer runs in one Dataset: every table, ground truth included."""
-    return Dataset.concat(
-        [
-            mas_eval.simulate(2000, seed=1),
-            with_id_prefix(mas_eval.simulate_diagnosis(60, seed=2), "dx-"),
-            with_id_prefix(mas_eval.simulate_answers(20, seed=3), "qa-"),
-        ]
-    )
+    return mixed_dataset(2000, 60, 20, seed=1)
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,10 @@ import mas_eval
 from mas_eval import DataError, Dataset
 from mas_eval import stored_codes as stored
 from mas_eval.metrics.codes import KeyCodes
-from mas_eval.sample import with_id_prefix
 from mas_eval.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_ID_COLUMNS
 from mas_eval.scoring import _encoded_tables
 from mas_eval.sharding import sharded
+from tests.conftest import mixed_dataset
 
 SHARDS = 3
 
@@ -25,13 +25,7 @@ SHARDS = 3
 @pytest.fixture(scope="module")
 def mixed() -> Dataset:
     """Decision, diagnosis and answer runs: every table keyed by run_id, and every kind of label."""
-    return Dataset.concat(
-        [
-            mas_eval.simulate(600, seed=4),
-            with_id_prefix(mas_eval.simulate_diagnosis(30, seed=5), "dx-"),
-            with_id_prefix(mas_eval.simulate_answers(12, seed=6), "qa-"),
-        ]
-    )
+    return mixed_dataset(600, 30, 12, seed=4)
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +138,9 @@ def test_a_missing_or_corrupt_code_file_or_codes_entry_falls_back_to_strings(fol
     assert Dataset.open(root).shard(0).stored_codes is None
 
 
-def test_too_many_labels_of_a_kind_store_no_codes(mixed: Dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_too_many_labels_of_a_kind_store_no_codes(
+    mixed: Dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(stored, "MAX_LABELS", 3)  # the simulated runs have 5 agents
     root = mixed.write(tmp_path / "ds", shards=SHARDS)
     assert "codes" not in json.loads((root / "_dataset.json").read_text())
