@@ -20,7 +20,9 @@ Then, each in a fresh process so that its peak RSS is its own:
 * **score, 1 process**: ``score(ds, out=..., workers=1)``, every output table written;
 * **score, 2 workers**: ``score(ds, out=..., workers=2)``; its peak RSS is the larger of the
   parent's and the largest worker's;
-* at 1M, **score in memory**: ``score(ds)`` returning the tables.
+* at 1M, **score in memory**: ``score(ds)`` returning the tables;
+* **compare** the 2-worker Scores folder's runs, as ``mas-eval compare`` reads them (lazily):
+  four metrics per task, Welch's test and the paired test on ``case_id``.
 
 Sizes up to ``--repeat-below`` runs are measured ``--repeats`` times and the median is
 reported; larger ones once. Results go to ``reports/benchmarks/scale.json``, where the rows of
@@ -135,6 +137,21 @@ def score_in_memory(folder: str) -> dict:
     return {"seconds": time.perf_counter() - start, "peak_rss_gb": peak_rss_gb(), "runs": scores.runs.height}
 
 
+#: The metrics compared (per task, MAS against the single agent) on the 2-worker Scores folder.
+COMPARED = ["dqs", "decision_confidence", "consensus_level", "efficiency_score"]
+
+
+def compare_scores(out: str, test: str) -> dict:
+    """``compare`` of the Scores folder's runs, read lazily as ``mas-eval compare`` reads them."""
+    from mas_eval import Scores
+    from mas_eval.stats import compare
+
+    start = time.perf_counter()
+    paired = {"pair_on": "case_id"} if test == "paired" else {}
+    table = compare(Scores.scan(out, "runs"), COMPARED, by="task", test=test, **paired)  # type: ignore[arg-type]
+    return {"seconds": time.perf_counter() - start, "rows": table.height, "peak_rss_gb": peak_rss_gb()}
+
+
 def simulate(runs: str, folder: str, chunk_runs: str) -> dict:
     return simulate_sharded(int(runs), Path(folder), int(chunk_runs))
 
@@ -144,6 +161,7 @@ MODES = {
     "plain_read": plain_read,
     "score_to_folder": score_to_folder,
     "score_in_memory": score_in_memory,
+    "compare_scores": compare_scores,
 }
 
 
@@ -169,6 +187,8 @@ def bench(runs: int, workdir: Path, repeats: int, chunk_runs: int) -> dict:
     row["plain_read"] = _measured(runs, repeats, "plain_read", str(folder))
     row["score_1_process"] = _measured(runs, repeats, "score_to_folder", str(folder), out, "1")
     row["score_2_workers"] = _measured(runs, repeats, "score_to_folder", str(folder), out, "2")
+    for test in ("welch", "paired"):
+        row[f"compare_{test}"] = _measured(runs, repeats, "compare_scores", out, test)
     if runs <= CHUNK:
         row["score_in_memory"] = _measured(runs, repeats, "score_in_memory", str(folder))
     for mode in ("score_1_process", "score_2_workers"):

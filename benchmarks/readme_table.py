@@ -90,6 +90,8 @@ def _rows() -> list[str]:
                 ("score, decision suite, sharded, 1 process, written", "score_1_process"),
                 ("score, decision suite, sharded, 2 workers, written", "score_2_workers"),
                 ("score, decision suite, sharded, in memory", "score_in_memory"),
+                ("compare, Welch (4 metrics x 3 tasks), sharded Scores", "compare_welch"),
+                ("compare, paired on case (4 metrics x 3 tasks), sharded Scores", "compare_paired"),
             ]
             for label, key in modes:
                 m = r.get(key)

@@ -64,7 +64,7 @@ ENGINES: tuple[str, ...] = get_args(Engine)
 COMPRESSIONS: tuple[str, ...] = ("uncompressed", "lz4", "snappy", "zstd", "gzip", "brotli")
 #: The compression of a sharded Scores folder's files. The tables' floats barely compress, and
 #: writing is a third of the time of scoring a shard: 1M runs of the benchmark shape, 2 workers,
-#: took 3.6-3.8 s uncompressed (532 MB) against 4.0-4.1 s with LZ4 (392 MB).
+#: took 3.6-3.8 s uncompressed (557 MB of files) against 4.0-4.1 s with LZ4 (410 MB).
 COMPRESSION = "uncompressed"
 
 
