@@ -675,7 +675,7 @@ def compare(
         check_target(out, overwrite=overwrite, inputs=[scores])
     # Only the runs table, lazily: the comparison reads just the columns it needs.
     runs = Scores.scan(scores, "runs")
-    with reading([scores / "runs.parquet"]):
+    with reading(Scores.table_files(scores, "runs")):
         table = compare_runs(
             runs,
             metrics,

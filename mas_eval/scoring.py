@@ -157,6 +157,12 @@ class Scores(Mapping[str, pl.DataFrame]):
         return read_manifest(_scores_folder(path), MANIFEST)
 
     @staticmethod
+    def table_files(path: str | Path, name: str = "runs") -> list[Path]:
+        """The Parquet files of table ``name`` of a Scores folder: one, or one per shard."""
+        root = _scores_folder(path)
+        return _table_files(root, [name], read_manifest(root, MANIFEST).get("shards"))
+
+    @staticmethod
     def scan(path: str | Path, name: str = "runs") -> pl.LazyFrame:
         """One table of a Scores folder, lazily: a query reads only the columns it uses.
 

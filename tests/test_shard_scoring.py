@@ -143,6 +143,18 @@ def test_a_corrupt_shard_is_named_and_nothing_is_written(sharded: Path, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
 
 
+def test_compare_names_a_corrupt_shard_of_the_scores(
+    sharded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = score_shards(Dataset.open(sharded), tmp_path / "scores")
+    broken = shard_file(out, "runs", 2)
+    data = bytearray(broken.read_bytes())
+    data[100:-3000] = b"\xff" * len(data[100:-3000])  # pages overwritten, the footer kept
+    broken.write_bytes(bytes(data))
+    assert run_cli("compare", out, "-m", "dqs") == 2
+    assert f"{broken}: unreadable Parquet file" in capsys.readouterr().err
+
+
 def test_the_command_line_scores_a_sharded_dataset_with_workers(sharded: Path, whole: Scores, tmp_path: Path) -> None:
     done = run_cli_process("score", sharded, "--out", tmp_path / "scores", "--workers", "2", "--skip-validation")
     assert done.returncode == 0, done.stderr
