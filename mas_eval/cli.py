@@ -533,7 +533,8 @@ def score(
         overrides["pairwise"] = True
     resolve_params(preset, overrides)  # a bad preset or value fails now, not after validation
     check_target(out, overwrite=overwrite, inputs=[dataset])
-    from mas_eval.shard_scoring import COMPRESSION, COMPRESSIONS, ENGINES
+    from mas_eval.output import COMPRESSIONS
+    from mas_eval.shard_scoring import COMPRESSION, ENGINES
 
     if compression is not None and compression not in COMPRESSIONS:
         msg = f"score: --compression {compression} is invalid; it must be one of {', '.join(COMPRESSIONS)}"

@@ -26,11 +26,31 @@ from pathlib import Path
 from typing import Any
 
 from mas_eval._version import __version__
-from mas_eval.errors import OutputError, OutputExistsError, option
+from mas_eval.errors import InvalidParameterError, OutputError, OutputExistsError, option
 
-__all__ = ["atomic_directory", "atomic_file", "check_target", "read_manifest", "same_path", "write_manifest"]
+__all__ = [
+    "COMPRESSIONS",
+    "atomic_directory",
+    "atomic_file",
+    "check_compression",
+    "check_target",
+    "read_manifest",
+    "same_path",
+    "write_manifest",
+]
 
 PathLike = str | Path
+
+#: The Parquet compressions an output's files may be written with: Polars' choices.
+COMPRESSIONS: tuple[str, ...] = ("uncompressed", "lz4", "snappy", "zstd", "gzip", "brotli")
+
+
+def check_compression(compression: object) -> str:
+    """``compression`` if it is one of :data:`COMPRESSIONS`, else an :class:`InvalidParameterError`."""
+    if compression not in COMPRESSIONS:
+        msg = f"score: compression={compression!r} is invalid; it must be one of {', '.join(COMPRESSIONS)}"
+        raise InvalidParameterError(msg)
+    return str(compression)
 
 
 def _resolved(path: PathLike) -> Path:

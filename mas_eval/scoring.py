@@ -26,7 +26,7 @@ from mas_eval.files import SCORES_MANIFEST, describe_path, is_scores_folder, rea
 from mas_eval.metrics import registry
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.family import Family, families, resolve_params
-from mas_eval.output import atomic_directory, check_target, read_manifest, write_manifest
+from mas_eval.output import atomic_directory, check_compression, check_target, read_manifest, write_manifest
 from mas_eval.schema import RUN_ID_COLUMNS, RUN_KEY, TABLES
 from mas_eval.sharding import sharded
 from mas_eval.stored_codes import ShardCodes
@@ -112,9 +112,7 @@ class Scores(Mapping[str, pl.DataFrame]):
     def write(self, path: str | Path, *, overwrite: bool = False, compression: str = "zstd") -> Path:
         """Write each table to ``<path>/<name>.parquet`` atomically, with a manifest: version, preset,
         parameters, the families that ran and were skipped, and the tables. ``compression`` is
-        the files' Parquet compression (:data:`~mas_eval.shard_scoring.COMPRESSIONS`)."""
-        from mas_eval.shard_scoring import check_compression
-
+        the files' Parquet compression (:data:`~mas_eval.output.COMPRESSIONS`)."""
         compression = check_compression(compression)
         target = Path(path)
         with atomic_directory(target, overwrite=overwrite) as staging:
@@ -200,7 +198,7 @@ def _read_table(root: Path, name: str, shards: int | None, runs: pl.DataFrame | 
     if shards is None:
         return pl.read_parquet(root / f"{name}.parquet")
     table = _in_run_order(pl.read_parquet(_table_files(root, [name], shards), hive_partitioning=False))
-    missing = [column for column in RUN_ID_COLUMNS if column not in table.columns]
+    missing = _missing_run_columns(table.columns)
     if name == "runs" or not missing:
         return table
     if runs is None:
@@ -228,8 +226,7 @@ def _with_run_columns(table: pl.DataFrame, runs: pl.DataFrame, missing: list[str
     if len(ids) and (runs.height == 0 or not runs[RUN_KEY].gather(at).equals(ids, check_names=False)):
         return None
     lead = runs.select(missing)[np.repeat(at.to_numpy(), lengths)]
-    together = pl.concat([table, lead], how="horizontal")
-    return together.select(*RUN_ID_COLUMNS, *(column for column in table.columns if column not in RUN_ID_COLUMNS))
+    return pl.concat([table, lead], how="horizontal").select(_score_order(table.columns))
 
 
 def _scan_table(root: Path, name: str, shards: int | None) -> pl.LazyFrame:
@@ -241,12 +238,22 @@ def _scan_table(root: Path, name: str, shards: int | None) -> pl.LazyFrame:
     """
     frame = pl.scan_parquet(_table_files(root, [name], shards), hive_partitioning=False)
     names = frame.collect_schema().names()
-    missing = [column for column in RUN_ID_COLUMNS if column not in names]
+    missing = _missing_run_columns(names)
     if shards is None or name == "runs" or not missing:
         return frame
     runs = pl.scan_parquet(_table_files(root, ["runs"], shards), hive_partitioning=False).select(RUN_KEY, *missing)
     joined = frame.join(runs, on=RUN_KEY, how="left", maintain_order="left")
-    return joined.select(*RUN_ID_COLUMNS, *(column for column in names if column not in RUN_ID_COLUMNS))
+    return joined.select(_score_order(names))
+
+
+def _missing_run_columns(columns: list[str]) -> list[str]:
+    """The run's identifying columns a table of a sharded Scores folder does not hold itself."""
+    return [column for column in RUN_ID_COLUMNS if column not in columns]
+
+
+def _score_order(columns: list[str]) -> list[str]:
+    """A table's ``columns`` in :func:`score`'s order once the run's identifying columns are back: those first."""
+    return [*RUN_ID_COLUMNS, *(column for column in columns if column not in RUN_ID_COLUMNS)]
 
 
 def _in_run_order(shards: pl.DataFrame) -> pl.DataFrame:
@@ -548,7 +555,7 @@ def score(
     treat values within ``1e-12 * max(1, |value|)`` as ties: two alternatives that the formula
     ranks equal may be computed by different sums.
     """
-    from mas_eval.shard_scoring import COMPRESSION, check_compression, check_workers, score_shards
+    from mas_eval.shard_scoring import COMPRESSION, check_workers, score_shards
 
     workers = check_workers(workers)
     if out is not None:
@@ -576,7 +583,6 @@ def score(
             "shards' tables are written as they finish"
         )
         raise InvalidParameterError(msg)
-    resolve_params(preset, overrides)
     if ds.shards > 1:
         return _by_shard(ds, preset, progress, overrides)
     return _scored(ds, preset, progress, overrides)

@@ -38,16 +38,14 @@ from mas_eval.dataset import Dataset
 from mas_eval.errors import InvalidParameterError
 from mas_eval.files import SCORES_MANIFEST
 from mas_eval.metrics.family import resolve_params
-from mas_eval.output import atomic_directory, write_manifest
+from mas_eval.output import atomic_directory, check_compression, write_manifest
 from mas_eval.sharding import PART, SHARD_COLUMN
 
 __all__ = [
     "COMPRESSION",
-    "COMPRESSIONS",
     "ENGINES",
     "MAX_WORKERS",
     "Engine",
-    "check_compression",
     "check_workers",
     "score_shards",
     "shard_file",
@@ -60,20 +58,10 @@ Engine = Literal["processes", "dask"]
 ENGINES: tuple[str, ...] = get_args(Engine)
 
 
-#: Parquet compressions of output files: Polars' choices.
-COMPRESSIONS: tuple[str, ...] = ("uncompressed", "lz4", "snappy", "zstd", "gzip", "brotli")
 #: The compression of a sharded Scores folder's files. The tables' floats barely compress, and
 #: writing is a third of the time of scoring a shard: 1M runs of the benchmark shape, 2 workers,
 #: took 3.6-3.8 s uncompressed (557 MB of files) against 4.0-4.1 s with LZ4 (410 MB).
 COMPRESSION = "uncompressed"
-
-
-def check_compression(compression: object) -> str:
-    """``compression`` if it is one of :data:`COMPRESSIONS`, else an :class:`InvalidParameterError`."""
-    if compression not in COMPRESSIONS:
-        msg = f"score: compression={compression!r} is invalid; it must be one of {', '.join(COMPRESSIONS)}"
-        raise InvalidParameterError(msg)
-    return str(compression)
 
 
 def shard_file(root: Path, table: str, index: int) -> Path:
@@ -307,7 +295,7 @@ def score_shards(
     progress
         Called as ``progress(done, total)`` after each shard; meant for a progress bar.
     compression
-        The Parquet compression of the files, one of :data:`COMPRESSIONS`; by default none
+        The Parquet compression of the files, one of :data:`~mas_eval.output.COMPRESSIONS`; by default none
         (:data:`COMPRESSION`: the scores barely compress, and writing them is a third of the work).
 
     Returns
