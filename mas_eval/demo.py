@@ -55,7 +55,8 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
 
     sample, records = data / "sample", data / "sample.jsonl"
     with atomic_directory(out, overwrite=True, inputs=[sample, records]) as staging:
-        console.rule(f"[bold]Bundled sample dataset[/] {sample}")
+        # File names, not paths: a rule title is one line, and a long checkout path would be cut.
+        console.rule(f"[bold]Bundled sample dataset[/] {sample.name}/")
         ds = Dataset.open(sample).validate()
         print_frame(ds.summary(), title="rows per table; the runs, systems, cases, tasks they cover", out=console)
         console.print(_systems(ds))
@@ -118,7 +119,7 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
             highlight=False,
         )
 
-        console.rule(f"[bold]Ingest of canonical JSONL records[/] {records}")
+        console.rule(f"[bold]Ingest of canonical JSONL records[/] {records.name}")
         result = ingest_jsonl([records], staging / "ingested")
         print_frame(Dataset.open(staging / "ingested").summary(), title=f"{result.runs} runs ingested", out=console)
     console.print(f"\n[green]demo outputs written to {out}/[/]; open the report: [bold]{out / 'report.html'}[/]")
