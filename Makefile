@@ -50,7 +50,7 @@ bench: $(STAMP)
 
 # Regenerates the bundled sample (fixed seeds); the result is committed.
 sample: $(STAMP)
-	$(BIN)/python -m mas_eval.sample data
+	$(BIN)/python -m mas_eval.simulation.sample data
 
 clean:
 	rm -rf $(VENV) reports/demo

@@ -6,7 +6,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_ddx.py --runs 500       # a smoke check
     .venv/bin/python benchmarks/bench_ddx.py --data /tmp/ddx  # keep (or reuse) the Dataset folder
 
-The runs are simulated with :func:`mas_eval.diagnostic_simulation.simulate_diagnosis` (seed 1;
+The runs are simulated with :func:`mas_eval.simulation.diagnosis.simulate_diagnosis` (seed 1;
 MAS teams of 9 agents, 7 rounds, 30 responses of ~1,500 characters; single-agent runs have one
 agent and two responses), written to Parquet, then ``mas_eval.score(Dataset.open(folder))``
 runs in a fresh process, so that its peak RSS is the scoring's own; the median of
@@ -42,8 +42,8 @@ from machine import environment, peak_rss_gb, run_fresh  # noqa: E402  (benchmar
 
 import mas_eval  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
-from mas_eval.diagnostic_simulation import simulate_diagnosis  # noqa: E402
 from mas_eval.ingest.lddx import CANT_MISS, DEBATE, FINAL_ROUND, INDEPENDENT, VOTING  # noqa: E402
+from mas_eval.simulation.diagnosis import simulate_diagnosis  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "ddx.json"
 SEED = 1

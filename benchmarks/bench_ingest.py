@@ -37,7 +37,7 @@ from machine import environment  # noqa: E402  (benchmarks/machine.py, beside th
 
 from mas_eval.ingest import export_jsonl, ingest_jsonl  # noqa: E402
 from mas_eval.ingest.jsonl import CHUNK_BYTES  # noqa: E402
-from mas_eval.simulation import simulate  # noqa: E402
+from mas_eval.simulation.decision import simulate  # noqa: E402
 
 SEED = 20240917
 OUT = ROOT / "reports" / "benchmarks" / "ingest.json"

@@ -6,7 +6,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_items.py --answers 20000      # a smoke check
     .venv/bin/python benchmarks/bench_items.py --data /tmp/items    # keep (or reuse) the Dataset folder
 
-The answers are simulated with :func:`mas_eval.answer_simulation.simulate_answers` (seed 1;
+The answers are simulated with :func:`mas_eval.simulation.answers.simulate_answers` (seed 1;
 ``--items`` items per case, every text ~300 characters: prediction, rationale, reference and
 reference rationale, plus a reference diagnosis), written to Parquet, then
 ``mas_eval.score(Dataset.open(folder))`` runs in a fresh process so that its peak RSS is the
@@ -40,7 +40,7 @@ from machine import environment, peak_rss_gb, run_fresh  # noqa: E402  (benchmar
 
 import mas_eval  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
-from mas_eval.answer_simulation import simulate_answers  # noqa: E402
+from mas_eval.simulation.answers import simulate_answers  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "items.json"
 SEED = 1

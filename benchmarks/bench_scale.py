@@ -11,7 +11,7 @@ Each size is simulated in chunks of 1,000,000 runs of the benchmark shape of
 its run and case ids prefixed ``cK-``; every chunk is written with the same number of shards
 (one per 62,500 runs), and the chunks' files are concatenated shard by shard. The prefixes
 sort in chunk order, so each shard stays sorted by key, as ``Dataset.write`` leaves it; then
-the joined shards' key codes are stored (:mod:`mas_eval.stored_codes`), as ``Dataset.write`` does.
+the joined shards' key codes are stored (:mod:`mas_eval.storage.stored_codes`), as ``Dataset.write`` does.
 
 Then, each in a fresh process so that its peak RSS is its own:
 
@@ -49,8 +49,8 @@ import polars as pl  # noqa: E402
 import mas_eval  # noqa: E402
 from benchmarks.machine import environment, peak_rss_gb, run_fresh  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
-from mas_eval.sharding import PART, SHARD_COLUMN  # noqa: E402
-from mas_eval.stored_codes import write_codes  # noqa: E402
+from mas_eval.storage.sharding import PART, SHARD_COLUMN  # noqa: E402
+from mas_eval.storage.stored_codes import write_codes  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "scale.json"
 SHAPE = {"agents": (5, 5), "alternatives": (4, 4), "criteria": (3, 3)}

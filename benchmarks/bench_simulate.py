@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from machine import environment  # noqa: E402  (benchmarks/machine.py, beside this script)
 
 from mas_eval import Dataset  # noqa: E402
-from mas_eval.simulation import simulate  # noqa: E402
+from mas_eval.simulation.decision import simulate  # noqa: E402
 
 SEED = 20240917
 

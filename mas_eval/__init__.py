@@ -16,7 +16,6 @@ from mas_eval import plots as plots  # matplotlib loads with the first figure dr
 from mas_eval import report as report  # Jinja2 and the figures load with the first report built
 from mas_eval._lazy import lazy_attributes
 from mas_eval._version import __version__
-from mas_eval.dataset import Dataset
 from mas_eval.errors import (
     DataError,
     IngestError,
@@ -29,20 +28,21 @@ from mas_eval.errors import (
     UnreadableFileError,
 )
 from mas_eval.scoring import Scores, score
+from mas_eval.storage.dataset import Dataset
 
 if TYPE_CHECKING:
-    from mas_eval.answer_simulation import simulate_answers
-    from mas_eval.diagnostic_simulation import simulate_diagnosis
-    from mas_eval.simulation import simulate
+    from mas_eval.simulation.answers import simulate_answers
+    from mas_eval.simulation.decision import simulate
+    from mas_eval.simulation.diagnosis import simulate_diagnosis
     from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
 
 # The statistics layer (SciPy, statsmodels) and the simulator load when first used.
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
-        "simulate": "mas_eval.simulation",
-        "simulate_answers": "mas_eval.answer_simulation",
-        "simulate_diagnosis": "mas_eval.diagnostic_simulation",
+        "simulate": "mas_eval.simulation.decision",
+        "simulate_answers": "mas_eval.simulation.answers",
+        "simulate_diagnosis": "mas_eval.simulation.diagnosis",
         **dict.fromkeys(
             ("baseline_comparison", "calibration", "compare", "power", "reliability_table"), "mas_eval.stats"
         ),

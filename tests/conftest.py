@@ -34,7 +34,7 @@ def mixed_dataset(decision: int, diagnosis: int, answers: int, seed: int) -> Dat
     """Decision, diagnosis and answer runs in one Dataset: every table, ground truth and every kind
     of label included (simulated with seeds ``seed``, ``seed + 1`` and ``seed + 2``)."""
     import mas_eval
-    from mas_eval.sample import with_id_prefix
+    from mas_eval.simulation.sample import with_id_prefix
 
     return Dataset.concat(
         [

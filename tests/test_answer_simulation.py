@@ -9,7 +9,8 @@ from collections import Counter
 import polars as pl
 import pytest
 
-from mas_eval.answer_simulation import (
+from mas_eval.errors import InvalidParameterError
+from mas_eval.simulation.answers import (
     ANSWER_FILLERS,
     CATEGORIES,
     ENTITIES,
@@ -23,7 +24,6 @@ from mas_eval.answer_simulation import (
     TEMPLATES,
     simulate_answers,
 )
-from mas_eval.errors import InvalidParameterError
 
 TEXTS = ("prediction", "rationale", "reference", "reference_rationale")
 #: Every way an entity is written -> (category, the entity's name).

@@ -10,11 +10,11 @@ from polars.testing import assert_frame_equal, assert_series_equal
 
 import mas_eval
 from mas_eval import Dataset, InvalidParameterError, Scores
+from mas_eval.data.schema import RUN_ID_COLUMNS
 from mas_eval.errors import DataError, SchemaError
 from mas_eval.metrics.answers import answer_scores
 from mas_eval.metrics.answers.outputs import ITEM_METRICS
 from mas_eval.metrics.family import parse_override
-from mas_eval.schema import RUN_ID_COLUMNS
 
 METRICS = [m.name for m in ITEM_METRICS]
 

@@ -11,7 +11,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from mas_eval import DataError, Dataset, InvalidParameterError, MasEvalError, SchemaError
-from mas_eval.schema import TABLES
+from mas_eval.data.schema import TABLES
 
 
 def test_from_frames_conforms_to_schema(tiny: Dataset) -> None:
@@ -149,7 +149,7 @@ def test_a_file_written_late_into_a_failed_write_is_removed_too(
             Path(path).mkdir()
             (Path(path) / "agents.parquet").write_bytes(b"late")
 
-    monkeypatch.setattr("mas_eval.output.shutil.rmtree", raced)
+    monkeypatch.setattr("mas_eval.storage.outputs.shutil.rmtree", raced)
     with pytest.raises(SchemaError, match="table 'agents', column 'confidence'"):
         Dataset.from_frames(**BROKEN_AGENTS).write(tmp_path / "ds", validate=False)
     assert os.listdir(tmp_path) == []
@@ -158,7 +158,7 @@ def test_a_file_written_late_into_a_failed_write_is_removed_too(
 
 def test_concat_stacks_datasets_and_refuses_shared_run_ids() -> None:
     from mas_eval import simulate
-    from mas_eval.sample import with_id_prefix
+    from mas_eval.simulation.sample import with_id_prefix
 
     a, b = simulate(20, seed=1), simulate(10, seed=2)
     with pytest.raises(DataError, match=r"10 run_id\(s\) appear in more than one Dataset .* prefix"):

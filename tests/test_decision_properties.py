@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_series_equal
 
 from mas_eval import Dataset
+from mas_eval.data.schema import RUN_ID_COLUMNS
 from mas_eval.metrics.registry import METRICS, OUTPUT_TABLES, Metric
-from mas_eval.schema import RUN_ID_COLUMNS
 from mas_eval.scoring import Scores, score
 from tests.strategies import Drawn, datasets
 

@@ -11,7 +11,12 @@ import polars as pl
 import pytest
 
 from mas_eval import Dataset
-from mas_eval.diagnostic_simulation import (
+from mas_eval.errors import InvalidParameterError
+from mas_eval.ingest.lddx import CANT_MISS, DEBATE, FINAL_ROUND, INDEPENDENT, ROUNDS, SYMPTOM_MANAGEMENT, VOTING
+from mas_eval.metrics.diagnosis.collaboration import HIGH_VALUE_KEYWORDS, STRUCTURED_MARKERS, keyword_hits
+from mas_eval.metrics.diagnosis.equivalence import match_pairs
+from mas_eval.metrics.diagnosis.labels import LABELS, classify, intervention_keywords, label_counts
+from mas_eval.simulation.diagnosis import (
     DIAGNOSES,
     EXCLUSIONS,
     FINDINGS,
@@ -27,11 +32,6 @@ from mas_eval.diagnostic_simulation import (
     _vocabulary,
     simulate_diagnosis,
 )
-from mas_eval.errors import InvalidParameterError
-from mas_eval.ingest.lddx import CANT_MISS, DEBATE, FINAL_ROUND, INDEPENDENT, ROUNDS, SYMPTOM_MANAGEMENT, VOTING
-from mas_eval.metrics.diagnosis.collaboration import HIGH_VALUE_KEYWORDS, STRUCTURED_MARKERS, keyword_hits
-from mas_eval.metrics.diagnosis.equivalence import match_pairs
-from mas_eval.metrics.diagnosis.labels import LABELS, classify, intervention_keywords, label_counts
 from tests.oracles.equivalence import SHIPPED
 
 SMALL = {"agents": (3, 5), "responses": 16, "response_chars": 400}

@@ -13,9 +13,9 @@ from rich.console import Console
 
 import mas_eval
 from mas_eval import Dataset, SchemaError
-from mas_eval.demo import run_demo
-from mas_eval.scoring import Scores
-from mas_eval.terminal import print_comparisons, print_frame, print_system_means
+from mas_eval.cli.demo import run_demo
+from mas_eval.cli.terminal import print_comparisons, print_frame, print_system_means
+from mas_eval.scoring.scores import Scores
 from tests.conftest import run_cli_process
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -119,7 +119,7 @@ def test_wide_frames_drop_trailing_columns_and_say_so() -> None:
 
 
 def test_system_means_are_metrics_as_rows(folders: dict[str, Path]) -> None:
-    from mas_eval.demo import headline
+    from mas_eval.cli.demo import headline
 
     means = headline(Scores.open(folders["scores"]).runs)
     text = _printed(80, lambda c: print_system_means(means, out=c))

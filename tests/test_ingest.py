@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from mas_eval.dataset import Dataset
+from mas_eval.data.schema import TABLES
 from mas_eval.errors import DataError, IngestError, InvalidParameterError, MasEvalError
 from mas_eval.ingest import IngestResult, export_jsonl, ingest_jsonl, jsonl, record_dtype
 from mas_eval.ingest.jsonl import RECORD_LISTS, USAGE, USAGE_FIELD
-from mas_eval.schema import TABLES
+from mas_eval.storage.dataset import Dataset
 
 SMALL = Path(__file__).parent / "data" / "run_records_small.jsonl"
 SAMPLE = Path(__file__).parents[1] / "data" / "sample.jsonl"

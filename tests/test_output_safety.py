@@ -20,8 +20,8 @@ import pytest
 import mas_eval
 from mas_eval import Dataset, OutputError, OutputExistsError
 from mas_eval.ingest import export_jsonl, ingest_jsonl
-from mas_eval.output import atomic_directory, atomic_file, check_target
 from mas_eval.stats import write_comparisons
+from mas_eval.storage.outputs import atomic_directory, atomic_file, check_target
 from tests.conftest import run_cli_process
 
 DATA = Path(__file__).resolve().parents[1] / "data"

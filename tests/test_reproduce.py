@@ -11,7 +11,7 @@ import pytest
 from mas_eval import Dataset
 from mas_eval.cli import main
 from mas_eval.errors import SchemaError
-from mas_eval.reproduction import reproduce
+from mas_eval.scoring.reproduction import reproduce
 from tests.conftest import LDDX, needs_lddx
 
 

@@ -9,10 +9,11 @@ from polars.testing import assert_frame_equal
 from rich.console import Console
 
 from mas_eval import Dataset
-from mas_eval.demo import run_demo
+from mas_eval.cli.demo import run_demo
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.report import load_json
-from mas_eval.sample import (
+from mas_eval.simulation.decision import simulate
+from mas_eval.simulation.sample import (
     ANSWER_PREFIX,
     ANSWER_RUNS,
     DIAGNOSIS_PREFIX,
@@ -22,7 +23,6 @@ from mas_eval.sample import (
     SAMPLE_RUNS,
     sample_dataset,
 )
-from mas_eval.simulation import simulate
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DECISION_TABLES = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]

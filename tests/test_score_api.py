@@ -11,11 +11,11 @@ import mas_eval
 from mas_eval import Dataset, InvalidParameterError, Scores
 from mas_eval.cli import main
 from mas_eval.constraints import describe
+from mas_eval.data.schema import RUN_ID_COLUMNS
 from mas_eval.metrics.decision import DecisionParams
 from mas_eval.metrics.diagnosis import DiagnosisParams
 from mas_eval.metrics.family import parse_override
 from mas_eval.presets import PRESETS
-from mas_eval.schema import RUN_ID_COLUMNS
 from tests.conftest import run_cli_process
 
 

@@ -17,10 +17,11 @@ from polars.testing import assert_frame_equal
 import mas_eval
 from mas_eval import Dataset, InvalidParameterError, SchemaError, Scores, UnreadableFileError
 from mas_eval.cli import main
+from mas_eval.data.schema import RUN_ID_COLUMNS
 from mas_eval.errors import OutputExistsError
 from mas_eval.metrics import registry
-from mas_eval.schema import RUN_ID_COLUMNS
-from mas_eval.shard_scoring import score_shards, shard_file
+from mas_eval.scoring.shards import score_shards
+from mas_eval.storage.scores_folder import shard_file
 from tests.conftest import run_cli_process
 
 ROOT = Path(__file__).resolve().parents[1]

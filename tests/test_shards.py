@@ -12,9 +12,9 @@ from polars.testing import assert_frame_equal
 import mas_eval
 from mas_eval import DataError, Dataset, InvalidParameterError, SchemaError, UnreadableFileError
 from mas_eval.cli import main
+from mas_eval.data.schema import TABLES
 from mas_eval.ingest import export_jsonl, ingest_jsonl, ingest_lddx
-from mas_eval.schema import TABLES
-from mas_eval.sharding import MAX_SHARDS, run_hash, shard_of
+from mas_eval.storage.sharding import MAX_SHARDS, run_hash, shard_of
 from tests.conftest import LDDX, mixed_dataset, needs_lddx
 
 SHARDS = 4

@@ -10,8 +10,8 @@ from polars.testing import assert_frame_equal
 
 import mas_eval
 from mas_eval import Dataset, InvalidParameterError
-from mas_eval.schema import TABLES
-from mas_eval.simulation import simulate
+from mas_eval.data.schema import TABLES
+from mas_eval.simulation.decision import simulate
 from tests.conftest import run_cli_process
 
 DECISION_TABLES = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]

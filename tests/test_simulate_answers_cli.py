@@ -11,13 +11,13 @@ from polars.testing import assert_frame_equal
 
 import mas_eval
 from mas_eval import Dataset
-from mas_eval.answer_simulation import TASKS, simulate_answers
+from mas_eval.simulation.answers import TASKS, simulate_answers
 from tests.conftest import run_cli_process
 
 
 def test_simulate_answers_is_exported_lazily() -> None:
     code = (
-        "import sys, mas_eval; print('mas_eval.answer_simulation' in sys.modules, mas_eval.simulate_answers.__name__)"
+        "import sys, mas_eval; print('mas_eval.simulation.answers' in sys.modules, mas_eval.simulate_answers.__name__)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "simulate_answers"]

@@ -12,11 +12,11 @@ from polars.testing import assert_frame_equal
 
 import mas_eval
 from mas_eval import DataError, Dataset
-from mas_eval import stored_codes as stored
+from mas_eval.data.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_ID_COLUMNS
 from mas_eval.metrics.codes import KeyCodes
-from mas_eval.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_ID_COLUMNS
-from mas_eval.scoring import _encoded_tables
-from mas_eval.sharding import sharded
+from mas_eval.scoring.run import encoded_tables
+from mas_eval.storage import stored_codes as stored
+from mas_eval.storage.sharding import sharded
 from tests.conftest import mixed_dataset
 
 SHARDS = 3
@@ -85,7 +85,7 @@ def test_stored_codes_decode_to_the_strings_they_replace(folder: Path) -> None:
     for k in range(SHARDS):
         shard = opened.shard(k)
         names = [name for name in shard.table_names if sharded(name)]
-        codes, tables = _encoded_tables(shard, names)
+        codes, tables = encoded_tables(shard, names)
         assert isinstance(codes, KeyCodes)
         assert_frame_equal(codes.runs, shard["runs"].select(RUN_ID_COLUMNS).sort("run_id").collect())
         for name in names:

@@ -9,7 +9,7 @@ import pytest
 
 import mas_eval
 from mas_eval import Dataset, UnreadableFileError
-from mas_eval.scoring import Scores
+from mas_eval.scoring.scores import Scores
 from tests.conftest import run_cli_process
 
 

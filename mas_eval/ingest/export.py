@@ -6,10 +6,10 @@ from pathlib import Path
 
 import polars as pl
 
-from mas_eval.dataset import Dataset
+from mas_eval.data.schema import TABLES
 from mas_eval.ingest.jsonl import RECORD_LISTS, USAGE, USAGE_FIELD, RecordList
-from mas_eval.output import atomic_file
-from mas_eval.schema import TABLES
+from mas_eval.storage.dataset import Dataset
+from mas_eval.storage.outputs import atomic_file
 
 __all__ = ["export_jsonl", "records"]
 

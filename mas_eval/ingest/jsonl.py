@@ -1,7 +1,7 @@
 """Flatten canonical JSONL run records (``run_record.schema.json``) into a Dataset folder.
 
 The record's nesting, and the Polars dtype it is decoded with, are derived from
-:mod:`mas_eval.schema`; :mod:`mas_eval.ingest.export` writes the same records back.
+:mod:`mas_eval.data.schema`; :mod:`mas_eval.ingest.export` writes the same records back.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import IO, Any, cast
 import polars as pl
 
 from mas_eval.constraints import Interval, check_parameter
-from mas_eval.dataset import MANIFEST, Dataset
+from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError, MasEvalError, option
-from mas_eval.files import describe_path
 from mas_eval.ingest.misspelt import misspelt_fields
-from mas_eval.output import atomic_directory, atomic_file, write_manifest
-from mas_eval.schema import TABLES
-from mas_eval.sharding import check_shards
+from mas_eval.storage.dataset import MANIFEST, Dataset
+from mas_eval.storage.inputs import describe_path
+from mas_eval.storage.outputs import atomic_directory, atomic_file, write_manifest
+from mas_eval.storage.sharding import check_shards
 
 __all__ = [
     "CHUNK_BYTES",
@@ -120,7 +120,7 @@ def _item_dtype(table: str, permissive: bool) -> pl.DataType:
 
 @functools.cache
 def record_dtype(*, permissive: bool = False) -> pl.Struct:
-    """The Polars dtype of one canonical run record, derived from :mod:`mas_eval.schema`.
+    """The Polars dtype of one canonical run record, derived from :mod:`mas_eval.data.schema`.
 
     Parameters
     ----------
@@ -518,7 +518,7 @@ def ingest_jsonl(
         gives the sum of the files' sizes: the total of a progress bar.
     shards
         ``None`` or 1: one folder of part files per table. ``N`` (2 to 10,000): the sharded
-        layout of :meth:`Dataset.write <mas_eval.dataset.Dataset.write>` (every run's rows in
+        layout of :meth:`Dataset.write <mas_eval.storage.dataset.Dataset.write>` (every run's rows in
         shard ``hash(run_id) % N`` of every table, sorted by key), made from the staged
         tables once they are all ingested and checked, one shard in memory at a time.
 

@@ -22,12 +22,12 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.dataset import MANIFEST, Dataset
+from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError, option
 from mas_eval.ingest.jsonl import json_type
-from mas_eval.output import atomic_directory, check_target, write_manifest
-from mas_eval.schema import TABLES
-from mas_eval.sharding import check_shards
+from mas_eval.storage.dataset import MANIFEST, Dataset
+from mas_eval.storage.outputs import atomic_directory, check_target, write_manifest
+from mas_eval.storage.sharding import check_shards
 
 __all__ = [
     "CANT_MISS",
@@ -876,7 +876,7 @@ def ingest_lddx(
         ``skipped``) and ingest the others, instead of failing at the first.
     shards
         ``None`` or 1: one file per table. ``N`` (2 to 10,000): the sharded layout of
-        :meth:`Dataset.write <mas_eval.dataset.Dataset.write>`.
+        :meth:`Dataset.write <mas_eval.storage.dataset.Dataset.write>`.
 
     Returns
     -------

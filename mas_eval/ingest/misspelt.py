@@ -3,7 +3,7 @@
 The JSON decoder keeps the fields the record's dtype names and drops the rest, so a misspelt
 field would vanish with its value. Unknown fields are allowed (a user's own metadata), but one
 that closely resembles a field the same object lacks is a misspelling, as for the columns of
-a Parquet table (:mod:`mas_eval.dataset`), and the line is malformed.
+a Parquet table (:mod:`mas_eval.storage.dataset`), and the line is malformed.
 
 Finding them costs one regular-expression pass per chunk: the record's own keys are removed
 from every line, and only lines where a key is left, one that resembles a known name, are

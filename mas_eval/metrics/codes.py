@@ -9,7 +9,7 @@ The codes keep the order of the labels: a run's code is its ``run_id``'s rank am
 sorted run ids, and an agent's, alternative's or criterion's code is its label's rank among
 the sorted labels of its kind. Sorting by codes therefore sorts by labels, and "the label
 that sorts first" (tie rules, SPEC.md §1) is the smallest code. Encoded tables keep their
-column names; the metric modules take them keyed by codes, and :mod:`mas_eval.scoring`
+column names; the metric modules take them keyed by codes, and :mod:`mas_eval.scoring.pipeline`
 decodes its outputs.
 """
 
@@ -21,7 +21,7 @@ from functools import cached_property
 
 import polars as pl
 
-from mas_eval.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_KEY
+from mas_eval.data.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_KEY
 
 __all__ = ["CODE", "LABEL_COLUMNS", "KeyCodes"]
 

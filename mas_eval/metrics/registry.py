@@ -30,7 +30,7 @@ class Metric:
     Attributes
     ----------
     name, table
-        Column name and the :class:`~mas_eval.scoring.Scores` table holding it.
+        Column name and the :class:`~mas_eval.scoring.pipeline.Scores` table holding it.
     description
         What it measures, and where its formula comes from.
     low, high
@@ -56,7 +56,7 @@ class Metric:
 
 @dataclass(frozen=True)
 class OutputTable:
-    """One table of :class:`~mas_eval.scoring.Scores`.
+    """One table of :class:`~mas_eval.scoring.pipeline.Scores`.
 
     Every row is led by the run's identifying columns (``schema.RUN_ID_COLUMNS``), then
     ``key``: the columns that, with ``run_id``, identify the row, each with the kind of label

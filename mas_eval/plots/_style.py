@@ -29,8 +29,8 @@ from scipy import stats as sps
 from mas_eval.constraints import Options, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.metrics import registry
-from mas_eval.output import atomic_file
 from mas_eval.stats._common import check_columns, numeric_value
+from mas_eval.storage.outputs import atomic_file
 
 __all__ = [
     "OKABE_ITO",
@@ -250,7 +250,7 @@ def save(fig: Figure, path: str | Path, *, overwrite: bool = False) -> Path:
     OutputExistsError
         ``path`` exists and ``overwrite`` is false.
     OutputError
-        ``path`` cannot be written there (:func:`mas_eval.output.atomic_file`).
+        ``path`` cannot be written there (:func:`mas_eval.storage.outputs.atomic_file`).
 
     Notes
     -----

@@ -11,11 +11,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from mas_eval.constraints import Boolean, validate_params
-from mas_eval.dataset import Dataset
+from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.plots._style import default_size, target_axes
-from mas_eval.schema import RUN_KEY
-from mas_eval.scoring import Scores
+from mas_eval.scoring.scores import Scores
+from mas_eval.storage.dataset import Dataset
 
 __all__ = ["beliefs"]
 

@@ -16,6 +16,7 @@ from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
 from mas_eval.constraints import NONE, Interval, Predicate, validate_params
+from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.ingest.lddx import (
     CANT_MISS,
@@ -37,8 +38,7 @@ from mas_eval.plots._style import (
     system_order,
     thousands,
 )
-from mas_eval.schema import RUN_KEY
-from mas_eval.scoring import Scores
+from mas_eval.scoring.scores import Scores
 
 __all__ = ["ROUND_LABELS", "collaboration"]
 

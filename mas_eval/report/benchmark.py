@@ -556,7 +556,7 @@ class BenchmarkReport:
 
         ``inputs`` are paths the report must not overwrite (the file it was read from).
         """
-        from mas_eval.output import atomic_file
+        from mas_eval.storage.outputs import atomic_file
 
         suffix = check_benchmark_path(path)
         render = {".json": self.to_json, ".md": self.to_markdown, ".html": self.to_html}[suffix]

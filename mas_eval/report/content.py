@@ -14,14 +14,14 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.dataset import Dataset
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.formatting import correction_name
-from mas_eval.provenance import provenance
 from mas_eval.report.answer_quality import ANSWER_COMPARISON, ANSWER_METRICS, answers_section, has_items
 from mas_eval.report.diagnosis import DIAGNOSIS_METRICS, diagnosis_section, has_diagnosis
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
-from mas_eval.scoring import Scores
+from mas_eval.scoring.scores import Scores
+from mas_eval.storage.dataset import Dataset
+from mas_eval.storage.provenance import provenance
 
 __all__ = [
     "COMPARISON_DESIGN",

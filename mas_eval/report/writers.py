@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mas_eval.output import atomic_directory, atomic_file, check_target
 from mas_eval.report.document import Report
+from mas_eval.storage.outputs import atomic_directory, atomic_file, check_target
 
 __all__ = ["figures_folder", "write"]
 

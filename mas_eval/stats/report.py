@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 
 from mas_eval.errors import InvalidParameterError, SchemaError
-from mas_eval.output import atomic_file
 from mas_eval.stats._rows import COLUMNS
+from mas_eval.storage.outputs import atomic_file
 
 __all__ = [
     "FORMATS", "SUMMARY_COLUMNS", "check_comparisons_path", "read_comparisons", "summary_view", "write_comparisons",
@@ -84,7 +84,7 @@ def read_comparisons(path: str | Path) -> pl.DataFrame:
     SchemaError
         The file lacks the columns of a comparison table (it names them), or is not valid JSON.
     """
-    from mas_eval.files import reading
+    from mas_eval.storage.inputs import reading
 
     source = check_comparisons_path(path)
     if not source.is_file():

@@ -35,6 +35,7 @@ from typing import Any
 import polars as pl
 
 from mas_eval.constraints import Boolean, Options, Predicate, validate_params
+from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.metrics.answers.accuracy import DEFAULT_CATEGORY_WEIGHTS, accuracy_columns
 from mas_eval.metrics.answers.entities import Entities, with_entity_counts
@@ -62,7 +63,6 @@ from mas_eval.metrics.answers.vocabulary import (
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.diagnosis.tables import user_table
 from mas_eval.metrics.ordered import ordered_aggregates
-from mas_eval.schema import RUN_KEY
 
 __all__ = ["TEXT_COLUMNS", "answer_scores", "compute", "scoring_options"]
 

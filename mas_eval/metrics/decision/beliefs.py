@@ -77,7 +77,7 @@ class AgentFrame:
 
     def totals(self) -> pl.DataFrame:
         """Per agent ``run_id, agent_id, mass_total, mass_min`` (null without beliefs): what
-        :func:`~mas_eval.validation.check_agent_masses` reads."""
+        :func:`~mas_eval.data.validation.check_agent_masses` reads."""
         valid = self.has_beliefs
         return pl.DataFrame(
             [

@@ -21,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from mas_eval.data.schema import AGENT_KEY
 from mas_eval.metrics.arrays import take
 from mas_eval.metrics.ordered import ordered_aggregates
 from mas_eval.metrics.segments import Groups, label_of, pack, run_of
-from mas_eval.schema import AGENT_KEY
 
 __all__ = ["PAIR_KEY", "consensus_level", "pairwise_similarities", "top_preference", "unit_square"]
 

@@ -66,7 +66,7 @@ def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weight
     Returns one row per scored ``(run_id, alternative)``, sorted: ``criteria_satisfaction,
     weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst`` (the caller
     ranks), and the :data:`CHECK_COLUMNS` from which
-    :func:`~mas_eval.validation.check_alternative_inputs` finds scores and weights that break
+    :func:`~mas_eval.data.validation.check_alternative_inputs` finds scores and weights that break
     the rules these formulas rely on. Every sum is taken in row order over one group.
     """
     run = scores["run_id"].to_numpy()

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import polars as pl
 
-from mas_eval.schema import TABLES
-from mas_eval.validation import check_unique_keys, check_values
+from mas_eval.data.schema import TABLES
+from mas_eval.data.validation import check_unique_keys, check_values
 
 __all__ = ["sorted_table"]
 

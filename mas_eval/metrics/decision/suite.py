@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
+from mas_eval.data.validation import check_agent_masses, check_alternative_inputs, check_values
 from mas_eval.metrics.arrays import locate, nullable, placed, take, to_series
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.decision import confidence, consensus, contribution, evidential, quality
@@ -29,7 +30,6 @@ from mas_eval.metrics.decision.inputs import sorted_table
 from mas_eval.metrics.decision.params import DecisionParams
 from mas_eval.metrics.ranks import with_descending_ranks
 from mas_eval.metrics.segments import Groups, label_of, merged, pack, run_of
-from mas_eval.validation import check_agent_masses, check_alternative_inputs, check_values
 
 __all__ = ["compute"]
 

@@ -45,7 +45,7 @@ import polars as pl
 from mas_eval.constraints import Interval, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
 from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
-from mas_eval.output import atomic_file
+from mas_eval.storage.outputs import atomic_file
 
 __all__ = [
     "CAUSE_PHRASES",

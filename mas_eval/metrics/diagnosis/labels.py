@@ -33,10 +33,10 @@ from typing import Any, Literal
 import polars as pl
 
 from mas_eval.constraints import Interval, Options, validate_params
+from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.metrics.diagnosis.equivalence import TIER, assign, match_pairs
 from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
-from mas_eval.schema import RUN_KEY
 
 __all__ = [
     "DEFAULT_PATTERNS",

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from mas_eval.data.schema import RUN_KEY
 from mas_eval.metrics.codes import CODE, KeyCodes
 from mas_eval.metrics.diagnosis.collaboration import credibility, round_credibility, tempo_scores
 from mas_eval.metrics.diagnosis.equivalence import synonym_table
@@ -21,7 +22,6 @@ from mas_eval.metrics.diagnosis.params import DiagnosisParams
 from mas_eval.metrics.diagnosis.scores import COUNTS, RULES, score_expressions
 from mas_eval.metrics.diagnosis.tables import user_table
 from mas_eval.metrics.diagnosis.vote import credibility_vote
-from mas_eval.schema import RUN_KEY
 
 __all__ = ["VOTING_ROUND", "compute"]
 

@@ -8,7 +8,7 @@ Scores are compared twice: recomputed end to end (from our labels) and recompute
 file's own counts, which isolates the formulas from the labelling.
 
 >>> import polars as pl
->>> from mas_eval.reproduction import reproduce
+>>> from mas_eval.scoring.reproduction import reproduce
 >>> # ``mas-eval reproduce DATASET --preset lddx-v6`` prints ``result.summary``.
 """
 
@@ -22,15 +22,15 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.dataset import Dataset
+from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import SchemaError
 from mas_eval.metrics.diagnosis.equivalence import match_pairs
 from mas_eval.metrics.diagnosis.labels import FINAL_ROUND
 from mas_eval.metrics.diagnosis.scores import RULES, score_expressions
-from mas_eval.output import atomic_directory
-from mas_eval.provenance import provenance
-from mas_eval.schema import RUN_KEY
 from mas_eval.scoring import Scores, score
+from mas_eval.storage.dataset import Dataset
+from mas_eval.storage.outputs import atomic_directory
+from mas_eval.storage.provenance import provenance
 
 __all__ = ["COUNT_FIELDS", "SCORE_FIELDS", "Reproduction", "reproduce"]
 

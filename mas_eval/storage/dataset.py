@@ -22,8 +22,10 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.data.schema import RUN_KEY, TABLES, Table, required_tables
+from mas_eval.data.validation import check_types, validate_tables
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
-from mas_eval.files import (
+from mas_eval.storage.inputs import (
     DATASET_MANIFEST,
     check_parquet_files,
     describe_path,
@@ -31,11 +33,9 @@ from mas_eval.files import (
     parquet_files,
     reading,
 )
-from mas_eval.output import atomic_directory, read_manifest, same_path, write_manifest
-from mas_eval.schema import RUN_KEY, TABLES, Table, required_tables
-from mas_eval.sharding import ShardLayout, check_placement, check_shards, sharded, write_sharded_table
-from mas_eval.stored_codes import ShardCodes, write_codes
-from mas_eval.validation import check_types, validate_tables
+from mas_eval.storage.outputs import atomic_directory, read_manifest, same_path, write_manifest
+from mas_eval.storage.sharding import ShardLayout, check_placement, check_shards, sharded, write_sharded_table
+from mas_eval.storage.stored_codes import ShardCodes, write_codes
 
 __all__ = ["MANIFEST", "Dataset"]
 
@@ -146,7 +146,7 @@ class Dataset:
         self.source = source
         #: ``_dataset.json``'s ``"codes"`` entry, for a Dataset opened from a sharded folder that has one.
         self._codes_entry: Any = None
-        #: The stored integer codes of this shard's keys (:mod:`mas_eval.stored_codes`), for a
+        #: The stored integer codes of this shard's keys (:mod:`mas_eval.storage.stored_codes`), for a
         #: Dataset that :meth:`shard` gave; scoring reads them instead of encoding strings.
         self.stored_codes: ShardCodes | None = None
         with self.reading():
@@ -475,7 +475,7 @@ class Dataset:
         The sharded layout: ``<path>/<table>/shard=<k>/part-0.parquet`` for ``k`` in
         ``0 .. N-1``, every shard present (empty if no run hashes to it), each file sorted by
         the table's key (``run_id`` first), so that a run's rows are contiguous. A run's shard
-        is ``fmix64(fnv1a64(utf8(run_id))) % N`` (:func:`mas_eval.sharding.run_hash`), the
+        is ``fmix64(fnv1a64(utf8(run_id))) % N`` (:func:`mas_eval.storage.sharding.run_hash`), the
         same in every table, on every machine and with every Polars version, so all the rows
         of a run sit in one shard of every table. ``ground_truth``, keyed by case rather than
         run (a case's runs fall in many shards), is written whole as
@@ -485,7 +485,7 @@ class Dataset:
         ["ground_truth"]}``. Each table is written in two passes (rows streamed to their
         shard, then each shard sorted on its own), so memory is bounded by a shard. Then the
         integer codes of every shard's keys are stored under ``<path>/_codes``, for scoring to
-        read instead of the strings (:mod:`mas_eval.stored_codes`; ``_dataset.json``'s ``"codes"``).
+        read instead of the strings (:mod:`mas_eval.storage.stored_codes`; ``_dataset.json``'s ``"codes"``).
         """
         count = check_shards(shards)
         target = Path(path)

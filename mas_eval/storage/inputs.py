@@ -36,7 +36,7 @@ __all__ = [
 DATASET_MANIFEST = "_dataset.json"
 SCORES_MANIFEST = "_scores.json"
 
-#: Tables only a Scores folder has (a Dataset's tables are in :mod:`mas_eval.schema`).
+#: Tables only a Scores folder has (a Dataset's tables are in :mod:`mas_eval.data.schema`).
 _SCORES_ONLY = ("alternatives", "pairwise")
 #: Tables only a Dataset folder has.
 _DATASET_ONLY = ("beliefs", "criteria", "scores", "alt_scores", "ddx", "ground_truth", "messages", "answers")
@@ -48,7 +48,7 @@ def _entries(folder: Path) -> set[str]:
 
 
 def is_scores_folder(path: Path) -> bool:
-    """Whether ``path`` is a folder written by :meth:`~mas_eval.scoring.Scores.write`."""
+    """Whether ``path`` is a folder written by :meth:`~mas_eval.scoring.pipeline.Scores.write`."""
     if not path.is_dir():
         return False
     if (path / SCORES_MANIFEST).is_file():
@@ -143,7 +143,7 @@ def check_parquet_files(files: Iterable[Path], *, level: str = "markers") -> Non
     """Raise :class:`~mas_eval.errors.UnreadableFileError` naming the first file that is not Parquet.
 
     ``level="markers"`` (default) reads the 4 bytes at each end of every file: cheap enough for
-    :meth:`Dataset.open <mas_eval.dataset.Dataset.open>`, and it finds truncated and foreign
+    :meth:`Dataset.open <mas_eval.storage.dataset.Dataset.open>`, and it finds truncated and foreign
     files. ``"footer"`` also parses the schema; ``"full"`` decodes every value (corrupt pages).
     """
     for file in files:

@@ -1,13 +1,8 @@
 """Scoring a sharded Dataset shard by shard, so that memory is set by a shard and not by the Dataset.
 
 :func:`score_shards` scores each shard of a Dataset written with ``shards=N``
-(:mod:`mas_eval.sharding`) on its own and writes its output tables at once, one Parquet file
-per table and shard, into a Scores folder laid out like the Dataset::
-
-    SCORES/
-      _scores.json              {"preset": ..., "params": ..., "families": ..., "tables": [...], "shards": N}
-      runs/shard=0/part-0.parquet ... runs/shard=<N-1>/part-0.parquet
-      agents/shard=0/part-0.parquet ...
+(:mod:`mas_eval.storage.sharding`) on its own and writes its output tables at once, one Parquet file
+per table and shard, into a sharded Scores folder (:mod:`mas_eval.storage.scores_folder`).
 
 A run's rows never span two shards and no metric reads another run's rows, so the rows are those
 that scoring the whole Dataset gives; :meth:`mas_eval.Scores.open` reads the folder back with
@@ -34,21 +29,19 @@ from typing import Any, Literal, get_args
 
 import polars as pl
 
-from mas_eval.dataset import Dataset
 from mas_eval.errors import InvalidParameterError
-from mas_eval.files import SCORES_MANIFEST
 from mas_eval.metrics.family import resolve_params
-from mas_eval.output import atomic_directory, check_compression, write_manifest
-from mas_eval.sharding import PART, SHARD_COLUMN
+from mas_eval.scoring.run import score_in_memory
+from mas_eval.storage.dataset import Dataset
+from mas_eval.storage.outputs import atomic_directory, check_compression, write_manifest
+from mas_eval.storage.scores_folder import COMPRESSION, MANIFEST, shard_file
 
 __all__ = [
-    "COMPRESSION",
     "ENGINES",
     "MAX_WORKERS",
     "Engine",
     "check_workers",
     "score_shards",
-    "shard_file",
 ]
 
 #: The most worker processes: each holds a shard and a Polars thread pool.
@@ -56,17 +49,6 @@ MAX_WORKERS = 256
 #: Where shards are scored: here or in local processes, or on a Dask distributed cluster.
 Engine = Literal["processes", "dask"]
 ENGINES: tuple[str, ...] = get_args(Engine)
-
-
-#: The compression of a sharded Scores folder's files. The tables' floats barely compress, and
-#: writing is a third of the time of scoring a shard: 1M runs of the benchmark shape, 2 workers,
-#: took 3.6-3.8 s uncompressed (557 MB of files) against 4.0-4.1 s with LZ4 (410 MB).
-COMPRESSION = "uncompressed"
-
-
-def shard_file(root: Path, table: str, index: int) -> Path:
-    """Where shard ``index`` of output ``table`` lives in a sharded Scores folder."""
-    return root / table / f"{SHARD_COLUMN}={index}" / PART
 
 
 def _score_one(
@@ -79,12 +61,10 @@ def _score_one(
     compression: str = COMPRESSION,
 ) -> dict[str, Any]:
     """Score shard ``index`` (of ``ds``, or of the Dataset at ``source`` in a worker) and write its tables."""
-    from mas_eval.scoring import _scored
-
     dataset = (ds if ds is not None else Dataset.open(source)).shard(index)  # type: ignore[arg-type]
     # Tables but runs hold only run_id of the run's identifying columns (those they carry
     # themselves aside): Scores.open and Scores.scan join the others from runs.
-    scores = _scored(dataset, preset, None, overrides, run_columns=False)
+    scores = score_in_memory(dataset, preset, None, overrides, run_columns=False)
     for name, frame in scores.tables.items():
         file = shard_file(staging, name, index)
         file.parent.mkdir(parents=True, exist_ok=True)
@@ -295,7 +275,7 @@ def score_shards(
     progress
         Called as ``progress(done, total)`` after each shard; meant for a progress bar.
     compression
-        The Parquet compression of the files, one of :data:`~mas_eval.output.COMPRESSIONS`; by default none
+        The Parquet compression of the files, one of :data:`~mas_eval.storage.outputs.COMPRESSIONS`; by default none
         (:data:`COMPRESSION`: the scores barely compress, and writing them is a third of the work).
 
     Returns
@@ -377,5 +357,5 @@ def score_shards(
             "shards": total,
             "rows": {name: sum(r["rows"].get(name, 0) for r in results) for name in names},
         }
-        write_manifest(staging, SCORES_MANIFEST, manifest)
+        write_manifest(staging, MANIFEST, manifest)
     return Path(out)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from mas_eval.data.schema import AGENT_KEY, MASS_SUM_TOLERANCE, TABLES, Column, Table
 from mas_eval.errors import DataError, SchemaError, format_keys
-from mas_eval.schema import AGENT_KEY, MASS_SUM_TOLERANCE, TABLES, Column, Table
 
 __all__ = [
     "check_agent_masses",
@@ -308,7 +308,7 @@ def check_types(tables: Mapping[str, pl.LazyFrame]) -> None:
     """The type rules of :func:`validate_tables` alone: every column castable to the schema's dtype.
 
     What a failed cast inside a query is turned into (:meth:`Dataset.reading
-    <mas_eval.dataset.Dataset.reading>`): one error naming the table, the column and the rows.
+    <mas_eval.storage.dataset.Dataset.reading>`): one error naming the table, the column and the rows.
     """
     for name, raw in tables.items():
         spec = TABLES[name]

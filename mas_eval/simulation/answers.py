@@ -22,10 +22,10 @@ import numpy as np
 import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
-from mas_eval.dataset import Dataset
-from mas_eval.diagnostic_simulation import _frame, _vocab
 from mas_eval.errors import InvalidParameterError
-from mas_eval.simulation import SYSTEMS, _Coded, _expand, _labels, split_runs
+from mas_eval.simulation.decision import SYSTEMS, _Coded, _expand, _labels, split_runs
+from mas_eval.simulation.diagnosis import _frame, _vocab
+from mas_eval.storage.dataset import Dataset
 
 __all__ = ["ENTITIES", "TASKS", "simulate_answers"]
 
@@ -364,7 +364,7 @@ def simulate_answers(
 
     Examples
     --------
-    >>> from mas_eval.answer_simulation import simulate_answers
+    >>> from mas_eval.simulation.answers import simulate_answers
     >>> ds = simulate_answers(20, seed=3, items=(5, 8))
     >>> ds.validate().table_names
     ['runs', 'answers']

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import polars as pl
 
-from mas_eval.answer_simulation import simulate_answers
-from mas_eval.dataset import Dataset
-from mas_eval.diagnostic_simulation import simulate_diagnosis
 from mas_eval.ingest import export_jsonl
-from mas_eval.simulation import simulate
+from mas_eval.simulation.answers import simulate_answers
+from mas_eval.simulation.decision import simulate
+from mas_eval.simulation.diagnosis import simulate_diagnosis
+from mas_eval.storage.dataset import Dataset
 
 SAMPLE_RUNS, SAMPLE_SEED = 4_000, 2026
 RECORDS_RUNS, RECORDS_SEED = 300, 2027

@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
-from mas_eval.dataset import Dataset
+from mas_eval.data.schema import DDX_STANCES, TABLES
 from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest.lddx import (
     CANT_MISS,
@@ -38,8 +38,8 @@ from mas_eval.ingest.lddx import (
 )
 from mas_eval.metrics.diagnosis.equivalence import normalise
 from mas_eval.metrics.diagnosis.tables import shipped_table
-from mas_eval.schema import DDX_STANCES, TABLES
-from mas_eval.simulation import SYSTEMS, _Coded, _expand, _labels, split_runs
+from mas_eval.simulation.decision import SYSTEMS, _Coded, _expand, _labels, split_runs
+from mas_eval.storage.dataset import Dataset
 
 __all__ = ["DIAGNOSES", "simulate_diagnosis"]
 
@@ -435,7 +435,7 @@ def simulate_diagnosis(
 
     Examples
     --------
-    >>> from mas_eval.diagnostic_simulation import simulate_diagnosis
+    >>> from mas_eval.simulation.diagnosis import simulate_diagnosis
     >>> ds = simulate_diagnosis(40, seed=3, agents=(3, 4), responses=12, response_chars=300)
     >>> ds.validate().table_names
     ['runs', 'agents', 'ddx', 'ground_truth', 'messages', 'interventions']

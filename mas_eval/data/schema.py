@@ -37,7 +37,7 @@ RUN_ID_COLUMNS = ["run_id", "system", "case_id", "task", "variant"]
 
 #: Per table, its label columns (the key columns besides ``run_id``, and the columns naming an
 #: alternative) and the kind of label each holds. Labels of one kind share one code book when
-#: scoring encodes keys as integers (:mod:`mas_eval.metrics.codes`, :mod:`mas_eval.stored_codes`).
+#: scoring encodes keys as integers (:mod:`mas_eval.metrics.codes`, :mod:`mas_eval.storage.stored_codes`).
 LABEL_COLUMNS: dict[str, dict[str, str]] = {
     "runs": {"recommended": "alternative", "correct": "alternative"},
     "agents": {"agent_id": "agent_id"},

@@ -17,9 +17,9 @@ import numpy as np
 import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
-from mas_eval.dataset import Dataset
+from mas_eval.data.schema import CRITERION_KINDS, CRITERION_SCALES, TABLES
 from mas_eval.errors import InvalidParameterError
-from mas_eval.schema import CRITERION_KINDS, CRITERION_SCALES, TABLES
+from mas_eval.storage.dataset import Dataset
 
 __all__ = ["simulate"]
 
@@ -286,7 +286,7 @@ def simulate(
 
     Examples
     --------
-    >>> from mas_eval.simulation import simulate
+    >>> from mas_eval.simulation.decision import simulate
     >>> ds = simulate(200, seed=7, effect=0.1)
     >>> ds.table_names
     ['runs', 'agents', 'beliefs', 'criteria', 'scores', 'alt_scores']

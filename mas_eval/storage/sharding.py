@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from mas_eval.data.schema import RUN_KEY, TABLES, Table
 from mas_eval.errors import InvalidParameterError, SchemaError
-from mas_eval.schema import RUN_KEY, TABLES, Table
 
 __all__ = [
     "HASH",
@@ -212,7 +212,7 @@ class ShardLayout:
 
     def files(self, entry: Path) -> list[list[Path]]:
         """The Parquet files of a sharded table's folder, by shard; a SchemaError names a missing or stray shard."""
-        from mas_eval.files import parquet_files
+        from mas_eval.storage.inputs import parquet_files
 
         if not entry.is_dir():
             msg = (

@@ -21,13 +21,13 @@ from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
 from mas_eval._version import __version__
+from mas_eval.cli.terminal import console, err_console, print_comparisons, print_frame, progress, steps
 from mas_eval.errors import InvalidParameterError, MasEvalError, command_line
 from mas_eval.ingest.jsonl import CHUNK_BYTES
 from mas_eval.metrics.family import parameter_help, parse_override, resolve_params
-from mas_eval.output import check_target
 from mas_eval.presets import PRESETS
 from mas_eval.stats.options import BootCI, Correction, Method, Test
-from mas_eval.terminal import console, err_console, print_comparisons, print_frame, progress, steps
+from mas_eval.storage.outputs import check_target
 
 
 class _NoFlagTypes:
@@ -118,7 +118,7 @@ def _int_pair(name: str, text: str) -> tuple[int, int]:
 
 def _answer_tasks(count: int | None, names: str | None) -> tuple[str, ...]:
     """The task names of answer runs: ``--task-names`` as given, else the first ``--tasks`` default names."""
-    from mas_eval.answer_simulation import TASKS
+    from mas_eval.simulation.answers import TASKS
 
     if names is not None:
         if count is not None:
@@ -196,7 +196,7 @@ def simulate(
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Write a synthetic dataset of MAS and single-agent runs over shared cases."""
-    from mas_eval.sharding import check_shards
+    from mas_eval.storage.sharding import check_shards
 
     check_shards(shards, where="simulate")
     if kind not in SIMULATE_KINDS:
@@ -226,7 +226,7 @@ def simulate(
             bar.update(task, description=f"simulating {step}")
 
         if kind == "decision":
-            from mas_eval.simulation import simulate as simulate_dataset
+            from mas_eval.simulation.decision import simulate as simulate_dataset
 
             ds = simulate_dataset(
                 runs,
@@ -239,7 +239,7 @@ def simulate(
                 progress=advance,
             )
         elif kind == "diagnosis":
-            from mas_eval.diagnostic_simulation import simulate_diagnosis
+            from mas_eval.simulation.diagnosis import simulate_diagnosis
 
             ds = simulate_diagnosis(
                 runs,
@@ -250,7 +250,7 @@ def simulate(
                 progress=advance,
             )
         else:
-            from mas_eval.answer_simulation import simulate_answers
+            from mas_eval.simulation.answers import simulate_answers
 
             ds = simulate_answers(
                 runs,
@@ -317,7 +317,7 @@ def ingest(
 ) -> None:
     """Flatten canonical JSONL run records (see run_record.schema.json), or Local-DDx results, into a Dataset."""
     from mas_eval.ingest import ingest_jsonl
-    from mas_eval.sharding import check_shards
+    from mas_eval.storage.sharding import check_shards
 
     if format_ not in INGEST_FORMATS:
         msg = f"ingest: --format {format_} is invalid; --format must be one of {', '.join(INGEST_FORMATS)}"
@@ -525,16 +525,17 @@ def score(
     A sharded Dataset (written with --shards) is scored shard by shard, each shard's tables
     written as it finishes, so memory is set by a shard; the Scores folder is sharded alike.
     """
-    from mas_eval.dataset import Dataset
-    from mas_eval.scoring import score as score_dataset
+    from mas_eval.scoring.pipeline import score as score_dataset
+    from mas_eval.storage.dataset import Dataset
 
     overrides = dict(parse_override(item) for item in set_ or [])
     if pairwise:
         overrides["pairwise"] = True
     resolve_params(preset, overrides)  # a bad preset or value fails now, not after validation
     check_target(out, overwrite=overwrite, inputs=[dataset])
-    from mas_eval.output import COMPRESSIONS
-    from mas_eval.shard_scoring import COMPRESSION, ENGINES
+    from mas_eval.scoring.shards import ENGINES
+    from mas_eval.storage.outputs import COMPRESSIONS
+    from mas_eval.storage.scores_folder import COMPRESSION
 
     if compression is not None and compression not in COMPRESSIONS:
         msg = f"score: --compression {compression} is invalid; it must be one of {', '.join(COMPRESSIONS)}"
@@ -596,8 +597,8 @@ def _score_sharded(
     """``mas-eval score`` of a sharded Dataset: shard by shard, with a progress bar over the shards."""
     import time
 
-    from mas_eval.scoring import Scores
-    from mas_eval.shard_scoring import score_shards
+    from mas_eval.scoring.scores import Scores
+    from mas_eval.scoring.shards import score_shards
 
     start = time.perf_counter()
     if validate:
@@ -665,11 +666,11 @@ def compare(
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Compare treatment vs control per group and metric: test, CI, effect size, adjusted p."""
-    from mas_eval.files import reading
-    from mas_eval.scoring import Scores
+    from mas_eval.scoring.scores import Scores
     from mas_eval.stats import compare as compare_runs
     from mas_eval.stats import write_comparisons
     from mas_eval.stats.report import check_comparisons_path
+    from mas_eval.storage.inputs import reading
 
     if out is not None:  # before the work, not after it
         check_comparisons_path(out)
@@ -777,8 +778,8 @@ def reproduce(
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Recompute what the reference system recorded (the Dataset's reported table) and say how often it agrees."""
-    from mas_eval.dataset import Dataset
-    from mas_eval.reproduction import reproduce as reproduce_dataset
+    from mas_eval.scoring.reproduction import reproduce as reproduce_dataset
+    from mas_eval.storage.dataset import Dataset
 
     overrides = dict(parse_override(item) for item in set_ or [])
     resolve_params(preset, overrides)
@@ -813,7 +814,7 @@ def reproduce(
 @app.command(cls=_Command)
 def validate(dataset: DatasetArg) -> None:
     """Check a Dataset against the schema; exit 2 with one message if a rule is broken."""
-    from mas_eval.dataset import Dataset
+    from mas_eval.storage.dataset import Dataset
 
     Dataset.open(dataset).validate()
     console.print(f"{dataset}: valid")
@@ -833,8 +834,8 @@ def reshard(
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Rewrite a Dataset, sharded or not, in N shards by hash(run_id) % N (1: unsharded)."""
-    from mas_eval.dataset import Dataset
-    from mas_eval.sharding import check_shards
+    from mas_eval.storage.dataset import Dataset
+    from mas_eval.storage.sharding import check_shards
 
     check_shards(shards, where="reshard")
     check_target(out, overwrite=overwrite, inputs=[dataset])
@@ -853,7 +854,7 @@ def summary(
     as_json: Annotated[bool, _flag("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Rows per table and the systems, cases and tasks they cover."""
-    from mas_eval.dataset import Dataset
+    from mas_eval.storage.dataset import Dataset
 
     frame = Dataset.open(dataset).summary()
     if as_json:
@@ -868,7 +869,7 @@ def demo(
     data: Annotated[Path, typer.Option(help="Folder holding the bundled sample.")] = Path("data"),
 ) -> None:
     """Run the main job on the bundled sample (what `make demo` runs); replaces OUT."""
-    from mas_eval.demo import run_demo
+    from mas_eval.cli.demo import run_demo
 
     run_demo(data, out, console=console)
 
@@ -911,7 +912,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         # Exit as a standalone click program does, success included (callers of main() rely on it).
         sys.exit(code if isinstance(code, int) else 0)
-
-
-if __name__ == "__main__":
-    main()

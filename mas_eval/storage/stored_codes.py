@@ -12,7 +12,7 @@ Dataset therefore stores the codes once, when it is written::
 
 Each code file has one row per row of the shard's file of that table, in the same order, and one
 ``UInt32`` column for each of the table's key and label columns (``run_id`` and
-:data:`~mas_eval.schema.LABEL_COLUMNS`), named as that column:
+:data:`~mas_eval.data.schema.LABEL_COLUMNS`), named as that column:
 
 * ``run_id``: the run's row in the shard's ``runs`` file (which is sorted by ``run_id``), null
   for a run that ``runs`` lacks;
@@ -44,8 +44,8 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_KEY
-from mas_eval.sharding import PART, SHARD_COLUMN, shard_folder, sharded
+from mas_eval.data.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_KEY
+from mas_eval.storage.sharding import PART, SHARD_COLUMN, shard_folder, sharded
 
 __all__ = ["CODES_FOLDER", "MAX_LABELS", "ShardCodes", "code_columns", "write_codes"]
 

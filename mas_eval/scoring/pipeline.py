@@ -1,0 +1,176 @@
+"""``score``: run every metric family whose tables are present, and the ``Scores`` it returns.
+
+Orchestration only (the formulas live in :mod:`mas_eval.metrics`): encode the keys of every
+table the families read once, run each family whose required tables are present, decode the
+outputs, and record which families ran and which were skipped, and why.
+
+>>> import mas_eval
+>>> scores = mas_eval.score(mas_eval.simulate(200, seed=1))
+>>> scores.names, scores.ran, scores.runs.height
+(['runs', 'agents', 'alternatives'], ['decision'], 200)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, overload
+
+from mas_eval.errors import InvalidParameterError
+from mas_eval.scoring.run import score_by_shard, score_in_memory
+from mas_eval.scoring.scores import Scores
+from mas_eval.scoring.shards import check_workers, score_shards
+from mas_eval.storage.dataset import Dataset
+from mas_eval.storage.outputs import check_compression, check_target
+from mas_eval.storage.scores_folder import COMPRESSION
+
+__all__ = ["Scores", "score"]
+
+
+@overload
+def score(
+    ds: Dataset,
+    preset: str = ...,
+    *,
+    progress: Callable[[str], object] | None = ...,
+    out: None = ...,
+    workers: int = ...,
+    engine: str = ...,
+    client: Any = ...,
+    scheduler: str | None = ...,
+    overwrite: bool = ...,
+    compression: str | None = ...,
+    **overrides: Any,
+) -> Scores: ...
+
+
+@overload
+def score(
+    ds: Dataset,
+    preset: str = ...,
+    *,
+    progress: Callable[[str], object] | None = ...,
+    out: str | Path,
+    workers: int = ...,
+    engine: str = ...,
+    client: Any = ...,
+    scheduler: str | None = ...,
+    overwrite: bool = ...,
+    compression: str | None = ...,
+    **overrides: Any,
+) -> Path: ...
+
+
+def score(
+    ds: Dataset,
+    preset: str = "spec",
+    *,
+    progress: Callable[[str], object] | None = None,
+    out: str | Path | None = None,
+    workers: int = 1,
+    engine: str = "processes",
+    client: Any = None,
+    scheduler: str | None = None,
+    overwrite: bool = False,
+    compression: str | None = None,
+    **overrides: Any,
+) -> Scores | Path:
+    """Score every run of ``ds`` with every metric family whose tables it has.
+
+    Parameters
+    ----------
+    ds
+        The Dataset. ``runs`` is required; each family states the tables it needs and reads
+        (:mod:`mas_eval.metrics.family`). The decision family (seed 004) needs only ``runs``:
+        its belief metrics read ``beliefs`` (and ``agents`` for confidences and ER weights), its
+        criteria metrics ``scores`` (and ``criteria``).
+    preset
+        ``"spec"`` (the seed documents' formulas, default) or a reference system's preset,
+        e.g. ``"crisis-mas-poc"`` (:mod:`mas_eval.presets`).
+    progress : callable, optional
+        Called with the name of each step as it starts: ``"encoding keys"``, then
+        ``"family <name>"`` for each family that runs, then ``"assembling tables"``; meant
+        for a progress display (the CLI shows each step with its elapsed time).
+    out : str or Path, optional
+        Write the Scores folder here instead of returning the tables, and return its path. A
+        sharded Dataset (``write(shards=N)``) is then scored shard by shard, each shard's tables
+        written as it finishes, so memory is set by a shard, not by the Dataset
+        (:func:`~mas_eval.scoring.shards.score_shards`); :meth:`Scores.open` reads the folder.
+    workers : int, default 1
+        With ``out`` and a sharded Dataset: processes scoring shards side by side.
+    engine, client, scheduler
+        With ``out``: ``engine="dask"`` maps the shards over a Dask distributed cluster, the
+        ``client`` given, or one of ``scheduler`` (an address), or a ``LocalCluster`` of
+        ``workers`` processes on loopback (:func:`~mas_eval.scoring.shards.score_shards`).
+    overwrite : bool, default False
+        With ``out``: replace an existing folder (never the Dataset's own).
+    compression : str, optional
+        With ``out``: the Parquet compression of the files, one of ``uncompressed, lz4,
+        snappy, zstd, gzip, brotli``. By default ``zstd`` for one file per table, and none for
+        a sharded folder (:data:`~mas_eval.storage.scores_folder.COMPRESSION`: written shard by shard,
+        the scores barely compress and writing them is a third of the work).
+    **overrides
+        Any family's parameter, e.g. ``gt_boost=None`` or ``pairwise=True``
+        (:class:`~mas_eval.metrics.decision.params.DecisionParams`).
+
+    Returns
+    -------
+    Scores
+        The named tables (``runs``, and per family ``agents``, ``alternatives``, ...), each row
+        led by ``run_id, system, case_id, task, variant`` and sorted by its key; the parameters;
+        the families that ran and those skipped, with the reason. With ``out``: the folder's path.
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown preset or parameter, or a parameter value out of its range.
+    DataError
+        Data that break a rule the formulas rely on, found from sums the scoring passes
+        compute anyway (so it costs little): a null or repeated ``run_id``; an agent whose
+        masses are negative, NaN, sum to more than 1 or are all zero; a confidence outside
+        [0, 1], a negative or non-finite usage value or agent or criterion weight; a NaN score
+        or a satisfaction-scale score outside [0, 1]. :meth:`Dataset.validate` checks every rule
+        (types, duplicate keys in every table, dangling references, unknown kinds too); the
+        CLI runs it before scoring.
+    UnreadableFileError
+        A file of the Dataset is truncated or corrupt (the message names it).
+
+    Notes
+    -----
+    Every output is bit-for-bit reproducible: two calls on the same data give identical
+    tables, whatever ``POLARS_MAX_THREADS``, and scoring a sharded Dataset shard by shard
+    gives the tables of scoring it whole. Each group's sum adds its own rows, one by one, in
+    key order (:mod:`mas_eval.metrics.segments`, :mod:`mas_eval.metrics.ordered`), where a
+    hash aggregation would merge partial sums across threads in no fixed order. Ranks still
+    treat values within ``1e-12 * max(1, |value|)`` as ties: two alternatives that the formula
+    ranks equal may be computed by different sums.
+    """
+    workers = check_workers(workers)
+    if out is not None:
+        if ds.shards > 1 or workers != 1 or engine != "processes":
+            return score_shards(
+                ds,
+                out,
+                preset,
+                workers=workers,
+                engine=engine,  # type: ignore[arg-type]
+                client=client,
+                scheduler=scheduler,
+                overwrite=overwrite,
+                compression=COMPRESSION if compression is None else compression,
+                **overrides,
+            )
+        chosen = check_compression("zstd" if compression is None else compression)
+        inputs = [ds.source] if ds.source is not None else []
+        check_target(out, overwrite=overwrite, inputs=inputs)  # before the work, not after it
+        scores = score(ds, preset, progress=progress, **overrides)
+        return scores.write(out, overwrite=overwrite, compression=chosen)
+    if workers != 1 or engine != "processes" or client is not None or scheduler is not None or compression is not None:
+        msg = (
+            "score: workers, engine, client, scheduler and compression need out=PATH: "
+            "shards' tables are written as they finish"
+        )
+        raise InvalidParameterError(msg)
+    if ds.shards > 1:
+        return score_by_shard(ds, preset, progress, overrides)
+    return score_in_memory(ds, preset, progress, overrides)

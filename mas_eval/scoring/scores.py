@@ -1,0 +1,175 @@
+"""``Scores``: the named output tables of :func:`mas_eval.score`, in memory or read from a Scores folder."""
+
+from __future__ import annotations
+
+from collections.abc import ItemsView, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from mas_eval.errors import SchemaError
+from mas_eval.storage.inputs import reading
+from mas_eval.storage.outputs import atomic_directory, check_compression, read_manifest, write_manifest
+from mas_eval.storage.scores_folder import MANIFEST, read_table, scan_table, scores_folder, table_files
+
+__all__ = ["Scores"]
+
+
+@dataclass
+class Scores(Mapping[str, pl.DataFrame]):
+    """The named output tables of :func:`score`: ``scores["runs"]`` and ``scores.runs`` alike.
+
+    Attributes
+    ----------
+    tables
+        Output table name → frame: ``runs`` (one row per run, every family's run columns) and
+        each family's own tables (``agents``, ``alternatives``, ``pairwise``, ``items``, ...). Every row
+        is led by the run's identifying columns (``run_id, system, case_id, task, variant``),
+        then its key, and the rows are sorted by that key.
+    preset
+        The preset the parameters started from.
+    params
+        The resolved parameters of every family, by name.
+    ran
+        The families that ran.
+    skipped
+        The families that did not, each with the reason (the tables it lacked).
+    source
+        The folder :meth:`open` read them from (``None`` for scores computed in memory): a
+        report hashes its files into its provenance.
+    """
+
+    tables: dict[str, pl.DataFrame]
+    preset: str = "spec"
+    params: dict[str, Any] = field(default_factory=dict)
+    ran: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    source: Path | None = field(default=None, compare=False)
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        try:
+            return self.tables[name]
+        except KeyError:
+            msg = f"these Scores have no table {name!r}; they have: {', '.join(self.tables)}"
+            raise KeyError(msg) from None
+
+    def __getattr__(self, name: str) -> pl.DataFrame:
+        # Only reached when normal lookup fails: table names read as attributes.
+        tables = self.__dict__.get("tables")
+        if tables is not None and name in tables:
+            return tables[name]
+        msg = f"{type(self).__name__!r} object has no attribute or table {name!r}"
+        raise AttributeError(msg)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tables)
+
+    def __len__(self) -> int:
+        return len(self.tables)
+
+    @property
+    def items(self) -> Any:  # type: ignore[override]
+        """The ``items`` table (answers family: one row per answer) when there is one; callable either way.
+
+        ``scores.items`` is a table name and, as for every :class:`~collections.abc.Mapping`, a
+        method: with an ``items`` table it is that table (so ``compare(scores.items, ...)``
+        works), and calling it, ``scores.items()``, still gives the (name, table) pairs.
+        """
+        frame = self.__dict__.get("tables", {}).get("items")
+        if frame is None:
+            return Mapping.items.__get__(self, type(self))
+        table = _ItemsTable._from_pydf(frame._df)
+        table._scores = self
+        return table
+
+    @property
+    def names(self) -> list[str]:
+        """The table names, ``runs`` first."""
+        return list(self.tables)
+
+    def write(self, path: str | Path, *, overwrite: bool = False, compression: str = "zstd") -> Path:
+        """Write each table to ``<path>/<name>.parquet`` atomically, with a manifest: version, preset,
+        parameters, the families that ran and were skipped, and the tables. ``compression`` is
+        the files' Parquet compression (:data:`~mas_eval.storage.outputs.COMPRESSIONS`)."""
+        compression = check_compression(compression)
+        target = Path(path)
+        with atomic_directory(target, overwrite=overwrite) as staging:
+            for name, frame in self.tables.items():
+                frame.write_parquet(staging / f"{name}.parquet", compression=compression)  # type: ignore[arg-type]
+            manifest = {
+                "preset": self.preset,
+                "params": self.params,
+                "families": {"ran": self.ran, "skipped": self.skipped},
+                "tables": self.names,
+            }
+            write_manifest(staging, MANIFEST, manifest)
+        return target
+
+    @classmethod
+    def open(cls, path: str | Path) -> Scores:
+        """Read what :meth:`write` wrote: the tables its manifest lists (every ``*.parquet`` without one)."""
+        root = scores_folder(path)
+        manifest = read_manifest(root, MANIFEST)
+        names = manifest.get("tables") or ["runs", *sorted(p.stem for p in root.glob("*.parquet") if p.stem != "runs")]
+        families = manifest.get("families", {})
+        shards = manifest.get("shards")
+        with reading(table_files(root, names, shards)):
+            tables: dict[str, pl.DataFrame] = {}
+            for name in names:
+                tables[name] = read_table(root, name, shards, tables.get("runs"))
+        return cls(
+            tables=tables,
+            preset=manifest.get("preset", "spec"),
+            params=manifest.get("params") or {},
+            ran=families.get("ran", []),
+            skipped=families.get("skipped", {}),
+            source=root,
+        )
+
+    @staticmethod
+    def manifest(path: str | Path) -> dict[str, Any]:
+        """The manifest of a Scores folder (``_scores.json``): preset, parameters, families, tables, and
+        for a sharded folder (:mod:`mas_eval.scoring.shards`) ``shards`` and ``rows`` per table."""
+        return read_manifest(scores_folder(path), MANIFEST)
+
+    @staticmethod
+    def table_files(path: str | Path, name: str = "runs") -> list[Path]:
+        """The Parquet files of table ``name`` of a Scores folder: one, or one per shard."""
+        root = scores_folder(path)
+        return table_files(root, [name], read_manifest(root, MANIFEST).get("shards"))
+
+    @staticmethod
+    def scan(path: str | Path, name: str = "runs") -> pl.LazyFrame:
+        """One table of a Scores folder, lazily: a query reads only the columns it uses.
+
+        What ``mas-eval compare`` reads, so that comparing two metrics of a million runs does
+        not load every table and column. The schema is read here (a truncated file is named at
+        once); a corrupt page surfaces when the query runs, named if it runs inside
+        :func:`mas_eval.storage.inputs.reading` (:class:`~mas_eval.errors.UnreadableFileError`).
+        """
+        root = scores_folder(path)
+        manifest = read_manifest(root, MANIFEST)
+        shards = manifest.get("shards")
+        have = manifest.get("tables") or sorted(p.stem for p in root.glob("*.parquet"))
+        if name not in have or (shards is None and not (root / f"{name}.parquet").is_file()):
+            msg = f"{root}: these Scores have no {name!r} table; they have: {', '.join(have)}"
+            raise SchemaError(msg)
+        files = table_files(root, [name], shards)
+        with reading(files):
+            frame = scan_table(root, name, shards)
+            frame.collect_schema()
+        return frame
+
+
+class _ItemsTable(pl.DataFrame):
+    """The ``items`` table as ``Scores.items`` gives it: a DataFrame that, called, is ``Mapping.items``."""
+
+    _scores: Scores | None = None
+
+    def __call__(self) -> ItemsView[str, pl.DataFrame]:
+        if self._scores is None:  # a frame derived from it (``scores.items.head()``) is a plain table
+            msg = "this is a frame of the items table, not Scores.items; call .items() on the Scores"
+            raise TypeError(msg)
+        return ItemsView(self._scores)
