@@ -1,7 +1,8 @@
 """Declarative parameter validation: each public function states once what its parameters accept.
 
 Parameter classes whose fields carry constraints (:class:`~mas_eval.presets.Params`) live with
-the presets that fill them; this module only says how a value is checked.
+the presets that fill them; this module only says how a value is checked. It also holds the
+checks of a frame's columns that every layer shares (:func:`check_columns`, :func:`numeric_value`).
 
 A parameter's constraints are a list; a value is valid when it satisfies any of them. One
 checker raises :class:`~mas_eval.errors.InvalidParameterError` naming the function, the
@@ -27,6 +28,7 @@ mas_eval.errors.InvalidParameterError: adjust: correction='sidak' is invalid; co
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import math
@@ -36,18 +38,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_args
 
-from mas_eval.errors import InvalidParameterError
+import polars as pl
+
+from mas_eval.errors import InvalidParameterError, SchemaError
 
 __all__ = [
+    "COLUMN_NAME",
     "NONE",
+    "PROBABILITY",
     "Boolean",
     "Constraint",
     "IntPair",
     "Interval",
     "Options",
     "Predicate",
+    "check_columns",
     "check_parameter",
     "describe",
+    "numeric_value",
     "parse_value",
     "validate_params",
 ]
@@ -241,3 +249,47 @@ def parse_value(text: str, constraints: Sequence[Constraint]) -> Any:
             except ValueError:
                 continue
     return raw
+
+
+#: Constraint of a parameter naming one column.
+COLUMN_NAME = Predicate(lambda value: isinstance(value, str), "a column name (string)")
+#: Constraint of a level or probability: ``alpha``, ``confidence``, a target power.
+PROBABILITY = Interval(float, 0, 1, closed="neither")
+
+
+def check_columns(schema: pl.Schema, names: Sequence[str], what: str) -> None:
+    """Raise :class:`SchemaError` naming every column of ``names`` that ``schema`` lacks.
+
+    The message suggests the closest existing column for each and lists the candidates: every
+    numeric or boolean column for ``metrics``, every column otherwise.
+
+    >>> schema = pl.Schema({"system": pl.String, "dqs": pl.Float64, "efficiency_score": pl.Float64})
+    >>> check_columns(schema, ["efficency_score"], "metrics")
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.SchemaError: metrics: no column 'efficency_score' (did you mean 'efficiency_score'?); the metrics that can be compared are: dqs, efficiency_score
+    """  # noqa: E501
+    missing = [name for name in names if name not in schema]
+    if not missing:
+        return
+    if what == "metrics":
+        candidates = [n for n, dtype in schema.items() if dtype.is_numeric() or dtype == pl.Boolean]
+        listing = "the metrics that can be compared are"
+    else:
+        candidates, listing = schema.names(), "the columns are"
+    shown = []
+    for name in missing:
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+        shown.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    msg = f"{what}: no column {', '.join(shown)}; {listing}: {', '.join(candidates) or '(none)'}"
+    raise SchemaError(msg)
+
+
+def numeric_value(schema: pl.Schema, name: str, what: str) -> pl.Expr:
+    """Column ``name`` as Float64 (booleans as 0/1, NaN as null); other types are an error."""
+    dtype = schema[name]
+    if not (dtype.is_numeric() or dtype == pl.Boolean):
+        msg = f"{what} {name!r} has type {dtype}; it must be numeric or boolean"
+        raise SchemaError(msg)
+    expr = pl.col(name).cast(pl.Float64)
+    return expr.fill_nan(None) if dtype.is_float() else expr

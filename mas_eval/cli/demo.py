@@ -10,8 +10,9 @@ from rich.console import Console
 from mas_eval.cli.terminal import print_comparisons, print_frame, print_system_means
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.report.answer_quality import OVERALL, answer_comparisons, answer_means, combined_scores
-from mas_eval.report.content import HEADLINE, default_comparisons, findings, system_means
+from mas_eval.report.content import HEADLINE, default_comparisons, system_means
 from mas_eval.report.diagnosis import label_counts_per_system
+from mas_eval.report.findings import findings
 from mas_eval.scoring import score
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import atomic_directory

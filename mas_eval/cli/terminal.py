@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from mas_eval.formatting import format_ci, format_number, format_p, format_value, system_means_rows
+from mas_eval.stats.report import group_columns
 
 if TYPE_CHECKING:  # the rest of rich loads with the first table or progress display
     import polars as pl
@@ -195,9 +196,7 @@ def print_comparisons(
     rather than as a column.
     """
     target = out or console
-    from mas_eval.stats._rows import COLUMNS  # the comparison's own columns; the rest are its groups
-
-    keys = [c for c in table.columns if c not in COLUMNS]
+    keys = group_columns(table)
     rows = table.to_dicts()
     headers = [*keys, "metric"]
     columns = [[format_value(k, r[k]) for r in rows] for k in headers]

@@ -26,10 +26,9 @@ from matplotlib.textpath import TextToPath
 from matplotlib.ticker import FuncFormatter
 from scipy import stats as sps
 
-from mas_eval.constraints import Options, validate_params
+from mas_eval.constraints import Options, check_columns, numeric_value, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.metrics import registry
-from mas_eval.stats._common import check_columns, numeric_value
 from mas_eval.storage.outputs import atomic_file
 
 __all__ = [

@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from mas_eval.constraints import Interval, Options, validate_params
+from mas_eval.constraints import COLUMN_NAME, Interval, Options, validate_params
 from mas_eval.plots._style import (
     SYSTEM,
     axis_label,
@@ -22,7 +22,6 @@ from mas_eval.plots._style import (
     system_order,
     target_axes,
 )
-from mas_eval.stats._common import COLUMN_NAME
 from mas_eval.stats.options import Strategy
 from mas_eval.stats.reliability import calibration, reliability_table
 

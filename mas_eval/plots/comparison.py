@@ -9,11 +9,10 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mas_eval.constraints import Options, validate_params
+from mas_eval.constraints import COLUMN_NAME, PROBABILITY, Options, validate_params
 from mas_eval.errors import InvalidParameterError
 from mas_eval.formatting import correction_name
 from mas_eval.plots._style import default_size, legend_above, require_columns, require_rows, target_axes, unit
-from mas_eval.stats._common import COLUMN_NAME, PROBABILITY
 
 __all__ = ["Effect", "forest"]
 

@@ -9,10 +9,9 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mas_eval.constraints import NONE, Interval, Options, validate_params
+from mas_eval.constraints import COLUMN_NAME, NONE, Interval, Options, validate_params
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.plots.runs import Kind, draw_distributions
-from mas_eval.stats._common import COLUMN_NAME
 
 __all__ = ["item_scores"]
 

@@ -21,7 +21,7 @@ from matplotlib.patches import Patch
 from matplotlib.patheffects import withStroke
 from matplotlib.ticker import FuncFormatter
 
-from mas_eval.constraints import NONE, Boolean, Interval, Options, validate_params
+from mas_eval.constraints import COLUMN_NAME, NONE, Boolean, Interval, Options, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.formatting import format_ci, format_number
 from mas_eval.plots._style import (
@@ -43,7 +43,6 @@ from mas_eval.plots._style import (
     target_axes,
     thousands,
 )
-from mas_eval.stats._common import COLUMN_NAME
 
 __all__ = ["Kind", "consensus_quality", "cost_quality", "distributions", "draw_distributions", "paired"]
 

@@ -35,6 +35,7 @@ from mas_eval.report.combined import (
     task_means,
 )
 from mas_eval.report.document import ReportFigure, ReportTable, Section
+from mas_eval.report.findings import findings
 
 __all__ = [
     "ANSWER_COMPARISON",
@@ -223,8 +224,6 @@ def answers_section(items: pl.DataFrame, treatment: str, control: str) -> Sectio
     if comparison is None:
         text.append(f"No comparison of the answer scores: {why}.")
     else:
-        from mas_eval.report.content import findings  # content imports this module
-
         text += findings(comparison, treatment)
         paired = "paired on the item both answered" if comparison["test"].eq("paired").any() else "unpaired"
         per_task = " per task" if _task_key(items) else ""

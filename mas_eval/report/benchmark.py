@@ -546,9 +546,9 @@ class BenchmarkReport:
 
     def to_html(self) -> str:
         """One self-contained HTML page: CSS inline, nothing fetched, every string escaped."""
-        from mas_eval.report.html import _environment
+        from mas_eval.report.html import environment
 
-        template = _environment().get_template("benchmark.html.j2")
+        template = environment().get_template("benchmark.html.j2")
         return template.render(view=_view(self), version=__version__, sections=SECTIONS, titles=dict(SECTIONS))
 
     def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:

@@ -8,11 +8,16 @@ terminal and every report format write the same digits.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from mas_eval.formatting import correction_name, format_ci, format_number, format_p, format_value, system_means_rows
-from mas_eval.report.document import ReportTable
+from mas_eval.formatting import format_ci, format_number, format_p, format_value, system_means_rows
+from mas_eval.report.findings import correction_of
+from mas_eval.stats.report import group_columns
+
+if TYPE_CHECKING:
+    from mas_eval.report.document import ReportTable
 
 __all__ = ["Cells", "cells"]
 
@@ -27,10 +32,8 @@ class Cells:
 
 
 def _comparison_cells(frame: pl.DataFrame) -> Cells:
-    from mas_eval.stats._rows import COLUMNS  # the comparison's own columns; the rest are its groups
-
-    keys = [name for name in frame.columns if name not in COLUMNS]
-    correction = correction_name(frame["correction"]) if "correction" in frame.columns else "adjusted"
+    keys = group_columns(frame)
+    correction = correction_of(frame)
     headers = [*keys, "metric", "n", "treatment", "control", "difference", "95% CI", "p", f"p ({correction})"]
     headers += ["d", "g", "effect"]
     rows = []

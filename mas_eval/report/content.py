@@ -15,10 +15,10 @@ from typing import Any
 import polars as pl
 
 from mas_eval.errors import InvalidParameterError, SchemaError
-from mas_eval.formatting import correction_name
 from mas_eval.report.answer_quality import ANSWER_COMPARISON, ANSWER_METRICS, answers_section, has_items
 from mas_eval.report.diagnosis import DIAGNOSIS_METRICS, diagnosis_section, has_diagnosis
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
+from mas_eval.report.findings import after_correction, correction_of, findings
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.provenance import provenance
@@ -136,22 +136,12 @@ def default_comparisons(
 
 def _comparison_description(comparisons: pl.DataFrame) -> str:
     tests = ", ".join(sorted(set(comparisons["test"].drop_nulls().to_list()))) or "none"
-    correction = _caption_correction(comparisons)
+    correction = correction_of(comparisons)
     return (
         f"{comparisons.height} comparisons (test: {tests}); p-values adjusted across the table "
         f"({correction}). The difference is treatment − control, with its 95% CI; d is Cohen's d "
         "(d_z for paired designs)."
     )
-
-
-def _caption_correction(comparisons: pl.DataFrame) -> str:
-    return correction_name(comparisons["correction"]) if "correction" in comparisons.columns else "adjusted"
-
-
-def _after_correction(comparisons: pl.DataFrame) -> str:
-    """``after the Holm correction``, or ``without a correction`` for unadjusted p-values."""
-    name = _caption_correction(comparisons)
-    return "without a correction" if name == "unadjusted" else f"after the {name} correction"
 
 
 def build(
@@ -305,26 +295,6 @@ def _comparison_section(comparisons: pl.DataFrame | None, why: str, treatment: s
     )
 
 
-def findings(comparisons: pl.DataFrame, treatment: str) -> list[str]:
-    """One sentence per metric: in how many groups the treatment differs significantly, which way."""
-    lines = []
-    after = _after_correction(comparisons)
-    for metric in comparisons["metric"].unique(maintain_order=True).to_list():
-        rows = comparisons.filter(pl.col("metric") == metric)
-        significant = rows.filter(pl.col("significant").fill_null(False))
-        if significant.height == 0:
-            lines.append(f"{metric}: no significant difference {after}.")
-            continue
-        higher = int((significant["difference"] > 0).sum())
-        direction = {significant.height: "higher", 0: "lower"}.get(higher, "higher in some and lower in others")
-        lines.append(
-            f"{metric}: {treatment} is {direction} in {significant.height} of {rows.height} comparison(s) "
-            f"{after} (differences {significant['difference'].min():+.3f} to "
-            f"{significant['difference'].max():+.3f})."
-        )
-    return lines
-
-
 def _forest_section(comparisons: pl.DataFrame | None, why: str) -> Section:
     from mas_eval import plots
 
@@ -336,7 +306,7 @@ def _forest_section(comparisons: pl.DataFrame | None, why: str) -> Section:
     figures = [
         ReportFigure(
             "forest_difference",
-            f"Differences with 95% CIs; filled markers stay significant {_after_correction(comparisons)}.",
+            f"Differences with 95% CIs; filled markers stay significant {after_correction(comparisons)}.",
             plots.forest(comparisons, effect="difference"),
         ),
         ReportFigure("forest_cohens_d", "Cohen's d with its 95% CI.", plots.forest(comparisons, effect="cohens_d")),

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from mas_eval.report.document import Report, ReportFigure
 
-__all__ = ["figure_svg", "render_html"]
+__all__ = ["environment", "figure_svg", "render_html"]
 
 #: The XML prolog and DOCTYPE of matplotlib's SVG: an inline <svg> needs neither (the DOCTYPE names a URL).
 _PROLOG = re.compile(r"\A.*?(?=<svg)", re.DOTALL)
@@ -31,7 +31,8 @@ _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
 
 
 @cache
-def _environment() -> jinja2.Environment:
+def environment() -> jinja2.Environment:
+    """The Jinja2 environment of the package's HTML templates (autoescaped), made once."""
     import jinja2
 
     return jinja2.Environment(
@@ -54,7 +55,7 @@ def figure_svg(figure: ReportFigure) -> str:
 
 def render_html(report: Report) -> str:
     """The report as an HTML page (see the module docstring)."""
-    template = _environment().get_template("report.html.j2")
+    template = environment().get_template("report.html.j2")
     return template.render(
         report=report,
         version=__version__,

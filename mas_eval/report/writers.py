@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mas_eval.report.document import Report
 from mas_eval.storage.outputs import atomic_directory, atomic_file, check_target
+
+if TYPE_CHECKING:
+    from mas_eval.report.document import Report
 
 __all__ = ["figures_folder", "write"]
 

@@ -23,8 +23,7 @@ import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
 from mas_eval.errors import InvalidParameterError
-from mas_eval.simulation.decision import SYSTEMS, _Coded, _expand, _labels, split_runs
-from mas_eval.simulation.diagnosis import _frame, _vocab
+from mas_eval.simulation._shared import SYSTEMS, Coded, coded_table, expand, labels, split_runs, vocab
 from mas_eval.storage.dataset import Dataset
 
 __all__ = ["ENTITIES", "TASKS", "simulate_answers"]
@@ -215,8 +214,8 @@ def _vocabulary() -> _Vocabulary:
         fact_count.append(len(own) if own else len(GENERIC_FACTS))
         facts += own
     steps = ["", *(f" {s}{e}{f}." for s in STRUCTURE for e in EVIDENCE for f in facts)]
-    sentence_series, sentence_chars = _vocab(sentences)
-    step_series, step_chars = _vocab(steps)
+    sentence_series, sentence_chars = vocab(sentences)
+    step_series, step_chars = vocab(steps)
     return _Vocabulary(
         category_start=np.concatenate([[0], np.cumsum(sizes)[:-1]]),
         category_size=sizes,
@@ -453,8 +452,8 @@ class _Design:
 
         task_of_case = rng.integers(0, tasks, n_cases)
         items_of_case = rng.integers(items[0], items[1] + 1, n_cases)
-        _, _, item_offsets = _expand(items_of_case)
-        answer_run, position, _ = _expand(items_of_case[case])
+        _, _, item_offsets = expand(items_of_case)
+        answer_run, position, _ = expand(items_of_case[case])
         answer_item = item_offsets[case[answer_run]] + position
         n_items = int(item_offsets[-1])
         return cls(
@@ -465,9 +464,9 @@ class _Design:
             item_offsets=item_offsets,
             answer_run=answer_run,
             answer_item=answer_item,
-            run_ids=_labels("r", runs, max(7, len(str(runs)))),
-            case_ids=_labels("case", n_cases, max(6, len(str(n_cases)))),
-            item_ids=_labels("q", n_items, max(7, len(str(n_items)))),
+            run_ids=labels("r", runs, max(7, len(str(runs)))),
+            case_ids=labels("case", n_cases, max(6, len(str(n_cases)))),
+            item_ids=labels("q", n_items, max(7, len(str(n_items)))),
         )
 
 
@@ -495,7 +494,7 @@ class _Text:
 
     def fill(self, rng: np.random.Generator, fillers: tuple[str, ...], wanted: np.ndarray) -> None:
         """Filler sentences, distinct within a text, until each is within half a sentence of ``wanted``."""
-        values, lengths = _vocab(["", *(f" {f}" for f in fillers)])
+        values, lengths = vocab(["", *(f" {f}" for f in fillers)])
         first = rng.integers(0, len(fillers), len(wanted))
         open_ = self.chars < wanted
         k = 0
@@ -622,7 +621,7 @@ def _answers(
 
     rationale = _Text("rationale", n)
     kept = np.where(rng.random((n, _STEPS[1])) < p[:, None], ref_step[item], 0)
-    fallacies, fallacy_chars = _vocab(["", *(f" {f}" for f in FALLACIES)])
+    fallacies, fallacy_chars = vocab(["", *(f" {f}" for f in FALLACIES)])
     fallacy = np.where(rng.random(n) < _P_FALLACY, 1 + rng.integers(0, len(FALLACIES), n), 0)
     own_chars = vocabulary.step_chars[kept].sum(axis=1) + fallacy_chars[fallacy]
     rationale.chars += own_chars
@@ -636,17 +635,17 @@ def _answers(
     hidden = {**prediction.hidden, **rationale.hidden}
     for text in (reference, reference_rationale):
         hidden.update({column: (codes[item], size) for column, (codes, size) in text.hidden.items()})
-    frame = _frame(
+    frame = coded_table(
         "answers",
         {
-            "run_id": _Coded(d.run_ids, run),
-            "item_id": _Coded(d.item_ids, item),
-            "task": _Coded(pl.Series(tasks), d.task_of_case[d.case[run]]),
+            "run_id": Coded(d.run_ids, run),
+            "item_id": Coded(d.item_ids, item),
+            "task": Coded(pl.Series(tasks), d.task_of_case[d.case[run]]),
             "prediction": prediction.expression(),
             "rationale": rationale.expression(),
             "reference": reference.expression(),
             "reference_rationale": reference_rationale.expression(),
-            "reference_diagnosis": _Coded(vocabulary.display, diagnosis[item]),
+            "reference_diagnosis": Coded(vocabulary.display, diagnosis[item]),
         },
         hidden,
     )
@@ -662,14 +661,14 @@ def _runs(rng: np.random.Generator, d: _Design, tasks: tuple[str, ...], text_cha
     calls_per_item = np.where(d.is_mas, agents * rounds + 1, 1)
     api_calls = items * calls_per_item
     tokens = np.rint(text_chars * 2.5 / 4 * calls_per_item).astype(np.int64)
-    return _frame(
+    return coded_table(
         "runs",
         {
             "run_id": d.run_ids,
-            "system": _Coded(pl.Series(SYSTEMS), ~d.is_mas),
-            "case_id": _Coded(d.case_ids, d.case),
-            "task": _Coded(pl.Series(tasks), d.task_of_case[d.case]),
-            "variant": _Coded(pl.Series(["v1"]), np.zeros(d.runs, dtype=np.uint8)),
+            "system": Coded(pl.Series(SYSTEMS), ~d.is_mas),
+            "case_id": Coded(d.case_ids, d.case),
+            "task": Coded(pl.Series(tasks), d.task_of_case[d.case]),
+            "variant": Coded(pl.Series(["v1"]), np.zeros(d.runs, dtype=np.uint8)),
             "seed": rng.integers(0, 2**31 - 1, d.runs),
             "cluster": None,
             "recommended": None,

@@ -17,13 +17,12 @@ import numpy as np
 import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
-from mas_eval.data.schema import CRITERION_KINDS, CRITERION_SCALES, TABLES
-from mas_eval.errors import InvalidParameterError
+from mas_eval.data.schema import CRITERION_KINDS, CRITERION_SCALES
+from mas_eval.simulation._shared import SYSTEMS, Coded, coded_table, expand, labels, split_runs
 from mas_eval.storage.dataset import Dataset
 
 __all__ = ["simulate"]
 
-SYSTEMS = ("mas", "single")
 #: Expert roles of MAS agents (crisis management, as in crisis_mas_poc); a single agent is a generalist.
 EXPERT_ROLES = (
     "medical",
@@ -51,29 +50,6 @@ _P_INCOMPLETE = 0.3  # share of agents whose beliefs leave some mass unassigned
 _MASS_STEP = 1e-4  # masses are logged with 4 decimals, rounded down so a sum never exceeds 1
 
 
-def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Children of variable-sized groups: (parent of each child, position in its parent, offsets).
-
-    ``offsets`` has ``len(counts) + 1`` entries; parent ``i`` owns children ``offsets[i]:offsets[i+1]``.
-    Parent and position are int32 while they fit: at a million runs these arrays have ~16M
-    entries, and halving them saves memory and time in every gather that uses them.
-    """
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    index = np.int32 if max(offsets[-1], len(counts)) < 2**31 else np.int64
-    parent = np.repeat(np.arange(len(counts), dtype=index), counts)
-    position = np.arange(offsets[-1], dtype=index) - np.repeat(offsets[:-1].astype(index), counts)
-    return parent, position, offsets
-
-
-def _labels(prefix: str, n: int, width: int = 0) -> pl.Series:
-    """``prefix1 ... prefixN``, zero-padded to ``width`` digits; built by Polars, not Python."""
-    number = pl.int_range(1, n + 1, dtype=pl.Int64).cast(pl.String)
-    if width:
-        number = number.str.zfill(width)
-    return pl.select(pl.concat_str(pl.lit(prefix), number).alias(prefix)).to_series()
-
-
 def _beta(rng: np.random.Generator, mean: np.ndarray, concentration: float) -> np.ndarray:
     """Beta draws with the given means (Gamma ratio: twice as fast as ``rng.beta`` with array parameters)."""
     x = rng.standard_gamma(mean * concentration)
@@ -81,63 +57,6 @@ def _beta(rng: np.random.Generator, mean: np.ndarray, concentration: float) -> n
     y += x
     x /= y
     return x
-
-
-@dataclass(frozen=True)
-class _Coded:
-    """A string column held as integer codes into ``labels`` (a null code gives a null string)."""
-
-    labels: pl.Series
-    codes: np.ndarray | pl.Series
-
-
-def _table(name: str, columns: dict[str, np.ndarray | pl.Series | _Coded]) -> pl.LazyFrame:
-    """The table ``name`` as a LazyFrame whose string columns are decoded lazily.
-
-    Keys are held as integer codes and turned into strings only when the table is read
-    (``pl.lit(labels).gather(codes)``, streamed chunk by chunk on write): at a million runs the
-    eager string columns would take ~2.5 GB and seconds to build, the codes a fraction of that.
-    Names, order and dtypes come from the schema, so a drift in schema.py shows up here.
-    """
-    spec = TABLES[name]
-    if list(columns) != spec.names:
-        msg = f"simulate: internal error, {name} columns {list(columns)} != schema {spec.names}"
-        raise AssertionError(msg)
-    stored: dict[str, pl.Series] = {}
-    select: list[pl.Expr] = []
-    for column in spec.columns:
-        value = columns[column.name]
-        if isinstance(value, _Coded):
-            codes = value.codes
-            if isinstance(codes, np.ndarray):
-                # The narrowest unsigned type that indexes the labels: uint8 for agents, alternatives...
-                codes = codes.astype(np.min_scalar_type(max(len(value.labels) - 1, 0)), copy=False)
-            stored[column.name] = pl.Series(column.name, codes)
-            select.append(pl.lit(value.labels).gather(pl.col(column.name)).alias(column.name))
-        else:
-            stored[column.name] = pl.Series(column.name, value, dtype=column.dtype)
-            select.append(pl.col(column.name))
-    return pl.DataFrame(list(stored.values())).lazy().select(select)
-
-
-def split_runs(runs: int, mas_share: float, repeats: int = 1, *, where: str) -> tuple[int, int, int]:
-    """MAS runs, single runs and cases (each run ``repeats`` times by both systems) of a simulator.
-
-    Raises :class:`~mas_eval.errors.InvalidParameterError`, naming the simulator ``where``, when
-    not every case can be run by both systems.
-    """
-    n_mas = round(runs * mas_share)
-    n_single = runs - n_mas
-    n_cases = min(n_mas, n_single) // repeats
-    if n_cases < 1:
-        times = f" {repeats} time(s)" if repeats > 1 else ""
-        fix = "raise runs or lower repeats" if repeats > 1 else "raise runs or bring mas_share nearer 0.5"
-        msg = (
-            f"{where}: runs={runs} with mas_share={mas_share:g} gives {n_mas} MAS and {n_single} single "
-            f"runs, too few for every case to be run{times} by both systems; {fix}"
-        )
-        raise InvalidParameterError(msg)
-    return n_mas, n_single, n_cases
 
 
 @validate_params(
@@ -419,7 +338,7 @@ class _Design:
         has_truth = np.zeros(n_cases, dtype=bool)
         has_truth[rng.permutation(n_cases)[: round(ground_truth_share * n_cases)]] = True
 
-        crit_case, _, crit_offsets = _expand(n_crit_case)
+        crit_case, _, crit_offsets = expand(n_crit_case)
         weight = rng.gamma(2.0, 1.0, len(crit_case))
         weight /= np.add.reduceat(weight, crit_offsets[:-1])[crit_case]
         # Logged weights have 3 decimals; the floor keeps every weight, hence every weight sum, > 0.
@@ -443,7 +362,7 @@ class _Design:
         other = (correct + 1 + rng.integers(0, n_alt - 1)) % n_alt
         recommended = np.where(rng.random(runs) < p_hit, correct, other)
         n_agents = np.where(is_mas, rng.integers(agents[0], agents[1] + 1, runs), 1)
-        run_alt_run, run_alt_pos, run_alt_offsets = _expand(n_alt)
+        run_alt_run, run_alt_pos, run_alt_offsets = expand(n_alt)
         return cls(
             runs=runs,
             is_mas=is_mas,
@@ -464,10 +383,10 @@ class _Design:
             run_alt_run=run_alt_run,
             run_alt_pos=run_alt_pos,
             run_alt_offsets=run_alt_offsets,
-            run_ids=_labels("r", runs, max(7, len(str(runs)))),
-            agent_labels=_labels("a", agents[1]),
-            alt_labels=_labels("alt", alternatives[1]),
-            crit_labels=_labels("c", criteria[1]),
+            run_ids=labels("r", runs, max(7, len(str(runs)))),
+            agent_labels=labels("a", agents[1]),
+            alt_labels=labels("alt", alternatives[1]),
+            crit_labels=labels("c", criteria[1]),
             tasks=tasks,
             variants=variants,
         )
@@ -475,7 +394,7 @@ class _Design:
 
 def _agents(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndarray, np.ndarray]:
     """The agents table, with each agent's confidence and the agent offsets of the runs."""
-    agent_run, agent_pos, agent_offsets = _expand(d.n_agents)
+    agent_run, agent_pos, agent_offsets = expand(d.n_agents)
     agent_mas = d.is_mas[agent_run]
     confidence = np.round(rng.beta(np.where(agent_mas, 6.0, 8.0), np.where(agent_mas, 2.5, 2.0)), 2)
     # A MAS team is a run of consecutive expert roles from a random start (distinct for <= 7 agents).
@@ -483,13 +402,13 @@ def _agents(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndar
     role = np.where(agent_mas, (agent_pos + role_start[agent_run]) % len(EXPERT_ROLES), len(EXPERT_ROLES))
     weight = rng.gamma(4.0, 1.0, len(agent_run))
     weight = np.where(agent_mas, np.round(weight / np.add.reduceat(weight, agent_offsets[:-1])[agent_run], 4), 1.0)
-    frame = _table(
+    frame = coded_table(
         "agents",
         {
-            "run_id": _Coded(d.run_ids, agent_run),
-            "agent_id": _Coded(d.agent_labels, agent_pos),
+            "run_id": Coded(d.run_ids, agent_run),
+            "agent_id": Coded(d.agent_labels, agent_pos),
             "confidence": confidence,
-            "role": _Coded(pl.Series([*EXPERT_ROLES, SINGLE_ROLE]), role),
+            "role": Coded(pl.Series([*EXPERT_ROLES, SINGLE_ROLE]), role),
             "weight": weight,
         },
     )
@@ -511,18 +430,18 @@ def _runs(rng: np.random.Generator, d: _Design, first_agent_confidence: np.ndarr
     price = np.asarray(PRICE_PER_MTOK)[variant % len(PRICE_PER_MTOK)]
     n_cases = len(d.cluster_of_case)
     n_clusters = int(d.cluster_of_case[-1]) + 1
-    return _table(
+    return coded_table(
         "runs",
         {
             "run_id": d.run_ids,
-            "system": _Coded(pl.Series(SYSTEMS), (~is_mas)),
-            "case_id": _Coded(_labels("case", n_cases, max(6, len(str(n_cases)))), d.case),
-            "task": _Coded(_labels("task", d.tasks), d.task_of_case[d.case]),
-            "variant": _Coded(_labels("v", d.variants), variant),
+            "system": Coded(pl.Series(SYSTEMS), (~is_mas)),
+            "case_id": Coded(labels("case", n_cases, max(6, len(str(n_cases)))), d.case),
+            "task": Coded(labels("task", d.tasks), d.task_of_case[d.case]),
+            "variant": Coded(labels("v", d.variants), variant),
             "seed": rng.integers(0, 2**31 - 1, d.runs),
-            "cluster": _Coded(_labels("cl", n_clusters, max(5, len(str(n_clusters)))), d.cluster_of_case[d.case]),
-            "recommended": _Coded(d.alt_labels, d.recommended),
-            "correct": _Coded(d.alt_labels, pl.Series(d.correct).set(pl.Series(~d.has_truth[d.case]), None)),
+            "cluster": Coded(labels("cl", n_clusters, max(5, len(str(n_clusters)))), d.cluster_of_case[d.case]),
+            "recommended": Coded(d.alt_labels, d.recommended),
+            "correct": Coded(d.alt_labels, pl.Series(d.correct).set(pl.Series(~d.has_truth[d.case]), None)),
             "confidence": pl.Series(np.where(is_mas, np.nan, first_agent_confidence), nan_to_null=True),
             "iterations": iterations,
             "api_calls": api_calls,
@@ -547,7 +466,7 @@ def _beliefs(
         rng.integers(0, agent_n_alt),
         d.recommended[agent_run],
     )
-    belief_agent, belief_alt, belief_offsets = _expand(agent_n_alt)
+    belief_agent, belief_alt, belief_offsets = expand(agent_n_alt)
     del agent_n_alt
     # Dirichlet via normalised Gamma draws; confident agents put a sharper peak on their favourite.
     alpha = np.full(len(belief_agent), 0.8)
@@ -568,12 +487,12 @@ def _beliefs(
         np.bincount(d.run_alt_offsets[belief_run] + belief_alt, weights=mass, minlength=len(d.run_alt_run))
         / d.n_agents[d.run_alt_run]
     )
-    frame = _table(
+    frame = coded_table(
         "beliefs",
         {
-            "run_id": _Coded(d.run_ids, belief_run),
-            "agent_id": _Coded(d.agent_labels, agent_pos[belief_agent]),
-            "alternative": _Coded(d.alt_labels, belief_alt),
+            "run_id": Coded(d.run_ids, belief_run),
+            "agent_id": Coded(d.agent_labels, agent_pos[belief_agent]),
+            "alternative": Coded(d.alt_labels, belief_alt),
             "mass": mass,
         },
     )
@@ -582,16 +501,16 @@ def _beliefs(
 
 def _criteria(d: _Design) -> tuple[pl.LazyFrame, int]:
     """Every run of a case gets the case's criteria."""
-    crit_run, crit_pos, _ = _expand(d.n_crit)
+    crit_run, crit_pos, _ = expand(d.n_crit)
     flat = d.crit_offsets[d.case[crit_run]] + crit_pos
-    frame = _table(
+    frame = coded_table(
         "criteria",
         {
-            "run_id": _Coded(d.run_ids, crit_run),
-            "criterion": _Coded(d.crit_labels, crit_pos),
+            "run_id": Coded(d.run_ids, crit_run),
+            "criterion": Coded(d.crit_labels, crit_pos),
             "weight": d.crit_weight[flat],
-            "kind": _Coded(pl.Series(CRITERION_KINDS), d.is_cost[flat]),
-            "scale": _Coded(pl.Series([CRITERION_SCALES[0]]), np.zeros(len(flat), dtype=np.uint8)),
+            "kind": Coded(pl.Series(CRITERION_KINDS), d.is_cost[flat]),
+            "scale": Coded(pl.Series([CRITERION_SCALES[0]]), np.zeros(len(flat), dtype=np.uint8)),
         },
     )
     return frame, len(flat)
@@ -607,7 +526,7 @@ def _scores(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndar
     ra_centre = np.clip(d.q[ra_run] - gap, _Q_MIN, _Q_MAX)
     ra_crit_start = d.crit_offsets[d.case[ra_run]]
     del gap
-    score_ra, score_crit, score_offsets = _expand(ra_n_crit)
+    score_ra, score_crit, score_offsets = expand(ra_n_crit)
     satisfaction = np.round(_beta(rng, ra_centre[score_ra], _CONCENTRATION), 3)
     flat = ra_crit_start[score_ra] + score_crit
     weight = d.crit_weight[flat]
@@ -617,12 +536,12 @@ def _scores(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndar
     del weight, weighted, ra_centre, ra_crit_start
     score = np.where(d.is_cost[flat], 1.0 - satisfaction, satisfaction)
     del flat, satisfaction
-    frame = _table(
+    frame = coded_table(
         "scores",
         {
-            "run_id": _Coded(d.run_ids, np.repeat(np.arange(d.runs, dtype=np.int32), d.n_alt * d.n_crit)),
-            "alternative": _Coded(d.alt_labels, np.repeat(d.run_alt_pos, ra_n_crit)),
-            "criterion": _Coded(d.crit_labels, score_crit),
+            "run_id": Coded(d.run_ids, np.repeat(np.arange(d.runs, dtype=np.int32), d.n_alt * d.n_crit)),
+            "alternative": Coded(d.alt_labels, np.repeat(d.run_alt_pos, ra_n_crit)),
+            "criterion": Coded(d.crit_labels, score_crit),
             "score": np.round(score, 3),
         },
     )
@@ -630,11 +549,11 @@ def _scores(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndar
 
 
 def _alt_scores(d: _Design, mcda: np.ndarray, support: np.ndarray) -> pl.LazyFrame:
-    return _table(
+    return coded_table(
         "alt_scores",
         {
-            "run_id": _Coded(d.run_ids, d.run_alt_run),
-            "alternative": _Coded(d.alt_labels, d.run_alt_pos),
+            "run_id": Coded(d.run_ids, d.run_alt_run),
+            "alternative": Coded(d.alt_labels, d.run_alt_pos),
             "mcda": np.round(mcda, 4),
             "final": np.round(np.clip(0.6 * mcda + 0.4 * support, 0.0, 1.0), 4),
         },

@@ -38,7 +38,7 @@ from mas_eval.ingest.lddx import (
 )
 from mas_eval.metrics.diagnosis.equivalence import normalise
 from mas_eval.metrics.diagnosis.tables import shipped_table
-from mas_eval.simulation.decision import SYSTEMS, _Coded, _expand, _labels, split_runs
+from mas_eval.simulation._shared import SYSTEMS, Coded, coded_table, expand, labels, split_runs, vocab
 from mas_eval.storage.dataset import Dataset
 
 __all__ = ["DIAGNOSES", "simulate_diagnosis"]
@@ -569,7 +569,7 @@ class _Design:
         p_hit = np.where(is_mas, np.clip(p_case[case] + effect, 0.0, 1.0), p_case[case])
 
         n_agents = np.where(is_mas, rng.integers(agents[0], agents[1] + 1, runs), 1)
-        agent_run, agent_pos, agent_offsets = _expand(n_agents)
+        agent_run, agent_pos, agent_offsets = expand(n_agents)
         n_names = max(agents[1], len(AGENT_NAMES))
         agent_name = (rng.integers(0, n_names, runs)[agent_run] + agent_pos) % n_names
         names = [
@@ -579,7 +579,7 @@ class _Design:
 
         counts = _message_counts(is_mas, n_agents, rounds, responses)
         start = rng.integers(0, n_agents[:, None], (runs, len(ROUNDS)))
-        run_round, turn0, _ = _expand(counts.ravel())
+        run_round, turn0, _ = expand(counts.ravel())
         message_run = run_round // len(ROUNDS)
         message_round = run_round % len(ROUNDS)
         team_round = np.isin(message_round, [_ROUND_INDEX[r] for r in _TEAM_ROUNDS])
@@ -609,8 +609,8 @@ class _Design:
             message_round=message_round,
             message_turn=turn0,
             message_agent=agent_offsets[message_run] + position,
-            run_ids=_labels("r", runs, max(7, len(str(runs)))),
-            case_ids=_labels("case", n_cases, max(6, len(str(n_cases)))),
+            run_ids=labels("r", runs, max(7, len(str(runs)))),
+            case_ids=labels("case", n_cases, max(6, len(str(n_cases)))),
             agent_labels=pl.Series([*names, TEAM]),
             tasks=tasks,
             slots=slots,
@@ -662,55 +662,6 @@ def _form(
     other = (rng.random(len(canon)) >= p_canonical) & (count > 1)
     offset = np.where(other, 1 + (rng.random(len(canon)) * (count - 1)).astype(np.int64), 0)
     return vocabulary.form_start[canon] + offset
-
-
-def _vocab(values: tuple[str | None, ...] | list[str | None]) -> tuple[pl.Series, np.ndarray]:
-    """A vocabulary as a Series to gather from, and its entries' lengths in characters."""
-    return pl.Series(values, dtype=pl.String), np.array([len(v or "") for v in values], dtype=np.int64)
-
-
-def _codes(name: str, codes: np.ndarray, size: int) -> pl.Series:
-    """Codes into a vocabulary of ``size`` entries, in the narrowest unsigned type that holds them."""
-    return pl.Series(name, codes.astype(np.min_scalar_type(max(size - 1, 0)), copy=False))
-
-
-def _frame(
-    name: str,
-    columns: dict[str, np.ndarray | pl.Series | _Coded | pl.Expr | None],
-    hidden: dict[str, tuple[np.ndarray, int]] | None = None,
-) -> pl.LazyFrame:
-    """The table ``name`` as a LazyFrame decoded on read: codes, expressions over ``hidden`` codes, or nulls.
-
-    ``hidden`` holds the codes (and vocabulary sizes) that expressions gather from, e.g. the
-    fragments of a message; they are dropped by the final select. Names, order and dtypes come
-    from the schema, so a drift in schema.py shows up here.
-    """
-    spec = TABLES[name]
-    if list(columns) != spec.names:
-        msg = f"simulate_diagnosis: internal error, {name} columns {list(columns)} != schema {spec.names}"
-        raise AssertionError(msg)
-    stored: list[pl.Series] = []
-    select: list[pl.Expr] = []
-    for column in spec.columns:
-        value = columns[column.name]
-        if value is None:
-            select.append(pl.lit(None, dtype=column.dtype).alias(column.name))
-        elif isinstance(value, pl.Expr):
-            select.append(value.cast(column.dtype).alias(column.name))
-        elif isinstance(value, _Coded):
-            codes = value.codes
-            stored.append(
-                _codes(column.name, codes, len(value.labels))
-                if isinstance(codes, np.ndarray)
-                else codes.alias(column.name)
-            )
-            select.append(pl.lit(value.labels).gather(pl.col(column.name)).alias(column.name))
-        else:
-            stored.append(pl.Series(column.name, value, dtype=column.dtype))
-            select.append(pl.col(column.name))
-    for key, (codes, size) in (hidden or {}).items():
-        stored.append(_codes(key, codes, size))
-    return pl.DataFrame(stored).lazy().select(select)
 
 
 def _gather(vocabulary: pl.Series, column: str) -> pl.Expr:
@@ -785,12 +736,12 @@ def _messages(
     opener = 1 + first[round_] + (rng.random(n) * options[round_]).astype(np.int64)
     marker = (round_ == _ROUND_INDEX[DEBATE]) & (rng.random(n) < _P_MARKER)
     opener[marker] = 1 + len(openers) + rng.integers(0, len(MARKERS), int(marker.sum()))
-    add("_opener", *_vocab(["", *openers, *MARKERS]), opener)
+    add("_opener", *vocab(["", *openers, *MARKERS]), opener)
 
     # The speaker's first diagnoses, written as in its ddx rows: "2. AKI - 40% - the vital signs".
-    forms, form_lengths = _vocab(["", *vocabulary.forms.to_list()])
-    numbers, number_lengths = _vocab(["", *(f"\n{j + 1}. " for j in range(_DX_LINES))])
-    tails, tail_lengths = _vocab(["", *(f" - {p} - {f}" for p in PERCENTS for f in LINE_FINDINGS)])
+    forms, form_lengths = vocab(["", *vocabulary.forms.to_list()])
+    numbers, number_lengths = vocab(["", *(f"\n{j + 1}. " for j in range(_DX_LINES))])
+    tails, tail_lengths = vocab(["", *(f" - {p} - {f}" for p in PERCENTS for f in LINE_FINDINGS)])
     speaker = d.message_agent
     listed = items.offsets[speaker + 1] - items.offsets[speaker]
     for j in range(_DX_LINES):
@@ -811,13 +762,13 @@ def _messages(
     canon = d.candidates[case, slot]
     lower = np.minimum(rng.random(n) < 0.5, vocabulary.form_count[canon] - 1)
     template = 1 + rng.integers(0, len(EXCLUSIONS), n)
-    add("_before", *_vocab(["", *(before for before, _ in EXCLUSIONS)]), np.where(excludes, template, 0))
+    add("_before", *vocab(["", *(before for before, _ in EXCLUSIONS)]), np.where(excludes, template, 0))
     add("_excluded", forms, form_lengths, np.where(excludes, vocabulary.form_start[canon] + lower + 1, 0))
-    add("_after", *_vocab(["", *(after for _, after in EXCLUSIONS)]), np.where(excludes, template, 0))
+    add("_after", *vocab(["", *(after for _, after in EXCLUSIONS)]), np.where(excludes, template, 0))
     del slot, canon, lower, template, excludes, truth
 
     # Filler sentences until the message is within half a sentence of its wanted length.
-    fillers, filler_lengths = _vocab(["", *PLAIN, *REASONING])
+    fillers, filler_lengths = vocab(["", *PLAIN, *REASONING])
     wanted = response_chars * rng.uniform(1.0 - _LENGTH_SPREAD, 1.0 + _LENGTH_SPREAD, n)
     # About as many reasoning sentences as drawn, whatever the length: each filler is one with this probability.
     most = np.where(d.is_mas[d.message_run], _REASONING_SENTENCES[True], _REASONING_SENTENCES[False])
@@ -834,12 +785,12 @@ def _messages(
         add(f"_filler{k}", fillers, filler_lengths, np.where(open_, code, 0))
         k += 1
 
-    frame = _frame(
+    frame = coded_table(
         "messages",
         {
-            "run_id": _Coded(d.run_ids, d.message_run),
-            "round": _Coded(_ROUND_LABELS, round_),
-            "agent_id": _Coded(d.agent_labels, d.agent_name[speaker]),
+            "run_id": Coded(d.run_ids, d.message_run),
+            "round": Coded(_ROUND_LABELS, round_),
+            "agent_id": Coded(d.agent_labels, d.agent_name[speaker]),
             "turn": d.message_turn + 1,
             "text": pl.concat_str(pieces),
         },
@@ -852,14 +803,14 @@ def _runs(rng: np.random.Generator, d: _Design, text_chars: np.ndarray) -> pl.La
     messages = d.counts.sum(axis=1)
     debate = d.counts[:, _ROUND_INDEX[DEBATE]]
     tokens = np.rint(text_chars * 2.5 / 4).astype(np.int64)
-    return _frame(
+    return coded_table(
         "runs",
         {
             "run_id": d.run_ids,
-            "system": _Coded(pl.Series(SYSTEMS), ~d.is_mas),
-            "case_id": _Coded(d.case_ids, d.case),
-            "task": _Coded(_labels("ddx", d.tasks), d.task_of_case[d.case]),
-            "variant": _Coded(pl.Series(["v1"]), np.zeros(d.runs, dtype=np.uint8)),
+            "system": Coded(pl.Series(SYSTEMS), ~d.is_mas),
+            "case_id": Coded(d.case_ids, d.case),
+            "task": Coded(labels("ddx", d.tasks), d.task_of_case[d.case]),
+            "variant": Coded(pl.Series(["v1"]), np.zeros(d.runs, dtype=np.uint8)),
             "seed": rng.integers(0, 2**31 - 1, d.runs),
             "cluster": None,
             "recommended": None,
@@ -879,13 +830,13 @@ def _agents(d: _Design) -> pl.LazyFrame:
     role = np.where(
         mas, (d.specialty_of_case[d.case[d.agent_run]] + d.agent_pos) % len(ROLES), ROLES.index(SINGLE_ROLE)
     )
-    return _frame(
+    return coded_table(
         "agents",
         {
-            "run_id": _Coded(d.run_ids, d.agent_run),
-            "agent_id": _Coded(d.agent_labels, d.agent_name),
+            "run_id": Coded(d.run_ids, d.agent_run),
+            "agent_id": Coded(d.agent_labels, d.agent_name),
             "confidence": None,
-            "role": _Coded(pl.Series(ROLES), role),
+            "role": Coded(pl.Series(ROLES), role),
             "weight": None,
         },
     )
@@ -997,14 +948,14 @@ def _ddx(rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary, items: _
     first = rng.integers(0, len(FINDINGS), n)
     evidence = np.where(columns["has"], 1 + first * longest + columns["count"], 0)
     evidence_lists = pl.Series([None, *lists], dtype=pl.List(pl.String))
-    frame = _frame(
+    frame = coded_table(
         "ddx",
         {
-            "run_id": _Coded(d.run_ids, columns["run"]),
-            "round": _Coded(_ROUND_LABELS, columns["round"]),
-            "agent_id": _Coded(d.agent_labels, columns["agent"]),
-            "diagnosis": _Coded(vocabulary.forms, columns["form"]),
-            "stance": _Coded(pl.Series(DDX_STANCES), columns["stance"]),
+            "run_id": Coded(d.run_ids, columns["run"]),
+            "round": Coded(_ROUND_LABELS, columns["round"]),
+            "agent_id": Coded(d.agent_labels, columns["agent"]),
+            "diagnosis": Coded(vocabulary.forms, columns["form"]),
+            "stance": Coded(pl.Series(DDX_STANCES), columns["stance"]),
             "rank": columns["rank"],
             "mentions": columns["mentions"],
             "evidence": _gather(evidence_lists, "_evidence"),
@@ -1016,11 +967,11 @@ def _ddx(rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary, items: _
 
 def _ground_truth(d: _Design, vocabulary: _Vocabulary) -> pl.LazyFrame:
     case, slot = np.nonzero(np.arange(d.slots) < d.n_truth[:, None])
-    return _frame(
+    return coded_table(
         "ground_truth",
         {
-            "case_id": _Coded(d.case_ids, case),
-            "diagnosis": _Coded(pl.Series(vocabulary.names), d.candidates[case, slot]),
+            "case_id": Coded(d.case_ids, case),
+            "diagnosis": Coded(pl.Series(vocabulary.names), d.candidates[case, slot]),
         },
     )
 
@@ -1034,7 +985,7 @@ def _interventions(rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary
     keyword = vocabulary.keyword_start[treated] + (rng.random(len(treated)) * vocabulary.keyword_count[treated]).astype(
         np.int64
     )
-    other_run, _, _ = _expand(rng.integers(_OTHER_INTERVENTIONS[0], _OTHER_INTERVENTIONS[1] + 1, d.runs))
+    other_run, _, _ = expand(rng.integers(_OTHER_INTERVENTIONS[0], _OTHER_INTERVENTIONS[1] + 1, d.runs))
     n_other = len(other_run)
     run = np.concatenate([treat_run, other_run])
     middle = np.concatenate([keyword, len(vocabulary.keywords) + rng.integers(0, len(OTHER_ACTIONS), n_other)])
@@ -1051,10 +1002,10 @@ def _interventions(rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary
         "_action": (pl.Series([*vocabulary.keywords, *OTHER_ACTIONS]), middle),
         "_ending": (pl.Series(TREAT_ENDINGS), ending),
     }
-    frame = _frame(
+    frame = coded_table(
         "interventions",
         {
-            "run_id": _Coded(d.run_ids, run),
+            "run_id": Coded(d.run_ids, run),
             "text": pl.concat_str([_gather(values, column) for column, (values, _) in vocabularies.items()]),
         },
         {column: (codes, len(values)) for column, (values, codes) in vocabularies.items()},

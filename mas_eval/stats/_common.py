@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Interval, Predicate
-from mas_eval.errors import DataError, InvalidParameterError, SchemaError
+from mas_eval.constraints import COLUMN_NAME, PROBABILITY, check_columns, numeric_value
+from mas_eval.errors import DataError, InvalidParameterError
 
 __all__ = [
     "COLUMN_NAME",
@@ -33,11 +32,6 @@ GROUP = "__mas_eval_group__"
 #: they are summed (summaries, cluster), two identical calls give identical results (tested).
 #: It is also faster than streaming on these aggregations (benchmarks/bench_compare.py).
 ENGINE = "in-memory"
-
-#: Constraint of a parameter naming one column.
-COLUMN_NAME = Predicate(lambda value: isinstance(value, str), "a column name (string)")
-#: Constraint of a level or probability: ``alpha``, ``confidence``, a target power.
-PROBABILITY = Interval(float, 0, 1, closed="neither")
 
 
 def as_lazy(run_metrics: Any) -> pl.LazyFrame:
@@ -78,44 +72,6 @@ def column_list(value: str | Iterable[str] | None, what: str, *, required: bool 
         msg = f"{what} names {', '.join(duplicated)} more than once"
         raise InvalidParameterError(msg)
     return names
-
-
-def check_columns(schema: pl.Schema, names: Sequence[str], what: str) -> None:
-    """Raise :class:`SchemaError` naming every column of ``names`` that ``schema`` lacks.
-
-    The message suggests the closest existing column for each and lists the candidates: every
-    numeric or boolean column for ``metrics``, every column otherwise.
-
-    >>> schema = pl.Schema({"system": pl.String, "dqs": pl.Float64, "efficiency_score": pl.Float64})
-    >>> check_columns(schema, ["efficency_score"], "metrics")
-    Traceback (most recent call last):
-    ...
-    mas_eval.errors.SchemaError: metrics: no column 'efficency_score' (did you mean 'efficiency_score'?); the metrics that can be compared are: dqs, efficiency_score
-    """  # noqa: E501
-    missing = [name for name in names if name not in schema]
-    if not missing:
-        return
-    if what == "metrics":
-        candidates = [n for n, dtype in schema.items() if dtype.is_numeric() or dtype == pl.Boolean]
-        listing = "the metrics that can be compared are"
-    else:
-        candidates, listing = schema.names(), "the columns are"
-    shown = []
-    for name in missing:
-        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
-        shown.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    msg = f"{what}: no column {', '.join(shown)}; {listing}: {', '.join(candidates) or '(none)'}"
-    raise SchemaError(msg)
-
-
-def numeric_value(schema: pl.Schema, name: str, what: str) -> pl.Expr:
-    """Column ``name`` as Float64 (booleans as 0/1, NaN as null); other types are an error."""
-    dtype = schema[name]
-    if not (dtype.is_numeric() or dtype == pl.Boolean):
-        msg = f"{what} {name!r} has type {dtype}; it must be numeric or boolean"
-        raise SchemaError(msg)
-    expr = pl.col(name).cast(pl.Float64)
-    return expr.fill_nan(None) if dtype.is_float() else expr
 
 
 def check_no_nulls(frame: pl.LazyFrame, names: Sequence[str], what: str) -> None:

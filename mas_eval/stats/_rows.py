@@ -17,16 +17,9 @@ import polars as pl
 
 from mas_eval.stats.corrections import adjust_pvalues
 from mas_eval.stats.effects import effect_size_label
+from mas_eval.stats.options import COMPARISON_COLUMNS
 
-__all__ = ["COLUMNS", "INFERENTIAL", "Patch", "Rows", "RowsBuilder", "warnings_on"]
-
-#: Output columns after the ``by`` keys, in order.
-COLUMNS = [
-    "metric", "test", "n_treatment", "n_control", "n_pairs", "n_clusters",
-    "mean_treatment", "mean_control", "std_treatment", "std_control", "difference", "improvement_percentage",
-    "statistic", "dof", "p_value", "p_adjusted", "correction", "significant", "ci_low", "ci_high", "ci_method",
-    "cohens_d", "hedges_g", "d_ci_low", "d_ci_high", "d_type", "effect_size", "power", "correlation", "warning",
-]  # fmt: skip
+__all__ = ["INFERENTIAL", "Patch", "Rows", "RowsBuilder", "warnings_on"]
 
 _COUNTS = ("n_treatment", "n_control", "n_pairs", "n_clusters")
 _STRINGS = ("metric", "test", "ci_method", "d_type")
@@ -147,7 +140,7 @@ class Rows:
         cols["warning"] = np.array(["; ".join(w) if w else None for w in notes], dtype=object)
 
         series = []
-        for name in COLUMNS:
+        for name in COMPARISON_COLUMNS:
             values = cols[name]
             if name in _COUNTS:
                 series.append(pl.Series(name, values, dtype=pl.Float64, nan_to_null=True).cast(pl.Int64))
@@ -167,7 +160,7 @@ class RowsBuilder:
         self.size = size
         self.cols = {
             name: np.full(size, None if name in _STRINGS else np.nan, dtype=_dtype(name))
-            for name in COLUMNS
+            for name in COMPARISON_COLUMNS
             if name not in _DERIVED
         }
         self.ok = np.ones(size, dtype=bool)

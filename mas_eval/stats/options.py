@@ -1,4 +1,5 @@
-"""The statistics layer's options: the values each accepts, and which of ``compare``'s go together.
+"""The statistics layer's options: the values each accepts, which of ``compare``'s go together,
+and the columns of the table it returns.
 
 Each option's allowed values live in one ``Literal`` type, used in the signatures and read by
 :meth:`~mas_eval.constraints.Options.of` for the checks, so the type hints, the error messages
@@ -26,6 +27,7 @@ from mas_eval.errors import InvalidParameterError
 
 __all__ = [
     "COMPARE_RULES",
+    "COMPARISON_COLUMNS",
     "CORRECTION_ALIASES",
     "GIVEN",
     "INDEPENDENT_TESTS",
@@ -43,6 +45,14 @@ __all__ = [
     "canonical_correction",
     "check_combinations",
 ]
+
+#: The columns of a :func:`~mas_eval.stats.comparison.compare` table after its ``by`` keys, in order.
+COMPARISON_COLUMNS = [
+    "metric", "test", "n_treatment", "n_control", "n_pairs", "n_clusters",
+    "mean_treatment", "mean_control", "std_treatment", "std_control", "difference", "improvement_percentage",
+    "statistic", "dof", "p_value", "p_adjusted", "correction", "significant", "ci_low", "ci_high", "ci_method",
+    "cohens_d", "hedges_g", "d_ci_low", "d_ci_high", "d_type", "effect_size", "power", "correlation", "warning",
+]  # fmt: skip
 
 #: The t tests that run on group summaries alone (``ttest_from_summary``, ``baseline_comparison``).
 SummaryTest = Literal["welch", "student"]

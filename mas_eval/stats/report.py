@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from mas_eval.errors import InvalidParameterError, SchemaError
-from mas_eval.stats._rows import COLUMNS
+from mas_eval.stats.options import COMPARISON_COLUMNS
 from mas_eval.storage.outputs import atomic_file
 
 __all__ = [
@@ -35,8 +35,16 @@ def summary_view(table: pl.DataFrame) -> pl.DataFrame:
     >>> summary_view(compare(runs, "dqs", by="task")).columns[:3]
     ['task', 'metric', 'test']
     """
-    keys = [c for c in table.columns if c not in COLUMNS]
-    return table.select(*keys, *(c for c in SUMMARY_COLUMNS if c in table.columns))
+    return table.select(*group_columns(table), *(c for c in SUMMARY_COLUMNS if c in table.columns))
+
+
+def group_columns(table: pl.DataFrame) -> list[str]:
+    """The ``by`` columns of a :func:`~mas_eval.stats.comparison.compare` table: those it adds to its own.
+
+    >>> group_columns(pl.DataFrame({"task": ["a"], "metric": ["dqs"], "p_value": [0.5]}))
+    ['task']
+    """
+    return [name for name in table.columns if name not in COMPARISON_COLUMNS]
 
 
 def check_comparisons_path(path: str | Path) -> Path:
@@ -102,7 +110,7 @@ def read_comparisons(path: str | Path) -> pl.DataFrame:
         except json.JSONDecodeError as exc:
             msg = f"{source}:{exc.lineno}: not valid JSON ({exc.msg}); write it with `mas-eval compare --out`"
             raise SchemaError(msg) from exc
-    missing = [name for name in COLUMNS if name not in table.columns and name != "correction"]
+    missing = [name for name in COMPARISON_COLUMNS if name not in table.columns and name != "correction"]
     if missing:
         msg = (
             f"{source}: not a comparison table (columns {', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''} "

@@ -1,0 +1,123 @@
+"""What every simulator shares: the two systems, how runs split into cases, and tables built from codes.
+
+Keys and texts are held as integer codes into small vocabularies and decoded only when a table
+is read (:func:`coded_table`): at a million runs eager string columns would take gigabytes and seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from mas_eval.data.schema import TABLES
+from mas_eval.errors import InvalidParameterError
+
+__all__ = ["SYSTEMS", "Coded", "coded_table", "expand", "labels", "narrow_codes", "split_runs", "vocab"]
+
+#: ``runs.system`` of the two systems every simulator runs on each case.
+SYSTEMS = ("mas", "single")
+
+
+def expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Children of variable-sized groups: (parent of each child, position in its parent, offsets).
+
+    ``offsets`` has ``len(counts) + 1`` entries; parent ``i`` owns children ``offsets[i]:offsets[i+1]``.
+    Parent and position are int32 while they fit: at a million runs these arrays have ~16M
+    entries, and halving them saves memory and time in every gather that uses them.
+    """
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    index = np.int32 if max(offsets[-1], len(counts)) < 2**31 else np.int64
+    parent = np.repeat(np.arange(len(counts), dtype=index), counts)
+    position = np.arange(offsets[-1], dtype=index) - np.repeat(offsets[:-1].astype(index), counts)
+    return parent, position, offsets
+
+
+def labels(prefix: str, n: int, width: int = 0) -> pl.Series:
+    """``prefix1 ... prefixN``, zero-padded to ``width`` digits; built by Polars, not Python."""
+    number = pl.int_range(1, n + 1, dtype=pl.Int64).cast(pl.String)
+    if width:
+        number = number.str.zfill(width)
+    return pl.select(pl.concat_str(pl.lit(prefix), number).alias(prefix)).to_series()
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A string column held as integer codes into ``labels`` (a null code gives a null string)."""
+
+    labels: pl.Series
+    codes: np.ndarray | pl.Series
+
+
+def vocab(values: tuple[str | None, ...] | list[str | None]) -> tuple[pl.Series, np.ndarray]:
+    """A vocabulary as a Series to gather from, and its entries' lengths in characters."""
+    return pl.Series(values, dtype=pl.String), np.array([len(v or "") for v in values], dtype=np.int64)
+
+
+def narrow_codes(name: str, codes: np.ndarray, size: int) -> pl.Series:
+    """Codes into a vocabulary of ``size`` entries, in the narrowest unsigned type that holds them."""
+    return pl.Series(name, codes.astype(np.min_scalar_type(max(size - 1, 0)), copy=False))
+
+
+def coded_table(
+    name: str,
+    columns: dict[str, np.ndarray | pl.Series | Coded | pl.Expr | None],
+    hidden: dict[str, tuple[np.ndarray, int]] | None = None,
+    *,
+    where: str = "simulate",
+) -> pl.LazyFrame:
+    """The table ``name`` as a LazyFrame decoded on read: codes, expressions over ``hidden`` codes, or nulls.
+
+    ``hidden`` holds the codes (and vocabulary sizes) that expressions gather from, e.g. the
+    fragments of a message; they are dropped by the final select. ``where`` names the simulator in
+    an internal error. Names, order and dtypes come
+    from the schema, so a drift in schema.py shows up here.
+    """
+    spec = TABLES[name]
+    if list(columns) != spec.names:
+        msg = f"{where}: internal error, {name} columns {list(columns)} != schema {spec.names}"
+        raise AssertionError(msg)
+    stored: list[pl.Series] = []
+    select: list[pl.Expr] = []
+    for column in spec.columns:
+        value = columns[column.name]
+        if value is None:
+            select.append(pl.lit(None, dtype=column.dtype).alias(column.name))
+        elif isinstance(value, pl.Expr):
+            select.append(value.cast(column.dtype).alias(column.name))
+        elif isinstance(value, Coded):
+            codes = value.codes
+            stored.append(
+                narrow_codes(column.name, codes, len(value.labels))
+                if isinstance(codes, np.ndarray)
+                else codes.alias(column.name)
+            )
+            select.append(pl.lit(value.labels).gather(pl.col(column.name)).alias(column.name))
+        else:
+            stored.append(pl.Series(column.name, value, dtype=column.dtype))
+            select.append(pl.col(column.name))
+    for key, (codes, size) in (hidden or {}).items():
+        stored.append(narrow_codes(key, codes, size))
+    return pl.DataFrame(stored).lazy().select(select)
+
+
+def split_runs(runs: int, mas_share: float, repeats: int = 1, *, where: str) -> tuple[int, int, int]:
+    """MAS runs, single runs and cases (each run ``repeats`` times by both systems) of a simulator.
+
+    Raises :class:`~mas_eval.errors.InvalidParameterError`, naming the simulator ``where``, when
+    not every case can be run by both systems.
+    """
+    n_mas = round(runs * mas_share)
+    n_single = runs - n_mas
+    n_cases = min(n_mas, n_single) // repeats
+    if n_cases < 1:
+        times = f" {repeats} time(s)" if repeats > 1 else ""
+        fix = "raise runs or lower repeats" if repeats > 1 else "raise runs or bring mas_share nearer 0.5"
+        msg = (
+            f"{where}: runs={runs} with mas_share={mas_share:g} gives {n_mas} MAS and {n_single} single "
+            f"runs, too few for every case to be run{times} by both systems; {fix}"
+        )
+        raise InvalidParameterError(msg)
+    return n_mas, n_single, n_cases
