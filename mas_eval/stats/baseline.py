@@ -1,4 +1,4 @@
-"""Seed 004's output blocks: "Baseline Comparison" and "Statistical Significance Testing"."""
+"""Output blocks of the crisis-MAS evaluation methodology: "Baseline Comparison", "Statistical Significance Testing"."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def baseline_comparison(
     system: str = "system",
     allow_mixed_methods: bool = False,
 ) -> dict[str, Any]:
-    r"""Seed 004's baseline-comparison JSON and its significance JSON, for all runs together.
+    r"""The crisis-MAS evaluation methodology's baseline-comparison and significance JSON, for all runs together.
 
     Parameters
     ----------
