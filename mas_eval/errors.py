@@ -66,7 +66,7 @@ class UnreadableFileError(MasEvalError):
 
 
 class MixedDqsMethodsError(DataError):
-    """DQS values from different cascade steps (``dqs_method``) would be compared (seed 004, Bug #3)."""
+    """DQS values from different cascade steps (``dqs_method``: criteria, MCDA, final) would be compared."""
 
 
 def format_keys(rows: Sequence[dict[str, object]] | Iterable[tuple[object, ...]], limit: int = 5) -> str:

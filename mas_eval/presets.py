@@ -1,11 +1,11 @@
 """Named parameter sets, and the parameter classes they fill.
 
-Presets: ``"spec"`` (the seed documents' formulas) and the reference systems. :class:`Params`
+Presets: ``"spec"`` (the source documents' formulas) and the reference systems. :class:`Params`
 is the base of every family's frozen parameter dataclass, whose fields declare their
 constraints (:func:`param`, :mod:`mas_eval.constraints`).
 
-A preset is nothing but a dict of keyword arguments (SPEC.md, preamble), with one section per
-metric family (its parameter class lives with the family, e.g.
+A preset is nothing but a dict of keyword arguments, with one section per metric family (its
+parameter class lives with the family, e.g.
 :class:`~mas_eval.metrics.decision.params.DecisionParams`) and one for the statistics layer.
 A family's section holds only what differs from the spec; every value can be overridden by
 keyword (``score(ds, preset="crisis-mas-poc", gt_boost=None)``) or on the command line
@@ -46,7 +46,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     },
     # Baglecake/Local-DDx (ddx_evaluator_v6.py, ddx_synthesis_v6.py): CAA on the ground-truth
     # side with can't-miss promotion to TP, TM-SM before AE, CRQ's denominator without TM-SM,
-    # and TempoScore counting every mention of the independent round (SPEC.md §2).
+    # and TempoScore counting every mention of the independent round.
     "lddx-v6": {
         "diagnosis": {"label_rules": "lddx-v6", "tempo_count_mentions": True},
     },

@@ -2,8 +2,8 @@
 
 ``datasets(diagnosis=True)`` adds random differential-diagnosis tables (``ddx``, ``messages``,
 ``ground_truth``, ``interventions``) for some of the runs, and ``datasets(answers=True)`` a random
-``answers`` table (benchmark answers, seed 001) for some of them, so that every family runs on the
-same draw.
+``answers`` table (benchmark answers, the MedAISure metrics overview) for some of them, so that
+every family runs on the same draw.
 
 One draw gives both views of the same data, so a test can compare the vectorised metrics
 with the per-run oracle. Values come from small grids as well as continuous ranges so that

@@ -1,4 +1,4 @@
-"""Answer metrics (seed 001): the vectorised scores equal the per-answer oracle, and keep their properties.
+"""Answer metrics (MedAISure metrics overview): vectorised scores equal the per-answer oracle and keep their properties.
 
 Texts are drawn from pieces that exercise every rule: lexicon terms and their synonyms in any
 case, multi-word terms and the terms inside them, markers, facts, fallacy phrases, possessives,

@@ -1,6 +1,6 @@
-"""Answer metrics (seed 001) on worked examples, each with its arithmetic.
+"""Answer metrics (the MedAISure metrics overview) on worked examples, each with its arithmetic.
 
-Weights throughout (the seed's): diagnoses 3, treatments 2, medications 2, symptoms 1, labs 1;
+Weights throughout (MedAISure's): diagnoses 3, treatments 2, medications 2, symptoms 1, labs 1;
 reasoning 0.4 F1 + 0.15 structure + 0.2 evidence + 0.25 factual − fallacy.
 """
 
@@ -89,9 +89,9 @@ def test_word_boundaries_against_medaisures_substrings() -> None:
     # CA = 1·0 / 1·1 = 0. As substrings (MedAISure) P = {alt}: CA = 1/1 = 1.
     assert scored(prediction="Consider an alternative", reference="ALT")["clinical_accuracy"] == 0.0
     assert scored("substring", prediction="Consider an alternative", reference="ALT")["clinical_accuracy"] == 1.0
-    # SPEC.md's example, corrected: "acute" does not contain "ct" (a-c-u-t-e), but "doctor" and
-    # "infarction" do, so MedAISure's evidence marker "ct" is found in "the doctor suspects an
-    # infarction". (The shipped synonym map reads "ct" as "ct scan": this vocabulary has none.)
+    # "acute" does not contain "ct" (a-c-u-t-e), but "doctor" and "infarction" do, so MedAISure's
+    # evidence marker "ct" is found in "the doctor suspects an infarction". (The shipped synonym map
+    # reads "ct" as "ct scan": this vocabulary has none.)
     no_synonyms = pl.DataFrame(schema={"term": pl.String, "canonical": pl.String})
     ct = Vocabulary.of(synonyms=no_synonyms, lexicon=pl.DataFrame({"term": ["ct"], "category": ["labs"]}))
     frame = pl.DataFrame({"text": ["acute abdomen", "the doctor suspects an infarction"]})

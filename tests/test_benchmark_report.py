@@ -1,4 +1,4 @@
-"""Seed 001's BenchmarkReport: MedAISure's report read (placeholders kept and flagged), the
+"""BenchmarkReport (the MedAISure metrics overview): MedAISure's report read (placeholders kept and flagged), the
 combined score added, and the JSON, Markdown and HTML exports; the two commands that use it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""TempoScore and credibility (seed 000): vectorised == oracle, and Local-DDx's recorded values reproduced."""
+"""TempoScore and credibility (LDDx v6 metrics guide): vectorised == oracle; Local-DDx's recorded values reproduced."""
 
 from __future__ import annotations
 

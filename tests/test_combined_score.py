@@ -1,7 +1,7 @@
-"""Seed 001's aggregates: per-task means, category aggregates and the combined score.
+"""The MedAISure metrics overview's aggregates: per-task means, category aggregates and the combined score.
 
 Hand computations pin the formula with and without renormalisation when categories are
-missing; hypothesis checks it against the seed's formula written out literally, and the
+missing; hypothesis checks it against the overview's formula written out literally, and the
 properties a weighted mean must have.
 """
 
@@ -178,7 +178,7 @@ def test_the_medaisure_fixture_combines_its_one_category() -> None:
     assert set(DEFAULT_CATEGORIES) == set(WEIGHTS)
 
 
-# -- against the seed's formula, and the properties of a weighted mean --------------------------
+# -- against the overview's formula, and the properties of a weighted mean ----------------------
 
 _METRICS = [m for members in DEFAULT_CATEGORIES.values() for m in members[:3]] + ["bleu"]
 _values = st.one_of(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.floats(0, 1))
@@ -193,7 +193,7 @@ _weights = st.dictionaries(
 
 
 def _seed_formula(task_scores: dict[str, dict[str, float]], weights: dict[str, float], renormalize: bool) -> dict:
-    """Seed 001 literally: combined_t = sum over present k of (w_k / Z_t) v_{t,k}."""
+    """The overview's "Combined Score Formula" literally: combined_t = sum over present k of (w_k / Z_t) v_{t,k}."""
     out = {}
     for task, scores in task_scores.items():
         present = {}

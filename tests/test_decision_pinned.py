@@ -1,4 +1,4 @@
-"""Decision metrics pinned to independent published values, the seed's examples, and edge cases."""
+"""Decision metrics pinned to independent published values, the crisis-MAS methodology's examples, and edge cases."""
 
 from __future__ import annotations
 
@@ -91,8 +91,9 @@ def test_gini_matches_r_ineq() -> None:
 
 
 def test_gini_seed_balance_example_uses_the_formula() -> None:
-    # Seed 004 prints Gini .077 / balance .923 for contributions (.75,.82,.68,.78,.71,.80); its
-    # own formula gives .0367 (SPEC.md §4): Σ(2i-7)w_(i) = 1.0 over n Σw = 6 * 4.54.
+    # The crisis-MAS evaluation methodology prints Gini .077 / balance .923 beside contributions
+    # (.75,.68,.82,.71), for which its own formula gives .0389; for these six contributions it gives
+    # .0367: Σ(2i-7)w_(i) = 1.0 over n Σw = 6 * 4.54.
     x = pl.DataFrame({"w": [0.75, 0.82, 0.68, 0.78, 0.71, 0.80]})
     assert x.select(pl.col("w").mas.gini()).item() == pytest.approx(1.0 / (6 * 4.54), abs=1e-12)
     balance = 1 - x.select(pl.col("w").mas.gini()).item()
@@ -107,7 +108,7 @@ def test_gini_crisis_mas_poc_values() -> None:
         assert got == pytest.approx(expected, abs=1e-12)
 
 
-# -- consensus, confidence, efficiency, DQS: the seed's worked examples -------------------------
+# -- consensus, confidence, efficiency, DQS: the crisis-MAS methodology's worked examples -------
 
 SEED_BELIEFS = {
     "agent1": {"alt1": 0.6, "alt2": 0.3, "alt3": 0.1},
@@ -117,8 +118,8 @@ SEED_BELIEFS = {
 
 
 def test_consensus_seed_example_uses_the_formula() -> None:
-    # Seed 004 prints pairs .987/.954/.921 and CL .954; the cosine formula gives
-    # .9832/.9783/.9239 and CL .9618 (SPEC.md §4).
+    # The crisis-MAS methodology prints pairs .987/.954/.921 and CL .954; its own cosine formula
+    # gives .9832/.9783/.9239 and CL .9618.
     scores = one_run(beliefs=SEED_BELIEFS, pairwise=True)
     assert run_row(scores)["consensus_level"] == pytest.approx(0.9617827211, abs=1e-9)
     pairs = {(r["agent_a"], r["agent_b"]): r["similarity"] for r in scores.pairwise.to_dicts()}
@@ -132,8 +133,8 @@ def test_consensus_seed_example_uses_the_formula() -> None:
 
 
 def test_confidence_seed_example_uses_the_formula() -> None:
-    # Seed 004 prints variance .032 / std .179 for (.82, .78, .88, .71); population variance is
-    # .00381875 and std .0618 (SPEC.md §4).
+    # The crisis-MAS methodology prints variance .032 / std .179 for (.82, .78, .88, .71); its own
+    # population variance is .00381875 and std .0618.
     confidences = {"a1": 0.82, "a2": 0.78, "a3": 0.88, "a4": 0.71}
     row = run_row(one_run(confidences=confidences))
     assert row["average_confidence"] == pytest.approx(0.7975, abs=1e-12)
@@ -151,8 +152,8 @@ def test_mas_decision_confidence_is_weighted_consensus_and_confidence() -> None:
 
 
 def test_efficiency_seed_example_uses_the_formula() -> None:
-    # Seed 004 prints .750/.424 and score .891 for I=1, A=4, T=12.4; the formula gives
-    # .500/.429/.287 and .405 (SPEC.md §4).
+    # The crisis-MAS methodology prints .750/.424 and score .891 for I=1, A=4, T=12.4; its own
+    # formula gives .500/.429/.287 and .405.
     row = run_row(one_run(run={"iterations": 1, "api_calls": 4, "seconds": 12.4}))
     assert row["iteration_efficiency"] == pytest.approx(0.5, abs=1e-12)
     assert row["api_efficiency"] == pytest.approx(3 / 7, abs=1e-12)
@@ -162,7 +163,7 @@ def test_efficiency_seed_example_uses_the_formula() -> None:
 
 
 def test_dqs_seed_example() -> None:
-    # Seed 004, "Single-Agent DQS": (0.90 + 0.50 + 0.95) / 3 = 0.783 (the document agrees).
+    # The crisis-MAS methodology, "Single-Agent DQS": (0.90 + 0.50 + 0.95) / 3 = 0.783 (the document agrees).
     scores = {"alt1": {"safety": 0.90, "cost": 0.50, "speed": 0.95}, "alt2": {"safety": 0.85, "cost": 0.80,
               "speed": 0.90}}  # fmt: skip
     row = run_row(one_run(scores=scores, run={"recommended": "alt1"}))
@@ -285,7 +286,7 @@ def test_one_agent_has_no_consensus_but_a_balance() -> None:
     row = run_row(one_run(beliefs={"g": {"A": 0.6, "B": 0.4}}, confidences={"g": 0.7}, run={"confidence": 0.9}))
     assert row["consensus_level"] is None
     assert (row["gini_coefficient"], row["balance_score"]) == (0.0, 1.0)
-    assert row["decision_confidence"] == 0.9  # self-reported, as seed 004 says for a single agent
+    assert row["decision_confidence"] == 0.9  # self-reported, as the crisis-MAS methodology says for a single agent
     lone = run_row(one_run(beliefs={"g": {"A": 0.6, "B": 0.4}}, confidences={"g": 0.7}))
     assert lone["decision_confidence"] == 0.7  # no self-report: the agent's own confidence
 

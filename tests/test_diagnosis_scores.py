@@ -93,7 +93,7 @@ def test_local_ddx_crq_and_safety_are_reproduced_from_its_counts(path: object) -
 
 @needs_lddx
 def test_local_ddx_v6_files_record_recall_over_the_whole_ground_truth() -> None:
-    # The published v6 evaluator's recall is TP / |GT| (the seed's formula); the later v8_5
+    # The published v6 evaluator's recall is TP / |GT| (the LDDx v6 metrics guide's formula); the later v8_5
     # files record TP / (TP + FN) instead, an unpublished variant this toolkit does not copy.
     assert len(V6) == 5
     for path in V6:

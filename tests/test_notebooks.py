@@ -345,7 +345,7 @@ print(_json.dumps(_facts))
 
 def check_answer_metrics(nb: nbformat.NotebookNode, figures: Path) -> None:
     facts = probed(nb)
-    # The seed's worked example: "Sepsis; give IV fluids and insulin" against "sepsis, insulin".
+    # The notebook's worked example: "Sepsis; give IV fluids and insulin" against "sepsis, insulin".
     row = facts["row"]
     assert row["clinical_accuracy"] == pytest.approx(7 / 9)  # (3·1 + 2·1 + 2·1) / (3·1 + 2·2 + 2·1)
     jaccards = {c: row[f"entity_jaccard_{c}"] for c in ("diagnoses", "treatments", "medications", "symptoms", "labs")}

@@ -24,7 +24,7 @@ def frames() -> dict[str, pl.DataFrame]:
 
 
 def _dqs(frames: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """DQS (criteria method, SPEC.md §1) per run, written out plainly: weighted and unweighted."""
+    """DQS (criteria method: the first step of the cascade) per run, written out plainly: weighted and unweighted."""
     runs = frames["runs"].select("run_id", "system", "recommended", "correct")
     satisfaction = pl.when(pl.col("kind") == "cost").then(1 - pl.col("score")).otherwise(pl.col("score"))
     return (

@@ -366,7 +366,7 @@ def test_a_row_the_rank_test_refuses_is_degenerate_and_draws_nothing_from_the_bo
     assert tested["ci_method"] == "bootstrap_bca"
 
 
-# -- the dqs_method guard (seed 004, Bug #3) -----------------------------------------------------
+# -- the dqs_method guard: no comparing DQS of different cascade steps ---------------------------
 
 
 def _dqs_frame() -> pl.DataFrame:

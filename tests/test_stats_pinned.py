@@ -1,4 +1,4 @@
-"""Statistics pinned to published values: R's t.test on `sleep`, effectsize on `mtcars`, the seeds.
+"""Statistics pinned to published values: R's t.test on `sleep`, effectsize on `mtcars`, the crisis-MAS methodology.
 
 Sign convention: ``difference = mean(treatment) - mean(control)``. In R, ``t.test(extra ~ group,
 data = sleep)`` reports group 1 minus group 2, so these tests pass ``treatment="1"`` and
@@ -142,12 +142,12 @@ def test_d_ci_by_noncentral_t_matches_an_independent_root_finder() -> None:
         assert high[0] == pytest.approx(want_high, abs=1e-9)
 
 
-# -- seed 004 and crisis_mas_poc ---------------------------------------------------------------
+# -- the crisis-MAS evaluation methodology and crisis_mas_poc ----------------------------------
 
 
 def test_seed_t_test_example_gives_the_formula_values() -> None:
-    # Seed 004 prints t 2.341, p .0234, d .567 for means .745/.680, SDs .082/.091, n 10/10; its
-    # own formulas give Welch t 1.678, p .111 and pooled-SD d .750 (SPEC.md §4, erratum table).
+    # The methodology prints t 2.341, p .0234, d .567 for means .745/.680, SDs .082/.091, n 10/10;
+    # its own formulas give Welch t 1.678, p .111 and pooled-SD d .750.
     out = ttest_from_summary(0.745, 0.082, 10, 0.680, 0.091, 10)
     assert out["statistic"] == pytest.approx(1.6780131378, abs=1e-9)
     assert out["p_value"] == pytest.approx(0.1108068238, abs=1e-9)
@@ -198,7 +198,8 @@ def test_crisis_mas_poc_statistics_example() -> None:
 
 
 def test_baseline_comparison_reproduces_the_seed_block() -> None:
-    # Seed 004 "Baseline Comparison": DQS .720 vs .850 -> -.130, -15.3%; confidence .760 vs .820 -> -.060, -7.3%.
+    # The methodology's "Baseline Comparison": DQS .720 vs .850 -> -.130, -15.3%;
+    # confidence .760 vs .820 -> -.060, -7.3%.
     frame = pl.DataFrame(
         {
             "system": ["mas", "mas", "single", "single"],

@@ -1,4 +1,4 @@
-"""The Dataset's tables and columns: the single source of truth (DESIGN.md, "The Dataset").
+"""The Dataset's tables and columns: the single source of truth.
 
 Every other module takes table names, key columns and dtypes from here; none re-types them.
 A table's *key* identifies a row; *required* columns must be present; every other column is

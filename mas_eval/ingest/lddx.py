@@ -569,7 +569,7 @@ class _Run:
                     continue
                 # No evidence list: the item's free-text reasoning is in the agent's message. A null
                 # `evidence` says the agent gave no structured differential, which is what decides
-                # how its credibility is scored (seed 000, "Dr. Reed").
+                # how its credibility is scored (the LDDx v6 metrics guide, "Dr. Reed's Assessment").
                 self.ddx(
                     INDEPENDENT,
                     agent,

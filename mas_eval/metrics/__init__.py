@@ -4,9 +4,9 @@
 * :mod:`~mas_eval.metrics.registry` — every output column, once;
 * :mod:`~mas_eval.metrics.namespace` — the ``mas`` expression namespace (registered on import);
 * :mod:`~mas_eval.metrics.codes`, :mod:`~mas_eval.metrics.ranks` — integer keys, ranks with ties;
-* :mod:`~mas_eval.metrics.decision` — the decision family (seed 004);
-* :mod:`~mas_eval.metrics.diagnosis` — the diagnosis family (seed 000), and :func:`diagnosis_scores`;
-* :mod:`~mas_eval.metrics.answers` — the answers family (seed 001), and :func:`answer_scores`.
+* :mod:`~mas_eval.metrics.decision` — the decision family (the crisis-MAS evaluation methodology);
+* :mod:`~mas_eval.metrics.diagnosis` — the diagnosis family (the LDDx v6 metrics guide), and :func:`diagnosis_scores`;
+* :mod:`~mas_eval.metrics.answers` — the answers family (the MedAISure metrics overview), and :func:`answer_scores`.
 """
 
 from mas_eval.metrics import namespace as namespace  # registers the `mas` expression namespace

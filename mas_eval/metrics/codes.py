@@ -8,7 +8,7 @@ every row; keyed by ``UInt32`` codes, a pair packs into one ``uint64``
 The codes keep the order of the labels: a run's code is its ``run_id``'s rank among the
 sorted run ids, and an agent's, alternative's or criterion's code is its label's rank among
 the sorted labels of its kind. Sorting by codes therefore sorts by labels, and "the label
-that sorts first" (tie rules, SPEC.md §1) is the smallest code. Encoded tables keep their
+that sorts first" (the tie rule of every rank) is the smallest code. Encoded tables keep their
 column names; the metric modules take them keyed by codes, and :mod:`mas_eval.scoring.pipeline`
 decodes its outputs.
 """

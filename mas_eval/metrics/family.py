@@ -67,7 +67,7 @@ class Family:
         onto ``tables["runs"].select("run_id")``); ``score`` checks it. Lazy frames are
         collected by ``score``.
     description
-        One line: what it measures, from which seed document.
+        One line: what it measures, from which source document.
     """
 
     name: str

@@ -48,20 +48,20 @@ def normalized_entropy_from_sums(
 
 @pl.api.register_expr_namespace("mas")
 class MasExpr:
-    """Formulas from the seed documents, as expressions."""
+    """Formulas from the three source documents, as expressions."""
 
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr
 
     def gini(self) -> pl.Expr:
-        r"""Gini coefficient of the values, exactly as seed 004 writes it (an aggregation).
+        r"""Gini coefficient of the values, exactly as the crisis-MAS evaluation methodology writes it (an aggregation).
 
         Notes
         -----
         .. math:: G = \frac{\sum_{i=1}^{n} (2i - n - 1)\, w_{(i)}}{n \sum_i w_i}
 
         with :math:`w_{(1)} \le \dots \le w_{(n)}` (ascending), and no :math:`n/(n-1)`
-        small-sample correction (SPEC.md §1). Nulls are ignored; no values give null. All
+        small-sample correction. Nulls are ignored; no values give null. All
         values zero (or a single value) give 0, by the convention that equal shares are
         perfectly balanced. Ties need no rule: tied values contribute the same whatever
         their order. Computed as :meth:`gini_of_sorted_list` of the sorted values.
@@ -117,15 +117,15 @@ class MasExpr:
             values; pass the run's number of alternatives when some have no row (a missing
             alternative has mass 0 and adds nothing to the entropy, but counts in N).
         renormalise
-            Scale the masses to sum 1 first (seed 004) or take them as the probabilities
+            Scale the masses to sum 1 first (the crisis-MAS methodology) or take them as the probabilities
             (preset ``crisis-mas-poc``).
 
         Notes
         -----
         .. math:: H_{norm}(m) = \frac{-\sum_a p_a \ln p_a}{\ln N},\quad p_a = m_a / \sum_b m_b
 
-        with 0 ln 0 = 0 and :math:`H_{norm} = 0` when N = 1 (seed 004, "Contribution
-        Score"; SPEC.md §1). All masses zero give null: such an agent has no distribution.
+        with 0 ln 0 = 0 and :math:`H_{norm} = 0` when N = 1 (the crisis-MAS methodology,
+        "Contribution Score per Agent"). All masses zero give null: such an agent has no distribution.
         Computed by :func:`normalized_entropy_from_sums` from :func:`entropy_sums`.
         """
         mass = self._expr.cast(pl.Float64)

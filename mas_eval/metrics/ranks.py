@@ -1,4 +1,4 @@
-"""Ranks within groups with a documented tie rule (SPEC.md §1: exact ties go to the id that sorts first)."""
+"""Ranks within groups with a documented tie rule: exact ties go to the id that sorts first."""
 
 from __future__ import annotations
 
@@ -98,9 +98,9 @@ def with_descending_ranks(frame: pl.DataFrame, ranks: dict[str, str], *, group: 
     r"""``frame`` with a column ``rank`` per ``{rank: value}``: 1 for the highest ``value`` in each
     ``group``, ties to the row that comes first; null values are not ranked.
 
-    ``frame`` must be sorted by ``(group, label)`` (so that ties go to the label that sorts first,
-    SPEC.md §1), and each group's rows must be consecutive; a sort the output needs anyway is far
-    cheaper than ranking on ``(value, label)`` pairs.
+    ``frame`` must be sorted by ``(group, label)`` (so that ties go to the label that sorts first),
+    and each group's rows must be consecutive; a sort the output needs anyway is far cheaper than
+    ranking on ``(value, label)`` pairs.
 
     Notes
     -----

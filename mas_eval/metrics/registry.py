@@ -98,7 +98,7 @@ _OUTPUT_TABLES: dict[str, OutputTable] = {
 }
 
 _METRICS: list[Metric] = [
-    _d("runs", "dqs", "Decision quality score after the ground-truth boost (seed 004 §1).", 0, 1),
+    _d("runs", "dqs", "Decision quality score after the ground-truth boost (the crisis-MAS methodology).", 0, 1),
     _d("runs", "dqs_raw", "DQS before the boost: criteria satisfaction, else MCDA, else final score of a*."),
     _d("runs", "dqs_method", "Which step of the cascade gave the DQS: criteria, mcda or final."),
     _d("runs", "gt_match", "Recommended == correct; null without ground truth."),
@@ -114,7 +114,7 @@ _METRICS: list[Metric] = [
     _d("runs", "min_confidence", "Lowest agent confidence.", 0, 1),
     _d("runs", "max_confidence", "Highest agent confidence.", 0, 1),
     _d("runs", "balance_score", "1 − Gini of the agents' contributions.", 0, 1),
-    _d("runs", "gini_coefficient", "Gini of contributions, as written in seed 004 (no correction).", 0, 1),
+    _d("runs", "gini_coefficient", "Gini of contributions as the crisis-MAS methodology writes it, uncorrected.", 0, 1),
     _d("runs", "diversity_score", "Distinct top choices / agents.", 0, 1),
     _d("runs", "unique_preferences", "Distinct top choices.", 0, None),
     _d("runs", "time_to_consensus", "Deliberation iterations (runs.iterations).", 0, None),

@@ -1,10 +1,10 @@
-"""Statistics layer: grouped MAS-vs-baseline comparisons, power, calibration, seed 004's blocks.
+"""Statistics layer: MAS-vs-baseline comparisons, power, calibration, the crisis-MAS evaluation methodology's blocks.
 
 * :func:`compare` — one tidy row per (group, metric): Welch / Student / paired / Mann–Whitney /
   Wilcoxon tests, cluster-robust SEs, bootstrap CIs, a mixed model, Cohen's d and Hedges' g
   with CIs, power, and Holm / Benjamini–Hochberg / Bonferroni across the table.
 * :func:`power` — required n, minimum detectable effect, or power of a t test.
-* :func:`baseline_comparison` — seed 004's "Baseline Comparison" and significance JSON.
+* :func:`baseline_comparison` — the methodology's "Baseline Comparison" and significance JSON.
 * :func:`calibration`, :func:`reliability_table` — is a system's confidence calibrated?
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`summary_view`, :func:`write_comparisons` — print and save a comparison table.

@@ -1,4 +1,4 @@
-"""Seed 004's output blocks: "Baseline Comparison" and "Statistical Significance Testing"."""
+"""Output blocks of the crisis-MAS evaluation methodology: "Baseline Comparison", "Statistical Significance Testing"."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from mas_eval.stats.options import SummaryTest
 
 __all__ = ["baseline_comparison"]
 
-#: The test of a preset that sets none: the document's formula, Welch's (SPEC.md §1).
+#: The test of a preset that sets none: the crisis-MAS methodology's formula, Welch's.
 DEFAULT_TEST: SummaryTest = "welch"
 
-#: Seed 004's block names and the run-metric column each one reports.
+#: The crisis-MAS methodology's block names and the run-metric column each one reports.
 SEED_METRICS: dict[str, str] = {"decision_quality": "dqs", "confidence": "decision_confidence"}
 
 
@@ -41,7 +41,7 @@ def baseline_comparison(
     system: str = "system",
     allow_mixed_methods: bool = False,
 ) -> dict[str, Any]:
-    r"""Seed 004's baseline-comparison JSON and its significance JSON, for all runs together.
+    r"""The crisis-MAS evaluation methodology's baseline-comparison and significance JSON, for all runs together.
 
     Parameters
     ----------
@@ -51,7 +51,7 @@ def baseline_comparison(
         The multi-agent and the single-agent system (values of ``system``).
     metrics : dict, optional
         Block name -> column; default ``{"decision_quality": "dqs", "confidence":
-        "decision_confidence"}`` as in the seed.
+        "decision_confidence"}`` as in the crisis-MAS methodology.
     preset : str
         A preset of :mod:`mas_eval.presets`, whose ``"statistics"`` section sets the test:
         ``"spec"`` (Welch, the document's formula) or ``"crisis-mas-poc"`` (Student's t, as
@@ -71,7 +71,7 @@ def baseline_comparison(
         One block per metric with ``multi_agent``, ``single_agent`` (means), ``improvement``
         (treatment - control) and ``improvement_percentage`` (``100 * improvement /
         single_agent``, None when that is 0), plus ``statistical_significance``: per metric
-        the seed's keys ``t_statistic``, ``p_value``, ``significant``, ``alpha``,
+        the methodology's keys ``t_statistic``, ``p_value``, ``significant``, ``alpha``,
         ``cohens_d``, ``effect_size``, ``multi_agent_mean``, ``single_agent_mean``,
         ``multi_agent_std``, ``single_agent_std``, ``n_multi``, ``n_single``, and ``test``
         and ``warning``. Unrounded; None where undefined.
@@ -83,13 +83,13 @@ def baseline_comparison(
 
     Notes
     -----
-    The seed prints ``t 2.341, p .0234, d .567`` for means .745/.680, SDs .082/.091 and n 10/10;
-    its own formulas give Welch t 1.678, p .111, d .750 (SPEC.md §4, pinned in the tests). No
-    multiple-comparison correction is applied, as in the seed.
+    The methodology prints ``t 2.341, p .0234, d .567`` for means .745/.680, SDs .082/.091 and n
+    10/10; its own formulas give Welch t 1.678, p .111, d .750 (pinned in the tests). No
+    multiple-comparison correction is applied, as in the methodology.
 
     Examples
     --------
-    The seed's own "Baseline Comparison" block: DQS .720 vs .850 (-.130, -15.3%), confidence
+    The methodology's own "Baseline Comparison" block: DQS .720 vs .850 (-.130, -15.3%), confidence
     .760 vs .820 (-.060, -7.3%), here with two runs per system. Welch's t of the DQS is
     :math:`-0.13 / \sqrt{0.0008/2 + 0.0002/2} = -0.13 / \sqrt{0.0005} = -5.8138`:
 
@@ -123,7 +123,7 @@ def baseline_comparison(
     )
     out: dict[str, Any] = {}
     significance: dict[str, Any] = {}
-    # Two summary rows (DQS and confidence) become the seed's JSON blocks: not a loop over runs.
+    # Two summary rows (DQS and confidence) become the methodology's JSON blocks: not a loop over runs.
     for name, row in zip(blocks, table.iter_rows(named=True), strict=True):
         out[name] = {
             "multi_agent": row["mean_treatment"],

@@ -436,9 +436,9 @@ def compare(
         Evals"). In a paired design every case must lie in one cluster.
     test : {"auto", "welch", "student", "paired", "mannwhitney", "wilcoxon"}
         ``"auto"`` (default, as on the command line): ``"paired"`` when ``pair_on`` is given,
-        else ``"welch"`` (seed 004's formula); ``"student"`` (pooled variance; preset
-        ``crisis-mas-poc``), ``"paired"`` (t on per-case differences), ``"mannwhitney"``,
-        ``"wilcoxon"`` (signed ranks of the per-case differences).
+        else ``"welch"`` (the crisis-MAS evaluation methodology's formula); ``"student"`` (pooled
+        variance; preset ``crisis-mas-poc``), ``"paired"`` (t on per-case differences),
+        ``"mannwhitney"``, ``"wilcoxon"`` (signed ranks of the per-case differences).
     correction : {"holm", "fdr_bh", "bonferroni", "none", "bh", "benjamini-hochberg"} or None
         Multiple-comparison correction over every row of the result (the family); ``"bh"`` and
         ``"benjamini-hochberg"`` are ``"fdr_bh"``, None is ``"none"``.
@@ -538,7 +538,7 @@ def compare(
     :math:`s_p^2 = ((n_T-1)s_T^2 + (n_C-1)s_C^2)/(n_T+n_C-2)`, df :math:`n_T+n_C-2`; paired:
     :math:`SE = s_d/\sqrt{n}`, df :math:`n-1`. CI: :math:`\Delta \pm t_{df,1-(1-c)/2}\,SE`.
 
-    Cohen's d (seed 004): :math:`d_s = \Delta / s_p`; paired :math:`d_z = \bar d / s_d`.
+    Cohen's d (the crisis-MAS methodology): :math:`d_s = \Delta / s_p`; paired :math:`d_z = \bar d / s_d`.
     Hedges: :math:`g = J(\nu) d`, :math:`J(\nu) = \Gamma(\nu/2)/(\sqrt{\nu/2}\,\Gamma((\nu-1)/2))`.
     The CI of d inverts the noncentral t of the Student (or paired) statistic, also for
     Welch rows (Steiger & Fouladi 1997).

@@ -33,13 +33,13 @@ def zero_sd(var: np.ndarray, *means: np.ndarray) -> np.ndarray:
 
 
 def pooled_sd(n_t: np.ndarray, var_t: np.ndarray, n_c: np.ndarray, var_c: np.ndarray) -> np.ndarray:
-    r""":math:`s_p = \sqrt{((n_T-1)s_T^2 + (n_C-1)s_C^2)/(n_T+n_C-2)}` (seed 004's pooled SD)."""
+    r""":math:`s_p = \sqrt{((n_T-1)s_T^2 + (n_C-1)s_C^2)/(n_T+n_C-2)}` (the crisis-MAS methodology's pooled SD)."""
     with np.errstate(all="ignore"):
         return np.sqrt(((n_t - 1.0) * var_t + (n_c - 1.0) * var_c) / (n_t + n_c - 2.0))
 
 
 def set_improvement(rows: RowsBuilder, difference: np.ndarray, mean_c: np.ndarray) -> None:
-    """``100 * difference / mean_control``; null with a note when the control mean is 0 (SPEC.md §1)."""
+    """``100 * difference / mean_control``; null with a note when the control mean is 0."""
     zero = (mean_c == 0.0) & np.isfinite(difference)
     with np.errstate(all="ignore"):
         rows.set("improvement_percentage", np.where(zero, np.nan, 100.0 * difference / mean_c))
@@ -217,8 +217,8 @@ def ttest_from_summary(
     mean_control, std_control, n_control : float
         Control (e.g. single-agent) mean, sample SD and size.
     test : {"welch", "student"}
-        ``"welch"`` (default; seed 004's formula) or ``"student"`` (pooled variance; preset
-        ``crisis-mas-poc``).
+        ``"welch"`` (default; the crisis-MAS evaluation methodology's formula) or ``"student"``
+        (pooled variance; preset ``crisis-mas-poc``).
     alpha : float
         Significance level of ``significant`` and of ``power``, in (0, 1).
     confidence : float
@@ -239,9 +239,9 @@ def ttest_from_summary(
 
     Notes
     -----
-    Formulas: see :mod:`mas_eval.stats.ttests` and :mod:`mas_eval.stats.effects`. Seed 004
-    prints ``t 2.341, d .567, p .023`` for means .745/.680, SDs .082/.091 and n 10/10; its own
-    formulas give Welch t 1.678 (17.8 df), p .111 and pooled-SD d .750 (SPEC.md §4).
+    Formulas: see :mod:`mas_eval.stats.ttests` and :mod:`mas_eval.stats.effects`. The crisis-MAS
+    methodology prints ``t 2.341, d .567, p .0234`` for means .745/.680, SDs .082/.091 and n 10/10;
+    its own formulas give Welch t 1.678 (17.8 df), p .111 and pooled-SD d .750.
 
     Examples
     --------

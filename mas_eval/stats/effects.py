@@ -31,7 +31,8 @@ __all__ = [
     "observed_power",
 ]
 
-#: Seed 004's labels of |d|: below 0.2 negligible, below 0.5 small, below 0.8 medium, else large.
+#: The crisis-MAS evaluation methodology's labels of |d|: below 0.2 negligible, below 0.5 small, below 0.8
+#: medium, else large.
 EFFECT_LABELS = ((0.2, "negligible"), (0.5, "small"), (0.8, "medium"), (np.inf, "large"))
 
 _ROOT_TOLERANCES = {"xatol": 1e-13, "xrtol": 4 * np.finfo(float).eps, "fatol": 0.0, "frtol": 0.0}
@@ -50,7 +51,7 @@ def hedges_correction(df: ArrayLike) -> NDArray[np.float64]:
 
 
 def effect_size_label(d: ArrayLike) -> NDArray[np.object_]:
-    """Seed 004's label of ``|d|`` (negligible/small/medium/large at 0.2/0.5/0.8); None for NaN.
+    """The crisis-MAS methodology's label of ``|d|`` (negligible/small/medium/large at 0.2/0.5/0.8); None for NaN.
 
     >>> effect_size_label([0.1, -0.3, 0.5, 0.81, float("nan")]).tolist()
     ['negligible', 'small', 'medium', 'large', None]

@@ -1,4 +1,4 @@
-"""The ``dqs_method`` guard: DQS from different cascade steps is not comparable (seed 004, Bug #3)."""
+"""The ``dqs_method`` guard: DQS from different cascade steps (criteria, MCDA, final score) is not comparable."""
 
 from __future__ import annotations
 
@@ -58,9 +58,9 @@ def dqs_method_guard(
         shown = "; ".join(list(notes.values())[:5]) + (f" (and {len(notes) - 5} more)" if len(notes) > 5 else "")
         msg = (
             f"cannot compare {'/'.join(dqs_columns)} of {names[0]!r} and {names[1]!r}: dqs_method differs within "
-            f"{len(notes)} group(s): {shown}. DQS from different cascade steps is not comparable (seed 004, "
-            f"Bug #3): rescore so both systems use one method, add 'dqs_method' to by, or pass "
-            f"allow_mixed_methods=True to compare anyway with a warning"
+            f"{len(notes)} group(s): {shown}. DQS from different cascade steps measures different things on "
+            f"different scales and is not comparable: rescore so both systems use one method, add "
+            f"'dqs_method' to by, or pass allow_mixed_methods=True to compare anyway with a warning"
         )
         raise MixedDqsMethodsError(msg)
     return notes

@@ -5,8 +5,8 @@ Notes
 With :math:`\bar x_T, s_T^2, n_T` and :math:`\bar x_C, s_C^2, n_C` (sample variances, ddof = 1) and
 :math:`\Delta = \bar x_T - \bar x_C`:
 
-* Welch (seed 004's formula): :math:`SE = \sqrt{s_T^2/n_T + s_C^2/n_C}`, Welch–Satterthwaite
-  :math:`\nu = SE^4 / \big((s_T^2/n_T)^2/(n_T-1) + (s_C^2/n_C)^2/(n_C-1)\big)`.
+* Welch (the crisis-MAS evaluation methodology's formula): :math:`SE = \sqrt{s_T^2/n_T + s_C^2/n_C}`,
+  Welch–Satterthwaite :math:`\nu = SE^4 / \big((s_T^2/n_T)^2/(n_T-1) + (s_C^2/n_C)^2/(n_C-1)\big)`.
 * Student: :math:`s_p^2 = ((n_T-1)s_T^2 + (n_C-1)s_C^2)/(n_T+n_C-2)`,
   :math:`SE = s_p\sqrt{1/n_T + 1/n_C}`, :math:`\nu = n_T + n_C - 2`.
 * Paired, on the per-case differences :math:`d_i`: :math:`SE = s_d/\sqrt{n}`, :math:`\nu = n - 1`.

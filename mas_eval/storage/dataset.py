@@ -104,7 +104,7 @@ def _conform(spec: Table, frame: pl.LazyFrame) -> pl.LazyFrame:
 
 
 class Dataset:
-    """The tables of DESIGN.md as lazy Polars frames.
+    """The Dataset's tables (runs, agents, beliefs, …; :mod:`mas_eval.data.schema`) as lazy Polars frames.
 
     Build one with :meth:`open` (a folder of Parquet tables) or :meth:`from_frames`
     (frames in a notebook). Tables are held as given and conformed to the schema (cast,

@@ -1,4 +1,4 @@
-"""Seed 001's answer metrics for one answer, literally (SPEC.md §3): plain Python, read next to the formulas.
+"""The MedAISure metrics overview's answer metrics for one answer, literally: plain Python, read next to the formulas.
 
 A text is normalised to a list of words; terms are tuples of words. The reference tables are the
 raw rows the package ships (or a test's own), compiled here with this module's own normalisation,

@@ -1,4 +1,4 @@
-"""Seed 000's TempoScore and "Dr. Reed" credibility for one run, literally (SPEC.md §2).
+"""The LDDx v6 metrics guide's TempoScore and "Dr. Reed" credibility for one run, literally.
 
 A run is given as plain Python: ``messages`` is ``[(round, agent, text)]`` and ``structured``
 maps ``(round, agent)`` to the agent's ordered ``[(diagnosis, evidence list)]`` where it gave one.

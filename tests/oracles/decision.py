@@ -1,8 +1,8 @@
-"""Seed 004's decision metrics for ONE run, in plain Python, to be read next to the formulas.
+"""The crisis-MAS evaluation methodology's decision metrics for ONE run, in plain Python, to read next to its formulas.
 
-Nothing here is fast or clever: each function is the formula of the seed document (or of
-the reference it names), with SPEC.md's decisions, written so that a reader can check it
-line by line. The vectorised code in ``mas_eval.metrics`` must agree with it to 1e-9.
+Nothing here is fast or clever: each function is the formula of the methodology (or of
+the reference it names), with this toolkit's choices where it leaves room, written so that a
+reader can check it line by line. The vectorised code in ``mas_eval.metrics`` must agree with it to 1e-9.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
-# -- criteria satisfaction and DQS (seed 004 §1, SPEC.md §1) -----------------------------------
+# -- criteria satisfaction and DQS (the methodology's "Decision Quality Score") ----------------
 
 
 def satisfaction(run: Run, alternative: str, criterion: str) -> float:
@@ -137,7 +137,7 @@ def dqs(run: Run, *, weighted: bool = True, gt_boost: float | None = 0.9) -> dic
     return {"dqs": boosted, "dqs_raw": raw, "dqs_method": method, "gt_match": match}
 
 
-# -- consensus (seed 004 §2) -------------------------------------------------------------------
+# -- consensus (the methodology's "Consensus Level") -------------------------------------------
 
 
 def cosine(u: list[float], v: list[float]) -> float:
@@ -179,7 +179,7 @@ def consensus(run: Run, *, single_agent_consensus: float | None = None) -> dict:
     }
 
 
-# -- confidence (seed 004 §3) ------------------------------------------------------------------
+# -- confidence (the methodology's "Confidence Score") -----------------------------------------
 
 
 def confidence(run: Run, *, consensus_weight: float = 0.6, single_agent_consensus: float | None = None) -> dict:
@@ -207,7 +207,7 @@ def confidence(run: Run, *, consensus_weight: float = 0.6, single_agent_consensu
     }
 
 
-# -- expert contribution balance (seed 004 §4) -------------------------------------------------
+# -- expert contribution balance (the methodology's "Expert Contribution Balance") -------------
 
 
 def normalized_entropy(masses: dict[str, float], n_outcomes: int, *, renormalise: bool = True) -> float:
@@ -258,7 +258,7 @@ def balance(run: Run, **entropy: object) -> dict:
     }
 
 
-# -- efficiency (seed 004 §5) ------------------------------------------------------------------
+# -- efficiency (the methodology's "Efficiency Metrics") ---------------------------------------
 
 
 def efficiency(run: Run, *, iterations: float = 1.0, api_calls: float = 3.0, seconds: float = 5.0) -> dict:
@@ -272,7 +272,7 @@ def efficiency(run: Run, *, iterations: float = 1.0, api_calls: float = 3.0, sec
     }
     values = list(parts.values())
     parts["efficiency_score"] = None if None in values else mean(values)
-    # The usage the seed prints beside the efficiencies, under its names.
+    # The usage the methodology prints beside the efficiencies, under its names.
     usage = {
         "time_to_consensus": run.iterations,
         "api_calls_used": run.api_calls,

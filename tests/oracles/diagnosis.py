@@ -1,8 +1,8 @@
-"""Seed 000's diagnostic scores for one run, literally: read it next to "Final Performance Scores".
+"""The LDDx v6 metrics guide's diagnostic scores for one run, literally: read it next to its "Final Performance Scores".
 
 Counts in, a dict of scores out; ``None`` where a denominator is 0. The two rule sets
-(``spec``: the document; ``lddx-v6``: Local-DDx's ``ddx_evaluator_v6.py``) differ only in the
-side CAA counts on and in "total diagnoses considered" (SPEC.md §2).
+(``spec``: the guide; ``lddx-v6``: Local-DDx's ``ddx_evaluator_v6.py``) differ only in the
+side CAA counts on and in "total diagnoses considered".
 """
 
 from __future__ import annotations

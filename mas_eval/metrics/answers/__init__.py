@@ -1,4 +1,4 @@
-"""The answers family's maths (seed 001, MedAISure's benchmark metrics): clinical accuracy and reasoning quality.
+"""The answers family's maths (the MedAISure metrics overview): clinical accuracy and reasoning quality.
 
 * :mod:`~mas_eval.metrics.answers.normalise` — normalised answer text (:func:`normalise_text`),
   and the spaced form that matching on word boundaries runs on;
@@ -34,7 +34,7 @@ FAMILY = Family(
     reads=(),
     params=AnswersParams,
     compute=compute,
-    description="Benchmark answers: clinical accuracy and reasoning quality per item (seed 001).",
+    description="Benchmark answers: clinical accuracy and reasoning quality per item (MedAISure metrics overview).",
 )
 
 __all__ = [

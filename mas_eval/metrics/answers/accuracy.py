@@ -1,4 +1,4 @@
-r"""Clinical accuracy of an answer against its reference (seed 001, "Clinical Accuracy"; SPEC.md §3).
+r"""Clinical accuracy of an answer against its reference (the MedAISure metrics overview, "Clinical Accuracy").
 
 Expressions over one row per item holding the entity counts of
 :func:`~mas_eval.metrics.answers.entities.with_entity_counts` (``intersection_<c>``, ``union_<c>``)
@@ -26,7 +26,7 @@ from mas_eval.metrics.answers.vocabulary import CATEGORIES
 
 __all__ = ["DEFAULT_CATEGORY_WEIGHTS", "accuracy_columns", "category_jaccard", "fallback_match"]
 
-#: The seed's category weights (MedAISure's ``_CATEGORY_WEIGHTS``).
+#: MedAISure's category weights (its ``_CATEGORY_WEIGHTS``).
 DEFAULT_CATEGORY_WEIGHTS: dict[str, float] = {
     "diagnoses": 3.0,
     "treatments": 2.0,

@@ -1,4 +1,4 @@
-r"""Clinical entities of answers by category, from the lexicon (seed 001, "Extract features"; SPEC.md §3).
+r"""Clinical entities of answers by category, from the lexicon (the MedAISure metrics overview, "Extract features").
 
 One Aho–Corasick pass over every lexicon term at once (``str.extract_many``) finds the entities of
 all answers; the per-category overlap of a prediction's and a reference's entity sets comes from

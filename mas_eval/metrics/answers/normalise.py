@@ -1,4 +1,4 @@
-r"""Normalised answer text (seed 001, "Normalize inputs/outputs"; SPEC.md §3), and matching on it.
+r"""Normalised answer text (the MedAISure metrics overview, "Normalize inputs/outputs"), and matching on it.
 
 Every answer text goes through the same steps, as Polars string expressions over all answers
 at once: lowercase; a possessive ``'s`` dropped; every separator character (whitespace and

@@ -23,12 +23,10 @@ TABLES = (
     ),
 )
 
-#: The item columns, in their order: the two scores, then every component (the seed's per-sample breakdown).
+#: The item columns, in their order: the two scores, then every component (MedAISure's per-sample breakdown).
 ITEM_METRICS = (
-    _m(
-        "items", "clinical_accuracy", "Pooled weighted Jaccard of the entity sets; fallback when none (seed 001).", 0, 1
-    ),
-    _m("items", "reasoning_quality", "clamp(0.4·F1 + 0.15·S + 0.2·E + 0.25·F − fallacy) (seed 001).", 0, 1),
+    _m("items", "clinical_accuracy", "Pooled weighted Jaccard of the entity sets; fallback if none (MedAISure).", 0, 1),
+    _m("items", "reasoning_quality", "clamp(0.4·F1 + 0.15·S + 0.2·E + 0.25·F − fallacy) (MedAISure).", 0, 1),
     *(
         _m("items", f"entity_jaccard_{c}", f"|P∩R| / |P∪R| of the {c}; null when neither side has one.", 0, 1)
         for c in CATEGORIES
@@ -46,8 +44,8 @@ COMPONENTS = tuple(m.name for m in ITEM_METRICS[2:])
 
 #: Per-run means of the item scores, beside every other family's run columns.
 RUN_METRICS = (
-    _m("runs", "clinical_accuracy", "Mean clinical accuracy over the run's answers (seed 001).", 0, 1),
-    _m("runs", "reasoning_quality", "Mean reasoning quality over the run's answers (seed 001).", 0, 1),
+    _m("runs", "clinical_accuracy", "Mean clinical accuracy over the run's answers (MedAISure).", 0, 1),
+    _m("runs", "reasoning_quality", "Mean reasoning quality over the run's answers (MedAISure).", 0, 1),
     _m("runs", "num_items", "Answers of the run (null without any).", 1),
 )
 

@@ -1,4 +1,4 @@
-"""Parameters of the answers family (seed 001; SPEC.md §3), each with what it accepts."""
+"""Parameters of the answers family (the MedAISure metrics overview), each with what it accepts."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ _WEIGHT = Interval(float, 0, None)
 
 @dataclass(frozen=True)
 class AnswersParams(Params):
-    """Parameters of the answers family (seed 001; SPEC.md §3).
+    """Parameters of the answers family (the MedAISure metrics overview).
 
     Attributes
     ----------

@@ -1,4 +1,4 @@
-r"""Reasoning quality of a rationale against the reference (seed 001, "Reasoning Quality"; SPEC.md §3).
+r"""Reasoning quality of a rationale against the reference (the MedAISure metrics overview, "Reasoning Quality").
 
 .. math::
 
@@ -12,7 +12,7 @@ r"""Reasoning quality of a rationale against the reference (seed 001, "Reasoning
 * :math:`\Phi = \min(0.4, 0.15\,h_f)`: :math:`h_f` the distinct fallacy markers present;
 * :math:`F`: the share of the reference diagnosis's fact set found in the predicted reasoning,
   the fact set being the union of the sets of the fact-table diagnoses present in the reference
-  diagnosis (else in the reference answer); when it names none, :math:`F = E` (the seed's fallback).
+  diagnosis (else in the reference answer); when it names none, :math:`F = E` (the fallback to evidence).
   With ``factual_formula="half_capped"`` (MedAISure's code) :math:`F = \min(1, f / \max(1, \lfloor n/2 \rfloor))`
   for :math:`f` facts found of :math:`n`: half the set scores 1.
 
@@ -47,7 +47,7 @@ __all__ = [
     "with_marker_counts",
 ]
 
-#: The seed's component weights (MedAISure's ``_W_WEIGHTS``).
+#: MedAISure's component weights (its ``_W_WEIGHTS``).
 DEFAULT_REASONING_WEIGHTS: dict[str, float] = {"f1": 0.4, "structure": 0.15, "evidence": 0.2, "factual": 0.25}
 #: Structure and evidence reach 1 at this many distinct markers.
 MARKER_SATURATION = 3

@@ -190,7 +190,7 @@ def answer_scores(
     factual_formula: FactualFormula = "share",
     factual_source: FactualSource = "diagnosis",
 ) -> pl.DataFrame:
-    r"""Clinical accuracy and reasoning quality of every answer, with every component (seed 001).
+    r"""Clinical accuracy and reasoning quality of every answer, with every component (the MedAISure metrics overview).
 
     Parameters
     ----------

@@ -62,7 +62,7 @@ __all__ = [
     "marker_table",
 ]
 
-#: Entity categories of clinical accuracy, in the seed's order.
+#: Entity categories of clinical accuracy, in the order of their default weights.
 CATEGORIES = ("diagnoses", "treatments", "medications", "symptoms", "labs")
 #: Kinds of reasoning marker.
 MARKER_KINDS = ("structure", "evidence", "fallacy")

@@ -1,4 +1,4 @@
-"""The decision family (seed 004): a MAS decision against a single agent's.
+"""The decision family (the crisis-MAS evaluation methodology): a MAS decision against a single agent's.
 
 One module per concept: :mod:`~.quality` (DQS cascade, ground-truth boost),
 :mod:`~.consensus`, :mod:`~.confidence`, :mod:`~.contribution` (entropy, contribution, Gini,
@@ -21,5 +21,5 @@ FAMILY = Family(
     reads=("agents", "beliefs", "criteria", "scores", "alt_scores"),
     params=DecisionParams,
     compute=compute,
-    description="Decision quality, consensus, confidence, contribution, TOPSIS and ER (seed 004).",
+    description="Decision quality, consensus, confidence, contribution, TOPSIS and ER (the crisis-MAS methodology).",
 )

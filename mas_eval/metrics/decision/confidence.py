@@ -1,4 +1,4 @@
-r"""Confidence (seed 004, "Confidence Metrics"; SPEC.md §1): agent statistics and the decision's confidence.
+r"""Confidence score (the crisis-MAS evaluation methodology): agent statistics and the decision's confidence.
 
 Notes
 -----
@@ -8,8 +8,8 @@ Runs with two or more agents use the MAS formula
 
 (``consensus_weight``); runs with one agent or none use the self-reported ``runs.confidence``,
 else the single agent's confidence. ``uncertainty = 1 - DC``; variance and standard deviation
-over agents are population ones (ddof = 0). The seed's worked example (.82, .78, .88, .71)
-prints variance .032; the formula gives .00382 (SPEC.md §4).
+over agents are population ones (ddof = 0). The methodology's worked example (.82, .78, .88,
+.71) prints variance .032 and std .179; its own formula gives .00382 and .0618.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""Consensus among agents (seed 004, "Consensus Level"; SPEC.md §1).
+r"""Consensus among agents (the crisis-MAS evaluation methodology, "Consensus Level").
 
 * ``consensus_level``: the mean pairwise cosine similarity of the agents' belief vectors over
   the union of alternatives (missing mass = 0), by the closed form

@@ -1,4 +1,4 @@
-r"""Expert contribution balance and diversity (seed 004, "Contribution Score", "Balance"; SPEC.md §1).
+r"""Expert contribution balance and diversity (the crisis-MAS evaluation methodology, "Expert Contribution Balance").
 
 Notes
 -----
@@ -7,7 +7,7 @@ Notes
 with N the distinct alternatives in the run's beliefs (``entropy_support="run"``; the agent's
 own under ``"agent"``), :math:`p = m / \sum m` (not renormalised under
 ``entropy_renormalise=False``), 0 ln 0 = 0 and N = 1 → 0. ``balance_score = 1 - Gini`` of the
-contributions, Gini exactly as the seed writes it (:meth:`MasExpr.gini
+contributions, Gini exactly as the methodology writes it (:meth:`MasExpr.gini
 <mas_eval.metrics.namespace.MasExpr.gini>`); ``diversity_score`` = distinct top choices /
 agents. Both formulas are the ``mas`` namespace's own (:mod:`mas_eval.metrics.namespace`).
 """

@@ -46,7 +46,7 @@ def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weight
 
     Notes
     -----
-    *Satisfaction* of a score ``x`` (SPEC.md §1): on the ``satisfaction`` scale ``x`` for a
+    *Satisfaction* of a score ``x``: on the ``satisfaction`` scale ``x`` for a
     benefit and ``1 - x`` for a cost criterion; on the ``raw`` scale min–max normalised
     within the run, ``(x - min)/(max - min)`` (benefit) or ``(max - x)/(max - min)``
     (cost), and 1.0 when the column is constant. Weights are used when every scored
@@ -54,7 +54,7 @@ def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weight
 
     .. math:: \text{criteria\_satisfaction}(a) = \frac{\sum_c w_c s_c(a)}{\sum_c w_c}
 
-    over the criteria that alternative ``a`` has a score on (seed 004, "Weighted Version").
+    over the criteria that alternative ``a`` has a score on (the crisis-MAS evaluation methodology, "Weighted Version").
 
     *TOPSIS* (Hwang & Yoon 1981) on the raw scores: :math:`r_{ac} = x_{ac} / \sqrt{\sum_b
     x_{bc}^2}` (0 for an all-zero column), :math:`v_{ac} = \tilde w_c r_{ac}` with weights

@@ -1,4 +1,4 @@
-"""Efficiency (seed 004, "Efficiency Metrics"): cost and time to a decision, per run."""
+"""Efficiency (the crisis-MAS evaluation methodology, "Efficiency Metrics"): cost and time to a decision, per run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from mas_eval.metrics.arrays import nullable
 
 __all__ = ["USAGE", "efficiency"]
 
-#: The usage columns of ``runs`` under the names the seed prints them.
+#: The usage columns of ``runs`` under the names the methodology prints them.
 USAGE = {
     "iterations": "time_to_consensus",
     "api_calls": "api_calls_used",
@@ -29,8 +29,8 @@ def efficiency(
     .. math:: Eff = \frac{1}{3}\left(\frac{1}{1 + I/b_I} + \frac{1}{1 + A/b_A} + \frac{1}{1 + T/b_T}\right)
 
     with baselines :math:`b_I = 1` iteration, :math:`b_A = 3` API calls, :math:`b_T = 5` s
-    (seed 004). The score is null when any of I, A, T is missing. The seed's worked example
-    (I=1, A=4, T=12.4) prints .891; the formula gives .405 (SPEC.md §4).
+    (the crisis-MAS methodology). The score is null when any of I, A, T is missing. The
+    methodology's worked example (I=1, A=4, T=12.4) prints .891; its own formula gives .405.
 
     Returns ``iteration_efficiency, api_efficiency, time_efficiency, efficiency_score``. In
     numpy, because Polars divides a one-row column by a constant but multiplies a longer one

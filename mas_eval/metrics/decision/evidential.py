@@ -1,4 +1,4 @@
-r"""Evidential reasoning (seed 004, "Evidential Reasoning"): the agents' beliefs combined per alternative.
+r"""Evidential reasoning (the crisis-MAS evaluation methodology): the agents' beliefs combined per alternative.
 
 Yang & Xu's ER algorithm in the analytical form of Wang, Yang & Xu (2006), with the unassigned
 belief :math:`\beta_H`; preset ``crisis-mas-poc`` uses that code's normalised weighted average.

@@ -1,4 +1,4 @@
-"""Parameters of the decision family (seed 004; SPEC.md §1), each with what it accepts."""
+"""Parameters of the decision family (the crisis-MAS evaluation methodology), each with what it accepts."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ _POSITIVE = Interval(float, 0, None, closed="neither")
 
 @dataclass(frozen=True)
 class DecisionParams(Params):
-    """Parameters of the decision-metric suite (seed 004; SPEC.md §1).
+    """Parameters of the decision-metric suite (the crisis-MAS evaluation methodology).
 
     Attributes
     ----------
@@ -35,7 +35,7 @@ class DecisionParams(Params):
         ``None`` disables the boost.
     consensus_weight
         Weight of the consensus level in the MAS decision confidence
-        ``w * CL + (1 - w) * mean(c_i)`` (seed: 0.6).
+        ``w * CL + (1 - w) * mean(c_i)`` (the methodology's: 0.6).
     single_agent_consensus
         Consensus level of a run with fewer than two agents: ``None`` (spec: undefined) or a
         number (crisis_mas_poc reports 1.0).
@@ -46,7 +46,7 @@ class DecisionParams(Params):
         Renormalise an agent's masses to sum 1 before the entropy (spec) or use them as given
         (crisis_mas_poc).
     baseline_iterations, baseline_api_calls, baseline_seconds
-        Efficiency baselines: ``1 / (1 + x / baseline)`` (seed: 1, 3, 5).
+        Efficiency baselines: ``1 / (1 + x / baseline)`` (the methodology's: 1, 3, 5).
     mcda
         What ``mcda_score`` holds per alternative: ``"topsis"`` closeness (spec) or the
         ``"weighted_sum"`` of criteria satisfactions (crisis_mas_poc's MCDA engine).

@@ -1,4 +1,4 @@
-"""Decision quality (seed 004, "Decision Quality Score"; SPEC.md §1): the DQS cascade and the ground-truth boost."""
+"""Decision quality score (the crisis-MAS evaluation methodology): the DQS cascade and the ground-truth boost."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def dqs(
     Notes
     -----
     ``dqs_raw`` is the first of the recommended alternative's criteria satisfaction, logged
-    MCDA score and logged final score that exists; ``dqs_method`` says which. The seed's
+    MCDA score and logged final score that exists; ``dqs_method`` says which. The methodology's
     example :math:`(.90 + .50 + .95)/3 = .783` agrees with its formula. ``gt_match`` is null
     when ``correct`` or ``recommended`` is missing.
     """

@@ -1,4 +1,4 @@
-"""The decision suite (seed 004): which pass feeds which, from encoded tables to the family's outputs.
+"""The decision suite (the crisis-MAS evaluation methodology): which pass feeds which, from encoded tables to outputs.
 
 Each input table is collected once, sorted by its key (:mod:`~.inputs`), and every group
 reduction is a segment reduction in row order (:mod:`mas_eval.metrics.segments`): per agent,

@@ -1,7 +1,7 @@
-"""The diagnosis family's maths (seed 000, LDDx): equivalence of diagnoses, label counts to scores.
+"""The diagnosis family's maths (the LDDx v6 metrics guide): equivalence of diagnoses, label counts to scores.
 
 * :mod:`~mas_eval.metrics.diagnosis.scores` — recall, precision, clinical reasoning quality,
-  diagnostic safety and system safety coverage from a run's label counts, under the seed's
+  diagnostic safety and system safety coverage from a run's label counts, under the guide's
   rules (``"spec"``) or Local-DDx's code (``"lddx-v6"``).
 * :mod:`~mas_eval.metrics.diagnosis.equivalence` — whether two diagnosis strings name the same
   thing: normalisation, a shipped synonym table, deterministic tiers and an optional cached
@@ -29,7 +29,7 @@ FAMILY = Family(
     reads=("ground_truth", "messages", "interventions"),
     params=DiagnosisParams,
     compute=compute,
-    description="Differential diagnosis: labels, recall, CRQ, safety, TempoScore, credibility (seed 000).",
+    description="Differential diagnosis: labels, recall, CRQ, safety, TempoScore, credibility (LDDx v6 metrics guide).",
 )
 
 __all__ = [

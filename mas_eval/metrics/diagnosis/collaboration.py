@@ -1,8 +1,8 @@
-r"""Collaboration metrics of a diagnostic team (seed 000): TempoScore per round, credibility per agent.
+r"""Collaboration metrics of a diagnostic team (the LDDx v6 metrics guide): TempoScore per round, credibility per agent.
 
 Both are keyword counts over the transcript, computed with Polars string expressions over
-every message of every run at once. The keyword lists, weights and thresholds are the seed
-document's ("TempoScore", "Dr. Reed" assessment; SPEC.md §2).
+every message of every run at once. The keyword lists, weights and thresholds are the guide's
+("TempoScore", "Dr. Reed's Assessment & Credibility Score").
 
 How a keyword "hit" is counted is a parameter: ``"presence"`` counts each keyword at most once
 in an agent's text of a round (its messages of the round joined by line breaks; Local-DDx's

@@ -1,4 +1,4 @@
-r"""Clinical equivalence of diagnosis strings (seed 000, "AI-Enhanced Diagnosis Classification"; SPEC.md §2).
+r"""Clinical equivalence of diagnosis strings (the LDDx v6 metrics guide, "AI-Enhanced Diagnosis Classification").
 
 Local-DDx asks an LLM whether a system's diagnosis is "clinically equivalent" to a ground-truth
 one ("Heart Attack" vs. "Myocardial Infarction"). Here the question is answered by deterministic

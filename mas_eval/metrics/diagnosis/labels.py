@@ -1,11 +1,11 @@
-r"""Diagnosis labels: TP, FP, CAA, FN, AE, TM-SM (seed 000, "AI-Enhanced Diagnosis Classification"; SPEC.md §2).
+r"""Diagnosis labels: TP, FP, CAA, FN, AE, TM-SM (the LDDx v6 metrics guide, "AI-Enhanced Diagnosis Classification").
 
 Every run's final list (the system side) and its case's ground truth (the ground-truth side) are
 partitioned into labels, for all runs at once: equivalence is decided once per unique pair of
 strings (:func:`~mas_eval.metrics.diagnosis.equivalence.match_pairs`), one-to-one matches by
 :func:`~mas_eval.metrics.diagnosis.equivalence.assign`, and the rest is joins, group-bys and
-string expressions with per-row patterns. Two rule sets (``preset``) differ where the seed
-document and Local-DDx's evaluator (``ddx_evaluator_v6.py``) disagree; see :func:`classify`.
+string expressions with per-row patterns. Two rule sets (``preset``) differ where the guide
+and Local-DDx's evaluator (``ddx_evaluator_v6.py``) disagree; see :func:`classify`.
 
 >>> tables = {
 ...     "runs": pl.DataFrame({"run_id": ["r1"], "case_id": ["c1"]}),
@@ -54,9 +54,9 @@ LABEL = pl.Enum(LABELS)
 #: The two sides; ``side`` columns are this Enum.
 SIDES = ("system", "ground_truth")
 SIDE = pl.Enum(SIDES)
-#: Exclusion patterns of the seed (SPEC.md §2): ``{dx}`` stands for the regex-escaped ground-truth diagnosis.
+#: Patterns of the guide's AE, "explicitly ruled it out": ``{dx}`` stands for the regex-escaped ground-truth diagnosis.
 DEFAULT_PATTERNS = ("exclude.*{dx}", "{dx}.*unlikely", "rule out.*{dx}", "{dx}.*less likely")
-#: Local-DDx's own list (``_search_for_exclusion_evidence``): the seed's and ``X.*tier 4``.
+#: Local-DDx's own list (``_search_for_exclusion_evidence``): the default ones and ``X.*tier 4``.
 LDDX_V6_PATTERNS = (*DEFAULT_PATTERNS[:3], "{dx}.*tier 4", DEFAULT_PATTERNS[3])
 
 #: Local-DDx round names (as :mod:`mas_eval.ingest.lddx` writes them).
@@ -279,7 +279,7 @@ def classify(
         can't-miss diagnoses are round ``"cant_miss"``, stance ``"critical"``; the debate is round
         ``"refinement_and_justification"`` (as :mod:`mas_eval.ingest.lddx` writes them).
     preset
-        ``"spec"`` (the seed document) or ``"lddx-v6"`` (Local-DDx's evaluator code); see Notes.
+        ``"spec"`` (the LDDx v6 metrics guide) or ``"lddx-v6"`` (Local-DDx's evaluator code); see Notes.
     synonyms, threshold, judge, cache_path
         Passed to :func:`~mas_eval.metrics.diagnosis.equivalence.match_pairs` for every
         equivalence question.
@@ -310,7 +310,7 @@ def classify(
     Notes
     -----
     Both presets start with **TP**: one-to-one matches (``assign``) between the run's final list
-    and its case's ground truth, each string once per run. Then (seed 000's table, SPEC.md §2):
+    and its case's ground truth, each string once per run. Then (the guide's classification table):
 
     ``"spec"``
         * **CAA** (system side): an unmatched final diagnosis equivalent to a can't-miss

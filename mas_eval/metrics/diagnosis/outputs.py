@@ -30,7 +30,7 @@ TABLES = (
 )
 
 METRICS = (
-    _m("runs", "tp", "True positives: ground-truth diagnoses matched by the final list (seed 000).", 0),
+    _m("runs", "tp", "True positives: ground-truth diagnoses matched by the final list (LDDx v6 metrics guide).", 0),
     _m("runs", "fp", "False positives: final diagnoses matching no ground truth and not CAA.", 0),
     _m("runs", "fn", "False negatives: ground truth neither matched, excluded in debate, nor treated.", 0),
     _m("runs", "caa", "Clinically appropriate alternatives (can't-miss diagnoses; side per preset).", 0),

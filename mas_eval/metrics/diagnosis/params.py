@@ -1,4 +1,4 @@
-"""Parameters of the diagnosis family (seed 000; SPEC.md §2), each with what it accepts."""
+"""Parameters of the diagnosis family (the LDDx v6 metrics guide), each with what it accepts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from mas_eval.presets import Params, param
 
 __all__ = ["DiagnosisParams", "KeywordCounting", "LabelRules"]
 
-#: Whose rules partition the diagnoses and make the scores: the seed document's, or Local-DDx's code.
+#: Whose rules partition the diagnoses and make the scores: the LDDx v6 metrics guide's, or Local-DDx's code.
 LabelRules = Literal["spec", "lddx-v6"]
 #: How a keyword "hit" is counted: once per keyword present, or every occurrence.
 KeywordCounting = Literal["presence", "occurrences"]
@@ -21,12 +21,12 @@ _FILE = Predicate(lambda value: isinstance(value, str | Path) and str(value) != 
 
 @dataclass(frozen=True)
 class DiagnosisParams(Params):
-    """Parameters of the diagnosis family (seed 000; SPEC.md §2).
+    """Parameters of the diagnosis family (the LDDx v6 metrics guide).
 
     Attributes
     ----------
     label_rules
-        ``"spec"`` (the seed document: CAA on the system side, every label in CRQ's
+        ``"spec"`` (the guide: CAA on the system side, every label in CRQ's
         denominator) or ``"lddx-v6"`` (Local-DDx's evaluator: CAA on the ground-truth side,
         promoted to TP from ``caa_mentions`` mentions; TM-SM before AE; CRQ without TM-SM);
         see :func:`~mas_eval.metrics.diagnosis.labels.classify`.

@@ -1,8 +1,8 @@
-r"""Diagnostic scores from label counts (seed 000, "Final Performance Scores").
+r"""Diagnostic scores from label counts (the LDDx v6 metrics guide, "Final Performance Scores").
 
 Every score is a closed form of the six label counts of a run, so it is one expression over
-a counts frame, whatever the number of runs. Two rule sets differ where the seed document
-and Local-DDx's evaluator (``ddx_evaluator_v6.py``) disagree (SPEC.md §2):
+a counts frame, whatever the number of runs. Two rule sets differ where the guide and
+Local-DDx's evaluator (``ddx_evaluator_v6.py``) disagree:
 
 * ``"spec"`` — the document: CAA is a final-list diagnosis (system side), the ground truth
   is ``TP + FN + AE + TM_SM`` and "total diagnoses considered" counts every classified item

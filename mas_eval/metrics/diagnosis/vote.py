@@ -1,9 +1,9 @@
-r"""The credibility-weighted vote that turns the agents' rankings into the team's list (seed 000).
+r"""The credibility-weighted vote that turns the agents' rankings into the team's list (the LDDx v6 metrics guide).
 
 Each agent ranks diagnoses; a diagnosis at position :math:`p` of a ranking of length :math:`L`
 earns :math:`(L - p + 1)` points times the ranking agent's credibility, summed over agents.
 Diagnoses scoring at least ``keep_share`` (30%) of the top score are kept, at most ``at_most``
-(10), best first (SPEC.md §2).
+(10), best first.
 """
 
 from __future__ import annotations
