@@ -42,7 +42,7 @@ from machine import environment, peak_rss_gb, run_fresh  # noqa: E402  (benchmar
 
 import mas_eval  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
-from mas_eval.ingest.lddx import CANT_MISS, DEBATE, FINAL_ROUND, INDEPENDENT, VOTING  # noqa: E402
+from mas_eval.data.vocabulary import CANT_MISS, DEBATE, FINAL_ROUND, INDEPENDENT, VOTING  # noqa: E402
 from mas_eval.simulation.diagnosis import simulate_diagnosis  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "ddx.json"

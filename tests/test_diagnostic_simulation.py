@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from mas_eval import Dataset
+from mas_eval.data.vocabulary import CANT_MISS, DEBATE, FINAL_ROUND, INDEPENDENT, ROUNDS, SYMPTOM_MANAGEMENT, VOTING
 from mas_eval.errors import InvalidParameterError
-from mas_eval.ingest.lddx import CANT_MISS, DEBATE, FINAL_ROUND, INDEPENDENT, ROUNDS, SYMPTOM_MANAGEMENT, VOTING
 from mas_eval.metrics.diagnosis.collaboration import HIGH_VALUE_KEYWORDS, STRUCTURED_MARKERS, keyword_hits
 from mas_eval.metrics.diagnosis.equivalence import match_pairs
 from mas_eval.metrics.diagnosis.labels import LABELS, classify, intervention_keywords, label_counts

@@ -19,9 +19,10 @@ import pytest
 
 from mas_eval import Dataset
 from mas_eval.cli import main
+from mas_eval.data.vocabulary import FINAL_ROUND, TEAM
 from mas_eval.errors import IngestError, OutputError, OutputExistsError
 from mas_eval.ingest import LddxIngestResult, ingest_lddx
-from mas_eval.ingest.lddx import EVALUATION_FIELDS, FINAL_ROUND, TEAM
+from mas_eval.ingest.lddx import EVALUATION_FIELDS
 from tests.conftest import LDDX, needs_lddx
 
 pytestmark = needs_lddx

@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 
 import mas_eval
 from mas_eval import plots
+from mas_eval.data.vocabulary import DEBATE, INDEPENDENT, ROUNDS
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
-from mas_eval.ingest.lddx import DEBATE, INDEPENDENT, ROUNDS
 from tests.test_plots import by_gid, colour_of, layout_problems
 
 #: The diagnosis family's label counts and scores, as ``runs`` columns.

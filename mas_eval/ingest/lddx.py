@@ -23,6 +23,18 @@ from typing import Any
 import polars as pl
 
 from mas_eval.data.schema import TABLES
+from mas_eval.data.vocabulary import (
+    CANT_MISS,
+    DEBATE,
+    FINAL_ROUND,
+    INDEPENDENT,
+    MAS,
+    MASTER_LIST,
+    ROUNDS,
+    SYMPTOM_MANAGEMENT,
+    TEAM,
+    VOTING,
+)
 from mas_eval.errors import IngestError, option
 from mas_eval.ingest.jsonl import json_type
 from mas_eval.storage.dataset import MANIFEST, Dataset
@@ -30,19 +42,9 @@ from mas_eval.storage.outputs import atomic_directory, check_target, write_manif
 from mas_eval.storage.sharding import check_shards
 
 __all__ = [
-    "CANT_MISS",
-    "DEBATE",
     "EVALUATION_FIELDS",
-    "FINAL_ROUND",
-    "INDEPENDENT",
-    "MASTER_LIST",
     "PATTERN",
-    "ROUNDS",
-    "SPECIALIZED_RANKING",
-    "SYMPTOM_MANAGEMENT",
     "SYSTEM",
-    "TEAM",
-    "VOTING",
     "LddxIngestResult",
     "ingest_lddx",
 ]
@@ -50,21 +52,7 @@ __all__ = [
 #: The files a folder argument stands for.
 PATTERN = "ddx_results_*.json"
 #: ``runs.system`` of every Local-DDx run.
-SYSTEM = "mas"
-#: ``agent_id`` of the lists the team made together: the master list, the consolidated can't-miss list, the final list.
-TEAM = "team"
-#: ``round`` of the final diagnosis list (``$.final_diagnoses``), which is the synthesis after the seven rounds.
-FINAL_ROUND = "final"
-
-SPECIALIZED_RANKING = "specialized_ranking"
-SYMPTOM_MANAGEMENT = "symptom_management"
-INDEPENDENT = "team_independent_differentials"
-MASTER_LIST = "master_list_generation"
-DEBATE = "refinement_and_justification"
-VOTING = "post_debate_voting"
-CANT_MISS = "cant_miss"
-#: The seven rounds of Local-DDx, in the order it runs them (the keys of ``$.full_transcript.rounds``).
-ROUNDS = (SPECIALIZED_RANKING, SYMPTOM_MANAGEMENT, INDEPENDENT, MASTER_LIST, DEBATE, VOTING, CANT_MISS)
+SYSTEM = MAS
 #: Rounds a file must have: without the independent differentials there is no diagnosis to score.
 REQUIRED_ROUNDS = (INDEPENDENT,)
 

@@ -17,8 +17,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from mas_eval.constraints import NONE, Interval, Predicate, validate_params
 from mas_eval.data.schema import RUN_KEY
-from mas_eval.errors import DataError, InvalidParameterError, SchemaError
-from mas_eval.ingest.lddx import (
+from mas_eval.data.vocabulary import (
     CANT_MISS,
     DEBATE,
     INDEPENDENT,
@@ -28,6 +27,7 @@ from mas_eval.ingest.lddx import (
     SYMPTOM_MANAGEMENT,
     VOTING,
 )
+from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.plots._style import (
     SYSTEM,
     default_size,

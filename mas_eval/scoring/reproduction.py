@@ -23,9 +23,9 @@ from typing import Any
 import polars as pl
 
 from mas_eval.data.schema import RUN_KEY
+from mas_eval.data.vocabulary import FINAL_ROUND
 from mas_eval.errors import SchemaError
 from mas_eval.metrics.diagnosis.equivalence import match_pairs
-from mas_eval.metrics.diagnosis.labels import FINAL_ROUND
 from mas_eval.metrics.diagnosis.scores import RULES, score_expressions
 from mas_eval.scoring import Scores, score
 from mas_eval.storage.dataset import Dataset

@@ -12,12 +12,10 @@ import numpy as np
 import polars as pl
 
 from mas_eval.data.schema import TABLES
+from mas_eval.data.vocabulary import SYSTEMS
 from mas_eval.errors import InvalidParameterError
 
 __all__ = ["SYSTEMS", "Coded", "coded_table", "expand", "labels", "narrow_codes", "split_runs", "vocab"]
-
-#: ``runs.system`` of the two systems every simulator runs on each case.
-SYSTEMS = ("mas", "single")
 
 
 def expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

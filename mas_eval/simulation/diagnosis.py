@@ -23,8 +23,7 @@ import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
 from mas_eval.data.schema import DDX_STANCES, TABLES
-from mas_eval.errors import InvalidParameterError
-from mas_eval.ingest.lddx import (
+from mas_eval.data.vocabulary import (
     CANT_MISS,
     DEBATE,
     FINAL_ROUND,
@@ -36,6 +35,7 @@ from mas_eval.ingest.lddx import (
     TEAM,
     VOTING,
 )
+from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.diagnosis.equivalence import normalise
 from mas_eval.metrics.diagnosis.tables import shipped_table
 from mas_eval.simulation._shared import SYSTEMS, Coded, coded_table, expand, labels, split_runs, vocab

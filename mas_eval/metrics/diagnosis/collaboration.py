@@ -17,6 +17,7 @@ from typing import Literal
 
 import polars as pl
 
+from mas_eval.data.vocabulary import DEBATE, INDEPENDENT
 from mas_eval.metrics.ordered import ordered_aggregates
 
 __all__ = [
@@ -83,8 +84,8 @@ def tempo_scores(
     messages: pl.LazyFrame,
     ddx: pl.LazyFrame,
     *,
-    independent_round: str = "team_independent_differentials",
-    debate_round: str = "refinement_and_justification",
+    independent_round: str = INDEPENDENT,
+    debate_round: str = DEBATE,
     count_mentions: bool = False,
 ) -> pl.LazyFrame:
     r"""TempoScore of every round of every run.
@@ -172,7 +173,7 @@ def round_credibility(
     messages: pl.LazyFrame,
     ddx: pl.LazyFrame,
     *,
-    structured_round: str = "team_independent_differentials",
+    structured_round: str = INDEPENDENT,
     counting: Counting = "presence",
 ) -> pl.LazyFrame:
     r"""Each agent's credibility components in each round it spoke in.

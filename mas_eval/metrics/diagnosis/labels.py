@@ -34,6 +34,7 @@ import polars as pl
 
 from mas_eval.constraints import Interval, Options, validate_params
 from mas_eval.data.schema import RUN_KEY
+from mas_eval.data.vocabulary import CANT_MISS, DEBATE, FINAL_ROUND, TEAM
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.metrics.diagnosis.equivalence import TIER, assign, match_pairs
 from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
@@ -59,8 +60,6 @@ DEFAULT_PATTERNS = ("exclude.*{dx}", "{dx}.*unlikely", "rule out.*{dx}", "{dx}.*
 #: Local-DDx's own list (``_search_for_exclusion_evidence``): the default ones and ``X.*tier 4``.
 LDDX_V6_PATTERNS = (*DEFAULT_PATTERNS[:3], "{dx}.*tier 4", DEFAULT_PATTERNS[3])
 
-#: Local-DDx round names (as :mod:`mas_eval.ingest.lddx` writes them).
-FINAL_ROUND, DEBATE, CANT_MISS, TEAM = "final", "refinement_and_justification", "cant_miss", "team"
 _INTERVENTIONS_FILE = "interventions.csv"
 _PLACEHOLDER = "{dx}"
 _REQUIRED = {

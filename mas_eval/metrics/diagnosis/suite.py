@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from mas_eval.data.schema import RUN_KEY
+from mas_eval.data.vocabulary import VOTING
 from mas_eval.metrics.codes import CODE, KeyCodes
 from mas_eval.metrics.diagnosis.collaboration import credibility, round_credibility, tempo_scores
 from mas_eval.metrics.diagnosis.equivalence import synonym_table
@@ -23,10 +24,7 @@ from mas_eval.metrics.diagnosis.scores import COUNTS, RULES, score_expressions
 from mas_eval.metrics.diagnosis.tables import user_table
 from mas_eval.metrics.diagnosis.vote import credibility_vote
 
-__all__ = ["VOTING_ROUND", "compute"]
-
-#: The round whose rankings the credibility-weighted vote counts (as :mod:`mas_eval.ingest.lddx` names it).
-VOTING_ROUND = "post_debate_voting"
+__all__ = ["compute"]
 
 Tables = Mapping[str, pl.LazyFrame]
 
@@ -93,7 +91,7 @@ def compute(tables: Tables, params: DiagnosisParams, codes: KeyCodes) -> dict[st
     rounds = tempo_scores(messages, ddx, count_mentions=params.tempo_count_mentions)
     # Read by the agents' table and by the vote: materialised once.
     agents = credibility(round_credibility(messages, ddx, counting=params.keyword_counting)).collect()
-    votes = ddx.filter(pl.col("round") == VOTING_ROUND).select(RUN_KEY, "agent_id", "diagnosis", "rank", "mentions")
+    votes = ddx.filter(pl.col("round") == VOTING).select(RUN_KEY, "agent_id", "diagnosis", "rank", "mentions")
     vote = credibility_vote(votes, agents.lazy(), keep_share=params.vote_keep_share, at_most=params.vote_at_most).sort(
         RUN_KEY, "rank"
     )
