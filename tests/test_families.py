@@ -1,4 +1,5 @@
-"""A metric family registered from a test needs no change to scoring, Scores, the manifest or the CLI.
+"""A metric family registered from a test needs no change to scoring, Scores, the manifest, the CLI,
+``compare`` or the report's generic sections: a family is its definition and one line registering it.
 
 The toy family counts each run's messages (turns) at least ``min_turn_chars`` long: a run
 column ``n_turns`` and a table of its own, ``speakers`` (turns per agent).
@@ -51,22 +52,20 @@ TOY = families.Family(
     params=RunLengthParams,
     compute=_compute,
     description="Turns per run (a test's toy family).",
+    columns=(
+        Metric("n_turns", "runs", "Messages of at least min_turn_chars characters.", 0, None),
+        Metric("turns", "speakers", "An agent's messages of at least min_turn_chars.", 1, None),
+    ),
+    # messages.agent_id reaches compute as a code (metrics.codes.LABEL_COLUMNS), decoded on output.
+    output_tables=(OutputTable("speakers", (("agent_id", "agent_id"),), "Turns per agent of a run."),),
+    headline=("n_turns",),
+    compared=("n_turns",),
 )
 
 
 @pytest.fixture
 def toy() -> Iterator[families.Family]:
-    families.register(
-        TOY,
-        metrics=[
-            Metric("n_turns", "runs", "Messages of at least min_turn_chars characters.", 0, None, family="run_length"),
-            Metric(
-                "turns", "speakers", "An agent's messages of at least min_turn_chars.", 1, None, family="run_length"
-            ),
-        ],
-        # messages.agent_id reaches compute as a code (metrics.codes.LABEL_COLUMNS), decoded on output.
-        tables=[OutputTable("speakers", (("agent_id", "agent_id"),), "Turns per agent of a run.", "run_length")],
-    )
+    families.register(TOY)
     try:
         yield TOY
     finally:
@@ -179,3 +178,48 @@ def test_a_runs_frame_breaking_the_contract_is_an_error_naming_the_family(broken
             mas_eval.score(_with_messages())
     finally:
         families.unregister("sloppy")
+
+
+def _paired_with_messages(runs: int = 40) -> Dataset:
+    """A simulated decision Dataset whose runs also have messages: more turns for the MAS runs."""
+    ds = mas_eval.simulate(runs, seed=3)
+    run_ids = ds["runs"].select("run_id", "system").collect()
+    turns = run_ids.with_columns(n=pl.when(pl.col("system") == "mas").then(4).otherwise(2)).select(
+        "run_id", pl.int_ranges(0, pl.col("n") + pl.col("run_id").str.len_chars() % 3).alias("turn")
+    )
+    messages = turns.explode("turn").select(
+        "run_id",
+        pl.lit("debate").alias("round"),
+        pl.format("a{}", pl.col("turn") % 2).alias("agent_id"),
+        pl.col("turn").cast(pl.Int64),
+        pl.lit("A turn long enough to count.").alias("text"),
+    )
+    return Dataset.from_frames(**{name: ds.collect(name) for name in ds.table_names}, messages=messages)
+
+
+def test_compare_and_the_reports_generic_sections_take_its_columns(toy: families.Family, tmp_path: Path) -> None:
+    from mas_eval.report import build
+
+    scores = mas_eval.score(_paired_with_messages())
+    assert "n_turns" in scores.runs.columns
+    table = mas_eval.compare(scores.runs, "n_turns", pair_on="case_id")
+    assert table["metric"].to_list() == ["n_turns"] and table["difference"].item() > 0
+
+    report = build(Scores.open(scores.write(tmp_path / "scores")))
+    # headline: its declared headline column, with its registry description
+    assert "n_turns" in report.section("headline").tables[0].frame.columns
+    assert "n_turns: Messages of at least min_turn_chars characters." in report.section("headline").text[0]
+    # the default comparison: the columns every family declares it compares, its own among them
+    compared = report.section("comparison").tables[0].frame
+    assert set(compared["metric"]) == {"dqs", "decision_confidence", "n_turns"}
+    assert report.provenance["parameters"]["comparison"]["metrics"] == ["dqs", "decision_confidence", "n_turns"]
+    assert not report.section("forest").omitted
+
+
+def test_without_it_the_report_neither_headlines_nor_compares_its_columns(tmp_path: Path) -> None:
+    # The same data with the toy family not registered: nothing of it reaches the report.
+    from mas_eval.report import build
+
+    report = build(mas_eval.score(_paired_with_messages()))
+    assert "n_turns" not in report.section("headline").tables[0].frame.columns
+    assert set(report.section("comparison").tables[0].frame["metric"]) == {"dqs", "decision_confidence"}

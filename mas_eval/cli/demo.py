@@ -10,22 +10,23 @@ from rich.console import Console
 from mas_eval.cli.terminal import print_comparisons, print_frame, print_system_means
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.report.answer_quality import OVERALL, answer_comparisons, answer_means, combined_scores
-from mas_eval.report.content import HEADLINE, default_comparisons, system_means
+from mas_eval.report.content import default_comparisons
 from mas_eval.report.diagnosis import label_counts_per_system
 from mas_eval.report.findings import findings
+from mas_eval.report.tables import system_means
 from mas_eval.scoring import score
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import atomic_directory
 
-__all__ = ["HEADLINE", "REPORTS", "answers_table", "headline", "run_demo"]
+__all__ = ["REPORTS", "answers_table", "headline", "run_demo"]
 
 #: The report formats the demo writes, as ``report<suffix>``.
 REPORTS = (".html", ".md", ".json", ".tex")
 
 
 def headline(run_metrics: pl.DataFrame) -> pl.DataFrame:
-    """Mean of the headline metrics per system, with the number of runs."""
-    return system_means(run_metrics, HEADLINE)
+    """Mean of the registered families' headline metrics per system, with the number of runs."""
+    return system_means(run_metrics)
 
 
 def answers_table(items: pl.DataFrame) -> pl.DataFrame:

@@ -11,16 +11,13 @@
 
 from mas_eval.metrics import namespace as namespace  # registers the `mas` expression namespace
 from mas_eval.metrics.answers import FAMILY as _ANSWERS
-from mas_eval.metrics.answers.outputs import METRICS as _ANSWERS_METRICS
-from mas_eval.metrics.answers.outputs import TABLES as _ANSWERS_TABLES
 from mas_eval.metrics.answers.suite import answer_scores as answer_scores
 from mas_eval.metrics.decision import FAMILY as _DECISION
 from mas_eval.metrics.diagnosis import FAMILY as _DIAGNOSIS
-from mas_eval.metrics.diagnosis.outputs import METRICS as _DIAGNOSIS_METRICS
-from mas_eval.metrics.diagnosis.outputs import TABLES as _DIAGNOSIS_TABLES
 from mas_eval.metrics.diagnosis.scores import diagnosis_scores as diagnosis_scores
 from mas_eval.metrics.family import register as _register
 
+# A family is its folder and one line here; the order is the order of their run columns.
 _register(_DECISION)
-_register(_DIAGNOSIS, _DIAGNOSIS_METRICS, _DIAGNOSIS_TABLES)
-_register(_ANSWERS, _ANSWERS_METRICS, _ANSWERS_TABLES)
+_register(_DIAGNOSIS)
+_register(_ANSWERS)

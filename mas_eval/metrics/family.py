@@ -3,8 +3,9 @@
 A :class:`Family` declares its name, the tables it needs and those it reads when present, its
 parameter class, and a ``compute`` function from encoded lazy tables to its output tables; its
 output columns are the registry's (:mod:`mas_eval.metrics.registry`). Adding a family means
-writing one and calling :func:`register`: ``score``, ``Scores``, the manifest and the CLI pick
-it up unchanged.
+writing its folder (parameters, output columns, ``compute``, with its oracle and tests beside it)
+and one line calling :func:`register`: ``score``, ``Scores``, the manifest, the CLI, ``compare``
+and the report's generic sections pick it up unchanged.
 
 >>> [family.name for family in families()]
 ['decision', 'diagnosis', 'answers']
@@ -15,7 +16,7 @@ it up unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -28,8 +29,10 @@ from mas_eval.presets import Params, check_preset
 
 __all__ = [
     "Family",
+    "compared_columns",
     "families",
     "get",
+    "headline_columns",
     "parameter_help",
     "parse_override",
     "register",
@@ -68,6 +71,14 @@ class Family:
         collected by ``score``.
     description
         One line: what it measures, from which source document.
+    columns, output_tables
+        Its output columns (:class:`~mas_eval.metrics.registry.Metric`, in output order) and the
+        output tables it owns (:class:`~mas_eval.metrics.registry.OutputTable`); :func:`register`
+        enters them in the registry under its name.
+    headline
+        Run columns a report leads with: their means per system (:mod:`mas_eval.report`).
+    compared
+        Run columns a report compares between the systems when it is given no comparison.
     """
 
     name: str
@@ -76,6 +87,10 @@ class Family:
     params: type[Params]
     compute: Compute
     description: str = ""
+    columns: tuple[registry.Metric, ...] = ()
+    output_tables: tuple[registry.OutputTable, ...] = ()
+    headline: tuple[str, ...] = ()
+    compared: tuple[str, ...] = ()
 
     def missing(self, present: Collection[str]) -> list[str]:
         """The requirements ``present`` tables do not meet, worded (``"'ddx' or 'messages'"``)."""
@@ -117,10 +132,8 @@ def _owners(candidates: Iterable[Family]) -> dict[str, Family]:
     return {name: family for family in candidates for name in family.params.constraints()}
 
 
-def register(
-    family: Family, metrics: Iterable[registry.Metric] = (), tables: Iterable[registry.OutputTable] = ()
-) -> Family:
-    """Add ``family`` (with its output ``metrics`` and ``tables`` unless already in the registry).
+def register(family: Family) -> Family:
+    """Add ``family``, and its output columns and tables to the registry under its name.
 
     Family names and parameter names must be unique across families, so that ``--set key=value``
     and ``score(ds, key=value)`` say unambiguously whose parameter they set.
@@ -132,7 +145,10 @@ def register(
     if shared:
         msg = f"family {family.name!r}: parameter(s) {', '.join(shared)} already belong to another family"
         raise ValueError(msg)
-    registry.register(metrics, tables)
+    registry.register(
+        [replace(column, family=family.name) for column in family.columns],
+        [replace(table, family=family.name) for table in family.output_tables],
+    )
     _FAMILIES[family.name] = family
     return family
 
@@ -179,6 +195,16 @@ def parse_override(text: str) -> tuple[str, Any]:
         msg = f"--set {text!r}: expected key=value with key one of {', '.join(sorted(owners))}"
         raise InvalidParameterError(msg)
     return key, parse_value(raw, owners[key].params.constraints()[key])
+
+
+def headline_columns() -> list[str]:
+    """The run columns every registered family headlines, in registration order."""
+    return [name for family in _FAMILIES.values() for name in family.headline]
+
+
+def compared_columns() -> list[str]:
+    """The run columns every registered family compares by default, in registration order."""
+    return [name for family in _FAMILIES.values() for name in family.compared]
 
 
 def parameter_help() -> str:

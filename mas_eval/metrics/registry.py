@@ -36,7 +36,8 @@ class Metric:
     low, high
         Documented range (inclusive); ``None`` for unbounded.
     family
-        The metric family that computes it.
+        The metric family that computes it: set when the family is registered
+        (:func:`mas_eval.metrics.family.register`).
     codes
         For a column of labels: the kind of label (``"alternative"``, ``"agent_id"``) it holds
         as integer codes until the output is decoded (:mod:`mas_eval.metrics.codes`).
@@ -49,7 +50,7 @@ class Metric:
     description: str
     low: float | None = None
     high: float | None = None
-    family: str = "decision"
+    family: str = ""
     codes: str | None = None
     order_invariant: bool = True
 
@@ -77,78 +78,10 @@ class OutputTable:
         return [column for column, _ in self.key]
 
 
-def _d(table: str, name: str, description: str, low: float | None = None, high: float | None = None,
-       codes: str | None = None) -> Metric:  # fmt: skip
-    return Metric(name, table, description, low, high, family="decision", codes=codes)
-
-
 _OUTPUT_TABLES: dict[str, OutputTable] = {
-    t.name: t
-    for t in (
-        OutputTable("runs", (), "One row per run: every family's run-level metrics."),
-        OutputTable("agents", (("agent_id", "agent_id"),), "One row per agent of a run.", "decision"),
-        OutputTable("alternatives", (("alternative", "alternative"),), "One row per alternative of a run.", "decision"),
-        OutputTable(
-            "pairwise",
-            (("agent_a", "agent_id"), ("agent_b", "agent_id")),
-            "One row per pair of agents of a run with beliefs (agent_a < agent_b), on request.",
-            "decision",
-        ),
-    )
+    "runs": OutputTable("runs", (), "One row per run: every family's run-level metrics."),
 }
-
-_METRICS: list[Metric] = [
-    _d("runs", "dqs", "Decision quality score after the ground-truth boost (the crisis-MAS methodology).", 0, 1),
-    _d("runs", "dqs_raw", "DQS before the boost: criteria satisfaction, else MCDA, else final score of a*."),
-    _d("runs", "dqs_method", "Which step of the cascade gave the DQS: criteria, mcda or final."),
-    _d("runs", "gt_match", "Recommended == correct; null without ground truth."),
-    _d("runs", "consensus_level", "Mean pairwise cosine of the agents' belief vectors (closed form).", 0, 1),
-    _d("runs", "agreement_percentage", "Share of agents whose top choice is the top preference.", 0, 1),
-    _d("runs", "top_preference", "Most frequent top choice; ties to the id that sorts first.", codes="alternative"),
-    _d("runs", "num_agents", "Agents in the run (agents ∪ beliefs tables).", 0, None),
-    _d("runs", "decision_confidence", "0.6·CL + 0.4·mean(c_i) with ≥2 agents, else self-reported.", 0, 1),
-    _d("runs", "average_confidence", "Mean agent confidence.", 0, 1),
-    _d("runs", "uncertainty", "1 − decision_confidence.", 0, 1),
-    _d("runs", "confidence_variance", "Population variance of agent confidences (ddof=0).", 0, 0.25),
-    _d("runs", "confidence_std", "Population standard deviation of agent confidences.", 0, 0.5),
-    _d("runs", "min_confidence", "Lowest agent confidence.", 0, 1),
-    _d("runs", "max_confidence", "Highest agent confidence.", 0, 1),
-    _d("runs", "balance_score", "1 − Gini of the agents' contributions.", 0, 1),
-    _d("runs", "gini_coefficient", "Gini of contributions as the crisis-MAS methodology writes it, uncorrected.", 0, 1),
-    _d("runs", "diversity_score", "Distinct top choices / agents.", 0, 1),
-    _d("runs", "unique_preferences", "Distinct top choices.", 0, None),
-    _d("runs", "time_to_consensus", "Deliberation iterations (runs.iterations).", 0, None),
-    _d("runs", "api_calls_used", "API calls (runs.api_calls).", 0, None),
-    _d("runs", "processing_time_seconds", "Wall-clock seconds (runs.seconds).", 0, None),
-    _d("runs", "tokens_used", "Tokens (runs.tokens).", 0, None),
-    _d("runs", "cost_usd", "Cost in USD (runs.cost_usd).", 0, None),
-    _d("runs", "iteration_efficiency", "1 / (1 + iterations / 1).", 0, 1),
-    _d("runs", "api_efficiency", "1 / (1 + api_calls / 3).", 0, 1),
-    _d("runs", "time_efficiency", "1 / (1 + seconds / 5).", 0, 1),
-    _d("runs", "efficiency_score", "Mean of the three efficiencies.", 0, 1),
-    _d("runs", "er_unassigned", "Belief left unassigned by evidential reasoning (β_H).", 0, 1),
-    _d("agents", "contribution", "(c_i + H_norm(m_i)) / 2.", 0, 1),
-    _d("agents", "normalized_entropy", "Entropy of the agent's beliefs / ln N.", 0, 1),
-    _d("agents", "confidence", "The agent's confidence.", 0, 1),
-    _d("agents", "top_choice", "The agent's highest-mass alternative; ties to the first id.", codes="alternative"),
-    _d("alternatives", "topsis_closeness", "TOPSIS relative closeness d⁻/(d⁺+d⁻).", 0, 1),
-    _d("alternatives", "topsis_distance_best", "Euclidean distance to the ideal solution.", 0, None),
-    _d("alternatives", "topsis_distance_worst", "Euclidean distance to the anti-ideal solution.", 0, None),
-    _d("alternatives", "topsis_rank", "1 = highest closeness; ties to the first id.", 1, None),
-    _d("alternatives", "weighted_sum", "Σ w·s / Σ w of criteria satisfactions (crisis_mas_poc's MCDA).", 0, 1),
-    _d("alternatives", "mcda_score", "The preset's MCDA score: TOPSIS closeness or weighted sum.", 0, 1),
-    _d("alternatives", "mcda_rank", "1 = highest mcda_score; ties to the first id.", 1, None),
-    _d("alternatives", "er_belief", "Combined belief in the alternative (evidential reasoning).", 0, 1),
-    _d("alternatives", "er_rank", "1 = highest er_belief; ties to the first id.", 1, None),
-    _d(
-        "alternatives",
-        "criteria_satisfaction",
-        "Mean (or weighted mean) criteria satisfaction: what DQS averages.",
-        0,
-        1,
-    ),
-    _d("pairwise", "similarity", "Cosine similarity of the two agents' belief vectors.", 0, 1),
-]
+_METRICS: list[Metric] = []
 
 
 #: Every registered output column (a live view: registered families' columns appear here).

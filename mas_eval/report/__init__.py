@@ -39,15 +39,16 @@ if TYPE_CHECKING:
         overall_means,
         task_means,
     )
-    from mas_eval.report.content import build, system_means
+    from mas_eval.report.content import build
     from mas_eval.report.document import FORMATS, Report, ReportFigure, ReportTable, Section
     from mas_eval.report.jsonfile import load_json
+    from mas_eval.report.tables import system_means
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "build": "mas_eval.report.content",
-        "system_means": "mas_eval.report.content",
+        "system_means": "mas_eval.report.tables",
         "FORMATS": "mas_eval.report.document",
         "Report": "mas_eval.report.document",
         "ReportFigure": "mas_eval.report.document",

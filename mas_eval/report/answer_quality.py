@@ -36,6 +36,7 @@ from mas_eval.report.combined import (
 )
 from mas_eval.report.document import ReportFigure, ReportTable, Section
 from mas_eval.report.findings import findings
+from mas_eval.report.tables import has_values
 
 __all__ = [
     "ANSWER_COMPARISON",
@@ -71,16 +72,12 @@ def has_items(scores: Mapping[str, pl.DataFrame]) -> bool:
     return "items" in scores
 
 
-def _has_values(frame: pl.DataFrame, column: str) -> bool:
-    return column in frame.columns and frame[column].drop_nulls().len() > 0
-
-
 def _present(items: pl.DataFrame) -> list[str]:
-    return [name for name in ANSWER_METRICS if _has_values(items, name)]
+    return [name for name in ANSWER_METRICS if has_values(items, name)]
 
 
 def _task_key(items: pl.DataFrame) -> list[str]:
-    return ["task"] if _has_values(items, "task") else []
+    return ["task"] if has_values(items, "task") else []
 
 
 def answer_means(items: pl.DataFrame) -> pl.DataFrame:

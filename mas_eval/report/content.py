@@ -8,68 +8,34 @@ one-line reason, never an empty table or figure.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from mas_eval.errors import InvalidParameterError, SchemaError
+from mas_eval.metrics.family import compared_columns, headline_columns
+from mas_eval.metrics.registry import metric
 from mas_eval.report.answer_quality import ANSWER_COMPARISON, ANSWER_METRICS, answers_section, has_items
-from mas_eval.report.diagnosis import DIAGNOSIS_METRICS, diagnosis_section, has_diagnosis
+from mas_eval.report.decision import decision_sections
+from mas_eval.report.diagnosis import diagnosis_section, has_diagnosis
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
 from mas_eval.report.findings import after_correction, correction_of, findings
+from mas_eval.report.tables import has_values, system_means
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.provenance import provenance
 
-__all__ = [
-    "COMPARISON_DESIGN",
-    "COMPARISON_METRICS",
-    "HEADLINE",
-    "build",
-    "default_comparisons",
-    "findings",
-    "system_means",
-]
+__all__ = ["COMPARISON_DESIGN", "build", "default_comparisons"]
 
-#: The comparison a report runs when it is given none (the demo's): these metrics, this design;
-#: and the diagnostic scores when the runs have them (:data:`~mas_eval.report.diagnosis.DIAGNOSIS_METRICS`).
-COMPARISON_METRICS = ["dqs", "decision_confidence"]
+#: The design of the comparison a report runs when it is given none (the demo's), over the run
+#: columns each registered family declares it compares (:func:`~mas_eval.metrics.family.compared_columns`).
 COMPARISON_DESIGN: dict[str, Any] = {
     "by": "task",
     "pair_on": "case_id",
     "test": "paired",
     "correction": "holm",
 }
-
-#: The per-system means a report leads with (those present in the scores).
-HEADLINE = [
-    "dqs", "gt_match", "decision_confidence", "consensus_level", "agreement_percentage", "balance_score",
-    "efficiency_score", "er_unassigned", "cost_usd",
-]  # fmt: skip
-
-#: What a cost-quality plot can put on its x axis, in order of preference.
-_COSTS = ("cost_usd", "tokens_used", "processing_time_seconds")
-
-
-def system_means(run_metrics: pl.DataFrame, metrics: Sequence[str] = HEADLINE) -> pl.DataFrame:
-    """Mean of each metric (those present) per system, with the number of runs; one row per system.
-
-    >>> runs = pl.DataFrame({"system": ["mas", "single", "mas"], "dqs": [0.5, 0.25, 1.0]})
-    >>> system_means(runs).rows()
-    [('mas', 2, 0.75), ('single', 1, 0.25)]
-    """
-    present = [name for name in metrics if name in run_metrics.columns]
-    return (
-        run_metrics.group_by("system")
-        .agg(pl.len().alias("runs"), *(pl.col(name).cast(pl.Float64).mean() for name in present))
-        .sort("system")
-    )
-
-
-def _has_values(frame: pl.DataFrame, column: str) -> bool:
-    return column in frame.columns and frame[column].drop_nulls().len() > 0
 
 
 def _cases_run_by_both(runs: pl.DataFrame, treatment: str, control: str) -> int:
@@ -99,8 +65,9 @@ def _open_dataset(dataset: Dataset | str | Path | None) -> Dataset | None:
 
 
 def _default_metrics(runs: pl.DataFrame) -> list[str]:
-    """The default comparison's metrics: :data:`COMPARISON_METRICS`, then the diagnostic scores the runs have."""
-    return [*COMPARISON_METRICS, *(name for name in DIAGNOSIS_METRICS if _has_values(runs, name))]
+    """The default comparison's metrics: the run columns each registered family compares, those the scores have
+    (the comparison itself leaves out those without a value)."""
+    return [name for name in compared_columns() if name in runs.columns]
 
 
 def default_comparisons(
@@ -108,9 +75,9 @@ def default_comparisons(
 ) -> tuple[pl.DataFrame | None, str]:
     """The comparison a report runs when given none (the demo's), or ``None`` and why not.
 
-    :data:`COMPARISON_DESIGN` (by task, paired on case, Holm) over :data:`COMPARISON_METRICS`
-    and the diagnostic scores the runs have; an unpaired Welch test when fewer than two cases
-    were run by both systems.
+    :data:`COMPARISON_DESIGN` (by task, paired on case, Holm) over the run columns the registered
+    families compare (:func:`~mas_eval.metrics.family.compared_columns`) that the runs have values
+    of; an unpaired Welch test when fewer than two cases were run by both systems.
     """
     from mas_eval.stats import compare
 
@@ -121,14 +88,14 @@ def default_comparisons(
     if missing:
         have = ", ".join(sorted(map(str, systems)))
         return None, f"no comparison: the scores have no run of system {', '.join(missing)} (they have: {have})"
-    metrics = [name for name in _default_metrics(runs) if _has_values(runs, name)]
+    metrics = [name for name in _default_metrics(runs) if has_values(runs, name)]
     if not metrics:
-        return None, "no comparison: the scores have no dqs or decision_confidence values"
+        return None, f"no comparison: the scores have no values of {', '.join(compared_columns())}"
     design = dict(COMPARISON_DESIGN)
     if paired_cases < 2:
         design.update(pair_on=None, test="welch")
     by = design.pop("by")
-    if not _has_values(runs, by):
+    if not has_values(runs, by):
         by = None
     table = compare(runs, metrics, by=by, treatment=treatment, control=control, **design)
     return table, ""
@@ -162,8 +129,9 @@ def build(
         What :func:`mas_eval.score` returned, or the folder :meth:`Scores.write` wrote.
     comparisons
         A :func:`mas_eval.stats.compare` table; ``None`` runs :data:`COMPARISON_DESIGN` (by
-        task, paired on case, Holm) on :data:`COMPARISON_METRICS` and the diagnostic scores
-        the runs have, or an unpaired Welch test when no case was run by both systems.
+        task, paired on case, Holm) on the run columns the families compare
+        (:func:`~mas_eval.metrics.family.compared_columns`), or an unpaired Welch test when no
+        case was run by both systems.
     title
         The report's title.
     dataset
@@ -177,8 +145,9 @@ def build(
     Returns
     -------
     Report
-        Sections: ``dataset``, ``headline``, ``comparison``, ``forest``, ``distributions``,
-        ``paired``, ``calibration``, ``efficiency``, then ``diagnosis`` when the scores hold a
+        Sections: ``dataset``, ``headline``, ``comparison``, ``forest`` (every family's columns
+        alike), the decision family's ``distributions``, ``paired``, ``calibration`` and
+        ``efficiency`` (:mod:`mas_eval.report.decision`), then ``diagnosis`` when the scores hold a
         diagnostic team's outputs (:mod:`mas_eval.report.diagnosis`), ``answers`` when they have
         an ``items`` table (:mod:`mas_eval.report.answer_quality`: answer scores per task and
         system, compared item by item, and the combined score), and ``provenance``. Write it with
@@ -222,10 +191,7 @@ def build(
             _headline_section(runs),
             _comparison_section(comparisons, why_no_comparison, treatment, control),
             _forest_section(comparisons, why_no_comparison),
-            _distributions_section(runs),
-            _paired_section(runs, treatment, control, paired_cases),
-            _calibration_section(runs),
-            _efficiency_section(runs),
+            *decision_sections(runs, treatment, control, paired_cases),
         ]
         if has_diagnosis(scores):
             sections.append(diagnosis_section(scores, comparisons, why_no_comparison, treatment, control))
@@ -262,7 +228,7 @@ def build(
 
 
 def _dataset_section(runs: pl.DataFrame, ds: Dataset | None) -> Section:
-    keys = [name for name in ("system", "task", "variant") if _has_values(runs, name)]
+    keys = [name for name in ("system", "task", "variant") if has_values(runs, name)]
     per_group = runs.group_by(keys).agg(runs=pl.len(), cases=pl.col("case_id").n_unique()).sort(keys)
     text = [f"{runs.height:,} runs of {runs['system'].n_unique()} system(s) on {runs['case_id'].n_unique():,} cases."]
     tables = [ReportTable("runs_per_group", f"Runs and cases per {', '.join(keys)}", per_group)]
@@ -273,10 +239,8 @@ def _dataset_section(runs: pl.DataFrame, ds: Dataset | None) -> Section:
 
 def _headline_section(runs: pl.DataFrame) -> Section:
     means = system_means(runs)
-    text = [
-        "Means over runs. dqs is decision quality, gt_match the share of runs recommending the correct "
-        "alternative, decision_confidence 0.6 × consensus + 0.4 × mean agent confidence for teams."
-    ]
+    described = [name for name in headline_columns() if has_values(runs, name)]
+    text = ["Means over runs. " + " ".join(f"{name}: {metric('runs', name).description}" for name in described)]
     return Section(
         "headline", "Headline per system", text=text, tables=[ReportTable("headline", "Mean per system", means)]
     )
@@ -312,87 +276,6 @@ def _forest_section(comparisons: pl.DataFrame | None, why: str) -> Section:
         ReportFigure("forest_cohens_d", "Cohen's d with its 95% CI.", plots.forest(comparisons, effect="cohens_d")),
     ]
     return Section("forest", title, figures=figures)
-
-
-def _distributions_section(runs: pl.DataFrame) -> Section:
-    from mas_eval import plots
-
-    title = "Distributions"
-    metrics = [name for name in ("dqs", "decision_confidence") if _has_values(runs, name)]
-    if not metrics:
-        return Section("distributions", title, omitted="the scores have no dqs or decision_confidence values")
-    by = "task" if _has_values(runs, "task") else None
-    figures = [
-        ReportFigure(
-            f"distribution_{name}",
-            f"{name} per system{' and task' if by else ''}: boxes, jittered runs, means with 95% CIs.",
-            plots.distributions(runs, name, by=by),
-        )
-        for name in metrics
-    ]
-    return Section("distributions", title, figures=figures)
-
-
-def _paired_section(runs: pl.DataFrame, treatment: str, control: str, both: int) -> Section:
-    from mas_eval import plots
-
-    title = "Paired differences"
-    if not _has_values(runs, "dqs"):
-        return Section("paired", title, omitted="the scores have no dqs values")
-    if both < 2:
-        return Section("paired", title, omitted=f"fewer than 2 cases were run by both {treatment} and {control}")
-    figure = plots.paired(runs, "dqs", pair_on="case_id", treatment=treatment, control=control)
-    caption = f"Per-case dqs differences {treatment} − {control} over {both:,} cases; mean and its 95% CI marked."
-    return Section("paired", title, figures=[ReportFigure("paired_dqs", caption, figure)])
-
-
-def _calibration_section(runs: pl.DataFrame) -> Section:
-    from mas_eval import plots
-    from mas_eval.stats import calibration
-
-    title = "Calibration"
-    if not _has_values(runs, "gt_match"):
-        return Section(
-            "calibration", title, omitted="no ground truth: gt_match is null in every run, so calibration is undefined"
-        )
-    if not _has_values(runs, "decision_confidence"):
-        return Section("calibration", title, omitted="no decision_confidence values to calibrate")
-    summary = calibration(runs)
-    text = [
-        "Is the stated confidence (decision_confidence) the probability of matching the ground truth? "
-        "ECE is the run-weighted mean gap between confidence and accuracy over 10 equal-width bins; "
-        "Brier the mean squared error of the confidence as a forecast."
-    ]
-    figure = plots.reliability(runs)
-    return Section(
-        "calibration",
-        title,
-        text=text,
-        tables=[ReportTable("calibration", "Calibration per system", summary)],
-        figures=[ReportFigure("reliability", "Reliability diagram: accuracy per confidence bin.", figure)],
-    )
-
-
-def _efficiency_section(runs: pl.DataFrame) -> Section:
-    from mas_eval import plots
-
-    title = "Efficiency and cost"
-    cost = next((name for name in _COSTS if _has_values(runs, name)), None)
-    if cost is None:
-        return Section("efficiency", title, omitted="the runs record no cost, tokens or seconds")
-    if not _has_values(runs, "dqs"):
-        return Section("efficiency", title, omitted="the scores have no dqs values to set against cost")
-    usage = [name for name in (*_COSTS, "efficiency_score") if name in runs.columns]
-    means = system_means(runs, usage)
-    by = "variant" if _has_values(runs, "variant") else None
-    figure = plots.cost_quality(runs, quality="dqs", cost=cost, by=by)
-    caption = f"Mean dqs against mean {cost} per system{' and variant' if by else ''}, 95% CIs, Pareto front."
-    return Section(
-        "efficiency",
-        title,
-        tables=[ReportTable("usage", "Mean usage per system", means)],
-        figures=[ReportFigure("cost_quality", caption, figure)],
-    )
 
 
 def _provenance_section(record: dict[str, Any], scores: Scores) -> Section:

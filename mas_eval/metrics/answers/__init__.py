@@ -16,6 +16,7 @@
 
 from mas_eval.metrics.answers.entities import extract_entities
 from mas_eval.metrics.answers.normalise import normalise_text
+from mas_eval.metrics.answers.outputs import COLUMNS, TABLES
 from mas_eval.metrics.answers.params import AnswersParams
 from mas_eval.metrics.answers.suite import answer_scores, compute
 from mas_eval.metrics.answers.vocabulary import (
@@ -35,6 +36,8 @@ FAMILY = Family(
     params=AnswersParams,
     compute=compute,
     description="Benchmark answers: clinical accuracy and reasoning quality per item (MedAISure metrics overview).",
+    columns=COLUMNS,
+    output_tables=TABLES,
 )
 
 __all__ = [

@@ -5,13 +5,11 @@ from __future__ import annotations
 from mas_eval.metrics.answers.vocabulary import CATEGORIES
 from mas_eval.metrics.registry import Metric, OutputTable
 
-__all__ = ["COMPONENTS", "ITEM_METRICS", "METRICS", "RUN_METRICS", "TABLES"]
-
-_FAMILY = "answers"
+__all__ = ["COLUMNS", "COMPONENTS", "ITEM_METRICS", "RUN_METRICS", "TABLES"]
 
 
 def _m(table: str, name: str, description: str, low: float | None = None, high: float | None = None) -> Metric:
-    return Metric(name, table, description, low, high, family=_FAMILY)
+    return Metric(name, table, description, low, high)
 
 
 TABLES = (
@@ -19,7 +17,6 @@ TABLES = (
         "items",
         (("item_id", None),),
         "One row per benchmark answer of a run (its task is the answer's own, else the run's).",
-        _FAMILY,
     ),
 )
 
@@ -49,4 +46,4 @@ RUN_METRICS = (
     _m("runs", "num_items", "Answers of the run (null without any).", 1),
 )
 
-METRICS = (*ITEM_METRICS, *RUN_METRICS)
+COLUMNS = (*ITEM_METRICS, *RUN_METRICS)

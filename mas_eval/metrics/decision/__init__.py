@@ -9,6 +9,7 @@ rows and :mod:`~.suite` wires them together. Parameters: :class:`~.params.Decisi
 
 from __future__ import annotations
 
+from mas_eval.metrics.decision.outputs import COLUMNS, TABLES
 from mas_eval.metrics.decision.params import DecisionParams
 from mas_eval.metrics.decision.suite import compute
 from mas_eval.metrics.family import Family
@@ -22,4 +23,18 @@ FAMILY = Family(
     params=DecisionParams,
     compute=compute,
     description="Decision quality, consensus, confidence, contribution, TOPSIS and ER (the crisis-MAS methodology).",
+    columns=COLUMNS,
+    output_tables=TABLES,
+    headline=(
+        "dqs",
+        "gt_match",
+        "decision_confidence",
+        "consensus_level",
+        "agreement_percentage",
+        "balance_score",
+        "efficiency_score",
+        "er_unassigned",
+        "cost_usd",
+    ),
+    compared=("dqs", "decision_confidence"),
 )

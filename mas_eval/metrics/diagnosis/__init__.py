@@ -17,6 +17,7 @@
 
 from mas_eval.metrics.diagnosis.equivalence import assign, match_pairs, normalise, synonym_table
 from mas_eval.metrics.diagnosis.labels import classify, label_counts
+from mas_eval.metrics.diagnosis.outputs import COLUMNS, TABLES
 from mas_eval.metrics.diagnosis.params import DiagnosisParams
 from mas_eval.metrics.diagnosis.scores import caa_weight, diagnosis_scores, score_expressions
 from mas_eval.metrics.diagnosis.suite import compute
@@ -30,6 +31,9 @@ FAMILY = Family(
     params=DiagnosisParams,
     compute=compute,
     description="Differential diagnosis: labels, recall, CRQ, safety, TempoScore, credibility (LDDx v6 metrics guide).",
+    columns=COLUMNS,
+    output_tables=TABLES,
+    compared=("traditional_recall", "clinical_reasoning_quality", "diagnostic_safety", "system_safety_coverage"),
 )
 
 __all__ = [

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from mas_eval.metrics.registry import Metric, OutputTable
 
-__all__ = ["METRICS", "TABLES"]
-
-_FAMILY = "diagnosis"
+__all__ = ["COLUMNS", "TABLES"]
 
 
 def _m(table: str, name: str, description: str, low: float | None = None, high: float | None = None) -> Metric:
-    return Metric(name, table, description, low, high, family=_FAMILY)
+    return Metric(name, table, description, low, high)
 
 
 TABLES = (
@@ -18,18 +16,16 @@ TABLES = (
         "labels",
         (("side", None), ("diagnosis", None)),
         "One row per final-list diagnosis (side system) and ground-truth diagnosis (side ground_truth) of a run.",
-        _FAMILY,
     ),
-    OutputTable("rounds", (("round", None),), "One row per round of a run that has messages.", _FAMILY),
+    OutputTable("rounds", (("round", None),), "One row per round of a run that has messages."),
     OutputTable(
         "consensus_ddx",
         (("rank", None),),
         "The credibility-weighted vote's list of a run, best first (rank 1).",
-        _FAMILY,
     ),
 )
 
-METRICS = (
+COLUMNS = (
     _m("runs", "tp", "True positives: ground-truth diagnoses matched by the final list (LDDx v6 metrics guide).", 0),
     _m("runs", "fp", "False positives: final diagnoses matching no ground truth and not CAA.", 0),
     _m("runs", "fn", "False negatives: ground truth neither matched, excluded in debate, nor treated.", 0),

@@ -1,0 +1,108 @@
+"""The decision family's report sections: distributions, paired differences, calibration, cost.
+
+They show the decision family's run columns (``dqs``, ``decision_confidence``, ``gt_match``,
+the usage columns); each section says why it is omitted when the scores lack them.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from mas_eval.report.document import ReportFigure, ReportTable, Section
+from mas_eval.report.tables import has_values, system_means
+
+__all__ = ["decision_sections"]
+
+#: What a cost-quality plot can put on its x axis, in order of preference.
+_COSTS = ("cost_usd", "tokens_used", "processing_time_seconds")
+
+
+def decision_sections(runs: pl.DataFrame, treatment: str, control: str, both: int) -> list[Section]:
+    """The four sections, in the report's order; ``both`` is the number of cases both systems ran."""
+    return [
+        _distributions_section(runs),
+        _paired_section(runs, treatment, control, both),
+        _calibration_section(runs),
+        _efficiency_section(runs),
+    ]
+
+
+def _distributions_section(runs: pl.DataFrame) -> Section:
+    from mas_eval import plots
+
+    title = "Distributions"
+    metrics = [name for name in ("dqs", "decision_confidence") if has_values(runs, name)]
+    if not metrics:
+        return Section("distributions", title, omitted="the scores have no dqs or decision_confidence values")
+    by = "task" if has_values(runs, "task") else None
+    figures = [
+        ReportFigure(
+            f"distribution_{name}",
+            f"{name} per system{' and task' if by else ''}: boxes, jittered runs, means with 95% CIs.",
+            plots.distributions(runs, name, by=by),
+        )
+        for name in metrics
+    ]
+    return Section("distributions", title, figures=figures)
+
+
+def _paired_section(runs: pl.DataFrame, treatment: str, control: str, both: int) -> Section:
+    from mas_eval import plots
+
+    title = "Paired differences"
+    if not has_values(runs, "dqs"):
+        return Section("paired", title, omitted="the scores have no dqs values")
+    if both < 2:
+        return Section("paired", title, omitted=f"fewer than 2 cases were run by both {treatment} and {control}")
+    figure = plots.paired(runs, "dqs", pair_on="case_id", treatment=treatment, control=control)
+    caption = f"Per-case dqs differences {treatment} − {control} over {both:,} cases; mean and its 95% CI marked."
+    return Section("paired", title, figures=[ReportFigure("paired_dqs", caption, figure)])
+
+
+def _calibration_section(runs: pl.DataFrame) -> Section:
+    from mas_eval import plots
+    from mas_eval.stats import calibration
+
+    title = "Calibration"
+    if not has_values(runs, "gt_match"):
+        return Section(
+            "calibration", title, omitted="no ground truth: gt_match is null in every run, so calibration is undefined"
+        )
+    if not has_values(runs, "decision_confidence"):
+        return Section("calibration", title, omitted="no decision_confidence values to calibrate")
+    summary = calibration(runs)
+    text = [
+        "Is the stated confidence (decision_confidence) the probability of matching the ground truth? "
+        "ECE is the run-weighted mean gap between confidence and accuracy over 10 equal-width bins; "
+        "Brier the mean squared error of the confidence as a forecast."
+    ]
+    figure = plots.reliability(runs)
+    return Section(
+        "calibration",
+        title,
+        text=text,
+        tables=[ReportTable("calibration", "Calibration per system", summary)],
+        figures=[ReportFigure("reliability", "Reliability diagram: accuracy per confidence bin.", figure)],
+    )
+
+
+def _efficiency_section(runs: pl.DataFrame) -> Section:
+    from mas_eval import plots
+
+    title = "Efficiency and cost"
+    cost = next((name for name in _COSTS if has_values(runs, name)), None)
+    if cost is None:
+        return Section("efficiency", title, omitted="the runs record no cost, tokens or seconds")
+    if not has_values(runs, "dqs"):
+        return Section("efficiency", title, omitted="the scores have no dqs values to set against cost")
+    usage = [name for name in (*_COSTS, "efficiency_score") if name in runs.columns]
+    means = system_means(runs, usage)
+    by = "variant" if has_values(runs, "variant") else None
+    figure = plots.cost_quality(runs, quality="dqs", cost=cost, by=by)
+    caption = f"Mean dqs against mean {cost} per system{' and variant' if by else ''}, 95% CIs, Pareto front."
+    return Section(
+        "efficiency",
+        title,
+        tables=[ReportTable("usage", "Mean usage per system", means)],
+        figures=[ReportFigure("cost_quality", caption, figure)],
+    )

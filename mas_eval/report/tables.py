@@ -1,0 +1,35 @@
+"""Checks and small tables every report section shares."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from mas_eval.metrics.family import headline_columns
+
+__all__ = ["has_values", "system_means"]
+
+
+def has_values(frame: pl.DataFrame, column: str) -> bool:
+    """Whether ``frame`` has ``column`` with at least one value that is not null."""
+    return column in frame.columns and frame[column].drop_nulls().len() > 0
+
+
+def system_means(run_metrics: pl.DataFrame, metrics: Sequence[str] | None = None) -> pl.DataFrame:
+    """Mean of each metric (those present) per system, with the number of runs; one row per system.
+
+    ``metrics`` defaults to the run columns every registered family headlines
+    (:func:`~mas_eval.metrics.family.headline_columns`).
+
+    >>> runs = pl.DataFrame({"system": ["mas", "single", "mas"], "dqs": [0.5, 0.25, 1.0]})
+    >>> system_means(runs).rows()
+    [('mas', 2, 0.75), ('single', 1, 0.25)]
+    """
+    names = headline_columns() if metrics is None else metrics
+    present = [name for name in names if name in run_metrics.columns]
+    return (
+        run_metrics.group_by("system")
+        .agg(pl.len().alias("runs"), *(pl.col(name).cast(pl.Float64).mean() for name in present))
+        .sort("system")
+    )
