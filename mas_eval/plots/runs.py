@@ -609,9 +609,9 @@ def consensus_quality(
     Raises
     ------
     SchemaError
-        A named column is missing (the message lists those present), or is not numeric.
+        ``consensus`` or ``quality`` is missing (the message lists the columns present) or not numeric.
     DataError
-        No run has both values.
+        No run has both a consensus and a quality value.
 
     Notes
     -----

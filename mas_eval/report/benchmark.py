@@ -31,6 +31,7 @@ from mas_eval._version import __version__
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, UnreadableFileError
 from mas_eval.formatting import format_number
 from mas_eval.report.combined import DEFAULT_CATEGORIES, CombinedScore, combined_score, overall_means, task_means
+from mas_eval.storage.outputs import check_suffix
 
 if TYPE_CHECKING:
     import polars as pl
@@ -69,15 +70,7 @@ def check_benchmark_path(path: str | Path) -> str:
     >>> check_benchmark_path("out/report.MD")
     '.md'
     """
-    target = Path(path)
-    suffix = target.suffix.lower()
-    if suffix not in BENCHMARK_FORMATS:
-        msg = (
-            f"{target}: a benchmark report is written as {', '.join(BENCHMARK_FORMATS)} (the suffix picks the "
-            f"format), not {suffix or 'a path without a suffix'}; change the output path's suffix"
-        )
-        raise InvalidParameterError(msg)
-    return suffix
+    return check_suffix(path, BENCHMARK_FORMATS, "a benchmark report")
 
 
 # -- checks shared by the constructor and the reader ------------------------------------------

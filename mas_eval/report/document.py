@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from mas_eval.errors import InvalidParameterError
+from mas_eval.storage.outputs import check_suffix
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -33,15 +33,7 @@ def check_report_path(path: str | Path) -> str:
     >>> check_report_path("out/report.HTML")
     '.html'
     """
-    target = Path(path)
-    suffix = target.suffix.lower()
-    if suffix not in FORMATS:
-        msg = (
-            f"{target}: a report is written as {', '.join(FORMATS)} (the suffix picks the format), "
-            f"not {suffix or 'a path without a suffix'}; change the output path's suffix"
-        )
-        raise InvalidParameterError(msg)
-    return suffix
+    return check_suffix(path, FORMATS, "a report")
 
 
 @dataclass(frozen=True)

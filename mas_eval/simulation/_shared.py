@@ -15,7 +15,18 @@ from mas_eval.data.schema import TABLES
 from mas_eval.data.vocabulary import SYSTEMS
 from mas_eval.errors import InvalidParameterError
 
-__all__ = ["SYSTEMS", "Coded", "coded_table", "expand", "labels", "narrow_codes", "split_runs", "vocab"]
+__all__ = [
+    "SYSTEMS",
+    "Coded",
+    "check_at_most",
+    "coded_table",
+    "deal_runs",
+    "expand",
+    "labels",
+    "narrow_codes",
+    "split_runs",
+    "vocab",
+]
 
 
 def expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -119,3 +130,30 @@ def split_runs(runs: int, mas_share: float, repeats: int = 1, *, where: str) -> 
         )
         raise InvalidParameterError(msg)
     return n_mas, n_single, n_cases
+
+
+def check_at_most(where: str, name: str, given: object, high: int, limit: int, asks: str, has: str) -> None:
+    """:class:`~mas_eval.errors.InvalidParameterError` when a range's maximum ``high`` exceeds ``limit``.
+
+    ``asks`` says what the maximum counts, ``has`` what bounds it: the message reads
+    ``"<where>: <name>=<given> asks for up to <high> <asks>, but <has>; pass a maximum <= <limit>"``.
+    """
+    if high > limit:
+        msg = f"{where}: {name}={given!r} asks for up to {high} {asks}, but {has}; pass a maximum <= {limit}"
+        raise InvalidParameterError(msg)
+
+
+def deal_runs(n_mas: int, n_single: int, n_cases: int) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each run is the MAS's, and its case: each system deals its runs to the cases in turn.
+
+    Runs come sorted by case, then by repeat, the MAS's first.
+
+    >>> is_mas, case = deal_runs(3, 3, 3)
+    >>> is_mas.tolist(), case.tolist()
+    ([True, False, True, False, True, False], [0, 0, 1, 1, 2, 2])
+    """
+    is_mas = np.concatenate([np.ones(n_mas, dtype=bool), np.zeros(n_single, dtype=bool)])
+    turn = np.concatenate([np.arange(n_mas, dtype=np.int64), np.arange(n_single, dtype=np.int64)])
+    case = turn % n_cases
+    order = np.lexsort((~is_mas, turn // n_cases, case))
+    return is_mas[order], case[order]

@@ -22,8 +22,17 @@ import numpy as np
 import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
-from mas_eval.errors import InvalidParameterError
-from mas_eval.simulation._shared import SYSTEMS, Coded, coded_table, expand, labels, split_runs, vocab
+from mas_eval.simulation._shared import (
+    SYSTEMS,
+    Coded,
+    check_at_most,
+    coded_table,
+    deal_runs,
+    expand,
+    labels,
+    split_runs,
+    vocab,
+)
 from mas_eval.storage.dataset import Dataset
 
 __all__ = ["ENTITIES", "TASKS", "simulate_answers"]
@@ -379,12 +388,10 @@ def simulate_answers(
     effect, mas_share = float(effect), float(mas_share)
     (items_low, items_high), (entities_low, entities_high) = ((int(lo), int(hi)) for lo, hi in (items, entities))
     task_names = tuple(tasks)
-    if entities_high > _MAX_ENTITIES:
-        msg = (
-            f"simulate_answers: entities={tuple(entities)!r} asks for up to {entities_high} entities per reference "
-            f"answer, but it names at most {_MAX_ENTITIES}; pass a maximum <= {_MAX_ENTITIES}"
-        )
-        raise InvalidParameterError(msg)
+    check_at_most(
+        "simulate_answers", "entities", tuple(entities), entities_high, _MAX_ENTITIES,
+        "entities per reference answer", f"it names at most {_MAX_ENTITIES}",
+    )  # fmt: skip
     n_mas, n_single, n_cases = split_runs(runs, mas_share, where="simulate_answers")
 
     rng = np.random.default_rng(seed)
@@ -443,12 +450,7 @@ class _Design:
         tasks: int,
     ) -> _Design:
         runs = n_mas + n_single
-        # Each system deals its runs to the cases in turn; runs sorted by case, then repeat, MAS first.
-        is_mas = np.concatenate([np.ones(n_mas, dtype=bool), np.zeros(n_single, dtype=bool)])
-        turn = np.concatenate([np.arange(n_mas, dtype=np.int64), np.arange(n_single, dtype=np.int64)])
-        case = turn % n_cases
-        order = np.lexsort((~is_mas, turn // n_cases, case))
-        is_mas, case = is_mas[order], case[order]
+        is_mas, case = deal_runs(n_mas, n_single, n_cases)
 
         task_of_case = rng.integers(0, tasks, n_cases)
         items_of_case = rng.integers(items[0], items[1] + 1, n_cases)

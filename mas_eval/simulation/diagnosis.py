@@ -35,10 +35,19 @@ from mas_eval.data.vocabulary import (
     TEAM,
     VOTING,
 )
-from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.diagnosis.equivalence import normalise
 from mas_eval.metrics.diagnosis.tables import shipped_table
-from mas_eval.simulation._shared import SYSTEMS, Coded, coded_table, expand, labels, split_runs, vocab
+from mas_eval.simulation._shared import (
+    SYSTEMS,
+    Coded,
+    check_at_most,
+    coded_table,
+    deal_runs,
+    expand,
+    labels,
+    split_runs,
+    vocab,
+)
 from mas_eval.storage.dataset import Dataset
 
 __all__ = ["DIAGNOSES", "simulate_diagnosis"]
@@ -455,12 +464,10 @@ def simulate_diagnosis(
     effect, mas_share = float(effect), float(mas_share)
     (agents_low, agents_high), (truth_low, truth_high) = ((int(lo), int(hi)) for lo, hi in (agents, ground_truth))
     smallest = min(len(group) for group in DIAGNOSES.values())
-    if truth_high > smallest:
-        msg = (
-            f"simulate_diagnosis: ground_truth={tuple(ground_truth)!r} asks for up to {truth_high} ground-truth "
-            f"diagnoses per case, but a specialty has {smallest}; pass a maximum <= {smallest}"
-        )
-        raise InvalidParameterError(msg)
+    check_at_most(
+        "simulate_diagnosis", "ground_truth", tuple(ground_truth), truth_high, smallest,
+        "ground-truth diagnoses per case", f"a specialty has {smallest}",
+    )  # fmt: skip
     n_mas, n_single, n_cases = split_runs(runs, mas_share, where="simulate_diagnosis")
 
     rng = np.random.default_rng(seed)
@@ -549,13 +556,7 @@ class _Design:
         tasks: int,
     ) -> _Design:
         runs = n_mas + n_single
-        # Each system deals its runs to the cases in turn; runs sorted by case, then repeat, MAS first.
-        is_mas = np.concatenate([np.ones(n_mas, dtype=bool), np.zeros(n_single, dtype=bool)])
-        turn = np.concatenate([np.arange(n_mas, dtype=np.int64), np.arange(n_single, dtype=np.int64)])
-        case = turn % n_cases
-        order = np.lexsort((~is_mas, turn // n_cases, case))
-        is_mas, case = is_mas[order], case[order]
-        del turn, order
+        is_mas, case = deal_runs(n_mas, n_single, n_cases)
 
         n_specialties = len(DIAGNOSES)
         specialty_of_case = rng.integers(0, n_specialties, n_cases)

@@ -21,7 +21,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ __all__ = [
     "atomic_directory",
     "atomic_file",
     "check_compression",
+    "check_suffix",
     "check_target",
     "read_manifest",
     "same_path",
@@ -43,6 +44,27 @@ PathLike = str | Path
 
 #: The Parquet compressions an output's files may be written with: Polars' choices.
 COMPRESSIONS: tuple[str, ...] = ("uncompressed", "lz4", "snappy", "zstd", "gzip", "brotli")
+
+
+def check_suffix(path: PathLike, formats: Sequence[str], what: str) -> str:
+    """The format ``path``'s suffix names (one of ``formats``, lower case), or an error naming those that exist.
+
+    >>> check_suffix("out/report.HTML", (".html", ".md"), "a report")
+    '.html'
+    >>> check_suffix("out/report", (".html", ".md"), "a report")
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.InvalidParameterError: out/report: a report is written as .html, .md (the suffix picks the format), not a path without a suffix; change the output path's suffix
+    """  # noqa: E501
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in formats:
+        msg = (
+            f"{target}: {what} is written as {', '.join(formats)} (the suffix picks the format), "
+            f"not {suffix or 'a path without a suffix'}; change the output path's suffix"
+        )
+        raise InvalidParameterError(msg)
+    return suffix
 
 
 def check_compression(compression: object) -> str:
