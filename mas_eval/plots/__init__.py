@@ -8,7 +8,7 @@
 * :func:`consensus_quality` — quality against consensus, with binned means per system.
 * :func:`beliefs` — one run's agents × alternatives belief masses.
 * :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
-* :func:`item_scores` — an answer-level metric (seed 001) per task and system.
+* :func:`item_scores` — an answer-level metric (MedAISure) per task and system.
 * :func:`system_colours`, :func:`paper_style`, :func:`save` — the colours, the paper style, the writer.
 
 Every function returns a :class:`matplotlib.figure.Figure` (never shows it: in Jupyter the

@@ -1,4 +1,4 @@
-"""Answer-level figures (seed 001): an item metric per task and system."""
+"""Answer-level figures (the MedAISure metrics overview): an item metric per task and system."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A diagnostic team's collaboration (seed 000): TempoScore per round and credibility per agent."""
+"""A diagnostic team's collaboration (the LDDx v6 metrics guide): TempoScore per round and credibility per agent."""
 
 from __future__ import annotations
 
@@ -353,7 +353,7 @@ def collaboration(
     Parameters
     ----------
     scores : Scores
-        Scores of a diagnostic team (seed 000): the ``rounds`` table (``run_id, system, round,
+        Scores of a diagnostic team (the LDDx v6 metrics guide): the ``rounds`` table (``run_id, system, round,
         tempo_score``) and the ``agents`` table with its ``credibility`` column.
     run_id : str, optional
         Draw this run alone; by default every run, as distributions per system.

@@ -9,7 +9,7 @@
   or ``.tex`` (booktabs tables).
 * :func:`load_json` — a report's JSON read back, tables as frames.
 
-Seed 001's benchmark report, in MedAISure's schema:
+MedAISure's benchmark report, in its own schema:
 
 * :class:`BenchmarkReport` — scores of one model across tasks with their raw results, written
   as ``.json`` (MedAISure reads it), ``.md`` or ``.html``; :func:`read_medaisure_report`

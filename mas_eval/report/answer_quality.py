@@ -1,4 +1,4 @@
-r"""The report's "Answer quality" section (seed 001): item scores per task and system, comparison, combined score.
+r"""The report's "Answer quality" section (MedAISure): item scores per task and system, comparison, combined score.
 
 :func:`answers_section` is what :func:`mas_eval.report.build` adds when the scores have an
 ``items`` table (a Dataset with an ``answers`` table was scored); other scores get no such
@@ -59,7 +59,7 @@ OVERALL = "overall (mean of tasks)"
 KEY, TITLE = "answers", "Answer quality"
 
 _ABOUT = (
-    "Each answer is scored against its item's reference (seed 001): clinical_accuracy is the weighted "
+    "Each answer is scored against its item's reference (MedAISure): clinical_accuracy is the weighted "
     "Jaccard similarity of the clinical entities (diagnoses, treatments, medications, symptoms, labs) named "
     "in the prediction and in the reference answer; reasoning_quality = 0.4·token F1 + 0.15·structure + "
     "0.2·evidence + 0.25·factual consistency − fallacy penalty, clamped to [0, 1], from the rationale and "
@@ -181,7 +181,7 @@ def _weights_text(items: pl.DataFrame, weights: Mapping[str, float], categories:
     )
     formula = " + ".join(f"{weights[k]:g}·{k}" for k in used)
     return (
-        f"Combined score (seed 001), weights {format_weights(weights)}: {mapped}{absent}. The weights are "
+        f"Combined score (MedAISure), weights {format_weights(weights)}: {mapped}{absent}. The weights are "
         "renormalised over the categories a task has, so each task's combined score is "
         f"({formula}) / {total:g}, a category being the mean of its metrics' task means; overall is the mean "
         "over the tasks."

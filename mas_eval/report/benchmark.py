@@ -1,4 +1,4 @@
-"""A benchmark report of one model across tasks (seed 001's ``BenchmarkReport``), in MedAISure's schema.
+"""A benchmark report of one model across tasks (MedAISure's ``BenchmarkReport``), in MedAISure's schema.
 
 :class:`BenchmarkReport` holds ``schema_version, model_id, timestamp, overall_scores,
 task_scores, detailed_results, metadata``, as MedAISure's ``bench/models/benchmark_report.py``

@@ -1,4 +1,4 @@
-r"""Seed 001's aggregates: per-task means, category aggregates and the combined score.
+r"""The MedAISure metrics overview's aggregates: per-task means, category aggregates and the combined score.
 
 * :func:`task_means` — a per-item score table reduced to one mean per task and metric.
 * :func:`overall_means` — per metric, the mean over the tasks that have it.
@@ -295,7 +295,7 @@ def combined_score(
     renormalize_missing: bool = True,
     categories: Mapping[str, Sequence[str]] = DEFAULT_CATEGORIES,
 ) -> CombinedScore:
-    r"""The weighted combined score of seed 001, per task and overall (formula: module docstring).
+    r"""The weighted combined score of the MedAISure metrics overview, per task and overall (formula: module docstring).
 
     Parameters
     ----------

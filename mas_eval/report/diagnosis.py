@@ -1,4 +1,4 @@
-"""The report's "Differential diagnosis" section (seed 000): labels, diagnostic scores, comparison, collaboration.
+"""The report's "Differential diagnosis" section (LDDx v6): labels, diagnostic scores, comparison, collaboration.
 
 :func:`diagnosis_section` is what :func:`mas_eval.report.build` adds when the scores hold a
 diagnostic team's outputs (:func:`has_diagnosis`); decision-only scores get no such section.
@@ -39,7 +39,7 @@ _ABOUT = (
     "symptom management). With G the ground-truth diagnoses and w "
     "the CAA weight of the TP rate: traditional_recall = TP / G; clinical_reasoning_quality = (TP + w·CAA + AE) "
     "/ diagnoses considered; diagnostic_safety = (TP + max(0, w·CAA)) / (TP + CAA + FP); "
-    "system_safety_coverage = (TP + TM-SM) / G (seed 000)."
+    "system_safety_coverage = (TP + TM-SM) / G (the LDDx v6 metrics guide)."
 )
 
 

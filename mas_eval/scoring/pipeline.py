@@ -81,11 +81,11 @@ def score(
     ----------
     ds
         The Dataset. ``runs`` is required; each family states the tables it needs and reads
-        (:mod:`mas_eval.metrics.family`). The decision family (seed 004) needs only ``runs``:
+        (:mod:`mas_eval.metrics.family`). The decision family (the crisis-MAS methodology) needs only ``runs``:
         its belief metrics read ``beliefs`` (and ``agents`` for confidences and ER weights), its
         criteria metrics ``scores`` (and ``criteria``).
     preset
-        ``"spec"`` (the seed documents' formulas, default) or a reference system's preset,
+        ``"spec"`` (the source documents' formulas, default) or a reference system's preset,
         e.g. ``"crisis-mas-poc"`` (:mod:`mas_eval.presets`).
     progress : callable, optional
         Called with the name of each step as it starts: ``"encoding keys"``, then

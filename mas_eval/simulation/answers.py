@@ -1,4 +1,4 @@
-"""Synthetic benchmark-answer Datasets (seed 001, MedAISure shape) with a known MAS effect on recall of the reference.
+"""Synthetic benchmark-answer Datasets (MedAISure metrics) with a known MAS effect on recall of the reference.
 
 :func:`simulate_answers` fills the ``runs`` and ``answers`` tables: benchmark runs in which a
 multi-agent system (``"mas"``) and a single agent (``"single"``) answer the same items, with the

@@ -1,6 +1,6 @@
 """Synthetic decision Datasets with a known MAS-vs-single effect, at any scale.
 
-:func:`simulate` fills the decision tables of seed 004 (``runs``, ``agents``, ``beliefs``,
+:func:`simulate` fills the decision tables of the crisis-MAS evaluation methodology (``runs``, ``agents``, ``beliefs``,
 ``criteria``, ``scores``, ``alt_scores``) with plausible values for multi-agent (``"mas"``)
 and single-agent (``"single"``) runs over shared cases, with a true difference in decision
 quality that the caller chooses. It serves demos, tests of the statistics (does ``compare``
@@ -164,7 +164,7 @@ def simulate(
     alternatives, criteria (weights, kinds) and the correct alternative; every run of the
     case gets the same ``criteria`` rows. Scores are satisfactions (``scale =
     "satisfaction"``), stored as ``s`` for benefit and ``1 - s`` for cost criteria, so the
-    criteria satisfaction of SPEC.md §1 (cost enters as ``1 - score``) recovers ``s``.
+    criteria satisfaction the decision family reads (cost enters as ``1 - score``) recovers ``s``.
 
     **Quality.** Each run has a latent quality
 

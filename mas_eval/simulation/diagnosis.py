@@ -1,4 +1,4 @@
-"""Synthetic differential-diagnosis Datasets (seed 000, Local-DDx shape) with a known MAS effect on recall.
+"""Synthetic differential-diagnosis Datasets (LDDx v6 metrics guide, Local-DDx shape) with a known MAS effect on recall.
 
 :func:`simulate_diagnosis` fills the diagnosis tables (``runs``, ``agents``, ``messages``,
 ``ddx``, ``ground_truth``, ``interventions``) the way :mod:`mas_eval.ingest.lddx` fills them
@@ -132,7 +132,7 @@ MARKERS = (
     "**Your Position**", "**Clinical Evidence**", "**Reasoning**", "**Alternative Considerations**",
     "**Final Recommendations**",
 )  # fmt: skip
-#: Sentences with one reasoning keyword each (seed 000's high-value keywords), and credibility keywords.
+#: Sentences with one reasoning keyword each (the LDDx v6 guide's high-value keywords), and credibility keywords.
 REASONING = (
     "\nThe evidence from the first workup points in one direction.",
     "\nThe timeline of events would support an acute process.",

@@ -1,9 +1,9 @@
 """Regenerate the bundled sample data (``make sample``): fixed seeds, so the output is reproducible.
 
 ``data/sample/`` is one simulated Dataset of three kinds of experiment: a few thousand decision
-runs (seed 004's tables), a few hundred differential-diagnosis runs (seed 000's tables, run
+runs (the crisis-MAS methodology's tables), a few hundred differential-diagnosis runs (the LDDx v6 guide's, run
 and case ids prefixed ``dx-``, tasks ``ddx1``, ``ddx2``) and a few dozen benchmark-answer runs
-(seed 001's ``answers`` table, run and case ids prefixed ``qa-``: a MAS and a single agent
+(the MedAISure overview's ``answers`` table, run and case ids prefixed ``qa-``: a MAS and a single agent
 answering the same 100 items of each of the tasks ``diagnostic_reasoning`` and
 ``patient_communication``). ``data/sample.jsonl`` holds a few hundred canonical decision run
 records. The demo and the notebooks read them as they are.
