@@ -1,4 +1,4 @@
-"""Do the decision outputs equal those of an earlier commit? Every table, every column, to 1e-12.
+"""Do the scores equal those of an earlier commit? Every table, every column: bit for bit, and to 1e-12.
 
 Usage::
 
@@ -6,8 +6,11 @@ Usage::
     python benchmarks/same_outputs.py --base HEAD~3 --runs 20000
 
 The base commit's ``mas_eval`` is taken with ``git archive`` into a temporary folder; both it and
-this checkout score the same Dataset folders (the bundled sample, and ``--runs`` simulated runs)
-in fresh processes under every preset, with ``pairwise=True``. Float columns must agree to
+this checkout score the same Dataset folders in fresh processes, with ``pairwise=True``: the bundled
+sample (decision, diagnosis and answer runs) under every preset, and ``--runs`` simulated decision
+runs under the decision presets. Every table the Scores hold is compared. A table is
+``identical`` when every column is equal bit for bit (floats compared as their bits, nulls in the
+same places); the check passes when floats at least agree to
 ``|a - b| <= 1e-12 * max(1, |b|)`` with nulls in the same places; every other column exactly.
 Two versions that add a sum's terms in different orders differ by about 1e-15 (the numpy
 reductions of issue 14 against the Polars group-bys before: 7.1e-15 at most), so the check has
@@ -30,8 +33,8 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reports" / "benchmarks" / "same_outputs.json"
 TOLERANCE = 1e-12
-PRESETS = ("spec", "crisis-mas-poc")
-TABLES = ("runs", "agents", "alternatives", "pairwise")
+#: Presets per dataset: every preset on the sample (all three families); the decision ones on the simulated runs.
+PRESETS = {"sample": ("spec", "crisis-mas-poc", "lddx-v6", "medaisure"), "simulated": ("spec", "crisis-mas-poc")}
 
 # Runs in a fresh process with the package of one side first on sys.path.
 _SCORE = """
@@ -58,9 +61,16 @@ def _score(package_root: Path, dataset: Path, preset: str, out: Path, workdir: P
 def _compare(base: Path, head: Path) -> dict:
     """Per table: rows, columns compared, the largest float difference and what differs."""
     report = {}
-    for table in TABLES:
+    names = json.loads((head / "_scores.json").read_text())["tables"]
+    base_names = json.loads((base / "_scores.json").read_text())["tables"]
+    if names != base_names:
+        report["(tables)"] = {"problems": [f"tables differ: {names} vs {base_names}"], "identical": False}
+    for table in names:
+        if table not in base_names:
+            continue
         a, b = pl.read_parquet(head / f"{table}.parquet"), pl.read_parquet(base / f"{table}.parquet")
         problems, largest = [], 0.0
+        identical = a.schema == b.schema and a.height == b.height
         if a.columns != b.columns or a.height != b.height:
             problems.append(f"shape or columns differ: {a.shape} {a.columns} vs {b.shape} {b.columns}")
         else:
@@ -70,6 +80,8 @@ def _compare(base: Path, head: Path) -> dict:
                     problems.append(f"{column}: dtype {x.dtype} vs {y.dtype}")
                 elif x.dtype.is_float():
                     xs, ys = x.to_numpy(), y.to_numpy()
+                    bits = np.dtype(f"u{xs.dtype.itemsize}")
+                    identical &= x.is_null().equals(y.is_null()) and np.array_equal(xs.view(bits), ys.view(bits))
                     if not np.array_equal(np.isnan(xs), np.isnan(ys)):
                         problems.append(f"{column}: nulls differ")
                         continue
@@ -82,10 +94,12 @@ def _compare(base: Path, head: Path) -> dict:
                         problems.append(f"{column}: differs by up to {worst:.3g}")
                 elif not x.equals(y, check_names=True):
                     problems.append(f"{column}: values differ")
+        identical &= not problems
         report[table] = {
             "rows": a.height,
             "columns": a.width,
             "max_abs_float_difference": largest,
+            "identical": bool(identical),
             "problems": problems,
         }
     return report
@@ -114,7 +128,7 @@ def main() -> None:
         subprocess.run(["tar", "-x", "-C", str(base_root)], input=archive.stdout, check=True)
         simulated = mas_eval.simulate(args.runs, seed=1).write(work / "simulated", validate=False)
         for name, dataset in (("sample", ROOT / "data" / "sample"), (f"simulated {args.runs:,}", simulated)):
-            for preset in PRESETS:
+            for preset in PRESETS[name.split()[0]]:
                 tag = f"{name.split()[0]}-{preset}"
                 where = {
                     side: _score(root, dataset, preset, work / f"{side}-{tag}", work)
@@ -124,13 +138,15 @@ def main() -> None:
                     raise SystemExit(f"imported the wrong package: {where}")
                 report = _compare(work / f"base-{tag}", work / f"head-{tag}")
                 ok = not any(entry["problems"] for entry in report.values())
-                worst = max(entry["max_abs_float_difference"] for entry in report.values())
+                bitwise = all(entry["identical"] for entry in report.values())
+                worst = max(entry.get("max_abs_float_difference", 0.0) for entry in report.values())
+                verdict = ("identical" if bitwise else "same within tolerance") if ok else "DIFFERENT"
                 print(
-                    f"{name:>18} {preset:>15}: {'same' if ok else 'DIFFERENT'} (largest float difference {worst:.2g})"
+                    f"{name:>18} {preset:>15}: {verdict}, {len(report)} tables (largest float difference {worst:.2g})"
                 )
-                results.append({"dataset": name, "preset": preset, "same": ok, "tables": report})
+                results.append({"dataset": name, "preset": preset, "same": ok, "identical": bitwise, "tables": report})
     summary = {
-        "check": f"decision outputs of the working tree (HEAD {head_commit[:10]}) vs commit {base_commit[:10]}",
+        "check": f"every table of the working tree's scores (HEAD {head_commit[:10]}) vs commit {base_commit[:10]}",
         "tolerance": f"|a - b| <= {TOLERANCE:g} * max(1, |b|); nulls in the same places; other columns exact",
         "results": results,
     }
