@@ -16,8 +16,8 @@ import mas_eval
 from mas_eval import DataError, MasEvalError, SchemaError
 from mas_eval.errors import InvalidParameterError
 from mas_eval.stats import MixedDqsMethodsError, compare
-from mas_eval.stats._rows import COLUMNS
 from mas_eval.stats.cluster import _totals
+from mas_eval.stats.options import COMPARISON_COLUMNS as COLUMNS
 
 FLOAT_COLUMNS = [
     "mean_treatment", "mean_control", "std_treatment", "std_control", "difference", "improvement_percentage",
