@@ -9,10 +9,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import mas_eval  # noqa: F401  (registers the `mas` namespace)
 from mas_eval.metrics import segments
 from mas_eval.metrics.decision import contribution
 from mas_eval.metrics.segments import Groups, pack
@@ -87,3 +89,36 @@ def test_merged_is_the_union_and_each_arrays_positions_in_it(first: set[int], se
     assert keys.tolist() == sorted(set(a.tolist()) | set(b.tolist()))
     assert keys[a_at].tolist() == a.tolist()
     assert keys[b_at].tolist() == b.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs=st.lists(st.lists(st.floats(0, 1), min_size=1, max_size=12), min_size=1, max_size=5))
+def test_the_mas_namespace_gives_the_pipelines_gini(runs: list[list[float]]) -> None:
+    # The namespace (Polars, for users' queries) and the pipeline (numpy segment sums) are two
+    # implementations of one formula: they must agree.
+    run = np.repeat(np.arange(len(runs), dtype=np.uint32), [len(r) for r in runs])
+    values = np.array([v for r in runs for v in r])
+    pipeline, _ = contribution.balance(run, values, np.ones(len(values), dtype=bool), len(runs))
+    frame = pl.DataFrame({"run": run, "w": values})
+    namespace = frame.group_by("run").agg(pl.col("w").mas.gini()).sort("run")["w"].to_numpy()
+    np.testing.assert_allclose(namespace, pipeline, rtol=1e-12, atol=1e-15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    masses=st.lists(st.lists(st.floats(0, 1), min_size=1, max_size=8), min_size=1, max_size=5),
+    renormalise=st.booleans(),
+)
+def test_the_mas_namespace_gives_the_pipelines_normalized_entropy(masses: list[list[float]], renormalise: bool) -> None:
+    agent = np.repeat(np.arange(len(masses)), [len(m) for m in masses])
+    mass = np.array([v for m in masses for v in m])
+    m_log_m = np.where(mass > 0, mass * np.log(np.where(mass > 0, mass, 1.0)), 0.0)
+    totals = np.bincount(agent, weights=mass, minlength=len(masses))
+    sums = np.bincount(agent, weights=m_log_m, minlength=len(masses))
+    outcomes = np.array([len(m) for m in masses])
+    pipeline, valid = contribution.normalized_entropy(totals, sums, outcomes, renormalise=renormalise)
+    frame = pl.DataFrame({"agent": agent, "mass": mass})
+    expr = pl.col("mass").mas.normalized_entropy(renormalise=renormalise)
+    namespace = frame.group_by("agent").agg(expr).sort("agent")["mass"].to_numpy()
+    assert np.array_equal(np.isnan(namespace.astype(float)), ~valid)
+    np.testing.assert_allclose(namespace[valid], pipeline[valid], rtol=1e-12, atol=1e-15)

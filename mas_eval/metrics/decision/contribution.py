@@ -9,7 +9,9 @@ own under ``"agent"``), :math:`p = m / \sum m` (not renormalised under
 ``entropy_renormalise=False``), 0 ln 0 = 0 and N = 1 → 0. ``balance_score = 1 - Gini`` of the
 contributions, Gini exactly as the methodology writes it (:meth:`MasExpr.gini
 <mas_eval.metrics.namespace.MasExpr.gini>`); ``diversity_score`` = distinct top choices /
-agents. Both formulas are the ``mas`` namespace's own (:mod:`mas_eval.metrics.namespace`).
+agents. The ``mas`` namespace (:mod:`mas_eval.metrics.namespace`) has both formulas as Polars
+expressions for users' queries; these numpy forms are what scoring runs, and a test checks that
+the two agree.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ def normalized_entropy(
 
     ``outcomes`` is N: the run's distinct belief alternatives (``entropy_support="run"``) or
     the agent's own (``"agent"``). ``renormalise``: ``H = ln T - S / T``
-    (null when T is 0), else ``H = -S``. N <= 1 gives 0. The same formula as
-    :meth:`MasExpr.normalized_entropy <mas_eval.metrics.namespace.MasExpr.normalized_entropy>`.
+    (null when T is 0), else ``H = -S``. N <= 1 gives 0. The formula of
+    :meth:`MasExpr.normalized_entropy <mas_eval.metrics.namespace.MasExpr.normalized_entropy>`
+    (tested equal).
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         if renormalise:
