@@ -20,6 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
+from mas_eval.data.schema import TABLES
 from mas_eval.errors import MasEvalError, UnreadableFileError
 
 __all__ = [
@@ -36,15 +37,17 @@ __all__ = [
 DATASET_MANIFEST = "_dataset.json"
 SCORES_MANIFEST = "_scores.json"
 
-#: Tables only a Scores folder has (a Dataset's tables are in :mod:`mas_eval.data.schema`).
-_SCORES_ONLY = ("alternatives", "pairwise")
-#: Tables only a Dataset folder has.
-_DATASET_ONLY = ("beliefs", "criteria", "scores", "alt_scores", "ddx", "ground_truth", "messages", "answers")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".gz")
 
 
 def _entries(folder: Path) -> set[str]:
-    return {p.name.removesuffix(".parquet") for p in folder.iterdir() if not p.name.startswith(".")}
+    """The tables a folder holds: its ``<name>.parquet`` files and ``<name>/`` folders (not manifests,
+    stored codes or staging entries, whose names start with ``_`` or ``.``)."""
+    return {
+        p.name.removesuffix(".parquet")
+        for p in folder.iterdir()
+        if not p.name.startswith(("_", ".")) and (p.is_dir() or p.name.endswith(".parquet"))
+    }
 
 
 def is_scores_folder(path: Path) -> bool:
@@ -53,8 +56,12 @@ def is_scores_folder(path: Path) -> bool:
         return False
     if (path / SCORES_MANIFEST).is_file():
         return True
+    if (path / DATASET_MANIFEST).is_file():
+        return False
+    # Without a manifest: a runs table beside a table the Dataset schema does not define (an
+    # output table of some metric family, whichever).
     names = _entries(path)
-    return "runs" in names and any(name in names for name in _SCORES_ONLY)
+    return "runs" in names and any(name not in TABLES for name in names)
 
 
 def is_dataset_folder(path: Path) -> bool:
@@ -63,8 +70,7 @@ def is_dataset_folder(path: Path) -> bool:
         return False
     if (path / DATASET_MANIFEST).is_file():
         return True
-    names = _entries(path)
-    return "runs" in names or any(name in names for name in _DATASET_ONLY)
+    return any(name in TABLES for name in _entries(path))
 
 
 def describe_path(path: str | Path) -> str:
