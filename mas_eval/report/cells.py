@@ -17,7 +17,7 @@ from mas_eval.report.findings import correction_of
 from mas_eval.stats.report import group_columns
 
 if TYPE_CHECKING:
-    from mas_eval.report.document import ReportTable
+    from mas_eval.report.parts import ReportTable
 
 __all__ = ["Cells", "cells"]
 

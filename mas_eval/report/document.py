@@ -8,18 +8,18 @@ every digit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from mas_eval.report.parts import ReportFigure, ReportTable, Section
 from mas_eval.storage.outputs import check_suffix
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from matplotlib.figure import Figure
 
 __all__ = ["FORMATS", "Report", "ReportFigure", "ReportTable", "Section", "check_report_path"]
 
@@ -34,40 +34,6 @@ def check_report_path(path: str | Path) -> str:
     '.html'
     """
     return check_suffix(path, FORMATS, "a report")
-
-
-@dataclass(frozen=True)
-class ReportTable:
-    """One table of a section: a short ``name`` (unique in the report), its caption and its rows."""
-
-    name: str
-    caption: str
-    frame: pl.DataFrame
-
-
-@dataclass(frozen=True)
-class ReportFigure:
-    """One figure of a section: a short ``name`` (its file name in Markdown), caption and figure."""
-
-    name: str
-    caption: str
-    figure: Figure
-
-
-@dataclass
-class Section:
-    """A titled part of the report.
-
-    ``omitted`` is the one line saying why a section has no content (its inputs are absent);
-    such a section has neither tables nor figures.
-    """
-
-    key: str
-    title: str
-    text: list[str] = field(default_factory=list)
-    tables: list[ReportTable] = field(default_factory=list)
-    figures: list[ReportFigure] = field(default_factory=list)
-    omitted: str | None = None
 
 
 @dataclass

@@ -20,7 +20,7 @@ from mas_eval.report.cells import cells
 if TYPE_CHECKING:
     import jinja2
 
-    from mas_eval.report.document import Report, ReportFigure
+    from mas_eval.report.parts import Document, ReportFigure
 
 __all__ = ["environment", "figure_svg", "render_html"]
 
@@ -53,7 +53,7 @@ def figure_svg(figure: ReportFigure) -> str:
     return _METADATA.sub("", _PROLOG.sub("", buffer.getvalue(), count=1), count=1)
 
 
-def render_html(report: Report) -> str:
+def render_html(report: Document) -> str:
     """The report as an HTML page (see the module docstring)."""
     template = environment().get_template("report.html.j2")
     return template.render(

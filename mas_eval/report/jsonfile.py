@@ -16,7 +16,7 @@ import polars as pl
 from mas_eval.errors import SchemaError
 
 if TYPE_CHECKING:
-    from mas_eval.report.document import Report
+    from mas_eval.report.parts import Document
 
 __all__ = ["SCHEMA_VERSION", "load_json", "render_json"]
 
@@ -43,7 +43,7 @@ def _table(frame: pl.DataFrame) -> dict[str, Any]:
     }
 
 
-def render_json(report: Report) -> str:
+def render_json(report: Document) -> str:
     """The report as a JSON document (see the module docstring)."""
     document = {
         "schema_version": SCHEMA_VERSION,

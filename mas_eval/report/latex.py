@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from mas_eval.report.cells import cells
 
 if TYPE_CHECKING:
-    from mas_eval.report.document import Report
+    from mas_eval.report.parts import Document
 
 __all__ = ["escape_latex", "render_latex"]
 
@@ -54,7 +54,7 @@ def _label(name: str) -> str:
     return "tab:mas-eval-" + name.replace("_", "-")
 
 
-def render_latex(report: Report) -> str:
+def render_latex(report: Document) -> str:
     """The tables of :data:`PAPER_TABLES` that ``report`` has, as booktabs tables."""
     provenance = report.provenance
     lines = [

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from mas_eval.report.cells import Cells, cells
 
 if TYPE_CHECKING:
-    from mas_eval.report.document import Report
+    from mas_eval.report.parts import Document
 
 __all__ = ["markdown_table", "render_markdown", "write_figures"]
 
@@ -32,7 +32,7 @@ def markdown_table(shown: Cells) -> list[str]:
     return lines + ["| " + " | ".join(map(_cell, row)) + " |" for row in shown.rows]
 
 
-def render_markdown(report: Report, figures: str) -> str:
+def render_markdown(report: Document, figures: str) -> str:
     """The report as Markdown; its figures are linked as ``<figures>/<name>.png`` (and ``.svg``)."""
     provenance = report.provenance
     lines = [
@@ -60,7 +60,7 @@ def render_markdown(report: Report, figures: str) -> str:
     return "\n".join(lines)
 
 
-def write_figures(report: Report, folder: Path) -> None:
+def write_figures(report: Document, folder: Path) -> None:
     """Every figure of ``report`` into ``folder`` as ``<name>.png`` and ``<name>.svg``."""
     for section in report.sections:
         for figure in section.figures:

@@ -1,4 +1,4 @@
-"""Write a :class:`~mas_eval.report.document.Report` to a file, atomically, in the format its suffix names."""
+"""Write a report (:class:`~mas_eval.report.parts.Document`) to a file, atomically, in the format its suffix names."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from mas_eval.storage.outputs import atomic_directory, atomic_file, check_target
 
 if TYPE_CHECKING:
-    from mas_eval.report.document import Report
+    from mas_eval.report.parts import Document
 
 __all__ = ["figures_folder", "write"]
 
@@ -18,17 +18,24 @@ def figures_folder(markdown: Path) -> Path:
     return markdown.with_name(f"{markdown.stem}_figures")
 
 
-def write(report: Report, target: Path, suffix: str, *, overwrite: bool, inputs: list[str | Path]) -> Path:
+def write(report: Document, target: Path, suffix: str, *, overwrite: bool, inputs: list[str | Path]) -> Path:
     """Render ``report`` as ``suffix`` and write it to ``target`` (and, for Markdown, its figures)."""
     if suffix == ".md":
         return _write_markdown(report, target, overwrite=overwrite, inputs=inputs)
-    text = {".html": report.to_html, ".json": report.to_json, ".tex": report.to_latex}[suffix]()
+    # The renderers load with the first report of their format (Jinja2 for HTML).
+    if suffix == ".html":
+        from mas_eval.report.html import render_html as render
+    elif suffix == ".json":
+        from mas_eval.report.jsonfile import render_json as render
+    else:
+        from mas_eval.report.latex import render_latex as render
+    text = render(report)
     with atomic_file(target, overwrite=overwrite, inputs=inputs) as staging:
         staging.write_text(text, encoding="utf-8")
     return target
 
 
-def _write_markdown(report: Report, target: Path, *, overwrite: bool, inputs: list[str | Path]) -> Path:
+def _write_markdown(report: Document, target: Path, *, overwrite: bool, inputs: list[str | Path]) -> Path:
     from mas_eval.report.markdown import render_markdown, write_figures
 
     folder = figures_folder(target)
