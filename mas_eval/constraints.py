@@ -40,7 +40,7 @@ from typing import Any, Literal, TypeVar, get_args
 
 import polars as pl
 
-from mas_eval.errors import InvalidParameterError, SchemaError
+from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 
 __all__ = [
     "COLUMN_NAME",
@@ -257,19 +257,33 @@ COLUMN_NAME = Predicate(lambda value: isinstance(value, str), "a column name (st
 PROBABILITY = Interval(float, 0, 1, closed="neither")
 
 
-def check_columns(schema: pl.Schema, names: Sequence[str], what: str) -> None:
+def check_columns(
+    schema: pl.Schema,
+    names: Sequence[str],
+    what: str,
+    *,
+    fix: str = "",
+    error: type[MasEvalError] = SchemaError,
+) -> None:
     """Raise :class:`SchemaError` naming every column of ``names`` that ``schema`` lacks.
 
-    The message suggests the closest existing column for each and lists the candidates: every
-    numeric or boolean column for ``metrics``, every column otherwise.
+    ``what`` leads the message: the table, and who reads it (``"assign: pairs"``). The message
+    names each missing column once, suggests the closest existing column for each and lists the
+    candidates: every numeric or boolean column for ``metrics``, every column otherwise. ``fix``,
+    when given, ends it with what to do. ``error`` is the exception class, for a function that
+    documents another (``task_means`` raises :class:`~mas_eval.errors.InvalidParameterError`).
 
     >>> schema = pl.Schema({"system": pl.String, "dqs": pl.Float64, "efficiency_score": pl.Float64})
     >>> check_columns(schema, ["efficency_score"], "metrics")
     Traceback (most recent call last):
     ...
     mas_eval.errors.SchemaError: metrics: no column 'efficency_score' (did you mean 'efficiency_score'?); the metrics that can be compared are: dqs, efficiency_score
+    >>> check_columns(schema, ["left", "right", "left"], "assign: pairs", fix="pass the output of match_pairs")
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.SchemaError: assign: pairs: no column 'left', 'right'; the columns are: system, dqs, efficiency_score; pass the output of match_pairs
     """  # noqa: E501
-    missing = [name for name in names if name not in schema]
+    missing = list(dict.fromkeys(name for name in names if name not in schema))
     if not missing:
         return
     if what == "metrics":
@@ -282,7 +296,7 @@ def check_columns(schema: pl.Schema, names: Sequence[str], what: str) -> None:
         close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
         shown.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     msg = f"{what}: no column {', '.join(shown)}; {listing}: {', '.join(candidates) or '(none)'}"
-    raise SchemaError(msg)
+    raise error(f"{msg}; {fix}" if fix else msg)
 
 
 def numeric_value(schema: pl.Schema, name: str, what: str) -> pl.Expr:

@@ -301,7 +301,7 @@ def run_frame(data: Any, where: str, what: str = "run_metrics") -> pl.DataFrame:
 
 def require_columns(frame: pl.DataFrame, columns: Sequence[str], where: str, what: str = "run_metrics") -> None:
     """Raise :class:`~mas_eval.errors.SchemaError` naming the missing columns and listing the others."""
-    check_columns(frame.schema, list(dict.fromkeys(columns)), f"{where}: {what}")
+    check_columns(frame.schema, columns, f"{where}: {what}")
 
 
 def require_rows(frame: pl.DataFrame, where: str, what: str = "run_metrics", *, after: str = "") -> None:
