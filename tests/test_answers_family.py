@@ -169,7 +169,7 @@ def test_user_tables_extend_the_shipped_ones(tmp_path: Path) -> None:
         ("answers_lexicon_file", "term,category\nsepsis,diseases\n", DataError,
          r"answers_lexicon_file=.*1 row\(s\) with an unknown category: \(row=0, category='diseases'\); category must "
          r"be one of diagnoses, treatments, medications, symptoms, labs"),
-        ("answers_lexicon_file", "word,category\nsepsis,diagnoses\n", SchemaError, r"missing column\(s\) 'term'"),
+        ("answers_lexicon_file", "word,category\nsepsis,diagnoses\n", SchemaError, r"no column 'term'"),
         ("answers_markers_file", "kind,marker\nstyle,because\n", DataError, "unknown kind.*must be one of structure"),
         ("answers_facts_file", "diagnosis,fact\nsepsis,lactate|;\n", DataError, "whose fact has no words"),
         ("answers_synonyms_file", "term,canonical\nsepsis,blood poisoning\n", DataError, "lead back to themselves"),

@@ -22,7 +22,7 @@ from typing import Literal
 
 import polars as pl
 
-from mas_eval.errors import SchemaError
+from mas_eval.constraints import check_columns
 from mas_eval.metrics.answers.normalise import EMPTY, Matching
 from mas_eval.metrics.answers.phrases import entity_codes, phrase_word_entities
 from mas_eval.metrics.answers.vocabulary import CATEGORIES, Vocabulary
@@ -120,9 +120,7 @@ def extract_entities(
     """
     vocabulary = vocabulary or Vocabulary.shipped()
     lazy = frame.lazy()
-    if column not in lazy.collect_schema():
-        msg = f"extract_entities: no column {column!r}; the frame has {lazy.collect_schema().names()}"
-        raise SchemaError(msg)
+    check_columns(lazy.collect_schema(), [column], "extract_entities: frame")
     if entities == "phrases_then_words":
         spaced_texts = lazy.with_row_index("row").select("row", _text=vocabulary.spaced(pl.col(column)))
         return (

@@ -34,7 +34,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Boolean, Options, Predicate, validate_params
+from mas_eval.constraints import Boolean, Options, Predicate, check_columns, validate_params
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.metrics.answers.accuracy import DEFAULT_CATEGORY_WEIGHTS, accuracy_columns
@@ -111,14 +111,9 @@ def _texts(
 ) -> tuple[pl.DataFrame, list[str]]:
     """The answers' keys and their spaced texts, materialised once (every pass reads them)."""
     schema = answers.collect_schema()
-    missing = [c for c in _REQUIRED if c not in schema]
-    if missing:
-        msg = (
-            f"answer_scores: the answers have no column {' or '.join(map(repr, missing))}; they need prediction and "
-            f"reference (and may have {', '.join(c for c in TEXT_COLUMNS if c not in _REQUIRED)}); "
-            f"got {schema.names()}"
-        )
-        raise SchemaError(msg)
+    optional = ", ".join(c for c in TEXT_COLUMNS if c not in _REQUIRED)
+    fix = f"the answers need prediction and reference (and may have {optional})"
+    check_columns(schema, _REQUIRED, "answer_scores: the answers", fix=fix)
     for column in TEXT_COLUMNS:
         if column in schema and schema[column] not in (pl.String, pl.Null):
             msg = (

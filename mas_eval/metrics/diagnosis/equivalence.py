@@ -42,7 +42,7 @@ from pathlib import Path
 
 import polars as pl
 
-from mas_eval.constraints import Interval, validate_params
+from mas_eval.constraints import Interval, check_columns, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
 from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
 from mas_eval.storage.outputs import atomic_file
@@ -494,13 +494,8 @@ def _read_cache(cache_path: Path | None) -> pl.DataFrame:
     except Exception as exc:  # a corrupt or foreign file: say which, and how to recover
         msg = f"judge cache {cache_path} is not a readable Parquet file ({exc}); delete it or choose another cache_path"
         raise DataError(msg) from exc
-    missing = [c for c in empty.columns if c not in cached.columns]
-    if missing:
-        msg = (
-            f"judge cache {cache_path} lacks column(s) {missing} (a cache has left, right, score); "
-            "delete it or choose another cache_path"
-        )
-        raise SchemaError(msg)
+    fix = "a cache has left, right, score: delete it or choose another cache_path"
+    check_columns(cached.schema, empty.columns, f"judge cache {cache_path}", fix=fix)
     return cached.select(pl.col("left", "right").cast(pl.String), pl.col("score").cast(pl.Float64))
 
 
@@ -558,10 +553,7 @@ def _columns(frame: pl.DataFrame | pl.LazyFrame, column: str, by: list[str], sid
         raise InvalidParameterError(msg)
     lazy = frame.lazy()
     schema = lazy.collect_schema()
-    missing = [c for c in [column, *by] if c not in schema]
-    if missing:
-        msg = f"match_pairs: {side} has no column(s) {missing}; its columns are {list(schema)}"
-        raise SchemaError(msg)
+    check_columns(schema, [column, *by], f"match_pairs: {side}")
     dtype = schema[column]
     if dtype not in (pl.String, pl.Categorical) and not isinstance(dtype, pl.Enum | pl.Null):
         msg = f"match_pairs: {side} column {column!r} must hold diagnosis strings, not {dtype}"
@@ -747,10 +739,7 @@ def assign(pairs: pl.DataFrame) -> pl.DataFrame:
     [('mi', 'myocardial infarction', 'synonym', 1.0)]
     """
     required = ("left", "right", "tier", "score")
-    missing = [c for c in required if c not in pairs.columns]
-    if missing:
-        msg = f"assign: pairs has no column(s) {missing}; pass the output of match_pairs"
-        raise SchemaError(msg)
+    check_columns(pairs.schema, required, "assign: pairs", fix="pass the output of match_pairs")
     groups = [c for c in pairs.columns if c not in required]
     rank = "__rank"
     edges = (

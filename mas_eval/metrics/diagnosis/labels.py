@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from mas_eval.constraints import Interval, Options, validate_params
+from mas_eval.constraints import Interval, Options, check_columns, validate_params
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.data.vocabulary import CANT_MISS, DEBATE, FINAL_ROUND, TEAM
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
@@ -152,13 +152,9 @@ def _table(tables: Any, name: str) -> pl.LazyFrame:
         msg = f"classify: table {name!r} must be a polars DataFrame or LazyFrame, not {type(frame).__name__}"
         raise InvalidParameterError(msg)
     lazy = frame.lazy()
-    have = lazy.collect_schema().names()
-    missing = [c for c in columns if c not in have]
-    if missing:
-        msg = f"classify: table {name!r} has no column(s) {missing} (it has {have}); it needs {list(columns)}"
-        raise SchemaError(msg)
-    # An empty table built without a schema has Null columns: give them the types the rules expect.
     schema = lazy.collect_schema()
+    check_columns(schema, columns, f"classify: table {name!r}", fix=f"it needs {', '.join(columns)}")
+    # An empty table built without a schema has Null columns: give them the types the rules expect.
     typed = {"mentions": pl.Int64, "evidence": pl.List(pl.String)}
     nulls = [c for c in columns if schema[c] == pl.Null]
     return lazy.with_columns(pl.col(c).cast(typed.get(c, pl.String)) for c in nulls) if nulls else lazy
@@ -469,10 +465,7 @@ def label_counts(labels: pl.DataFrame, runs: pl.DataFrame | pl.LazyFrame | None 
     >>> label_counts(labels, pl.DataFrame({"run_id": ["r1", "r2"]})).rows()
     [('r1', 0, 1, 1, 0, 0, 0), ('r2', 0, 0, 0, 0, 0, 0)]
     """
-    missing = [c for c in (RUN_KEY, "side", "label") if c not in labels.columns]
-    if missing:
-        msg = f"label_counts: labels has no column(s) {missing}; pass the output of classify"
-        raise SchemaError(msg)
+    check_columns(labels.schema, [RUN_KEY, "side", "label"], "label_counts: labels", fix="pass the output of classify")
     label, side = pl.col("label").cast(pl.String), pl.col("side").cast(pl.String)
     counts = labels.group_by(pl.col(RUN_KEY).cast(pl.String)).agg(
         tp=((label == "TP") & (side == "ground_truth")).sum(),
@@ -483,9 +476,7 @@ def label_counts(labels: pl.DataFrame, runs: pl.DataFrame | pl.LazyFrame | None 
         tm_sm=(label == "TM-SM").sum(),
     )
     if runs is not None:
-        if RUN_KEY not in runs.lazy().collect_schema().names():
-            msg = f"label_counts: runs has no column {RUN_KEY!r}"
-            raise SchemaError(msg)
+        check_columns(runs.lazy().collect_schema(), [RUN_KEY], "label_counts: runs")
         keys = runs.lazy().select(pl.col(RUN_KEY).cast(pl.String)).unique().collect()
         counts = keys.join(counts, on=RUN_KEY, how="left")
     names = ("tp", "fp", "fn", "caa", "ae", "tm_sm")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from mas_eval.constraints import check_columns
 from mas_eval.errors import DataError, InvalidParameterError, MasEvalError, SchemaError
 
 __all__ = ["shipped_table", "string_table", "user_table"]
@@ -42,13 +43,7 @@ def string_table(table: object, name: str, columns: Mapping[str, str], kind: str
         listed = " and ".join(map(repr, names))
         msg = f"{name} must be a polars DataFrame with columns {listed}, not {type(table).__name__}"
         raise InvalidParameterError(msg)
-    missing = [c for c in names if c not in table.columns]
-    if missing:
-        msg = (
-            f"{name}: missing column(s) {', '.join(map(repr, missing))}; {kind} has columns {described}, "
-            f"got {table.columns}"
-        )
-        raise SchemaError(msg)
+    check_columns(table.schema, names, name, fix=f"{kind} has columns {described}")
     for column in names:
         dtype = table.schema[column]
         if dtype not in (pl.String, pl.Categorical) and not isinstance(dtype, pl.Enum | pl.Null):
