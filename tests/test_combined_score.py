@@ -160,8 +160,10 @@ def test_task_means_and_the_overall_mean_across_tasks() -> None:
     with_parts = items.with_columns(factual_consistency=pl.lit(1.0), token_f1=pl.lit(0.0))
     assert task_means(with_parts) == means
     assert task_means(with_parts, metrics=["token_f1"]) == {"qa": {"token_f1": 0.0}, "summary": {"token_f1": 0.0}}
-    with pytest.raises(InvalidParameterError, match="no task column 'case'"):
+    with pytest.raises(InvalidParameterError, match=r"items: no column 'case'; the columns are: run_id, task.*task="):
         task_means(items, task="case")
+    with pytest.raises(InvalidParameterError, match=r"the items: no column 'nope'; .*pass metrics=\[\.\.\.\]"):
+        task_means(items, metrics=["nope"])
     with pytest.raises(InvalidParameterError, match="metric 'run_id' of the items is String, not numeric"):
         task_means(items, metrics=["run_id"])
     with pytest.raises(DataError, match="some items have no 'task' \\(null\\)"):

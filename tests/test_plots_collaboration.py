@@ -222,7 +222,7 @@ def test_scores_without_rounds_or_credibility_say_how_to_get_them(scores: mas_ev
         plots.collaboration(decision)
     no_credibility = mas_eval.Scores(tables={**scores.tables, "agents": scores["agents"].drop("credibility")})
     with pytest.raises(
-        SchemaError, match=r"the 'agents' table has no column 'credibility' \(it has: .*ddx and messages"
+        SchemaError, match=r"the 'agents' table: no column 'credibility'; the columns are: .*ddx and messages"
     ):
         plots.collaboration(no_credibility)
     no_agents = mas_eval.Scores(tables={k: v for k, v in scores.tables.items() if k != "agents"})

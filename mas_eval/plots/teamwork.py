@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
-from mas_eval.constraints import NONE, Interval, Predicate, validate_params
+from mas_eval.constraints import NONE, Interval, Predicate, check_columns, validate_params
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.data.vocabulary import (
     CANT_MISS,
@@ -106,13 +106,7 @@ def _table(scores: Any, spec: tuple[str, tuple[str, ...]]) -> pl.DataFrame:
     frame = scores[name]
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        msg = (
-            f"collaboration: the {name!r} table has no column {', '.join(map(repr, missing))} "
-            f"(it has: {', '.join(frame.columns)}); {_FIX}"
-        )
-        raise SchemaError(msg)
+    check_columns(frame.schema, columns, f"collaboration: the {name!r} table", fix=_FIX)
     return frame
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from mas_eval.constraints import check_columns
 from mas_eval.errors import DataError, InvalidParameterError
 
 if TYPE_CHECKING:
@@ -181,19 +182,18 @@ def task_means(
 
     frame = items.lazy()
     schema = frame.collect_schema()
-    if task not in schema:
-        msg = f"the items have no task column {task!r} (columns: {', '.join(schema)}); pass task=<column>"
-        raise InvalidParameterError(msg)
+    check_columns(schema, [task], "task_means: the items", fix="pass task=<column>", error=InvalidParameterError)
     if metrics is None:
         from mas_eval.metrics.answers.outputs import COMPONENTS
 
         chosen = [c for c, t in schema.items() if t.is_float() and c != task and c not in COMPONENTS]
     else:
         chosen = list(metrics)
+    fix = "pass metrics=[...] naming numeric columns"
+    check_columns(schema, chosen, "task_means: the items", fix=fix, error=InvalidParameterError)
     for name in chosen:
-        if name not in schema or not schema[name].is_numeric():
-            what = "is not a column" if name not in schema else f"is {schema[name]}, not numeric"
-            msg = f"metric {name!r} of the items {what}; pass metrics=[...] naming numeric columns"
+        if not schema[name].is_numeric():
+            msg = f"metric {name!r} of the items is {schema[name]}, not numeric; {fix}"
             raise InvalidParameterError(msg)
     from mas_eval.metrics.ordered import ordered_aggregates
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
+from mas_eval.constraints import check_columns
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.stats.options import COMPARISON_COLUMNS
 from mas_eval.storage.outputs import atomic_file
@@ -23,6 +24,7 @@ SUMMARY_COLUMNS = [
 ]  # fmt: skip
 
 FORMATS = (".parquet", ".csv", ".json")
+_WRITE_ONE = "pass a file written by `mas-eval compare --out`"
 
 
 def summary_view(table: pl.DataFrame) -> pl.DataFrame:
@@ -110,11 +112,6 @@ def read_comparisons(path: str | Path) -> pl.DataFrame:
         except json.JSONDecodeError as exc:
             msg = f"{source}:{exc.lineno}: not valid JSON ({exc.msg}); write it with `mas-eval compare --out`"
             raise SchemaError(msg) from exc
-    missing = [name for name in COMPARISON_COLUMNS if name not in table.columns and name != "correction"]
-    if missing:
-        msg = (
-            f"{source}: not a comparison table (columns {', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''} "
-            "are missing); pass a file written by `mas-eval compare --out`"
-        )
-        raise SchemaError(msg)
+    needed = [name for name in COMPARISON_COLUMNS if name != "correction"]
+    check_columns(table.schema, needed, f"{source}: not a comparison table", fix=_WRITE_ONE)
     return table
