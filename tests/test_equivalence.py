@@ -247,7 +247,7 @@ def test_the_judge_is_asked_once_per_unresolved_pair_and_never_again(frames: tup
 
 def test_judge_answers_are_validated_and_kept_when_the_judge_fails(tmp_path: Path):
     left, right = pl.DataFrame({"a": ["gout", "glossitis"]}), pl.DataFrame({"b": ["pseudogout"]})
-    with pytest.raises(InvalidParameterError, match="returned nan"):
+    with pytest.raises(InvalidParameterError, match=r"match_pairs: judge\('glossitis', 'pseudogout'\)=nan is invalid"):
         match_pairs(left, right, left_on="a", right_on="b", judge=lambda a, b: math.nan)
     with pytest.raises(InvalidParameterError, match="judge must be a callable"):
         match_pairs(left, right, left_on="a", right_on="b", judge="gpt")

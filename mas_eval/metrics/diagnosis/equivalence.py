@@ -42,7 +42,7 @@ from pathlib import Path
 
 import polars as pl
 
-from mas_eval.constraints import Interval, check_columns, validate_params
+from mas_eval.constraints import Boolean, Interval, check_columns, check_parameter, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
 from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
 from mas_eval.storage.outputs import atomic_file
@@ -483,6 +483,8 @@ def _deterministic(pairs: pl.LazyFrame, *, threshold: float, min_tokens: int) ->
 
 
 _CACHE_SCHEMA = {"left": pl.String, "right": pl.String, "score": pl.Float64}
+#: What a judge may return.
+_JUDGE_ANSWER = [Boolean(), Interval(float, 0, 1)]
 
 
 def _read_cache(cache_path: Path | None) -> pl.DataFrame:
@@ -507,9 +509,8 @@ def _judge_score(answer: object, left: str, right: str) -> float:
         value = float(answer)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         value = math.nan
-    if not (0.0 <= value <= 1.0):
-        msg = f"judge({left!r}, {right!r}) returned {answer!r}; a judge returns True/False or a number in [0, 1]"
-        raise InvalidParameterError(msg)
+    if not (0.0 <= value <= 1.0):  # then ``answer`` is neither a bool nor a number in [0, 1]: refused
+        check_parameter(f"judge({left!r}, {right!r})", answer, _JUDGE_ANSWER, where="match_pairs")
     return value
 
 

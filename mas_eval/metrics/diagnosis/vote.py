@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from mas_eval.errors import InvalidParameterError
+from mas_eval.constraints import Interval, validate_params
 from mas_eval.metrics.ordered import ordered_aggregates
 
 __all__ = ["credibility_vote"]
@@ -19,6 +19,7 @@ __all__ = ["credibility_vote"]
 DEFAULT_CREDIBILITY = 1.0
 
 
+@validate_params({"keep_share": [Interval(float, 0, 1)], "at_most": [Interval(int, 1)]})
 def credibility_vote(
     votes: pl.LazyFrame,
     credibility: pl.LazyFrame,
@@ -56,12 +57,6 @@ def credibility_vote(
     >>> credibility_vote(votes, cred).collect().rows()
     [('r', 'flu', 70.0, 1), ('r', 'cold', 50.0, 2)]
     """
-    if not 0 <= keep_share <= 1:
-        msg = f"credibility_vote: keep_share={keep_share!r} is invalid; keep_share must be a number in [0, 1]"
-        raise InvalidParameterError(msg)
-    if isinstance(at_most, bool) or not isinstance(at_most, int) or at_most < 1:
-        msg = f"credibility_vote: at_most={at_most!r} is invalid; at_most must be an integer >= 1"
-        raise InvalidParameterError(msg)
     has_mentions = "mentions" in votes.collect_schema().names()
     length = (pl.col("mentions").fill_null(1).sum() if has_mentions else pl.len()).over("run_id", "agent_id")
     contributions = (
