@@ -187,7 +187,7 @@ def test_every_preset_is_accepted_and_sets_the_test() -> None:
     [
         ({"effect_size": 0.5}, "give exactly two of effect_size, n and power .*missing: n, power"),
         ({"effect_size": 0.5, "n": 20, "power": 0.8}, "give exactly two of effect_size, n and power .*missing: none"),
-        ({"effect_size": 0.5, "power": 0.01}, r"power=0.01 must lie between alpha \(0.05\) and 1"),
+        ({"effect_size": 0.5, "power": 0.01}, r"power: power=0.01 is invalid; power must be a number in \(0.05, 1\)"),
         ({"effect_size": [0.5, 0.0], "power": 0.8}, "effect_size=0 cannot be detected with any n"),
     ],
 )

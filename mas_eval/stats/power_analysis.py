@@ -21,7 +21,7 @@ from collections.abc import Collection
 import polars as pl
 from statsmodels.stats.power import TTestIndPower, TTestPower
 
-from mas_eval.constraints import NONE, Constraint, Interval, Options, Predicate, validate_params
+from mas_eval.constraints import NONE, Constraint, Interval, Options, Predicate, check_parameter, validate_params
 from mas_eval.errors import InvalidParameterError, MasEvalError
 from mas_eval.stats._common import PROBABILITY
 from mas_eval.stats.options import Alternative, Design
@@ -143,10 +143,9 @@ def power(
         )
         raise InvalidParameterError(msg)
     solved = missing[0]
+    above_alpha = Interval(float, alpha, 1, closed="neither")
     for p in given["power"] or []:
-        if not alpha < p:
-            msg = f"power: power={p} must lie between alpha ({alpha}) and 1"
-            raise InvalidParameterError(msg)
+        check_parameter("power", p, [above_alpha], where="power")
     if solved == "n" and 0.0 in (given["effect_size"] or []):
         msg = "power: effect_size=0 cannot be detected with any n; give a non-zero effect"
         raise InvalidParameterError(msg)
