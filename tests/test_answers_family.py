@@ -199,6 +199,9 @@ def test_answer_scores_refuses_bad_input_clearly() -> None:
         answer_scores(pl.DataFrame({"prediction": [1], "reference": ["x"]}))
     with pytest.raises(InvalidParameterError, match="category_weights has unknown key"):
         answer_scores(pl.DataFrame({"prediction": ["x"], "reference": ["x"]}), category_weights={"drugs": 1.0})
+    for weight in (-1.0, float("inf"), True):
+        with pytest.raises(InvalidParameterError, match=r"answer_scores: category_weights\['labs'\]=.* is invalid"):
+            answer_scores(pl.DataFrame({"prediction": ["x"], "reference": ["x"]}), category_weights={"labs": weight})
     with pytest.raises(InvalidParameterError, match="matching='fuzzy' is invalid"):
         answer_scores(pl.DataFrame({"prediction": ["x"], "reference": ["x"]}), matching="fuzzy")
     with pytest.raises(InvalidParameterError, match="answers must be a polars DataFrame"):

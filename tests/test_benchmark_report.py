@@ -189,6 +189,8 @@ def test_add_combined_score_writes_it_per_task_and_overall(report: BenchmarkRepo
     assert all("combined_score" not in scores for scores in report.task_scores.values())
     with pytest.raises(InvalidParameterError, match="'rouge_l' is already a metric of the report"):
         report.add_combined_score(WEIGHTS, "rouge_l")
+    with pytest.raises(InvalidParameterError, match=r"add_combined_score: metric_name=' ' is invalid; .*a non-empty"):
+        report.add_combined_score(WEIGHTS, " ")
 
 
 # -- JSON --------------------------------------------------------------------------------------
@@ -440,7 +442,7 @@ def test_combined_score_cli_in_a_fresh_process(tmp_path: Path) -> None:
     done = run_cli_process("combined-score", source, "--weights", "safety=nan", "--out", tmp_path / "o.json")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "error: weight safety=nan is invalid; a weight must be a finite number >= 0"
+        "error: weight safety=nan is invalid; weight safety must be a number >= 0"
     ]
     assert not (tmp_path / "o.json").exists()
 

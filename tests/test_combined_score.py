@@ -103,7 +103,7 @@ def test_missing_scores_are_left_out_and_infinite_ones_refused() -> None:
     ("weights", "message"),
     [
         ({}, "weights is empty"),
-        ({"diagnostics": -0.1, "safety": 1.0}, r"weight diagnostics=-0\.1 is invalid; a weight must be a finite"),
+        ({"diagnostics": -0.1, "safety": 1.0}, r"weight diagnostics=-0\.1 is invalid; .* must be a number >= 0"),
         ({"diagnostics": math.nan}, "weight diagnostics=nan is invalid"),
         ({"diagnostics": math.inf}, "weight diagnostics=inf is invalid"),
         ({"diagnostics": -math.inf}, "weight diagnostics=-inf is invalid"),

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mas_eval._version import __version__
+from mas_eval.constraints import Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, UnreadableFileError
 from mas_eval.formatting import format_number
 from mas_eval.report.combined import DEFAULT_CATEGORIES, CombinedScore, combined_score, overall_means, task_means
@@ -58,6 +59,8 @@ SECTIONS = (
 SCHEMA_VERSION = 1
 #: Inputs and outputs shown per detailed result in Markdown and HTML (the JSON keeps them all).
 DETAIL_ITEMS = 50
+#: The name of a combined score.
+_METRIC_NAME = Predicate(lambda value: isinstance(value, str) and bool(value.strip()), "a non-empty name")
 #: The columns of a per-item table that :meth:`BenchmarkReport.from_items` keeps as inputs and outputs.
 _ITEM_KEYS = ("run_id", "item_id")
 _OUTPUT_COLUMNS = ("prediction", "rationale")
@@ -451,6 +454,7 @@ class BenchmarkReport:
 
     # -- the combined score -------------------------------------------------------------------
 
+    @validate_params({"metric_name": [_METRIC_NAME]})
     def add_combined_score(
         self,
         weights: Mapping[str, float],
@@ -472,9 +476,6 @@ class BenchmarkReport:
         InvalidParameterError
             Bad weights, or ``metric_name`` is a metric of the report other than its combined score.
         """
-        if not isinstance(metric_name, str) or not metric_name.strip():
-            msg = f"metric_name={metric_name!r} is invalid; it must be a non-empty name"
-            raise InvalidParameterError(msg)
         metrics = {*self.overall_scores, *(m for s in self.task_scores.values() for m in s)}
         if metric_name in metrics and metric_name != self.metadata.get("combined_metric_name"):
             msg = (

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from mas_eval.constraints import check_columns
+from mas_eval.constraints import Interval, check_columns, check_parameter
 from mas_eval.errors import DataError, InvalidParameterError
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
 
 #: Metrics an error about an unknown weight key lists at most.
 _METRICS_SHOWN = 12
+#: A category's or a metric's weight.
+_WEIGHT = Interval(float, 0)
 
 TaskScores = Mapping[str, Mapping[str, float | None]]
 
@@ -122,12 +124,7 @@ def check_weights(weights: Mapping[str, float]) -> dict[str, float]:
         raise InvalidParameterError(msg)
     checked = {}
     for key, weight in weights.items():
-        if isinstance(weight, bool) or not isinstance(weight, int | float):
-            msg = f"weight {key}={weight!r} is invalid; a weight must be a finite number >= 0"
-            raise InvalidParameterError(msg)
-        if not (math.isfinite(weight) and weight >= 0):
-            msg = f"weight {key}={weight!r} is invalid; a weight must be a finite number >= 0"
-            raise InvalidParameterError(msg)
+        check_parameter(f"weight {key}", weight, [_WEIGHT])
         checked[str(key)] = float(weight)
     if sum(checked.values()) <= 0:
         msg = f"weights {format_weights(checked)} sum to 0; at least one weight must be positive"

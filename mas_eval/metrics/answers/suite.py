@@ -34,7 +34,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Boolean, Options, Predicate, check_columns, validate_params
+from mas_eval.constraints import Boolean, Interval, Options, Predicate, check_columns, check_parameter, validate_params
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.metrics.answers.accuracy import DEFAULT_CATEGORY_WEIGHTS, accuracy_columns
@@ -73,6 +73,8 @@ _REQUIRED = ("prediction", "reference")
 _PREDICTION, _REFERENCE = "prediction", "reference"
 _REASONING, _REFERENCE_REASONING, _DIAGNOSIS = "_reasoning", "_reference_reasoning", "_diagnosis"
 _METRIC_NAMES = [m.name for m in ITEM_METRICS]
+#: A category's or a component's weight.
+_WEIGHT = Interval(float, 0)
 
 
 def _weights(value: object, defaults: Mapping[str, float], name: str) -> dict[str, float]:
@@ -88,11 +90,8 @@ def _weights(value: object, defaults: Mapping[str, float], name: str) -> dict[st
         msg = f"answer_scores: {name} has unknown key(s) {listed}; the keys are {', '.join(defaults)}"
         raise InvalidParameterError(msg)
     merged = {**defaults, **value}
-    bad = {key: w for key, w in merged.items() if isinstance(w, bool) or not isinstance(w, int | float) or not w >= 0}
-    bad |= {key: w for key, w in merged.items() if key not in bad and w == float("inf")}
-    if bad:
-        msg = f"answer_scores: {name} {bad} are invalid; every weight must be a finite number >= 0"
-        raise InvalidParameterError(msg)
+    for key, weight in merged.items():
+        check_parameter(f"{name}[{key!r}]", weight, [_WEIGHT], where="answer_scores")
     return {key: float(w) for key, w in merged.items()}
 
 
