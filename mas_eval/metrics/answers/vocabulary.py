@@ -32,6 +32,7 @@ from typing import Literal
 
 import polars as pl
 
+from mas_eval.constraints import Options, check_parameter, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, format_keys
 from mas_eval.metrics.answers.normalise import (
     Matching,
@@ -73,7 +74,10 @@ FORMS = "|"
 
 _PACKAGE = "mas_eval.metrics.answers"
 _CODE = pl.UInt32
-_MATCHINGS: tuple[Matching, ...] = ("word_boundary", "substring")
+_MATCHING = Options.of(Matching)
+_MATCHINGS: tuple[Matching, ...] = _MATCHING.values
+#: The constraint of the public table functions' ``shipped``.
+_SHIPPED = {"shipped": [Options.of(Tables)]}
 
 _SYNONYM_COLUMNS = {"term": "a word or phrase", "canonical": "the name it means"}
 _LEXICON_COLUMNS = {"term": "a clinical entity", "category": f"one of {', '.join(CATEGORIES)}"}
@@ -82,9 +86,6 @@ _FACT_COLUMNS = {"diagnosis": "a diagnosis", "fact": "a fact of it, its forms se
 
 
 def _shipped(file: str, columns: dict[str, str], tables: Tables = "spec") -> pl.DataFrame:
-    if tables not in ("spec", "medaisure"):
-        msg = f"shipped={tables!r} is invalid; shipped must be one of 'spec', 'medaisure'"
-        raise InvalidParameterError(msg)
     return shipped_table(file if tables == "spec" else f"medaisure_{file}", tuple(columns), _PACKAGE)
 
 
@@ -113,6 +114,7 @@ def _extended(
     return pl.concat([shipped, added])
 
 
+@validate_params(_SHIPPED)
 def answer_synonyms(
     extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec"
 ) -> pl.DataFrame:
@@ -148,6 +150,7 @@ def answer_synonyms(
     return _extended(table, extra, "answer_synonyms", _check_synonyms, replace=replace, key="term")
 
 
+@validate_params(_SHIPPED)
 def lexicon_table(
     extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec"
 ) -> pl.DataFrame:
@@ -176,6 +179,7 @@ def lexicon_table(
     return _extended(table, extra, "lexicon_table", _check_lexicon, replace=replace)
 
 
+@validate_params(_SHIPPED)
 def marker_table(extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec") -> pl.DataFrame:
     """The reasoning markers: shipped ``markers.csv`` (MedAISure's lists), extended or replaced.
 
@@ -191,6 +195,7 @@ def marker_table(extra: pl.DataFrame | None = None, *, replace: bool = False, sh
     return _extended(table, extra, "marker_table", _check_markers, replace=replace)
 
 
+@validate_params(_SHIPPED)
 def fact_table(extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec") -> pl.DataFrame:
     """The fact sets: shipped ``facts.csv`` (``diagnosis, fact``, forms separated by ``|``), extended or replaced.
 
@@ -359,9 +364,7 @@ class Vocabulary:
             A null value; a term, form or diagnosis without words once normalised; an unknown
             category or marker kind; a term mapped to two canonical names; a synonym cycle.
         """
-        if normalisation not in ("spec", "medaisure"):
-            msg = f"normalisation={normalisation!r} is invalid; normalisation must be one of 'spec', 'medaisure'"
-            raise InvalidParameterError(msg)
+        check_parameter("normalisation", normalisation, [Options.of(Normalisation)], where="Vocabulary.of")
         medaisure = normalisation == "medaisure"
         synonyms = answer_synonyms() if synonyms is None else synonyms
         resolved = _resolved_synonyms(synonyms, as_written if medaisure else normalise_text)
@@ -538,9 +541,7 @@ def _lookups(vocabulary: Vocabulary) -> dict[tuple[str, str], PatternSet]:
 
 
 def _lookup(vocabulary: Vocabulary, what: str, matching: Matching) -> PatternSet:
-    if matching not in _MATCHINGS:
-        msg = f"matching={matching!r} is invalid; matching must be one of {', '.join(map(repr, _MATCHINGS))}"
-        raise InvalidParameterError(msg)
+    check_parameter("matching", matching, [_MATCHING])
     return vocabulary._lookups[(what, matching)]
 
 

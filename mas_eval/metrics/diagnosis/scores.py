@@ -23,6 +23,7 @@ from typing import Literal
 
 import polars as pl
 
+from mas_eval.constraints import Options, validate_params
 from mas_eval.errors import InvalidParameterError
 
 __all__ = ["COUNTS", "RULES", "SCORES", "ScoreRules", "caa_weight", "diagnosis_scores", "score_expressions"]
@@ -121,6 +122,7 @@ def score_expressions(rules: ScoreRules, *, total_gt: pl.Expr | None = None) -> 
 Count = int | Sequence[int]
 
 
+@validate_params({"preset": [Options(tuple(RULES))]})
 def diagnosis_scores(
     *,
     tp: Count,
@@ -151,9 +153,6 @@ def diagnosis_scores(
     >>> round(row["clinical_reasoning_quality"], 4), row["diagnostic_safety"], row["caa_weight"]
     (0.1333, 0.25, -0.2)
     """
-    if preset not in RULES:
-        msg = f"diagnosis_scores: preset={preset!r} is invalid; preset must be one of {', '.join(map(repr, RULES))}"
-        raise InvalidParameterError(msg)
     given = {"tp": tp, "fp": fp, "fn": fn, "caa": caa, "ae": ae, "tm_sm": tm_sm}
     if total_gt is not None:
         given["total_gt"] = total_gt
