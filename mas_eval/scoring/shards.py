@@ -29,6 +29,7 @@ from typing import Any, Literal, get_args
 
 import polars as pl
 
+from mas_eval.constraints import Interval, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.family import resolve_params
 from mas_eval.scoring.run import score_in_memory
@@ -139,10 +140,8 @@ def _keep_freed_memory() -> None:
 
 
 def check_workers(workers: object) -> int:
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
-        msg = f"score: workers={workers!r} is invalid; workers must be an integer from 1 to {MAX_WORKERS}"
-        raise InvalidParameterError(msg)
-    return workers
+    check_parameter("workers", workers, [Interval(int, 1, MAX_WORKERS)], where="score")
+    return int(workers)  # type: ignore[call-overload]
 
 
 def _dask_client_class() -> Any:

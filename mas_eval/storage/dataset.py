@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import Interval, check_parameter
 from mas_eval.data.schema import RUN_KEY, TABLES, Table, required_tables
 from mas_eval.data.validation import check_types, validate_tables
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
@@ -325,9 +326,8 @@ class Dataset:
             ``index`` is not an integer from 0 to ``shards - 1``.
         """
         count = self.shards
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
-            msg = f"shard: index={index!r} is invalid; the Dataset has {count} shard(s), so index is 0 to {count - 1}"
-            raise InvalidParameterError(msg)
+        check_parameter("index", index, [Interval(int, 0, count - 1)], where="shard")
+        index = int(index)
         if not self._shard_files:
             return self
         tables: dict[str, pl.LazyFrame] = {}

@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from mas_eval.constraints import Interval, check_parameter
 from mas_eval.data.schema import RUN_KEY, TABLES, Table
-from mas_eval.errors import InvalidParameterError, SchemaError
+from mas_eval.errors import SchemaError
 
 __all__ = [
     "HASH",
@@ -74,9 +75,7 @@ def check_shards(shards: Any, *, where: str = "write") -> int:
     """
     if shards is None:
         return 1
-    if isinstance(shards, bool) or not isinstance(shards, int | np.integer) or not 1 <= shards <= MAX_SHARDS:
-        msg = f"{where}: shards={shards!r} is invalid; shards must be an integer from 1 (unsharded) to {MAX_SHARDS:,}"
-        raise InvalidParameterError(msg)
+    check_parameter("shards", shards, [Interval(int, 1, MAX_SHARDS)], where=where)
     return int(shards)
 
 
