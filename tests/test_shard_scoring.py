@@ -107,8 +107,9 @@ def test_bad_arguments_fail_before_any_work(sharded: Path, tmp_path: Path) -> No
         score_shards(ds, tmp_path / "a", gt_boost="high")
     with pytest.raises(InvalidParameterError, match="need a Dataset opened from a folder"):
         score_shards(Dataset.from_frames(**ds.frames()), tmp_path / "a", workers=2)
+    compressions = r"score: compression=.* is invalid; compression must be one of 'uncompressed', 'lz4'"
     for bad in ("lzz", None, 3):
-        with pytest.raises(InvalidParameterError, match=r"compression=.* is invalid; it must be one of uncompressed"):
+        with pytest.raises(InvalidParameterError, match=compressions):
             mas_eval.score(ds, out=tmp_path / "a", compression=bad if bad is not None else "")
     with pytest.raises(InvalidParameterError, match="compression need out=PATH"):
         mas_eval.score(ds, compression="lz4")

@@ -29,7 +29,7 @@ from typing import Any, Literal, get_args
 
 import polars as pl
 
-from mas_eval.constraints import Interval, check_parameter
+from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.family import resolve_params
 from mas_eval.scoring.run import score_in_memory
@@ -299,9 +299,7 @@ def score_shards(
     200
     """
     workers = check_workers(workers)
-    if engine not in ENGINES:
-        msg = f"score: engine={engine!r} is invalid; engine must be one of {', '.join(map(repr, ENGINES))}"
-        raise InvalidParameterError(msg)
+    check_parameter("engine", engine, [Options.of(Engine)], where="score")
     if engine != "dask" and (client is not None or scheduler is not None):
         msg = "score: client and scheduler are options of engine='dask'; pass engine='dask' or drop them"
         raise InvalidParameterError(msg)

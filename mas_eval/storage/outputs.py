@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mas_eval._version import __version__
+from mas_eval.constraints import Options, check_parameter
 from mas_eval.errors import InvalidParameterError, OutputError, OutputExistsError, option
 
 __all__ = [
@@ -69,9 +70,7 @@ def check_suffix(path: PathLike, formats: Sequence[str], what: str) -> str:
 
 def check_compression(compression: object) -> str:
     """``compression`` if it is one of :data:`COMPRESSIONS`, else an :class:`InvalidParameterError`."""
-    if compression not in COMPRESSIONS:
-        msg = f"score: compression={compression!r} is invalid; it must be one of {', '.join(COMPRESSIONS)}"
-        raise InvalidParameterError(msg)
+    check_parameter("compression", compression, [Options(COMPRESSIONS)], where="score")
     return str(compression)
 
 
