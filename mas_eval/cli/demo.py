@@ -1,12 +1,16 @@
-"""The demo `make demo` runs: the main job on the bundled sample, printed and written out."""
+"""``mas-eval demo``, what `make demo` runs: the main job on the bundled sample, printed and written out."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import polars as pl
+import typer
 from rich.console import Console
 
+from mas_eval.cli.common import defaults_of
+from mas_eval.cli.terminal import console as terminal
 from mas_eval.cli.terminal import print_comparisons, print_frame, print_system_means
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.report.answer_quality import OVERALL, answer_comparisons, answer_means, combined_scores
@@ -17,7 +21,7 @@ from mas_eval.scoring import score
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import atomic_directory
 
-__all__ = ["HEADLINE", "REPORTS", "answers_table", "headline", "run_demo"]
+__all__ = ["HEADLINE", "REPORTS", "answers_table", "demo", "headline", "run_demo"]
 
 #: The report formats the demo writes, as ``report<suffix>``.
 REPORTS = (".html", ".md", ".json", ".tex")
@@ -41,7 +45,7 @@ def answers_table(items: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def run_demo(data: Path, out: Path, *, console: Console) -> Path:
+def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, console: Console) -> Path:
     """Validate and score ``data/sample``, compare, draw, report; ingest ``data/sample.jsonl``.
 
     Outputs in ``out`` (replacing an earlier demo as a whole): ``report.html`` (one
@@ -125,6 +129,18 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         print_frame(Dataset.open(staging / "ingested").summary(), title=f"{result.runs} runs ingested", out=console)
     console.print(f"\n[green]demo outputs written to {out}/[/]; open the report: [bold]{out / 'report.html'}[/]")
     return out
+
+
+#: The defaults of :func:`run_demo`'s parameters.
+_DEMO = defaults_of(run_demo)
+
+
+def demo(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the demo's outputs.")] = _DEMO["out"],
+    data: Annotated[Path, typer.Option(help="Folder holding the bundled sample.")] = _DEMO["data"],
+) -> None:
+    """Run the main job on the bundled sample (what `make demo` runs); replaces OUT."""
+    run_demo(data, out, console=terminal)
 
 
 def _systems(ds: Dataset) -> str:
