@@ -4,8 +4,8 @@ a Python function (it parses, calls the public function, prints).
 * :mod:`~mas_eval.cli.app` — the typer app, its commands in order, and :func:`main` (errors as one line, exit 2)
 * :mod:`~mas_eval.cli.common` — the help's look, shared arguments, where an option's default comes from
 * :mod:`~mas_eval.cli.simulate` — ``simulate``
-* :mod:`~mas_eval.cli.ingest` — ``ingest`` (canonical JSONL records, Local-DDx results, a MedAISure report)
-* :mod:`~mas_eval.cli.benchmark` — ``combined-score`` (a MedAISure benchmark report)
+* :mod:`~mas_eval.cli.ingest` — ``ingest`` (canonical JSONL records, Local-DDx results)
+* :mod:`~mas_eval.cli.benchmark` — ``benchmark-report``, ``combined-score`` (a MedAISure benchmark report)
 * :mod:`~mas_eval.cli.score` — ``score``, ``reproduce``
 * :mod:`~mas_eval.cli.compare` — ``compare``, ``report``
 * :mod:`~mas_eval.cli.dataset` — ``validate``, ``reshard``, ``summary``

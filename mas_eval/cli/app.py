@@ -55,6 +55,7 @@ def _main(
 
 app.command(cls=Command)(simulate.simulate)
 app.command(cls=Command)(ingest.ingest)
+app.command(cls=Command, name="benchmark-report")(benchmark.benchmark_report)
 app.command(cls=Command, name="combined-score")(benchmark.combined_score)
 app.command(cls=Command, epilog=set_epilog())(score.score)
 app.command(cls=Command)(compare.compare)

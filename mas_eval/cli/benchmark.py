@@ -1,9 +1,10 @@
-"""``mas-eval combined-score``: the combined score of a benchmark report in MedAISure's schema.
+"""``mas-eval benchmark-report`` and ``combined-score``: a benchmark report in MedAISure's schema.
 
-It reads a ``BenchmarkReport`` JSON (:func:`~mas_eval.report.read_medaisure_report`: MedAISure's
-own file, or one mas-eval wrote), adds the weighted combined score of its categories
-(:meth:`~mas_eval.report.BenchmarkReport.add_combined_score`) and may write it as ``.json``,
-``.md`` or ``.html``.
+Both read a ``BenchmarkReport`` JSON (:func:`~mas_eval.report.read_medaisure_report`: MedAISure's
+own file, or one these commands wrote) and write it as ``.json``, ``.md`` or ``.html``;
+``combined-score`` first adds the weighted combined score of its categories (the MedAISure
+metrics overview's, :meth:`~mas_eval.report.BenchmarkReport.add_combined_score`). A benchmark
+report holds one model's scores per task, not runs: it is no Dataset.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from mas_eval.cli.terminal import console, print_frame
 from mas_eval.report.benchmark import BenchmarkReport, check_benchmark_path, read_medaisure_report
 from mas_eval.storage.outputs import check_target
 
-__all__ = ["combined_score", "warn_placeholders"]
+__all__ = ["benchmark_report", "combined_score"]
 
 #: The defaults of the methods the commands call.
 _WRITE = defaults_of(BenchmarkReport.write)
@@ -27,11 +28,13 @@ _COMBINED = defaults_of(BenchmarkReport.add_combined_score)
 
 ReportArg = Annotated[
     Path,
-    typer.Argument(help="A BenchmarkReport JSON: MedAISure's, or one written by mas-eval ingest/combined-score."),
+    typer.Argument(
+        help="A BenchmarkReport JSON: MedAISure's, or one written by mas-eval benchmark-report/combined-score."
+    ),
 ]
 
 
-def warn_placeholders(report: BenchmarkReport) -> None:
+def _warn_placeholders(report: BenchmarkReport) -> None:
     """Name the tasks whose scores are MedAISure's stand-ins for a failed evaluation."""
     if report.flagged_results:
         tasks = ", ".join(report.placeholder_tasks) or "none"
@@ -40,6 +43,24 @@ def warn_placeholders(report: BenchmarkReport) -> None:
             f"tasks with only placeholders, whose scores are stand-ins: {tasks}"
         )
         console.print(f"[yellow]warning: {escape(line)}[/]", highlight=False, soft_wrap=True)
+
+
+def benchmark_report(
+    report: ReportArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="The report to write: .json, .md or .html.")],
+    overwrite: OverwriteOpt = _WRITE["overwrite"],
+) -> None:
+    """Write a benchmark report (MedAISure's BenchmarkReport JSON) as .json, .md or .html, placeholders flagged."""
+    check_benchmark_path(out)  # before the work, not after it
+    check_target(out, overwrite=overwrite, inputs=[report])
+    document = read_medaisure_report(report)
+    document.write(out, overwrite=overwrite, inputs=[report])
+    line = (
+        f"wrote the benchmark report of {document.model_id} ({len(document.task_scores):,} task(s), "
+        f"{len(document.detailed_results):,} detailed result(s)) to {out}"
+    )
+    console.print(escape(line), highlight=False, soft_wrap=True)
+    _warn_placeholders(document)
 
 
 def combined_score(
@@ -87,7 +108,7 @@ def combined_score(
     if result.missing:
         line = f"no weighted category, so no {name}, in task(s): {', '.join(result.missing)}"
         console.print(f"[yellow]warning: {escape(line)}[/]", highlight=False, soft_wrap=True)
-    warn_placeholders(document)
+    _warn_placeholders(document)
     if out is not None:
         document.write(out, overwrite=overwrite, inputs=[report])
         console.print(f"wrote the report to {escape(str(out))}", highlight=False)

@@ -1,8 +1,9 @@
 """``mas-eval ingest``: logged runs into a Dataset, from canonical JSONL records or Local-DDx results.
 
 ``--format jsonl`` runs :func:`~mas_eval.ingest.ingest_jsonl`, ``--format lddx``
-:func:`~mas_eval.ingest.ingest_lddx`; the options take their defaults. ``--format medaisure``
-writes MedAISure's report as a report (:func:`~mas_eval.report.read_medaisure_report`).
+:func:`~mas_eval.ingest.ingest_lddx`; the options take their defaults. A MedAISure report holds
+a model's benchmark scores, not runs, so it makes no Dataset: ``mas-eval benchmark-report``
+reads it (:mod:`mas_eval.cli.benchmark`).
 """
 
 from __future__ import annotations
@@ -13,17 +14,15 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from mas_eval.cli.benchmark import warn_placeholders
 from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of, flag
 from mas_eval.cli.terminal import console, progress
 from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest.jsonl import ingest_jsonl
-from mas_eval.storage.outputs import check_target
 
 __all__ = ["INGEST_FORMATS", "ingest"]
 
 #: The formats `mas-eval ingest --format` reads.
-INGEST_FORMATS = ("jsonl", "lddx", "medaisure")
+INGEST_FORMATS = ("jsonl", "lddx")
 #: Warnings of an lddx ingest printed at most (all are in the Python result's ``warnings``).
 _WARNINGS_SHOWN = 20
 #: The defaults of ``ingest_jsonl``'s parameters.
@@ -37,21 +36,16 @@ def ingest(
         list[Path],
         typer.Argument(
             help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
-            "ddx_results_*.json files or folders holding them; with --format medaisure, one MedAISure report JSON."
+            "ddx_results_*.json files or folders holding them."
         ),
     ],
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out", "-o", help="Dataset folder to write (--format medaisure: the report, .json, .md or .html)."
-        ),
-    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
     format_: Annotated[
         str,
         typer.Option(
             "--format",
-            help="Input format: jsonl (canonical run records), lddx (Local-DDx result files) or medaisure "
-            "(MedAISure's BenchmarkReport JSON; placeholder results kept and flagged).",
+            help="Input format: jsonl (canonical run records) or lddx (Local-DDx result files). A MedAISure "
+            "report is not runs: `mas-eval benchmark-report` reads it.",
         ),
     ] = "jsonl",
     skip_invalid: Annotated[
@@ -79,27 +73,22 @@ def ingest(
     """Flatten canonical JSONL run records (see run_record.schema.json), or Local-DDx results, into a Dataset."""
     from mas_eval.storage.sharding import check_shards
 
+    if format_ == "medaisure":
+        msg = (
+            "ingest: a MedAISure report (--format medaisure) holds a model's benchmark scores, not runs, and makes "
+            "no Dataset; write it as .json, .md or .html with: mas-eval benchmark-report REPORT --out OUT"
+        )
+        raise InvalidParameterError(msg)
     if format_ not in INGEST_FORMATS:
         msg = f"ingest: --format {format_} is invalid; --format must be one of {', '.join(INGEST_FORMATS)}"
         raise InvalidParameterError(msg)
     check_shards(shards, where="ingest")
-    if format_ == "medaisure" and shards is not None:
-        msg = "ingest: --shards does not apply to --format medaisure (a report, not a Dataset); drop --shards"
-        raise InvalidParameterError(msg)
-    if format_ in ("lddx", "medaisure"):
+    if format_ == "lddx":
         given = "--rejects" if rejects is not None else "--chunk-mb" if chunk_mb != _CHUNK_MB else None
         if given is not None:
-            read = "Local-DDx files are" if format_ == "lddx" else "a MedAISure report is"
-            msg = f"ingest: {given} applies to --format jsonl only ({read} read whole); drop {given}"
+            msg = f"ingest: {given} applies to --format jsonl only (Local-DDx files are read whole); drop {given}"
             raise InvalidParameterError(msg)
-    if format_ == "lddx":
         _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
-        return
-    if format_ == "medaisure":
-        if skip_invalid:
-            msg = "ingest: --skip-invalid does not apply to --format medaisure (one report file); drop it"
-            raise InvalidParameterError(msg)
-        _ingest_medaisure(files, out, overwrite=overwrite)
         return
     if not chunk_mb > 0:
         msg = f"ingest: --chunk-mb {chunk_mb:g} is invalid; --chunk-mb must be a positive number of MiB"
@@ -138,23 +127,3 @@ def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid:
     if len(result.warnings) > _WARNINGS_SHOWN:
         more = len(result.warnings) - _WARNINGS_SHOWN
         console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lddx(...).warnings lists them all)[/]")
-
-
-def _ingest_medaisure(files: list[Path], out: Path, *, overwrite: bool) -> None:
-    """``mas-eval ingest --format medaisure``: one MedAISure report, written as .json, .md or .html."""
-    from mas_eval.report import read_medaisure_report
-    from mas_eval.report.benchmark import check_benchmark_path
-
-    if len(files) != 1:
-        msg = f"ingest: --format medaisure reads one report file, not {len(files)}; pass one MedAISure report JSON"
-        raise InvalidParameterError(msg)
-    check_benchmark_path(out)  # before the work, not after it
-    check_target(out, overwrite=overwrite, inputs=files)
-    report = read_medaisure_report(files[0])
-    report.write(out, overwrite=overwrite, inputs=files)
-    line = (
-        f"ingested MedAISure's report of {report.model_id} ({len(report.task_scores):,} task(s), "
-        f"{len(report.detailed_results):,} detailed result(s)) into {out}"
-    )
-    console.print(escape(line), highlight=False, soft_wrap=True)
-    warn_placeholders(report)
