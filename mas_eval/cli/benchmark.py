@@ -87,7 +87,7 @@ def combined_score(
     ] = None,
     overwrite: OverwriteOpt = _WRITE["overwrite"],
 ) -> None:
-    """The weighted combined score of a benchmark report's categories, per task and overall (seed 001)."""
+    """The weighted combined score of a report's categories, per task and overall (the MedAISure metrics overview)."""
     from mas_eval.report.combined import format_weights, parse_weights
 
     parsed = parse_weights(weights)

@@ -160,10 +160,10 @@ def simulate(
     kind: Annotated[
         str,
         typer.Option(
-            help="decision (seed 004's tables), diagnosis (seed 000's: differentials, transcripts, "
-            "ground truth; --effect is then the MAS − single difference in recall, default "
-            f"{_of('diagnosis', 'effect')}) or answers (seed 001's: MAS and single agent answering the same "
-            f"benchmark items; --effect default {_of('answers', 'effect')})."
+            help="decision (the crisis-MAS evaluation methodology's tables), diagnosis (the LDDx v6 metrics "
+            "guide's: differentials, transcripts, ground truth; --effect is then the MAS − single difference in "
+            f"recall, default {_of('diagnosis', 'effect')}) or answers (the MedAISure metrics overview's: MAS "
+            f"and single agent answering the same benchmark items; --effect default {_of('answers', 'effect')})."
         ),
     ] = "decision",
     shards: ShardsOpt = None,
