@@ -369,15 +369,26 @@ def test_combined_score_cli_prints_and_writes_the_hand_computed_scores(
 
 
 @needs_medaisure
-def test_ingest_medaisure_writes_each_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_benchmark_report_writes_each_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for suffix in (".json", ".md", ".html"):
         out = tmp_path / f"report{suffix}"
-        assert run_cli("ingest", "--format", "medaisure", FIXTURE, "--out", out) == 0
+        assert run_cli("benchmark-report", FIXTURE, "--out", out) == 0
         printed = capsys.readouterr().out
-        assert "ingested MedAISure's report of sshleifer/tiny-gpt2 (2 task(s), 2 detailed result(s))" in printed
+        assert "wrote the benchmark report of sshleifer/tiny-gpt2 (2 task(s), 2 detailed result(s))" in printed
         assert "2 placeholder result(s) kept and flagged" in printed
         assert out.is_file()
     assert BenchmarkReport.read(tmp_path / "report.json") == read_medaisure_report(FIXTURE)
+
+
+def test_ingest_of_a_medaisure_report_points_to_benchmark_report(tmp_path: Path) -> None:
+    # A MedAISure report is a model's scores per task, not runs: `ingest` wrote it as a report, never a Dataset.
+    source = _report_file(tmp_path)
+    done = run_cli_process("ingest", "--format", "medaisure", source, "--out", tmp_path / "r.json")
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: ingest: a MedAISure report (--format medaisure)") and "makes no Dataset" in line
+    assert line.endswith("mas-eval benchmark-report REPORT --out OUT")
+    assert not (tmp_path / "r.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -412,21 +423,20 @@ def test_combined_score_cli_refuses_bad_input_in_one_line(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["{fixture}", "{fixture}", "--out", "{tmp}/r.json"], "reads one report file, not 2"),
+        (["{fixture}", "{fixture}", "--out", "{tmp}/r.json"], "Got unexpected extra argument"),
         (["{fixture}", "--out", "{tmp}/r"], "a benchmark report is written as .json, .md, .html"),
-        (["{fixture}", "--out", "{tmp}/r.json", "--skip-invalid"], "--skip-invalid does not apply"),
-        (["{fixture}", "--out", "{tmp}/r.json", "--rejects", "{tmp}/x"], "--rejects applies to --format jsonl only"),
+        (["{fixture}", "--out", "{fixture}"], "the output is the input"),
         (["{tmp}/missing.json", "--out", "{tmp}/r.json"], "missing.json: no such file"),
         (["{tmp}/bad.json", "--out", "{tmp}/r.json"], "bad.json:1: not valid JSON"),
     ],
 )
-def test_ingest_medaisure_refuses_bad_input_in_one_line(
+def test_benchmark_report_refuses_bad_input_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     (tmp_path / "bad.json").write_text("{")
     fixture = _report_file(tmp_path)
     argv = [a.format(tmp=tmp_path, fixture=fixture) for a in args]
-    assert run_cli("ingest", "--format", "medaisure", *argv) == 2
+    assert run_cli("benchmark-report", *argv) == 2
     err = capsys.readouterr().err
     assert message in " ".join(err.split()) and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1

@@ -313,7 +313,7 @@ def test_ingest_writes_shards(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         assert run_cli("ingest", records, "--out", tmp_path / "bad", "--shards", bad) == 2
         assert "error: ingest: shards=" in one_error_line(capsys)
     assert run_cli("ingest", records, "--format", "medaisure", "--out", tmp_path / "r.json", "--shards", 2) == 2
-    assert "--shards does not apply to --format medaisure" in one_error_line(capsys)
+    assert "makes no Dataset; write it as .json, .md or .html with: mas-eval benchmark-report" in one_error_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "plain", "runs.jsonl"]
 
 

@@ -1,12 +1,16 @@
-"""The demo `make demo` runs: the main job on the bundled sample, printed and written out."""
+"""``mas-eval demo``, what `make demo` runs: the main job on the bundled sample, printed and written out."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import polars as pl
+import typer
 from rich.console import Console
 
+from mas_eval.cli.common import defaults_of
+from mas_eval.cli.terminal import console as terminal
 from mas_eval.cli.terminal import print_comparisons, print_frame, print_system_means
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.report.answer_quality import OVERALL, answer_comparisons, answer_means, combined_scores
@@ -18,7 +22,7 @@ from mas_eval.scoring import score
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import atomic_directory
 
-__all__ = ["REPORTS", "answers_table", "headline", "run_demo"]
+__all__ = ["REPORTS", "answers_table", "demo", "headline", "run_demo"]
 
 #: The report formats the demo writes, as ``report<suffix>``.
 REPORTS = (".html", ".md", ".json", ".tex")
@@ -42,7 +46,7 @@ def answers_table(items: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def run_demo(data: Path, out: Path, *, console: Console) -> Path:
+def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, console: Console) -> Path:
     """Validate and score ``data/sample``, compare, draw, report; ingest ``data/sample.jsonl``.
 
     Outputs in ``out`` (replacing an earlier demo as a whole): ``report.html`` (one
@@ -63,19 +67,19 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         print_frame(ds.summary(), title="rows per table; the runs, systems, cases, tasks they cover", out=console)
         console.print(_systems(ds))
 
-        console.rule("[bold]Scores (preset 'spec')[/] decision metrics (seed 004) of the decision runs")
+        console.rule("[bold]Decision metrics[/] of the crisis-MAS evaluation methodology, preset 'spec'")
         scores = score(ds)
         scores.write(staging / "scores")
         print_system_means(
             headline(scores.runs), title="mean per system (gt_match: share of runs matching ground truth)", out=console
         )
 
-        console.rule("[bold]Differential diagnosis (seed 000)[/] the diagnostic runs' labels")
+        console.rule("[bold]Differential diagnosis[/] the LDDx v6 metrics guide's labels per system")
         counts = label_counts_per_system(scores.runs)
         if counts is not None:
             print_frame(counts, title="TP/FP/FN/CAA/AE/TM-SM summed over each system's diagnostic runs", out=console)
 
-        console.rule("[bold]Answer quality (seed 001)[/] the answer runs' items, MAS vs single")
+        console.rule("[bold]Answer quality[/] the MedAISure metrics overview's scores, MAS vs single")
         if "items" in scores:
             title = "clinical accuracy, reasoning quality and combined score: means over n answers"
             print_frame(answers_table(scores.items), title=title, out=console)
@@ -126,6 +130,18 @@ def run_demo(data: Path, out: Path, *, console: Console) -> Path:
         print_frame(Dataset.open(staging / "ingested").summary(), title=f"{result.runs} runs ingested", out=console)
     console.print(f"\n[green]demo outputs written to {out}/[/]; open the report: [bold]{out / 'report.html'}[/]")
     return out
+
+
+#: The defaults of :func:`run_demo`'s parameters.
+_DEMO = defaults_of(run_demo)
+
+
+def demo(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the demo's outputs.")] = _DEMO["out"],
+    data: Annotated[Path, typer.Option(help="Folder holding the bundled sample.")] = _DEMO["data"],
+) -> None:
+    """Run the main job on the bundled sample (what `make demo` runs); replaces OUT."""
+    run_demo(data, out, console=terminal)
 
 
 def _systems(ds: Dataset) -> str:

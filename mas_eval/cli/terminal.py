@@ -21,9 +21,11 @@ if TYPE_CHECKING:  # the rest of rich loads with the first table or progress dis
     import polars as pl
     from rich.live import Live
     from rich.progress import Progress
+    from rich.spinner import Spinner
     from rich.table import Table
 
 __all__ = [
+    "Steps",
     "console",
     "err_console",
     "print_comparisons",
@@ -61,12 +63,13 @@ def progress(*, bytes_done: bool = False) -> Progress:
     )
 
 
-class _Steps:
+class Steps:
     """The steps of a long command, each printed with its duration once done (see :func:`steps`)."""
 
     def __init__(self, live: Live | None) -> None:
         self._live = live
         self._name: str | None = None
+        self._spinner: Spinner | None = None
         self._started = 0.0
         self._first = time.perf_counter()
 
@@ -77,7 +80,20 @@ class _Steps:
         if self._live is not None:
             from rich.spinner import Spinner
 
-            self._live.update(Spinner("dots", text=f"{name} ..."))
+            self._spinner = Spinner("dots", text=f"{name} ...")
+            self._live.update(self._spinner)
+
+    def count(self, name: str, done: int, total: int) -> None:
+        """Show step ``name`` (started if it is not the current one) with a bar: ``done`` of ``total``."""
+        if name != self._name:
+            self.start(name)
+        if self._live is not None:
+            from rich.progress_bar import ProgressBar
+            from rich.table import Table
+
+            row = Table.grid(padding=(0, 1))
+            row.add_row(self._spinner, ProgressBar(total=total, completed=done, width=40), f"{done:,}/{total:,}")
+            self._live.update(row)
 
     def finish(self) -> None:
         if self._name is not None and self._live is not None:
@@ -90,17 +106,17 @@ class _Steps:
 
 
 @contextlib.contextmanager
-def steps() -> Iterator[_Steps]:
+def steps() -> Iterator[Steps]:
     """A display of a command's steps on stderr: the current one with a spinner, each finished
     one on its own line with its duration. Shown only when stderr is a terminal (a log file gets
     none of it)."""
     if not err_console.is_terminal:
-        yield _Steps(None)
+        yield Steps(None)
         return
     from rich.live import Live
 
     with Live(console=err_console, transient=True, refresh_per_second=8) as live:
-        shown = _Steps(live)
+        shown = Steps(live)
         try:
             yield shown
         finally:

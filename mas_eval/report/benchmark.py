@@ -4,8 +4,8 @@
 task_scores, detailed_results, metadata``, as MedAISure's ``bench/models/benchmark_report.py``
 writes them, so that each reads the other's JSON. It comes
 
-* from MedAISure's own report file (:func:`read_medaisure_report`, ``mas-eval ingest --format
-  medaisure``), its placeholder results kept and flagged (:attr:`DetailedResult.placeholder`):
+* from MedAISure's own report file (:func:`read_medaisure_report`, ``mas-eval
+  benchmark-report``), its placeholder results kept and flagged (:attr:`DetailedResult.placeholder`):
   MedAISure stands a 0.0 in for every metric of a task whose evaluation failed;
 * or from a per-item score table (:meth:`BenchmarkReport.from_items`: per-task means, the
   overall mean across tasks).

@@ -19,7 +19,7 @@ from typing import Any, overload
 from mas_eval.errors import InvalidParameterError
 from mas_eval.scoring.run import score_by_shard, score_in_memory
 from mas_eval.scoring.scores import Scores
-from mas_eval.scoring.shards import check_workers, score_shards
+from mas_eval.scoring.shards import ShardsScored, check_workers, score_shards
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import check_compression, check_target
 from mas_eval.storage.scores_folder import COMPRESSION
@@ -89,8 +89,11 @@ def score(
         e.g. ``"crisis-mas-poc"`` (:mod:`mas_eval.presets`).
     progress : callable, optional
         Called with the name of each step as it starts: ``"encoding keys"``, then
-        ``"family <name>"`` for each family that runs, then ``"assembling tables"``; meant
-        for a progress display (the CLI shows each step with its elapsed time).
+        ``"family <name>"`` for each family that runs, then ``"assembling tables"`` (and
+        ``"write"`` with ``out``); meant for a progress display (the CLI shows each step with
+        its elapsed time). A Dataset scored shard by shard (see ``out``) reports instead,
+        before the first shard and after each, a :class:`~mas_eval.scoring.shards.ShardsScored`
+        step, ``"scored 3 of 10 shards"``, whose ``done`` and ``total`` feed a progress bar.
     out : str or Path, optional
         Write the Scores folder here instead of returning the tables, and return its path. A
         sharded Dataset (``write(shards=N)``) is then scored shard by shard, each shard's tables
@@ -148,6 +151,8 @@ def score(
     workers = check_workers(workers)
     if out is not None:
         if ds.shards > 1 or workers != 1 or engine != "processes":
+            if progress is not None:
+                progress(ShardsScored(0, ds.shards))
             return score_shards(
                 ds,
                 out,
@@ -157,6 +162,7 @@ def score(
                 client=client,
                 scheduler=scheduler,
                 overwrite=overwrite,
+                progress=None if progress is None else _counting(progress),
                 compression=COMPRESSION if compression is None else compression,
                 **overrides,
             )
@@ -164,6 +170,8 @@ def score(
         inputs = [ds.source] if ds.source is not None else []
         check_target(out, overwrite=overwrite, inputs=inputs)  # before the work, not after it
         scores = score(ds, preset, progress=progress, **overrides)
+        if progress is not None:
+            progress("write")
         return scores.write(out, overwrite=overwrite, compression=chosen)
     if workers != 1 or engine != "processes" or client is not None or scheduler is not None or compression is not None:
         msg = (
@@ -174,3 +182,12 @@ def score(
     if ds.shards > 1:
         return score_by_shard(ds, preset, progress, overrides)
     return score_in_memory(ds, preset, progress, overrides)
+
+
+def _counting(progress: Callable[[str], object]) -> Callable[[int, int], None]:
+    """``score_shards``' ``progress(done, total)`` as a step of ``score``'s ``progress``."""
+
+    def counted(done: int, total: int) -> None:
+        progress(ShardsScored(done, total))
+
+    return counted

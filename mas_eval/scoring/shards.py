@@ -41,6 +41,7 @@ __all__ = [
     "ENGINES",
     "MAX_WORKERS",
     "Engine",
+    "ShardsScored",
     "check_workers",
     "score_shards",
 ]
@@ -50,6 +51,25 @@ MAX_WORKERS = 256
 #: Where shards are scored: here or in local processes, or on a Dask distributed cluster.
 Engine = Literal["processes", "dask"]
 ENGINES: tuple[str, ...] = get_args(Engine)
+
+
+class ShardsScored(str):
+    """The step :func:`mas_eval.score` reports while it scores shards: a step name, ``"scored 3 of
+    10 shards"``, that carries its counts for a progress bar (``done``, ``total``).
+
+    >>> step = ShardsScored(3, 10)
+    >>> step, step.done, step.total
+    ('scored 3 of 10 shards', 3, 10)
+    """
+
+    __slots__ = ("done", "total")
+    done: int
+    total: int
+
+    def __new__(cls, done: int, total: int) -> ShardsScored:
+        step = super().__new__(cls, f"scored {done:,} of {total:,} shards")
+        step.done, step.total = done, total
+        return step
 
 
 def _score_one(

@@ -1,0 +1,107 @@
+"""The ``mas-eval`` typer app: its commands in the order the help lists them, and :func:`main`.
+
+Every command is a thin shell over a Python function, in the module of its group
+(:mod:`~mas_eval.cli.simulate`, :mod:`~mas_eval.cli.ingest`, :mod:`~mas_eval.cli.benchmark`,
+:mod:`~mas_eval.cli.score`, :mod:`~mas_eval.cli.compare`, :mod:`~mas_eval.cli.dataset`,
+:mod:`~mas_eval.cli.demo`): it checks its arguments before any work (an output path that
+exists, lies inside an input or cannot be written; a bad parameter value), calls the function,
+prints. :func:`main` turns an error about the user's input — a
+:class:`~mas_eval.errors.MasEvalError` or an ``OSError`` — and a usage error of the command line
+into one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from mas_eval._version import __version__
+from mas_eval.cli import benchmark, compare, dataset, demo, ingest, score, simulate
+from mas_eval.cli.common import Command, Group, set_epilog
+from mas_eval.cli.terminal import console, err_console
+from mas_eval.errors import MasEvalError, command_line
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    cls=Group,
+    name="mas-eval",
+    help="Score logged runs of multi-agent LLM systems against single-agent baselines.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"mas-eval {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", callback=_version, is_eager=True, metavar=""),
+    ] = False,
+) -> None:
+    """Score logged runs of multi-agent LLM systems against single-agent baselines."""
+
+
+app.command(cls=Command)(simulate.simulate)
+app.command(cls=Command)(ingest.ingest)
+app.command(cls=Command, name="benchmark-report")(benchmark.benchmark_report)
+app.command(cls=Command, name="combined-score")(benchmark.combined_score)
+app.command(cls=Command, epilog=set_epilog())(score.score)
+app.command(cls=Command)(compare.compare)
+app.command(cls=Command)(compare.report)
+app.command(cls=Command, epilog=set_epilog())(score.reproduce)
+app.command(cls=Command)(dataset.validate)
+app.command(cls=Command)(dataset.reshard)
+app.command(cls=Command)(dataset.summary)
+app.command(cls=Command)(demo.demo)
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error as the single line the user sees."""
+    if isinstance(exc, OSError) and not isinstance(exc, MasEvalError):
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return f"{where}{exc.strerror or exc}"
+    return " ".join(str(exc).split())
+
+
+def _usage_line(exc: typer.TyperException) -> str:
+    """A usage error of the command line itself (a missing argument, an unknown option) as one line."""
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "mas-eval"
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    return f"{where}: {' '.join(message.split()).rstrip('.')}; see `{where} --help`"
+
+
+def _fail(line: str, code: int) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    sys.exit(code)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``mas-eval`` console script."""
+    try:
+        with command_line():
+            # Not standalone: the command line's own usage errors come here too, to be one line.
+            code = app(args=list(argv) if argv is not None else None, prog_name="mas-eval", standalone_mode=False)
+    except (MasEvalError, OSError) as exc:
+        _fail(_one_line(exc), 2)
+    except typer.Abort:
+        _fail("aborted", 1)
+    except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed already, as typer does it
+            sys.exit(2)
+        _fail(_usage_line(exc), getattr(exc, "exit_code", 2))
+    else:
+        # Exit as a standalone click program does, success included (callers of main() rely on it).
+        sys.exit(code if isinstance(code, int) else 0)

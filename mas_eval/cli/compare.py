@@ -1,0 +1,177 @@
+"""``mas-eval compare`` and ``report``: what a Scores folder says about the MAS against its baseline.
+
+``compare`` calls :func:`mas_eval.stats.compare` on the runs table and prints the table;
+``report`` calls :func:`mas_eval.report.build` and writes the report. Their options take the
+functions' defaults; ``compare``'s are read from its source (:func:`~mas_eval.cli.common.source_defaults`),
+as importing the statistics layer loads SciPy, which ``mas-eval --help`` should not wait for.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from mas_eval.cli.common import OverwriteOpt, choices, defaults_of, flag, source_defaults
+from mas_eval.cli.terminal import console, print_comparisons, steps
+from mas_eval.metrics.family import compared_columns
+from mas_eval.report.content import build
+from mas_eval.report.document import Report
+from mas_eval.stats.options import BootCI, Correction, Method, Test
+from mas_eval.stats.report import write_comparisons
+from mas_eval.storage.outputs import check_target
+
+__all__ = ["compare", "report"]
+
+#: The defaults of :func:`mas_eval.stats.compare`'s parameters.
+_COMPARE = source_defaults("mas_eval.stats.comparison", "compare")
+_WRITE_COMPARISONS = defaults_of(write_comparisons)
+#: The defaults of :func:`mas_eval.report.build`'s and :meth:`~mas_eval.report.Report.write`'s parameters.
+_BUILD = defaults_of(build)
+_WRITE_REPORT = defaults_of(Report.write)
+
+
+def compare(
+    scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics",
+            "-m",
+            help="Comma-separated run metrics, e.g. dqs,decision_confidence (default: those the metric families "
+            "compare, as a report does, among the scores' columns).",
+        ),
+    ] = None,
+    by: Annotated[str | None, typer.Option(help="Comma-separated grouping columns, e.g. task.")] = _COMPARE["by"],
+    pair_on: Annotated[
+        str | None, typer.Option("--pair-on", help="Case column both systems ran (paired tests), e.g. case_id.")
+    ] = _COMPARE["pair_on"],
+    cluster: Annotated[
+        str | None,
+        typer.Option(help="Cluster column: cluster-robust standard errors."),
+    ] = _COMPARE["cluster"],
+    test: Annotated[
+        str, typer.Option(help=f"One of {choices(Test)} (auto: paired with --pair-on, else welch).")
+    ] = _COMPARE["test"],
+    correction: Annotated[
+        str,
+        typer.Option(help=f"Across all rows: one of {choices(Correction)}."),
+    ] = _COMPARE["correction"],
+    treatment: Annotated[
+        str,
+        typer.Option(help="Treatment system (difference = treatment - control)."),
+    ] = _COMPARE["treatment"],
+    control: Annotated[str, typer.Option(help="Control system.")] = _COMPARE["control"],
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = _COMPARE["alpha"],
+    confidence: Annotated[float, typer.Option(help="Confidence level of the CIs.")] = _COMPARE["confidence"],
+    n_boot: Annotated[
+        int,
+        typer.Option("--n-boot", help="Bootstrap resamples for the CI (0: t-based CI)."),
+    ] = _COMPARE["n_boot"],
+    seed: Annotated[int | None, typer.Option(help="Seed of the bootstrap.")] = _COMPARE["seed"],
+    boot_ci: Annotated[
+        str, typer.Option("--boot-ci", help=f"Bootstrap interval: one of {choices(BootCI)}.")
+    ] = _COMPARE["boot_ci"],
+    method: Annotated[
+        str, typer.Option(help=f"One of {choices(Method)} (mixed: a random intercept per --pair-on case).")
+    ] = _COMPARE["method"],
+    allow_mixed_methods: Annotated[
+        bool, flag("--allow-mixed-methods", help="Compare dqs across dqs_method values, with a warning.")
+    ] = _COMPARE["allow_mixed_methods"],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the full table (.parquet, .csv or .json).")
+    ] = None,
+    overwrite: OverwriteOpt = _WRITE_COMPARISONS["overwrite"],
+) -> None:
+    """Compare treatment vs control per group and metric: test, CI, effect size, adjusted p."""
+    from mas_eval.scoring.scores import Scores
+    from mas_eval.stats import compare as compare_runs
+    from mas_eval.stats.report import check_comparisons_path
+    from mas_eval.storage.inputs import reading
+
+    if out is not None:  # before the work, not after it
+        check_comparisons_path(out)
+        check_target(out, overwrite=overwrite, inputs=[scores])
+    # Only the runs table, lazily: the comparison reads just the columns it needs.
+    runs = Scores.scan(scores, "runs")
+    if metrics is None:
+        have = runs.collect_schema()
+        chosen: str | list[str] = [name for name in compared_columns() if name in have] or compared_columns()
+    else:
+        chosen = metrics
+    with reading(Scores.table_files(scores, "runs")):
+        table = compare_runs(
+            runs,
+            chosen,
+            treatment=treatment,
+            control=control,
+            by=by.split(",") if by else None,
+            pair_on=pair_on,
+            cluster=cluster,
+            test=test,  # type: ignore[arg-type]
+            correction=correction,  # type: ignore[arg-type]
+            alpha=alpha,
+            confidence=confidence,
+            n_boot=n_boot,
+            seed=seed,
+            method=method,  # type: ignore[arg-type]
+            allow_mixed_methods=allow_mixed_methods,
+            boot_ci=boot_ci,  # type: ignore[arg-type]
+        )
+    title = f"{treatment} - {control}: {table.height} comparisons, p adjusted by {correction} (* p_adj <= {alpha:g})"
+    print_comparisons(table, title=title, confidence=confidence)
+    if out is not None:
+        write_comparisons(table, out, overwrite=overwrite)
+        console.print(f"wrote {table.height} comparisons to {out}")
+
+
+def report(
+    scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The report: .html (one page), .md (figures beside it), .json or .tex.")
+    ],
+    comparisons: Annotated[
+        Path | None,
+        typer.Option(help="A table written by `mas-eval compare --out` (default: by task, paired on case, Holm)."),
+    ] = _BUILD["comparisons"],
+    dataset: Annotated[
+        Path | None, typer.Option(help="The scored Dataset: its summary and files' hashes go in the report.")
+    ] = _BUILD["dataset"],
+    title: Annotated[str, typer.Option(help="The report's title.")] = _BUILD["title"],
+    treatment: Annotated[
+        str,
+        typer.Option(help="Treatment system (difference = treatment - control)."),
+    ] = _BUILD["treatment"],
+    control: Annotated[str, typer.Option(help="Control system.")] = _BUILD["control"],
+    overwrite: OverwriteOpt = _WRITE_REPORT["overwrite"],
+) -> None:
+    """Write the MAS-vs-baseline report: tables, figures, calibration, cost, provenance."""
+    import shlex
+
+    from mas_eval.report.document import check_report_path
+    from mas_eval.stats.report import read_comparisons
+
+    inputs = [p for p in (scores, comparisons, dataset) if p is not None]
+    check_report_path(out)  # before the work, not after it
+    check_target(out, overwrite=overwrite, inputs=inputs)
+    table = read_comparisons(comparisons) if comparisons is not None else None
+    with steps() as shown:
+        shown.start("building the report (figures, statistics)")
+        document = build(
+            scores,
+            table,
+            title=title,
+            dataset=dataset,
+            treatment=treatment,
+            control=control,
+            command=shlex.join(["mas-eval", *sys.argv[1:]]),
+        )
+        shown.start(f"writing {out.suffix.lstrip('.').upper()}")
+        document.write(out, overwrite=overwrite, inputs=inputs)
+    omitted = [f"{s.key} ({s.omitted})" for s in document.sections if s.omitted]
+    for line in omitted:
+        console.print(f"[dim]omitted: {escape(line)}[/]", highlight=False)
+    console.print(f"wrote the report to {escape(str(out))}", highlight=False)

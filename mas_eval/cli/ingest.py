@@ -1,0 +1,129 @@
+"""``mas-eval ingest``: logged runs into a Dataset, from canonical JSONL records or Local-DDx results.
+
+``--format jsonl`` runs :func:`~mas_eval.ingest.ingest_jsonl`, ``--format lddx``
+:func:`~mas_eval.ingest.ingest_lddx`; the options take their defaults. A MedAISure report holds
+a model's benchmark scores, not runs, so it makes no Dataset: ``mas-eval benchmark-report``
+reads it (:mod:`mas_eval.cli.benchmark`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of, flag
+from mas_eval.cli.terminal import console, progress
+from mas_eval.errors import InvalidParameterError
+from mas_eval.ingest.jsonl import ingest_jsonl
+
+__all__ = ["INGEST_FORMATS", "ingest"]
+
+#: The formats `mas-eval ingest --format` reads.
+INGEST_FORMATS = ("jsonl", "lddx")
+#: Warnings of an lddx ingest printed at most (all are in the Python result's ``warnings``).
+_WARNINGS_SHOWN = 20
+#: The defaults of ``ingest_jsonl``'s parameters.
+_INGEST = defaults_of(ingest_jsonl)
+#: ``--chunk-mb``'s default: ``ingest_jsonl``'s ``chunk_bytes``, in MiB.
+_CHUNK_MB = _INGEST["chunk_bytes"] / 2**20
+
+
+def ingest(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
+            "ddx_results_*.json files or folders holding them."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Input format: jsonl (canonical run records) or lddx (Local-DDx result files). A MedAISure "
+            "report is not runs: `mas-eval benchmark-report` reads it.",
+        ),
+    ] = "jsonl",
+    skip_invalid: Annotated[
+        bool,
+        flag(
+            "--skip-invalid",
+            help="Set malformed lines aside in the rejects file (lddx: skip the files that cannot be read) "
+            "instead of failing.",
+        ),
+    ] = _INGEST["skip_invalid"],
+    rejects: Annotated[
+        Path | None, typer.Option(help="Where skipped lines go (default: OUT.rejects.jsonl).")
+    ] = _INGEST["rejects"],
+    chunk_mb: Annotated[
+        float,
+        typer.Option(
+            "--chunk-mb",
+            help="MiB of JSONL decoded at a time; bounds memory (peak about 0.1 GB + 12-30x this, whatever the "
+            "input's size).",
+        ),
+    ] = _CHUNK_MB,
+    shards: ShardsOpt = _INGEST["shards"],
+    overwrite: OverwriteOpt = _INGEST["overwrite"],
+) -> None:
+    """Flatten canonical JSONL run records (see run_record.schema.json), or Local-DDx results, into a Dataset."""
+    from mas_eval.storage.sharding import check_shards
+
+    if format_ == "medaisure":
+        msg = (
+            "ingest: a MedAISure report (--format medaisure) holds a model's benchmark scores, not runs, and makes "
+            "no Dataset; write it as .json, .md or .html with: mas-eval benchmark-report REPORT --out OUT"
+        )
+        raise InvalidParameterError(msg)
+    if format_ not in INGEST_FORMATS:
+        msg = f"ingest: --format {format_} is invalid; --format must be one of {', '.join(INGEST_FORMATS)}"
+        raise InvalidParameterError(msg)
+    check_shards(shards, where="ingest")
+    if format_ == "lddx":
+        given = "--rejects" if rejects is not None else "--chunk-mb" if chunk_mb != _CHUNK_MB else None
+        if given is not None:
+            msg = f"ingest: {given} applies to --format jsonl only (Local-DDx files are read whole); drop {given}"
+            raise InvalidParameterError(msg)
+        _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
+        return
+    if not chunk_mb > 0:
+        msg = f"ingest: --chunk-mb {chunk_mb:g} is invalid; --chunk-mb must be a positive number of MiB"
+        raise InvalidParameterError(msg)
+    chunk_bytes = max(1, round(chunk_mb * 2**20))
+    total = sum(f.stat().st_size for f in files if f.is_file())
+    with progress(bytes_done=True) as bar:
+        task = bar.add_task("ingesting", total=total or None)
+        result = ingest_jsonl(
+            files,
+            out,
+            overwrite=overwrite,
+            skip_invalid=skip_invalid,
+            rejects=rejects,
+            chunk_bytes=chunk_bytes,
+            progress=lambda done: bar.update(task, completed=done),
+            shards=shards,
+        )
+    console.print(f"ingested {result.runs:,} runs into {result.out}")
+    if result.rejected:
+        console.print(f"[yellow]skipped {result.rejected:,} malformed line(s); see {result.rejects}[/]")
+
+
+def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid: bool, shards: int | None) -> None:
+    """``mas-eval ingest --format lddx``: the files read, the rows per table, the files skipped and the warnings."""
+    from mas_eval.ingest import ingest_lddx
+
+    result = ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
+    rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
+    line = f"ingested {result.runs:,} runs from {len(result.files):,} Local-DDx file(s) into {result.out}: {rows}"
+    console.print(escape(line), highlight=False, soft_wrap=True)
+    for file, reason in result.skipped:
+        console.print(f"[yellow]skipped {escape(str(file))}: {escape(reason)}[/]", highlight=False, soft_wrap=True)
+    for warning in result.warnings[:_WARNINGS_SHOWN]:
+        console.print(f"[yellow]warning: {escape(warning)}[/]", highlight=False, soft_wrap=True)
+    if len(result.warnings) > _WARNINGS_SHOWN:
+        more = len(result.warnings) - _WARNINGS_SHOWN
+        console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lddx(...).warnings lists them all)[/]")

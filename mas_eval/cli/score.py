@@ -1,0 +1,225 @@
+"""``mas-eval score`` and ``reproduce``: a Dataset's runs scored with a preset's parameters.
+
+``score`` calls :func:`mas_eval.score` with ``out``, which chooses how to score (in memory, or
+shard by shard over processes or a Dask cluster) and writes the Scores folder; ``reproduce``
+calls :func:`~mas_eval.scoring.reproduction.reproduce`. Both take ``--preset`` and ``--set``,
+and their options take the functions' defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+from rich.markup import escape
+
+from mas_eval.cli.common import DatasetArg, OverwriteOpt, defaults_of, flag
+from mas_eval.cli.terminal import Steps, console, print_frame, steps
+from mas_eval.errors import InvalidParameterError
+from mas_eval.metrics.family import parse_override, resolve_params
+from mas_eval.presets import PRESETS
+from mas_eval.scoring.pipeline import score as score_dataset
+from mas_eval.scoring.reproduction import Reproduction
+from mas_eval.scoring.reproduction import reproduce as reproduce_dataset
+from mas_eval.scoring.scores import Scores
+from mas_eval.scoring.shards import ShardsScored
+from mas_eval.storage.outputs import check_target
+
+__all__ = ["reproduce", "score"]
+
+#: The defaults of the functions the commands call.
+_SCORE = defaults_of(score_dataset)
+_REPRODUCE = defaults_of(reproduce_dataset)
+_WRITE_REPRODUCTION = defaults_of(Reproduction.write)
+
+
+def _overrides(items: list[str] | None) -> dict[str, object]:
+    """``--set key=value`` options as parameter overrides."""
+    return dict(parse_override(item) for item in items or [])
+
+
+def score(
+    dataset: DatasetArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Scores folder to write.")],
+    preset: Annotated[str, typer.Option(help=f"Parameter preset: {', '.join(PRESETS)}.")] = _SCORE["preset"],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a parameter, key=value (repeatable), e.g. --set gt_boost=none."),
+    ] = None,
+    pairwise: Annotated[
+        bool, flag("--pairwise", help="Also write pairwise agent similarities (--set pairwise=true).")
+    ] = False,
+    skip_validation: Annotated[
+        bool,
+        flag(
+            "--skip-validation",
+            help="Skip the full validation (scoring still refuses data that break the rules its formulas rely on).",
+        ),
+    ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="Score the shards of a sharded Dataset in this many processes "
+            "(each with POLARS_MAX_THREADS = cores / workers).",
+            min=1,
+        ),
+    ] = _SCORE["workers"],
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="Where a sharded Dataset's shards are scored: processes (here, or --workers local processes) "
+            "or dask (a Dask distributed cluster; needs mas_eval[distributed]).",
+        ),
+    ] = _SCORE["engine"],
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="With --engine dask: the address of a running scheduler (tcp://host:8786); "
+            "default: a local cluster of --workers processes on 127.0.0.1.",
+        ),
+    ] = _SCORE["scheduler"],
+    compression: Annotated[
+        str | None,
+        typer.Option(
+            help="Parquet compression of the Scores files: uncompressed, lz4, snappy, zstd, gzip or brotli "
+            "(default: zstd for one file per table, none for a sharded Dataset's shards).",
+        ),
+    ] = _SCORE["compression"],
+    overwrite: OverwriteOpt = _SCORE["overwrite"],
+) -> None:
+    """Score every run with every metric family whose tables the Dataset has.
+
+    A sharded Dataset (written with --shards) is scored shard by shard, each shard's tables
+    written as it finishes, so memory is set by a shard; the Scores folder is sharded alike.
+    """
+    from mas_eval.scoring.shards import ENGINES
+    from mas_eval.storage.dataset import Dataset
+    from mas_eval.storage.outputs import COMPRESSIONS
+
+    overrides = _overrides(set_)
+    if pairwise:
+        overrides["pairwise"] = True
+    resolve_params(preset, overrides)  # a bad preset or value fails now, not after validation
+    check_target(out, overwrite=overwrite, inputs=[dataset])
+    if compression is not None and compression not in COMPRESSIONS:
+        msg = f"score: --compression {compression} is invalid; it must be one of {', '.join(COMPRESSIONS)}"
+        raise InvalidParameterError(msg)
+    if engine not in ENGINES:
+        msg = f"score: --engine {engine} is invalid; it must be one of {', '.join(ENGINES)}"
+        raise InvalidParameterError(msg)
+    if scheduler is not None and engine != "dask":
+        msg = "score: --scheduler is an option of --engine dask; pass --engine dask or drop it"
+        raise InvalidParameterError(msg)
+    ds = Dataset.open(dataset)
+    if workers > 1 and ds.shards == 1 and engine != "dask":
+        msg = (
+            f"score: --workers {workers} needs a sharded Dataset, and {dataset} has one file per table; "
+            f"write one with: mas-eval reshard {dataset} --shards N --out NEW"
+        )
+        raise InvalidParameterError(msg)
+    with steps() as shown:
+        if not skip_validation:
+            shown.start("validate")
+            ds.validate()
+        score_dataset(
+            ds,
+            preset,
+            out=out,
+            workers=workers,
+            engine=engine,
+            scheduler=scheduler,
+            overwrite=overwrite,
+            compression=compression,
+            progress=_shown_by(shown),
+            **overrides,
+        )
+        elapsed = shown.elapsed
+    manifest = Scores.manifest(out)
+    rows = manifest.get("rows") or {name: _rows(out, name) for name in manifest["tables"]}
+    tables = ", ".join(f"{name} ({count:,} rows)" for name, count in rows.items())
+    shards = manifest.get("shards")
+    layout = "" if shards is None else f" in {shards:,} shards ({workers} worker(s), {engine})"
+    console.print(
+        f"scored {rows.get('runs', 0):,} runs{layout} with preset {preset!r} in {elapsed:.1f} s into {out}: {tables}"
+    )
+    for name, reason in manifest["families"]["skipped"].items():
+        console.print(f"[yellow]skipped the {name} family: {reason}[/]")
+
+
+def _shown_by(shown: Steps) -> Callable[[str], None]:
+    """``score``'s progress shown by a :func:`~mas_eval.cli.terminal.steps` display: each step with its
+    duration, and the shards of a sharded Dataset with a bar."""
+
+    def step(name: str) -> None:
+        if isinstance(name, ShardsScored):
+            shown.count("scoring shards", name.done, name.total)
+        else:
+            shown.start(name)
+
+    return step
+
+
+def _rows(out: Path, name: str) -> int:
+    """The rows of table ``name`` of the Scores folder ``out``, from its files' metadata."""
+    return int(pl.scan_parquet(Scores.table_files(out, name)).select(pl.len()).collect().item())
+
+
+def _short(text: str) -> str:
+    """A number written as text with 6 significant digits; any other text as it is."""
+    try:
+        return f"{float(text):.6g}"
+    except ValueError:
+        return text
+
+
+def reproduce(
+    dataset: DatasetArg,
+    preset: Annotated[str, typer.Option(help=f"Parameter preset: {', '.join(PRESETS)}.")] = _REPRODUCE["preset"],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a parameter, key=value (repeatable), e.g. --set caa_mentions=2."),
+    ] = None,
+    tolerance: Annotated[
+        float, typer.Option(help="Largest difference for a score to count as reproduced.")
+    ] = _REPRODUCE["tolerance"],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Folder for summary.csv, disagreements.csv and reproduction.json."),
+    ] = None,
+    show: Annotated[int, typer.Option(help="Disagreements to print (all are written with --out).")] = 20,
+    overwrite: OverwriteOpt = _WRITE_REPRODUCTION["overwrite"],
+) -> None:
+    """Recompute what the reference system recorded (the Dataset's reported table) and say how often it agrees."""
+    from mas_eval.storage.dataset import Dataset
+
+    overrides = _overrides(set_)
+    resolve_params(preset, overrides)
+    if not (tolerance >= 0 and tolerance < float("inf")):
+        msg = f"--tolerance {tolerance!r} is invalid; it must be a finite number >= 0"
+        raise InvalidParameterError(msg)
+    if show < 0:
+        msg = f"--show {show} is invalid; it must be >= 0"
+        raise InvalidParameterError(msg)
+    if out is not None:
+        check_target(out, overwrite=overwrite, inputs=[dataset])
+    ds = Dataset.open(dataset)
+    with steps() as shown:
+        shown.start("validate")
+        ds.validate()
+        result = reproduce_dataset(ds, preset, tolerance=tolerance, progress=shown.start, **overrides)
+        if out is not None:
+            shown.start("write")
+            result.write(out, overwrite=overwrite, dataset=dataset)
+    summary = result.summary.select("metric", "basis", "reproduced", "items", "share")
+    print_frame(summary, title=f"recorded vs recomputed, preset {preset!r} (scores within {tolerance:g})")
+    if show and result.disagreements.height:
+        console.print(f"first {min(show, result.disagreements.height)} of {result.disagreements.height} disagreements:")
+        for row in result.disagreements.head(show).iter_rows(named=True):
+            item = f" · {row['item']}" if row["item"] is not None else ""
+            values = f"recorded {_short(row['recorded'])}, recomputed {_short(row['recomputed'])}"
+            console.print(f"  {escape(row['run_id'])} · {escape(row['metric'] + item)}: {escape(values)}")
+    if out is not None:
+        console.print(f"wrote the summary and {result.disagreements.height} disagreements to {out}")
