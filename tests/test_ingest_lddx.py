@@ -547,7 +547,7 @@ def test_cli_errors_are_one_line_and_skip_invalid_continues(tmp_path: Path, caps
     assert printed.startswith("ingested 1 runs from 1 Local-DDx file(s)")
     assert f"skipped {truncated}: is truncated" in printed
     assert run_cli("ingest", "--format", "xml", inputs, "--out", tmp_path / "x") == 2
-    assert "--format must be one of jsonl, lddx" in capsys.readouterr().err
+    assert "ingest: --format='xml' is invalid; --format must be one of 'jsonl', 'lddx'" in capsys.readouterr().err
     assert run_cli("ingest", "--format", "lddx", inputs, "--out", tmp_path / "x", "--rejects", tmp_path / "r") == 2
     assert "--rejects applies to --format jsonl only" in capsys.readouterr().err
     assert run_cli("ingest", "--format", "lddx", inputs, "--out", inputs / "ds") == 2

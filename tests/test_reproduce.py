@@ -101,10 +101,10 @@ def test_a_dataset_without_recorded_numbers_is_refused(tmp_path: Path, capsys: p
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--tolerance", "-1"], "--tolerance -1.0 is invalid"),
+        (["--tolerance", "-1"], "reproduce: --tolerance=-1.0 is invalid; --tolerance must be a number >= 0"),
         (["--preset", "nope"], "preset='nope' is invalid"),
         (["--set", "caa_mentions=0"], "caa_mentions=0 is invalid"),
-        (["--show", "-2"], "--show -2 is invalid"),
+        (["--show", "-2"], "reproduce: --show=-2 is invalid; --show must be an integer >= 0"),
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(

@@ -227,5 +227,5 @@ def test_dask_options_are_checked(sharded: Path, tmp_path: Path, capsys: pytest.
     assert run_cli("score", sharded, "--out", tmp_path / "a", "--scheduler", "tcp://127.0.0.1:1") == 2
     assert "--scheduler is an option of --engine dask" in capsys.readouterr().err
     assert run_cli("score", sharded, "--out", tmp_path / "a", "--engine", "spark") == 2
-    assert "--engine spark is invalid" in capsys.readouterr().err
+    assert "score: --engine='spark' is invalid; --engine must be one of 'processes', 'dask'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []

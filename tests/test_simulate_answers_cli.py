@@ -78,7 +78,7 @@ def test_defaults_and_the_number_of_tasks(tmp_path: Path) -> None:
     [
         (
             ["--kind", "answer"],
-            "error: --kind 'answer' is invalid; it must be one of 'decision', 'diagnosis', 'answers'",
+            "error: simulate: --kind='answer' is invalid; --kind must be one of 'decision', 'diagnosis', 'answers'",
         ),
         (
             ["--kind", "answers", "--runs", "1"],

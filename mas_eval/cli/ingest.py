@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of, flag
 from mas_eval.cli.terminal import console, progress
+from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest.jsonl import ingest_jsonl
 
@@ -79,9 +80,7 @@ def ingest(
             "no Dataset; write it as .json, .md or .html with: mas-eval benchmark-report REPORT --out OUT"
         )
         raise InvalidParameterError(msg)
-    if format_ not in INGEST_FORMATS:
-        msg = f"ingest: --format {format_} is invalid; --format must be one of {', '.join(INGEST_FORMATS)}"
-        raise InvalidParameterError(msg)
+    check_parameter("--format", format_, [Options(INGEST_FORMATS)], where="ingest")
     check_shards(shards, where="ingest")
     if format_ == "lddx":
         given = "--rejects" if rejects is not None else "--chunk-mb" if chunk_mb != _CHUNK_MB else None
@@ -90,9 +89,7 @@ def ingest(
             raise InvalidParameterError(msg)
         _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
         return
-    if not chunk_mb > 0:
-        msg = f"ingest: --chunk-mb {chunk_mb:g} is invalid; --chunk-mb must be a positive number of MiB"
-        raise InvalidParameterError(msg)
+    check_parameter("--chunk-mb", chunk_mb, [Interval(float, 0, closed="neither")], where="ingest")
     chunk_bytes = max(1, round(chunk_mb * 2**20))
     total = sum(f.stat().st_size for f in files if f.is_file())
     with progress(bytes_done=True) as bar:

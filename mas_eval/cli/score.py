@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from mas_eval.cli.common import DatasetArg, OverwriteOpt, defaults_of, flag
 from mas_eval.cli.terminal import Steps, console, print_frame, steps
+from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.family import parse_override, resolve_params
 from mas_eval.presets import PRESETS
@@ -104,12 +105,9 @@ def score(
         overrides["pairwise"] = True
     resolve_params(preset, overrides)  # a bad preset or value fails now, not after validation
     check_target(out, overwrite=overwrite, inputs=[dataset])
-    if compression is not None and compression not in COMPRESSIONS:
-        msg = f"score: --compression {compression} is invalid; it must be one of {', '.join(COMPRESSIONS)}"
-        raise InvalidParameterError(msg)
-    if engine not in ENGINES:
-        msg = f"score: --engine {engine} is invalid; it must be one of {', '.join(ENGINES)}"
-        raise InvalidParameterError(msg)
+    if compression is not None:
+        check_parameter("--compression", compression, [Options(COMPRESSIONS)], where="score")
+    check_parameter("--engine", engine, [Options(ENGINES)], where="score")
     if scheduler is not None and engine != "dask":
         msg = "score: --scheduler is an option of --engine dask; pass --engine dask or drop it"
         raise InvalidParameterError(msg)
@@ -197,12 +195,8 @@ def reproduce(
 
     overrides = _overrides(set_)
     resolve_params(preset, overrides)
-    if not (tolerance >= 0 and tolerance < float("inf")):
-        msg = f"--tolerance {tolerance!r} is invalid; it must be a finite number >= 0"
-        raise InvalidParameterError(msg)
-    if show < 0:
-        msg = f"--show {show} is invalid; it must be >= 0"
-        raise InvalidParameterError(msg)
+    check_parameter("--tolerance", tolerance, [Interval(float, 0)], where="reproduce")
+    check_parameter("--show", show, [Interval(int, 0)], where="reproduce")
     if out is not None:
         check_target(out, overwrite=overwrite, inputs=[dataset])
     ds = Dataset.open(dataset)

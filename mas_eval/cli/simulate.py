@@ -16,6 +16,7 @@ import typer
 
 from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of
 from mas_eval.cli.terminal import console, progress
+from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.simulation.answers import simulate_answers
 from mas_eval.simulation.decision import simulate as simulate_decision
@@ -85,9 +86,7 @@ def _answer_tasks(count: int | None, names: str | None) -> tuple[str, ...] | Non
         return tuple(name.strip() for name in names.split(","))
     if count is None:
         return None
-    if count < 1:
-        msg = f"simulate: tasks={count} is invalid; tasks must be an integer >= 1"
-        raise InvalidParameterError(msg)
+    check_parameter("tasks", count, [Interval(int, 1)], where="simulate")
     known = len(_ANSWER_TASKS)
     return (*_ANSWER_TASKS, *(f"task{i}" for i in range(known + 1, count + 1)))[:count]
 
@@ -173,9 +172,7 @@ def simulate(
     from mas_eval.storage.sharding import check_shards
 
     check_shards(shards, where="simulate")
-    if kind not in SIMULATE_KINDS:
-        msg = f"--kind {kind!r} is invalid; it must be one of {', '.join(map(repr, SIMULATE_KINDS))}"
-        raise InvalidParameterError(msg)
+    check_parameter("--kind", kind, [Options(SIMULATE_KINDS)], where="simulate")
     given = {"items": items, "entities": entities, "answer_chars": answer_chars, "task_names": task_names}
     misplaced = [f"--{name.replace('_', '-')}" for name in _ANSWER_OPTIONS if given[name] is not None]
     if kind != "answers" and misplaced:
