@@ -4,10 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BROWSER_STAMP := $(VENV)/.browser-installed
+# The versions the suite last passed with, as a pip constraints file: pip keeps installing,
+# uv only writes it (`make lock`). Pinned for CPython 3.11 on x86_64 Linux, the project's machines.
+LOCK := requirements/lock.txt
 # apt-get needs root: sudo when not root and sudo exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: test test-browser demo lint bench clean sample
+.PHONY: test test-browser lock demo lint bench clean sample
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +34,27 @@ test-browser: $(BROWSER_STAMP)
 	$(BIN)/mas-eval demo --out reports/demo
 	$(BIN)/python -m pytest -q tests_browser
 
+# Regenerates the lock with uv (pinned here, in a venv of its own: a tool, not a dependency).
+# uv keeps the lock's versions where pyproject.toml still allows them, so after a change to the
+# ranges only what must move moves; UPGRADE=1 takes the newest release of everything.
+UV_VERSION := 0.13.9
+UV_VENV := .venv-uv
+UV_COMPILE := uv pip compile pyproject.toml requirements/build.in --all-extras \
+	--python-version 3.11 --python-platform x86_64-unknown-linux-gnu --no-header --quiet
+define LOCK_HEADER
+# The versions `make test` and `make test-browser` install (pip -c and --build-constraint),
+# for CPython 3.11 on x86_64 Linux. Written by uv: do not edit. Regenerate with
+#   make lock            (keeps these versions where pyproject.toml still allows them)
+#   make lock UPGRADE=1  (the newest releases within pyproject.toml's ranges)
+# which runs: $(UV_COMPILE) [--upgrade] -o $(LOCK)
+endef
+export LOCK_HEADER
+lock:
+	test -x $(UV_VENV)/bin/uv && $(UV_VENV)/bin/uv --version | grep -qx "uv $(UV_VERSION).*" || \
+		{ $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/python -m pip install --quiet "uv==$(UV_VERSION)"; }
+	$(UV_VENV)/bin/$(UV_COMPILE) $(if $(UPGRADE),--upgrade) -o $(LOCK)
+	{ echo "$$LOCK_HEADER"; cat $(LOCK); } > $(LOCK).new && mv $(LOCK).new $(LOCK)
+
 demo: $(STAMP)
 	$(BIN)/mas-eval demo --out reports/demo
 
@@ -53,4 +77,4 @@ sample: $(STAMP)
 	$(BIN)/python -m mas_eval.sample data
 
 clean:
-	rm -rf $(VENV) reports/demo
+	rm -rf $(VENV) $(UV_VENV) reports/demo
