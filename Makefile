@@ -7,15 +7,23 @@ BROWSER_STAMP := $(VENV)/.browser-installed
 # The versions the suite last passed with, as a pip constraints file: pip keeps installing,
 # uv only writes it (`make lock`). Pinned for CPython 3.11 on x86_64 Linux, the project's machines.
 LOCK := requirements/lock.txt
+# -c pins what pip installs into .venv. It does not reach the isolated environment where pip
+# builds mas_eval (setuptools, from [build-system] requires): since pip 26.2 neither -c nor
+# PIP_CONSTRAINT does; only --build-constraint does.
+PIP_LOCKED := -c $(LOCK) --build-constraint $(LOCK)
+CHECK_LOCK := requirements/check_lock.py $(LOCK)
 # apt-get needs root: sudo when not root and sudo exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
 .PHONY: test test-browser lock demo lint bench clean sample
 
-$(STAMP): pyproject.toml
+# Reinstalls when the lock or pyproject.toml changes. The venv's own pip (from ensurepip) predates
+# --build-constraint, so pip comes first; setuptools with it, to replace the one venv seeds.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,distributed]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) --upgrade pip setuptools
+	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed]"
+	$(BIN)/python $(CHECK_LOCK)
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -27,7 +35,8 @@ test: $(STAMP)
 $(BROWSER_STAMP): $(STAMP)
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }
-	$(BIN)/python -m pip install --quiet -e ".[dev,distributed,browser]"
+	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed,browser]"
+	$(BIN)/python $(CHECK_LOCK)
 	touch $(BROWSER_STAMP)
 
 test-browser: $(BROWSER_STAMP)
