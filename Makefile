@@ -15,7 +15,7 @@ CHECK_LOCK := requirements/check_lock.py $(LOCK)
 # apt-get needs root: sudo when not root and sudo exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: test test-browser lock demo lint bench clean sample
+.PHONY: test test-browser test-latest lock demo lint bench clean sample
 
 # Reinstalls when the lock or pyproject.toml changes. The venv's own pip (from ensurepip) predates
 # --build-constraint, so pip comes first; setuptools with it, to replace the one venv seeds.
@@ -42,6 +42,18 @@ $(BROWSER_STAMP): $(STAMP)
 test-browser: $(BROWSER_STAMP)
 	$(BIN)/mas-eval demo --out reports/demo
 	$(BIN)/python -m pytest -q tests_browser
+
+# The same checks on the newest releases pyproject.toml's ranges allow, in a venv of its own:
+# users install against the ranges, not the lock. Upgrades on every run (no stamp), then lists
+# where the lock lags behind (`make lock UPGRADE=1` moves it).
+LATEST := .venv-latest
+test-latest:
+	test -x $(LATEST)/bin/python || $(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,distributed]"
+	$(LATEST)/bin/python $(CHECK_LOCK) --report
+	$(LATEST)/bin/ruff check mas_eval tests tests_browser benchmarks
+	$(LATEST)/bin/python -m pytest -q
 
 # Regenerates the lock with uv (pinned here, in a venv of its own: a tool, not a dependency).
 # uv keeps the lock's versions where pyproject.toml still allows them, so after a change to the
@@ -86,4 +98,4 @@ sample: $(STAMP)
 	$(BIN)/python -m mas_eval.sample data
 
 clean:
-	rm -rf $(VENV) $(UV_VENV) reports/demo
+	rm -rf $(VENV) $(LATEST) $(UV_VENV) reports/demo
