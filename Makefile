@@ -44,12 +44,12 @@ test-browser: $(BROWSER_STAMP)
 	$(BIN)/python -m pytest -q tests_browser
 
 # The same checks on the newest releases pyproject.toml's ranges allow, in a venv of its own:
-# users install against the ranges, not the lock. Upgrades on every run (no stamp), then lists
-# where the lock lags behind (`make lock UPGRADE=1` moves it).
+# users install against the ranges, not the lock. Upgrades on every run (no stamp), setuptools
+# too as in .venv, then lists where the lock lags behind (`make lock UPGRADE=1` moves it).
 LATEST := .venv-latest
 test-latest:
 	test -x $(LATEST)/bin/python || $(PYTHON) -m venv $(LATEST)
-	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip setuptools
 	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,distributed]"
 	$(LATEST)/bin/python $(CHECK_LOCK) --report
 	$(LATEST)/bin/ruff check mas_eval tests tests_browser benchmarks
