@@ -4,15 +4,26 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BROWSER_STAMP := $(VENV)/.browser-installed
+# The versions the suite last passed with, as a pip constraints file: pip keeps installing,
+# uv only writes it (`make lock`). Pinned for CPython 3.11 on x86_64 Linux, the project's machines.
+LOCK := requirements/lock.txt
+# -c pins what pip installs into .venv. It does not reach the isolated environment where pip
+# builds mas_eval (setuptools, from [build-system] requires): since pip 26.2 neither -c nor
+# PIP_CONSTRAINT does; only --build-constraint does.
+PIP_LOCKED := -c $(LOCK) --build-constraint $(LOCK)
+CHECK_LOCK := requirements/check_lock.py $(LOCK)
 # apt-get needs root: sudo when not root and sudo exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: test test-browser demo lint bench clean sample
+.PHONY: test test-browser test-latest lock demo lint bench clean sample
 
-$(STAMP): pyproject.toml
+# Reinstalls when the lock or pyproject.toml changes. The venv's own pip (from ensurepip) predates
+# --build-constraint, so pip comes first; setuptools with it, to replace the one venv seeds.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,distributed]"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) --upgrade pip setuptools
+	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed]"
+	$(BIN)/python $(CHECK_LOCK)
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -24,12 +35,46 @@ test: $(STAMP)
 $(BROWSER_STAMP): $(STAMP)
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }
-	$(BIN)/python -m pip install --quiet -e ".[dev,distributed,browser]"
+	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed,browser]"
+	$(BIN)/python $(CHECK_LOCK)
 	touch $(BROWSER_STAMP)
 
 test-browser: $(BROWSER_STAMP)
 	$(BIN)/mas-eval demo --out reports/demo
 	$(BIN)/python -m pytest -q tests_browser
+
+# The same checks on the newest releases pyproject.toml's ranges allow, in a venv of its own:
+# users install against the ranges, not the lock. Upgrades on every run (no stamp), setuptools
+# too as in .venv, then lists where the lock lags behind (`make lock UPGRADE=1` moves it).
+LATEST := .venv-latest
+test-latest:
+	test -x $(LATEST)/bin/python || $(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip setuptools
+	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,distributed]"
+	$(LATEST)/bin/python $(CHECK_LOCK) --report
+	$(LATEST)/bin/ruff check mas_eval tests tests_browser benchmarks
+	$(LATEST)/bin/python -m pytest -q
+
+# Regenerates the lock with uv (pinned here, in a venv of its own: a tool, not a dependency).
+# uv keeps the lock's versions where pyproject.toml still allows them, so after a change to the
+# ranges only what must move moves; UPGRADE=1 takes the newest release of everything.
+UV_VERSION := 0.13.9
+UV_VENV := .venv-uv
+UV_COMPILE := uv pip compile pyproject.toml requirements/build.in --all-extras \
+	--python-version 3.11 --python-platform x86_64-unknown-linux-gnu --no-header --quiet
+define LOCK_HEADER
+# The versions `make test` and `make test-browser` install (pip -c and --build-constraint),
+# for CPython 3.11 on x86_64 Linux. Written by uv: do not edit. Regenerate with
+#   make lock            (keeps these versions where pyproject.toml still allows them)
+#   make lock UPGRADE=1  (the newest releases within pyproject.toml's ranges)
+# which runs: $(UV_COMPILE) [--upgrade] -o $(LOCK)
+endef
+export LOCK_HEADER
+lock:
+	test -x $(UV_VENV)/bin/uv && $(UV_VENV)/bin/uv --version | grep -qx "uv $(UV_VERSION).*" || \
+		{ $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/python -m pip install --quiet "uv==$(UV_VERSION)"; }
+	$(UV_VENV)/bin/$(UV_COMPILE) $(if $(UPGRADE),--upgrade) -o $(LOCK)
+	{ echo "$$LOCK_HEADER"; cat $(LOCK); } > $(LOCK).new && mv $(LOCK).new $(LOCK)
 
 demo: $(STAMP)
 	$(BIN)/mas-eval demo --out reports/demo
@@ -53,4 +98,4 @@ sample: $(STAMP)
 	$(BIN)/python -m mas_eval.simulation.sample data
 
 clean:
-	rm -rf $(VENV) reports/demo
+	rm -rf $(VENV) $(LATEST) $(UV_VENV) reports/demo
