@@ -19,7 +19,33 @@ LDDX = FIXTURES / "lddx"
 needs_lddx = pytest.mark.skipif(not LDDX.is_dir(), reason=f"{LDDX} is not beside this clone (CI has it)")
 
 
-def run_cli_process(*args: str | Path, columns: int = 400) -> subprocess.CompletedProcess[str]:
+#: The width of the terminal the tests' commands print into, in a fresh process or in this one.
+COLUMNS = 400
+
+
+@pytest.fixture(autouse=True)
+def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run in this process print as into the pipe of :func:`run_cli_process`: ``COLUMNS``
+    wide, no colours, no live display.
+
+    ``mas_eval.terminal`` makes its consoles at import, from whatever runs the tests: COLUMNS,
+    LINES, FORCE_COLOR, TERM, a terminal on stdin. A test that reads what a command printed
+    would otherwise pass in one terminal and fail in another (at 40 columns a line wraps; with
+    FORCE_COLOR numbers come wrapped in escape codes).
+    """
+    from rich.console import Console
+
+    from mas_eval import terminal
+
+    plain = {"width": COLUMNS, "height": 25, "color_system": None, "force_terminal": False, "force_interactive": False}
+    out, err = Console(**plain), Console(stderr=True, **plain)  # type: ignore[arg-type]
+    for module in (terminal, sys.modules.get("mas_eval.cli")):  # the command line holds its own references
+        if module is not None:
+            monkeypatch.setattr(module, "console", out)
+            monkeypatch.setattr(module, "err_console", err)
+
+
+def run_cli_process(*args: str | Path, columns: int = COLUMNS) -> subprocess.CompletedProcess[str]:
     """``mas-eval ARGS`` in a fresh process, as a user's shell runs it (a terminal ``columns`` wide, no colours)."""
     return subprocess.run(
         [sys.executable, "-m", "mas_eval.cli", *map(str, args)],
