@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -11,7 +13,9 @@ import pytest
 
 from mas_eval import Dataset
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+#: The checkout under test (this process imports its mas_eval: pytest puts it first on sys.path).
+CHECKOUT = Path(__file__).resolve().parents[1]
+SHARED = CHECKOUT.parent / "shared"
 FIXTURES = SHARED / "fixtures"
 LDDX = FIXTURES / "lddx"
 #: For tests of Local-DDx's own files: CI clones the project with ../shared beside it; a clone
@@ -45,15 +49,33 @@ def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.setattr(module, "err_console", err)
 
 
-def run_cli_process(*args: str | Path, columns: int = COLUMNS) -> subprocess.CompletedProcess[str]:
-    """``mas-eval ARGS`` in a fresh process, as a user's shell runs it (a terminal ``columns`` wide, no colours)."""
+def checkout_env(base: Mapping[str, str] | None = None, **variables: str) -> dict[str, str]:
+    """``base`` (this process's environment by default) and ``variables``, with :data:`CHECKOUT`
+    first on ``PYTHONPATH``: a child Python imports the mas_eval under test, as this process does.
+
+    Without it a child imports whichever mas_eval the virtualenv's editable install points to
+    when it does not start in the checkout's root folder (a notebook kernel starts in
+    notebooks/, the README's shell lines in a scratch folder), which can be another checkout.
+    """
+    env = {**(os.environ if base is None else base), **variables}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CHECKOUT), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_python(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in a fresh process of this interpreter that imports this checkout (output read as UTF-8)."""
     return subprocess.run(
-        [sys.executable, "-m", "mas_eval.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={"COLUMNS": str(columns), "PATH": ""},
-        check=False,
+        [sys.executable, *args], capture_output=True, text=True, encoding="utf-8", env=checkout_env(env), check=False
     )
+
+
+def run_cli_process(*args: str | Path, columns: int = COLUMNS) -> subprocess.CompletedProcess[str]:
+    """``mas-eval ARGS`` in a fresh process, as a user's shell runs it (a terminal ``columns`` wide, no colours).
+
+    The child writes UTF-8 whatever the locale (``PYTHONUTF8``), and its output is read as UTF-8.
+    """
+    env = {"COLUMNS": str(columns), "PATH": "", "PYTHONUTF8": "1"}
+    return run_python("-m", "mas_eval.cli", *map(str, args), env=env)
 
 
 def mixed_dataset(decision: int, diagnosis: int, answers: int, seed: int) -> Dataset:

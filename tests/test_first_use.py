@@ -16,7 +16,7 @@ from mas_eval import Dataset, SchemaError
 from mas_eval.demo import run_demo
 from mas_eval.scoring import Scores
 from mas_eval.terminal import print_comparisons, print_frame, print_system_means
-from tests.conftest import run_cli_process
+from tests.conftest import run_cli_process, run_python
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -183,12 +183,9 @@ def test_version() -> None:
 
 def test_importing_the_package_does_not_load_scipy() -> None:
     # What keeps `mas-eval --help` fast (2.4 s before: 1.4 s of it importing the statistics layer).
-    import subprocess
-    import sys
-
     code = "import sys, mas_eval.cli; print(any(m.startswith(('scipy', 'statsmodels')) for m in sys.modules))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"
+    done = run_python("-c", code)
+    assert done.stdout.strip() == "False", done.stderr
 
 
 # -- item 17: score reports its steps ------------------------------------------------------------

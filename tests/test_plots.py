@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import itertools
 import struct
-import subprocess
-import sys
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -32,6 +30,7 @@ import mas_eval
 from mas_eval import plots
 from mas_eval.errors import DataError, InvalidParameterError, OutputExistsError, SchemaError
 from mas_eval.stats import calibration, compare
+from tests.conftest import run_python
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
@@ -244,7 +243,7 @@ def test_figures_are_not_kept_by_pyplot(makers: dict[str, Callable[..., Figure]]
 
 def test_importing_the_package_does_not_load_matplotlib() -> None:
     code = "import sys, mas_eval.plots; assert 'matplotlib' not in sys.modules; mas_eval.plots.forest; print('ok')"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    done = run_python("-c", code)
     assert done.stdout.strip() == "ok", done.stderr
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from mas_eval import Dataset
 from mas_eval.ingest import ingest_jsonl
+from tests.conftest import checkout_env
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -52,7 +53,8 @@ def test_python_blocks_run_in_order(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 def test_shell_blocks_run_line_by_line(tmp_path: Path) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # `mas-eval` is this interpreter's script, and imports the checkout under test from the scratch folder.
+    env = checkout_env(PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     ran = 0
     for body in blocks("bash"):
         for line in body.splitlines():

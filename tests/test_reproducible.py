@@ -9,7 +9,6 @@ run over up to 9 agents and 7 alternatives.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from polars.testing import assert_frame_equal
 
 import mas_eval
 from mas_eval import Dataset, Scores
+from tests.conftest import checkout_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,6 +47,6 @@ def test_one_polars_thread_gives_the_same_bits(datasets: dict[str, Path], name: 
     # Polars sizes its thread pool when it is imported: hence a fresh process.
     scoring = "mas_eval.score(mas_eval.Dataset.open(sys.argv[1]), pairwise=True)"
     script = f"import sys, mas_eval; {scoring}.write(sys.argv[2])"
-    env = dict(os.environ, POLARS_MAX_THREADS="1")
+    env = checkout_env(POLARS_MAX_THREADS="1")
     subprocess.run([sys.executable, "-c", script, str(datasets[name]), str(tmp_path / "one")], env=env, check=True)
     assert_identical(Scores.open(tmp_path / "one"), mas_eval.score(Dataset.open(datasets[name]), pairwise=True))
