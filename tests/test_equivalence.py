@@ -271,7 +271,7 @@ def test_a_bad_cache_file_is_refused(tmp_path: Path):
     frame = pl.DataFrame({"a": ["gout"]})
     with pytest.raises(SchemaError, match="lacks column"):
         match_pairs(frame, frame.with_columns(a=pl.lit("sepsis")), left_on="a", right_on="a", cache_path=cache)
-    cache.write_text("not parquet")
+    cache.write_text("not parquet", encoding="utf-8")
     with pytest.raises(DataError, match="not a readable Parquet"):
         match_pairs(frame, frame.with_columns(a=pl.lit("sepsis")), left_on="a", right_on="a", cache_path=cache)
 

@@ -84,7 +84,7 @@ def test_a_misspelt_required_column_gets_a_suggestion() -> None:
 
 
 def _printed(width: int, draw: object) -> str:
-    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console = Console(width=width, record=True, file=open("/dev/null", "w", encoding="utf-8"))  # noqa: SIM115
     draw(console)  # type: ignore[operator]
     return console.export_text()
 
@@ -201,8 +201,8 @@ def test_score_reports_each_step() -> None:
 
 
 def test_report_md_rounds_and_explains(tmp_path: Path) -> None:
-    out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w")))  # noqa: SIM115
-    text = (out / "report.md").read_text()
+    out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w", encoding="utf-8")))  # noqa: SIM115
+    text = (out / "report.md").read_text(encoding="utf-8")
     assert not re.search(r"\d\.\d{7,}", text), "a float printed with more than 6 decimals"
     assert "| p (Holm) |" in text and "| p |" in text
     assert "14 comparisons (test: paired); p-values adjusted across the table (Holm)" in text

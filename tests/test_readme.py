@@ -31,11 +31,11 @@ LANGUAGES = ("python", "bash", "json", "text")
 
 
 def blocks(language: str) -> list[str]:
-    return [body for lang, body in _FENCE.findall(README.read_text()) if lang == language]
+    return [body for lang, body in _FENCE.findall(README.read_text(encoding="utf-8")) if lang == language]
 
 
 def test_every_block_names_a_language_these_tests_know() -> None:
-    found = [lang for lang, _ in _FENCE.findall(README.read_text())]
+    found = [lang for lang, _ in _FENCE.findall(README.read_text(encoding="utf-8"))]
     assert found, "no code blocks found: the pattern is broken"
     assert set(found) <= set(LANGUAGES), found
 
@@ -75,7 +75,7 @@ def test_shell_blocks_run_line_by_line(tmp_path: Path) -> None:
 def test_the_json_record_ingests(tmp_path: Path) -> None:
     (record,) = blocks("json")
     path = tmp_path / "record.jsonl"
-    path.write_text(json.dumps(json.loads(record)) + "\n")
+    path.write_text(json.dumps(json.loads(record)) + "\n", encoding="utf-8")
     result = ingest_jsonl([path], tmp_path / "ds")
     ds = Dataset.open(result.out).validate()
     assert result.runs == 1
