@@ -224,12 +224,15 @@ def test_the_same_system_gets_the_same_colour_in_every_figure(makers: dict[str, 
 
 
 def test_paper_style_sets_the_width_each_function_reads_at_call_time(runs: pl.DataFrame) -> None:
-    for columns, width in ((1, 3.5), (2, 7.0)):
-        with plots.paper_style(columns=columns):
-            fig = plots.distributions(runs, "dqs")
-        assert fig.get_figwidth() == pytest.approx(width)
-        assert fig.get_layout_engine() is not None
-    assert plots.distributions(runs, "dqs").get_figwidth() == pytest.approx(6.4)
+    # Outside paper_style a figure has the width rcParams give: matplotlib's default 6.4 in here,
+    # whatever a matplotlibrc on this machine (~/.config/matplotlib, MPLCONFIGDIR) says.
+    with matplotlib.rc_context({"figure.figsize": (6.4, 4.8)}):
+        for columns, width in ((1, 3.5), (2, 7.0)):
+            with plots.paper_style(columns=columns):
+                fig = plots.distributions(runs, "dqs")
+            assert fig.get_figwidth() == pytest.approx(width)
+            assert fig.get_layout_engine() is not None
+        assert plots.distributions(runs, "dqs").get_figwidth() == pytest.approx(6.4)
 
 
 def test_figures_are_not_kept_by_pyplot(makers: dict[str, Callable[..., Figure]]) -> None:
