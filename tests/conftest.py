@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, settings
 
 from mas_eval import Dataset
 
@@ -21,6 +22,13 @@ LDDX = FIXTURES / "lddx"
 #: For tests of Local-DDx's own files: CI clones the project with ../shared beside it; a clone
 #: without it skips them, and says why.
 needs_lddx = pytest.mark.skipif(not LDDX.is_dir(), reason=f"{LDDX} is not beside this clone (CI has it)")
+
+
+# Hypothesis times nothing: no deadline per example (200 ms by default) and no health check on the
+# time spent drawing examples. Both fail a test on a slow or busy machine, never on a wrong result.
+# Test modules are imported after this file, so their own settings start from this profile.
+settings.register_profile("no_timing", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("no_timing")
 
 
 #: The width of the terminal the tests' commands print into, in a fresh process or in this one.
