@@ -31,8 +31,12 @@ settings.register_profile("no_timing", deadline=None, suppress_health_check=[Hea
 settings.load_profile("no_timing")
 
 
-#: The width of the terminal the tests' commands print into, in a fresh process or in this one.
-COLUMNS = 400
+#: The width of the terminal the tests' commands print into, in a fresh process or in this one:
+#: wider than any path (Linux's PATH_MAX is 4096) with its message, so that no line a test reads
+#: is wrapped, however long the checkout's or the temporary folder's path. (At 400 columns a
+#: 439-character TMPDIR split "wrote the report to PATH" over two lines.) A test of what fits a
+#: terminal passes its own width.
+COLUMNS = 5000
 
 
 @pytest.fixture(autouse=True)
