@@ -84,7 +84,11 @@ def test_a_misspelt_required_column_gets_a_suggestion() -> None:
 
 
 def _printed(width: int, draw: object) -> str:
-    console = Console(width=width, record=True, file=open("/dev/null", "w", encoding="utf-8"))  # noqa: SIM115
+    # Not a terminal, whatever the environment: rich takes FORCE_COLOR with TERM=dumb for a dumb
+    # terminal and prints 80 columns wide, whatever width it was given.
+    sink = open("/dev/null", "w", encoding="utf-8")  # noqa: SIM115
+    console = Console(width=width, record=True, force_terminal=False, file=sink)
+    assert console.width == width
     draw(console)  # type: ignore[operator]
     return console.export_text()
 
