@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, settings
 
 from mas_eval import Dataset
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+#: The checkout under test (this process imports its mas_eval: pytest puts it first on sys.path).
+CHECKOUT = Path(__file__).resolve().parents[1]
+SHARED = CHECKOUT.parent / "shared"
 FIXTURES = SHARED / "fixtures"
 LDDX = FIXTURES / "lddx"
 #: For tests of Local-DDx's own files: CI clones the project with ../shared beside it; a clone
@@ -19,15 +24,75 @@ LDDX = FIXTURES / "lddx"
 needs_lddx = pytest.mark.skipif(not LDDX.is_dir(), reason=f"{LDDX} is not beside this clone (CI has it)")
 
 
-def run_cli_process(*args: str | Path, columns: int = 400) -> subprocess.CompletedProcess[str]:
-    """``mas-eval ARGS`` in a fresh process, as a user's shell runs it (a terminal ``columns`` wide, no colours)."""
+# Hypothesis times nothing: no deadline per example (200 ms by default) and no health check on the
+# time spent drawing examples. Both fail a test on a slow or busy machine, never on a wrong result.
+# Test modules are imported after this file, so their own settings start from this profile.
+settings.register_profile("no_timing", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("no_timing")
+
+
+#: The width of the terminal the tests' commands print into, in a fresh process or in this one:
+#: wider than any path (Linux's PATH_MAX is 4096) with its message, so that no line a test reads
+#: is wrapped, however long the checkout's or the temporary folder's path. (At 400 columns a
+#: 439-character TMPDIR split "wrote the report to PATH" over two lines.) A test of what fits a
+#: terminal passes its own width.
+COLUMNS = 5000
+
+
+@pytest.fixture(autouse=True)
+def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run in this process print as into the pipe of :func:`run_cli_process`: ``COLUMNS``
+    wide, no colours, no live display.
+
+    ``mas_eval.cli.terminal`` makes its consoles at import, from whatever runs the tests: COLUMNS,
+    LINES, FORCE_COLOR, TERM, a terminal on stdin. A test that reads what a command printed
+    would otherwise pass in one terminal and fail in another (at 40 columns a line wraps; with
+    FORCE_COLOR numbers come wrapped in escape codes).
+    """
+    from rich.console import Console
+
+    from mas_eval.cli import terminal
+
+    plain = {"width": COLUMNS, "height": 25, "color_system": None, "force_terminal": False, "force_interactive": False}
+    out, err = Console(**plain), Console(stderr=True, **plain)  # type: ignore[arg-type]
+    import mas_eval.cli  # noqa: F401  (its command modules hold their own references to the consoles)
+
+    # Every name bound to the terminal's consoles, whatever it is called where it was imported.
+    replace = {id(terminal.console): out, id(terminal.err_console): err}
+    for name, module in list(sys.modules.items()):
+        if name == "mas_eval.cli" or name.startswith("mas_eval.cli."):
+            for attribute, value in list(vars(module).items()):
+                if id(value) in replace:
+                    monkeypatch.setattr(module, attribute, replace[id(value)])
+
+
+def checkout_env(base: Mapping[str, str] | None = None, **variables: str) -> dict[str, str]:
+    """``base`` (this process's environment by default) and ``variables``, with :data:`CHECKOUT`
+    first on ``PYTHONPATH``: a child Python imports the mas_eval under test, as this process does.
+
+    Without it a child imports whichever mas_eval the virtualenv's editable install points to
+    when it does not start in the checkout's root folder (a notebook kernel starts in
+    notebooks/, the README's shell lines in a scratch folder), which can be another checkout.
+    """
+    env = {**(os.environ if base is None else base), **variables}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CHECKOUT), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_python(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in a fresh process of this interpreter that imports this checkout (output read as UTF-8)."""
     return subprocess.run(
-        [sys.executable, "-m", "mas_eval.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={"COLUMNS": str(columns), "PATH": ""},
-        check=False,
+        [sys.executable, *args], capture_output=True, text=True, encoding="utf-8", env=checkout_env(env), check=False
     )
+
+
+def run_cli_process(*args: str | Path, columns: int = COLUMNS) -> subprocess.CompletedProcess[str]:
+    """``mas-eval ARGS`` in a fresh process, as a user's shell runs it (a terminal ``columns`` wide, no colours).
+
+    The child writes UTF-8 whatever the locale (``PYTHONUTF8``), and its output is read as UTF-8.
+    """
+    env = {"COLUMNS": str(columns), "PATH": "", "PYTHONUTF8": "1"}
+    return run_python("-m", "mas_eval.cli", *map(str, args), env=env)
 
 
 def mixed_dataset(decision: int, diagnosis: int, answers: int, seed: int) -> Dataset:

@@ -153,9 +153,9 @@ def test_bad_parameters_are_clear_errors(overrides: dict, message: str) -> None:
 
 def test_user_tables_extend_the_shipped_ones(tmp_path: Path) -> None:
     lexicon = tmp_path / "lexicon.csv"
-    lexicon.write_text("term,category\nviral illness,diagnoses\n")
+    lexicon.write_text("term,category\nviral illness,diagnoses\n", encoding="utf-8")
     synonyms = tmp_path / "synonyms.csv"
-    synonyms.write_text("term,canonical\nviral syndrome,viral illness\n")
+    synonyms.write_text("term,canonical\nviral syndrome,viral illness\n", encoding="utf-8")
     scores = mas_eval.score(benchmark(), answers_lexicon_file=str(lexicon), answers_synonyms_file=str(synonyms))
     single = scores["items"].filter(run_id="r2", item_id="q1").row(0, named=True)
     # P = {viral illness}, R = {sepsis; iv fluids, antibiotics; lactate}: still disjoint, but now counted.
@@ -181,7 +181,7 @@ def test_bad_user_tables_name_the_parameter_the_rows_and_the_fix(
     tmp_path: Path, parameter: str, content: str, error: type, message: str
 ) -> None:
     file = tmp_path / "table.csv"
-    file.write_text(content)
+    file.write_text(content, encoding="utf-8")
     with pytest.raises(error, match=message) as caught:
         mas_eval.score(benchmark(), **{parameter: str(file)})
     assert parameter in str(caught.value)

@@ -107,7 +107,7 @@ def report() -> BenchmarkReport:
 
 @needs_medaisure
 def test_medaisure_report_is_read_with_its_placeholders_kept_and_flagged() -> None:
-    original = json.loads(FIXTURE.read_text())
+    original = json.loads(FIXTURE.read_text(encoding="utf-8"))
     report = read_medaisure_report(FIXTURE)
     assert report.model_id == "sshleifer/tiny-gpt2" and report.schema_version == 1
     assert report.timestamp == datetime(2025, 9, 6, 4, 28, 54, 577703, tzinfo=UTC)
@@ -130,7 +130,7 @@ def test_medaisure_report_is_read_with_its_placeholders_kept_and_flagged() -> No
 
 @needs_medaisure
 def test_medaisure_report_written_as_json_keeps_every_field() -> None:
-    original = json.loads(FIXTURE.read_text())
+    original = json.loads(FIXTURE.read_text(encoding="utf-8"))
     written = json.loads(read_medaisure_report(FIXTURE).to_json())
     # Only the timestamps' spelling changes ("2025-09-06 04:28:54..." becomes ISO 8601's "T").
     for document in (original, written):
@@ -206,7 +206,7 @@ def test_json_round_trips_exactly(report: BenchmarkReport, tmp_path: Path) -> No
     assert_frame_equal(loaded.task_table, report.task_table, check_exact=True)
     assert_frame_equal(loaded.overall_table, report.overall_table, check_exact=True)
     assert loaded.task_scores["qa"]["tiny"] == 5e-324 and loaded.overall_scores["third"] == 0.1 + 0.2
-    assert json.loads(path.read_text())["schema_version"] == 1
+    assert json.loads(path.read_text(encoding="utf-8"))["schema_version"] == 1
 
 
 @needs_medaisure
@@ -305,7 +305,7 @@ def test_a_bad_report_file_is_one_clear_error_naming_it(
     if isinstance(content, bytes):
         path.write_bytes(content)
     elif content is not None:
-        path.write_text(content)
+        path.write_text(content, encoding="utf-8")
     with pytest.raises(error, match=message) as raised:
         read_medaisure_report(path)
     assert str(path) in str(raised.value)
@@ -323,13 +323,13 @@ def test_a_bad_report_object_is_refused() -> None:
 def test_writing_refuses_a_bad_suffix_an_existing_file_and_the_input(report: BenchmarkReport, tmp_path: Path) -> None:
     with pytest.raises(InvalidParameterError, match=r"r\.pdf: a benchmark report is written as \.json, \.md, \.html"):
         report.write(tmp_path / "r.pdf")
-    (tmp_path / "r.html").write_text("old")
+    (tmp_path / "r.html").write_text("old", encoding="utf-8")
     with pytest.raises(OutputExistsError, match="already exists"):
         report.write(tmp_path / "r.html")
-    assert (tmp_path / "r.html").read_text() == "old"
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == "old"
     with pytest.raises(OutputError, match="the output is the input"):
         report.write(tmp_path / "r.html", overwrite=True, inputs=[tmp_path / "r.html"])
-    assert report.write(tmp_path / "r.html", overwrite=True).read_text().startswith("<!DOCTYPE html>")
+    assert report.write(tmp_path / "r.html", overwrite=True).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
 # -- the command line --------------------------------------------------------------------------
@@ -364,7 +364,7 @@ def test_combined_score_cli_prints_and_writes_the_hand_computed_scores(
     args = ["--weights", WEIGHTS_ARG, "--no-renormalize", "--name", "combo", "--out", tmp_path / "plain.md"]
     assert run_cli("combined-score", source, *args) == 0
     assert "combo overall: 0.3500 over 3 task(s)" in capsys.readouterr().out  # (0.62 + 0.37 + 0.06)/3
-    text = (tmp_path / "plain.md").read_text()
+    text = (tmp_path / "plain.md").read_text(encoding="utf-8")
     assert "**combo: 0.3500** (mean over 3 of 4 task(s); a missing category counts 0)" in text
 
 
@@ -409,7 +409,7 @@ def test_combined_score_cli_refuses_bad_input_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     source = _report_file(tmp_path)
-    (tmp_path / "exists.json").write_text("old")
+    (tmp_path / "exists.json").write_text("old", encoding="utf-8")
     before = sorted(p.name for p in tmp_path.iterdir())
     argv = [a.format(tmp=tmp_path, source=source) for a in args]
     assert run_cli("combined-score", source, *argv) == 2
@@ -417,7 +417,7 @@ def test_combined_score_cli_refuses_bad_input_in_one_line(
     assert message in " ".join(err.split()) and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == before
-    assert (tmp_path / "exists.json").read_text() == "old"
+    assert (tmp_path / "exists.json").read_text(encoding="utf-8") == "old"
 
 
 @pytest.mark.parametrize(
@@ -433,7 +433,7 @@ def test_combined_score_cli_refuses_bad_input_in_one_line(
 def test_benchmark_report_refuses_bad_input_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    (tmp_path / "bad.json").write_text("{")
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     fixture = _report_file(tmp_path)
     argv = [a.format(tmp=tmp_path, fixture=fixture) for a in args]
     assert run_cli("benchmark-report", *argv) == 2

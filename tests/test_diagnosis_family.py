@@ -195,8 +195,8 @@ def test_user_tables_extend_the_shipped_ones(tmp_path: Path) -> None:
     )
     plain = mas_eval.score(ds).runs.row(0, named=True)
     synonyms, treatments = tmp_path / "syn.csv", tmp_path / "int.csv"
-    synonyms.write_text("term,canonical\npodagra,gout\n")
-    treatments.write_text("keyword,diagnosis\nzebrafix,zebra fever\n")
+    synonyms.write_text("term,canonical\npodagra,gout\n", encoding="utf-8")
+    treatments.write_text("keyword,diagnosis\nzebrafix,zebra fever\n", encoding="utf-8")
     extended = mas_eval.score(ds, synonyms_file=str(synonyms), interventions_file=str(treatments)).runs
     row = extended.row(0, named=True)
     assert (plain["tp"], plain["tm_sm"]) == (0, 0)

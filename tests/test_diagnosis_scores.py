@@ -74,7 +74,7 @@ def test_without_ground_truth_the_weighted_scores_are_undefined() -> None:
 def test_local_ddx_crq_and_safety_are_reproduced_from_its_counts(path: object) -> None:
     # Local-DDx (Baglecake/Local-DDx, MIT) wrote these files; its own counts go in, its own
     # scores must come out. The recorded ground-truth total is passed as recorded.
-    recorded = json.loads(path.read_text())  # type: ignore[attr-defined]
+    recorded = json.loads(path.read_text(encoding="utf-8"))  # type: ignore[attr-defined]
     row = diagnosis_scores(
         tp=recorded["tp_count"],
         fp=recorded["fp_count"],
@@ -97,7 +97,7 @@ def test_local_ddx_v6_files_record_recall_over_the_whole_ground_truth() -> None:
     # files record TP / (TP + FN) instead, an unpublished variant this toolkit does not copy.
     assert len(V6) == 5
     for path in V6:
-        recorded = json.loads(path.read_text())
+        recorded = json.loads(path.read_text(encoding="utf-8"))
         row = diagnosis_scores(
             tp=recorded["tp_count"], fp=recorded["fp_count"], fn=recorded["fn_count"],
             caa=recorded["caa_count"], ae=recorded["ae_count"], preset="lddx-v6",

@@ -160,7 +160,7 @@ def test_bad_parameters_are_one_clear_error(kwargs: dict[str, object], message: 
 
 def _synonyms() -> dict[str, str]:
     """Lowercase term -> lowercase canonical name, read straight from the shipped CSV."""
-    with SHIPPED.open(newline="") as f:
+    with SHIPPED.open(newline="", encoding="utf-8") as f:
         rows = list(csv.reader(line for line in f if not line.startswith("#")))
     return {term.lower(): canonical.lower() for term, canonical in rows[1:]}
 

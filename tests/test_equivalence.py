@@ -272,7 +272,7 @@ def test_a_bad_cache_file_is_refused(tmp_path: Path):
     named = r"cache\.parquet: no column 'left', 'right', 'score'.*choose another cache_path"
     with pytest.raises(SchemaError, match=named):
         match_pairs(frame, frame.with_columns(a=pl.lit("sepsis")), left_on="a", right_on="a", cache_path=cache)
-    cache.write_text("not parquet")
+    cache.write_text("not parquet", encoding="utf-8")
     with pytest.raises(DataError, match="not a readable Parquet"):
         match_pairs(frame, frame.with_columns(a=pl.lit("sepsis")), left_on="a", right_on="a", cache_path=cache)
 

@@ -122,7 +122,7 @@ def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family
     assert "n_turns" not in scores.runs.columns and "speakers" not in scores
     back = Scores.open(scores.write(tmp_path / "scores"))
     assert back.skipped == scores.skipped
-    manifest = json.loads((tmp_path / "scores" / "_scores.json").read_text())
+    manifest = json.loads((tmp_path / "scores" / "_scores.json").read_text(encoding="utf-8"))
     assert manifest["families"] == {
         "ran": ["decision"],
         "skipped": {

@@ -16,7 +16,7 @@ from mas_eval import Dataset, SchemaError
 from mas_eval.cli.demo import run_demo
 from mas_eval.cli.terminal import print_comparisons, print_frame, print_system_means
 from mas_eval.scoring.scores import Scores
-from tests.conftest import run_cli_process
+from tests.conftest import run_cli_process, run_python
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -84,7 +84,11 @@ def test_a_misspelt_required_column_gets_a_suggestion() -> None:
 
 
 def _printed(width: int, draw: object) -> str:
-    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    # Not a terminal, whatever the environment: rich takes FORCE_COLOR with TERM=dumb for a dumb
+    # terminal and prints 80 columns wide, whatever width it was given.
+    sink = open("/dev/null", "w", encoding="utf-8")  # noqa: SIM115
+    console = Console(width=width, record=True, force_terminal=False, file=sink)
+    assert console.width == width
     draw(console)  # type: ignore[operator]
     return console.export_text()
 
@@ -183,12 +187,9 @@ def test_version() -> None:
 
 def test_importing_the_package_does_not_load_scipy() -> None:
     # What keeps `mas-eval --help` fast (2.4 s before: 1.4 s of it importing the statistics layer).
-    import subprocess
-    import sys
-
     code = "import sys, mas_eval.cli; print(any(m.startswith(('scipy', 'statsmodels')) for m in sys.modules))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"
+    done = run_python("-c", code)
+    assert done.stdout.strip() == "False", done.stderr
 
 
 # -- item 17: score reports its steps ------------------------------------------------------------
@@ -204,8 +205,8 @@ def test_score_reports_each_step() -> None:
 
 
 def test_report_md_rounds_and_explains(tmp_path: Path) -> None:
-    out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w")))  # noqa: SIM115
-    text = (out / "report.md").read_text()
+    out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w", encoding="utf-8")))  # noqa: SIM115
+    text = (out / "report.md").read_text(encoding="utf-8")
     assert not re.search(r"\d\.\d{7,}", text), "a float printed with more than 6 decimals"
     assert "| p (Holm) |" in text and "| p |" in text
     assert "14 comparisons (test: paired); p-values adjusted across the table (Holm)" in text

@@ -139,7 +139,7 @@ def _record(run_id: str, **fields: object) -> str:
 
 
 def test_record_dtype_matches_the_json_schema_and_the_tables() -> None:
-    contract = json.loads(SCHEMA_FILE.read_text())
+    contract = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 
     def fields(dtype: pl.Struct) -> set[str]:
         return {f.name for f in dtype.fields}
@@ -181,7 +181,7 @@ def test_round_trip_of_every_table(tmp_path: Path) -> None:
     assert ds.table_names == RECORD_TABLES
     path = tmp_path / "runs.jsonl"
     assert export_jsonl(ds, path) == 4
-    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert [r["run_id"] for r in records] == ["r1", "r2", "r3", "r4"]
     assert records[1]["agents"] is None and records[0]["usage"]["iterations"] == 2
     assert records[2]["ground_truth"] == ["cold", "flu"]
@@ -210,7 +210,7 @@ def test_export_lists_children_whose_parent_row_is_missing(tmp_path: Path) -> No
     beliefs = pl.DataFrame({"run_id": ["r1"], "agent_id": ["a"], "alternative": ["x"], "mass": [0.5]})
     path = tmp_path / "runs.jsonl"
     export_jsonl(Dataset.from_frames(runs=runs, beliefs=beliefs), path)
-    (record,) = [json.loads(line) for line in path.read_text().splitlines()]
+    (record,) = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert record["agents"] == [
         {
             "agent_id": "a",
@@ -232,7 +232,7 @@ def test_ingest_small_file(tmp_path: Path) -> None:
     result = ingest_jsonl([SMALL], tmp_path / "ds")
     assert (result.runs, result.rejected, result.rejects) == (4, 0, None)
     ds = Dataset.open(result.out)
-    assert json.loads((result.out / "_dataset.json").read_text())["tables"] == RECORD_TABLES
+    assert json.loads((result.out / "_dataset.json").read_text(encoding="utf-8"))["tables"] == RECORD_TABLES
     rows = {name: frame.height for name, frame in ds.frames().items()}
     assert rows == {
         "runs": 4,
@@ -348,7 +348,7 @@ def test_small_chunks_give_the_same_dataset_as_one_chunk(tmp_path: Path, lines: 
 
 def _mixed_lines() -> list[str]:
     """The small file's records, renamed three times over, with blank and malformed lines between."""
-    records = [line for line in SMALL.read_text().splitlines() if line.strip()]
+    records = [line for line in SMALL.read_text(encoding="utf-8").splitlines() if line.strip()]
     bad = ["{oops", _record("m", agents={"a": 1}), "", _record("t", confidence="high"), "[1]", "  "]
     lines = []
     for copy, (record, junk) in itertools.product(range(3), zip(records, bad, strict=False)):
@@ -366,7 +366,9 @@ def test_any_chunk_size_gives_the_same_dataset_and_rejects(
     whole = ingest_jsonl([path], tmp / "whole", skip_invalid=True)
     chunked = ingest_jsonl([path], tmp / "chunked", skip_invalid=True, chunk_bytes=chunk_bytes)
     assert (chunked.runs, chunked.rejected) == (whole.runs, whole.rejected) == (12, 9)
-    assert chunked.rejects.read_text() == whole.rejects.read_text()  # true line numbers across chunks
+    assert chunked.rejects.read_text(encoding="utf-8") == whole.rejects.read_text(
+        encoding="utf-8"
+    )  # true line numbers across chunks
     _assert_same(Dataset.open(whole.out), Dataset.open(chunked.out))
 
 
@@ -378,14 +380,14 @@ def test_decoding_in_slices_gives_the_same_result(
     whole = ingest_jsonl([path], tmp_path / "whole", skip_invalid=True)
     monkeypatch.setattr(jsonl, "_DECODE_BYTES", decode_bytes)  # a chunk is decoded in several slices
     sliced = ingest_jsonl([path], tmp_path / "sliced", skip_invalid=True)
-    assert sliced.rejects.read_text() == whole.rejects.read_text()
+    assert sliced.rejects.read_text(encoding="utf-8") == whole.rejects.read_text(encoding="utf-8")
     _assert_same(Dataset.open(whole.out), Dataset.open(sliced.out))
     with pytest.raises(IngestError, match=r"runs\.jsonl:2: not valid JSON"):
         ingest_jsonl([path], tmp_path / "ds")
 
 
 def test_several_files_are_concatenated(tmp_path: Path) -> None:
-    lines = SMALL.read_text().splitlines()
+    lines = SMALL.read_text(encoding="utf-8").splitlines()
     first = _write(tmp_path / "a.jsonl", lines[:2])
     second = _write(tmp_path / "b.jsonl", lines[2:])
     calls: list[int] = []
@@ -523,7 +525,7 @@ def test_many_malformed_lines_are_all_found(tmp_path: Path) -> None:
     ]
     result = ingest_jsonl([_write(tmp_path / "runs.jsonl", lines)], tmp_path / "ds", skip_invalid=True)
     assert (result.runs, result.rejected) == (200, 100)
-    rejects = [json.loads(line) for line in result.rejects.read_text().splitlines()]
+    rejects = [json.loads(line) for line in result.rejects.read_text(encoding="utf-8").splitlines()]
     assert [r["line"] for r in rejects] == list(range(2, 301, 3))
     assert Dataset.open(result.out).collect("ground_truth").rows() == [("c1", "flu")]
 
@@ -547,7 +549,7 @@ def test_skip_invalid_writes_rejects_and_keeps_good_runs(tmp_path: Path) -> None
     path = _write(tmp_path / "runs.jsonl", lines)
     result = ingest_jsonl([path], tmp_path / "ds", skip_invalid=True, chunk_bytes=len(lines[0]) + len(lines[1]) + 2)
     assert (result.runs, result.rejected, result.rejects) == (2, 3, tmp_path / "ds.rejects.jsonl")
-    rejects = [json.loads(line) for line in result.rejects.read_text().splitlines()]
+    rejects = [json.loads(line) for line in result.rejects.read_text(encoding="utf-8").splitlines()]
     assert [(r["file"], r["line"], r["text"]) for r in rejects] == [
         (str(path), 2, lines[1]),
         (str(path), 3, lines[2]),
@@ -561,7 +563,7 @@ def test_skip_invalid_writes_rejects_and_keeps_good_runs(tmp_path: Path) -> None
 
     clean = ingest_jsonl([SMALL], tmp_path / "clean", skip_invalid=True, rejects=tmp_path / "r" / "bad.jsonl")
     assert (clean.rejected, clean.rejects) == (0, tmp_path / "r" / "bad.jsonl")
-    assert clean.rejects.read_text() == ""
+    assert clean.rejects.read_text(encoding="utf-8") == ""
 
 
 # -- failures leave nothing -----------------------------------------------------------------

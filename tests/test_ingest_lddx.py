@@ -33,13 +33,13 @@ DUPLICATE_NAMES = LDDX / "ddx_results_Case_9_20250718_044213.json"  # two agents
 
 
 def _json(file: Path) -> dict[str, Any]:
-    return json.loads(file.read_text())
+    return json.loads(file.read_text(encoding="utf-8"))
 
 
 def _write(folder: Path, name: str, doc: Any) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    path.write_text(json.dumps(doc))
+    path.write_text(json.dumps(doc), encoding="utf-8")
     return path
 
 
@@ -68,7 +68,7 @@ def test_every_fixture_ingests_into_a_valid_dataset(ingested: LddxIngestResult) 
     assert (ingested.runs, ingested.files, ingested.skipped) == (16, tuple(FILES), ())
     ds = Dataset.open(ingested.out).validate()
     assert ds.table_names == ["runs", "agents", "ddx", "ground_truth", "messages", "interventions", "reported"]
-    manifest = json.loads((ingested.out / "_dataset.json").read_text())
+    manifest = json.loads((ingested.out / "_dataset.json").read_text(encoding="utf-8"))
     assert manifest["tables"] == ds.table_names
     runs = ds.collect("runs")
     assert runs["run_id"].to_list() == sorted(f.stem for f in FILES)
@@ -363,7 +363,7 @@ def test_non_finite_numbers_and_unknown_speakers_are_kept_with_warnings(tmp_path
     doc["tp_rate"] = math.nan
     doc["full_transcript"]["rounds"]["team_independent_differentials"]["responses"]["Dr. C"] = {"content": "hello"}
     file = tmp_path / "ddx_results_nan.json"
-    file.write_text(json.dumps(doc))  # Python writes NaN, as Local-DDx's json.dump would
+    file.write_text(json.dumps(doc), encoding="utf-8")  # Python writes NaN, as Local-DDx's json.dump would
     result = ingest_lddx([file])
     assert _reported(result.dataset, file.stem, "evaluation")[("tp_rate", 0)] == (None, "nan")
     assert f"{file}: $.tp_rate: nan is not a finite number; recorded as text" in result.warnings
@@ -419,17 +419,17 @@ def test_a_broken_file_is_named_with_the_json_path_and_nothing_is_written(tmp_pa
 
 
 def test_a_truncated_file_is_named(tmp_path: Path) -> None:
-    text = V8.read_text()
+    text = V8.read_text(encoding="utf-8")
     file = tmp_path / "in" / "ddx_results_truncated.json"
     file.parent.mkdir()
-    file.write_text(text[: len(text) // 3])
+    file.write_text(text[: len(text) // 3], encoding="utf-8")
     with pytest.raises(
         IngestError,
         match=r"ddx_results_truncated\.json: is truncated: the JSON stops before it is complete "
         r"\(.* at line \d+, column \d+\); fix the file, or pass skip_invalid=True",
     ):
         ingest_lddx(tmp_path / "in", tmp_path / "ds")
-    file.write_text("{not json}")
+    file.write_text("{not json}", encoding="utf-8")
     with pytest.raises(IngestError, match=r"ddx_results_truncated\.json: is not valid JSON \(Expecting property name"):
         ingest_lddx(file, tmp_path / "ds")
     assert not (tmp_path / "ds").exists()
@@ -475,7 +475,7 @@ def test_skip_invalid_ingests_the_other_files_and_lists_the_skipped(tmp_path: Pa
     inputs = tmp_path / "in"
     good = [_write(inputs, f.name, _json(f)) for f in (V6, V8)]
     truncated = inputs / "ddx_results_Case_1_truncated.json"
-    truncated.write_text(V6.read_text()[:1000])
+    truncated.write_text(V6.read_text(encoding="utf-8")[:1000], encoding="utf-8")
     conflicting = _write(inputs, "ddx_results_Case_1_zz.json", {**_json(V6), "ground_truth_diagnoses": ["x"]})
     empty = _write(inputs, "ddx_results_empty.json", _broken(_json(V6), "empty round"))
     result = ingest_lddx(inputs, tmp_path / "ds", skip_invalid=True)
@@ -534,7 +534,7 @@ def test_cli_errors_are_one_line_and_skip_invalid_continues(tmp_path: Path, caps
     inputs = tmp_path / "in"
     _write(inputs, V8.name, _json(V8))
     truncated = inputs / "ddx_results_truncated.json"
-    truncated.write_text(V8.read_text()[:500])
+    truncated.write_text(V8.read_text(encoding="utf-8")[:500], encoding="utf-8")
     assert run_cli("ingest", "--format", "lddx", inputs, "--out", tmp_path / "ds") == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1

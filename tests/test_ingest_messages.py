@@ -13,11 +13,11 @@ from mas_eval.ingest import ingest_jsonl
 from tests.conftest import run_cli_process
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-RECORD = json.loads((DATA / "sample.jsonl").read_text().splitlines()[0])
+RECORD = json.loads((DATA / "sample.jsonl").read_text(encoding="utf-8").splitlines()[0])
 
 
 def write_records(path: Path, *records: dict) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
 
 

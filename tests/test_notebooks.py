@@ -29,7 +29,7 @@ import pytest
 from ipykernel.kernelspec import write_kernel_spec
 from nbclient import NotebookClient
 
-from tests.conftest import LDDX
+from tests.conftest import CHECKOUT, LDDX, checkout_env
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 KERNEL = "mas-eval-tests"
@@ -49,6 +49,9 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("JUPYTER_PATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("JUPYTER_PATH")])))
         patch.setenv("IPYTHONDIR", str(folder / "ipython"))  # no user profile or startup files
+        # The kernel starts in notebooks/: without this it imports the mas_eval the virtualenv was
+        # installed from, which need not be this checkout.
+        patch.setenv("PYTHONPATH", checkout_env()["PYTHONPATH"])
         yield KERNEL
 
 
@@ -84,8 +87,9 @@ def plain(nb: nbformat.NotebookNode, cell_id: str) -> str:
 
 def probed(nb: nbformat.NotebookNode) -> dict[str, Any]:
     facts = json.loads(printed(nb, PROBE_ID))
-    # The kernel ran this interpreter, in this environment.
+    # The kernel ran this interpreter, in this environment, on this checkout's mas_eval.
     assert (facts["python"], facts["prefix"]) == (sys.executable, sys.prefix)
+    assert Path(facts["mas_eval"]).is_relative_to(CHECKOUT), facts["mas_eval"]
     return facts
 
 
@@ -93,7 +97,9 @@ PROBE_HEADER = """\
 import json as _json
 import sys as _sys
 
-_facts = {"python": _sys.executable, "prefix": _sys.prefix}
+import mas_eval as _mas_eval
+
+_facts = {"python": _sys.executable, "prefix": _sys.prefix, "mas_eval": _mas_eval.__file__}
 """
 
 

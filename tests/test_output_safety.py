@@ -39,7 +39,9 @@ def tree(root: Path) -> dict[str, str]:
 @pytest.fixture
 def sample_jsonl(tmp_path: Path) -> Path:
     path = tmp_path / "good.jsonl"
-    path.write_text("".join((DATA / "sample.jsonl").read_text().splitlines(keepends=True)[:5]))
+    path.write_text(
+        "".join((DATA / "sample.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8"
+    )
     return path
 
 
@@ -127,7 +129,7 @@ def test_overwrite_onto_a_plain_file_leaves_nothing_hidden(
     work = tmp_path / "work"
     work.mkdir()
     target = work / "out"
-    target.write_text("an old file\n")
+    target.write_text("an old file\n", encoding="utf-8")
     args = {
         "simulate": ["simulate", "--runs", "40"],
         "score": ["score", dataset],
@@ -141,7 +143,7 @@ def test_overwrite_onto_a_plain_file_leaves_nothing_hidden(
 
 def test_failed_ingest_into_new_folders_removes_the_folders_it_made(sample_jsonl: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(sample_jsonl.read_text() + "{not json\n")
+    bad.write_text(sample_jsonl.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
     before = tree(tmp_path)
     done = run_cli_process("ingest", bad, "--out", tmp_path / "new" / "x" / "ds")
     assert done.returncode == 2
@@ -158,7 +160,7 @@ def test_atomic_writers_remove_created_parents_on_failure(tmp_path: Path) -> Non
 
 
 def test_a_parent_that_is_a_file_is_one_clear_error(tmp_path: Path) -> None:
-    (tmp_path / "file").write_text("x")
+    (tmp_path / "file").write_text("x", encoding="utf-8")
     with pytest.raises(OutputError, match="is a file, not a folder"):
         check_target(tmp_path / "file" / "out", overwrite=False)
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import itertools
 import struct
-import subprocess
-import sys
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -32,6 +30,7 @@ import mas_eval
 from mas_eval import plots
 from mas_eval.errors import DataError, InvalidParameterError, OutputExistsError, SchemaError
 from mas_eval.stats import calibration, compare
+from tests.conftest import run_python
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
@@ -225,12 +224,15 @@ def test_the_same_system_gets_the_same_colour_in_every_figure(makers: dict[str, 
 
 
 def test_paper_style_sets_the_width_each_function_reads_at_call_time(runs: pl.DataFrame) -> None:
-    for columns, width in ((1, 3.5), (2, 7.0)):
-        with plots.paper_style(columns=columns):
-            fig = plots.distributions(runs, "dqs")
-        assert fig.get_figwidth() == pytest.approx(width)
-        assert fig.get_layout_engine() is not None
-    assert plots.distributions(runs, "dqs").get_figwidth() == pytest.approx(6.4)
+    # Outside paper_style a figure has the width rcParams give: matplotlib's default 6.4 in here,
+    # whatever a matplotlibrc on this machine (~/.config/matplotlib, MPLCONFIGDIR) says.
+    with matplotlib.rc_context({"figure.figsize": (6.4, 4.8)}):
+        for columns, width in ((1, 3.5), (2, 7.0)):
+            with plots.paper_style(columns=columns):
+                fig = plots.distributions(runs, "dqs")
+            assert fig.get_figwidth() == pytest.approx(width)
+            assert fig.get_layout_engine() is not None
+        assert plots.distributions(runs, "dqs").get_figwidth() == pytest.approx(6.4)
 
 
 def test_figures_are_not_kept_by_pyplot(makers: dict[str, Callable[..., Figure]]) -> None:
@@ -244,7 +246,7 @@ def test_figures_are_not_kept_by_pyplot(makers: dict[str, Callable[..., Figure]]
 
 def test_importing_the_package_does_not_load_matplotlib() -> None:
     code = "import sys, mas_eval.plots; assert 'matplotlib' not in sys.modules; mas_eval.plots.forest; print('ok')"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    done = run_python("-c", code)
     assert done.stdout.strip() == "ok", done.stderr
 
 

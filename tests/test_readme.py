@@ -21,6 +21,7 @@ import pytest
 
 from mas_eval import Dataset
 from mas_eval.ingest import ingest_jsonl
+from tests.conftest import checkout_env
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -30,11 +31,11 @@ LANGUAGES = ("python", "bash", "json", "text")
 
 
 def blocks(language: str) -> list[str]:
-    return [body for lang, body in _FENCE.findall(README.read_text()) if lang == language]
+    return [body for lang, body in _FENCE.findall(README.read_text(encoding="utf-8")) if lang == language]
 
 
 def test_every_block_names_a_language_these_tests_know() -> None:
-    found = [lang for lang, _ in _FENCE.findall(README.read_text())]
+    found = [lang for lang, _ in _FENCE.findall(README.read_text(encoding="utf-8"))]
     assert found, "no code blocks found: the pattern is broken"
     assert set(found) <= set(LANGUAGES), found
 
@@ -52,7 +53,8 @@ def test_python_blocks_run_in_order(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 def test_shell_blocks_run_line_by_line(tmp_path: Path) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # `mas-eval` is this interpreter's script, and imports the checkout under test from the scratch folder.
+    env = checkout_env(PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     ran = 0
     for body in blocks("bash"):
         for line in body.splitlines():
@@ -73,7 +75,7 @@ def test_shell_blocks_run_line_by_line(tmp_path: Path) -> None:
 def test_the_json_record_ingests(tmp_path: Path) -> None:
     (record,) = blocks("json")
     path = tmp_path / "record.jsonl"
-    path.write_text(json.dumps(json.loads(record)) + "\n")
+    path.write_text(json.dumps(json.loads(record)) + "\n", encoding="utf-8")
     result = ingest_jsonl([path], tmp_path / "ds")
     ds = Dataset.open(result.out).validate()
     assert result.runs == 1

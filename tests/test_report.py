@@ -135,7 +135,7 @@ def test_json_round_trips_every_table(report: mas_eval.report.Report, tmp_path: 
 
 def test_markdown_links_figures_written_beside_it(report: mas_eval.report.Report, tmp_path: Path) -> None:
     path = report.write(tmp_path / "out" / "r.md")
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     links = re.findall(r"\]\((r_figures/[^)]+)\)", text)
     assert links and all((path.parent / link).is_file() for link in links)
     assert {Path(link).suffix for link in links} == {".png", ".svg"}
@@ -177,16 +177,16 @@ def test_provenance_hashes_the_scores_files_and_records_the_call(scores: mas_eva
 def test_bad_requests_are_one_clear_error(report: mas_eval.report.Report, tmp_path: Path) -> None:
     with pytest.raises(InvalidParameterError, match=r"r\.pdf: a report is written as \.html, \.md, \.json, \.tex"):
         report.write(tmp_path / "r.pdf")
-    (tmp_path / "r.html").write_text("old")
+    (tmp_path / "r.html").write_text("old", encoding="utf-8")
     with pytest.raises(Exception, match="exists"):
         report.write(tmp_path / "r.html")
-    assert (tmp_path / "r.html").read_text() == "old"
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == "old"
     with pytest.raises(SchemaError, match="not a Scores folder"):
         build(tmp_path)
     with pytest.raises(SchemaError, match="'runs' table is empty"):
         build(mas_eval.Scores(tables={"runs": report.tables["runs_per_group"].clear()}))
     with pytest.raises(SchemaError, match="not valid JSON"):
-        (tmp_path / "bad.json").write_text("{")
+        (tmp_path / "bad.json").write_text("{", encoding="utf-8")
         load_json(tmp_path / "bad.json")
 
 
@@ -199,7 +199,7 @@ def test_report_cli_writes_each_format(scores: mas_eval.Scores, tmp_path: Path) 
         done = run_cli_process("report", folder, "--comparisons", tmp_path / "c.json", "--out", out)
         assert done.returncode == 0, done.stderr
         assert out.is_file() and f"wrote the report to {out}" in done.stdout
-    recorded = json.loads((tmp_path / "report.json").read_text())["provenance"]
+    recorded = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["provenance"]
     assert recorded["call"].startswith("mas-eval report ") and "--comparisons" in recorded["call"]
 
 
@@ -227,7 +227,7 @@ def test_report_cli_refuses_bad_input_in_one_line(
 
 def test_a_comparisons_file_without_comparison_columns_is_named(scores: mas_eval.Scores, tmp_path: Path) -> None:
     folder = scores.write(tmp_path / "scores")
-    (tmp_path / "c.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "c.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     named = r"c\.csv: not a comparison table: no column 'metric', 'test', .*; the columns are: a, b; pass a file"
     with pytest.raises(SchemaError, match=named):
         from mas_eval.stats.report import read_comparisons
@@ -239,7 +239,7 @@ def test_a_comparisons_file_without_comparison_columns_is_named(scores: mas_eval
 
 
 def test_unwritable_output_leaves_nothing(report: mas_eval.report.Report, tmp_path: Path) -> None:
-    (tmp_path / "file").write_text("x")
+    (tmp_path / "file").write_text("x", encoding="utf-8")
     with pytest.raises(OutputError):
         report.write(tmp_path / "file" / "r.md")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -163,7 +163,7 @@ def test_names_in_items_are_escaped(scores: mas_eval.Scores) -> None:
 
 def test_markdown_and_latex_render_the_section(report: mas_eval.report.Report, tmp_path: Path) -> None:
     path = report.write(tmp_path / "r.md")
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     block = text.split("## Answer quality")[1].split("## Provenance")[0]
     assert "| task | system | n | clinical_accuracy | reasoning_quality |" in block
     assert "| system | task | combined_score | diagnostics | communication |" in block

@@ -146,7 +146,7 @@ def test_json_round_trips_the_section(report: mas_eval.report.Report, tmp_path: 
 
 def test_markdown_and_latex_render_the_section(report: mas_eval.report.Report, tmp_path: Path) -> None:
     path = report.write(tmp_path / "r.md")
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     assert "## Differential diagnosis" in text
     assert "| system | runs | TP | FP | FN | CAA | AE | TM-SM |" in text
     assert "| metric | system | n | mean |" in text

@@ -78,7 +78,7 @@ def test_the_command_prints_and_writes(fixture_dataset: Path, tmp_path: Path, ca
     printed = capsys.readouterr().out
     assert "tempo_score" in printed and "first 3 of" in printed
     assert sorted(p.name for p in out.iterdir()) == ["disagreements.csv", "reproduction.json", "summary.csv"]
-    content = json.loads((out / "reproduction.json").read_text())
+    content = json.loads((out / "reproduction.json").read_text(encoding="utf-8"))
     assert content["preset"] == "lddx-v6" and content["params"]["label_rules"] == "lddx-v6"
     assert content["provenance"]["inputs"]["dataset"]["sha256"]
     summary = pl.read_csv(out / "summary.csv")

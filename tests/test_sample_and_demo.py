@@ -60,7 +60,7 @@ def test_ingest_of_bundled_records_gives_the_documented_tables(tmp_path: Path) -
 
 
 def test_demo_writes_its_outputs(tmp_path: Path) -> None:
-    out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w")))  # noqa: SIM115
+    out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w", encoding="utf-8")))  # noqa: SIM115
     report = load_json(out / "report.json")
     assert report["provenance"]["mas_eval_version"]
     assert set(report["provenance"]["inputs"]) == {"dataset"}

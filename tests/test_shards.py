@@ -87,7 +87,7 @@ def test_sharded_round_trip_equals_the_unsharded(mixed: Dataset, folders: tuple[
 
 def test_each_run_sits_whole_in_its_hashed_shard_of_every_table(folders: tuple[Path, Path]) -> None:
     _, root = folders
-    manifest = json.loads((root / "_dataset.json").read_text())
+    manifest = json.loads((root / "_dataset.json").read_text(encoding="utf-8"))
     assert manifest["shards"] == {
         "count": SHARDS,
         "hash": "fnv1a64-fmix64",
@@ -199,7 +199,9 @@ def test_a_missing_or_stray_shard_is_a_schema_error(folders: tuple[Path, Path], 
     shutil.rmtree(root / "ddx" / "shard=7")
     with pytest.raises(SchemaError, match=r"shard=3: missing; table 'ddx' should have 4 shards"):
         Dataset.open(root)
-    (root / "_dataset.json").write_text('{"tables": ["runs"], "shards": {"count": 4, "hash": "xxh3"}}')
+    (root / "_dataset.json").write_text(
+        '{"tables": ["runs"], "shards": {"count": 4, "hash": "xxh3"}}', encoding="utf-8"
+    )
     with pytest.raises(SchemaError, match="shards hashed by 'xxh3', which this version does not know"):
         Dataset.open(root)
 
@@ -238,7 +240,7 @@ def test_reshard_4_to_2_to_unsharded_gives_the_original(
     unsharded = Dataset.open(back)
     assert unsharded.shards == 1
     assert (back / "runs.parquet").is_file()
-    assert "shards" not in json.loads((back / "_dataset.json").read_text())
+    assert "shards" not in json.loads((back / "_dataset.json").read_text(encoding="utf-8"))
     assert_same_tables(unsharded, mixed)
     assert_same_tables(direct, mixed)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,15 +10,15 @@ from polars.testing import assert_frame_equal
 import mas_eval
 from mas_eval import Dataset
 from mas_eval.simulation.answers import TASKS, simulate_answers
-from tests.conftest import run_cli_process
+from tests.conftest import run_cli_process, run_python
 
 
 def test_simulate_answers_is_exported_lazily() -> None:
     code = (
         "import sys, mas_eval; print('mas_eval.simulation.answers' in sys.modules, mas_eval.simulate_answers.__name__)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["False", "simulate_answers"]
+    done = run_python("-c", code)
+    assert done.stdout.split() == ["False", "simulate_answers"], done.stderr
     assert mas_eval.simulate_answers is simulate_answers
     assert "simulate_answers" in mas_eval.__all__ and "simulate_answers" in dir(mas_eval)
 

@@ -55,7 +55,7 @@ def assert_same_scores(got: mas_eval.Scores, expected: mas_eval.Scores) -> None:
 
 
 def test_write_stores_the_label_books_and_one_code_file_per_table_and_shard(mixed: Dataset, folder: Path) -> None:
-    entry = json.loads((folder / "_dataset.json").read_text())["codes"]
+    entry = json.loads((folder / "_dataset.json").read_text(encoding="utf-8"))["codes"]
     assert entry["folder"] == stored.CODES_FOLDER and entry["hash"] == "sha256"
     for kind in LABEL_KINDS:
         labels = pl.concat(
@@ -132,9 +132,9 @@ def test_a_missing_or_corrupt_code_file_or_codes_entry_falls_back_to_strings(fol
     shard = Dataset.open(root).shard(0)
     assert shard.stored_codes.current("beliefs") and shard.stored_codes.read(["beliefs"]) is None
     assert_same_scores(*scored_both_ways(root, 0))
-    manifest = json.loads((root / "_dataset.json").read_text())
+    manifest = json.loads((root / "_dataset.json").read_text(encoding="utf-8"))
     manifest["codes"]["labels"].pop("criterion")  # not a codes entry this version wrote
-    (root / "_dataset.json").write_text(json.dumps(manifest))
+    (root / "_dataset.json").write_text(json.dumps(manifest), encoding="utf-8")
     assert Dataset.open(root).shard(0).stored_codes is None
 
 
@@ -143,7 +143,7 @@ def test_too_many_labels_of_a_kind_store_no_codes(
 ) -> None:
     monkeypatch.setattr(stored, "MAX_LABELS", 3)  # the simulated runs have 5 agents
     root = mixed.write(tmp_path / "ds", shards=SHARDS)
-    assert "codes" not in json.loads((root / "_dataset.json").read_text())
+    assert "codes" not in json.loads((root / "_dataset.json").read_text(encoding="utf-8"))
     assert not (root / stored.CODES_FOLDER).exists()
     shard = Dataset.open(root).shard(0)
     assert shard.stored_codes is None
@@ -158,7 +158,7 @@ def test_repeated_run_ids_store_no_codes_and_scoring_still_reports_them(tmp_path
         runs=pl.concat([runs, runs.head(1)]),
     )
     root = repeated.write(tmp_path / "ds", shards=2, validate=False)
-    assert "codes" not in json.loads((root / "_dataset.json").read_text())
+    assert "codes" not in json.loads((root / "_dataset.json").read_text(encoding="utf-8"))
     with pytest.raises(DataError, match="run_id"):
         mas_eval.score(Dataset.open(root))
 
@@ -174,7 +174,7 @@ def test_rows_of_runs_not_in_runs_are_dropped_as_from_strings(tmp_path: Path) ->
         agents=pl.concat([agents, dangling]),
     )
     root = broken.write(tmp_path / "ds", shards=2, validate=False)
-    assert "codes" in json.loads((root / "_dataset.json").read_text())
+    assert "codes" in json.loads((root / "_dataset.json").read_text(encoding="utf-8"))
     for k in range(2):
         assert_same_scores(*scored_both_ways(root, k))
 

@@ -99,6 +99,6 @@ def test_scores_tables_that_cannot_be_read_are_named(dataset: Path, tmp_path: Pa
 
 
 def test_a_file_that_is_not_parquet_at_all(dataset: Path) -> None:
-    (dataset / "agents.parquet").write_text("run_id,agent_id\nr1,a1\n")
+    (dataset / "agents.parquet").write_text("run_id,agent_id\nr1,a1\n", encoding="utf-8")
     with pytest.raises(UnreadableFileError, match="not a Parquet file"):
         Dataset.open(dataset)

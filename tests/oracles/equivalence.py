@@ -106,7 +106,7 @@ def informative(words: Iterable[str]) -> set[str]:
 
 
 def read_synonyms(path: Path = SHIPPED) -> list[tuple[str, str]]:
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding="utf-8") as f:
         rows = list(csv.reader(line for line in f if not line.startswith("#")))
     return [(term, canonical) for term, canonical in rows[1:]]
 
