@@ -67,19 +67,19 @@ def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, con
         print_frame(ds.summary(), title="rows per table; the runs, systems, cases, tasks they cover", out=console)
         console.print(_systems(ds))
 
-        console.rule("[bold]Decision metrics[/] of the crisis-MAS evaluation methodology, preset 'spec'")
+        console.rule("[bold]Decision metrics[/] (crisis-MAS evaluation methodology), preset 'spec'")
         scores = score(ds)
         scores.write(staging / "scores")
         print_system_means(
             headline(scores.runs), title="mean per system (gt_match: share of runs matching ground truth)", out=console
         )
 
-        console.rule("[bold]Differential diagnosis[/] the LDDx v6 metrics guide's labels per system")
+        console.rule("[bold]Differential diagnosis[/]: labels per system (LDDx v6 metrics guide)")
         counts = label_counts_per_system(scores.runs)
         if counts is not None:
             print_frame(counts, title="TP/FP/FN/CAA/AE/TM-SM summed over each system's diagnostic runs", out=console)
 
-        console.rule("[bold]Answer quality[/] the MedAISure metrics overview's scores, MAS vs single")
+        console.rule("[bold]Answer quality[/]: MAS vs single (MedAISure metrics overview)")
         if "items" in scores:
             title = "clinical accuracy, reasoning quality and combined score: means over n answers"
             print_frame(answers_table(scores.items), title=title, out=console)
