@@ -1,6 +1,6 @@
 """Ingest run logs into a Dataset, and export a Dataset back to run records.
 
-The canonical run record (``mas_eval/run_record.schema.json``) is one JSON object per run,
+The canonical run record (``mas_eval/ingest/run_record.schema.json``) is one JSON object per run,
 one per line (JSONL). :func:`ingest_jsonl` flattens such files into the Dataset's tables;
 :func:`export_jsonl` writes a Dataset back as records, so that ingest(export(ds)) == ds.
 :func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files.

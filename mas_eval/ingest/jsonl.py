@@ -496,7 +496,7 @@ def ingest_jsonl(
     ----------
     paths
         JSONL files (``.jsonl.gz`` is read too), one canonical run record per line
-        (``mas_eval/run_record.schema.json``), ingested in order; a single path is accepted
+        (``mas_eval/ingest/run_record.schema.json``), ingested in order; a single path is accepted
         too. Blank lines are skipped.
     out
         The Dataset folder to write: ``<out>/<table>/part-NNNNN.parquet``.
