@@ -72,7 +72,7 @@ def score(
         str,
         typer.Option(
             help="Where a sharded Dataset's shards are scored: processes (here, or --workers local processes) "
-            "or dask (a Dask distributed cluster; needs mas_eval[distributed]).",
+            "or dask (a Dask distributed cluster; needs mas_eval\\[distributed]).",
         ),
     ] = _SCORE["engine"],
     scheduler: Annotated[
