@@ -3,8 +3,8 @@ Python function defaults to that parameter's default.
 
 :data:`OPTIONS` lists, for every command, what each of its parameters mirrors: a function's
 parameter (:class:`Mirrors`), several simulators' parameter left to each one's default
-(:class:`GivenOnly`), a library constant (:class:`Same`), or nothing (:class:`CliOnly`, with the
-reason). A command or option missing from it fails, so a new option must say which it is.
+(:class:`GivenOnly`), or nothing (:class:`CliOnly`, with the reason). A command or option
+missing from it fails, so a new option must say which it is.
 (``mas-eval simulate --kind diagnosis`` made 3 tasks where ``simulate_diagnosis()`` makes 2: the
 command line had its own copy of the defaults.)
 """
@@ -62,14 +62,6 @@ class GivenOnly:
 
 
 @dataclass(frozen=True)
-class Same:
-    """The option's default is a library value no function parameter holds."""
-
-    value: Any
-    where: str
-
-
-@dataclass(frozen=True)
 class CliOnly:
     """The option mirrors no function parameter's default."""
 
@@ -85,7 +77,7 @@ COMPARE_OPTIONS = (
 DATASET = Mirrors(Dataset.open, "path")
 OVERRIDES = CliOnly("--set key=value: the function's **overrides, none unless given")
 
-OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | Same | CliOnly]] = {
+OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly]] = {
     "simulate": {
         "out": Mirrors(Dataset.write, "path"),
         "runs": CliOnly("the simulators require runs (no default); 10,000 is the command's quick dataset"),
@@ -241,13 +233,6 @@ def test_an_option_left_to_each_function_defaults_to_none(command: str, option: 
     assert _params(command)[option].default is None
     for function in entry.functions:  # else the option would mirror it
         assert defaults_of(function)[entry.parameter] is not None
-
-
-def test_a_library_value_is_the_options_default() -> None:
-    for command, options in OPTIONS.items():
-        for option, entry in options.items():
-            if isinstance(entry, Same):
-                assert _params(command)[option].default == entry.value, (command, option, entry.where)
 
 
 def test_compares_defaults_read_from_its_source_are_its_signatures() -> None:
