@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from mas_eval.cli.common import OverwriteOpt, choices, defaults_of, flag, source_defaults
-from mas_eval.cli.terminal import console, print_comparisons, steps
+from mas_eval.cli.terminal import console, literal, print_comparisons, steps
 from mas_eval.metrics.family import compared_columns
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
@@ -125,7 +124,7 @@ def compare(
     print_comparisons(table, title=title, confidence=confidence)
     if out is not None:
         write_comparisons(table, out, overwrite=overwrite)
-        console.print(f"wrote {table.height} comparisons to {out}")
+        console.print(f"wrote {table.height} comparisons to {literal(out)}", highlight=False)
 
 
 def report(
@@ -173,5 +172,5 @@ def report(
         document.write(out, overwrite=overwrite, inputs=inputs)
     omitted = [f"{s.key} ({s.omitted})" for s in document.sections if s.omitted]
     for line in omitted:
-        console.print(f"[dim]omitted: {escape(line)}[/]", highlight=False)
-    console.print(f"wrote the report to {escape(str(out))}", highlight=False)
+        console.print(f"[dim]omitted: {literal(line)}[/]", highlight=False)
+    console.print(f"wrote the report to {literal(out)}", highlight=False)
