@@ -15,7 +15,7 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from mas_eval.cli.common import DatasetArg, OverwriteOpt, defaults_of, flag
+from mas_eval.cli.common import DatasetArg, OverwriteOpt, RawCsvOpt, defaults_of, flag
 from mas_eval.cli.terminal import Steps, console, literal, print_frame, steps
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
@@ -190,6 +190,7 @@ def reproduce(
     ] = None,
     show: Annotated[int, typer.Option(help="Disagreements to print (all are written with --out).")] = 20,
     overwrite: OverwriteOpt = _WRITE_REPRODUCTION["overwrite"],
+    raw_csv: RawCsvOpt = _WRITE_REPRODUCTION["raw_csv"],
 ) -> None:
     """Recompute what the reference system recorded (the Dataset's reported table) and say how often it agrees."""
     from mas_eval.storage.dataset import Dataset
@@ -198,6 +199,9 @@ def reproduce(
     resolve_params(preset, overrides)
     check_parameter("--tolerance", tolerance, [Interval(float, 0)], where="reproduce")
     check_parameter("--show", show, [Interval(int, 0)], where="reproduce")
+    if raw_csv and out is None:
+        msg = "reproduce: --raw-csv applies to the CSV files of --out; pass --out FOLDER, or drop --raw-csv"
+        raise InvalidParameterError(msg)
     if out is not None:
         check_target(out, overwrite=overwrite, inputs=[dataset])
     ds = Dataset.open(dataset)
@@ -207,7 +211,7 @@ def reproduce(
         result = reproduce_dataset(ds, preset, tolerance=tolerance, progress=shown.start, **overrides)
         if out is not None:
             shown.start("write")
-            result.write(out, overwrite=overwrite, dataset=dataset)
+            result.write(out, overwrite=overwrite, dataset=dataset, raw_csv=raw_csv)
     summary = result.summary.select("metric", "basis", "reproduced", "items", "share")
     print_frame(summary, title=f"recorded vs recomputed, preset {preset!r} (scores within {tolerance:g})")
     if show and result.disagreements.height:
