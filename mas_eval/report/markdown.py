@@ -26,14 +26,18 @@ PNG_DPI = 200
 
 
 def markdown_table(shown: Cells) -> list[str]:
-    """A pipe table, numbers right-aligned, every cell escaped (:func:`~mas_eval.escaping.markdown_text`).
+    """A pipe table, numbers right-aligned; the headers and text cells escaped
+    (:func:`~mas_eval.escaping.markdown_text`), the numbers, which :mod:`mas_eval.formatting`
+    wrote, kept as they read (``[0.01, 0.2]``, ``0.011 *``).
 
     >>> markdown_table(Cells(["system", "dqs"], [["a|b", "0.5"]], [False, True]))
     ['| system | dqs |', '| --- | ---: |', '| a\\\\|b | 0.5 |']
     """
     align = ["---:" if is_number else "---" for is_number in shown.numeric]
     lines = ["| " + " | ".join(map(markdown_text, shown.headers)) + " |", "| " + " | ".join(align) + " |"]
-    return lines + ["| " + " | ".join(map(markdown_text, row)) + " |" for row in shown.rows]
+    rows = [[cell if number else markdown_text(cell) for cell, number in zip(row, shown.numeric, strict=True)]
+            for row in shown.rows]  # fmt: skip
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def render_markdown(report: Document, figures: str) -> str:
