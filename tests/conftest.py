@@ -53,7 +53,10 @@ def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from mas_eval.cli import terminal
 
-    plain = {"width": COLUMNS, "height": 25, "color_system": None, "force_terminal": False, "force_interactive": False}
+    plain = {
+        "width": COLUMNS, "height": 25, "color_system": None, "force_terminal": False, "force_interactive": False,
+        "emoji": False,  # as the terminal's own consoles: a name ":thumbs_up:" is printed as it is
+    }  # fmt: skip
     out, err = Console(**plain), Console(stderr=True, **plain)  # type: ignore[arg-type]
     import mas_eval.cli  # noqa: F401  (its command modules hold their own references to the consoles)
 

@@ -158,7 +158,7 @@ def test_the_root_holds_the_stages_and_shared_basics_only() -> None:
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists())
     assert folders == sorted(STAGES)
     basics = sorted(p.stem for p in PACKAGE.glob("*.py"))
-    assert basics == ["__init__", "_lazy", "_version", "constraints", "errors", "formatting", "presets"]
+    assert basics == ["__init__", "_lazy", "_version", "constraints", "errors", "escaping", "formatting", "presets"]
 
 
 @pytest.mark.parametrize(

@@ -139,6 +139,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         **{name: Mirrors(compare, name) for name in COMPARE_OPTIONS},
         "out": CliOnly("optional: the table is written (write_comparisons' path) only when given"),
         "overwrite": Mirrors(write_comparisons, "overwrite"),
+        "raw_csv": Mirrors(write_comparisons, "raw_csv"),
     },
     "report": {
         "scores": Mirrors(build, "scores"),
@@ -158,6 +159,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "out": CliOnly("optional: the result is written (Reproduction.write's path) only when given"),
         "show": CliOnly("how many disagreements to print: display only"),
         "overwrite": Mirrors(Reproduction.write, "overwrite"),
+        "raw_csv": Mirrors(Reproduction.write, "raw_csv"),
     },
     "validate": {"dataset": DATASET},
     "reshard": {

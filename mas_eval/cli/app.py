@@ -17,12 +17,11 @@ from collections.abc import Sequence
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from mas_eval._version import __version__
 from mas_eval.cli import benchmark, compare, dataset, demo, ingest, score, simulate
 from mas_eval.cli.common import Command, Group, set_epilog
-from mas_eval.cli.terminal import console, err_console
+from mas_eval.cli.terminal import console, err_console, literal
 from mas_eval.errors import MasEvalError, command_line
 
 __all__ = ["app", "main"]
@@ -84,7 +83,8 @@ def _usage_line(exc: typer.TyperException) -> str:
 
 
 def _fail(line: str, code: int) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    """Print ``line`` as the error (names and paths in it printed literally) and exit with ``code``."""
+    err_console.print(f"[bold red]error:[/] {literal(line)}", highlight=False, soft_wrap=True)
     sys.exit(code)
 
 

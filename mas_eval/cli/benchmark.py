@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from mas_eval.cli.common import OverwriteOpt, defaults_of, flag
-from mas_eval.cli.terminal import console, print_frame
+from mas_eval.cli.terminal import console, literal, print_frame
 from mas_eval.report.benchmark import BenchmarkReport, check_benchmark_path, read_medaisure_report
 from mas_eval.storage.outputs import check_target
 
@@ -42,7 +41,7 @@ def _warn_placeholders(report: BenchmarkReport) -> None:
             f"{len(report.flagged_results):,} placeholder result(s) kept and flagged (the evaluation failed); "
             f"tasks with only placeholders, whose scores are stand-ins: {tasks}"
         )
-        console.print(f"[yellow]warning: {escape(line)}[/]", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]warning: {literal(line)}[/]", highlight=False, soft_wrap=True)
 
 
 def benchmark_report(
@@ -59,7 +58,7 @@ def benchmark_report(
         f"wrote the benchmark report of {document.model_id} ({len(document.task_scores):,} task(s), "
         f"{len(document.detailed_results):,} detailed result(s)) to {out}"
     )
-    console.print(escape(line), highlight=False, soft_wrap=True)
+    console.print(literal(line), highlight=False, soft_wrap=True)
     _warn_placeholders(document)
 
 
@@ -102,13 +101,13 @@ def combined_score(
     absent = [c for c in result.weights if table.height and table[c].null_count() == table.height]
     print_frame(table.drop(absent), title=f"{name} ({format_weights(result.weights)}; {how})")
     if absent:
-        console.print(f"no task has a value of: {escape(', '.join(absent))}", highlight=False, soft_wrap=True)
+        console.print(f"no task has a value of: {literal(', '.join(absent))}", highlight=False, soft_wrap=True)
     overall = "none (no task has a weighted category)" if result.overall is None else f"{result.overall:.4f}"
-    console.print(f"{escape(name)} overall: {overall} over {len(result.per_task):,} task(s)", highlight=False)
+    console.print(f"{literal(name)} overall: {overall} over {len(result.per_task):,} task(s)", highlight=False)
     if result.missing:
         line = f"no weighted category, so no {name}, in task(s): {', '.join(result.missing)}"
-        console.print(f"[yellow]warning: {escape(line)}[/]", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]warning: {literal(line)}[/]", highlight=False, soft_wrap=True)
     _warn_placeholders(document)
     if out is not None:
         document.write(out, overwrite=overwrite, inputs=[report])
-        console.print(f"wrote the report to {escape(str(out))}", highlight=False)
+        console.print(f"wrote the report to {literal(out)}", highlight=False)

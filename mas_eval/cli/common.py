@@ -26,6 +26,7 @@ __all__ = [
     "DatasetArg",
     "Group",
     "OverwriteOpt",
+    "RawCsvOpt",
     "ShardsOpt",
     "choices",
     "defaults_of",
@@ -110,6 +111,14 @@ def source_defaults(module: str, function: str) -> dict[str, Any]:
 
 DatasetArg = Annotated[Path, typer.Argument(help="Dataset folder (one Parquet file or folder per table).")]
 OverwriteOpt = Annotated[bool, flag("--overwrite", help="Replace OUT if it exists (never an input).")]
+RawCsvOpt = Annotated[
+    bool,
+    flag(
+        "--raw-csv",
+        help="Write CSV text cells as they are. By default a name starting with =, +, -, @, a tab or a carriage "
+        "return gets a leading ' so that a spreadsheet shows it instead of running it as a formula.",
+    ),
+]
 ShardsOpt = Annotated[
     int | None,
     typer.Option(

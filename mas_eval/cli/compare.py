@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from mas_eval.cli.common import OverwriteOpt, choices, defaults_of, flag, source_defaults
-from mas_eval.cli.terminal import console, print_comparisons, steps
+from mas_eval.cli.common import OverwriteOpt, RawCsvOpt, choices, defaults_of, flag, source_defaults
+from mas_eval.cli.terminal import console, literal, print_comparisons, steps
+from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.family import compared_columns
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
@@ -85,6 +85,7 @@ def compare(
         Path | None, typer.Option("--out", "-o", help="Write the full table (.parquet, .csv or .json).")
     ] = None,
     overwrite: OverwriteOpt = _WRITE_COMPARISONS["overwrite"],
+    raw_csv: RawCsvOpt = _WRITE_COMPARISONS["raw_csv"],
 ) -> None:
     """Compare treatment vs control per group and metric: test, CI, effect size, adjusted p."""
     from mas_eval.scoring.scores import Scores
@@ -92,6 +93,9 @@ def compare(
     from mas_eval.stats.report import check_comparisons_path
     from mas_eval.storage.inputs import reading
 
+    if raw_csv and (out is None or out.suffix.lower() != ".csv"):
+        msg = "compare: --raw-csv applies to a .csv --out only; drop --raw-csv, or pass --out NAME.csv"
+        raise InvalidParameterError(msg)
     if out is not None:  # before the work, not after it
         check_comparisons_path(out)
         check_target(out, overwrite=overwrite, inputs=[scores])
@@ -124,8 +128,8 @@ def compare(
     title = f"{treatment} - {control}: {table.height} comparisons, p adjusted by {correction} (* p_adj <= {alpha:g})"
     print_comparisons(table, title=title, confidence=confidence)
     if out is not None:
-        write_comparisons(table, out, overwrite=overwrite)
-        console.print(f"wrote {table.height} comparisons to {out}")
+        write_comparisons(table, out, overwrite=overwrite, raw_csv=raw_csv)
+        console.print(f"wrote {table.height} comparisons to {literal(out)}", highlight=False)
 
 
 def report(
@@ -173,5 +177,5 @@ def report(
         document.write(out, overwrite=overwrite, inputs=inputs)
     omitted = [f"{s.key} ({s.omitted})" for s in document.sections if s.omitted]
     for line in omitted:
-        console.print(f"[dim]omitted: {escape(line)}[/]", highlight=False)
-    console.print(f"wrote the report to {escape(str(out))}", highlight=False)
+        console.print(f"[dim]omitted: {literal(line)}[/]", highlight=False)
+    console.print(f"wrote the report to {literal(out)}", highlight=False)

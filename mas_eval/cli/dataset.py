@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from mas_eval.cli.common import DatasetArg, OverwriteOpt, defaults_of, flag
-from mas_eval.cli.terminal import console, print_frame, steps
+from mas_eval.cli.terminal import console, literal, print_frame, steps
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import check_target
 
@@ -28,7 +27,7 @@ _WRITE = defaults_of(Dataset.write)
 def validate(dataset: DatasetArg) -> None:
     """Check a Dataset against the schema; exit 2 with one message if a rule is broken."""
     Dataset.open(dataset).validate()
-    console.print(f"{dataset}: valid")
+    console.print(f"{literal(dataset)}: valid", highlight=False)
 
 
 def reshard(
@@ -54,7 +53,7 @@ def reshard(
         # The rows are moved, not changed: `mas-eval validate` checks them, on either layout.
         ds.write(out, overwrite=overwrite, validate=False, shards=shards)
     layout = f"{shards} shards" if shards > 1 else "one file per table (unsharded)"
-    console.print(f"wrote {escape(str(dataset))} to {escape(str(out))} in {layout}", highlight=False)
+    console.print(f"wrote {literal(dataset)} to {literal(out)} in {layout}", highlight=False)
 
 
 def summary(

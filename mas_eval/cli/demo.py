@@ -11,7 +11,7 @@ from rich.console import Console
 
 from mas_eval.cli.common import defaults_of
 from mas_eval.cli.terminal import console as terminal
-from mas_eval.cli.terminal import print_comparisons, print_frame, print_system_means
+from mas_eval.cli.terminal import literal, print_comparisons, print_frame, print_system_means
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.report.answer_quality import OVERALL, answer_comparisons, answer_means, combined_scores
 from mas_eval.report.content import default_comparisons
@@ -62,10 +62,10 @@ def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, con
     sample, records = data / "sample", data / "sample.jsonl"
     with atomic_directory(out, overwrite=True, inputs=[sample, records]) as staging:
         # File names, not paths: a rule title is one line, and a long checkout path would be cut.
-        console.rule(f"[bold]Bundled sample dataset[/] {sample.name}/")
+        console.rule(f"[bold]Bundled sample dataset[/] {literal(sample.name)}/")
         ds = Dataset.open(sample).validate()
         print_frame(ds.summary(), title="rows per table; the runs, systems, cases, tasks they cover", out=console)
-        console.print(_systems(ds))
+        console.print(literal(_systems(ds)))
 
         console.rule("[bold]Decision metrics[/] (crisis-MAS evaluation methodology), preset 'spec'")
         scores = score(ds)
@@ -85,7 +85,7 @@ def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, con
             print_frame(answers_table(scores.items), title=title, out=console)
             answers_comparison, why_not = answer_comparisons(scores.items)
             lines = findings(answers_comparison, "mas") if answers_comparison is not None else [why_not]
-            console.print("mas - single, paired on item, per task:\n" + "\n".join(lines), highlight=False)
+            console.print("mas - single, paired on item, per task:\n" + "\n".join(map(literal, lines)), highlight=False)
 
         console.rule("[bold]MAS vs single-agent[/] by task, paired on case_id")
         comparison, why_not = default_comparisons(scores.runs)
@@ -121,14 +121,16 @@ def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, con
         omitted = [section.key for section in report.sections if section.omitted]
         console.print(
             f"{len(list(figures.iterdir()))} figures as PNG; report as {', '.join(REPORTS)}"
-            + (f"; sections omitted: {', '.join(omitted)}" if omitted else ""),
+            + (f"; sections omitted: {literal(', '.join(omitted))}" if omitted else ""),
             highlight=False,
         )
 
-        console.rule(f"[bold]Ingest of canonical JSONL records[/] {records.name}")
+        console.rule(f"[bold]Ingest of canonical JSONL records[/] {literal(records.name)}")
         result = ingest_jsonl([records], staging / "ingested")
         print_frame(Dataset.open(staging / "ingested").summary(), title=f"{result.runs} runs ingested", out=console)
-    console.print(f"\n[green]demo outputs written to {out}/[/]; open the report: [bold]{out / 'report.html'}[/]")
+    console.print(
+        f"\n[green]demo outputs written to {literal(out)}/[/]; open the report: [bold]{literal(out / 'report.html')}[/]"
+    )
     return out
 
 

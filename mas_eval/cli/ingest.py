@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of, flag
-from mas_eval.cli.terminal import console, progress
+from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest.jsonl import ingest_jsonl
@@ -104,9 +103,11 @@ def ingest(
             progress=lambda done: bar.update(task, completed=done),
             shards=shards,
         )
-    console.print(f"ingested {result.runs:,} runs into {result.out}")
+    console.print(f"ingested {result.runs:,} runs into {literal(result.out)}", highlight=False)
     if result.rejected:
-        console.print(f"[yellow]skipped {result.rejected:,} malformed line(s); see {result.rejects}[/]")
+        console.print(
+            f"[yellow]skipped {result.rejected:,} malformed line(s); see {literal(result.rejects)}[/]", highlight=False
+        )
 
 
 def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid: bool, shards: int | None) -> None:
@@ -116,11 +117,11 @@ def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid:
     result = ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
     rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
     line = f"ingested {result.runs:,} runs from {len(result.files):,} Local-DDx file(s) into {result.out}: {rows}"
-    console.print(escape(line), highlight=False, soft_wrap=True)
+    console.print(literal(line), highlight=False, soft_wrap=True)
     for file, reason in result.skipped:
-        console.print(f"[yellow]skipped {escape(str(file))}: {escape(reason)}[/]", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]skipped {literal(file)}: {literal(reason)}[/]", highlight=False, soft_wrap=True)
     for warning in result.warnings[:_WARNINGS_SHOWN]:
-        console.print(f"[yellow]warning: {escape(warning)}[/]", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]warning: {literal(warning)}[/]", highlight=False, soft_wrap=True)
     if len(result.warnings) > _WARNINGS_SHOWN:
         more = len(result.warnings) - _WARNINGS_SHOWN
         console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lddx(...).warnings lists them all)[/]")

@@ -14,10 +14,9 @@ from typing import Annotated
 
 import polars as pl
 import typer
-from rich.markup import escape
 
-from mas_eval.cli.common import DatasetArg, OverwriteOpt, defaults_of, flag
-from mas_eval.cli.terminal import Steps, console, print_frame, steps
+from mas_eval.cli.common import DatasetArg, OverwriteOpt, RawCsvOpt, defaults_of, flag
+from mas_eval.cli.terminal import Steps, console, literal, print_frame, steps
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.family import parse_override, resolve_params
@@ -141,10 +140,12 @@ def score(
     shards = manifest.get("shards")
     layout = "" if shards is None else f" in {shards:,} shards ({workers} worker(s), {engine})"
     console.print(
-        f"scored {rows.get('runs', 0):,} runs{layout} with preset {preset!r} in {elapsed:.1f} s into {out}: {tables}"
+        f"scored {rows.get('runs', 0):,} runs{layout} with preset {literal(repr(preset))} in {elapsed:.1f} s "
+        f"into {literal(out)}: {literal(tables)}",
+        highlight=False,
     )
     for name, reason in manifest["families"]["skipped"].items():
-        console.print(f"[yellow]skipped the {name} family: {reason}[/]")
+        console.print(f"[yellow]skipped the {literal(name)} family: {literal(reason)}[/]", highlight=False)
 
 
 def _shown_by(shown: Steps) -> Callable[[str], None]:
@@ -189,6 +190,7 @@ def reproduce(
     ] = None,
     show: Annotated[int, typer.Option(help="Disagreements to print (all are written with --out).")] = 20,
     overwrite: OverwriteOpt = _WRITE_REPRODUCTION["overwrite"],
+    raw_csv: RawCsvOpt = _WRITE_REPRODUCTION["raw_csv"],
 ) -> None:
     """Recompute what the reference system recorded (the Dataset's reported table) and say how often it agrees."""
     from mas_eval.storage.dataset import Dataset
@@ -197,6 +199,9 @@ def reproduce(
     resolve_params(preset, overrides)
     check_parameter("--tolerance", tolerance, [Interval(float, 0)], where="reproduce")
     check_parameter("--show", show, [Interval(int, 0)], where="reproduce")
+    if raw_csv and out is None:
+        msg = "reproduce: --raw-csv applies to the CSV files of --out; pass --out FOLDER, or drop --raw-csv"
+        raise InvalidParameterError(msg)
     if out is not None:
         check_target(out, overwrite=overwrite, inputs=[dataset])
     ds = Dataset.open(dataset)
@@ -206,7 +211,7 @@ def reproduce(
         result = reproduce_dataset(ds, preset, tolerance=tolerance, progress=shown.start, **overrides)
         if out is not None:
             shown.start("write")
-            result.write(out, overwrite=overwrite, dataset=dataset)
+            result.write(out, overwrite=overwrite, dataset=dataset, raw_csv=raw_csv)
     summary = result.summary.select("metric", "basis", "reproduced", "items", "share")
     print_frame(summary, title=f"recorded vs recomputed, preset {preset!r} (scores within {tolerance:g})")
     if show and result.disagreements.height:
@@ -214,6 +219,8 @@ def reproduce(
         for row in result.disagreements.head(show).iter_rows(named=True):
             item = f" · {row['item']}" if row["item"] is not None else ""
             values = f"recorded {_short(row['recorded'])}, recomputed {_short(row['recomputed'])}"
-            console.print(f"  {escape(row['run_id'])} · {escape(row['metric'] + item)}: {escape(values)}")
+            console.print(f"  {literal(row['run_id'])} · {literal(row['metric'] + item)}: {literal(values)}")
     if out is not None:
-        console.print(f"wrote the summary and {result.disagreements.height} disagreements to {out}")
+        console.print(
+            f"wrote the summary and {result.disagreements.height} disagreements to {literal(out)}", highlight=False
+        )

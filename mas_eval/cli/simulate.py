@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of
-from mas_eval.cli.terminal import console, progress
+from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.simulation.answers import simulate_answers
@@ -204,4 +204,5 @@ def simulate(
         bar.update(task, description="writing")
         # Valid by construction (tests/test_simulate.py validates it); skipping saves ~12 s per 1M runs.
         ds.write(out, overwrite=overwrite, validate=False, shards=shards)
-    console.print(f"wrote {runs:,} runs to {out}" + (f" in {shards} shards" if shards and shards > 1 else ""))
+    layout = f" in {shards} shards" if shards and shards > 1 else ""
+    console.print(f"wrote {runs:,} runs to {literal(out)}{layout}", highlight=False)

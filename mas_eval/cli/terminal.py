@@ -3,6 +3,12 @@
 Tables are never squeezed until their numbers turn into ``0.7…``: a table keeps its columns in
 order of importance (left to right) while they fit the console's width, and says which it left
 out. Numbers are written by :mod:`mas_eval.formatting`, so a p-value reads as a p-value.
+
+User text (names from the data, paths, messages holding them) is printed as it is: every
+line put together as Rich markup takes it through :func:`literal`, which escapes the markup and
+shows control characters as escapes (:func:`mas_eval.escaping.visible`), and the tables, titles
+and notes here do the same with their cells. So ``[draft]`` prints as ``[draft]``, ``[/mg]``
+cannot end a style, and no escape sequence or bidirectional override reaches the terminal.
 """
 
 from __future__ import annotations
@@ -13,7 +19,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 
+from mas_eval.escaping import visible
 from mas_eval.formatting import format_ci, format_number, format_p, format_value, system_means_rows
 from mas_eval.stats.report import group_columns
 
@@ -28,6 +37,7 @@ __all__ = [
     "Steps",
     "console",
     "err_console",
+    "literal",
     "print_comparisons",
     "print_frame",
     "print_system_means",
@@ -35,11 +45,31 @@ __all__ = [
     "steps",
 ]
 
-console = Console()
-err_console = Console(stderr=True)
+# No emoji codes: a task named ":thumbs_up:" is printed as that, not as a picture.
+console = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 #: Space a column takes beyond its text: one space each side.
 _PADDING = 2
+
+
+def literal(text: object) -> str:
+    r"""``text`` as Rich markup that prints it literally: markup escaped, control characters visible.
+
+    Every user text in a line written as markup goes through it: ``console.print(f"wrote
+    {literal(path)}")``. Unlike :func:`rich.markup.escape`, the result prints the same whatever
+    follows it: trailing backslashes are doubled and followed by an empty tag of the null style,
+    so that they neither escape a tag after them nor print doubled before plain text.
+
+    >>> print(literal("[draft] [/mg] \x1b[31m"))
+    \[draft] \[/mg] \x1b[31m
+    >>> print(literal("C:\\"))
+    C:\\[none][/none]
+    """
+    shown = visible(str(text))
+    body = shown.rstrip("\\")
+    trailing = len(shown) - len(body)
+    return escape(body) + ("\\" * (2 * trailing) + "[none][/none]" if trailing else "")
 
 
 def progress(*, bytes_done: bool = False) -> Progress:
@@ -80,7 +110,7 @@ class Steps:
         if self._live is not None:
             from rich.spinner import Spinner
 
-            self._spinner = Spinner("dots", text=f"{name} ...")
+            self._spinner = Spinner("dots", text=f"{literal(name)} ...")
             self._live.update(self._spinner)
 
     def count(self, name: str, done: int, total: int) -> None:
@@ -97,7 +127,8 @@ class Steps:
 
     def finish(self) -> None:
         if self._name is not None and self._live is not None:
-            self._live.console.print(f"  [green]done[/] {self._name:<22} {time.perf_counter() - self._started:6.1f} s")
+            name = literal(f"{self._name:<22}")
+            self._live.console.print(f"  [green]done[/] {name} {time.perf_counter() - self._started:6.1f} s")
         self._name = None
 
     @property
@@ -124,7 +155,10 @@ def steps() -> Iterator[Steps]:
 
 
 def _width(header: str, cells: Sequence[str]) -> int:
-    return max([len(header), *(len(c) for c in cells)]) + _PADDING
+    """The columns a table column takes on the terminal (a wide character takes two)."""
+    from rich.cells import cell_len
+
+    return max([cell_len(header), *(cell_len(c) for c in cells)]) + _PADDING
 
 
 def _table() -> Table:
@@ -144,7 +178,13 @@ def _print_fitted(
     hidden_hint: str = "",
     keep: int = 1,
 ) -> None:
-    """Print the leading columns that fit ``out``'s width (at least ``keep``), and name the others."""
+    """Print the leading columns that fit ``out``'s width (at least ``keep``), and name the others.
+
+    Every header, cell and the title are user text: printed as they are (no markup), control
+    characters shown as escapes, and measured so.
+    """
+    headers = [visible(header) for header in headers]
+    columns = [[visible(cell) for cell in cells] for cells in columns]
     budget, shown = out.width, 0
     for index, (header, cells) in enumerate(zip(headers, columns, strict=True)):
         width = _width(header, cells)
@@ -153,15 +193,16 @@ def _print_fitted(
         budget -= width
         shown += 1
     if title:  # above the table, not a table title: those wrap at the table's width
-        out.print(title, style="bold", highlight=False, markup=False)
+        out.print(Text(visible(title), style="bold"))
     table = _table()
     for header, is_number in zip(headers[:shown], numeric[:shown], strict=True):
-        table.add_column(header, justify="right" if is_number else "left", no_wrap=True, overflow="fold")
+        table.add_column(Text(header), justify="right" if is_number else "left", no_wrap=True, overflow="fold")
     for row in zip(*columns[:shown], strict=True):
-        table.add_row(*row)
+        table.add_row(*map(Text, row))
     out.print(table)
     if shown < len(headers):
-        out.print(f"[dim]not shown at this width: {', '.join(headers[shown:])}{hidden_hint}[/]", highlight=False)
+        hidden = Text(f"not shown at this width: {', '.join(headers[shown:])}{hidden_hint}", style="dim")
+        out.print(hidden)
 
 
 def print_frame(frame: pl.DataFrame, title: str | None = None, *, out: Console | None = None) -> None:
@@ -237,4 +278,4 @@ def print_comparisons(
         hidden_hint=" (every column is in the table compare returns, and in --out)",
     )  # fmt: skip
     for number, (_, warning) in enumerate(notes, start=1):
-        target.print(f"[{number}] {warning}", highlight=False, markup=False, soft_wrap=False)
+        target.print(Text(f"[{number}] {visible(warning)}"), soft_wrap=False)

@@ -2,7 +2,9 @@ r"""What every figure shares: the system colours, the paper style, saving, input
 
 One colour per system in every figure (:func:`system_colours`), one paper style
 (:func:`paper_style`), one writer (:func:`save`), and the helpers the drawing modules use to
-check their inputs, word their axis labels and compute their confidence intervals.
+check their inputs, word their axis labels and compute their confidence intervals. A name from
+the data (a system, task, agent, run id) is drawn through :func:`as_drawn`: as written, on one
+line, never read as mathtext.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from scipy import stats as sps
 
 from mas_eval.constraints import Options, check_columns, numeric_value, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
+from mas_eval.escaping import one_line
 from mas_eval.metrics import registry
 from mas_eval.storage.outputs import atomic_file
 
@@ -379,6 +382,19 @@ def unit(name: str, table: str = "runs") -> str | None:
     return None
 
 
+def as_drawn(text: object) -> str:
+    r"""A name from the data as a figure draws it: the name itself, on one line.
+
+    Line breaks and tabs become spaces and other control characters escapes
+    (:func:`~mas_eval.escaping.one_line`), and every ``$`` is escaped: matplotlib would read
+    ``$x$`` as mathtext, and fail on ``$\frac{$``.
+
+    >>> as_drawn("cost $5\n\x1b[31m")
+    'cost \\$5 \\x1b[31m'
+    """
+    return one_line(str(text)).replace("$", r"\$")
+
+
 def readable(name: str) -> str:
     """A column name as words: ``decision_confidence`` → ``Decision confidence``, ``dqs`` → ``DQS``."""
     return _NAMES.get(name, name.replace("_", " ").capitalize())
@@ -416,7 +432,7 @@ def difference_label(name: str, treatment: str, control: str, table: str = "runs
     >>> difference_label("cost_usd", "mas", "single"), difference_label("dqs", "mas", "single")
     ('Cost difference, mas − single (USD)', 'DQS difference, mas − single (−1 to 1)')
     """
-    text = f"{readable(name)} difference, {treatment} − {control}"
+    text = f"{readable(name)} difference, {as_drawn(treatment)} − {as_drawn(control)}"
     if name in _UNITS:
         return f"{text} ({_UNITS[name]})"
     try:
@@ -500,17 +516,21 @@ def legend_above(ax: Axes, handles: Sequence[Any], *, title: str | None = None, 
     """A frameless legend centred just above ``ax`` (constrained layout makes room for it).
 
     By default with as many columns as fit the width ``ax`` can take (one row if they all do); a
-    title too long for that width is wrapped.
+    title too long for that width is wrapped. The handles' labels and the title, which name
+    systems and groups, are drawn as written (:func:`as_drawn`).
     """
     handles = list(handles)
+    labels = [as_drawn(h.get_label()) for h in handles]
     if ncols is None:
-        ncols = _legend_columns(ax, [h.get_label() for h in handles])
+        ncols = _legend_columns(ax, labels)
     if title:
+        title = as_drawn(title)
         size, room = _legend_room(ax)
         per_char = _SAFETY * _text_width(title, FontProperties(size=size)) / len(title)
         title = textwrap.fill(title, width=max(int(room / per_char), 20), break_on_hyphens=False)
     legend = ax.legend(
         handles=handles,
+        labels=labels,
         loc="lower center",
         bbox_to_anchor=(0.5, 1.01),
         ncols=max(ncols, 1),

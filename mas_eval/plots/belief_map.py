@@ -13,7 +13,7 @@ from matplotlib.patches import Rectangle
 from mas_eval.constraints import Boolean, validate_params
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
-from mas_eval.plots._style import default_size, target_axes
+from mas_eval.plots._style import as_drawn, default_size, target_axes
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
 
@@ -156,9 +156,9 @@ def beliefs(ds_or_scores: Dataset | Scores, run_id: str, *, annotate: bool = Tru
     bar.set_label("Belief mass (0–1)")
     bar.outline.set_linewidth(0.4)
 
-    labels = [f"{a} (conf {confidence[a]:.2f})" if a in confidence else a for a in agents]
+    labels = [f"{as_drawn(a)} (conf {confidence[a]:.2f})" if a in confidence else as_drawn(a) for a in agents]
     ax.set_yticks(range(len(agents)), labels)
-    ax.set_xticks(range(len(alternatives)), alternatives)
+    ax.set_xticks(range(len(alternatives)), [as_drawn(a) for a in alternatives])
     if sum(len(a) for a in alternatives) > 40:
         ax.tick_params(axis="x", labelrotation=45)
         for label in ax.get_xticklabels():
@@ -193,5 +193,5 @@ def beliefs(ds_or_scores: Dataset | Scores, run_id: str, *, annotate: bool = Tru
         ax.get_xticklabels()[column].set_fontweight("bold")
     elif recommended is not None:
         title += " (no beliefs)"
-    ax.set_title(title)
+    ax.set_title(as_drawn(title))
     return fig

@@ -12,7 +12,15 @@ from matplotlib.figure import Figure
 from mas_eval.constraints import COLUMN_NAME, PROBABILITY, Options, validate_params
 from mas_eval.errors import InvalidParameterError
 from mas_eval.formatting import correction_name
-from mas_eval.plots._style import default_size, legend_above, require_columns, require_rows, target_axes, unit
+from mas_eval.plots._style import (
+    as_drawn,
+    default_size,
+    legend_above,
+    require_columns,
+    require_rows,
+    target_axes,
+    unit,
+)
 
 __all__ = ["Effect", "forest"]
 
@@ -51,10 +59,11 @@ def _correction_name(frame: pl.DataFrame) -> str:
 def _row_labels(frame: pl.DataFrame, keys: list[str]) -> list[str]:
     parts = [pl.col(k).cast(pl.String).fill_null("null") for k in keys]
     label = pl.concat_str([*parts, pl.col("metric").cast(pl.String)], separator=" · ")
-    return frame.select(label).to_series().to_list()
+    return [as_drawn(text) for text in frame.select(label).to_series().to_list()]
 
 
 def _x_label(frame: pl.DataFrame, effect: str, treatment: str, control: str) -> str:
+    treatment, control = as_drawn(treatment), as_drawn(control)
     if effect == "difference":
         units = {unit(str(m)) for m in frame["metric"].unique().to_list()}
         shared = units.pop() if len(units) == 1 else None

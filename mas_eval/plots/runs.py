@@ -26,6 +26,7 @@ from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.formatting import format_ci, format_number
 from mas_eval.plots._style import (
     SYSTEM,
+    as_drawn,
     axis_label,
     difference_label,
     legend_above,
@@ -245,10 +246,10 @@ def draw_distributions(
         _mean_markers(ax, own["_x"].to_numpy(), own, gid=f"mean_ci:{system}")
 
     if by:
-        ax.set_xticks(list(group_x.values()), groups)
+        ax.set_xticks(list(group_x.values()), [as_drawn(group) for group in groups])
         ax.set_xlabel(readable(by))
     else:
-        ax.set_xticks([offsets[s] for s in systems], systems)
+        ax.set_xticks([offsets[s] for s in systems], [as_drawn(s) for s in systems])
     ax.set_xlim(-0.5, len(groups) - 0.5)
     ax.tick_params(axis="x", length=0)
     ax.set_ylabel(axis_label(metric))

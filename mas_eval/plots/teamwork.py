@@ -30,6 +30,7 @@ from mas_eval.data.vocabulary import (
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.plots._style import (
     SYSTEM,
+    as_drawn,
     default_size,
     legend_above,
     require_rows,
@@ -161,7 +162,7 @@ def _stacked(bottom: Axes) -> bool:
 
 
 def _categorical_axis(ax: Axes, labels: Sequence[str], x_label: str, title: str = "") -> None:
-    ax.set_yticks(range(len(labels)), labels)
+    ax.set_yticks(range(len(labels)), [as_drawn(label) for label in labels])
     ax.set_ylim(len(labels) - 0.5, -0.5)  # first row on top
     ax.tick_params(axis="y", length=0)
     ax.spines["left"].set_visible(False)
@@ -172,7 +173,7 @@ def _categorical_axis(ax: Axes, labels: Sequence[str], x_label: str, title: str 
 
 def _note(ax: Axes, text: str) -> None:
     """A panel with nothing to draw says why, in its middle."""
-    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize="small", color="0.35",
+    ax.text(0.5, 0.5, as_drawn(text), transform=ax.transAxes, ha="center", va="center", fontsize="small", color="0.35",
             wrap=True, gid="no_values")  # fmt: skip
     ax.set_yticks([])
     ax.set_xticks([])
@@ -425,7 +426,7 @@ def collaboration(
         raise _missing_run(scores, rounds, run_id)
     fig, system = _one_run(own, agents.filter(pl.col(RUN_KEY) == run_id), run_id, axes)
     if axes is None:
-        title = f"Run {run_id} ({system})"
+        title = as_drawn(f"Run {run_id} ({system})")
         width = fig.get_figwidth() * 72 / mpl.rcParams["font.size"] * 1.8
         fig.suptitle(textwrap.fill(title, width=max(int(width), 20)), fontsize=mpl.rcParams["axes.titlesize"])
     return fig

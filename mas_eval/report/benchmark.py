@@ -18,7 +18,6 @@ combined score and its weights at the top of both.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from mas_eval._version import __version__
 from mas_eval.constraints import Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, UnreadableFileError
+from mas_eval.escaping import markdown_text
 from mas_eval.formatting import format_number
 from mas_eval.report.combined import DEFAULT_CATEGORIES, CombinedScore, combined_score, overall_means, task_means
 from mas_eval.storage.outputs import check_suffix
@@ -684,15 +684,20 @@ def _view(report: BenchmarkReport) -> _View:
     )
 
 
-def _md(text: str) -> str:
-    """User text for Markdown: HTML-escaped (a renderer passes raw HTML through), one line, pipes escaped."""
-    return html.escape(" ".join(text.split()), quote=False).replace("\\", "\\\\").replace("|", "\\|")
+#: User text for Markdown: one line, its HTML and Markdown syntax escaped.
+_md = markdown_text
 
 
-def _md_table(headers: list[str], rows: list[list[str]], numeric: list[bool]) -> list[str]:
+def _md_table(headers: list[str], rows: list[list[str]], numeric: list[bool], bold: Sequence[bool] = ()) -> list[str]:
+    """A pipe table of user text; the rows marked in ``bold`` in bold."""
     align = ["---:" if is_number else "---" for is_number in numeric]
     lines = ["| " + " | ".join(map(_md, headers)) + " |", "| " + " | ".join(align) + " |"]
-    return lines + ["| " + " | ".join(map(_md, row)) + " |" for row in rows]
+    for index, row in enumerate(rows):
+        cells = [_md(cell) for cell in row]
+        if index < len(bold) and bold[index]:
+            cells = [f"**{cell}**" if cell else cell for cell in cells]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def _render_markdown(report: BenchmarkReport) -> str:
@@ -715,8 +720,11 @@ def _render_markdown(report: BenchmarkReport) -> str:
         lines += [f"> **Warning:** {_md(view.warning)}", ""]
     titles = dict(SECTIONS)
     lines += [f"## {titles['overall']}", ""]
-    overall = [[f"**{m}**" if c else m, f"**{v}**" if c else v] for m, v, c in view.overall]
-    lines += [*_md_table(["metric", "score"], overall, [False, True]), ""] if overall else ["*No scores.*", ""]
+    overall, combined = [[m, v] for m, v, _ in view.overall], [c for _, _, c in view.overall]
+    if overall:
+        lines += [*_md_table(["metric", "score"], overall, [False, True], bold=combined), ""]
+    else:
+        lines += ["*No scores.*", ""]
     lines += [f"## {titles['tasks']}", ""]
     if view.task_rows:
         numeric = [False, *[True] * (len(view.task_headers) - 2), False]

@@ -1,8 +1,10 @@
 """The report as one self-contained HTML page: CSS and SVG figures inline, every string escaped.
 
-Jinja2 autoescapes every value the template prints; the only markup inserted as is is the
-SVG that matplotlib wrote, whose text it escapes itself (drawn as paths, names kept in
-escaped comments). Nothing in the page refers to another file or host.
+Jinja2 autoescapes every value the template prints, and shows the control characters in text
+as escapes (:func:`~mas_eval.escaping.visible`; a bidirectional override in a name would
+reorder what the reader sees); the only markup inserted as is is the SVG that matplotlib wrote,
+whose text it escapes itself (drawn as paths, names kept in escaped comments). Nothing in the
+page refers to another file or host.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from mas_eval._version import __version__
+from mas_eval.escaping import visible
 from mas_eval.report.cells import cells
 
 if TYPE_CHECKING:
@@ -40,17 +43,29 @@ def environment() -> jinja2.Environment:
         autoescape=True,
         trim_blocks=False,
         undefined=jinja2.StrictUndefined,
+        finalize=_shown,
     )
 
 
+def _shown(value: object) -> object:
+    """A value the template prints: text with its control characters as escapes (tabs and line
+    breaks are white space in HTML); markup inserted as is (the figures' SVG) and numbers as they are."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value, breaks=False)
+    return value
+
+
 def figure_svg(figure: ReportFigure) -> str:
-    """``figure`` as an inline ``<svg>`` element; ids salted with its name so figures never share one."""
+    """``figure`` as an inline ``<svg>`` element; ids salted with its name so figures never share one.
+
+    Control characters that a name put in an artist's id (``gid="points:<system>"``) are written
+    as escapes, as in the rest of the page (matplotlib escapes the markup, not those)."""
     import matplotlib as mpl
 
     buffer = io.StringIO()
     with mpl.rc_context({"svg.hashsalt": figure.name, "svg.fonttype": "path"}):
         figure.figure.savefig(buffer, format="svg", metadata={"Date": None})
-    return _METADATA.sub("", _PROLOG.sub("", buffer.getvalue(), count=1), count=1)
+    return visible(_METADATA.sub("", _PROLOG.sub("", buffer.getvalue(), count=1), count=1), breaks=False)
 
 
 def render_html(report: Document) -> str:

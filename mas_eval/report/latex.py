@@ -1,13 +1,16 @@
 r"""The report's tables as LaTeX booktabs ``table`` environments, ready to ``\input``.
 
 Needs ``\usepackage{booktabs}`` in the preamble. Every cell and caption is escaped: a
-system or task name cannot break the document.
+system or task name cannot break the document. Line breaks and tabs in a name become spaces
+and other control characters escapes (:func:`~mas_eval.escaping.one_line`), so every row is one
+line (a blank line would end the paragraph in the middle of a table).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mas_eval.escaping import one_line
 from mas_eval.report.cells import cells
 
 if TYPE_CHECKING:
@@ -42,12 +45,25 @@ PAPER_TABLES = (
 
 
 def escape_latex(text: str) -> str:
-    r"""``text`` with LaTeX's special characters escaped.
+    r"""``text`` on one line (:func:`~mas_eval.escaping.one_line`), LaTeX's special characters escaped.
 
     >>> print(escape_latex("a_b & 50% #1 \\ {x}"))
     a\_b \& 50\% \#1 \textbackslash{} \{x\}
+    >>> print(escape_latex("a\n\nb\x1b"))
+    a  b\textbackslash{}x1b
     """
-    return text.translate(_TABLE)
+    return one_line(text).translate(_TABLE)
+
+
+def _row(cells: list[str]) -> str:
+    r"""One table row, its cells escaped. A row starting with ``[`` or ``*`` starts with ``{}``:
+    else the ``\\`` ending the row before (or ``\midrule``) would read it as its own argument.
+
+    >>> print(_row(["[draft]", "0.5"]))
+    {}[draft] & 0.5 \\
+    """
+    line = " & ".join(escape_latex(cell) for cell in cells)
+    return ("{}" if line.startswith(("[", "*")) else "") + line + r" \\"
 
 
 def _label(name: str) -> str:
@@ -78,9 +94,9 @@ def render_latex(report: Document) -> str:
                 rf"\label{{{_label(table.name)}}}",
                 rf"\begin{{tabular}}{{{spec}}}",
                 r"\toprule",
-                " & ".join(escape_latex(h) for h in shown.headers) + r" \\",
+                _row(shown.headers),
                 r"\midrule",
-                *(" & ".join(escape_latex(cell) for cell in row) + r" \\" for row in shown.rows),
+                *(_row(row) for row in shown.rows),
                 r"\bottomrule",
                 r"\end{tabular}",
                 r"\end{table}",

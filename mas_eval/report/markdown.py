@@ -1,10 +1,19 @@
-"""The report as Markdown, its figures written beside it as PNG (shown) and SVG (linked)."""
+"""The report as Markdown, its figures written beside it as PNG (shown) and SVG (linked).
+
+Every text the report holds (its title, section titles, paragraphs, captions, table cells) is
+plain text, and is written by :func:`~mas_eval.escaping.markdown_text`: a ``<script>`` in a
+system's name is shown, never run, and a ``|`` or a line break in a task's name cannot break a
+table. The figures' file names are URL-encoded in their links.
+"""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
+from mas_eval.escaping import markdown_text, visible
 from mas_eval.report.cells import Cells, cells
 
 if TYPE_CHECKING:
@@ -16,53 +25,53 @@ __all__ = ["markdown_table", "render_markdown", "write_figures"]
 PNG_DPI = 200
 
 
-def _cell(text: str) -> str:
-    """A table cell: a ``|`` or a line break would end the cell or the row."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def markdown_table(shown: Cells) -> list[str]:
-    """A pipe table, numbers right-aligned.
+    """A pipe table, numbers right-aligned; the headers and text cells escaped
+    (:func:`~mas_eval.escaping.markdown_text`), the numbers, which :mod:`mas_eval.formatting`
+    wrote, kept as they read (``[0.01, 0.2]``, ``0.011 *``).
 
     >>> markdown_table(Cells(["system", "dqs"], [["a|b", "0.5"]], [False, True]))
     ['| system | dqs |', '| --- | ---: |', '| a\\\\|b | 0.5 |']
     """
     align = ["---:" if is_number else "---" for is_number in shown.numeric]
-    lines = ["| " + " | ".join(map(_cell, shown.headers)) + " |", "| " + " | ".join(align) + " |"]
-    return lines + ["| " + " | ".join(map(_cell, row)) + " |" for row in shown.rows]
+    lines = ["| " + " | ".join(map(markdown_text, shown.headers)) + " |", "| " + " | ".join(align) + " |"]
+    rows = [[cell if number else markdown_text(cell) for cell, number in zip(row, shown.numeric, strict=True)]
+            for row in shown.rows]  # fmt: skip
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def render_markdown(report: Document, figures: str) -> str:
     """The report as Markdown; its figures are linked as ``<figures>/<name>.png`` (and ``.svg``)."""
     provenance = report.provenance
+    preset = str(provenance.get("parameters", {}).get("preset", ""))
     lines = [
-        f"# {report.title}",
+        f"# {markdown_text(report.title)}",
         "",
-        f"mas_eval {provenance['mas_eval_version']}, {provenance['created_utc']}, "
-        f"preset `{provenance.get('parameters', {}).get('preset', '')}`.",
+        markdown_text(f"mas_eval {provenance['mas_eval_version']}, {provenance['created_utc']}, preset {preset}."),
         "",
     ]
     for section in report.sections:
-        lines += [f"## {section.title}", ""]
+        lines += [f"## {markdown_text(section.title)}", ""]
         if section.omitted:
-            lines += [f"*Omitted: {section.omitted}*", ""]
+            lines += [f"*Omitted: {markdown_text(section.omitted)}*", ""]
         for paragraph in section.text:
-            lines += [paragraph, ""]
+            lines += [markdown_text(paragraph), ""]
         for table in section.tables:
-            lines += [f"*{table.caption}*", "", *markdown_table(cells(table)), ""]
+            lines += [f"*{markdown_text(table.caption)}*", "", *markdown_table(cells(table)), ""]
         for figure in section.figures:
-            lines += [
-                f"![{figure.caption}]({figures}/{figure.name}.png)",
-                "",
-                f"*{figure.caption}* ([SVG]({figures}/{figure.name}.svg))",
-                "",
-            ]
+            caption, link = markdown_text(figure.caption), quote(f"{figures}/{figure.name}")
+            lines += [f"![{caption}]({link}.png)", "", f"*{caption}* ([SVG]({link}.svg))", ""]
     return "\n".join(lines)
 
 
 def write_figures(report: Document, folder: Path) -> None:
-    """Every figure of ``report`` into ``folder`` as ``<name>.png`` and ``<name>.svg``."""
+    """Every figure of ``report`` into ``folder`` as ``<name>.png`` and ``<name>.svg``.
+
+    Control characters that a name put in an SVG's artist ids are written as escapes (XML
+    allows none of them)."""
     for section in report.sections:
         for figure in section.figures:
             figure.figure.savefig(folder / f"{figure.name}.png", dpi=PNG_DPI)
-            figure.figure.savefig(folder / f"{figure.name}.svg", metadata={"Date": None})
+            svg = io.StringIO()
+            figure.figure.savefig(svg, format="svg", metadata={"Date": None})
+            (folder / f"{figure.name}.svg").write_text(visible(svg.getvalue(), breaks=False), encoding="utf-8")

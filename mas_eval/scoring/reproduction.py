@@ -25,6 +25,7 @@ import polars as pl
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.data.vocabulary import FINAL_ROUND
 from mas_eval.errors import SchemaError
+from mas_eval.escaping import spreadsheet_safe
 from mas_eval.metrics.diagnosis.equivalence import match_pairs
 from mas_eval.metrics.diagnosis.scores import RULES, score_expressions
 from mas_eval.scoring import Scores, score
@@ -98,13 +99,21 @@ class Reproduction:
             "disagreements": self.disagreements.to_dicts(),
         }
 
-    def write(self, path: str | Path, *, overwrite: bool = False, dataset: str | Path | None = None) -> Path:
+    def write(
+        self, path: str | Path, *, overwrite: bool = False, dataset: str | Path | None = None, raw_csv: bool = False
+    ) -> Path:
         """Write ``summary.csv``, ``disagreements.csv`` and ``reproduction.json`` (both tables, the
-        preset, parameters, version and the SHA-256 of ``dataset``'s files) into folder ``path``, atomically."""
+        preset, parameters, version and the SHA-256 of ``dataset``'s files) into folder ``path``, atomically.
+
+        A CSV text cell that a spreadsheet would run as a formula (a run id ``=HYPERLINK(...)``)
+        starts with a single quote (:func:`~mas_eval.escaping.spreadsheet_safe`); numbers written
+        as text (``-0.5``) are kept as they are, and ``raw_csv=True`` keeps every cell. The JSON
+        holds every value as it is.
+        """
         inputs = {"dataset": dataset} if dataset is not None else {}
         with atomic_directory(path, overwrite=overwrite, inputs=inputs.values()) as staging:
-            self.summary.write_csv(staging / "summary.csv")
-            self.disagreements.write_csv(staging / "disagreements.csv")
+            for name, frame in (("summary", self.summary), ("disagreements", self.disagreements)):
+                (frame if raw_csv else spreadsheet_safe(frame)).write_csv(staging / f"{name}.csv")
             content = self.to_json() | {"provenance": provenance(inputs=inputs, parameters=self.params)}
             (staging / "reproduction.json").write_text(json.dumps(content, indent=2, default=str) + "\n")
         return Path(path)

@@ -10,6 +10,7 @@ import polars as pl
 
 from mas_eval.constraints import check_columns
 from mas_eval.errors import InvalidParameterError, SchemaError
+from mas_eval.escaping import spreadsheet_restored, spreadsheet_safe
 from mas_eval.stats.options import COMPARISON_COLUMNS
 from mas_eval.storage.outputs import atomic_file
 
@@ -67,12 +68,23 @@ def check_comparisons_path(path: str | Path) -> Path:
 
 
 def write_comparisons(
-    table: pl.DataFrame, path: str | Path, *, overwrite: bool = False, inputs: Sequence[str | Path] = ()
+    table: pl.DataFrame,
+    path: str | Path,
+    *,
+    overwrite: bool = False,
+    inputs: Sequence[str | Path] = (),
+    raw_csv: bool = False,
 ) -> Path:
     """Write ``table`` to ``path`` (.parquet, .csv or .json by suffix), atomically.
 
     The file is written next to its target and renamed over it, so a reader never sees half a
     table; an existing file is replaced only with ``overwrite=True``, and never one of ``inputs``.
+
+    In a CSV file, a text cell that a spreadsheet would run as a formula (a task named
+    ``=HYPERLINK(...)``, ``+cmd|...``, ``-2+3`` or ``@SUM(1)``) starts with a single quote
+    (:func:`~mas_eval.escaping.spreadsheet_safe`, as the OWASP "CSV Injection" guidance says);
+    numbers are written as they are. :func:`read_comparisons` takes the quote off again.
+    ``raw_csv=True`` writes every cell as it is.
     """
     target = check_comparisons_path(path)
     suffix = target.suffix.lower()
@@ -80,7 +92,7 @@ def write_comparisons(
         if suffix == ".parquet":
             table.write_parquet(staging)
         elif suffix == ".csv":
-            table.write_csv(staging)
+            (table if raw_csv else spreadsheet_safe(table)).write_csv(staging)
         else:
             staging.write_text(json.dumps(table.to_dicts(), indent=2) + "\n")
     return target
@@ -88,6 +100,13 @@ def write_comparisons(
 
 def read_comparisons(path: str | Path) -> pl.DataFrame:
     """Read a table :func:`write_comparisons` wrote (.parquet, .csv or .json by suffix).
+
+    A CSV file's text cells are read as they were before :func:`write_comparisons` wrote them:
+    the single quote it puts before a cell that would be a formula is taken off
+    (:func:`~mas_eval.escaping.spreadsheet_restored`: a cell loses its first character when it is
+    one or more quotes followed by a formula, which is what writing adds, and only then). A file
+    written with ``raw_csv=True`` reads back the same, but for a name that is itself quotes
+    followed by a formula (``'=x``), which loses its first quote.
 
     Raises
     ------
@@ -105,7 +124,7 @@ def read_comparisons(path: str | Path) -> pl.DataFrame:
         with reading([source]):
             table = pl.read_parquet(source)
     elif suffix == ".csv":
-        table = pl.read_csv(source, infer_schema_length=None)
+        table = spreadsheet_restored(pl.read_csv(source, infer_schema_length=None))
     else:
         try:
             table = pl.DataFrame(json.loads(source.read_text(encoding="utf-8")), infer_schema_length=None)
