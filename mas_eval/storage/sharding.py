@@ -33,6 +33,7 @@ import polars as pl
 from mas_eval.constraints import Interval, check_parameter
 from mas_eval.data.schema import RUN_KEY, TABLES, Table
 from mas_eval.errors import SchemaError
+from mas_eval.storage.inputs import parquet_files, scan_parquet
 
 __all__ = [
     "HASH",
@@ -164,7 +165,7 @@ def write_sharded_table(frame: pl.LazyFrame, spec: Table, folder: Path, shards: 
         target.mkdir(parents=True)
         parts = shard_folder(scratch, index)
         if parts.is_dir():
-            pl.scan_parquet(parts / "*.parquet", hive_partitioning=False).sort(key).sink_parquet(target / PART)
+            scan_parquet(parquet_files(parts)).sort(key).sink_parquet(target / PART)
         else:
             pl.DataFrame(schema=schema).write_parquet(target / PART)
     _remove_tree(folder / ".unsorted")
@@ -211,8 +212,6 @@ class ShardLayout:
 
     def files(self, entry: Path) -> list[list[Path]]:
         """The Parquet files of a sharded table's folder, by shard; a SchemaError names a missing or stray shard."""
-        from mas_eval.storage.inputs import parquet_files
-
         if not entry.is_dir():
             msg = (
                 f"{entry}: table {entry.name.removesuffix('.parquet')!r} is one file, but the Dataset is sharded "
@@ -246,7 +245,7 @@ def check_placement(name: str, files: list[list[Path]], shards: int) -> list[tup
     found = []
     for index, paths in enumerate(files):
         # The files are sorted by run, so shard_of hashes each run once.
-        ids = pl.scan_parquet(paths, hive_partitioning=False).select(RUN_KEY).collect()[RUN_KEY]
+        ids = scan_parquet(paths).select(RUN_KEY).collect()[RUN_KEY]
         expected = shard_of(ids, shards)
         wrong = pl.DataFrame([ids, expected]).filter(pl.col(SHARD_COLUMN) != index).unique(maintain_order=True)
         for run_id, home in wrong.head(5).iter_rows():
