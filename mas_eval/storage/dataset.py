@@ -155,6 +155,9 @@ class Dataset:
         #: The stored integer codes of this shard's keys (:mod:`mas_eval.storage.stored_codes`), for a
         #: Dataset that :meth:`shard` gave; scoring reads them instead of encoding strings.
         self.stored_codes: ShardCodes | None = None
+        #: ``(index, shards)`` for a Dataset that :meth:`shard` gave: every run of it must hash to
+        #: ``index`` (:func:`~mas_eval.storage.sharding.check_shard_runs`; scoring checks it).
+        self.shard_position: tuple[int, int] | None = None
         with self.reading():
             for name, frame in tables.items():
                 _check_columns(TABLES[name], frame.collect_schema().names())
@@ -355,6 +358,7 @@ class Dataset:
                 tables[name] = self.scan(name).join(cases, on="case_id", how="semi")
         one = Dataset(tables, source=self.source, files=files)
         one.stored_codes = ShardCodes.of(self.source, self._codes_entry, index, files)
+        one.shard_position = (index, count)
         return one
 
     @property
@@ -406,14 +410,7 @@ class Dataset:
     def _check_shards(self) -> None:
         """Every run of a sharded table lies in the shard its id hashes to (else per-shard work is wrong)."""
         for name, by_shard in self._shard_files.items():
-            misplaced = check_placement(name, by_shard, self.shards)
-            if misplaced:
-                shown = "; ".join(f"run {run!r} in shard {at}, not {home}" for at, run, home in misplaced)
-                msg = (
-                    f"table {name!r}: rows lie in the wrong shard ({shown}), so per-shard results would split "
-                    "runs; the folder was changed after it was written: reshard it (`mas-eval reshard`)"
-                )
-                raise DataError(msg)
+            check_placement(name, by_shard, self.shards)
 
     def summary(self) -> pl.DataFrame:
         """One row per table: ``table, rows, runs, systems, cases, tasks``.
