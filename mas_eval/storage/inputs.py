@@ -38,7 +38,6 @@ from mas_eval.errors import MasEvalError, SchemaError, UnreadableFileError
 __all__ = [
     "DATASET_MANIFEST",
     "SCORES_MANIFEST",
-    "check_parquet_files",
     "describe_path",
     "input_file",
     "is_dataset_folder",
@@ -204,6 +203,9 @@ def table_entries(folder: Path) -> dict[str, Path]:
 def _check_is_file(file: Path) -> None:
     """A Parquet file of a table that is not a file (a FIFO, a device, a broken link) is named, never opened."""
     kind = _kind(file)
+    if kind == "missing":  # named by a manifest, not found by a walk
+        msg = f"{file}: no such file, so the folder is incomplete; restore it from a copy or write the folder again"
+        raise SchemaError(msg)
     if kind != "file":
         msg = f"{file} {describe_path(file)}, not a Parquet file; a table is Parquet files: remove it or replace it"
         raise SchemaError(msg)
@@ -335,11 +337,14 @@ def table_schema(table: str, files: Sequence[Path]) -> pl.Schema:
     UnreadableFileError
         A file is not Parquet, or is truncated (it is named).
     SchemaError
-        Two files differ: a column one has and the other lacks, or a column of two types.
+        A file is not a file (a FIFO, a device: never opened), or two files differ: a column
+        one has and the other lacks, or a column of two types.
     """
     if not files:
         msg = f"table {table!r} has no files"
         raise SchemaError(msg)
+    for file in files:  # files a Scores manifest names are not walked: their kinds are checked here
+        _check_is_file(file)
     first = (files[0], _footer_schema(files[0]))
     entry = _arrow_schema_entry(files[0])
     for file in files[1:]:
@@ -388,7 +393,7 @@ def _partition_dtype(values: Iterable[str | None]) -> pl.DataType:
     """The type of a partition column no file holds, from its folders' values: integers, numbers or text."""
     given = pl.Series([v for v in values if v is not None], dtype=pl.String)
     for dtype in (pl.Int64, pl.Float64):
-        if given.cast(dtype, strict=False).null_count() == 0:
+        if given.len() and given.cast(dtype, strict=False).null_count() == 0:
             return dtype
     return pl.String
 
@@ -491,19 +496,6 @@ def _problem(file: Path, level: str) -> str | None:
 def _unreadable(file: Path, problem: str) -> UnreadableFileError:
     msg = f"{file}: unreadable Parquet file ({problem}); restore it from a copy or re-create it"
     return UnreadableFileError(msg)
-
-
-def check_parquet_files(files: Iterable[Path], *, level: str = "markers") -> None:
-    """Raise :class:`~mas_eval.errors.UnreadableFileError` naming the first file that is not Parquet.
-
-    ``level="markers"`` (default) reads the 4 bytes at each end of every file: cheap enough for
-    :meth:`Dataset.open <mas_eval.storage.dataset.Dataset.open>`, and it finds truncated and foreign
-    files. ``"footer"`` also parses the schema; ``"full"`` decodes every value (corrupt pages).
-    """
-    for file in files:
-        problem = _problem(file, level)
-        if problem is not None:
-            raise _unreadable(file, problem)
 
 
 @contextlib.contextmanager
