@@ -117,6 +117,29 @@ def test_option_files_and_the_judge_cache_are_read_as_named(tmp_path: Path) -> N
     assert again.equals(first) and again["tier"].to_list() == ["judge"]
 
 
+#: Polars' readers that take a path, and read one with glob characters as a pattern (or may).
+POLARS_READERS = {
+    "scan_parquet", "read_parquet", "read_parquet_schema", "scan_csv", "read_csv", "read_csv_batched",
+    "scan_ndjson", "read_ndjson", "scan_ipc", "read_ipc", "read_ipc_schema", "read_ipc_stream",
+}  # fmt: skip
+
+
+def test_polars_reads_paths_only_through_storage_inputs() -> None:
+    # Its readers pass glob=False and exactly the files listed; one call elsewhere would bring the
+    # pattern back.
+    import ast
+
+    package = Path(mas_eval.__file__).parent
+    found = []
+    for module in sorted(package.rglob("*.py")):
+        if module == package / "storage" / "inputs.py":
+            continue
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in POLARS_READERS:
+                found.append(f"{module.relative_to(package)}:{node.lineno} {node.attr}")
+    assert found == [], "use mas_eval.storage.inputs' readers: " + ", ".join(found)
+
+
 # -- kinds of path: named as what they are, never opened ---------------------------------------
 
 
