@@ -76,7 +76,7 @@ BROKEN = {
     ),
     "negative criterion weight": (
         _set("criteria", "weight", 0, -0.6),
-        r"table 'criteria', column 'weight': 1 run\(s\) have negative criterion weights, e.g. at \(run_id='r1'\)",
+        r"table 'criteria', column 'weight': 1 row\(s\) are negative, e.g. at \(run_id='r1', criterion='safety'\)",
     ),
     # Found by tests/test_fuzz_inputs.py: a repeated key multiplied rows in a join, and score blamed
     # the metric family with a RuntimeError.

@@ -26,6 +26,7 @@ from mas_eval.scoring.reproduction import Reproduction
 from mas_eval.scoring.reproduction import reproduce as reproduce_dataset
 from mas_eval.scoring.scores import Scores
 from mas_eval.scoring.shards import ShardsScored
+from mas_eval.storage.inputs import scan_parquet
 from mas_eval.storage.outputs import check_target
 
 __all__ = ["reproduce", "score"]
@@ -163,7 +164,7 @@ def _shown_by(shown: Steps) -> Callable[[str], None]:
 
 def _rows(out: Path, name: str) -> int:
     """The rows of table ``name`` of the Scores folder ``out``, from its files' metadata."""
-    return int(pl.scan_parquet(Scores.table_files(out, name)).select(pl.len()).collect().item())
+    return int(scan_parquet(Scores.table_files(out, name)).select(pl.len()).collect().item())
 
 
 def _short(text: str) -> str:

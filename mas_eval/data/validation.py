@@ -238,22 +238,17 @@ _ALTERNATIVE_RULES = [
         unit="alternative(s)",
     ),
 ]
-_CRITERION_WEIGHT_RULE = _Rule(
-    "weight", pl.col("_weight_low") < 0, "have negative criterion weights", "weight must be >= 0", unit="run(s)"
-)
 
 
 def check_alternative_inputs(alternatives: pl.LazyFrame, *, labels: Labels | None = None) -> None:
-    """The score and criterion-weight rules of :meth:`Dataset.validate`, from the per-alternative
-    extremes that the criteria pass computes anyway (:data:`~mas_eval.metrics.decision.criteria.CHECK_COLUMNS`).
+    """The score rules of :meth:`Dataset.validate`, from the per-alternative extremes that the
+    criteria pass computes anyway (:data:`~mas_eval.metrics.decision.criteria.CHECK_COLUMNS`).
 
-    ``alternatives`` is keyed by ``run_id, alternative`` (codes, decoded by ``labels``).
+    ``alternatives`` is keyed by ``run_id, alternative`` (codes, decoded by ``labels``). The
+    criterion weights are checked before that pass, with :func:`check_values`.
     """
     key = ["run_id", "alternative"]
     _run_checks(TABLES["scores"], alternatives, _ALTERNATIVE_RULES, key, labels)
-    # Counted per run, not per alternative: the few offending rows are grouped, not all of them.
-    runs = alternatives.filter(_CRITERION_WEIGHT_RULE.bad).group_by("run_id").agg(pl.col("_weight_low").min())
-    _run_checks(TABLES["criteria"], runs, [_CRITERION_WEIGHT_RULE], ["run_id"], labels)
 
 
 def check_run_keys(run_ids: pl.Series) -> None:

@@ -25,7 +25,7 @@ from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError, MasEvalError, option
 from mas_eval.ingest.misspelt import misspelt_fields
 from mas_eval.storage.dataset import MANIFEST, Dataset
-from mas_eval.storage.inputs import describe_path
+from mas_eval.storage.inputs import describe_path, parquet_files, scan_parquet
 from mas_eval.storage.outputs import atomic_directory, atomic_file, write_manifest
 from mas_eval.storage.sharding import check_shards
 
@@ -728,7 +728,7 @@ def _deduplicate_ground_truth(scratch: Path, folder: Path) -> None:
     """Write the distinct ground truth rows of the chunks (a case's runs may sit in several), each part sorted."""
     key = list(TABLES["ground_truth"].key)
     folder.mkdir()
-    for index, part in enumerate(_buckets(pl.scan_parquet(scratch / "*.parquet"), key)):
+    for index, part in enumerate(_buckets(scan_parquet(parquet_files(scratch)), key)):
         truth = part.unique().sort(key).collect()
         if truth.height:
             truth.write_parquet(folder / f"part-{index:05d}.parquet")
@@ -736,7 +736,7 @@ def _deduplicate_ground_truth(scratch: Path, folder: Path) -> None:
 
 def _run_ids_unique(staging: Path) -> bool:
     """Whether no run_id occurs twice among the staged runs (the one rule that spans chunks)."""
-    runs = pl.scan_parquet(staging / "runs" / "*.parquet").select("run_id")
+    runs = scan_parquet(parquet_files(staging / "runs")).select("run_id")
     return all(
         part.select(pl.col("run_id").n_unique() == pl.len()).collect().item() for part in _buckets(runs, ["run_id"])
     )

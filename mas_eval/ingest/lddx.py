@@ -38,6 +38,7 @@ from mas_eval.data.vocabulary import (
 from mas_eval.errors import IngestError, option
 from mas_eval.ingest.jsonl import json_type
 from mas_eval.storage.dataset import MANIFEST, Dataset
+from mas_eval.storage.inputs import describe_path
 from mas_eval.storage.outputs import atomic_directory, check_target, write_manifest
 from mas_eval.storage.sharding import check_shards
 
@@ -800,7 +801,9 @@ def _expand(given: list[Path]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            msg = f"{path}: no such file or folder; pass Local-DDx {PATTERN} files or a folder holding them"
+            what = describe_path(path)
+            problem = "no such file or folder" if what == "does not exist" else f"it {what}"
+            msg = f"{path}: {problem}; pass Local-DDx {PATTERN} files or a folder holding them"
             raise IngestError(msg)
     return files
 

@@ -32,6 +32,7 @@ from mas_eval.errors import DataError, InvalidParameterError, SchemaError, Unrea
 from mas_eval.escaping import markdown_text
 from mas_eval.formatting import format_number
 from mas_eval.report.combined import DEFAULT_CATEGORIES, CombinedScore, combined_score, overall_means, task_means
+from mas_eval.storage.inputs import input_file
 from mas_eval.storage.outputs import check_suffix
 
 if TYPE_CHECKING:
@@ -345,13 +346,8 @@ class BenchmarkReport:
         SchemaError, DataError
             The JSON is not a BenchmarkReport, or a score is not a finite number.
         """
-        source = Path(path)
-        if not source.exists():
-            msg = f"{source}: no such file; pass a MedAISure report JSON (its harness saves results/<run_id>.json)"
-            raise UnreadableFileError(msg)
-        if source.is_dir():
-            msg = f"{source} is a folder; pass a MedAISure report JSON file"
-            raise UnreadableFileError(msg)
+        fix = "pass a MedAISure report JSON (its harness saves results/<run_id>.json)"
+        source = input_file(path, "a MedAISure report JSON file", fix)
         try:
             text = source.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError as exc:

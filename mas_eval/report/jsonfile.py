@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from mas_eval.errors import SchemaError
+from mas_eval.storage.inputs import input_file
 
 if TYPE_CHECKING:
     from mas_eval.report.parts import Document
@@ -73,7 +74,7 @@ def load_json(path: str | Path) -> dict[str, Any]:
     SchemaError
         The file is not a mas_eval report's JSON, or a table has a type this version cannot read.
     """
-    source = Path(path)
+    source = input_file(path, "a report's JSON file", "pass a report written by `mas-eval report`", error=SchemaError)
     try:
         document = json.loads(source.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:

@@ -20,7 +20,7 @@ from mas_eval.metrics.family import Family, families, resolve_params
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.scores_folder import in_run_order
-from mas_eval.storage.sharding import sharded
+from mas_eval.storage.sharding import check_shard_runs, sharded
 from mas_eval.storage.stored_codes import ShardCodes
 
 __all__ = ["encoded_tables", "score_by_shard", "score_in_memory"]
@@ -37,12 +37,18 @@ def encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, p
     stored = ds.stored_codes
     coded = None if stored is None else stored.read([name for name in names if name in ds and sharded(name)])
     if stored is not None and coded is not None:
-        return _from_stored_codes(ds, names, stored, coded)
-    tables = {name: ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema) for name in names}
-    codes = KeyCodes.of(tables, RUN_ID_COLUMNS)
-    # Before encoding: the run code book must hold each run id once.
-    check_run_keys(codes.runs[RUN_KEY])
-    return codes, {name: codes.encode(name, frame) for name, frame in tables.items()}
+        codes, encoded = _from_stored_codes(ds, names, stored, coded)
+    else:
+        tables = {name: ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema) for name in names}
+        codes = KeyCodes.of(tables, RUN_ID_COLUMNS)
+        # Before encoding: the run code book must hold each run id once.
+        check_run_keys(codes.runs[RUN_KEY])
+        encoded = {name: codes.encode(name, frame) for name, frame in tables.items()}
+    if ds.shard_position is not None:
+        # Each run once in its shard (above) and each in its own shard: so once in the Dataset,
+        # validated or not.
+        check_shard_runs(codes.runs[RUN_KEY], *ds.shard_position)
+    return codes, encoded
 
 
 def _from_stored_codes(

@@ -113,18 +113,20 @@ def read_comparisons(path: str | Path) -> pl.DataFrame:
     SchemaError
         The file lacks the columns of a comparison table (it names them), or is not valid JSON.
     """
-    from mas_eval.storage.inputs import reading
+    from mas_eval.storage.inputs import input_file, read_csv, read_parquet, reading
 
     source = check_comparisons_path(path)
-    if not source.is_file():
-        msg = f"{source}: no such comparisons file; write one with `mas-eval compare SCORES --out {source.name}`"
+    fix = f"write one with `mas-eval compare SCORES --out {source.name}`"
+    if not source.exists():
+        msg = f"{source}: no such comparisons file; {fix}"
         raise SchemaError(msg)
+    input_file(source, "a comparisons file", fix, error=SchemaError)
     suffix = source.suffix.lower()
     if suffix == ".parquet":
         with reading([source]):
-            table = pl.read_parquet(source)
+            table = read_parquet(source)
     elif suffix == ".csv":
-        table = spreadsheet_restored(pl.read_csv(source, infer_schema_length=None))
+        table = spreadsheet_restored(read_csv(source, infer_schema_length=None))
     else:
         try:
             table = pl.DataFrame(json.loads(source.read_text(encoding="utf-8")), infer_schema_length=None)

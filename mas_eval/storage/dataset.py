@@ -28,11 +28,14 @@ from mas_eval.data.validation import check_types, validate_tables
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.storage.inputs import (
     DATASET_MANIFEST,
-    check_parquet_files,
     describe_path,
     is_scores_folder,
     parquet_files,
     reading,
+    scan_parquet,
+    scan_table_folder,
+    table_entries,
+    table_schema,
 )
 from mas_eval.storage.outputs import atomic_directory, read_manifest, same_path, write_manifest
 from mas_eval.storage.sharding import ShardLayout, check_placement, check_shards, sharded, write_sharded_table
@@ -147,9 +150,14 @@ class Dataset:
         self.source = source
         #: ``_dataset.json``'s ``"codes"`` entry, for a Dataset opened from a sharded folder that has one.
         self._codes_entry: Any = None
+        #: The schema of each sharded table's files, read once by :meth:`open` (for :meth:`shard`).
+        self._schemas: dict[str, pl.Schema] = {}
         #: The stored integer codes of this shard's keys (:mod:`mas_eval.storage.stored_codes`), for a
         #: Dataset that :meth:`shard` gave; scoring reads them instead of encoding strings.
         self.stored_codes: ShardCodes | None = None
+        #: ``(index, shards)`` for a Dataset that :meth:`shard` gave: every run of it must hash to
+        #: ``index`` (:func:`~mas_eval.storage.sharding.check_shard_runs`; scoring checks it).
+        self.shard_position: tuple[int, int] | None = None
         with self.reading():
             for name, frame in tables.items():
                 _check_columns(TABLES[name], frame.collect_schema().names())
@@ -215,8 +223,20 @@ class Dataset:
         """Open a Dataset folder lazily.
 
         Each table is ``<path>/<table>.parquet`` or a folder ``<path>/<table>/`` of Parquet
-        files, hive-partitioned (``system=mas/part-0.parquet``) or not. Nothing is read
-        until a query is collected.
+        files, hive-partitioned (``system=mas/part-0.parquet``) or not. ``path`` is that
+        folder, never a glob pattern, whatever its characters. Only the files' footers are
+        read here (for their schemas); the data is read when a query is collected.
+
+        Raises
+        ------
+        SchemaError
+            ``path`` is not a Dataset folder; an entry is not a Dataset table; a table is there
+            both as ``<table>.parquet`` and as ``<table>/``; the files of a table differ in
+            their columns or types; a file's column disagrees with its partition folder
+            (``system=single/`` holding ``system = 'mas'``); a sharded folder's shards are
+            not those ``_dataset.json`` records.
+        UnreadableFileError
+            A file is not Parquet or is truncated (it is named).
 
         Notes
         -----
@@ -235,12 +255,8 @@ class Dataset:
         tables: dict[str, pl.LazyFrame] = {}
         files: dict[str, list[Path]] = {}
         shard_files: dict[str, list[list[Path]]] = {}
-        for entry in sorted(root.iterdir()):
-            if entry.name.startswith((".", "_")):
-                continue
-            name = entry.name.removesuffix(".parquet") if entry.is_file() else entry.name
-            if entry.is_file() and entry.suffix != ".parquet":
-                continue
+        schemas: dict[str, pl.Schema] = {}
+        for name, entry in table_entries(root).items():
             if name not in TABLES:
                 hint = difflib.get_close_matches(name, TABLES, n=1)
                 msg = (
@@ -252,19 +268,17 @@ class Dataset:
             if layout is not None and sharded(name):
                 shard_files[name] = layout.files(entry)
                 files[name] = [file for by_shard in shard_files[name] for file in by_shard]
-                check_parquet_files(files[name])
-                tables[name] = pl.scan_parquet(files[name], hive_partitioning=False)
+                schemas[name] = table_schema(name, files[name])
+                tables[name] = scan_parquet(files[name], schema=schemas[name])
                 continue
             files[name] = parquet_files(entry)
             if not files[name]:
                 msg = f"{entry}: table folder {name!r} holds no Parquet files; remove it or write the table again"
                 raise SchemaError(msg)
-            check_parquet_files(files[name])
-            if entry.is_dir():
-                tables[name] = pl.scan_parquet(entry / "**" / "*.parquet", hive_partitioning=True)
-            else:
-                tables[name] = pl.scan_parquet(entry)
+            with reading(files[name]):
+                tables[name] = scan_table_folder(name, entry, files[name])
         opened = cls(tables, source=root, files=files, shard_files=shard_files)
+        opened._schemas = schemas
         if layout is not None:
             opened._codes_entry = manifest.get("codes")
         return opened
@@ -335,7 +349,7 @@ class Dataset:
         for name in self._raw:
             if name in self._shard_files:
                 files[name] = self._shard_files[name][index]
-                tables[name] = pl.scan_parquet(files[name], hive_partitioning=False)
+                tables[name] = scan_parquet(files[name], schema=self._schemas.get(name))
         runs = tables["runs"]  # always sharded: keyed by run_id
         for name in self._raw:
             if name not in tables:  # keyed by case: the cases of this shard's runs
@@ -344,6 +358,7 @@ class Dataset:
                 tables[name] = self.scan(name).join(cases, on="case_id", how="semi")
         one = Dataset(tables, source=self.source, files=files)
         one.stored_codes = ShardCodes.of(self.source, self._codes_entry, index, files)
+        one.shard_position = (index, count)
         return one
 
     @property
@@ -395,14 +410,7 @@ class Dataset:
     def _check_shards(self) -> None:
         """Every run of a sharded table lies in the shard its id hashes to (else per-shard work is wrong)."""
         for name, by_shard in self._shard_files.items():
-            misplaced = check_placement(name, by_shard, self.shards)
-            if misplaced:
-                shown = "; ".join(f"run {run!r} in shard {at}, not {home}" for at, run, home in misplaced)
-                msg = (
-                    f"table {name!r}: rows lie in the wrong shard ({shown}), so per-shard results would split "
-                    "runs; the folder was changed after it was written: reshard it (`mas-eval reshard`)"
-                )
-                raise DataError(msg)
+            check_placement(name, by_shard, self.shards)
 
     def summary(self) -> pl.DataFrame:
         """One row per table: ``table, rows, runs, systems, cases, tasks``.
@@ -546,6 +554,8 @@ def _not_a_dataset(path: Path) -> str:
         fix = f"pass the Dataset folder that holds it ({path.parent})"
     elif path.is_file():
         fix = f"ingest it into a Dataset first (`mas-eval ingest {path} --out DATASET`)"
+    elif not path.is_dir():  # a FIFO, a socket, a device
+        fix = "pass a Dataset folder"
     else:
         fix = "pass the Dataset the scores were computed from"
     return f"{path} {describe_path(path)}, not a Dataset folder; {fix}"

@@ -1,10 +1,17 @@
-"""Input paths: what a path holds, and one clear error when a file cannot be read.
+"""Input paths: what a path holds, the files of a table, and one clear error when a file cannot be read.
 
 The commands take different kinds of input — a Dataset folder, a Scores folder, JSONL files —
 and a user who passes one where another is expected should hear what the path *is* and what
 was expected instead, not a "no such file" about a table inside it. A Parquet file that is
 truncated or corrupt should be named, with the reason, instead of surfacing as a Polars
 ``ComputeError`` from deep inside a query.
+
+A path the user gives is that path and nothing else: Polars reads a path with ``*``, ``?``,
+``[`` or ``{`` in it as a glob pattern (a Dataset ``grp?`` would read its neighbour ``grp1`` too),
+so this module lists a table's files with its own directory walk and hands Polars exactly
+those files with ``glob=False`` (:func:`scan_parquet`, :func:`read_parquet`, :func:`read_csv`);
+no other module calls Polars' readers on a path. A FIFO, a socket or a device is named as what
+it is and never opened (opening a FIFO blocks until something writes to it).
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -15,23 +22,34 @@ truncated or corrupt should be named, with the reason, instead of surfacing as a
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+import itertools
+import os
+import stat
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 import polars as pl
 
 from mas_eval.data.schema import TABLES
-from mas_eval.errors import MasEvalError, UnreadableFileError
+from mas_eval.errors import MasEvalError, SchemaError, UnreadableFileError
 
 __all__ = [
     "DATASET_MANIFEST",
     "SCORES_MANIFEST",
-    "check_parquet_files",
     "describe_path",
+    "input_file",
     "is_dataset_folder",
     "is_scores_folder",
     "parquet_files",
+    "read_csv",
+    "read_parquet",
     "reading",
+    "scan_parquet",
+    "scan_table_folder",
+    "table_entries",
+    "table_schema",
 ]
 
 DATASET_MANIFEST = "_dataset.json"
@@ -39,15 +57,43 @@ SCORES_MANIFEST = "_scores.json"
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".gz")
 
+#: What a path that is neither a file nor a folder is, by the test of its mode.
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISCHR, "a character device"),
+)
 
-def _entries(folder: Path) -> set[str]:
-    """The tables a folder holds: its ``<name>.parquet`` files and ``<name>/`` folders (not manifests,
-    stored codes or staging entries, whose names start with ``_`` or ``.``)."""
-    return {
-        p.name.removesuffix(".parquet")
-        for p in folder.iterdir()
-        if not p.name.startswith(("_", ".")) and (p.is_dir() or p.name.endswith(".parquet"))
-    }
+
+def _kind(path: Path) -> str:
+    """``"file"``, ``"folder"``, ``"missing"``, ``"broken link"``, or what else the path is (a FIFO,
+    a socket, a device: :data:`_SPECIAL_KINDS`), symbolic links followed; from ``stat`` alone, so
+    that nothing is opened (opening a FIFO blocks)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "broken link" if path.is_symlink() else "missing"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    return next((name for test, name in _SPECIAL_KINDS if test(mode)), "neither a file nor a folder")
+
+
+def _entries(folder: Path) -> list[tuple[str, Path]]:
+    """The tables a folder holds, as (name, path): its ``<name>.parquet`` entries and ``<name>/``
+    folders (not manifests, stored codes or staging entries, whose names start with ``_`` or ``.``),
+    in name order. A name may appear twice (a file and a folder): :func:`table_entries` refuses that."""
+    found = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith(("_", ".")):
+            continue
+        if entry.is_dir():
+            found.append((entry.name, entry))
+        elif entry.name.endswith(".parquet"):
+            found.append((entry.name.removesuffix(".parquet"), entry))
+    return found
 
 
 def is_scores_folder(path: Path) -> bool:
@@ -60,7 +106,7 @@ def is_scores_folder(path: Path) -> bool:
         return False
     # Without a manifest: a runs table beside a table the Dataset schema does not define (an
     # output table of some metric family, whichever).
-    names = _entries(path)
+    names = {name for name, _ in _entries(path)}
     return "runs" in names and any(name not in TABLES for name in names)
 
 
@@ -70,21 +116,33 @@ def is_dataset_folder(path: Path) -> bool:
         return False
     if (path / DATASET_MANIFEST).is_file():
         return True
-    return any(name in TABLES for name in _entries(path))
+    return any(name in TABLES for name, _ in _entries(path))
 
 
 def describe_path(path: str | Path) -> str:
-    """What ``path`` is, as the rest of a sentence that starts with the path."""
+    """What ``path`` is, as the rest of a sentence that starts with the path.
+
+    >>> describe_path("/dev/null")
+    'is a character device'
+    """
     where = Path(path)
-    if not where.exists():
+    try:
+        kind = _kind(where)
+    except OSError as exc:  # a folder on the way that cannot be searched
+        return f"cannot be looked at ({(exc.strerror or str(exc)).lower()})"
+    if kind == "missing":
         return "does not exist"
-    if where.is_file():
+    if kind == "broken link":
+        return f"is a symbolic link to {os.readlink(where)}, which does not exist"
+    if kind == "file":
         name = where.name.lower()
         if name.endswith(".parquet"):
             return "is a Parquet file (one table)"
         if name.endswith(_JSONL_SUFFIXES):
             return "is a JSON/JSONL file"
         return "is a file"
+    if kind != "folder":
+        return f"is {kind}"
     if is_scores_folder(where):
         return "is a Scores folder (written by `mas-eval score`)"
     if is_dataset_folder(where):
@@ -92,14 +150,309 @@ def describe_path(path: str | Path) -> str:
     return "is a folder with no Dataset or Scores tables"
 
 
+def input_file(
+    path: str | Path, expected: str, fix: str, *, where: str = "", error: type[MasEvalError] = UnreadableFileError
+) -> Path:
+    """``path``, if it is a file to read (a symbolic link to one counts); else ``error`` saying what it
+    is instead of ``expected``, and ``fix`` (after ``where``, the input's name, if given).
+
+    Checked from the path's kind alone, before anything opens it: a FIFO given as an input would
+    block the command until something writes to it.
+
+    >>> input_file("/dev/null", "a CSV file", "pass the CSV")
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.UnreadableFileError: /dev/null is a character device, not a CSV file; pass the CSV
+    """
+    file = Path(path)
+    if file.is_file():
+        return file
+    what = describe_path(file)
+    prefix = f"{where}: " if where else ""
+    if what == "does not exist":
+        msg = f"{where or file}: no such file; {fix}"
+    else:
+        msg = f"{prefix}{file} {what}, not {expected}; {fix}"
+    raise error(msg)
+
+
+def table_entries(folder: Path) -> dict[str, Path]:
+    """The tables of a Dataset or Scores folder, by name: ``<name>.parquet`` or the folder ``<name>/``.
+
+    Raises
+    ------
+    SchemaError
+        A table is there twice, as a file and as a folder (the one read would be a guess), or a
+        ``<name>.parquet`` entry is not a file (a FIFO, a socket, a device).
+    """
+    tables: dict[str, Path] = {}
+    for name, entry in _entries(folder):
+        if name in tables:
+            file, other = sorted((tables[name], entry), key=lambda p: p.is_dir())
+            msg = (
+                f"{folder}: table {name!r} is there twice, as the file {file} and as the folder {other}; "
+                "a table is one or the other: remove (or move away) the one that is not current"
+            )
+            raise SchemaError(msg)
+        if not entry.is_dir():
+            _check_is_file(entry)
+        tables[name] = entry
+    return tables
+
+
+def _check_is_file(file: Path) -> None:
+    """A Parquet file of a table that is not a file (a FIFO, a device, a broken link) is named, never opened."""
+    kind = _kind(file)
+    if kind == "missing":  # named by a manifest, not found by a walk
+        msg = f"{file}: no such file, so the folder is incomplete; restore it from a copy or write the folder again"
+        raise SchemaError(msg)
+    if kind != "file":
+        msg = f"{file} {describe_path(file)}, not a Parquet file; a table is Parquet files: remove it or replace it"
+        raise SchemaError(msg)
+
+
+def _walk(folder: Path, followed: frozenset[str] = frozenset()) -> Iterator[Path]:
+    """Every ``*.parquet`` entry under ``folder``, depth first in name order; hidden entries (a
+    writer's staging files, names starting with ``.``) skipped, symbolic links followed."""
+    with os.scandir(folder) as listing:
+        entries = sorted(listing, key=lambda entry: entry.name)
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            if entry.is_symlink():  # a link back to a folder it lies in would never end
+                target = os.path.realpath(entry.path)
+                if target in followed:
+                    msg = f"{entry.path}: a symbolic link that leads back into itself; remove the link"
+                    raise SchemaError(msg)
+                yield from _walk(Path(entry.path), followed | {target})
+            else:
+                yield from _walk(Path(entry.path), followed)
+        elif entry.name.endswith(".parquet"):
+            if not entry.is_file():  # a FIFO, a device or a broken link: never opened
+                _check_is_file(Path(entry.path))
+            yield Path(entry.path)
+
+
 def parquet_files(path: Path) -> list[Path]:
-    """The Parquet files of a table: the file itself, or every ``*.parquet`` under its folder."""
-    if path.is_file():
-        return [path]
-    # Hidden entries (a writer's staging files) are not part of the table, as for Polars' glob.
-    return sorted(
-        p for p in path.rglob("*.parquet") if not any(part.startswith(".") for part in p.relative_to(path).parts)
-    )
+    """The Parquet files of a table: the file itself, or every ``*.parquet`` under its folder.
+
+    Listed by walking the folder (never a glob pattern: the path's characters are its own);
+    hidden entries (names starting with ``.``) are not part of the table.
+
+    Raises
+    ------
+    SchemaError
+        A ``*.parquet`` entry is not a file (a FIFO, a device, a broken link), or a symbolic
+        link loops.
+    """
+    if path.is_dir():
+        return list(_walk(path))
+    _check_is_file(path)
+    return [path]
+
+
+# -- Polars' readers, on exactly the files given ------------------------------------------------
+
+
+def scan_parquet(files: Path | Sequence[Path], *, schema: pl.Schema | None = None, **options: Any) -> pl.LazyFrame:
+    """Polars' ``scan_parquet`` of exactly ``files``: no glob pattern, no hive partition columns.
+
+    ``schema`` (from :func:`table_schema`) spares Polars reading the first file's footer again.
+    """
+    sources = [files] if isinstance(files, Path) else list(files)
+    return pl.scan_parquet(sources, glob=False, hive_partitioning=False, schema=schema, **options)
+
+
+def read_parquet(files: Path | Sequence[Path], **options: Any) -> pl.DataFrame:
+    """Polars' ``read_parquet`` of exactly ``files``: no glob pattern, no hive partition columns."""
+    sources = [files] if isinstance(files, Path) else list(files)
+    return pl.read_parquet(sources, glob=False, hive_partitioning=False, **options)
+
+
+def read_csv(file: Path, **options: Any) -> pl.DataFrame:
+    """Polars' ``read_csv`` of exactly ``file`` (no glob pattern)."""
+    return pl.read_csv(file, glob=False, **options)
+
+
+def _footer_schema(file: Path) -> pl.Schema:
+    """The schema in ``file``'s footer, as Polars reads it; an unreadable file is named."""
+    problem = _problem(file, "markers")  # a file that is not Parquet never reaches Polars' reader
+    if problem is None:
+        try:
+            return scan_parquet(file).collect_schema()
+        except (Exception, pl.exceptions.PanicException) as exc:
+            problem = _problem(file, "footer") or str(exc).strip().split("\n")[0]
+    raise _unreadable(file, problem)
+
+
+#: How a Parquet footer spells its ``ARROW:schema`` key-value entry in Thrift's compact protocol:
+#: the key (a binary of length 12) and the header of the value, a binary field.
+_ARROW_SCHEMA_KEY = b"\x0cARROW:schema\x18"
+
+
+def _arrow_schema_entry(file: Path) -> bytes | None:
+    """The ``ARROW:schema`` entry of a Parquet file's footer, as written, or None (not Parquet, or no entry).
+
+    Polars and PyArrow record the Arrow schema of what they write there, so two files whose
+    entries are equal have the same columns and types. Finding it among the footer's bytes
+    costs a read (about 0.03 ms a file) where decoding the footer costs 0.2 ms: at open, a
+    table of many shards compares them and decodes only a footer that differs.
+    """
+    with file.open("rb") as handle:
+        if handle.read(4) != b"PAR1":
+            return None
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(-8, os.SEEK_END)
+        tail = handle.read(8)
+        length = int.from_bytes(tail[:4], "little")
+        if tail[4:] != b"PAR1" or length > size - 12:
+            return None
+        handle.seek(-8 - length, os.SEEK_END)
+        footer = handle.read(length)
+    # The last occurrence: the key-value metadata follows the row groups and their statistics.
+    at = footer.rfind(_ARROW_SCHEMA_KEY)
+    if at < 0:
+        return None
+    position, length, shift = at + len(_ARROW_SCHEMA_KEY), 0, 0
+    while position < len(footer):  # the value's length, a varint
+        byte = footer[position]
+        position, length, shift = position + 1, length | (byte & 0x7F) << shift, shift + 7
+        if byte < 0x80:
+            break
+    return footer[position : position + length]
+
+
+def table_schema(table: str, files: Sequence[Path]) -> pl.Schema:
+    """The schema that every file of ``table`` has, read from their footers.
+
+    Polars reads several files as one table only when they have the same columns, of the same
+    types, in any order; this says which two files differ and how, instead of Polars'
+    ``SchemaError`` halfway through a query. The first file's footer is decoded; another file's
+    only if its recorded Arrow schema differs from the first's (:func:`_arrow_schema_entry`),
+    so that opening a Dataset of many shards stays cheap.
+
+    Raises
+    ------
+    UnreadableFileError
+        A file is not Parquet, or is truncated (it is named).
+    SchemaError
+        A file is not a file (a FIFO, a device: never opened), or two files differ: a column
+        one has and the other lacks, or a column of two types.
+    """
+    if not files:
+        msg = f"table {table!r} has no files"
+        raise SchemaError(msg)
+    for file in files:  # files a Scores manifest names are not walked: their kinds are checked here
+        _check_is_file(file)
+    first = (files[0], _footer_schema(files[0]))
+    entry = _arrow_schema_entry(files[0])
+    for file in files[1:]:
+        if entry is None or _arrow_schema_entry(file) != entry:
+            _same_columns(table, first, (file, _footer_schema(file)))
+    return first[1]
+
+
+def _same_columns(table: str, first: tuple[Path, pl.Schema], other: tuple[Path, pl.Schema]) -> None:
+    """Refuse two files of ``table`` whose columns differ (by name or type; their order may differ)."""
+    (a, left), (b, right) = first, other
+    fix = "write the table's files again with the same columns and types, or remove the file that does not belong"
+    for lacking, having, lacked in (
+        (b, a, [c for c in left if c not in right]),
+        (a, b, [c for c in right if c not in left]),
+    ):
+        if lacked:
+            msg = f"table {table!r}: {lacking} lacks column(s) {', '.join(map(repr, lacked))} that {having} has; {fix}"
+            raise SchemaError(msg)
+    differ = [c for c in left if left[c] != right[c]]
+    if differ:
+        shown = ", ".join(f"{c!r} is {right[c]} in {b} but {left[c]} in {a}" for c in differ)
+        msg = f"table {table!r}: column {shown}; {fix}"
+        raise SchemaError(msg)
+
+
+# -- hive partitions: a table folder whose sub-folders name a column's value (system=mas/) -------
+
+#: The folder name of a null partition value, as Hive, Spark and Polars write it.
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def _partition(table_folder: Path, file: Path) -> dict[str, str | None]:
+    """The ``column=value`` folders between a table's folder and one of its files (the value
+    percent-decoded, as Hive writes it), outermost first."""
+    values: dict[str, str | None] = {}
+    for part in file.relative_to(table_folder).parts[:-1]:
+        column, equals, value = part.partition("=")
+        if equals and column:
+            decoded = unquote(value)
+            values[unquote(column)] = None if decoded == _HIVE_NULL else decoded
+    return values
+
+
+def _partition_dtype(values: Iterable[str | None]) -> pl.DataType:
+    """The type of a partition column no file holds, from its folders' values: integers, numbers or text."""
+    given = pl.Series([v for v in values if v is not None], dtype=pl.String)
+    for dtype in (pl.Int64, pl.Float64):
+        if given.len() and given.cast(dtype, strict=False).null_count() == 0:
+            return dtype
+    return pl.String
+
+
+def _check_partition(table: str, column: str, folder: str | None, files: list[Path], dtype: pl.DataType) -> None:
+    """Every value of ``column`` in ``files`` is the partition folder's ``folder`` value (or null)."""
+    expected = pl.lit(folder, dtype=pl.String).cast(dtype, strict=False)
+    disagrees = pl.col(column).is_not_null() & (expected.is_null() | (pl.col(column) != expected))
+    for file in files:
+        found = scan_parquet(file).select(column).filter(disagrees).head(1).collect()
+        if found.height:
+            value = found[column][0]
+            msg = (
+                f"table {table!r}, column {column!r}: {file} holds {value!r}, but it lies in the partition folder "
+                f"{column}={folder if folder is not None else _HIVE_NULL}, which says {folder!r}; a partition "
+                f"folder and the file's own column must agree: move the file to the folder of its value, or "
+                f"correct the column (or drop it from the file, and the folder gives it)"
+            )
+            raise SchemaError(msg)
+
+
+def scan_table_folder(table: str, entry: Path, files: list[Path]) -> pl.LazyFrame:
+    """Table ``table`` of a Dataset folder (``entry``: its file, or its folder of ``files``), lazily.
+
+    A folder may be hive-partitioned: a sub-folder ``column=value`` gives every row of its files
+    that value of ``column`` when the files lack the column (and fills its nulls when they have
+    it). A file whose own value disagrees with its folder's is refused rather than relabelled:
+    the check reads that column of such files, which costs nothing in the usual layout, where
+    partitioned files do not hold the column (Polars, Spark and PyArrow write them so).
+
+    Raises
+    ------
+    UnreadableFileError, SchemaError
+        As :func:`table_schema`; and a file whose column disagrees with its partition folder.
+    """
+    schema = table_schema(table, files)
+    partitions = [_partition(entry, file) for file in files] if entry.is_dir() else []
+    if not any(partitions):
+        return scan_parquet(files, schema=schema)
+    columns = list(dict.fromkeys(column for values in partitions for column in values))
+    dtypes = {
+        column: schema[column]
+        if column in schema
+        else _partition_dtype(values[column] for values in partitions if column in values)
+        for column in columns
+    }
+    parts = []
+    for values, group in itertools.groupby(zip(partitions, files, strict=True), key=lambda pair: pair[0]):
+        together = [file for _, file in group]
+        filled = []
+        for column, value in values.items():
+            given = pl.lit(value, dtype=pl.String).cast(dtypes[column], strict=False)
+            if column in schema:
+                _check_partition(table, column, value, together, dtypes[column])
+                filled.append(pl.coalesce(pl.col(column), given).alias(column))
+            else:
+                filled.append(given.alias(column))
+        parts.append(scan_parquet(together, schema=schema).with_columns(filled))
+    return pl.concat(parts, how="diagonal")
 
 
 #: How far a file is checked: its Parquet markers (two small reads), its footer, or every value.
@@ -129,8 +482,8 @@ def _problem(file: Path, level: str) -> str | None:
             pq.read_table(file)
             # What PyArrow reads, Polars may still refuse: its reader, and a filter that reads the
             # row groups' statistics (seen: invalid UTF-8 in a statistic only a query touched).
-            pl.read_parquet(file)
-            pl.scan_parquet(file).filter(pl.all_horizontal(pl.all().is_not_null())).select(pl.len()).collect()
+            read_parquet(file)
+            scan_parquet(file).filter(pl.all_horizontal(pl.all().is_not_null())).select(pl.len()).collect()
     except OSError as exc:
         return (exc.strerror or str(exc)).strip().splitlines()[0]
     except (pa.ArrowException, pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError) as exc:
@@ -143,19 +496,6 @@ def _problem(file: Path, level: str) -> str | None:
 def _unreadable(file: Path, problem: str) -> UnreadableFileError:
     msg = f"{file}: unreadable Parquet file ({problem}); restore it from a copy or re-create it"
     return UnreadableFileError(msg)
-
-
-def check_parquet_files(files: Iterable[Path], *, level: str = "markers") -> None:
-    """Raise :class:`~mas_eval.errors.UnreadableFileError` naming the first file that is not Parquet.
-
-    ``level="markers"`` (default) reads the 4 bytes at each end of every file: cheap enough for
-    :meth:`Dataset.open <mas_eval.storage.dataset.Dataset.open>`, and it finds truncated and foreign
-    files. ``"footer"`` also parses the schema; ``"full"`` decodes every value (corrupt pages).
-    """
-    for file in files:
-        problem = _problem(file, level)
-        if problem is not None:
-            raise _unreadable(file, problem)
 
 
 @contextlib.contextmanager

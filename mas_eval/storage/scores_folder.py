@@ -23,7 +23,15 @@ import polars as pl
 
 from mas_eval.data.schema import RUN_ID_COLUMNS, RUN_KEY
 from mas_eval.errors import SchemaError
-from mas_eval.storage.inputs import SCORES_MANIFEST, describe_path, is_scores_folder
+from mas_eval.storage.inputs import (
+    SCORES_MANIFEST,
+    describe_path,
+    is_scores_folder,
+    read_parquet,
+    scan_parquet,
+    table_entries,
+    table_schema,
+)
 from mas_eval.storage.sharding import PART, SHARD_COLUMN
 
 __all__ = [
@@ -64,9 +72,11 @@ def table_files(root: Path, names: list[str], shards: int | None) -> list[Path]:
 def read_table(root: Path, name: str, shards: int | None, runs: pl.DataFrame | None = None) -> pl.DataFrame:
     """Table ``name`` of a Scores folder; a sharded one's shards in run order, as :func:`score` sorts it,
     with the run's identifying columns it does not hold taken from ``runs`` (:func:`scan_table`)."""
+    files = table_files(root, [name], shards)
+    schema = table_schema(name, files)
     if shards is None:
-        return pl.read_parquet(root / f"{name}.parquet")
-    table = in_run_order(pl.read_parquet(table_files(root, [name], shards), hive_partitioning=False))
+        return read_parquet(files, schema=schema)
+    table = in_run_order(read_parquet(files, schema=schema))
     missing = missing_run_columns(table.columns)
     if name == "runs" or not missing:
         return table
@@ -105,12 +115,14 @@ def scan_table(root: Path, name: str, shards: int | None) -> pl.LazyFrame:
     those of the run's identifying columns that it carries itself: the others are joined from
     ``runs``, one row per run, and the columns put back in :func:`score`'s order.
     """
-    frame = pl.scan_parquet(table_files(root, [name], shards), hive_partitioning=False)
+    files = table_files(root, [name], shards)
+    frame = scan_parquet(files, schema=table_schema(name, files))
     names = frame.collect_schema().names()
     missing = missing_run_columns(names)
     if shards is None or name == "runs" or not missing:
         return frame
-    runs = pl.scan_parquet(table_files(root, ["runs"], shards), hive_partitioning=False).select(RUN_KEY, *missing)
+    run_files = table_files(root, ["runs"], shards)
+    runs = scan_parquet(run_files, schema=table_schema("runs", run_files)).select(RUN_KEY, *missing)
     joined = frame.join(runs, on=RUN_KEY, how="left", maintain_order="left")
     return joined.select(score_order(names))
 
@@ -138,6 +150,7 @@ def scores_folder(path: str | Path) -> Path:
     """``path`` if it is a Scores folder; else a :class:`SchemaError` saying what it is and what to pass."""
     root = Path(path)
     if is_scores_folder(root):
+        table_entries(root)  # a table there both as a file and as a folder is refused
         return root
     what = describe_path(root)
     if what == "is a Dataset folder":

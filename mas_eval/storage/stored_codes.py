@@ -45,6 +45,7 @@ from typing import Any
 import polars as pl
 
 from mas_eval.data.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_KEY
+from mas_eval.storage.inputs import read_parquet, scan_parquet
 from mas_eval.storage.sharding import PART, SHARD_COLUMN, shard_folder, sharded
 
 __all__ = ["CODES_FOLDER", "MAX_LABELS", "ShardCodes", "code_columns", "write_codes"]
@@ -84,9 +85,7 @@ def _label_books(root: Path, names: list[str], shards: int) -> dict[str, list[st
     queries = []
     for kind in LABEL_KINDS:
         parts = [
-            pl.scan_parquet([_data_file(root, name, k) for k in range(shards)], hive_partitioning=False).select(
-                pl.col(column).alias(kind)
-            )
+            scan_parquet([_data_file(root, name, k) for k in range(shards)]).select(pl.col(column).alias(kind))
             for name in names
             for column, column_kind in LABEL_COLUMNS.get(name, {}).items()
             if column_kind == kind
@@ -110,14 +109,14 @@ def write_codes(root: Path, names: Iterable[str], shards: int) -> dict[str, Any]
         return None
     labels = {kind: pl.Enum(book) for kind, book in books.items()}
     for index in range(shards):
-        ids = pl.read_parquet(_data_file(root, "runs", index), columns=[RUN_KEY])[RUN_KEY]
+        ids = read_parquet(_data_file(root, "runs", index), columns=[RUN_KEY])[RUN_KEY]
         if ids.has_nulls() or ids.is_duplicated().any():
             shutil.rmtree(root / CODES_FOLDER, ignore_errors=True)
             return None
         runs = pl.Enum(ids)
         for name in tables:
             source = _data_file(root, name, index)
-            frame = pl.scan_parquet(source, hive_partitioning=False)
+            frame = scan_parquet(source)
             present = frame.collect_schema().names()
             coded = [
                 pl.col(column).cast(runs if kind is None else labels[kind], strict=False).to_physical().cast(CODE)
@@ -194,9 +193,7 @@ class ShardCodes:
         if not all(self.current(name) for name in names):
             return None
         try:
-            return {
-                name: pl.read_parquet(code_file(self.root, name, self.index), hive_partitioning=False) for name in names
-            }
+            return {name: read_parquet(code_file(self.root, name, self.index)) for name in names}
         except (OSError, pl.exceptions.PolarsError):
             return None
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from mas_eval.metrics.arrays import locate, nullable, take, to_series
+from mas_eval.metrics.arrays import locate, nullable, take
 from mas_eval.metrics.segments import Groups, label_of, pack, run_of
 
 __all__ = ["CHECK_COLUMNS", "alternative_criteria"]
 
 #: Columns of :func:`alternative_criteria` that only serve the checks of its inputs (then dropped).
-CHECK_COLUMNS = ["_scores_finite", "_satisfaction_low", "_satisfaction_high", "_weight_low"]
+CHECK_COLUMNS = ["_scores_finite", "_satisfaction_low", "_satisfaction_high"]
 
 
 def _attributes(criteria: pl.DataFrame, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -66,7 +66,7 @@ def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weight
     Returns one row per scored ``(run_id, alternative)``, sorted: ``criteria_satisfaction,
     weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst`` (the caller
     ranks), and the :data:`CHECK_COLUMNS` from which
-    :func:`~mas_eval.data.validation.check_alternative_inputs` finds scores and weights that break
+    :func:`~mas_eval.data.validation.check_alternative_inputs` finds scores that break
     the rules these formulas rely on. Every sum is taken in row order over one group.
     """
     run = scores["run_id"].to_numpy()
@@ -125,12 +125,6 @@ def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weight
         weighted_sum = np.where(weight_sum > 0, weighted_total / weight_sum, mean)
         d_best, d_worst = np.sqrt(best_square), np.sqrt(worst_square)
         closeness = np.where(d_best + d_worst > 0, d_worst / (d_best + d_worst), 0.5)
-    if weight_valid.any():
-        row_weight_valid = weight_valid[c]
-        weight_low = a.min(np.where(row_weight_valid, weight[c], np.inf))
-        weight_low_valid = a.any(row_weight_valid)
-    else:
-        weight_low, weight_low_valid = np.zeros(len(a)), np.zeros(len(a), dtype=bool)
     return pl.DataFrame(
         [
             pl.Series("run_id", run_of(a.keys)),
@@ -145,6 +139,5 @@ def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weight
             # is a satisfaction-scale score out of range.
             pl.Series("_satisfaction_low", a.min(sat)),
             pl.Series("_satisfaction_high", a.max(sat)),
-            to_series("_weight_low", weight_low, weight_low_valid),
         ]
     )

@@ -136,6 +136,7 @@ def _alternatives_out(tables: Tables, beliefs: _Beliefs, params: DecisionParams,
     scores = sorted_table(
         "scores", tables["scores"], ["score"], _ALTERNATIVE | {"criterion": "criterion"}, codes.labels_of
     )
+    criterion_key = {"run_id": "run_id", "criterion": "criterion"}
     criteria = sorted_table(
         "criteria",
         tables["criteria"],
@@ -144,9 +145,12 @@ def _alternatives_out(tables: Tables, beliefs: _Beliefs, params: DecisionParams,
             (pl.col("kind") == "cost").fill_null(False).alias("cost"),
             (pl.col("scale") == "raw").fill_null(False).alias("raw"),
         ],
-        {"run_id": "run_id", "criterion": "criterion"},
+        criterion_key,
         codes.labels_of,
     )
+    # A NaN weight would make the run's weights count as not given (so DQS silently changes),
+    # an infinite one makes every satisfaction NaN: the weights are checked before they are used.
+    check_values("criteria", criteria.lazy(), ["weight"], labels=codes.labels_of(criterion_key))
     per_criteria = alternative_criteria(scores, criteria, weighted=params.dqs_weighted)
     scored = pack(per_criteria["run_id"].to_numpy(), per_criteria["alternative"].to_numpy())
     keys, scored_at, believed_at = merged(scored, beliefs.alternative_keys)

@@ -45,6 +45,7 @@ import polars as pl
 from mas_eval.constraints import Boolean, Interval, check_columns, check_parameter, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
 from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
+from mas_eval.storage.inputs import input_file, read_parquet
 from mas_eval.storage.outputs import atomic_file
 
 __all__ = [
@@ -489,10 +490,12 @@ _JUDGE_ANSWER = [Boolean(), Interval(float, 0, 1)]
 
 def _read_cache(cache_path: Path | None) -> pl.DataFrame:
     empty = pl.DataFrame(schema=_CACHE_SCHEMA)
-    if cache_path is None or not cache_path.exists():
+    if cache_path is None or not (cache_path.exists() or cache_path.is_symlink()):
         return empty
+    fix = "delete it or choose another cache_path"
+    input_file(cache_path, "a Parquet file", fix, where="judge cache", error=DataError)
     try:
-        cached = pl.read_parquet(cache_path)
+        cached = read_parquet(cache_path)
     except Exception as exc:  # a corrupt or foreign file: say which, and how to recover
         msg = f"judge cache {cache_path} is not a readable Parquet file ({exc}); delete it or choose another cache_path"
         raise DataError(msg) from exc

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
-from pathlib import Path
 
 import polars as pl
 
 from mas_eval.constraints import check_columns
 from mas_eval.errors import DataError, InvalidParameterError, MasEvalError, SchemaError
+from mas_eval.storage.inputs import input_file, read_csv
 
 __all__ = ["shipped_table", "string_table", "user_table"]
 
@@ -25,7 +25,7 @@ def shipped_table(file: str, columns: tuple[str, ...], package: str = "mas_eval.
     """``package``'s CSV ``file`` (``#`` lines are comments) with String ``columns``."""
     source = resources.files(package).joinpath(file)
     with resources.as_file(source) as path:
-        return pl.read_csv(path, comment_prefix="#", schema=dict.fromkeys(columns, pl.String))
+        return read_csv(path, comment_prefix="#", schema=dict.fromkeys(columns, pl.String))
 
 
 def string_table(table: object, name: str, columns: Mapping[str, str], kind: str) -> pl.DataFrame:
@@ -68,14 +68,12 @@ def user_table(
     """
     if path is None:
         return None
-    file = Path(path)
     wanted = ",".join(columns)
     where = f"score: {parameter}={str(path)!r}"
-    if not file.is_file():
-        msg = f"{where}: no such file; pass a CSV with the header {wanted}"
-        raise InvalidParameterError(msg)
+    fix = f"pass a CSV with the header {wanted}"
+    file = input_file(path, "a CSV file", fix, where=where, error=InvalidParameterError)
     try:
-        table = pl.read_csv(file, comment_prefix="#", infer_schema=False)
+        table = read_csv(file, comment_prefix="#", infer_schema=False)
     except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         msg = f"{where} is not a readable CSV ({first}); it needs the header {wanted}"
