@@ -68,12 +68,15 @@ MANIFEST = Manifest(
 COMPRESSION = "uncompressed"
 
 
-def _tables_in(root: Path) -> list[str]:
-    """The tables a Scores folder holds: its ``<name>.parquet`` files and ``<name>/`` folders, sorted."""
+def _tables_in(root: Path, shards: int | None) -> list[str]:
+    """The tables a Scores folder holds in its layout: ``<name>.parquet`` files, or (sharded) folders
+    of ``shard=<k>`` folders. (Other files and folders the user keeps there are not tables.)"""
+    if shards is None:
+        return sorted(p.stem for p in root.glob("*.parquet") if not p.name.startswith(("_", ".")))
     return sorted(
-        p.name.removesuffix(".parquet")
+        p.name
         for p in root.iterdir()
-        if not p.name.startswith(("_", ".")) and (p.is_dir() or p.name.endswith(".parquet"))
+        if not p.name.startswith(("_", ".")) and p.is_dir() and any(p.glob(f"{SHARD_COLUMN}=*"))
     )
 
 
@@ -98,9 +101,8 @@ def read_layout(root: Path) -> tuple[dict, list[str], int | None]:
     names, shards = manifest["tables"], manifest.get("shards")
     where = MANIFEST.path(root)
     fix = "the folder was changed after scoring: restore it from a copy, or score the Dataset again"
-    found = _tables_in(root)
-    absent = [name for name in names if name not in found]
-    unlisted = [name for name in found if name not in names]
+    absent = [name for name in names if not (root / name).exists() and not (root / f"{name}.parquet").exists()]
+    unlisted = [name for name in _tables_in(root, shards) if name not in names]
     if "runs" not in names or absent or unlisted:
         problem = (
             "lists no 'runs' table"
