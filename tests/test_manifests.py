@@ -407,3 +407,15 @@ def test_a_codes_entry_of_the_wrong_shape_is_read_as_none(coded: dict[str, Path]
     edit(folder, lambda m: m["codes"].update(labels=["not", "an", "object"]))
     assert_scored_from_strings(folder, coded["flat"])
     assert "its 'codes' entry is not one this version reads" in Dataset.open(folder).check_stored_codes()
+
+
+@pytest.mark.parametrize("layout", ["scores", "sharded_scores"])
+def test_the_users_own_files_beside_the_tables_are_not_tables_the_manifest_forgot(
+    base: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str
+) -> None:
+    folder = copy(base, layout, tmp_path)
+    (folder / "notes").mkdir()
+    (folder / "notes" / "todo.txt").write_text("look at task 3", encoding="utf-8")
+    done = run(capsys, "compare", folder)
+    assert done.code == 0, done.err
+    assert mas_eval.Scores.open(folder).names == mas_eval.Scores.open(base[layout]).names
