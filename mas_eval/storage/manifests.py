@@ -254,8 +254,8 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def read_json(path: Path, *, fix: str, max_bytes: int | None = None, error: type[Exception] = SchemaError) -> Any:
-    """The JSON value in file ``path``; one ``error`` naming the file, the problem and ``fix`` otherwise.
+def read_json(path: Path, *, fix: str, max_bytes: int | None = None) -> Any:
+    """The JSON value in file ``path``; one error naming the file, the problem and ``fix`` otherwise.
 
     Parameters
     ----------
@@ -265,16 +265,14 @@ def read_json(path: Path, *, fix: str, max_bytes: int | None = None, error: type
         What the user should do, ending each message: ``restore it from a copy``.
     max_bytes
         The largest file read (``None``: any size).
-    error
-        The exception raised for a file that is not JSON (empty, not UTF-8, not JSON, nested
-        deeper than :data:`MAX_DEPTH`, larger than ``max_bytes``).
 
     Raises
     ------
     UnreadableFileError
         ``path`` is not a regular file (a folder, a FIFO, a device) or cannot be read (permission denied).
-    error
-        As above.
+    SchemaError
+        The file is larger than ``max_bytes``, empty, not UTF-8, not JSON, or nested deeper than
+        :data:`MAX_DEPTH`.
     """
     try:
         info = path.stat()
@@ -284,37 +282,35 @@ def read_json(path: Path, *, fix: str, max_bytes: int | None = None, error: type
             raise UnreadableFileError(msg)
         if max_bytes is not None and info.st_size > max_bytes:
             msg = f"{path}: {info.st_size:,} bytes, more than such a file can be ({max_bytes:,}); {fix}"
-            raise error(msg)
+            raise SchemaError(msg)
         with path.open("rb") as handle:
             data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
     except OSError as exc:
         reason = (exc.strerror or str(exc)).lower()
         msg = f"{path}: cannot be read ({reason}); {fix}"
         raise UnreadableFileError(msg) from None
-    if max_bytes is not None and len(data) > max_bytes:  # grew since stat
+    if max_bytes is not None and len(data) > max_bytes:  # it grew since stat
         msg = f"{path}: more than {max_bytes:,} bytes, more than such a file can be; {fix}"
-        raise error(msg)
+        raise SchemaError(msg)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         msg = f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); {fix}"
-        raise error(msg) from None
+        raise SchemaError(msg) from None
     if not text.strip():
         msg = f"{path}: empty, not JSON; {fix}"
-        raise error(msg)
+        raise SchemaError(msg)
     try:
         value = json.loads(text)
+        too_deep = _depth(value) > MAX_DEPTH
     except json.JSONDecodeError as exc:
         msg = f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); {fix}"
-        raise error(msg) from None
-    except RecursionError:
-        value = None
-        deep = True
-    else:
-        deep = _depth(value) > MAX_DEPTH
-    if deep:
+        raise SchemaError(msg) from None
+    except RecursionError:  # the parser's own bound: Python's recursion limit, about 1,000 levels
+        too_deep = True
+    if too_deep:
         msg = f"{path}: lists or objects nested more than {MAX_DEPTH} deep, deeper than any file mas_eval writes; {fix}"
-        raise error(msg)
+        raise SchemaError(msg)
     return value
 
 
