@@ -26,8 +26,11 @@ _WRITE = defaults_of(Dataset.write)
 
 def validate(dataset: DatasetArg) -> None:
     """Check a Dataset against the schema; exit 2 with one message if a rule is broken."""
-    Dataset.open(dataset).validate()
+    ds = Dataset.open(dataset).validate()
     console.print(f"{literal(dataset)}: valid", highlight=False)
+    note = ds.check_stored_codes()
+    if note is not None:
+        console.print(f"note: {literal(note)}", highlight=False)
 
 
 def reshard(

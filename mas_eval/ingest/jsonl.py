@@ -26,7 +26,8 @@ from mas_eval.errors import IngestError, MasEvalError, option
 from mas_eval.ingest.misspelt import misspelt_fields
 from mas_eval.storage.dataset import MANIFEST, Dataset
 from mas_eval.storage.inputs import describe_path, parquet_files, scan_parquet
-from mas_eval.storage.outputs import atomic_directory, atomic_file, write_manifest
+from mas_eval.storage.manifests import write_manifest
+from mas_eval.storage.outputs import atomic_directory, atomic_file
 from mas_eval.storage.sharding import check_shards
 
 __all__ = [

@@ -39,7 +39,8 @@ from mas_eval.errors import IngestError, option
 from mas_eval.ingest.jsonl import json_type
 from mas_eval.storage.dataset import MANIFEST, Dataset
 from mas_eval.storage.inputs import describe_path
-from mas_eval.storage.outputs import atomic_directory, check_target, write_manifest
+from mas_eval.storage.manifests import write_manifest
+from mas_eval.storage.outputs import atomic_directory, check_target
 from mas_eval.storage.sharding import check_shards
 
 __all__ = [

@@ -15,6 +15,7 @@ import polars as pl
 
 from mas_eval.errors import SchemaError
 from mas_eval.storage.inputs import input_file
+from mas_eval.storage.manifests import JSON, Integer, ListOf, MapOf, Obj, check_shape, read_json
 
 if TYPE_CHECKING:
     from mas_eval.report.parts import Document
@@ -31,6 +32,19 @@ _DTYPES: dict[str, pl.DataType] = {
         pl.UInt8(), pl.UInt16(), pl.String(), pl.Boolean(), pl.Null(),
     )
 }  # fmt: skip
+
+
+#: What :func:`render_json` writes, as :func:`load_json` checks it.
+SHAPE = Obj(
+    {
+        "schema_version": Integer(),
+        "title": str,
+        "provenance": JSON,
+        "sections": ListOf(Obj({"key": str, "title": str, "text": JSON, "omitted": JSON})),
+        "tables": MapOf(Obj({"schema": MapOf(str), "rows": ListOf(ListOf(JSON))}, required=("schema", "rows"))),
+    },
+    required=("schema_version", "tables"),
+)
 
 
 def _finite(value: object) -> object:
@@ -72,16 +86,17 @@ def load_json(path: str | Path) -> dict[str, Any]:
     Raises
     ------
     SchemaError
-        The file is not a mas_eval report's JSON, or a table has a type this version cannot read.
+        The file is not a mas_eval report's JSON (not UTF-8, not JSON, nested too deeply, or
+        not of the shape :func:`render_json` writes), or a table has a type this version cannot read.
+    UnreadableFileError
+        The path is a folder or a special file, or cannot be read.
     """
-    source = input_file(path, "a report's JSON file", "pass a report written by `mas-eval report`", error=SchemaError)
-    try:
-        document = json.loads(source.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        msg = f"{source}:{exc.lineno}: not valid JSON ({exc.msg}); pass a report written by `mas-eval report`"
-        raise SchemaError(msg) from exc
-    if not isinstance(document, dict) or "tables" not in document or "schema_version" not in document:
-        msg = f"{source}: not a mas_eval report (no 'schema_version' and 'tables'); pass one written as .json"
+    fix = "pass a report written by `mas-eval report` as .json"
+    source = input_file(path, "a report's JSON file", fix, error=SchemaError)
+    document = read_json(source, fix=fix)
+    problem = check_shape(document, SHAPE)
+    if problem is not None:
+        msg = f"{source}: not a mas_eval report ({problem}); {fix}"
         raise SchemaError(msg)
     tables = {}
     for name, table in document["tables"].items():
@@ -90,5 +105,10 @@ def load_json(path: str | Path) -> dict[str, Any]:
             msg = f"{source}: table {name!r} has column type(s) {', '.join(unknown)} this version cannot read"
             raise SchemaError(msg)
         schema = {column: _DTYPES[dtype] for column, dtype in table["schema"].items()}
-        tables[name] = pl.DataFrame(table["rows"], schema=schema, orient="row")
+        try:
+            tables[name] = pl.DataFrame(table["rows"], schema=schema, orient="row")
+        except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
+            first = str(exc).strip().splitlines()
+            msg = f"{source}: table {name!r} does not hold its schema's rows ({first[0] if first else exc!r}); {fix}"
+            raise SchemaError(msg) from None
     return {**document, "tables": tables}

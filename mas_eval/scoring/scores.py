@@ -11,8 +11,17 @@ import polars as pl
 
 from mas_eval.errors import SchemaError
 from mas_eval.storage.inputs import reading
-from mas_eval.storage.outputs import atomic_directory, check_compression, read_manifest, write_manifest
-from mas_eval.storage.scores_folder import MANIFEST, read_table, scan_table, scores_folder, table_files
+from mas_eval.storage.manifests import write_manifest
+from mas_eval.storage.outputs import atomic_directory, check_compression
+from mas_eval.storage.scores_folder import (
+    MANIFEST,
+    check_rows,
+    read_layout,
+    read_table,
+    scan_table,
+    scores_folder,
+    table_files,
+)
 
 __all__ = ["Scores"]
 
@@ -109,16 +118,25 @@ class Scores(Mapping[str, pl.DataFrame]):
 
     @classmethod
     def open(cls, path: str | Path) -> Scores:
-        """Read what :meth:`write` wrote: the tables its manifest lists (every ``*.parquet`` without one)."""
+        """Read what :meth:`write` wrote: the tables its manifest lists (every ``*.parquet`` without one).
+
+        Raises
+        ------
+        SchemaError
+            ``path`` is not a Scores folder; its manifest is unreadable, not one this version
+            writes, or disagrees with the folder (a table or shard more or fewer, other row
+            counts); the message names the file and the fix.
+        UnreadableFileError
+            A table's file is truncated or corrupt.
+        """
         root = scores_folder(path)
-        manifest = read_manifest(root, MANIFEST)
-        names = manifest.get("tables") or ["runs", *sorted(p.stem for p in root.glob("*.parquet") if p.stem != "runs")]
+        manifest, names, shards = read_layout(root)
         families = manifest.get("families", {})
-        shards = manifest.get("shards")
         with reading(table_files(root, names, shards)):
             tables: dict[str, pl.DataFrame] = {}
             for name in names:
                 tables[name] = read_table(root, name, shards, tables.get("runs"))
+        check_rows(root, manifest, tables)
         return cls(
             tables=tables,
             preset=manifest.get("preset", "spec"),
@@ -132,13 +150,13 @@ class Scores(Mapping[str, pl.DataFrame]):
     def manifest(path: str | Path) -> dict[str, Any]:
         """The manifest of a Scores folder (``_scores.json``): preset, parameters, families, tables, and
         for a sharded folder (:mod:`mas_eval.scoring.shards`) ``shards`` and ``rows`` per table."""
-        return read_manifest(scores_folder(path), MANIFEST)
+        return read_layout(scores_folder(path))[0]
 
     @staticmethod
     def table_files(path: str | Path, name: str = "runs") -> list[Path]:
         """The Parquet files of table ``name`` of a Scores folder: one, or one per shard."""
         root = scores_folder(path)
-        return table_files(root, [name], read_manifest(root, MANIFEST).get("shards"))
+        return table_files(root, [name], read_layout(root)[2])
 
     @staticmethod
     def scan(path: str | Path, name: str = "runs") -> pl.LazyFrame:
@@ -150,9 +168,7 @@ class Scores(Mapping[str, pl.DataFrame]):
         :func:`mas_eval.storage.inputs.reading` (:class:`~mas_eval.errors.UnreadableFileError`).
         """
         root = scores_folder(path)
-        manifest = read_manifest(root, MANIFEST)
-        shards = manifest.get("shards")
-        have = manifest.get("tables") or sorted(p.stem for p in root.glob("*.parquet"))
+        _, have, shards = read_layout(root)
         if name not in have or (shards is None and not (root / f"{name}.parquet").is_file()):
             msg = f"{root}: these Scores have no {name!r} table; they have: {', '.join(have)}"
             raise SchemaError(msg)

@@ -34,7 +34,8 @@ from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.family import resolve_params
 from mas_eval.scoring.run import score_in_memory
 from mas_eval.storage.dataset import Dataset
-from mas_eval.storage.outputs import atomic_directory, check_compression, write_manifest
+from mas_eval.storage.manifests import write_manifest
+from mas_eval.storage.outputs import atomic_directory, check_compression
 from mas_eval.storage.scores_folder import COMPRESSION, MANIFEST, shard_file
 
 __all__ = [

@@ -12,6 +12,7 @@ from mas_eval.constraints import check_columns
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.escaping import spreadsheet_restored, spreadsheet_safe
 from mas_eval.stats.options import COMPARISON_COLUMNS
+from mas_eval.storage.manifests import JSON, ListOf, MapOf, check_shape, read_json
 from mas_eval.storage.outputs import atomic_file
 
 __all__ = [
@@ -26,6 +27,8 @@ SUMMARY_COLUMNS = [
 
 FORMATS = (".parquet", ".csv", ".json")
 _WRITE_ONE = "pass a file written by `mas-eval compare --out`"
+#: A comparison table as :func:`write_comparisons` writes it in JSON: one object per row.
+JSON_SHAPE = ListOf(MapOf(JSON))
 
 
 def summary_view(table: pl.DataFrame) -> pl.DataFrame:
@@ -111,7 +114,8 @@ def read_comparisons(path: str | Path) -> pl.DataFrame:
     Raises
     ------
     SchemaError
-        The file lacks the columns of a comparison table (it names them), or is not valid JSON.
+        The file lacks the columns of a comparison table (it names them), or is not valid JSON
+        (empty, not UTF-8, nested too deeply, not a list of rows).
     """
     from mas_eval.storage.inputs import input_file, read_csv, read_parquet, reading
 
@@ -126,13 +130,24 @@ def read_comparisons(path: str | Path) -> pl.DataFrame:
         with reading([source]):
             table = read_parquet(source)
     elif suffix == ".csv":
-        table = spreadsheet_restored(read_csv(source, infer_schema_length=None))
-    else:
         try:
-            table = pl.DataFrame(json.loads(source.read_text(encoding="utf-8")), infer_schema_length=None)
-        except json.JSONDecodeError as exc:
-            msg = f"{source}:{exc.lineno}: not valid JSON ({exc.msg}); write it with `mas-eval compare --out`"
-            raise SchemaError(msg) from exc
+            table = spreadsheet_restored(read_csv(source, infer_schema_length=None))
+        except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
+            first = str(exc).strip().splitlines()
+            msg = f"{source}: not a comparison table ({first[0] if first else type(exc).__name__}); {_WRITE_ONE}"
+            raise SchemaError(msg) from None
+    else:
+        rows = read_json(source, fix=_WRITE_ONE)
+        problem = check_shape(rows, JSON_SHAPE)
+        if problem is not None:
+            msg = f"{source}: not a comparison table ({problem}); {_WRITE_ONE}"
+            raise SchemaError(msg)
+        try:
+            table = pl.DataFrame(rows, infer_schema_length=None)
+        except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
+            first = str(exc).strip().splitlines()
+            msg = f"{source}: not a comparison table ({first[0] if first else type(exc).__name__}); {_WRITE_ONE}"
+            raise SchemaError(msg) from None
     needed = [name for name in COMPARISON_COLUMNS if name != "correction"]
     check_columns(table.schema, needed, f"{source}: not a comparison table", fix=_WRITE_ONE)
     return table

@@ -37,13 +37,27 @@ from mas_eval.storage.inputs import (
     table_entries,
     table_schema,
 )
-from mas_eval.storage.outputs import atomic_directory, read_manifest, same_path, write_manifest
-from mas_eval.storage.sharding import ShardLayout, check_placement, check_shards, sharded, write_sharded_table
-from mas_eval.storage.stored_codes import ShardCodes, write_codes
+from mas_eval.storage.manifests import ListOf, Manifest, Obj, read_manifest, write_manifest
+from mas_eval.storage.outputs import atomic_directory, same_path
+from mas_eval.storage.sharding import (
+    SHARDS_ENTRY,
+    ShardLayout,
+    check_placement,
+    check_shards,
+    sharded,
+    write_sharded_table,
+)
+from mas_eval.storage.stored_codes import CODES_ENTRY, ShardCodes, StoredLabels, write_codes
 
 __all__ = ["MANIFEST", "Dataset"]
 
-MANIFEST = DATASET_MANIFEST
+#: ``_dataset.json``: the tables written, and for a sharded Dataset its layout (:meth:`Dataset.write`)
+#: and stored codes. Written by :meth:`Dataset.write_tables` and the ingest commands, read by :meth:`Dataset.open`.
+MANIFEST = Manifest(
+    DATASET_MANIFEST,
+    Obj({"tables": ListOf(str), "shards": SHARDS_ENTRY, "codes": CODES_ENTRY}, required=("tables",)),
+    fix="restore it from a copy of the Dataset, or remove it if the Dataset is not sharded",
+)
 
 FrameLike = pl.DataFrame | pl.LazyFrame | Any  # Any: a pandas DataFrame, converted on entry
 
@@ -148,10 +162,12 @@ class Dataset:
         #: The files of each sharded table, by shard (empty for an unsharded Dataset).
         self._shard_files = {name: [list(p) for p in by_shard] for name, by_shard in (shard_files or {}).items()}
         self.source = source
-        #: ``_dataset.json``'s ``"codes"`` entry, for a Dataset opened from a sharded folder that has one.
-        self._codes_entry: Any = None
         #: The schema of each sharded table's files, read once by :meth:`open` (for :meth:`shard`).
         self._schemas: dict[str, pl.Schema] = {}
+        #: Whether ``_dataset.json`` of a sharded folder has a ``"codes"`` entry, and the label lists
+        #: it records (None if it records none this version reads).
+        self._codes_recorded = False
+        self._labels: StoredLabels | None = None
         #: The stored integer codes of this shard's keys (:mod:`mas_eval.storage.stored_codes`), for a
         #: Dataset that :meth:`shard` gave; scoring reads them instead of encoding strings.
         self.stored_codes: ShardCodes | None = None
@@ -250,8 +266,8 @@ class Dataset:
         root = Path(path)
         if not root.is_dir() or is_scores_folder(root):
             raise SchemaError(_not_a_dataset(root))
-        manifest = _manifest(root)
-        layout = ShardLayout.read(manifest, root / MANIFEST)
+        manifest = read_manifest(root, MANIFEST)
+        layout = ShardLayout.read(manifest, MANIFEST.path(root))
         tables: dict[str, pl.LazyFrame] = {}
         files: dict[str, list[Path]] = {}
         shard_files: dict[str, list[list[Path]]] = {}
@@ -277,10 +293,12 @@ class Dataset:
                 raise SchemaError(msg)
             with reading(files[name]):
                 tables[name] = scan_table_folder(name, entry, files[name])
+        _check_listed(root, manifest, tables)
         opened = cls(tables, source=root, files=files, shard_files=shard_files)
         opened._schemas = schemas
-        if layout is not None:
-            opened._codes_entry = manifest.get("codes")
+        if layout is not None and "codes" in manifest:
+            opened._codes_recorded = True
+            opened._labels = StoredLabels.of(manifest["codes"])
         return opened
 
     # -- access -------------------------------------------------------------------------------
@@ -357,7 +375,7 @@ class Dataset:
                 cases = runs.select(pl.col("case_id").cast(pl.String)).unique()
                 tables[name] = self.scan(name).join(cases, on="case_id", how="semi")
         one = Dataset(tables, source=self.source, files=files)
-        one.stored_codes = ShardCodes.of(self.source, self._codes_entry, index, files)
+        one.stored_codes = ShardCodes.of(self.source, self._labels, index, files)
         one.shard_position = (index, count)
         return one
 
@@ -401,6 +419,11 @@ class Dataset:
             Null or duplicate keys, NaN or infinite numbers, values out of range (negative
             masses or weights, an agent's masses summing to more than 1, unknown criterion
             kinds, satisfaction scores outside [0, 1]), or rows whose ``run_id`` is not in ``runs``.
+
+        Notes
+        -----
+        Stored codes that no longer describe the data are not an error (scoring reads the
+        strings instead): :meth:`check_stored_codes` reports them.
         """
         with self.reading():
             validate_tables(self._raw)
@@ -411,6 +434,31 @@ class Dataset:
         """Every run of a sharded table lies in the shard its id hashes to (else per-shard work is wrong)."""
         for name, by_shard in self._shard_files.items():
             check_placement(name, by_shard, self.shards)
+
+    def check_stored_codes(self) -> str | None:
+        """Why scoring will read some shard's strings instead of its stored codes; None if it reads the codes.
+
+        Stored codes (:mod:`mas_eval.storage.stored_codes`) are derived data: when they no longer
+        describe the data (a shard file changed, ``_dataset.json``'s label lists are not those
+        they were coded against, a code file missing), scoring encodes that shard's strings,
+        with the same scores, only slower. That is not an error, so :meth:`validate` passes;
+        this says what was found and how to store fresh codes. None too for a Dataset that
+        stores no codes (unsharded, or too many labels).
+        """
+        if not (self._shard_files and self._codes_recorded) or self.source is None:
+            return None
+        fix = "scoring reads the strings instead (same scores, slower); `mas-eval reshard` writes fresh codes"
+        if self._labels is None:
+            return f"{MANIFEST.path(self.source)}: its 'codes' entry is not one this version reads, so {fix}"
+        stale = []
+        for index in range(self.shards):
+            codes = ShardCodes.of(self.source, self._labels, index, {n: f[index] for n, f in self._shard_files.items()})
+            problems = [codes.problem(name) for name in self._shard_files] if codes is not None else []
+            stale.extend((index, p) for p in problems if p is not None)
+        if not stale:
+            return None
+        shards = len({index for index, _ in stale})
+        return f"the stored codes of {shards} of {self.shards} shards are not used ({stale[0][1]}), so {fix}"
 
     def summary(self) -> pl.DataFrame:
         """One row per table: ``table, rows, runs, systems, cases, tasks``.
@@ -532,16 +580,15 @@ class Dataset:
         write_manifest(folder, MANIFEST, manifest)
 
 
-def _manifest(root: Path) -> dict[str, Any]:
-    """The Dataset's ``_dataset.json`` (``{}`` without one); unreadable JSON is a SchemaError naming it."""
-    import json
-
-    try:
-        manifest = read_manifest(root, MANIFEST)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        msg = f"{root / MANIFEST}: not valid JSON ({exc}); restore it, or remove it if the Dataset is not sharded"
-        raise SchemaError(msg) from None
-    return manifest if isinstance(manifest, dict) else {}
+def _check_listed(root: Path, manifest: Mapping[str, Any], found: Mapping[str, pl.LazyFrame]) -> None:
+    """Every table ``_dataset.json`` lists is in the folder: else a family would be skipped without a word."""
+    absent = [name for name in manifest.get("tables", []) if name not in found]
+    if absent:
+        msg = (
+            f"{MANIFEST.path(root)}: lists table {absent[0]!r}, which the folder does not hold, so the Dataset is "
+            f"incomplete: restore {absent[0]} from a copy, or write the Dataset again without it"
+        )
+        raise SchemaError(msg)
 
 
 def _not_a_dataset(path: Path) -> str:

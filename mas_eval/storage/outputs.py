@@ -8,24 +8,22 @@ the demo) goes through here, so that
 * an existing output is replaced only when asked, and never when it is, holds, or lies inside
   one of the inputs (:func:`check_target`);
 * a location that cannot be written (read-only, a file in the way) is reported up front, as
-  one :class:`~mas_eval.errors.OutputError` naming the path, not as an ``OSError`` halfway;
-* every manifest carries the package version.
+  one :class:`~mas_eval.errors.OutputError` naming the path, not as an ``OSError`` halfway.
+
+Manifests are written and read by :mod:`mas_eval.storage.manifests`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
-from mas_eval._version import __version__
 from mas_eval.constraints import Options, check_parameter
 from mas_eval.errors import InvalidParameterError, OutputError, OutputExistsError, option
 
@@ -36,9 +34,7 @@ __all__ = [
     "check_compression",
     "check_suffix",
     "check_target",
-    "read_manifest",
     "same_path",
-    "write_manifest",
 ]
 
 PathLike = str | Path
@@ -272,15 +268,3 @@ def atomic_file(path: PathLike, *, overwrite: bool = False, inputs: Iterable[Pat
         finally:
             if staging.exists():
                 _remove(staging)
-
-
-def write_manifest(folder: Path, name: str, content: Mapping[str, Any]) -> None:
-    """Write ``content`` as ``<folder>/<name>`` (JSON), led by the package version."""
-    manifest = {"mas_eval_version": __version__, **content}
-    (folder / name).write_text(json.dumps(manifest, indent=2) + "\n")
-
-
-def read_manifest(folder: Path, name: str) -> dict[str, Any]:
-    """The manifest ``<folder>/<name>``, or ``{}`` when there is none."""
-    path = folder / name
-    return json.loads(path.read_text()) if path.is_file() else {}

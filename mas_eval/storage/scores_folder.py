@@ -32,13 +32,16 @@ from mas_eval.storage.inputs import (
     table_entries,
     table_schema,
 )
-from mas_eval.storage.sharding import PART, SHARD_COLUMN
+from mas_eval.storage.manifests import JSON, Integer, ListOf, Manifest, MapOf, Obj, read_manifest
+from mas_eval.storage.sharding import MAX_SHARDS, PART, SHARD_COLUMN
 
 __all__ = [
     "COMPRESSION",
     "MANIFEST",
+    "check_rows",
     "in_run_order",
     "missing_run_columns",
+    "read_layout",
     "read_table",
     "scan_table",
     "score_order",
@@ -48,13 +51,102 @@ __all__ = [
     "with_run_columns",
 ]
 
-#: The manifest file of a Scores folder.
-MANIFEST = SCORES_MANIFEST
+#: ``_scores.json``, as :meth:`mas_eval.Scores.write` and :func:`mas_eval.scoring.shards.score_shards`
+#: write it: the preset, the parameters, the families that ran and were skipped (with why), the
+#: tables, and for a sharded folder the number of shards and the rows of each table.
+MANIFEST = Manifest(
+    SCORES_MANIFEST,
+    Obj(
+        {
+            "preset": str,
+            "params": MapOf(JSON),
+            "families": Obj({"ran": ListOf(str), "skipped": MapOf(str)}, required=("ran", "skipped")),
+            "tables": ListOf(str),
+            "shards": Integer(1, MAX_SHARDS),
+            "rows": MapOf(Integer(0)),
+        },
+        required=("preset", "params", "families", "tables"),
+    ),
+    fix="restore it from a copy, or score the Dataset again",
+)
 
 #: The compression of a sharded Scores folder's files. The tables' floats barely compress, and
 #: writing is a third of the time of scoring a shard: 1M runs of the benchmark shape, 2 workers,
 #: took 3.6-3.8 s uncompressed (557 MB of files) against 4.0-4.1 s with LZ4 (410 MB).
 COMPRESSION = "uncompressed"
+
+
+def _tables_in(root: Path, shards: int | None) -> list[str]:
+    """The tables a Scores folder holds in its layout: ``<name>.parquet`` files, or (sharded) folders
+    of ``shard=<k>`` folders. (Other files and folders the user keeps there are not tables.)"""
+    if shards is None:
+        return sorted(p.stem for p in root.glob("*.parquet") if not p.name.startswith(("_", ".")))
+    return sorted(
+        p.name
+        for p in root.iterdir()
+        if not p.name.startswith(("_", ".")) and p.is_dir() and any(p.glob(f"{SHARD_COLUMN}=*"))
+    )
+
+
+def read_layout(root: Path) -> tuple[dict, list[str], int | None]:
+    """A Scores folder's manifest, its tables (``runs`` first) and shards (None: one file per table),
+    checked against the folder.
+
+    Without a manifest, the tables are its ``*.parquet`` files. With one, every table it lists
+    must be in the folder and every table in the folder listed, each as one file or, sharded, as
+    a folder holding exactly the shards ``shard=0 ... shard=<N-1>`` it records: a shard or
+    table the manifest left out would otherwise be left out of every result without a word.
+
+    Raises
+    ------
+    SchemaError
+        The manifest is unreadable or not of :data:`MANIFEST`'s shape, or disagrees with the folder.
+    """
+    manifest = read_manifest(root, MANIFEST)
+    if not manifest:
+        names = sorted(p.stem for p in root.glob("*.parquet"))
+        return manifest, ["runs", *(n for n in names if n != "runs")], None
+    names, shards = manifest["tables"], manifest.get("shards")
+    where = MANIFEST.path(root)
+    fix = "the folder was changed after scoring: restore it from a copy, or score the Dataset again"
+    absent = [name for name in names if not (root / name).exists() and not (root / f"{name}.parquet").exists()]
+    unlisted = [name for name in _tables_in(root, shards) if name not in names]
+    if "runs" not in names or absent or unlisted:
+        problem = (
+            "lists no 'runs' table"
+            if "runs" not in names
+            else f"lists table {absent[0]!r}, which the folder does not hold"
+            if absent
+            else f"does not list the folder's table {unlisted[0]!r}"
+        )
+        msg = f"{where}: {problem}; {fix}"
+        raise SchemaError(msg)
+    expected = {f"{SHARD_COLUMN}={index}" for index in range(shards or 0)}
+    for name in names:
+        table = root / name if shards is not None else root / f"{name}.parquet"
+        if shards is None and not table.is_file():
+            msg = f"{table}: not a file, but {where} records no shards; {fix}"
+            raise SchemaError(msg)
+        if shards is None:
+            continue
+        held = {p.name for p in table.iterdir() if not p.name.startswith(".")} if table.is_dir() else set()
+        if held != expected:
+            odd = sorted(held - expected) or sorted(expected - held, key=lambda n: int(n.partition("=")[2]))
+            how = "is not one of" if odd[0] in held else "is missing from"
+            msg = f"{table}: {odd[0]!r} {how} the {shards} shards that {where} records; {fix}"
+            raise SchemaError(msg)
+    return manifest, ["runs", *(n for n in names if n != "runs")], shards
+
+
+def check_rows(root: Path, manifest: dict, tables: dict[str, pl.DataFrame]) -> None:
+    """The tables read hold the rows the manifest of a sharded folder records (``"rows"``), else a SchemaError."""
+    for name, rows in manifest.get("rows", {}).items():
+        if name in tables and tables[name].height != rows:
+            msg = (
+                f"{root / name}: {tables[name].height:,} rows, where {MANIFEST.path(root)} records {rows:,}; the "
+                "folder was changed after scoring: restore it from a copy, or score the Dataset again"
+            )
+            raise SchemaError(msg)
 
 
 def shard_file(root: Path, table: str, index: int) -> Path:

@@ -34,10 +34,12 @@ from mas_eval.constraints import Interval, check_parameter
 from mas_eval.data.schema import RUN_KEY, TABLES, Table
 from mas_eval.errors import DataError, SchemaError
 from mas_eval.storage.inputs import parquet_files, scan_parquet
+from mas_eval.storage.manifests import Integer, ListOf, Obj
 
 __all__ = [
     "HASH",
     "MAX_SHARDS",
+    "SHARDS_ENTRY",
     "SHARD_COLUMN",
     "ShardLayout",
     "check_placement",
@@ -179,6 +181,19 @@ def _remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+#: The ``"shards"`` entry of ``_dataset.json``, as :meth:`ShardLayout.manifest` writes it.
+SHARDS_ENTRY = Obj(
+    {
+        "count": Integer(2, MAX_SHARDS),
+        "hash": str,
+        "column": str,
+        "partition": str,
+        "tables_whole": ListOf(str),
+    },
+    required=("count", "hash"),
+)
+
+
 @dataclass(frozen=True)
 class ShardLayout:
     """How a Dataset folder is sharded, as its ``_dataset.json`` records it."""
@@ -198,19 +213,19 @@ class ShardLayout:
 
     @classmethod
     def read(cls, manifest: Mapping[str, Any], where: Path) -> ShardLayout | None:
-        """The layout recorded in a manifest (None: not sharded); a SchemaError if it is not one this version reads."""
+        """The layout a manifest records (None: not sharded), its ``"shards"`` entry already of the
+        shape :data:`SHARDS_ENTRY` (:func:`~mas_eval.storage.manifests.read_manifest`); a SchemaError
+        if its hash is not one this version knows."""
         entry = manifest.get("shards")
         if entry is None:
             return None
-        count = entry.get("count") if isinstance(entry, Mapping) else None
-        fix = "write the Dataset again (`mas-eval reshard`) with this version of mas-eval"
-        if isinstance(count, bool) or not isinstance(count, int) or not 2 <= count <= MAX_SHARDS:
-            msg = f"{where}: 'shards' must record a count of shards from 2 to {MAX_SHARDS:,}, not {entry!r}; {fix}"
+        if entry["hash"] != HASH:
+            msg = (
+                f"{where}: shards hashed by {entry['hash']!r}, which this version does not know ({HASH!r}); "
+                "write the Dataset again (`mas-eval reshard`) with the version of mas-eval that wrote it"
+            )
             raise SchemaError(msg)
-        if entry.get("hash") != HASH:
-            msg = f"{where}: shards hashed by {entry.get('hash')!r}, which this version does not know ({HASH!r}); {fix}"
-            raise SchemaError(msg)
-        return cls(count)
+        return cls(entry["count"])
 
     def files(self, entry: Path) -> list[list[Path]]:
         """The Parquet files of a sharded table's folder, by shard; a SchemaError names a missing or stray shard."""

@@ -22,12 +22,18 @@ Each code file has one row per row of the shard's file of that table, in the sam
 Both keep the order of the ids and labels, as the codes :class:`~mas_eval.metrics.codes.KeyCodes`
 encodes from strings do (a label's code there is its rank among the labels of the tables read,
 here among the Dataset's), so the tables scored from them are the tables scored from the
-strings, bit for bit (``tests/test_stored_codes.py``). A code file records, in its Parquet
-metadata, the SHA-256 of the shard file it was computed from; a shard whose files changed
-since, or whose code file is missing or unreadable, is scored from its strings. Codes are
-written only when every kind of label has at most :data:`MAX_LABELS` values and every shard's
-run ids are distinct and not null; otherwise scoring reads strings, and reports bad keys as it
-always does.
+strings, bit for bit (``tests/test_stored_codes.py``).
+
+Codes are derived data, and they are used only while they still describe the data: a code
+file records, in its Parquet metadata, the SHA-256 of the shard file it was computed from and
+the SHA-256 (and lengths) of the label lists it was coded against. A shard is scored from its
+strings instead when one of its files changed since, when ``_dataset.json``'s label lists are
+not those its codes were coded against (another Dataset's manifest copied in, a list shortened
+or reordered by hand), when a code file is missing or unreadable, or when a code lies outside
+its list; :meth:`ShardCodes.problem` says which. Codes are written only when every kind of
+label has at most :data:`MAX_LABELS` values, the lists take at most :data:`MAX_LABEL_BYTES` of
+JSON, and every shard's run ids are distinct and not null; otherwise scoring reads strings, and
+reports bad keys as it always does.
 
 Dataset.open skips folders whose names start with ``_``, so the code files are never
 mistaken for a table.
@@ -36,9 +42,11 @@ mistaken for a table.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +54,39 @@ import polars as pl
 
 from mas_eval.data.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_KEY
 from mas_eval.storage.inputs import read_parquet, scan_parquet
+from mas_eval.storage.manifests import Lenient, ListOf, MapOf, Obj
 from mas_eval.storage.sharding import PART, SHARD_COLUMN, shard_folder, sharded
 
-__all__ = ["CODES_FOLDER", "MAX_LABELS", "ShardCodes", "code_columns", "write_codes"]
+__all__ = [
+    "CODES_ENTRY",
+    "CODES_FOLDER",
+    "MAX_LABELS",
+    "MAX_LABEL_BYTES",
+    "ShardCodes",
+    "StoredLabels",
+    "code_columns",
+    "write_codes",
+]
 
 #: The folder of the code files, inside the Dataset's folder.
 CODES_FOLDER = "_codes"
 #: The most labels of one kind for which codes are stored (the list of labels is in ``_dataset.json``).
 MAX_LABELS = 10_000
+#: The most bytes the label lists may take as JSON for codes to be stored: ``_dataset.json`` stays
+#: well below :data:`~mas_eval.storage.manifests.MAX_MANIFEST_BYTES`.
+MAX_LABEL_BYTES = 16 * 2**20
 #: The Parquet metadata key of a code file that holds its source file's SHA-256.
 SOURCE_HASH = "mas_eval.codes.source_sha256"
+#: The Parquet metadata keys of a code file that hold the SHA-256 of the label lists it was coded
+#: against (:meth:`StoredLabels.digest`) and their lengths, by kind (JSON).
+LABELS_HASH = "mas_eval.codes.labels_sha256"
+LABEL_COUNTS = "mas_eval.codes.label_counts"
+
+#: The ``"codes"`` entry of ``_dataset.json``, as :func:`write_codes` returns it. Lenient: the codes
+#: are derived data, so an entry that is not of this shape is read as none (strings are scored).
+CODES_ENTRY = Lenient(
+    Obj({"folder": str, "hash": str, "labels": MapOf(ListOf(str))}, required=("folder", "hash", "labels"))
+)
 #: The codes' dtype: that of :data:`mas_eval.metrics.codes.CODE`.
 CODE = pl.UInt32
 
@@ -93,21 +124,28 @@ def _label_books(root: Path, names: list[str], shards: int) -> dict[str, list[st
         parts = parts or [pl.LazyFrame(schema={kind: pl.String})]
         queries.append(pl.concat(parts).drop_nulls().unique().sort(kind))
     books = {kind: frame[kind].to_list() for kind, frame in zip(LABEL_KINDS, pl.collect_all(queries), strict=True)}
-    return None if any(len(book) > MAX_LABELS for book in books.values()) else books
+    if any(len(book) > MAX_LABELS for book in books.values()) or len(json.dumps(books)) > MAX_LABEL_BYTES:
+        return None
+    return books
 
 
 def write_codes(root: Path, names: Iterable[str], shards: int) -> dict[str, Any] | None:
     """Write the code files of the sharded Dataset at ``root`` (its tables ``names`` already written).
 
     Returns the ``"codes"`` entry of ``_dataset.json``, or None (and writes nothing) when the
-    codes cannot be stored: a kind with more than :data:`MAX_LABELS` labels, or a shard whose run
-    ids repeat or are null.
+    codes cannot be stored: a kind with more than :data:`MAX_LABELS` labels, lists longer than
+    :data:`MAX_LABEL_BYTES` as JSON, or a shard whose run ids repeat or are null.
     """
     tables = [name for name in names if sharded(name)]
     books = _label_books(root, tables, shards)
     if books is None:
         return None
     labels = {kind: pl.Enum(book) for kind, book in books.items()}
+    coded_against = StoredLabels(books)
+    recorded = {
+        LABELS_HASH: coded_against.digest,
+        LABEL_COUNTS: json.dumps(coded_against.counts, sort_keys=True),
+    }
     for index in range(shards):
         ids = read_parquet(_data_file(root, "runs", index), columns=[RUN_KEY])[RUN_KEY]
         if ids.has_nulls() or ids.is_duplicated().any():
@@ -126,8 +164,44 @@ def write_codes(root: Path, names: Iterable[str], shards: int) -> dict[str, Any]
             ]
             target = code_file(root, name, index)
             target.parent.mkdir(parents=True, exist_ok=True)
-            frame.select(coded).collect().write_parquet(target, metadata={SOURCE_HASH: sha256_of(source)})
+            frame.select(coded).collect().write_parquet(target, metadata={SOURCE_HASH: sha256_of(source), **recorded})
     return {"folder": CODES_FOLDER, "hash": "sha256", "labels": books}
+
+
+@dataclass(frozen=True)
+class StoredLabels:
+    """The label lists of a sharded Dataset's ``_dataset.json`` (``"codes"`` → ``"labels"``): every
+    kind's sorted labels, which the code files hold positions in.
+
+    >>> StoredLabels({"agent_id": ["a", "b"], "alternative": ["x"], "criterion": []}).counts
+    {'agent_id': 2, 'alternative': 1, 'criterion': 0}
+    """
+
+    labels: Mapping[str, list[str]]
+
+    @classmethod
+    def of(cls, entry: Any) -> StoredLabels | None:
+        """The lists of a ``"codes"`` entry of the shape :data:`CODES_ENTRY` (None: no codes, or an entry
+        this version does not read: another folder, or not every kind of label)."""
+        if not isinstance(entry, Mapping) or entry.get("folder") != CODES_FOLDER or entry.get("hash") != "sha256":
+            return None
+        labels = entry["labels"]
+        return cls(dict(labels)) if set(labels) == set(LABEL_KINDS) else None
+
+    @cached_property
+    def digest(self) -> str:
+        """The SHA-256 of the lists (every kind, in :data:`LABEL_KINDS` order), as a code file records it."""
+        canonical = json.dumps([self.labels[kind] for kind in LABEL_KINDS], ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    @cached_property
+    def counts(self) -> dict[str, int]:
+        """How many labels each kind has."""
+        return {kind: len(self.labels[kind]) for kind in LABEL_KINDS}
+
+    def books(self) -> dict[str, pl.Series]:
+        """Each kind's labels as a ``String`` Series (a :class:`~mas_eval.metrics.codes.KeyCodes` code book)."""
+        return {kind: pl.Series(kind, self.labels[kind], dtype=pl.String) for kind in LABEL_KINDS}
 
 
 @dataclass(frozen=True)
@@ -141,61 +215,91 @@ class ShardCodes:
     index
         The shard.
     labels
-        Each kind's sorted labels, as ``_dataset.json`` lists them.
+        The label lists ``_dataset.json`` records.
     files
         The shard's data files of each table, as the Dataset reads them.
     """
 
     root: Path
     index: int
-    labels: Mapping[str, list[str]]
+    labels: StoredLabels
     files: Mapping[str, list[Path]]
-    _checked: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    _problems: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def of(cls, root: Path | None, entry: Any, index: int, files: Mapping[str, list[Path]]) -> ShardCodes | None:
-        """The codes of shard ``index`` that ``entry`` (``_dataset.json``'s ``"codes"``) describes, if it is one."""
-        if root is None or not isinstance(entry, Mapping) or entry.get("folder") != CODES_FOLDER:
+    def of(
+        cls, root: Path | None, labels: StoredLabels | None, index: int, files: Mapping[str, list[Path]]
+    ) -> ShardCodes | None:
+        """The codes of shard ``index`` coded against ``labels`` (None without a folder or lists)."""
+        if root is None or labels is None:
             return None
-        labels = entry.get("labels")
-        if not isinstance(labels, Mapping) or set(labels) != set(LABEL_KINDS):
-            return None
-        if not all(isinstance(book, list) and all(isinstance(x, str) for x in book) for book in labels.values()):
-            return None
-        return cls(root=root, index=index, labels=dict(labels), files=dict(files))
+        return cls(root=root, index=index, labels=labels, files=dict(files))
 
     def current(self, name: str) -> bool:
-        """Whether table ``name``'s codes describe its shard file as it is now (one file, same SHA-256)."""
-        if name not in self._checked:
-            self._checked[name] = self._matches(name)
-        return self._checked[name]
+        """Whether table ``name``'s codes describe its shard file as it is now, against ``_dataset.json``'s lists."""
+        return self.problem(name) is None
 
-    def _matches(self, name: str) -> bool:
+    def problem(self, name: str) -> str | None:
+        """Why table ``name``'s code file does not describe its shard file and the manifest's lists; None if it does.
+
+        Compares what the code file records (its source file's SHA-256, the lists' SHA-256) with the
+        shard file's hash and the lists' (about 5 ms a shard's 9 MB of files, once per table).
+        """
+        if name not in self._problems:
+            self._problems[name] = self._problem(name)
+        return self._problems[name]
+
+    def _problem(self, name: str) -> str | None:
         files, codes = self.files.get(name, []), code_file(self.root, name, self.index)
-        if len(files) != 1 or not codes.is_file():
-            return False
+        if len(files) != 1:
+            return f"table {name!r} of shard {self.index} is not one file"
+        if not codes.is_file():
+            return f"{codes} is missing"
         try:
-            recorded = pl.read_parquet_metadata(codes).get(SOURCE_HASH)
+            recorded = pl.read_parquet_metadata(codes)
         except (OSError, pl.exceptions.PolarsError):
-            return False
-        return recorded is not None and recorded == sha256_of(files[0])
+            return f"{codes} is unreadable"
+        if recorded.get(LABELS_HASH) != self.labels.digest:
+            how = _how_lists_differ(recorded.get(LABEL_COUNTS), self.labels.counts)
+            return f"{codes} was coded against other label lists than those _dataset.json records ({how})"
+        if recorded.get(SOURCE_HASH) != sha256_of(files[0]):
+            return f"{files[0]} changed after its codes were written"
+        return None
 
     def books(self) -> dict[str, pl.Series]:
         """Each kind's labels as a ``String`` Series (a :class:`~mas_eval.metrics.codes.KeyCodes` code book)."""
-        return {kind: pl.Series(kind, book, dtype=pl.String) for kind, book in self.labels.items()}
+        return self.labels.books()
 
     def read(self, names: Iterable[str]) -> dict[str, pl.DataFrame] | None:
-        """The code files of tables ``names``, read; None if one is not :meth:`current` or cannot be read.
+        """The code files of ``runs`` and tables ``names``, read; None if one is not :meth:`current`, cannot be
+        read, or holds a code outside its list.
 
-        Codes are derived data: a shard whose code file is missing, stale or corrupt is scored
-        from its strings rather than failing.
+        Codes are derived data: a shard whose codes do not describe it is scored from its strings
+        rather than failing. ``runs`` is always checked: every table's ``run_id`` codes are rows of
+        the shard's ``runs`` file.
         """
-        if not all(self.current(name) for name in names):
+        wanted = list(dict.fromkeys(["runs", *names]))
+        if not all(self.current(name) for name in wanted):
             return None
         try:
-            return {name: read_parquet(code_file(self.root, name, self.index)) for name in names}
+            read = {name: read_parquet(code_file(self.root, name, self.index)) for name in wanted}
         except (OSError, pl.exceptions.PolarsError):
             return None
+        return read if self._in_range(read) else None
+
+    def _in_range(self, read: Mapping[str, pl.DataFrame]) -> bool:
+        """Whether every code is a position in its list (a run's: a row of ``runs``), so that decoding cannot fail."""
+        sizes = {kind: len(book) for kind, book in self.labels.labels.items()} | {None: read["runs"].height}
+        queries = [
+            frame.lazy().select(pl.col(column).max().alias(column) for column in code_columns(name))
+            for name, frame in read.items()
+        ]
+        for name, highest in zip(read, pl.collect_all(queries), strict=True):
+            for column, kind in code_columns(name).items():
+                top = highest[column][0]
+                if top is not None and top >= sizes[kind]:
+                    return False
+        return True
 
     @staticmethod
     def coded(name: str, table: pl.LazyFrame, codes: pl.DataFrame) -> pl.LazyFrame:
@@ -205,3 +309,19 @@ class ShardCodes:
         side_by_side = pl.concat([table.drop(list(code_columns(name))), codes.lazy()], how="horizontal")
         # As KeyCodes.encode: a row whose run is not in runs is dropped (validation reports it).
         return side_by_side.select(order).filter(pl.col(RUN_KEY).is_not_null())
+
+
+def _how_lists_differ(recorded: str | None, counts: Mapping[str, int]) -> str:
+    """How the label lists of a manifest differ from those a code file recorded (their lengths as JSON)."""
+    try:
+        before = json.loads(recorded) if recorded is not None else None
+    except ValueError:
+        before = None
+    if not isinstance(before, dict):
+        return "written by an earlier version"
+    changed = [
+        f"{counts[kind]:,} {kind} labels, not {before.get(kind)!r}"
+        for kind in counts
+        if before.get(kind) != counts[kind]
+    ]
+    return "; ".join(changed) if changed else "as many labels, but other ones or in another order"
