@@ -34,7 +34,7 @@ from mas_eval.storage.inputs import (
     parquet_files,
     reading,
 )
-from mas_eval.storage.outputs import atomic_directory, read_manifest, same_path, write_manifest
+from mas_eval.storage.outputs import atomic_directory, read_manifest, same_path, write_failure, write_manifest
 from mas_eval.storage.sharding import ShardLayout, check_placement, check_shards, sharded, write_sharded_table
 from mas_eval.storage.stored_codes import ShardCodes, write_codes
 
@@ -513,6 +513,8 @@ class Dataset:
                     else:
                         self.scan(name).sink_parquet(folder / f"{name}.parquet")
             except pl.exceptions.PolarsError as exc:
+                if write_failure(exc, folder) is not None:
+                    raise  # the location's fault (disk full...): the atomic write names it
                 msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
                 raise DataError(msg) from exc
         manifest: dict[str, Any] = {"tables": self.table_names}
