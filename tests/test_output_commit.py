@@ -415,3 +415,24 @@ def test_a_report_with_figures_past_the_file_size_limit_is_named(tmp_path: Path,
         write(document, tmp_path / f"r{suffix}", suffix, overwrite=False, inputs=[])
     plt.close(figure)
     assert list(tmp_path.iterdir()) == []
+
+
+# -- a Dask scheduler that is not there ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("address", ["garbage", "tcp://127.0.0.1:1"])
+def test_a_dask_scheduler_that_does_not_answer_is_one_line_and_nothing_written(
+    address: str,
+    inputs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("dask.distributed", reason="make test installs mas_eval[distributed]")
+    import mas_eval.scoring.shards as shards
+
+    monkeypatch.setattr(shards, "DASK_CONNECT_TIMEOUT", 1)  # 5 s in use: the test needs no more than 1
+    args = ["score", inputs["sharded"], "--out", tmp_path / "S", "--engine", "dask", "--scheduler", address]
+    done = run(capsys, *args)
+    assert_refused(done, says=[f"no Dask scheduler answers at {address!r}", "--scheduler tcp://HOST:PORT"])
+    assert list(tmp_path.iterdir()) == []
