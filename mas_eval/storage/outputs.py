@@ -240,6 +240,7 @@ class _Staging:
     """A locked staging folder in ``folder``: the lock is held from creation until :meth:`close`."""
 
     def __init__(self, folder: Path) -> None:
+        fd: int | None = None
         while True:
             path = folder / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
             path.mkdir()
@@ -247,6 +248,8 @@ class _Staging:
                 fd = _open_folder(path)
             except FileNotFoundError:  # a sweep took it in the instant before it was open
                 continue
+            except OSError:  # a folder cannot be opened here (Windows): unlocked, so never swept
+                break
             # A sweep that opened it in the instant before the lock holds the lock and removes
             # the folder: waiting for the lock outlasts the sweep, and the check sees the folder gone.
             _lock(fd, wait=True)
@@ -261,7 +264,8 @@ class _Staging:
         try:
             _remove(self.path)
         finally:
-            os.close(self._fd)
+            if self._fd is not None:
+                os.close(self._fd)
 
 
 def sweep_staging(folder: PathLike) -> list[Path]:
