@@ -88,9 +88,12 @@ def sharded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return mas_eval.simulate(20_000, seed=7).write(tmp_path_factory.mktemp("kill") / "ds", shards=4, validate=False)
 
 
-def signalled_while_working(args: list[str], work: Path, sig: signal.Signals, under_way: Callable[[int], bool]) -> int:
-    """Start ``mas-eval ARGS`` in ``work``, send ``sig`` once ``under_way(pid)``; check that no process of
-    it survives, and return its exit code."""
+def signalled_while_working(
+    args: list[str], work: Path, sig: signal.Signals, under_way: Callable[[int], bool], *, group: bool = False
+) -> int:
+    """Start ``mas-eval ARGS`` in ``work``, send ``sig`` once ``under_way(pid)`` (to its whole process
+    group with ``group``, as a terminal sends Ctrl-C); check that no process of it survives, and
+    return its exit code. What it printed is in ``<work>.log``."""
     log = (work.parent / f"{work.name}.log").open("w")
     child = subprocess.Popen(
         [sys.executable, "-m", "mas_eval.cli", *args],
@@ -98,6 +101,7 @@ def signalled_while_working(args: list[str], work: Path, sig: signal.Signals, un
         env=checkout_env(COLUMNS="200"),
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=group,
     )
     seen: dict[int, int] = {}
     try:
@@ -109,7 +113,10 @@ def signalled_while_working(args: list[str], work: Path, sig: signal.Signals, un
 
         wait_until(ready, START, "the work to be under way")
         seen.update(descendants(child.pid))
-        child.send_signal(sig)
+        if group:
+            os.killpg(child.pid, sig)
+        else:
+            child.send_signal(sig)
         code = child.wait(STOP)
         wait_until(lambda: not alive(seen), STOP, f"processes {alive(seen)} of the killed run to end")
     finally:
@@ -132,18 +139,24 @@ def _workers_scoring(work: Path) -> Callable[[int], bool]:
     return under_way
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize(
+    ("sig", "group"),
+    [(signal.SIGTERM, False), (signal.SIGKILL, False), (signal.SIGINT, True)],
+    ids=["SIGTERM", "SIGKILL", "Ctrl-C"],
+)
 def test_killing_score_with_workers_leaves_no_process_and_no_staging(
-    sharded: Path, tmp_path: Path, sig: signal.Signals, capsys: pytest.CaptureFixture[str]
+    sharded: Path, tmp_path: Path, sig: signal.Signals, group: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
     read = tree(sharded)
     args = ["score", str(sharded), "--out", "S", "--workers", "2", "--skip-validation"]
-    code = signalled_while_working(args, work, sig, _workers_scoring(work))
-    if sig == signal.SIGTERM:  # handled as Ctrl-C is: the staging is removed, exit code 128 + 15
-        assert code == 143
+    code = signalled_while_working(args, work, sig, _workers_scoring(work), group=group)
+    if sig != signal.SIGKILL:  # the staging is removed, exit code 128 + the signal's number
+        assert code == 128 + sig
         assert list(work.iterdir()) == []
+        # Ctrl-C reaches the workers too (the terminal's process group): they leave it to the parent.
+        assert (tmp_path / "work.log").read_text() == ""
     else:  # nothing runs on SIGKILL: the staging stays, its lock released, for the next run to remove
         assert code == -signal.SIGKILL
         assert [p.name for p in work.iterdir()] == staging_entries(work) != []

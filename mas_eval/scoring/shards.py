@@ -192,6 +192,23 @@ def _start_worker(parent: int) -> None:
     _keep_freed_memory()
 
 
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked while the pool's workers start: they keep it blocked (a signal mask outlives
+    ``exec``), so Ctrl-C, which the terminal sends to every process of the command, reaches this
+    process alone, which stops them (:func:`_stop`), and not each worker, which printed its own
+    KeyboardInterrupt traceback. One that comes meanwhile is delivered here when the block ends.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _stop(pool: ProcessPoolExecutor) -> None:
     """Stop ``pool`` now: its workers are terminated, not waited for (their shards' files are discarded).
 
@@ -484,10 +501,11 @@ def _score_into(
                 min(workers, total), mp_context=spawn, initializer=_start_worker, initargs=(os.getpid(),)
             )
             with _thread_share(workers), pool_of as pool:
-                pending: set[Future[dict]] = {
-                    pool.submit(_score_in_worker, ds.source, index, staging, preset, overrides, compression)
-                    for index in range(total)
-                }
+                with _sigint_blocked():  # the workers start as the shards are submitted
+                    pending: set[Future[dict]] = {
+                        pool.submit(_score_in_worker, ds.source, index, staging, preset, overrides, compression)
+                        for index in range(total)
+                    }
                 try:
                     while pending:
                         done, pending = wait(pending, return_when=FIRST_COMPLETED)
