@@ -7,13 +7,16 @@ Every command is a thin shell over a Python function, in the module of its group
 exists, lies inside an input or cannot be written; a bad parameter value), calls the function,
 prints. :func:`main` turns an error about the user's input — a
 :class:`~mas_eval.errors.MasEvalError` or an ``OSError`` — and a usage error of the command line
-into one line on stderr and exit code 2, never a traceback.
+into one line on stderr and exit code 2, never a traceback; SIGTERM stops a command as Ctrl-C
+does, its outputs being written removed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Annotated
 
 import typer
@@ -88,8 +91,8 @@ def _fail(line: str, code: int) -> None:
     sys.exit(code)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``mas-eval`` console script."""
+def _run(argv: Sequence[str] | None) -> None:
+    """Run the command line ``argv`` and exit: 0, 2 for an error (one line on stderr), 1 if aborted."""
     try:
         with command_line():
             # Not standalone: the command line's own usage errors come here too, to be one line.
@@ -105,3 +108,57 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         # Exit as a standalone click program does, success included (callers of main() rely on it).
         sys.exit(code if isinstance(code, int) else 0)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so that it unwinds as it does on Ctrl-C."""
+
+
+#: The exit codes of a command stopped by Ctrl-C (SIGINT) and by SIGTERM: 128 + the signal's
+#: number, what a shell reports for a process the signal killed.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
+@contextlib.contextmanager
+def _sigterm_like_sigint() -> Iterator[list[int]]:
+    """Within this block SIGTERM (what ``timeout``, job schedulers and container stops send) stops
+    the command as Ctrl-C does: the outputs being written are removed, worker processes stopped.
+
+    Yields a list that holds the signal once one came. A second SIGTERM while the command cleans up
+    is ignored, so that the cleanup finishes (SIGKILL still ends it at once). Outside the main
+    thread, where no handler can be set, SIGTERM keeps its default action.
+    """
+    received: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        if not received:
+            received.append(signum)
+            raise _Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread
+        yield received
+        return
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``mas-eval`` console script.
+
+    Exits with 0; 2 for an error (one line on stderr); 1 if a prompt was aborted;
+    :data:`EXIT_INTERRUPTED` (130) after Ctrl-C and :data:`EXIT_TERMINATED` (143) after SIGTERM,
+    in both cases once the outputs being written are removed and the worker processes stopped.
+    """
+    with _sigterm_like_sigint() as terminated:
+        try:
+            _run(argv)
+        except SystemExit:
+            if terminated:  # typer turned the interrupt into 130, as for Ctrl-C
+                sys.exit(EXIT_TERMINATED)
+            raise
+        except KeyboardInterrupt:  # one that came outside typer's reach
+            sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)

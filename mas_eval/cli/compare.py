@@ -156,11 +156,12 @@ def report(
     import shlex
 
     from mas_eval.report.document import check_report_path
+    from mas_eval.report.writers import check_targets
     from mas_eval.stats.report import read_comparisons
 
     inputs = [p for p in (scores, comparisons, dataset) if p is not None]
     check_report_path(out)  # before the work, not after it
-    check_target(out, overwrite=overwrite, inputs=inputs)
+    check_targets(out, overwrite=overwrite, inputs=inputs)  # the Markdown's figures folder too
     table = read_comparisons(comparisons) if comparisons is not None else None
     with steps() as shown:
         shown.start("building the report (figures, statistics)")

@@ -27,7 +27,7 @@ from mas_eval.ingest.misspelt import misspelt_fields
 from mas_eval.storage.dataset import MANIFEST, Dataset
 from mas_eval.storage.inputs import describe_path, parquet_files, scan_parquet
 from mas_eval.storage.manifests import write_manifest
-from mas_eval.storage.outputs import atomic_directory, atomic_file
+from mas_eval.storage.outputs import atomic_directory, atomic_outputs
 from mas_eval.storage.sharding import check_shards
 
 __all__ = [
@@ -471,13 +471,19 @@ def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int) ->
 
 
 @contextlib.contextmanager
-def _rejects_file(path: Path | None, *, overwrite: bool, inputs: list[Path]) -> Iterator[IO[bytes] | None]:
-    """A handle on a temporary rejects file that replaces ``path`` when the ingest succeeds."""
-    if path is None:
-        yield None
+def _staged(
+    target: Path, rejects: Path | None, *, overwrite: bool, inputs: list[Path]
+) -> Iterator[tuple[Path, IO[bytes] | None]]:
+    """The staging folder of the Dataset ``target`` and a handle on the staged ``rejects`` file:
+    both replace their paths together when the ingest succeeds (one output of two parts, checked
+    before either is written), or neither does."""
+    if rejects is None:
+        with atomic_directory(target, overwrite=overwrite, inputs=inputs) as staging:
+            yield staging, None
         return
-    with atomic_file(path, overwrite=overwrite, inputs=inputs) as temporary, temporary.open("wb") as handle:
-        yield handle
+    outputs = atomic_outputs((target, "folder"), (rejects, "file"), overwrite=overwrite, inputs=inputs)
+    with outputs as (staging, temporary), temporary.open("wb") as handle:
+        yield staging, handle
 
 
 def ingest_jsonl(
@@ -595,11 +601,8 @@ def ingest_jsonl(
     # Whether every chunk so far passed Dataset.validate on its own; after a failure the whole
     # Dataset is validated at the end, so later chunks need no check.
     chunks_valid = True
-    with (
-        # Neither output may be, hold or lie inside an input, nor the rejects file inside the Dataset.
-        _rejects_file(rejects_path, overwrite=overwrite, inputs=[*files, target]) as reject_handle,
-        atomic_directory(target, overwrite=overwrite, inputs=files) as staging,
-    ):
+    # Neither output may be, hold or lie inside an input, nor the rejects file inside the Dataset.
+    with _staged(target, rejects_path, overwrite=overwrite, inputs=files) as (staging, reject_handle):
         scratch = staging / ".ground_truth"
         read_before = 0  # bytes of the files before this one
         for file in files:

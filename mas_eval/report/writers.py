@@ -5,17 +5,36 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mas_eval.storage.outputs import atomic_directory, atomic_file, check_target
+from mas_eval.storage.outputs import Kind, atomic_file, atomic_outputs, check_outputs
 
 if TYPE_CHECKING:
     from mas_eval.report.parts import Document
 
-__all__ = ["figures_folder", "write"]
+__all__ = ["check_targets", "figures_folder", "write"]
 
 
 def figures_folder(markdown: Path) -> Path:
     """Where a Markdown report's figures go: ``<stem>_figures/`` beside it."""
     return markdown.with_name(f"{markdown.stem}_figures")
+
+
+def _parts(target: Path) -> list[tuple[Path, Kind]]:
+    """The outputs a report at ``target`` is made of: the file, and for Markdown its figures folder."""
+    if target.suffix.lower() == ".md":
+        return [(target, "file"), (figures_folder(target), "folder")]
+    return [(target, "file")]
+
+
+def check_targets(target: Path, *, overwrite: bool, inputs: list[str | Path]) -> None:
+    """Check every output of a report at ``target`` before the report is built (:func:`check_outputs`).
+
+    Raises
+    ------
+    OutputError, OutputExistsError
+        One of them exists and ``overwrite`` is false, is or lies inside an input, cannot be
+        written there, or is a folder where the report's file goes.
+    """
+    check_outputs(*_parts(target), overwrite=overwrite, inputs=inputs)
 
 
 def write(report: Document, target: Path, suffix: str, *, overwrite: bool, inputs: list[str | Path]) -> Path:
@@ -39,12 +58,9 @@ def _write_markdown(report: Document, target: Path, *, overwrite: bool, inputs: 
     from mas_eval.report.markdown import render_markdown, write_figures
 
     folder = figures_folder(target)
-    # Both targets are checked before either is written, so a refusal leaves nothing behind.
-    check_target(target, overwrite=overwrite, inputs=inputs)
-    check_target(folder, overwrite=overwrite, inputs=inputs)
-    text = render_markdown(report, folder.name)
-    with atomic_directory(folder, overwrite=overwrite, inputs=inputs) as staging:
-        write_figures(report, staging)
-    with atomic_file(target, overwrite=overwrite, inputs=inputs) as staging:
-        staging.write_text(text, encoding="utf-8")
+    # One output of two parts: both are checked before either is written, and they replace what
+    # is there together or not at all (a report whose path is a folder leaves the figures as they were).
+    with atomic_outputs((target, "file"), (folder, "folder"), overwrite=overwrite, inputs=inputs) as (text, figures):
+        write_figures(report, figures)
+        text.write_text(render_markdown(report, folder.name), encoding="utf-8")
     return target

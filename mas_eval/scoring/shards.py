@@ -17,10 +17,13 @@ are scored in ``K`` processes, each with ``POLARS_MAX_THREADS`` set to its share
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import multiprocessing
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -30,7 +33,7 @@ from typing import Any, Literal, get_args
 import polars as pl
 
 from mas_eval.constraints import Interval, Options, check_parameter
-from mas_eval.errors import InvalidParameterError
+from mas_eval.errors import InvalidParameterError, option
 from mas_eval.metrics.family import resolve_params
 from mas_eval.scoring.run import score_in_memory
 from mas_eval.storage.dataset import Dataset
@@ -89,7 +92,10 @@ def _score_one(
     scores = score_in_memory(dataset, preset, None, overrides, run_columns=False)
     for name, frame in scores.tables.items():
         file = shard_file(staging, name, index)
-        file.parent.mkdir(parents=True, exist_ok=True)
+        # Never the staging folder itself: a task that runs on after scoring failed (a Dask task
+        # cannot be stopped) finds it removed and fails, instead of making it anew.
+        file.parent.parent.mkdir(exist_ok=True)
+        file.parent.mkdir(exist_ok=True)
         frame.write_parquet(file, compression=compression)  # type: ignore[arg-type]
     return {
         "index": index,
@@ -160,6 +166,65 @@ def _keep_freed_memory() -> None:
     libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """Have this worker killed (SIGKILL) when ``parent``, the process that started it, ends.
+
+    Linux's parent-death signal (``prctl(PR_SET_PDEATHSIG)``): a worker of a parent that was
+    killed (SIGKILL, the out-of-memory killer) would otherwise live on, holding its shard's
+    memory, blocked forever on a queue no one reads. If the parent died before this ran, the
+    worker has been handed to another process already: it exits at once. Elsewhere it does
+    nothing (the parent's pipe closing still ends an idle worker).
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _start_worker(parent: int) -> None:
+    """The initializer of :func:`score_shards`' pool processes."""
+    _die_with(parent)
+    _keep_freed_memory()
+
+
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked while the pool's workers start: they keep it blocked (a signal mask outlives
+    ``exec``), so Ctrl-C, which the terminal sends to every process of the command, reaches this
+    process alone, which stops them (:func:`_stop`), and not each worker, which printed its own
+    KeyboardInterrupt traceback. One that comes meanwhile is delivered here when the block ends.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` now: its workers are terminated, not waited for (their shards' files are discarded).
+
+    Without it an error or a signal (Ctrl-C, SIGTERM) waits for every running shard to finish.
+    """
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if terminate is not None:
+        terminate()
+    else:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(OSError, ValueError):
+                process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
 def check_workers(workers: object) -> int:
     check_parameter("workers", workers, [Interval(int, 1, MAX_WORKERS)], where="score")
     return int(workers)  # type: ignore[call-overload]
@@ -175,59 +240,103 @@ def _dask_client_class() -> Any:
     return Client
 
 
+#: Seconds to reach a Dask scheduler given by its address before giving up (Dask's own default
+#: is 30 s): a wrong address or a scheduler that is down is said at once.
+DASK_CONNECT_TIMEOUT = 5
+
+
+def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: int) -> Any:
+    """A Dask client of ``scheduler``, or of a new ``LocalCluster`` of ``workers`` processes, closed with ``stack``.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``scheduler`` is not an address, or no scheduler answers there within
+        :data:`DASK_CONNECT_TIMEOUT` seconds.
+    """
+    client_class = _dask_client_class()
+    if scheduler is not None:
+        try:
+            return stack.enter_context(client_class(scheduler, timeout=DASK_CONNECT_TIMEOUT))
+        except (OSError, ValueError, TypeError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            msg = (
+                f"score: no Dask scheduler answers at {scheduler!r} ({reason}); pass "
+                f"{option('scheduler', 'tcp://HOST:PORT')} of a running scheduler (`dask scheduler` prints "
+                "its address), or leave it out to score on a local cluster"
+            )
+            raise InvalidParameterError(msg) from None
+    from dask.distributed import LocalCluster
+
+    stack.enter_context(_thread_share(workers))
+    with _signals_held():
+        cluster = stack.enter_context(
+            LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+            )
+        )
+    return stack.enter_context(client_class(cluster))
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) and SIGTERM held back while the block runs, and delivered after it.
+
+    A ``LocalCluster`` interrupted while it starts cannot be closed (Dask's exit hook then fails
+    on its half-started workers, with a traceback); once started, it is closed with its worker
+    processes by the ``with`` that holds it. Only the main thread can set signal handlers:
+    elsewhere the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in _HELD}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        for sig in dict.fromkeys(held):
+            signal.raise_signal(sig)
+
+
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
 def _on_dask(
+    client: Any,
     source: Path | None,
     total: int,
     staging: Path,
     preset: str,
     overrides: dict[str, Any],
-    workers: int,
-    client: Any,
-    scheduler: str | None,
     progress: Callable[[int, int], object] | None,
     compression: str,
 ) -> list[dict[str, Any]]:
     """Every shard scored as one task of a Dask cluster (module docstring); their results, as they finish."""
-    from contextlib import ExitStack
+    from dask.distributed import as_completed
 
-    from dask.distributed import LocalCluster, as_completed
-
-    client_class = _dask_client_class()
-    with ExitStack() as stack:
-        if client is None and scheduler is not None:
-            client = stack.enter_context(client_class(scheduler))
-        elif client is None:
-            stack.enter_context(_thread_share(workers))
-            cluster = stack.enter_context(
-                LocalCluster(
-                    n_workers=workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    host="127.0.0.1",
-                    dashboard_address=None,
-                )
-            )
-            client = stack.enter_context(client_class(cluster))
-        futures = client.map(
-            _score_one,
-            [source] * total,
-            [None] * total,
-            range(total),
-            [staging] * total,
-            [preset] * total,
-            [overrides] * total,
-            [compression] * total,
-            pure=False,
-        )
-        results = []
-        try:
-            for future in as_completed(futures):
-                results.append(future.result())  # a shard's error is raised here, as it was raised
-                if progress is not None:
-                    progress(len(results), total)
-        except BaseException:
-            client.cancel(futures)
-            raise
+    futures = client.map(
+        _score_one,
+        [source] * total,
+        [None] * total,
+        range(total),
+        [staging] * total,
+        [preset] * total,
+        [overrides] * total,
+        [compression] * total,
+        pure=False,
+    )
+    results = []
+    try:
+        for future in as_completed(futures):
+            results.append(future.result())  # a shard's error is raised here, as it was raised
+            if progress is not None:
+                progress(len(results), total)
+    except BaseException:
+        client.cancel(futures)
+        raise
     return results
 
 
@@ -326,7 +435,6 @@ def score_shards(
         raise InvalidParameterError(msg)
     resolve_params(preset, overrides)  # a bad preset or value fails before any work
     compression = check_compression(compression)
-    total = ds.shards
     if (workers > 1 or engine == "dask") and ds.source is None:
         msg = (
             "score: workers > 1 and engine='dask' need a Dataset opened from a folder (Dataset.open), "
@@ -336,12 +444,53 @@ def score_shards(
     if engine == "dask":
         _dask_client_class()  # a missing extra fails before any work
     inputs = [ds.source] if ds.source is not None else []
-    with atomic_directory(Path(out), overwrite=overwrite, inputs=inputs) as staging:
+    with contextlib.ExitStack() as dask:
+        # The cluster is reached (or started) before anything is written, and closed (its worker
+        # processes with it) however scoring ends, by an error or a signal.
+        if engine == "dask" and client is None:
+            client = _dask_client(dask, scheduler, workers)
+        return _score_into(
+            ds,
+            Path(out),
+            inputs,
+            preset,
+            overrides,
+            workers,
+            engine,
+            client,
+            dask.close,
+            overwrite,
+            progress,
+            compression,
+        )
+
+
+def _score_into(
+    ds: Dataset,
+    out: Path,
+    inputs: list[Path],
+    preset: str,
+    overrides: dict[str, Any],
+    workers: int,
+    engine: Engine,
+    client: Any,
+    close_cluster: Callable[[], object],
+    overwrite: bool,
+    progress: Callable[[int, int], object] | None,
+    compression: str,
+) -> Path:
+    """:func:`score_shards` once its arguments are checked (and its Dask client is there)."""
+    total = ds.shards
+    with atomic_directory(out, overwrite=overwrite, inputs=inputs) as staging:
         results: list[dict] = []
         if engine == "dask":
-            results = _on_dask(
-                ds.source, total, staging, preset, overrides, workers, client, scheduler, progress, compression
-            )
+            try:
+                results = _on_dask(client, ds.source, total, staging, preset, overrides, progress, compression)
+            except BaseException:
+                # A cancelled task runs on to its end: the cluster we started stops first (its workers
+                # with it), then the staging is removed.
+                close_cluster()
+                raise
         elif workers == 1 or total == 1:
             for index in range(total):
                 results.append(_score_one(None, ds, index, staging, preset, overrides, compression))
@@ -349,12 +498,15 @@ def score_shards(
                     progress(len(results), total)
         else:
             spawn = multiprocessing.get_context("spawn")
-            pool_of = ProcessPoolExecutor(min(workers, total), mp_context=spawn, initializer=_keep_freed_memory)
+            pool_of = ProcessPoolExecutor(
+                min(workers, total), mp_context=spawn, initializer=_start_worker, initargs=(os.getpid(),)
+            )
             with _thread_share(workers), pool_of as pool:
-                pending: set[Future[dict]] = {
-                    pool.submit(_score_in_worker, ds.source, index, staging, preset, overrides, compression)
-                    for index in range(total)
-                }
+                with _sigint_blocked():  # the workers start as the shards are submitted
+                    pending: set[Future[dict]] = {
+                        pool.submit(_score_in_worker, ds.source, index, staging, preset, overrides, compression)
+                        for index in range(total)
+                    }
                 try:
                     while pending:
                         done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -363,7 +515,7 @@ def score_shards(
                             if progress is not None:
                                 progress(len(results), total)
                 except BaseException:
-                    pool.shutdown(wait=True, cancel_futures=True)  # no shard starts after one failed
+                    _stop(pool)  # no shard starts, nor runs on, after one failed or a signal came
                     raise
         names = _fill_empty(staging, results)
         first = min(results, key=lambda r: r["index"])
@@ -376,4 +528,4 @@ def score_shards(
             "rows": {name: sum(r["rows"].get(name, 0) for r in results) for name in names},
         }
         write_manifest(staging, MANIFEST, manifest)
-    return Path(out)
+    return out

@@ -38,7 +38,7 @@ from mas_eval.storage.inputs import (
     table_schema,
 )
 from mas_eval.storage.manifests import ListOf, Manifest, Obj, read_manifest, write_manifest
-from mas_eval.storage.outputs import atomic_directory, same_path
+from mas_eval.storage.outputs import atomic_directory, same_path, write_failure
 from mas_eval.storage.sharding import (
     SHARDS_ENTRY,
     ShardLayout,
@@ -569,6 +569,8 @@ class Dataset:
                     else:
                         self.scan(name).sink_parquet(folder / f"{name}.parquet")
             except pl.exceptions.PolarsError as exc:
+                if write_failure(exc, folder) is not None:
+                    raise  # the location's fault (disk full...): the atomic write names it
                 msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
                 raise DataError(msg) from exc
         manifest: dict[str, Any] = {"tables": self.table_names}
