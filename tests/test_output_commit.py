@@ -214,6 +214,20 @@ def test_a_markdown_report_onto_a_folder_leaves_the_figures_folder_alone(
     assert_unchanged(before, tmp_path)
 
 
+@pytest.mark.parametrize("where", ["report", "folder"])
+def test_a_name_longer_than_the_file_system_allows_is_one_line_before_any_work(
+    scores: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    # A 248-byte report name fits, but its figures' folder (stem + "_figures") does not; a
+    # 256-byte folder on the way to the output does not either. The system's own answer,
+    # "File name too long", would name neither the name nor the fix.
+    out = tmp_path / ("r" * 248 + ".md" if where == "report" else "d" * 256 + "/report.md")
+    before = tree(tmp_path)
+    done = run(capsys, "report", scores, "--out", out)
+    assert_refused(done, says=["is 256 bytes, longer than the 255 bytes a name may have", "choose a shorter"])
+    assert_unchanged(before, tmp_path)
+
+
 def _two_parts(tmp_path: Path) -> tuple[Path, Path]:
     text, folder = tmp_path / "r.md", tmp_path / "r_figures"
     text.write_text("old report", encoding="utf-8")

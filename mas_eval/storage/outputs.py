@@ -141,6 +141,7 @@ def check_target(path: PathLike, *, overwrite: bool, inputs: Iterable[PathLike] 
         ``path`` exists and ``overwrite`` is false.
     """
     target = Path(path)
+    _check_name_lengths(target)
     clash = _clash(target, inputs)
     if clash is not None:
         source, how = clash
@@ -162,6 +163,37 @@ def check_target(path: PathLike, *, overwrite: bool, inputs: Iterable[PathLike] 
         msg = f"{target}: cannot write in {ancestor} ({reason}); choose an output path you can write to"
         raise OutputError(msg)
     return target
+
+
+#: The longest name of a file or folder where the file system does not say (POSIX's NAME_MAX).
+_NAME_MAX = 255
+
+
+def _check_name_lengths(target: Path) -> None:
+    """An OutputError if a name in ``target`` is longer than its file system allows.
+
+    Asked before anything is looked up: the operating system answers a lookup of such a name
+    with an ``OSError`` (``File name too long``) that says neither which name nor what to do.
+    """
+    folder = Path(target.absolute().anchor)
+    for name in target.absolute().parent.parts[1:]:  # the deepest existing folder, without a long lookup
+        with contextlib.suppress(OSError):
+            if (folder / name).is_dir():
+                folder = folder / name
+                continue
+        break
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = _NAME_MAX
+    for name in target.parts:
+        size = len(os.fsencode(name))
+        if size > limit:
+            msg = (
+                f"{target}: the name {name[:20]!r}... is {size} bytes, longer than the {limit} bytes a name may have "
+                "on this file system; choose a shorter output name"
+            )
+            raise OutputError(msg)
 
 
 def _read_only(folder: Path) -> bool:
