@@ -1,0 +1,233 @@
+"""Awkward paths and names, end to end: simulate → score → compare → report, every promise kept.
+
+Hypothesis draws the folder and file names the user passes and the system and task names the
+data holds from pieces a hostile user (or an unlucky one) puts there: glob characters
+(``?``, ``*``, ``[1]``, ``{a,b}``), Rich markup (``[/]``, ``[bold]``), control characters (an
+SGR colour, a bell, line breaks), right-to-left marks and overrides, the markup of every output
+format, spreadsheet formulas, and names as long as a file system allows. The commands run as
+a user runs them (``mas-eval ...``) and must keep every promise of the README: success with the
+right result, or one line and exit 2 where a name cannot be made (a derived name past 255
+bytes); nothing left beside the outputs; the inputs byte-identical; nothing printed raw to the
+terminal; every name shown as text in every report format and read back exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import mas_eval
+from mas_eval import Dataset, Scores
+from mas_eval.escaping import CONTROLS, FORMULA_START
+from mas_eval.report import load_json
+from mas_eval.stats.report import read_comparisons
+from tests.promises import Outcome, assert_refused, assert_unchanged, run, tree
+
+#: The pieces names are made of: glob and brace characters, Rich markup, control characters,
+#: bidirectional marks, the markup of Markdown, HTML, LaTeX and spreadsheets, and plain text.
+PIECES = [
+    "a", "Z", "7", "é", "מ", " ", ".", "-", "_",
+    "?", "*", "[1]", "[!a]", "**", "{a,b}", "[", "]",
+    "[/]", "[bold]", "[/mg]", "[draft]", ":smile:",
+    "\x1b[31m", "\x1b]0;t\x07", "\x07", "\n", "\r", "\t", "\x7f", "\x85",
+    "\u200f", "\u202e", "\u2066",
+    "<script>", "<img src=x onerror=alert(1)>", "&amp;", "|", "`", "#", "*b*",
+    "=HYPERLINK(1)", "+", "@", "%", "$x$", "\\", "~", "^", "'", '"',
+]  # fmt: skip
+#: The longest name of a file or folder on the file systems the tests run on (bytes).
+NAME_MAX = 255
+#: What the Markdown report adds to its file's stem for its figures' folder.
+FIGURES_SUFFIX = "_figures"
+#: Characters that may never reach a reader raw (a line break ends a printed line).
+RAW = {chr(c) for c in CONTROLS} - {"\n"}
+REPORT_FORMATS = (".html", ".md", ".json", ".tex")
+
+
+def _name(pieces: list[str], padding: int) -> str:
+    return "".join(pieces) + "x" * padding
+
+
+def _fitted(name: str, suffix: str = "") -> str:
+    """``name`` cut, character by character, until ``name + suffix`` fits in :data:`NAME_MAX` bytes."""
+    while len(os.fsencode(name + suffix)) > NAME_MAX:
+        name = name[:-1]
+    return name + suffix
+
+
+names = st.builds(_name, st.lists(st.sampled_from(PIECES), min_size=1, max_size=8), st.just(0))
+
+
+def _fits(name: str) -> bool:
+    return name not in (".", "..") and len(os.fsencode(name)) <= NAME_MAX
+
+
+#: A file or folder name: awkward pieces, sometimes padded to the longest a file system allows.
+file_names = (
+    st.builds(_name, st.lists(st.sampled_from(PIECES), min_size=1, max_size=6), st.sampled_from([0, 0, 0, 200, 250]))
+    .map(_fitted)
+    .filter(_fits)
+)
+
+
+def _raw(text: str) -> set[str]:
+    return {char for char in text if char in RAW}
+
+
+class _Tags(HTMLParser):
+    """The elements and attributes an HTML page holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes.update(name for name, _ in attrs)
+
+
+def _cells(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as file:
+        return [cell for row in csv.reader(file) for cell in row]
+
+
+def _named(dataset: Path, treatment: str, control: str, tasks: list[str], out: Path) -> Path:
+    """The simulated Dataset at ``dataset`` with its systems and tasks renamed, written to ``out``."""
+    ds = Dataset.open(dataset)
+    runs = ds.collect("runs")
+    cases = runs["case_id"].unique().sort().to_list()
+    task_of = {case: tasks[i % len(tasks)] for i, case in enumerate(cases)}
+    runs = runs.with_columns(
+        task=pl.col("case_id").replace_strict(task_of),
+        system=pl.col("system").replace_strict({"mas": treatment, "single": control}),
+    )
+    return Dataset({**{name: ds.scan(name) for name in ds.table_names}, "runs": runs.lazy()}).write(out)
+
+
+def _succeeded(done: Outcome) -> None:
+    assert done.code == 0, done.err
+    assert not _raw(done.out + done.err), f"raw control characters printed: {done.out + done.err!r}"
+
+
+@settings(max_examples=6, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    folder=file_names,
+    outputs=file_names,
+    treatment=names,
+    control=names,
+    tasks=st.lists(names, min_size=1, max_size=3, unique=True),
+    title=names,
+)
+@example(  # every kind of piece at once, in names as long as they may be
+    folder="[1]?*{a,b}[/]\x1b[31m\n\u202e" + "x" * 200,
+    outputs="[draft]\r\t<script>=HYPERLINK(1)" + "y" * (NAME_MAX - 40),
+    treatment="[/mg]<img src=x onerror=alert(1)>",
+    control="=HYPERLINK(1)|\x1b]0;t\x07",
+    tasks=["מ\u200f $x$ *b* \\", "-2+3\n\nlines", "@SUM(1)\t[bold]"],
+    title="# [/] <script>alert(1)</script> \x1b[2J",
+)
+def test_awkward_paths_and_names_keep_every_promise(
+    capsys: pytest.CaptureFixture[str],
+    folder: str,
+    outputs: str,
+    treatment: str,
+    control: str,
+    tasks: list[str],
+    title: str,
+) -> None:
+    if treatment == control:
+        control = control + "!"
+    root = Path(tempfile.mkdtemp())
+    try:
+        _pipeline(capsys, root, folder, outputs, treatment, control, tasks, title)
+    finally:
+        shutil.rmtree(root)
+
+
+def _pipeline(
+    capsys: pytest.CaptureFixture[str],
+    root: Path,
+    folder: str,
+    outputs: str,
+    treatment: str,
+    control: str,
+    tasks: list[str],
+    title: str,
+) -> None:
+    # A neighbour that each glob pattern of the names would also match, so reading it would show.
+    (root / "x").mkdir()
+    simulated = root / "x" / folder
+    mas_eval.simulate(12, seed=9).write(root / "x" / "neighbour")
+    _succeeded(run(capsys, "simulate", "--runs", "40", "--seed", "3", "--out", simulated))
+    dataset = _named(simulated, treatment, control, tasks, root / folder)
+    shutil.rmtree(root / "x")
+
+    # score, compare: whole outputs, the right runs, inputs untouched, nothing beside them
+    work = root / "out"
+    work.mkdir()
+    before = tree(dataset)
+    scores = work / outputs
+    _succeeded(run(capsys, "score", dataset, "--out", scores))
+    got = Scores.open(scores).runs
+    assert got.height == 40 and set(got["system"]) == {treatment, control}
+    assert set(got["task"]) <= set(tasks)
+    comparisons = work / _fitted(outputs, ".csv")
+    flags = [f"--treatment={treatment}", f"--control={control}", "--by", "task", "--metrics", "dqs"]
+    _succeeded(run(capsys, "compare", scores, *flags, "--out", comparisons))
+    table = read_comparisons(comparisons)
+    assert set(table["task"]) == set(got["task"])  # every name read back exactly
+    assert not [cell for cell in _cells(comparisons) if cell.startswith(FORMULA_START)]
+
+    # report, in every format
+    written = {scores.name, comparisons.name}
+    for suffix in REPORT_FORMATS:
+        report = work / _fitted(outputs, suffix)
+        args = ["report", scores, "--comparisons", comparisons, "--dataset", dataset, "--out", report]
+        done = run(capsys, *args, f"--title={title}", f"--treatment={treatment}", f"--control={control}")
+        figures = report.with_name(report.stem + FIGURES_SUFFIX)
+        if suffix == ".md" and len(os.fsencode(figures.name)) > NAME_MAX:
+            # The figures' folder cannot be named: refused before anything is written.
+            assert_refused(done, says=(FIGURES_SUFFIX, "longer than"))
+            assert not _raw(done.err)
+            continue
+        _succeeded(done)
+        written.add(report.name)
+        if suffix == ".md":
+            written.add(figures.name)
+        _check_report(report, treatment, control, set(got["task"]), title)
+    assert_unchanged(before, dataset)
+    assert sorted(p.name for p in work.iterdir()) == sorted(written), "something was left beside the outputs"
+
+
+def _check_report(report: Path, treatment: str, control: str, tasks: set[str], title: str) -> None:
+    """Every name in ``report`` is text: none runs, none breaks the format, the JSON keeps each exactly."""
+    text = report.read_text(encoding="utf-8")
+    if report.suffix == ".json":
+        loaded = load_json(report)
+        assert set(loaded["tables"]["comparison"]["task"]) == tasks
+        assert loaded["title"] == title
+        return
+    assert not _raw(text.replace("\t", "")), f"raw control characters in {report.suffix}"
+    if report.suffix == ".html":
+        page = _Tags()
+        page.feed(text)
+        assert "script" not in page.tags and "img" not in page.tags
+        assert not [name for name in page.attributes if name.startswith("on")]
+    elif report.suffix == ".md":
+        assert "<script" not in text and "<img" not in text
+        for line in text.splitlines():
+            if line.startswith("|"):
+                assert line.rstrip().endswith("|"), f"a name broke a table row: {line!r}"
+    else:
+        for body in text.split(r"\begin{tabular}")[1:]:
+            rows = body.split(r"\midrule")[1].split(r"\bottomrule")[0].strip().splitlines()
+            assert all(row.endswith(r" \\") for row in rows), "a name broke a LaTeX table row"
