@@ -235,6 +235,16 @@ def test_paper_style_sets_the_width_each_function_reads_at_call_time(runs: pl.Da
         assert plots.distributions(runs, "dqs").get_figwidth() == pytest.approx(6.4)
 
 
+def test_names_in_any_script_are_drawn_not_left_as_empty_boxes(runs: pl.DataFrame) -> None:
+    # A Hebrew, Greek or Arabic system name: glyphs the serif font lacks come from DejaVu Sans,
+    # so matplotlib warns of no missing glyph (it draws an empty box where it would).
+    named = runs.with_columns(pl.col("system").replace({"mas": "מערכת", "single": "σύστημα نظام"}))
+    with warnings.catch_warnings(record=True) as caught, plots.paper_style():
+        warnings.simplefilter("always")
+        FigureCanvasAgg(plots.distributions(named, "dqs")).draw()
+    assert not [w for w in caught if "missing from font" in str(w.message)]
+
+
 def test_figures_are_not_kept_by_pyplot(makers: dict[str, Callable[..., Figure]]) -> None:
     import matplotlib.pyplot as plt
 

@@ -157,7 +157,9 @@ def _paper_rc(columns: int) -> dict[str, Any]:
         "figure.dpi": 150,
         "savefig.dpi": 300,
         "figure.constrained_layout.use": True,
-        "font.family": "serif",
+        # A glyph the serif font lacks (Hebrew, Arabic, Greek in a system's or task's name) is
+        # drawn from DejaVu Sans, which ships with matplotlib, instead of as an empty box.
+        "font.family": ["serif", "DejaVu Sans"],
         "font.serif": _SERIF,
         "mathtext.fontset": "dejavuserif",
         "font.size": normal,
