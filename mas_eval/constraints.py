@@ -117,7 +117,7 @@ class Interval(Constraint):
         if self.kind is int:
             if not isinstance(value, numbers.Integral):
                 return False
-        elif not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+        elif not isinstance(value, numbers.Real) or not _finite(value):
             return False
         low_ok = self.low is None or (value >= self.low if self.closed in ("both", "left") else value > self.low)
         high_ok = self.high is None or (value <= self.high if self.closed in ("both", "right") else value < self.high)
@@ -131,10 +131,23 @@ class Interval(Constraint):
         if self.high is None:
             if self.low == 0 and not left:
                 return f"a positive {noun.split()[-1]}"
-            return f"{noun} {'>=' if left else '>'} {self.low:g}"
+            return f"{noun} {'>=' if left else '>'} {_bound(self.low)}"
         if self.low is None:
-            return f"{noun} {'<=' if right else '<'} {self.high:g}"
-        return f"{noun} in {'[' if left else '('}{self.low:g}, {self.high:g}{']' if right else ')'}"
+            return f"{noun} {'<=' if right else '<'} {_bound(self.high)}"
+        return f"{noun} in {'[' if left else '('}{_bound(self.low)}, {_bound(self.high)}{']' if right else ')'}"
+
+
+def _finite(value: numbers.Real) -> bool:
+    """Whether ``value`` is a finite float (an integer too large for a float is not)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _bound(value: float) -> str:
+    """A bound as a message shows it: whole numbers in full (``2000000``, not ``2e+06``)."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
 @dataclass(frozen=True)
