@@ -1,0 +1,176 @@
+"""Bounded inputs and parameters: what a hostile or careless value costs is refused in one line, never
+paid in memory or a traceback.
+
+JSONL ingest reads a file in bounded memory whatever its lines (a line over ``max_line_bytes`` is a
+malformed line, never held whole; blank and tiny lines fill a chunk by their count too); the
+simulators refuse sizes that would not fit in memory; every parameter of the statistics is checked
+before use; and the command line's options take a wrong type or an absurd value as one line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from mas_eval import compare
+from mas_eval.constraints import Interval
+from mas_eval.errors import IngestError, InvalidParameterError
+from mas_eval.ingest import ingest_jsonl, jsonl
+from mas_eval.storage.dataset import Dataset
+from tests.promises import assert_refused, assert_unchanged, run, tree
+
+
+def _record(run_id: str, **fields: object) -> str:
+    system = "mas" if run_id[-1] in "13579" else "single"
+    return json.dumps({"run_id": run_id, "system": system, "case_id": "c1"} | fields, ensure_ascii=False)
+
+
+def _write(path: Path, lines: list[str], *, newline_at_end: bool = True) -> Path:
+    data = "\n".join(lines) + ("\n" if newline_at_end else "")
+    path.write_bytes(gzip.compress(data.encode()) if path.suffix == ".gz" else data.encode())
+    return path
+
+
+# -- JSONL ingest: a line longer than the limit ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["runs.jsonl", "runs.jsonl.gz"])
+def test_a_file_without_newlines_longer_than_the_limit_is_one_malformed_line(tmp_path: Path, name: str) -> None:
+    path = _write(tmp_path / name, [_record("r1", note="x" * 50_000)], newline_at_end=False)
+    size = len(_record("r1", note="x" * 50_000))
+    with pytest.raises(IngestError) as raised:
+        ingest_jsonl([path], tmp_path / "ds", max_line_bytes=1_000)
+    assert str(raised.value) == (
+        f"{path}:1: line too long: {size:,} bytes, over the limit of 1,000; if the line is one run record, raise "
+        f"the limit (max_line_bytes={size}), else fix the file, or pass skip_invalid=True to set malformed lines "
+        "aside in a rejects file"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_line_over_the_limit_is_never_held_whole(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b'{"run_id": "' + b"r" * 20_000_000)  # 20 MB, no newline
+    tracemalloc.start()
+    try:
+        chunks = list(jsonl._chunks(path, jsonl.CHUNK_BYTES, 1_000))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(c.first, c.long, c.position) for c in chunks] == [(1, {1: 20_000_012}, 20_000_012)]
+    assert chunks[0].lines == [b'{"run_id": "' + b"r" * 988]  # its first 1,000 bytes
+    assert peak < 4 * jsonl._READ_BYTES  # a few reads, not the line
+
+
+@pytest.mark.parametrize("read_bytes", [1, 7, 100, 2**20])
+def test_lines_over_the_limit_are_found_whatever_the_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_bytes: int
+) -> None:
+    monkeypatch.setattr(jsonl, "_READ_BYTES", read_bytes)  # a line spans many reads, or a read many lines
+    long = _record("r2", note="é" * 600)  # over the limit, and cut inside no character
+    size = len(long.encode())
+    lines = [_record("r1"), long, "", _record("r3"), long.replace("r2", "r4"), _record("r5")]
+    path = _write(tmp_path / "runs.jsonl", lines, newline_at_end=False)
+    result = ingest_jsonl([path], tmp_path / "ds", skip_invalid=True, max_line_bytes=1_200, chunk_bytes=300)
+    assert (result.runs, result.rejected) == (3, 2)
+    assert Dataset.open(result.out).collect("runs")["run_id"].to_list() == ["r1", "r3", "r5"]
+    rejects = [json.loads(line) for line in result.rejects.read_text(encoding="utf-8").splitlines()]
+    assert [(r["line"], r["error"]) for r in rejects] == [
+        (2, f"line too long: {size:,} bytes, over the limit of 1,200"),
+        (5, f"line too long: {size:,} bytes, over the limit of 1,200"),
+    ]
+    # The rejects file keeps the start of the line, cut to at most 1,000 bytes between two characters:
+    # 63 bytes before the first "é", so 1,000 would cut one in two.
+    for reject in rejects:
+        assert lines[reject["line"] - 1].startswith(reject["text"])
+        assert len(reject["text"].encode()) == 999
+
+
+def test_a_line_at_the_limit_is_read(tmp_path: Path) -> None:
+    line = _record("r1", note="x" * 100)
+    path = _write(tmp_path / "runs.jsonl", [line, _record("r2")])
+    assert ingest_jsonl([path], tmp_path / "ds", max_line_bytes=len(line)).runs == 2
+    with pytest.raises(IngestError, match=r"runs\.jsonl:1: line too long"):
+        ingest_jsonl([path], tmp_path / "ds2", max_line_bytes=len(line) - 1)
+
+
+# -- JSONL ingest: blank and tiny lines fill a chunk by their count -------------------------------
+
+
+@pytest.mark.parametrize("name", ["runs.jsonl", "runs.jsonl.gz"])
+def test_blank_lines_count_in_the_chunk(tmp_path: Path, name: str) -> None:
+    path = _write(tmp_path / name, [""] * 1_000 + [_record("r1")])
+    per_chunk = 10
+    chunk_bytes = per_chunk * (1 + jsonl.LINE_OVERHEAD) - 1  # ten blank lines take a chunk past it
+    chunks = list(jsonl._chunks(path, chunk_bytes, jsonl.MAX_LINE_BYTES))
+    counts = [len(c.lines) for c in chunks if c.lines]
+    assert sum(counts) == 1_001
+    assert counts[:-1] == [per_chunk] * 100 and counts[-1] == 1
+    assert [c.first for c in chunks if c.lines] == list(range(1, 1_002, per_chunk))
+    assert ingest_jsonl([path], tmp_path / "ds", chunk_bytes=chunk_bytes).runs == 1
+
+
+# -- JSONL ingest on the command line --------------------------------------------------------------
+
+
+def test_cli_refuses_a_line_over_max_line_mb(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _write(tmp_path / "runs.jsonl", [_record("r1", note="x" * 2**20)], newline_at_end=False)
+    before = tree(tmp_path)
+    done = run(capsys, "ingest", path, "--out", tmp_path / "ds", "--max-line-mb", "0.5")
+    assert_refused(done, says=[f"{path}:1: line too long", "raise the limit (--max-line-mb 2)", "--skip-invalid"])
+    assert_unchanged(before, tmp_path)
+
+
+def test_cli_sets_a_line_over_max_line_mb_aside(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _write(tmp_path / "runs.jsonl", [_record("r1"), _record("r2", note="x" * 2**20), _record("r3")])
+    before = tree(tmp_path)
+    done = run(capsys, "ingest", path, "--out", tmp_path / "ds", "--max-line-mb", "0.5", "--skip-invalid")
+    assert done.code == 0, done.err
+    assert "skipped 1 malformed line(s)" in done.out
+    assert_unchanged(before, tmp_path, except_for=["ds", "ds.rejects.jsonl"])
+    (reject,) = [json.loads(line) for line in (tmp_path / "ds.rejects.jsonl").read_text().splitlines()]
+    assert reject["line"] == 2 and reject["error"].startswith("line too long: 1,048,")
+    assert len(reject["text"]) == 1_000
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("--max-line-mb", "0", "--max-line-mb=0.0 is invalid; --max-line-mb must be a number in (0, 1024]"),
+        ("--max-line-mb", "1e308", "--max-line-mb=1e+308 is invalid"),
+        ("--max-line-mb", "inf", "--max-line-mb=inf is invalid"),
+        ("--chunk-mb", "1e308", "--chunk-mb=1e+308 is invalid; --chunk-mb must be a number in (0, 1024]"),
+        ("--chunk-mb", "nan", "--chunk-mb=nan is invalid"),
+        ("--max-line-mb", "big", "Invalid value for '--max-line-mb'"),
+    ],
+)
+def test_cli_refuses_absurd_sizes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str, value: str, says: str
+) -> None:
+    path = _write(tmp_path / "runs.jsonl", [_record("r1")])
+    before = tree(tmp_path)
+    assert_refused(run(capsys, "ingest", path, "--out", tmp_path / "ds", option, value), says=says)
+    assert_unchanged(before, tmp_path)
+
+
+def test_cli_max_line_mb_is_for_jsonl_only(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    done = run(capsys, "ingest", tmp_path, "--out", tmp_path / "ds", "--format", "lddx", "--max-line-mb", "1")
+    assert_refused(done, says="--max-line-mb applies to --format jsonl only")
+
+
+# -- the declared checks themselves ----------------------------------------------------------------
+
+
+def test_an_integer_too_large_for_a_float_is_out_of_range_not_an_overflow() -> None:
+    with pytest.raises(InvalidParameterError, match=r"^compare: alpha=1000000000000000000000\d+\.\.\. is invalid"):
+        compare(None, "dqs", alpha=10**400)
+
+
+def test_integer_bounds_are_shown_in_full() -> None:
+    assert str(Interval(int, 2, 2_000_000)) == "an integer in [2, 2000000]"
+    assert str(Interval(float, 0, 1024, closed="right")) == "a number in (0, 1024]"
+    assert str(Interval(float, 1e-6)) == "a number >= 1e-06"
