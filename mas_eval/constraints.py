@@ -103,13 +103,16 @@ NONE = Options((None,))
 class Interval(Constraint):
     """A real number (``kind=float``) or an integer (``kind=int``) between ``low`` and ``high``.
 
-    Booleans are neither; a float must be finite. ``None`` bounds are open ends.
+    Booleans are neither; a float must be finite. ``None`` bounds are open ends. ``beyond``, when
+    given, says why ``high`` is a ceiling and what to do instead: the error for a value above it
+    ends with it.
     """
 
     kind: type
     low: float | None = None
     high: float | None = None
     closed: Literal["both", "left", "right", "neither"] = "both"
+    beyond: str = ""
 
     def is_satisfied_by(self, value: object) -> bool:
         if isinstance(value, bool):
@@ -122,6 +125,12 @@ class Interval(Constraint):
         low_ok = self.low is None or (value >= self.low if self.closed in ("both", "left") else value > self.low)
         high_ok = self.high is None or (value <= self.high if self.closed in ("both", "right") else value < self.high)
         return bool(low_ok and high_ok)
+
+    def is_above(self, value: object) -> bool:
+        """Whether ``value`` is a number above the ceiling ``high``."""
+        if self.high is None or isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        return bool(value > self.high if self.closed in ("both", "right") else value >= self.high)
 
     def __str__(self) -> str:
         noun = "an integer" if self.kind is int else "a number"
@@ -177,18 +186,20 @@ class Predicate(Constraint):
 
 @dataclass(frozen=True)
 class IntPair(Constraint):
-    """A ``(min, max)`` pair of integers, each at least ``minimum``, with ``min <= max``."""
+    """A ``(min, max)`` pair of integers, each from ``minimum`` to ``maximum`` (if given), with ``min <= max``."""
 
     minimum: int
+    maximum: int | None = None
 
     def is_satisfied_by(self, value: object) -> bool:
         if not isinstance(value, tuple | list) or len(value) != 2:
             return False
-        whole = Interval(int, self.minimum)
+        whole = Interval(int, self.minimum, self.maximum)
         return whole.is_satisfied_by(value[0]) and whole.is_satisfied_by(value[1]) and value[0] <= value[1]
 
     def __str__(self) -> str:
-        return f"a (min, max) pair of integers >= {self.minimum} with min <= max"
+        each = f">= {self.minimum}" if self.maximum is None else f"in [{self.minimum}, {self.maximum}]"
+        return f"a (min, max) pair of integers {each} with min <= max"
 
 
 def describe(constraints: Sequence[Constraint]) -> str:
@@ -207,7 +218,8 @@ def check_parameter(name: str, value: object, constraints: Sequence[Constraint],
         return
     prefix = f"{where}: " if where else ""
     msg = f"{prefix}{name}={_short_repr(value)} is invalid; {name} must be {describe(constraints)}"
-    raise InvalidParameterError(msg)
+    beyond = [c.beyond for c in constraints if isinstance(c, Interval) and c.beyond and c.is_above(value)]
+    raise InvalidParameterError(f"{msg}; {beyond[0]}" if beyond else msg)
 
 
 def validate_params(constraints: Mapping[str, Sequence[Constraint]]) -> Callable[[F], F]:

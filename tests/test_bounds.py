@@ -14,8 +14,10 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import polars as pl
 import pytest
 
+import mas_eval
 from mas_eval import compare
 from mas_eval.constraints import Interval
 from mas_eval.errors import IngestError, InvalidParameterError
@@ -174,3 +176,104 @@ def test_integer_bounds_are_shown_in_full() -> None:
     assert str(Interval(int, 2, 2_000_000)) == "an integer in [2, 2000000]"
     assert str(Interval(float, 0, 1024, closed="right")) == "a number in (0, 1024]"
     assert str(Interval(float, 1e-6)) == "a number >= 1e-06"
+
+
+# -- simulate: a size ceiling, declared --------------------------------------------------------------
+
+
+SIMULATORS = {
+    "decision": mas_eval.simulate,
+    "diagnosis": mas_eval.simulate_diagnosis,
+    "answers": mas_eval.simulate_answers,
+}
+
+
+@pytest.mark.parametrize(("kind", "ceiling"), [("decision", 4_400_000), ("diagnosis", 330_000), ("answers", 250_000)])
+def test_each_simulator_declares_its_runs_ceiling(kind: str, ceiling: int) -> None:
+    function = SIMULATORS[kind]
+    (runs,) = function.__parameter_constraints__["runs"]
+    assert (runs.low, runs.high) == (2, ceiling)
+    with pytest.raises(InvalidParameterError) as raised:
+        function(ceiling + 1, seed=0)
+    assert str(raised.value) == (
+        f"{function.__name__}: runs={ceiling + 1} is invalid; runs must be an integer in [2, {ceiling}]; more would "
+        "take over 8 GB of memory; simulate several Datasets with other seeds (each within the ceiling) instead"
+    )
+    with pytest.raises(InvalidParameterError, match=r"runs=1180591620717411303424 is invalid"):
+        function(2**70, seed=0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "runs", "options", "says"),
+    [
+        ("decision", 4_000_000, {"agents": [10, 20]}, "4,000,000 runs with agents=(10, 20) would take about 12 GB"),
+        ("decision", 3_000_000, {"alternatives": (6, 12), "criteria": (5, 10)}, "at most 1,578,260 runs"),
+        ("diagnosis", 300_000, {"responses": 60}, "pass at most 183,333 runs of this size"),
+        (
+            "diagnosis",
+            20,
+            {"agents": (1_000, 1_000), "responses": 100_000, "response_chars": 20_000},
+            "20 runs with agents=(1000, 1000) and responses=100000 and response_chars=20000 would take about 17 GB",
+        ),
+        ("answers", 100_000, {"items": (40, 80), "answer_chars": 600}, "items=(40, 80) and answer_chars=600"),
+        ("answers", 200, {"items": (1_000_000, 1_000_000)}, "each run 33,333.3 times the default size"),
+    ],
+)
+def test_larger_runs_lower_the_ceiling(kind: str, runs: int, options: dict[str, object], says: str) -> None:
+    with pytest.raises(InvalidParameterError, match=r"over the ceiling of 8 GB") as raised:
+        SIMULATORS[kind](runs, seed=0, **options)
+    assert says in str(raised.value)
+    assert "simulate several Datasets with other seeds" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("kind", "option", "value", "says"),
+    [
+        ("decision", "agents", (3, 10**6), "agents must be a (min, max) pair of integers in [2, 1000] with min <= max"),
+        ("decision", "tasks", 10**9, "tasks must be an integer in [1, 4400000]"),
+        ("decision", "variants", 10**9, "variants must be an integer in [1, 4400000]"),
+        ("diagnosis", "responses", 10**9, "responses must be an integer in [1, 100000]"),
+        ("diagnosis", "agents", (2, 5_000), "agents must be a (min, max) pair of integers in [2, 1000]"),
+        ("answers", "items", (1, 10**7), "items must be a (min, max) pair of integers in [1, 1000000]"),
+    ],
+)
+def test_each_size_option_has_a_ceiling(kind: str, option: str, value: object, says: str) -> None:
+    with pytest.raises(InvalidParameterError, match=r"is invalid") as raised:
+        SIMULATORS[kind](100, seed=0, **{option: value})
+    assert says in str(raised.value)
+
+
+def test_runs_within_the_ceiling_are_simulated_at_its_edge() -> None:
+    # Larger runs, but few: within the ceiling, so simulated (a million answers).
+    ds = mas_eval.simulate_answers(1_000, seed=0, items=(1_000, 1_000), answer_chars=1)
+    assert ds.scan("answers").select(pl.len()).collect().item() == 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--runs", "5000000"], "simulate: runs=5000000 is invalid; runs must be an integer in [2, 4400000]; more"),
+        (["--runs", "1" + "0" * 30], "runs=1000000000000000000000000000000 is invalid"),
+        (["--kind", "diagnosis", "--runs", "400000"], "simulate_diagnosis: runs=400000 is invalid"),
+        (
+            ["--kind", "answers", "--runs", "100000", "--items", "40,80", "--answer-chars", "600"],
+            "100,000 runs with --items 40,80 and --answer-chars 600 would take about 12 GB of memory",
+        ),
+        (["--kind", "answers", "--tasks", "1000000000"], "tasks=1000000000 is invalid; tasks must be an integer in"),
+        (["--tasks", "1000000000"], "simulate: tasks=1000000000 is invalid"),
+        (["--variants", "1000000000"], "simulate: variants=1000000000 is invalid"),
+        (["--kind", "answers", "--items", "1,99999999999"], "items must be a (min, max) pair of integers in"),
+    ],
+)
+def test_cli_simulate_refuses_what_would_not_fit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], says: str
+) -> None:
+    before = tree(tmp_path)
+    assert_refused(run(capsys, "simulate", "--out", tmp_path / "sim", *args), says=says)
+    assert_unchanged(before, tmp_path)
+
+
+def test_cli_simulate_help_states_the_ceilings(capsys: pytest.CaptureFixture[str]) -> None:
+    done = run(capsys, "simulate", "--help")
+    text = " ".join(done.out.replace("│", " ").split())
+    assert "decision 4,400,000, diagnosis 330,000, answers 250,000, fewer of larger runs" in text
