@@ -34,7 +34,7 @@ import inspect
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_args
 
@@ -44,6 +44,7 @@ from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 
 __all__ = [
     "COLUMN_NAME",
+    "COLUMN_NAMES",
     "NONE",
     "PROBABILITY",
     "Boolean",
@@ -278,6 +279,19 @@ def parse_value(text: str, constraints: Sequence[Constraint]) -> Any:
 
 #: Constraint of a parameter naming one column.
 COLUMN_NAME = Predicate(lambda value: isinstance(value, str), "a column name (string)")
+
+
+def _column_names(value: object) -> bool:
+    if isinstance(value, str):
+        return True
+    if isinstance(value, bytes | Mapping) or not isinstance(value, Iterable):
+        return False
+    # A one-pass iterable (a generator) is not read here: its names are checked as they are used.
+    return not isinstance(value, Collection) or all(isinstance(name, str) for name in value)
+
+
+#: Constraint of a parameter naming columns: ``"dqs"``, ``"dqs,decision_confidence"`` or a list of names.
+COLUMN_NAMES = Predicate(_column_names, "a column name, names separated by commas, or a list of column names")
 #: Constraint of a level or probability: ``alpha``, ``confidence``, a target power.
 PROBABILITY = Interval(float, 0, 1, closed="neither")
 
