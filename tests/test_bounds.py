@@ -14,15 +14,18 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
 import mas_eval
 from mas_eval import compare
 from mas_eval.constraints import Interval
-from mas_eval.errors import IngestError, InvalidParameterError
-from mas_eval.ingest import ingest_jsonl, jsonl
+from mas_eval.errors import IngestError, InvalidParameterError, MasEvalError
+from mas_eval.ingest import ingest_jsonl, ingest_lddx, jsonl
+from mas_eval.stats import adjust_pvalues, calibration, power
 from mas_eval.storage.dataset import Dataset
+from tests.conftest import FIXTURES, LDDX, needs_lddx
 from tests.promises import assert_refused, assert_unchanged, run, tree
 
 
@@ -277,3 +280,135 @@ def test_cli_simulate_help_states_the_ceilings(capsys: pytest.CaptureFixture[str
     done = run(capsys, "simulate", "--help")
     text = " ".join(done.out.replace("│", " ").split())
     assert "decision 4,400,000, diagnosis 330,000, answers 250,000, fewer of larger runs" in text
+
+
+# -- the statistics: every parameter through the declared checks ------------------------------------
+
+
+RUNS = pl.DataFrame(
+    {
+        "system": ["mas", "single"] * 4,
+        "case_id": ["c1", "c1", "c2", "c2", "c3", "c3", "c4", "c4"],
+        "dqs": [0.8, 0.6, 0.7, 0.65, 0.9, 0.5, 0.85, 0.7],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (
+            {"seed": "abc"},
+            "compare: seed='abc' is invalid; seed must be an integer >= 0 or a numpy SeedSequence or None",
+        ),
+        ({"seed": "abc", "n_boot": 10}, "compare: seed='abc' is invalid"),
+        ({"seed": -1, "n_boot": 10}, "compare: seed=-1 is invalid"),
+        (
+            {"n_boot": 10**12},
+            "compare: n_boot=1000000000000 is invalid; n_boot must be an integer in [0, 1000000]; more resamples "
+            "would only cost memory and time; 10,000 give a stable interval",
+        ),
+        ({"metrics": 5}, "compare: metrics=5 is invalid; metrics must be a column name, names separated by commas"),
+        ({"by": 5}, "compare: by=5 is invalid"),
+        ({"treatment": 5}, "compare: treatment=5 is invalid; treatment must be a system name (string)"),
+        ({"control": None}, "compare: control=None is invalid"),
+    ],
+)
+def test_compare_checks_every_parameter_before_use(options: dict[str, object], says: str) -> None:
+    with pytest.raises(InvalidParameterError) as raised:
+        compare(RUNS, **({"metrics": "dqs"} | options))
+    assert str(raised.value).startswith(says)
+
+
+def test_compare_takes_a_seed_sequence_and_numpy_integers() -> None:
+    by_int = compare(RUNS, "dqs", pair_on="case_id", n_boot=200, seed=np.int64(3))
+    by_sequence = compare(RUNS, "dqs", pair_on="case_id", n_boot=200, seed=np.random.SeedSequence(3))
+    assert by_int["ci_low"].to_list() == by_sequence["ci_low"].to_list()
+
+
+def test_power_stays_within_what_its_columns_hold() -> None:
+    with pytest.raises(MasEvalError, match=r"no solution for n .*: n would be 1\.57e\+17, beyond any experiment"):
+        power(effect_size=1e-8, power=0.8)
+    with pytest.raises(InvalidParameterError, match=r"ratio=1e\+300 is invalid; ratio must be a number in \(0, 1000\]"):
+        power(effect_size=0.5, power=0.8, ratio=1e300)
+    # A ratio far from 1 made statsmodels' solver return an array, and power() a TypeError traceback.
+    row = power(effect_size=0.5, power=0.8, ratio=0.001).row(0, named=True)
+    assert (row["n_required"], row["n_control_required"]) == (31429, 32)
+
+
+def test_calibration_bins_have_a_ceiling() -> None:
+    runs = RUNS.with_columns(confidence=pl.Series([0.9, 0.2, 0.7, 0.6, 0.95, 0.1, 0.8, 0.5]), hit=pl.col("dqs") > 0.6)
+    with pytest.raises(
+        InvalidParameterError, match=r"bins=1000000000000 is invalid; bins must be an integer in \[1, 1000\]"
+    ):
+        calibration(runs, "confidence", "hit", bins=10**12)  # a list of 10**12 edges before
+    assert calibration(runs, "confidence", "hit", bins=1_000).height == 2
+
+
+@pytest.mark.parametrize("p_values", [[0.5, 1.5], [-0.1], "abc", [[0.1]], [10**400]])
+def test_adjust_pvalues_takes_p_values_only(p_values: object) -> None:
+    with pytest.raises(InvalidParameterError, match=r"^adjust_pvalues: p_values=.* numbers in \[0, 1\]"):
+        adjust_pvalues(p_values)  # type: ignore[arg-type]
+
+
+def test_score_names_what_it_takes() -> None:
+    with pytest.raises(
+        InvalidParameterError, match=r"^score: ds='sim' is invalid; ds must be a Dataset \(Dataset\.open"
+    ):
+        mas_eval.score("sim")  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match=r"^score: progress=5 is invalid"):
+        mas_eval.score(mas_eval.simulate(20, seed=0), progress=5)  # type: ignore[arg-type]
+
+
+# -- the command line: a wrong type or an absurd value is one line ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("scored")
+    mas_eval.score(mas_eval.simulate(200, seed=1), out=folder / "scores")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--n-boot", "10000000"], "compare: n_boot=10000000 is invalid; n_boot must be an integer in [0, 1000000]"),
+        (["--n-boot", "100", "--seed", "-5"], "compare: seed=-5 is invalid"),
+        (["--seed", "abc"], "Invalid value for '--seed'"),
+        (["--alpha", "1e999"], "compare: alpha=inf is invalid"),
+    ],
+)
+def test_cli_compare_refuses_absurd_options(
+    capsys: pytest.CaptureFixture[str], scored: Path, args: list[str], says: str
+) -> None:
+    before = tree(scored)
+    assert_refused(run(capsys, "compare", scored / "scores", *args), says=says)
+    assert_unchanged(before, scored)
+
+
+def test_cli_combined_score_refuses_weights_whose_sum_overflows(capsys: pytest.CaptureFixture[str]) -> None:
+    report = FIXTURES / "medaisure" / "b95deaa7.json"
+    if not report.is_file():
+        pytest.skip(f"{report} is not beside this clone")
+    done = run(capsys, "combined-score", report, "--weights", "diagnostics=1e308,safety=1e308")
+    assert_refused(done, says="sum beyond the largest number; scale them down (only ratios count)")
+
+
+@needs_lddx
+def test_cli_reproduce_shows_every_disagreement_for_a_huge_show(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    dataset = tmp_path / "lddx"
+    ingest_lddx([LDDX], dataset)
+    done = run(capsys, "reproduce", dataset, "--show", "99999999999999999999999")
+    assert done.code == 0, done.err  # an OverflowError traceback before
+
+
+def test_cli_score_refuses_a_scheduler_address_that_is_none(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    mas_eval.simulate(20, seed=0).write(tmp_path / "sim")
+    before = tree(tmp_path)
+    done = run(capsys, "score", tmp_path / "sim", "--out", tmp_path / "s", "--engine", "dask", "--scheduler", "garbage")
+    assert_refused(done, says="cannot connect to the Dask scheduler 'garbage' (missing port number")
+    assert_unchanged(before, tmp_path)

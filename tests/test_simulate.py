@@ -288,7 +288,7 @@ def test_mas_matches_correct_more_often_by_default(frames: dict[str, pl.DataFram
         (100, {"alternatives": (1, 4)}, r"alternatives=\(1, 4\) is invalid; .* pair of integers in \[2, 1000\] "),
         (100, {"criteria": (0, 4)}, r"criteria=\(0, 4\) is invalid; .* pair of integers in \[1, 1000\] "),
         (100, {"criteria": (4, 2)}, r"criteria=\(4, 2\) is invalid; .* with min <= max$"),
-        (100, {"cases_per_cluster": 0}, r"cases_per_cluster=0 is invalid; .* an integer >= 1$"),
+        (100, {"cases_per_cluster": 0}, r"cases_per_cluster=0 is invalid; .* an integer in \[1, 4400000\]$"),
         (100, {"progress": 3}, r"progress=3 is invalid; progress must be a callable taking a description or None$"),
         (10, {"repeats": 6}, r"too few for every case"),
         (10, {"mas_share": 0.01}, r"too few for every case"),

@@ -174,6 +174,18 @@ def _dask_client_class() -> Any:
     return Client
 
 
+def _connect(client_class: Any, scheduler: str) -> Any:
+    """A Dask client of the scheduler at ``scheduler``; an address that is malformed or reaches none is one error."""
+    try:
+        return client_class(scheduler)
+    except (OSError, TypeError, ValueError) as exc:  # OSError: a timeout, a refused connection
+        msg = (
+            f"score: cannot connect to the Dask scheduler {scheduler!r} ({exc}); pass the address of a running "
+            "scheduler, e.g. tcp://host:8786, or leave the scheduler out for a local cluster"
+        )
+        raise InvalidParameterError(msg) from exc
+
+
 def _on_dask(
     source: Path | None,
     total: int,
@@ -194,7 +206,7 @@ def _on_dask(
     client_class = _dask_client_class()
     with ExitStack() as stack:
         if client is None and scheduler is not None:
-            client = stack.enter_context(client_class(scheduler))
+            client = stack.enter_context(_connect(client_class, scheduler))
         elif client is None:
             stack.enter_context(_thread_share(workers))
             cluster = stack.enter_context(

@@ -89,7 +89,7 @@ def _beta(rng: np.random.Generator, mean: np.ndarray, concentration: float) -> n
         "alternatives": [IntPair(2, _MAX_COUNT)],
         "criteria": [IntPair(1, _MAX_COUNT)],
         "ground_truth_share": [Interval(float, 0, 1)],
-        "cases_per_cluster": [Interval(int, 1)],
+        "cases_per_cluster": [Interval(int, 1, CEILING.runs)],
         "progress": [Predicate(callable, "a callable taking a description"), NONE],
     }
 )
@@ -153,7 +153,8 @@ def simulate(
     cases_per_cluster : int, default 4
         Cases per cluster (``runs.cluster``): consecutive cases form a cluster that shares a
         task and a random quality offset, as related scenarios would; cluster-robust standard
-        errors therefore matter. Pass 1 to make clusters coincide with cases.
+        errors therefore matter. Pass 1 to make clusters coincide with cases; at most the
+        runs' ceiling (one cluster of every case).
     progress : callable, optional
         Called as ``progress(description)`` once after each table is generated, e.g.
         ``"runs: 1,000 rows"``; meant for a progress bar.
