@@ -34,7 +34,7 @@ import inspect
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_args
 
@@ -44,6 +44,7 @@ from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 
 __all__ = [
     "COLUMN_NAME",
+    "COLUMN_NAMES",
     "NONE",
     "PROBABILITY",
     "Boolean",
@@ -103,13 +104,16 @@ NONE = Options((None,))
 class Interval(Constraint):
     """A real number (``kind=float``) or an integer (``kind=int``) between ``low`` and ``high``.
 
-    Booleans are neither; a float must be finite. ``None`` bounds are open ends.
+    Booleans are neither; a float must be finite. ``None`` bounds are open ends. ``beyond``, when
+    given, says why ``high`` is a ceiling and what to do instead: the error for a value above it
+    ends with it.
     """
 
     kind: type
     low: float | None = None
     high: float | None = None
     closed: Literal["both", "left", "right", "neither"] = "both"
+    beyond: str = ""
 
     def is_satisfied_by(self, value: object) -> bool:
         if isinstance(value, bool):
@@ -117,11 +121,17 @@ class Interval(Constraint):
         if self.kind is int:
             if not isinstance(value, numbers.Integral):
                 return False
-        elif not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+        elif not isinstance(value, numbers.Real) or not _finite(value):
             return False
         low_ok = self.low is None or (value >= self.low if self.closed in ("both", "left") else value > self.low)
         high_ok = self.high is None or (value <= self.high if self.closed in ("both", "right") else value < self.high)
         return bool(low_ok and high_ok)
+
+    def is_above(self, value: object) -> bool:
+        """Whether ``value`` is a number above the ceiling ``high``."""
+        if self.high is None or isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        return bool(value > self.high if self.closed in ("both", "right") else value >= self.high)
 
     def __str__(self) -> str:
         noun = "an integer" if self.kind is int else "a number"
@@ -131,10 +141,23 @@ class Interval(Constraint):
         if self.high is None:
             if self.low == 0 and not left:
                 return f"a positive {noun.split()[-1]}"
-            return f"{noun} {'>=' if left else '>'} {self.low:g}"
+            return f"{noun} {'>=' if left else '>'} {_bound(self.low)}"
         if self.low is None:
-            return f"{noun} {'<=' if right else '<'} {self.high:g}"
-        return f"{noun} in {'[' if left else '('}{self.low:g}, {self.high:g}{']' if right else ')'}"
+            return f"{noun} {'<=' if right else '<'} {_bound(self.high)}"
+        return f"{noun} in {'[' if left else '('}{_bound(self.low)}, {_bound(self.high)}{']' if right else ')'}"
+
+
+def _finite(value: numbers.Real) -> bool:
+    """Whether ``value`` is a finite float (an integer too large for a float is not)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _bound(value: float) -> str:
+    """A bound as a message shows it: whole numbers in full (``2000000``, not ``2e+06``)."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
 @dataclass(frozen=True)
@@ -164,18 +187,20 @@ class Predicate(Constraint):
 
 @dataclass(frozen=True)
 class IntPair(Constraint):
-    """A ``(min, max)`` pair of integers, each at least ``minimum``, with ``min <= max``."""
+    """A ``(min, max)`` pair of integers, each from ``minimum`` to ``maximum`` (if given), with ``min <= max``."""
 
     minimum: int
+    maximum: int | None = None
 
     def is_satisfied_by(self, value: object) -> bool:
         if not isinstance(value, tuple | list) or len(value) != 2:
             return False
-        whole = Interval(int, self.minimum)
+        whole = Interval(int, self.minimum, self.maximum)
         return whole.is_satisfied_by(value[0]) and whole.is_satisfied_by(value[1]) and value[0] <= value[1]
 
     def __str__(self) -> str:
-        return f"a (min, max) pair of integers >= {self.minimum} with min <= max"
+        each = f">= {self.minimum}" if self.maximum is None else f"in [{self.minimum}, {self.maximum}]"
+        return f"a (min, max) pair of integers {each} with min <= max"
 
 
 def describe(constraints: Sequence[Constraint]) -> str:
@@ -194,7 +219,8 @@ def check_parameter(name: str, value: object, constraints: Sequence[Constraint],
         return
     prefix = f"{where}: " if where else ""
     msg = f"{prefix}{name}={_short_repr(value)} is invalid; {name} must be {describe(constraints)}"
-    raise InvalidParameterError(msg)
+    beyond = [c.beyond for c in constraints if isinstance(c, Interval) and c.beyond and c.is_above(value)]
+    raise InvalidParameterError(f"{msg}; {beyond[0]}" if beyond else msg)
 
 
 def validate_params(constraints: Mapping[str, Sequence[Constraint]]) -> Callable[[F], F]:
@@ -253,6 +279,19 @@ def parse_value(text: str, constraints: Sequence[Constraint]) -> Any:
 
 #: Constraint of a parameter naming one column.
 COLUMN_NAME = Predicate(lambda value: isinstance(value, str), "a column name (string)")
+
+
+def _column_names(value: object) -> bool:
+    if isinstance(value, str):
+        return True
+    if isinstance(value, bytes | Mapping) or not isinstance(value, Iterable):
+        return False
+    # A one-pass iterable (a generator) is not read here: its names are checked as they are used.
+    return not isinstance(value, Collection) or all(isinstance(name, str) for name in value)
+
+
+#: Constraint of a parameter naming columns: ``"dqs"``, ``"dqs,decision_confidence"`` or a list of names.
+COLUMN_NAMES = Predicate(_column_names, "a column name, names separated by commas, or a list of column names")
 #: Constraint of a level or probability: ``alpha``, ``confidence``, a target power.
 PROBABILITY = Interval(float, 0, 1, closed="neither")
 

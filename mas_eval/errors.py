@@ -94,16 +94,21 @@ def command_line() -> Iterator[None]:
         _INTERFACE.reset(token)
 
 
-def option(name: str, value: object = True) -> str:
+def option(name: str, value: object = True, *, cli: str | None = None) -> str:
     """How the user passes ``name=value``, for the fix an error message suggests.
 
-    >>> option("skip_invalid"), option("chunk_bytes", 1 << 20)
+    ``cli`` is how the command line spells it, when its option is not the parameter's name as a
+    flag (a size in MiB for a parameter in bytes).
+
+    >>> option("skip_invalid"), option("chunk_bytes", 1 << 20, cli="--chunk-mb 1")
     ('skip_invalid=True', 'chunk_bytes=1048576')
     >>> with command_line():
-    ...     option("skip_invalid"), option("chunk_bytes", 1 << 20)
-    ('--skip-invalid', '--chunk-bytes 1048576')
+    ...     option("skip_invalid"), option("chunk_bytes", 1 << 20, cli="--chunk-mb 1"), option("shards", 4)
+    ('--skip-invalid', '--chunk-mb 1', '--shards 4')
     """
     if _INTERFACE.get() == "cli":
+        if cli is not None:
+            return cli
         flag = "--" + name.replace("_", "-")
         return flag if value is True else f"{flag} {value}"
     return f"{name}={value!r}"

@@ -157,13 +157,13 @@ def test_every_item_is_answered_by_both_systems_with_the_same_references(small: 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"runs": 1}, "runs=1 is invalid; runs must be an integer >= 2"),
-        ({"runs": 2.5}, "runs must be an integer >= 2"),
+        ({"runs": 1}, "runs=1 is invalid; runs must be an integer in [2, 250000]"),
+        ({"runs": 2.5}, "runs must be an integer in [2, 250000]"),
         ({"seed": -1}, "seed=-1 is invalid"),
         ({"effect": 1.5}, "effect must be a number in [-1, 1]"),
         ({"effect": float("nan")}, "effect must be a number in [-1, 1]"),
         ({"mas_share": 1.0}, "mas_share must be a number in (0, 1)"),
-        ({"items": (0, 3)}, "items must be a (min, max) pair of integers >= 1"),
+        ({"items": (0, 3)}, "items must be a (min, max) pair of integers in [1, 1000000]"),
         ({"items": (5, 3)}, "with min <= max"),
         ({"entities": (0, 2)}, "entities must be a (min, max) pair of integers >= 1"),
         ({"entities": (2, 11)}, "up to 11 entities per reference answer, but it names at most 10"),

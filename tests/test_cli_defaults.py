@@ -102,6 +102,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "skip_invalid": (Mirrors(ingest_jsonl, "skip_invalid"), Mirrors(ingest_lddx, "skip_invalid")),
         "rejects": Mirrors(ingest_jsonl, "rejects"),
         "chunk_mb": Mirrors(ingest_jsonl, "chunk_bytes", lambda chunk_bytes: chunk_bytes / 2**20),
+        "max_line_mb": Mirrors(ingest_jsonl, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
         "shards": (Mirrors(ingest_jsonl, "shards"), Mirrors(ingest_lddx, "shards")),
         "overwrite": (Mirrors(ingest_jsonl, "overwrite"), Mirrors(ingest_lddx, "overwrite")),
     },

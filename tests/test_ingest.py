@@ -311,10 +311,11 @@ def test_tables_without_rows_are_not_written(tmp_path: Path) -> None:
 
 
 def _chunk_ends(sizes: list[int], chunk_bytes: int) -> list[int]:
-    """Where chunks end, in bytes: a chunk ends with the line that takes it past ``chunk_bytes``."""
+    """Where chunks end, in bytes: a chunk ends with the line that takes it past ``chunk_bytes``, a
+    line counting its bytes and ``LINE_OVERHEAD``."""
     ends, size = [], 0
     for offset, line in zip(itertools.accumulate(sizes), sizes, strict=True):
-        size += line
+        size += line + jsonl.LINE_OVERHEAD
         if size > chunk_bytes:
             ends.append(offset)
             size = 0
@@ -324,13 +325,19 @@ def _chunk_ends(sizes: list[int], chunk_bytes: int) -> list[int]:
 def test_chunking_gives_the_same_result(tmp_path: Path) -> None:
     sizes = [len(line) for line in SMALL.read_bytes().splitlines(keepends=True)]
     assert sizes[:3] == [1297, 1, 223]  # line 2 is blank
+    assert jsonl.LINE_OVERHEAD == 64
     whole = Dataset.open(ingest_jsonl([SMALL], tmp_path / "whole").out)
-    for chunk_bytes, ends in [(1, [1297, 1521, 2216, 2735]), (225, [1297, 2216, 2735]), (3000, [2735])]:
+    # chunk_bytes=1: the blank line is a chunk of its own (writing no part file).
+    for chunk_bytes, ends, parts in [
+        (1, [1297, 1298, 1521, 2216, 2735], 4),
+        (225, [1297, 1521, 2216, 2735], 4),
+        (3000, [2735], 1),
+    ]:
         calls: list[int] = []
         out = tmp_path / f"chunks{chunk_bytes}"
         chunked = ingest_jsonl([SMALL], out, chunk_bytes=chunk_bytes, progress=calls.append)
         assert calls == ends == _chunk_ends(sizes, chunk_bytes)  # bytes read so far, after each chunk
-        assert len(list((chunked.out / "runs").glob("*.parquet"))) == len(ends)
+        assert len(list((chunked.out / "runs").glob("*.parquet"))) == parts
         _assert_same(whole, Dataset.open(chunked.out))
 
 
@@ -417,10 +424,11 @@ def test_truncated_gzip_file_is_an_ingest_error(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.jsonl.gz"]
 
 
-@pytest.mark.parametrize("value", [0, -1, 1.5, True, "16MiB", None])
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "16MiB", None, 2**30 + 1])
 def test_chunk_bytes_must_be_a_positive_integer(tmp_path: Path, value: object) -> None:
     with pytest.raises(
-        InvalidParameterError, match=rf"^ingest_jsonl: chunk_bytes={value!r} is invalid; .* a positive integer$"
+        InvalidParameterError,
+        match=rf"^ingest_jsonl: chunk_bytes={value!r} is invalid; .* an integer in \(0, 1073741824\]$",
     ):
         ingest_jsonl([SMALL], tmp_path / "ds", chunk_bytes=value)  # type: ignore[arg-type]
     assert not (tmp_path / "ds").exists()
@@ -503,8 +511,9 @@ def test_malformed_line_in_the_third_chunk_has_its_true_line_number(tmp_path: Pa
     path = _write(tmp_path / "runs.jsonl", [*records[:4], "", records[4], line, records[5]])
     calls: list[int] = []
     size = len(records[0]) + 1  # every record has the same length, with its newline
+    cost = size + jsonl.LINE_OVERHEAD  # what a record counts in a chunk
     with pytest.raises(IngestError, match=r"runs\.jsonl:7: "):
-        ingest_jsonl([path], tmp_path / "ds", chunk_bytes=2 * size - 1, progress=calls.append)
+        ingest_jsonl([path], tmp_path / "ds", chunk_bytes=2 * cost - 1, progress=calls.append)
     # Chunks: lines 1-2, 3-4, then 5-7 (line 5 is blank): the error is in the third.
     assert calls == [2 * size, 4 * size]
 

@@ -99,4 +99,4 @@ def test_a_dataset_folder_given_to_ingest_is_recognised(tmp_path: Path) -> None:
 def test_a_bad_chunk_size_names_the_flag(tmp_path: Path) -> None:
     done = run_cli_process("ingest", DATA / "sample.jsonl", "--out", tmp_path / "ds", "--chunk-mb", "0")
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: ingest: --chunk-mb=0.0 is invalid; --chunk-mb must be a positive number"
+    assert done.stderr.strip() == "error: ingest: --chunk-mb=0.0 is invalid; --chunk-mb must be a number in (0, 1024]"

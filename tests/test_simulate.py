@@ -257,9 +257,9 @@ def test_mas_matches_correct_more_often_by_default(frames: dict[str, pl.DataFram
 @pytest.mark.parametrize(
     ("runs", "kwargs", "match"),
     [
-        (1, {}, r"runs=1 is invalid; runs must be an integer >= 2$"),
-        (2.5, {}, r"runs=2.5 is invalid; runs must be an integer >= 2$"),
-        (True, {}, r"runs=True is invalid; runs must be an integer >= 2$"),
+        (1, {}, r"runs=1 is invalid; runs must be an integer in \[2, 4400000\]$"),
+        (2.5, {}, r"runs=2.5 is invalid; runs must be an integer in \[2, 4400000\]$"),
+        (True, {}, r"runs=True is invalid; runs must be an integer in \[2, 4400000\]$"),
         (100, {"seed": "x"}, r"seed='x' is invalid; seed must be an integer >= 0$"),
         (100, {"seed": -1}, r"seed=-1 is invalid; seed must be an integer >= 0$"),
         (100, {"effect": 1.5}, r"effect=1.5 is invalid; effect must be a number in \[-1, 1\]$"),
@@ -268,19 +268,27 @@ def test_mas_matches_correct_more_often_by_default(frames: dict[str, pl.DataFram
         (100, {"mas_share": 1.0}, r"mas_share=1.0 is invalid; mas_share must be a number in \(0, 1\)$"),
         (100, {"ground_truth_share": -0.1}, r"ground_truth_share=-0.1 is invalid; .* a number in \[0, 1\]$"),
         (100, {"repeats": 0}, r"repeats=0 is invalid; repeats must be an integer >= 1$"),
-        (100, {"tasks": 0}, r"tasks=0 is invalid; tasks must be an integer >= 1$"),
-        (100, {"variants": 0}, r"variants=0 is invalid; variants must be an integer >= 1$"),
-        (100, {"agents": (5, 3)}, r"agents=\(5, 3\) is invalid; agents must be a \(min, max\) pair of integers >= 2 "),
-        (100, {"agents": (1, 3)}, r"agents=\(1, 3\) is invalid; agents must be a \(min, max\) pair of integers >= 2 "),
+        (100, {"tasks": 0}, r"tasks=0 is invalid; tasks must be an integer in \[1, 4400000\]$"),
+        (100, {"variants": 0}, r"variants=0 is invalid; variants must be an integer in \[1, 4400000\]$"),
+        (
+            100,
+            {"agents": (5, 3)},
+            r"agents=\(5, 3\) is invalid; agents must be a \(min, max\) pair of integers in \[2, 1000\] ",
+        ),
+        (
+            100,
+            {"agents": (1, 3)},
+            r"agents=\(1, 3\) is invalid; agents must be a \(min, max\) pair of integers in \[2, 1000\] ",
+        ),
         (
             100,
             {"agents": 3},
-            r"agents=3 is invalid; agents must be a \(min, max\) pair of integers >= 2 with min <= max",
+            r"agents=3 is invalid; agents must be a \(min, max\) pair of integers in \[2, 1000\] with min <= max",
         ),
-        (100, {"alternatives": (1, 4)}, r"alternatives=\(1, 4\) is invalid; .* pair of integers >= 2 "),
-        (100, {"criteria": (0, 4)}, r"criteria=\(0, 4\) is invalid; .* pair of integers >= 1 "),
+        (100, {"alternatives": (1, 4)}, r"alternatives=\(1, 4\) is invalid; .* pair of integers in \[2, 1000\] "),
+        (100, {"criteria": (0, 4)}, r"criteria=\(0, 4\) is invalid; .* pair of integers in \[1, 1000\] "),
         (100, {"criteria": (4, 2)}, r"criteria=\(4, 2\) is invalid; .* with min <= max$"),
-        (100, {"cases_per_cluster": 0}, r"cases_per_cluster=0 is invalid; .* an integer >= 1$"),
+        (100, {"cases_per_cluster": 0}, r"cases_per_cluster=0 is invalid; .* an integer in \[1, 4400000\]$"),
         (100, {"progress": 3}, r"progress=3 is invalid; progress must be a callable taking a description or None$"),
         (10, {"repeats": 6}, r"too few for every case"),
         (10, {"mas_share": 0.01}, r"too few for every case"),
@@ -296,9 +304,9 @@ def test_bad_arguments_raise_clear_errors(runs: object, kwargs: dict[str, object
 
 def test_the_cli_answers_bad_simulate_arguments_with_one_line_and_exit_2(tmp_path: Path) -> None:
     for args, line in (
-        (["--runs", "1"], "error: simulate: runs=1 is invalid; runs must be an integer >= 2"),
+        (["--runs", "1"], "error: simulate: runs=1 is invalid; runs must be an integer in [2, 4400000]"),
         (["--effect", "5"], "error: simulate: effect=5.0 is invalid; effect must be a number in [-1, 1]"),
-        (["--tasks", "0"], "error: simulate: tasks=0 is invalid; tasks must be an integer >= 1"),
+        (["--tasks", "0"], "error: simulate: tasks=0 is invalid; tasks must be an integer in [1, 4400000]"),
         (
             ["--runs", "100", "--repeats", "1000"],
             "error: simulate: runs=100 with mas_share=0.5 gives 50 MAS and 50 single runs, too few for every case "

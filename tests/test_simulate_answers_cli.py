@@ -80,7 +80,7 @@ def test_defaults_and_the_number_of_tasks(tmp_path: Path) -> None:
         ),
         (
             ["--kind", "answers", "--runs", "1"],
-            "error: simulate_answers: runs=1 is invalid; runs must be an integer >= 2",
+            "error: simulate_answers: runs=1 is invalid; runs must be an integer in [2, 250000]",
         ),
         (
             ["--kind", "answers", "--effect", "2"],
@@ -96,8 +96,8 @@ def test_defaults_and_the_number_of_tasks(tmp_path: Path) -> None:
         ),
         (
             ["--kind", "answers", "--items", "5,2"],
-            "error: simulate_answers: items=(5, 2) is invalid; items must be a (min, max) pair of integers >= 1 "
-            "with min <= max",
+            "error: simulate_answers: items=(5, 2) is invalid; items must be a (min, max) pair of integers in "
+            "[1, 1000000] with min <= max",
         ),
         (
             ["--kind", "answers", "--entities", "2,11"],
@@ -108,7 +108,10 @@ def test_defaults_and_the_number_of_tasks(tmp_path: Path) -> None:
             ["--kind", "answers", "--answer-chars", "0"],
             "error: simulate_answers: answer_chars=0 is invalid; answer_chars must be an integer in [1, 10000]",
         ),
-        (["--kind", "answers", "--tasks", "0"], "error: simulate: tasks=0 is invalid; tasks must be an integer >= 1"),
+        (
+            ["--kind", "answers", "--tasks", "0"],
+            "error: simulate: tasks=0 is invalid; tasks must be an integer in [1, 250000]",
+        ),
         (
             ["--kind", "answers", "--tasks", "2", "--task-names", "a,b"],
             "error: simulate: --tasks and --task-names are both given; give one (--task-names names the tasks)",

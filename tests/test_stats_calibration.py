@@ -97,7 +97,7 @@ def test_a_group_without_outcomes_gets_a_row_with_a_warning() -> None:
             {"conf": [0.2, 0.3], "ok": [1, 0]},
             {"bins": 0},
             InvalidParameterError,
-            "calibration: bins=0 is invalid; bins must be an integer >= 1",
+            r"calibration: bins=0 is invalid; bins must be an integer in \[1, 1000\]",
         ),
         (
             {"conf": [0.2, 0.3], "ok": [1, 0]},

@@ -298,7 +298,7 @@ def test_the_default_test_is_auto_as_on_the_command_line() -> None:
         ({"correction": "sidak"}, InvalidParameterError, "correction='sidak' is invalid; correction must be one of"),
         ({"alpha": 1.5}, InvalidParameterError, r"alpha=1.5 is invalid; alpha must be a number in \(0, 1\)"),
         ({"confidence": 0}, InvalidParameterError, r"confidence=0 is invalid; confidence must be a number in \(0, 1\)"),
-        ({"n_boot": -1}, InvalidParameterError, "n_boot=-1 is invalid; n_boot must be an integer >= 0"),
+        ({"n_boot": -1}, InvalidParameterError, r"n_boot=-1 is invalid; n_boot must be an integer in \[0, 1000000\]"),
         ({"treatment": "single"}, InvalidParameterError, "both 'single'"),
         ({"treatment": "MAS"}, DataError, "no runs of system 'MAS'.*'mas', 'single'"),
         ({"metrics": "nope"}, SchemaError, "no column 'nope'"),

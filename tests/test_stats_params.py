@@ -45,6 +45,11 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     compare: (
         {"run_metrics": RUNS, "metrics": "dqs"},
         {
+            "metrics": [5, None, 1.5, b"dqs", {"dqs": 1}, ["dqs", 5]],
+            "treatment": [5, None, ["mas"]],
+            "control": [0, True],
+            "by": [5, b"task", ("task", 5)],
+            "seed": ["abc", -1, 1.5, True, np.random.default_rng(0)],
             "pair_on": [1, ["case_id"]],
             "cluster": [2.5],
             "test": ["ttest", "Welch", None],
@@ -62,11 +67,11 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
         {"effect_size": 0.5, "power": 0.8},
         {
             "effect_size": [math.nan, "0.5", [], [0.2, math.inf], True],
-            "n": [1, 1.5, [20, 1], "64", []],
+            "n": [1, 1.5, [20, 1], "64", [], 1e300],
             "power": [0, 1, 1.2, [0.8, 1.0], "0.8"],
             "alpha": [0, 1, 2.0, math.nan],
             "design": ["within", None],
-            "ratio": [0, -1.0, math.inf, "2"],
+            "ratio": [0, -1.0, math.inf, "2", 1e300],
             "alternative": ["two_sided", "less", None],
         },
     ),
@@ -75,7 +80,8 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
         {
             "confidence": [None, 0.5],
             "outcome": [1, None],
-            "bins": [0, -3, 2.5, "10", True],
+            "bins": [0, -3, 2.5, "10", True, 10**12],
+            "by": [5, [1], {"task": 1}],
             "strategy": ["kmeans", "Uniform", None],
             "system": [1, ["system"]],
         },
@@ -86,6 +92,7 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
             "confidence": [None],
             "outcome": [2],
             "bins": [0, 10.0],
+            "by": [5],
             "strategy": ["equal"],
             "system": [0],
         },
@@ -93,6 +100,7 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     baseline_comparison: (
         {"run_metrics": RUNS, "metrics": {"decision_quality": "dqs"}},
         {
+            "metrics": [5, "dqs", ["dqs"], {"decision_quality": 5}],
             "preset": ["nope", "Spec", None],
             "test": ["paired", "mannwhitney", "t"],
             "alpha": [0, 1, "0.05"],
@@ -116,7 +124,10 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     ),
     adjust_pvalues: (
         {"p_values": [0.01, 0.04, 0.03]},
-        {"correction": ["sidak", "BH", 1, True]},
+        {
+            "p_values": ["abc", [0.5, "x"], [1.5], [-0.1], [[0.1]], {"a": 1}, object()],
+            "correction": ["sidak", "BH", 1, True],
+        },
     ),
 }
 
@@ -154,8 +165,10 @@ def test_the_defaults_satisfy_their_own_constraints(func: Callable[..., Any]) ->
     for name in with_default:
         default = parameters[name].default
         assert any(c.is_satisfied_by(default) for c in constraints[name]), (name, default)
-    # ttest_from_summary's statistics have no default; every other validated parameter has one.
-    assert len(with_default) == len(constraints) - (6 if func is ttest_from_summary else 0)
+    # ttest_from_summary's statistics, compare's metrics and adjust_pvalues' p-values have no default;
+    # every other validated parameter has one.
+    required = {ttest_from_summary: 6, compare: 1, adjust_pvalues: 1}.get(func, 0)
+    assert len(with_default) == len(constraints) - required
 
 
 @pytest.mark.parametrize("func", list(BAD_VALUES), ids=lambda func: func.__name__)

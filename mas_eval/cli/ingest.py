@@ -17,7 +17,7 @@ from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of, flag
 from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
-from mas_eval.ingest.jsonl import ingest_jsonl
+from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
 
 __all__ = ["INGEST_FORMATS", "ingest"]
 
@@ -29,6 +29,8 @@ _WARNINGS_SHOWN = 20
 _INGEST = defaults_of(ingest_jsonl)
 #: ``--chunk-mb``'s default: ``ingest_jsonl``'s ``chunk_bytes``, in MiB.
 _CHUNK_MB = _INGEST["chunk_bytes"] / 2**20
+#: ``--max-line-mb``'s default: ``ingest_jsonl``'s ``max_line_bytes``, in MiB.
+_MAX_LINE_MB = _INGEST["max_line_bytes"] / 2**20
 
 
 def ingest(
@@ -67,6 +69,14 @@ def ingest(
             "input's size).",
         ),
     ] = _CHUNK_MB,
+    max_line_mb: Annotated[
+        float,
+        typer.Option(
+            "--max-line-mb",
+            help="Longest line read, in MiB: a longer one is a malformed line (never held whole; a line is decoded "
+            "at 12-30x its size). Raise it for records this large.",
+        ),
+    ] = _MAX_LINE_MB,
     shards: ShardsOpt = _INGEST["shards"],
     overwrite: OverwriteOpt = _INGEST["overwrite"],
 ) -> None:
@@ -82,13 +92,25 @@ def ingest(
     check_parameter("--format", format_, [Options(INGEST_FORMATS)], where="ingest")
     check_shards(shards, where="ingest")
     if format_ == "lddx":
-        given = "--rejects" if rejects is not None else "--chunk-mb" if chunk_mb != _CHUNK_MB else None
+        given = next(
+            (
+                name
+                for name, is_given in [
+                    ("--rejects", rejects is not None),
+                    ("--chunk-mb", chunk_mb != _CHUNK_MB),
+                    ("--max-line-mb", max_line_mb != _MAX_LINE_MB),
+                ]
+                if is_given
+            ),
+            None,
+        )
         if given is not None:
             msg = f"ingest: {given} applies to --format jsonl only (Local-DDx files are read whole); drop {given}"
             raise InvalidParameterError(msg)
         _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
         return
-    check_parameter("--chunk-mb", chunk_mb, [Interval(float, 0, closed="neither")], where="ingest")
+    for name, value in [("--chunk-mb", chunk_mb), ("--max-line-mb", max_line_mb)]:
+        check_parameter(name, value, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest")
     chunk_bytes = max(1, round(chunk_mb * 2**20))
     total = sum(f.stat().st_size for f in files if f.is_file())
     with progress(bytes_done=True) as bar:
@@ -100,6 +122,7 @@ def ingest(
             skip_invalid=skip_invalid,
             rejects=rejects,
             chunk_bytes=chunk_bytes,
+            max_line_bytes=max(1, round(max_line_mb * 2**20)),
             progress=lambda done: bar.update(task, completed=done),
             shards=shards,
         )

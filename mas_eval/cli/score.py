@@ -215,9 +215,10 @@ def reproduce(
             result.write(out, overwrite=overwrite, dataset=dataset, raw_csv=raw_csv)
     summary = result.summary.select("metric", "basis", "reproduced", "items", "share")
     print_frame(summary, title=f"recorded vs recomputed, preset {preset!r} (scores within {tolerance:g})")
-    if show and result.disagreements.height:
-        console.print(f"first {min(show, result.disagreements.height)} of {result.disagreements.height} disagreements:")
-        for row in result.disagreements.head(show).iter_rows(named=True):
+    shown_rows = min(show, result.disagreements.height)  # a --show beyond every row shows them all
+    if shown_rows:
+        console.print(f"first {shown_rows} of {result.disagreements.height} disagreements:")
+        for row in result.disagreements.head(shown_rows).iter_rows(named=True):
             item = f" · {row['item']}" if row["item"] is not None else ""
             values = f"recorded {_short(row['recorded'])}, recomputed {_short(row['recomputed'])}"
             console.print(f"  {literal(row['run_id'])} · {literal(row['metric'] + item)}: {literal(values)}")

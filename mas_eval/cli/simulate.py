@@ -18,6 +18,7 @@ from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of
 from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
+from mas_eval.simulation import answers, decision, diagnosis
 from mas_eval.simulation.answers import simulate_answers
 from mas_eval.simulation.decision import simulate as simulate_decision
 from mas_eval.simulation.diagnosis import simulate_diagnosis
@@ -33,6 +34,8 @@ SIMULATORS: dict[str, Callable[..., Any]] = {
 }
 #: The kinds of synthetic runs `mas-eval simulate --kind` writes.
 SIMULATE_KINDS = tuple(SIMULATORS)
+#: How many runs each kind makes within the memory ceiling (the simulators' ``runs`` constraints).
+_CEILINGS = {"decision": decision.CEILING, "diagnosis": diagnosis.CEILING, "answers": answers.CEILING}
 #: Options of `mas-eval simulate` that only answer runs take.
 _ANSWER_OPTIONS = ("items", "entities", "answer_chars", "task_names")
 #: The defaults of each simulator's parameters.
@@ -40,6 +43,13 @@ _DEFAULTS = {kind: defaults_of(function) for kind, function in SIMULATORS.items(
 _DECISION = _DEFAULTS["decision"]
 #: The task names of answer runs when neither --tasks nor --task-names is given.
 _ANSWER_TASKS: tuple[str, ...] = tuple(_DEFAULTS["answers"]["tasks"])
+
+
+def _runs_ceilings() -> str:
+    """The most runs of each kind, as the simulators' ``runs`` constraints declare them."""
+    gigabytes = _CEILINGS["decision"].gigabytes
+    each = ", ".join(f"{kind} {ceiling.runs:,}" for kind, ceiling in _CEILINGS.items())
+    return f"at most, of the default size (within {gigabytes} GB of memory): {each}, fewer of larger runs"
 
 
 def _of(kind: str, name: str) -> Any:
@@ -86,14 +96,22 @@ def _answer_tasks(count: int | None, names: str | None) -> tuple[str, ...] | Non
         return tuple(name.strip() for name in names.split(","))
     if count is None:
         return None
-    check_parameter("tasks", count, [Interval(int, 1)], where="simulate")
+    # A name is made for every task: no more of them than runs.
+    check_parameter("tasks", count, [Interval(int, 1, _CEILINGS["answers"].runs)], where="simulate")
     known = len(_ANSWER_TASKS)
     return (*_ANSWER_TASKS, *(f"task{i}" for i in range(known + 1, count + 1)))[:count]
 
 
 def simulate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
-    runs: Annotated[int, typer.Option("--runs", "-n", help="Number of runs (both systems together).")] = 10_000,
+    runs: Annotated[
+        int,
+        typer.Option(
+            "--runs",
+            "-n",
+            help=f"Number of runs (both systems together); {_runs_ceilings()}.",
+        ),
+    ] = 10_000,
     seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same dataset.")] = 0,
     effect: Annotated[
         float | None,

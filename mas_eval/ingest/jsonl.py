@@ -11,6 +11,7 @@ import functools
 import gzip
 import itertools
 import json
+import math
 import shutil
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
 
+import numpy as np
 import polars as pl
 
 from mas_eval.constraints import Interval, check_parameter
@@ -31,7 +33,10 @@ from mas_eval.storage.outputs import atomic_directory, atomic_outputs
 from mas_eval.storage.sharding import check_shards
 
 __all__ = [
+    "BYTES_CEILING",
     "CHUNK_BYTES",
+    "LINE_OVERHEAD",
+    "MAX_LINE_BYTES",
     "RECORD_LISTS",
     "USAGE",
     "USAGE_FIELD",
@@ -50,6 +55,21 @@ USAGE = ("iterations", "api_calls", "seconds", "tokens", "cost_usd")
 #: 0.2 to 0.5 GB on top of the imports at 16 MiB, 0.35 to 0.6 GB at 32 MiB, 0.65 to 1.1 GB at
 #: 64 MiB, whatever the input's size; larger chunks were not clearly faster (benchmarks/bench_ingest.py).
 CHUNK_BYTES = 16 * 2**20
+#: Bytes a line counts in a chunk on top of its length: what its row costs, however short the
+#: line, so that blank or tiny lines fill a chunk too (see ``_chunks``). With 64, 40 MB of blank
+#: lines peak at 0.21 GB RSS and 40 MB of ``{}`` lines (all set aside) at 0.43 GB, against 1.1 and
+#: 4.0 GB when a line counted its bytes alone; records of 2 kB make 3 % fewer lines a chunk.
+LINE_OVERHEAD = 64
+#: Default longest line :func:`ingest_jsonl` reads (16 MiB, without its newline). A longer one is a
+#: malformed line, never held whole. A line is decoded whole, at 12 to 30 times its size, so the
+#: limit keeps one line within the memory of a chunk. The records the simulators write at their
+#: defaults are far smaller (decision runs 2 kB, answer runs 42 kB, diagnosis runs with transcripts
+#: 34 kB on average and 70 kB at most; 1.3 MB with 9 agents writing 60 messages of 20,000
+#: characters); only extremes pass it (an answer run of 1,000 items of 10,000-character texts is a
+#: 40 MB record), for which the limit is raised.
+MAX_LINE_BYTES = 16 * 2**20
+#: Largest ``chunk_bytes`` and ``max_line_bytes`` (1 GiB): a chunk or line that large is decoded in 12 to 30 GiB.
+BYTES_CEILING = 2**30
 
 
 @dataclass(frozen=True)
@@ -175,26 +195,133 @@ class IngestResult:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def _chunks(path: Path, chunk_bytes: int) -> Iterator[tuple[int, list[bytes], int]]:
-    """``(first line number, raw lines, bytes of the file read)`` of each chunk of whole lines, read lazily.
+#: Bytes read from a file at a time while it is split into lines; a line may span many reads.
+_READ_BYTES = 2**20
+#: First bytes of a line over ``max_line_bytes`` that are kept (for the rejects file); the rest is never held.
+_PREFIX_BYTES = 1000
 
-    A chunk ends with the line that takes it past ``chunk_bytes`` (``readlines``'s hint), so a
-    line longer than that is a chunk of its own. The position is in the file as stored: for
-    ``.gz``, in the compressed stream, whose read-ahead may end the last chunk short of the
-    file's end; a last item without lines then reports the end.
+
+@dataclass(frozen=True)
+class _Chunk:
+    """Consecutive lines of a file, decoded together.
+
+    ``first`` is the 1-based number of the first line; ``lines`` the lines without their ``\\n``,
+    a line over the limit cut to its first bytes; ``long`` the number and length (in bytes) of
+    each line over the limit; ``position`` the bytes of the file read so far (see :func:`_chunks`).
     """
-    first, position = 1, 0
+
+    first: int
+    lines: list[bytes]
+    long: dict[int, int]
+    position: int
+
+
+def _prefix(data: bytes) -> bytes:
+    """The first ``_PREFIX_BYTES`` of ``data``, not cutting a UTF-8 character in two."""
+    if len(data) <= _PREFIX_BYTES:
+        return data
+    cut = _PREFIX_BYTES
+    while cut > 0 and data[cut] & 0xC0 == 0x80:  # a continuation byte: the character started before
+        cut -= 1
+    return data[:cut]
+
+
+def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes], np.ndarray, dict[int, int]]]:
+    """The lines of ``handle``, a read at a time: ``(lines, sizes, long)``.
+
+    ``lines`` are the whole lines that the read completed, without their ``\\n`` (the file's
+    last line may lack one); ``sizes`` their lengths in the file, ``\\n`` included; ``long``
+    maps the position in ``lines`` of each line longer than ``max_line_bytes`` (``\\n``
+    excluded) to its length. Such a line is cut to its first bytes (:func:`_prefix`) as soon as
+    it passes the limit, so memory is bounded by the limit and the read size, never by a line.
+    """
+    pieces: list[bytes] = []  # the current line so far, while within the limit
+    held = 0  # the current line's length so far
+    cut: bytes | None = None  # the current line's first bytes, once it is over the limit
+
+    def grow(piece: bytes) -> None:
+        nonlocal held, cut
+        held += len(piece)
+        if cut is None and held > max_line_bytes:
+            cut = _prefix(b"".join([*pieces, piece]))
+            pieces.clear()
+        elif cut is None and piece:
+            pieces.append(piece)
+
+    def finish() -> tuple[bytes, int | None]:
+        """The current line, and its length if it is over the limit; the next line starts empty."""
+        nonlocal held, cut
+        line, over = (cut, held) if cut is not None else (b"".join(pieces), None)
+        pieces.clear()
+        held, cut = 0, None
+        return line, over
+
+    while block := handle.read(_READ_BYTES):
+        parts = block.split(b"\n")
+        grow(parts[0])
+        if len(parts) == 1:
+            continue
+        # parts[0] ends the current line, parts[-1] starts the next; those between are whole lines.
+        first_size = held + 1
+        line, over = finish()
+        middle = parts[1:-1]
+        lines = [line, *middle]
+        # The lengths of the lines between newlines, each with its newline, without a loop over them.
+        sizes = np.diff(np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n")), prepend=0)
+        sizes[0] = first_size
+        long = {} if over is None else {0: over}
+        if sizes[1:].max(initial=0) - 1 > max_line_bytes:  # rare: a line over the limit within one read
+            for i in np.flatnonzero(sizes[1:] - 1 > max_line_bytes) + 1:
+                long[int(i)], lines[i] = len(lines[i]), _prefix(lines[i])
+        grow(parts[-1])
+        yield lines, sizes, long
+    if held:  # a last line without a newline
+        size = held
+        line, over = finish()
+        yield [line], np.array([size], dtype=np.int64), {} if over is None else {0: over}
+
+
+def _chunks(path: Path, chunk_bytes: int, max_line_bytes: int) -> Iterator[_Chunk]:
+    """The file's lines in chunks, read lazily, in memory bounded by ``chunk_bytes`` and ``max_line_bytes``.
+
+    A line counts its bytes plus :data:`LINE_OVERHEAD` (what its row costs whatever its length),
+    and a chunk ends with the line that takes it past ``chunk_bytes``, so that a chunk of tiny
+    or blank lines holds no more rows than memory allows. A line longer than
+    ``max_line_bytes`` is never held whole (:func:`_split`). The position is in the file as
+    stored: for ``.gz``, in the compressed stream, whose read-ahead may end the last chunk
+    short of the file's end; a last chunk without lines then reports the end.
+    """
+    first = number = 1  # the numbers of the chunk's first line and of the next read's first line
+    lines: list[bytes] = []
+    long: dict[int, int] = {}
+    cost = offset = position = 0  # the chunk's cost so far; the bytes of the lines read so far
     try:
         with (
             path.open("rb") as raw,
             gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix == ".gz" else contextlib.nullcontext(raw) as handle,
         ):
-            while lines := handle.readlines(chunk_bytes):
-                position = raw.tell()
-                yield first, lines, position
-                first += len(lines)
+            packed = handle is not raw
+            for read, sizes, over in _split(handle, max_line_bytes):
+                long |= {number + i: size for i, size in over.items()}
+                costs = np.cumsum(sizes + LINE_OVERHEAD)
+                ends = np.cumsum(sizes) + offset
+                start = 0
+                while (end := int(np.searchsorted(costs, chunk_bytes - cost, side="right"))) < len(read):
+                    lines.extend(read[start : end + 1])
+                    position = raw.tell() if packed else int(ends[end])
+                    after = first + len(lines)
+                    yield _Chunk(first, lines, {n: size for n, size in long.items() if n < after}, position)
+                    first, long = after, {n: size for n, size in long.items() if n >= after}
+                    lines, cost, start = [], -int(costs[end]), end + 1
+                lines.extend(read[start:])
+                cost += int(costs[-1])
+                number += len(read)
+                offset = int(ends[-1])
+            if lines:
+                position = raw.tell() if packed else offset
+                yield _Chunk(first, lines, long, position)
             if raw.tell() != position:
-                yield first, [], raw.tell()
+                yield _Chunk(first + len(lines), [], {}, raw.tell())
     except (OSError, EOFError, zlib.error) as exc:
         # EOFError and zlib.error: a truncated or corrupt .gz file.
         msg = f"{path}: cannot be read ({exc})"
@@ -204,10 +331,16 @@ def _chunks(path: Path, chunk_bytes: int) -> Iterator[tuple[int, list[bytes], in
 _PROBLEMS = {"line": pl.Int64, "error": pl.String}
 
 
-def _lines(first: int, lines: list[bytes]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Every line as ``line, text`` (without its terminator); ``line, error`` of lines that are not UTF-8."""
+def _too_long(size: int, max_line_bytes: int) -> str:
+    return f"line too long: {size:,} bytes, over the limit of {max_line_bytes:,}"
+
+
+def _lines(chunk: _Chunk, max_line_bytes: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Every line as ``line, text`` (without its terminator); ``line, error`` of lines over the
+    limit (their text cut, see :func:`_split`), then of lines that are not UTF-8."""
+    first, lines = chunk.first, chunk.lines
     numbers = pl.int_range(first, first + len(lines), dtype=pl.Int64, eager=True).alias("line")
-    invalid = []
+    invalid = [(line, _too_long(size, max_line_bytes)) for line, size in chunk.long.items()]
     try:
         text = pl.Series("text", lines, dtype=pl.Binary).cast(pl.String)
     except pl.exceptions.ComputeError:
@@ -220,8 +353,10 @@ def _lines(first: int, lines: list[bytes]) -> tuple[pl.DataFrame, pl.DataFrame]:
                 invalid.append((first + i, f"not valid UTF-8 text ({exc.reason} at byte {exc.start})"))
                 texts.append(line.decode("utf-8", "replace"))
         text = pl.Series("text", texts, dtype=pl.String)
-    frame = pl.DataFrame([numbers, text]).with_columns(pl.col("text").str.strip_suffix("\n").str.strip_suffix("\r"))
-    return frame, pl.DataFrame(invalid, schema=_PROBLEMS, orient="row")
+    frame = pl.DataFrame([numbers, text]).with_columns(pl.col("text").str.strip_suffix("\r"))
+    # A line over the limit, cut, may also not be UTF-8: its first problem is its length.
+    problems = pl.DataFrame(invalid, schema=_PROBLEMS, orient="row").unique("line", keep="first", maintain_order=True)
+    return frame, problems
 
 
 # -- decoding and checks ----------------------------------------------------------------------
@@ -452,7 +587,7 @@ def _tables(levels: dict[str, pl.DataFrame], bad_lines: pl.Series) -> dict[str, 
 # -- the ingest -------------------------------------------------------------------------------
 
 
-def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int) -> list[Path]:
+def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int, max_line_bytes: int) -> list[Path]:
     files = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
     if not files:
         msg = "no input files given; pass one or more JSONL files of run records"
@@ -466,7 +601,8 @@ def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int) ->
             fix = "it is ingested already" if what == "is a Dataset folder" else "pass JSONL files of run records"
             msg = f"{file} {what}, not a JSONL file; {fix} (ingest reads files of one JSON object per line)"
             raise IngestError(msg)
-    check_parameter("chunk_bytes", chunk_bytes, [Interval(int, 0, closed="neither")], where="ingest_jsonl")
+    for name, value in [("chunk_bytes", chunk_bytes), ("max_line_bytes", max_line_bytes)]:
+        check_parameter(name, value, [Interval(int, 0, BYTES_CEILING, closed="right")], where="ingest_jsonl")
     return files
 
 
@@ -496,6 +632,7 @@ def ingest_jsonl(
     chunk_bytes: int = CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
     shards: int | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> IngestResult:
     """Flatten JSONL run records into a Dataset folder at ``out``.
 
@@ -517,8 +654,10 @@ def ingest_jsonl(
         ``{"file", "line", "error", "text"}``. Default: ``<out>.rejects.jsonl`` beside ``out``.
     chunk_bytes
         Bytes of input decoded at a time: a chunk is whole lines, ending with the line that
-        takes it past ``chunk_bytes`` (a longer line is a chunk of its own). Memory is bounded
-        by one chunk, 12 to 30 times ``chunk_bytes`` (see Notes); the default is 16 MiB.
+        takes it past ``chunk_bytes`` (a longer line is a chunk of its own), each line counting
+        its length plus :data:`LINE_OVERHEAD` bytes (so blank or tiny lines fill a chunk too).
+        Memory is bounded by one chunk, 12 to 30 times ``chunk_bytes`` (see Notes); the default
+        is 16 MiB.
     progress
         Called after each chunk with the number of bytes of the input files read so far (all
         files together; for a ``.gz`` file, compressed bytes, as stored), so its last call
@@ -528,6 +667,11 @@ def ingest_jsonl(
         layout of :meth:`Dataset.write <mas_eval.storage.dataset.Dataset.write>` (every run's rows in
         shard ``hash(run_id) % N`` of every table, sorted by key), made from the staged
         tables once they are all ingested and checked, one shard in memory at a time.
+    max_line_bytes
+        Longest line read, in bytes without its newline (default :data:`MAX_LINE_BYTES`,
+        16 MiB). A longer line is malformed (``line too long``); it is never held whole, so a
+        file without newlines costs no more memory than a chunk. With ``skip_invalid`` it goes
+        to the rejects file, its ``text`` cut to the first 1,000 bytes.
 
     Returns
     -------
@@ -537,7 +681,8 @@ def ingest_jsonl(
     Raises
     ------
     InvalidParameterError
-        ``chunk_bytes`` is not a positive integer, or ``shards`` not an integer from 1 to 10,000.
+        ``chunk_bytes`` or ``max_line_bytes`` is not an integer from 1 to :data:`BYTES_CEILING`
+        (1 GiB), or ``shards`` not an integer from 1 to 10,000.
     IngestError
         An input file is missing or unreadable, or has a malformed line (without
         ``skip_invalid``): the message names the file, the 1-based line number and the problem.
@@ -560,9 +705,9 @@ def ingest_jsonl(
     ``usage.tokens``, :mod:`~mas_eval.ingest.misspelt`): that line is malformed, as the value
     would otherwise vanish. Tables with no rows in the whole input are not written.
 
-    A line is malformed when it is not JSON, not an object, lacks a required field (run_id,
-    system, case_id, or an item's key), has an item that is null, or has a field of the
-    wrong type: a container (object, array) where another is expected, or a number field
+    A line is malformed when it is longer than ``max_line_bytes``, not JSON, not an object,
+    lacks a required field (run_id, system, case_id, or an item's key), has an item that is
+    null, or has a field of the wrong type: a container (object, array) where another is expected, or a number field
     holding a value that is not a number (``"confidence": "high"``, ``true``, ``1.5`` for an
     integer). Leniencies of the decoder that are kept: a number written as a string
     (``"0.5"``) is read as the number, a number or boolean given for a string field is read
@@ -578,6 +723,9 @@ def ingest_jsonl(
     validated and written on its own, so that an ingest with the default ``chunk_bytes`` peaks
     near 0.3 GB RSS for 100,000 simulated records (218 MB) or 1,000,000 (2.2 GB) alike, and
     near 0.6 GB for small records with much ground truth (``benchmarks/bench_ingest.py``).
+    The file is read 1 MiB at a time and split into lines without holding a line longer than
+    ``max_line_bytes``: 40 MB of blank lines, or one 200 MB line without a newline, peak near
+    0.2 GB and 0.1 GB RSS.
     The two steps that span chunks, deduplicating the ground truth and checking that no
     run_id repeats, work on hash buckets of about two million rows at a time.
 
@@ -589,7 +737,7 @@ def ingest_jsonl(
     keys of the whole input.
     """
     count = check_shards(shards, where="ingest")
-    files = _check_inputs(paths, chunk_bytes)
+    files = _check_inputs(paths, chunk_bytes, max_line_bytes)
     target = Path(out)
     rejects_path = (
         (Path(rejects) if rejects is not None else target.parent / f"{target.name}.rejects.jsonl")
@@ -607,12 +755,14 @@ def ingest_jsonl(
         read_before = 0  # bytes of the files before this one
         for file in files:
             position = 0
-            for first, lines, position in _chunks(file, chunk_bytes):
-                if lines:
-                    tables = _ingest_chunk(file, first, lines, permissive, staging, counts, reject_handle)
+            for chunk in _chunks(file, chunk_bytes, max_line_bytes):
+                position = chunk.position
+                if chunk.lines:
+                    tables = _ingest_chunk(file, chunk, permissive, staging, counts, reject_handle, max_line_bytes)
                     counts["chunks"] += 1
-                    chunks_valid = chunks_valid and _valid(tables)
+                    chunks_valid = chunks_valid and (not tables or _valid(tables))
                     del tables  # else they would live on while the next chunk is decoded
+                del chunk
                 if progress is not None:
                     progress(read_before + position)
             read_before += position
@@ -649,18 +799,20 @@ def _shard_staged(dataset: Dataset, staging: Path, shards: int) -> None:
 
 def _ingest_chunk(
     file: Path,
-    first: int,
-    lines: list[bytes],
+    chunk: _Chunk,
     dtype: pl.DataType,
     staging: Path,
     counts: dict[str, int],
     reject_handle: IO[bytes] | None,
+    max_line_bytes: int,
 ) -> dict[str, pl.DataFrame]:
-    """Decode, check and write one chunk; its tables (every table, possibly empty)."""
-    every, problems = _lines(first, lines)
+    """Decode, check and write one chunk; its tables (every table, possibly empty; none for blank lines only)."""
+    every, problems = _lines(chunk, max_line_bytes)
     frame = every.filter(
         pl.col("text").str.strip_chars() != "", ~pl.col("line").is_in(problems["line"].implode())
     ).with_columns(pl.col("text").str.strip_prefix("\ufeff"))
+    if frame.is_empty() and problems.is_empty():
+        return {}  # blank lines only
     try:
         records = _json_decode(frame["text"], dtype)
     except pl.exceptions.ComputeError:
@@ -681,10 +833,14 @@ def _ingest_chunk(
     if problems.height:
         if reject_handle is None:
             line, error = problems.row(0)
-            msg = (
-                f"{file}:{line}: {error}; fix the line, or pass {option('skip_invalid')} "
-                "to set malformed lines aside in a rejects file"
-            )
+            if line in chunk.long:
+                size = chunk.long[line]
+                raise_it = option("max_line_bytes", size, cli=f"--max-line-mb {math.ceil(size / 2**20)}")
+                fix = f"if the line is one run record, raise the limit ({raise_it}), else fix the file"
+            else:
+                fix = "fix the line"
+            skip = f"or pass {option('skip_invalid')} to set malformed lines aside in a rejects file"
+            msg = f"{file}:{line}: {error}; {fix}, {skip}"
             raise IngestError(msg)
         problems.join(every, on="line", how="left").select(
             pl.lit(str(file)).alias("file"), "line", "error", "text"

@@ -117,7 +117,8 @@ def check_weights(weights: Mapping[str, float]) -> dict[str, float]:
     Raises
     ------
     InvalidParameterError
-        No weight; a weight that is not a number, negative, NaN or infinite; or a zero sum.
+        No weight; a weight that is not a number, negative, NaN or infinite; or a zero sum, or
+        one too large for a float.
     """
     if not weights:
         msg = "weights is empty; give a weight per category, e.g. diagnostics=0.4,safety=0.3"
@@ -126,7 +127,14 @@ def check_weights(weights: Mapping[str, float]) -> dict[str, float]:
     for key, weight in weights.items():
         check_parameter(f"weight {key}", weight, [_WEIGHT])
         checked[str(key)] = float(weight)
-    if sum(checked.values()) <= 0:
+    try:
+        total = math.fsum(checked.values())
+    except OverflowError:
+        total = math.inf
+    if not math.isfinite(total):
+        msg = f"weights {format_weights(checked)} sum beyond the largest number; scale them down (only ratios count)"
+        raise InvalidParameterError(msg)
+    if total <= 0:
         msg = f"weights {format_weights(checked)} sum to 0; at least one weight must be positive"
         raise InvalidParameterError(msg)
     return checked

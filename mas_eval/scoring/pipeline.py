@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, overload
 
+from mas_eval.constraints import NONE, Predicate, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.scoring.run import score_by_shard, score_in_memory
 from mas_eval.scoring.scores import Scores
@@ -126,7 +127,8 @@ def score(
     Raises
     ------
     InvalidParameterError
-        An unknown preset or parameter, or a parameter value out of its range.
+        An unknown preset or parameter, or a parameter value out of its range; ``ds`` not a
+        Dataset (a path is opened with :meth:`Dataset.open` first).
     DataError
         Data that break a rule the formulas rely on, found from sums the scoring passes
         compute anyway (so it costs little): a null or repeated ``run_id``; an agent whose
@@ -148,6 +150,8 @@ def score(
     treat values within ``1e-12 * max(1, |value|)`` as ties: two alternatives that the formula
     ranks equal may be computed by different sums.
     """
+    check_parameter("ds", ds, [_DATASET], where="score")
+    check_parameter("progress", progress, [Predicate(callable, "a callable taking a step"), NONE], where="score")
     workers = check_workers(workers)
     if out is not None:
         if ds.shards > 1 or workers != 1 or engine != "processes":
@@ -182,6 +186,10 @@ def score(
     if ds.shards > 1:
         return score_by_shard(ds, preset, progress, overrides)
     return score_in_memory(ds, preset, progress, overrides)
+
+
+#: What ``score`` scores: a path is opened first, so that the folder's problems are named as such.
+_DATASET = Predicate(lambda value: isinstance(value, Dataset), "a Dataset (Dataset.open(path) opens a folder)")
 
 
 def _counting(progress: Callable[[str], object]) -> Callable[[int, int], None]:

@@ -6,27 +6,115 @@ is read (:func:`coded_table`): at a million runs eager string columns would take
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 
+from mas_eval.constraints import Interval
 from mas_eval.data.schema import TABLES
 from mas_eval.data.vocabulary import SYSTEMS
-from mas_eval.errors import InvalidParameterError
+from mas_eval.errors import InvalidParameterError, option
 
 __all__ = [
+    "MEMORY_CEILING_GB",
     "SYSTEMS",
     "Coded",
+    "SizeCeiling",
     "check_at_most",
     "coded_table",
     "deal_runs",
     "expand",
     "labels",
+    "mean_of",
     "narrow_codes",
     "split_runs",
     "vocab",
 ]
+
+
+#: Memory a simulation may take, in GB: its Dataset (held as codes) and the decoding of each table
+#: as it is written, above the imports. A simulator's ceilings are set so that it stays within.
+MEMORY_CEILING_GB = 8
+
+
+@dataclass(frozen=True)
+class SizeCeiling:
+    """How many runs a simulator makes within :data:`MEMORY_CEILING_GB`, from what a run costs.
+
+    ``bytes_per_run`` is the peak memory of a run of the default size (simulated and written,
+    measured at 100,000 runs); ``runs`` is the ceiling it gives, rounded down to two
+    significant digits. Larger runs (more agents, items, messages or characters) cost more:
+    a simulator weighs them by its own ``size`` estimate (:meth:`check`).
+    """
+
+    where: str
+    bytes_per_run: int
+    #: The memory ceiling, in GB (:data:`MEMORY_CEILING_GB`).
+    gigabytes: int = MEMORY_CEILING_GB
+
+    @property
+    def runs(self) -> int:
+        """The most runs of the default size."""
+        most = self.gigabytes * 10**9 // self.bytes_per_run
+        step = 10 ** max(len(str(most)) - 2, 0)
+        return most // step * step
+
+    @property
+    def fix(self) -> str:
+        """What to do instead of a larger simulation."""
+        return (
+            f"more would take over {self.gigabytes} GB of memory; simulate several Datasets with other seeds "
+            "(each within the ceiling) instead"
+        )
+
+    def constraint(self) -> Interval:
+        """The declared constraint of ``runs``: at least 2, at most :attr:`runs`."""
+        return Interval(int, 2, self.runs, beyond=self.fix)
+
+    def check(
+        self, runs: int, size: Callable[..., float], options: dict[str, Any], simulator: Callable[..., Any]
+    ) -> None:
+        """:class:`~mas_eval.errors.InvalidParameterError` when ``runs`` runs of the size that ``options``
+        give exceed the memory ceiling.
+
+        ``size(**options)`` is the simulator's estimate of what a run costs, compared with its value
+        at the defaults of ``simulator``'s parameters: a run twice the default size counts twice.
+        """
+        defaults = {name: inspect.signature(simulator).parameters[name].default for name in options}
+        scale = size(**options) / size(**defaults)
+        if runs * scale <= self.runs:
+            return
+        given = {name: value for name, value in options.items() if _plain(value) != _plain(defaults[name])}
+        shown = " and ".join(_spelled(name, value) for name, value in given.items()) or "the default sizes"
+        gigabytes = runs * scale * self.bytes_per_run / 10**9
+        most = max(int(self.runs / scale), 0)
+        msg = (
+            f"{self.where}: {runs:,} runs with {shown} would take about {gigabytes:,.0f} GB of memory (each run "
+            f"{scale:,.1f} times the default size), over the ceiling of {self.gigabytes} GB; pass at most {most:,} "
+            f"runs of this size, or smaller runs, or simulate several Datasets with other seeds"
+        )
+        raise InvalidParameterError(msg)
+
+
+def _plain(value: object) -> object:
+    """A range as a tuple, whether given as a tuple or a list, so that ``[20, 40]`` is the default ``(20, 40)``."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _spelled(name: str, value: object) -> str:
+    """An option as the user passes it: ``items=(40, 80)``, or ``--items 40,80`` on the command line."""
+    if isinstance(value, tuple | list) and len(value) == 2:
+        return option(name, tuple(value), cli=f"--{name.replace('_', '-')} {value[0]},{value[1]}")
+    return option(name, value)
+
+
+def mean_of(pair: tuple[int, int]) -> float:
+    """The mean of a count drawn uniformly from the inclusive range ``pair``."""
+    return (pair[0] + pair[1]) / 2
 
 
 def expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

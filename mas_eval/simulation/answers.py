@@ -25,17 +25,19 @@ from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_pa
 from mas_eval.simulation._shared import (
     SYSTEMS,
     Coded,
+    SizeCeiling,
     check_at_most,
     coded_table,
     deal_runs,
     expand,
     labels,
+    mean_of,
     split_runs,
     vocab,
 )
 from mas_eval.storage.dataset import Dataset
 
-__all__ = ["ENTITIES", "TASKS", "simulate_answers"]
+__all__ = ["CEILING", "ENTITIES", "TASKS", "simulate_answers"]
 
 #: Clinical entities by category (MedAISure's categories and order): MedAISure's lexicon terms
 #: first, then more common ones. An entry is a term, or a tuple of the ways to write one entity
@@ -161,6 +163,11 @@ _STEPS = (2, 4)  # steps of a reference rationale
 _P_FALLACY = 0.15  # a rationale ends with a fallacy phrase
 _LENGTH_SPREAD = 0.2  # a text's wanted length is answer_chars * U(0.8, 1.2)
 _MAX_ANSWER_CHARS = 10_000
+#: What a run of the default size costs (32 kB: 100,000 runs of 30 items simulated and written peak
+#: 3.2 GB above the imports, most of it answer text decoded to be written), and so the most runs (250,000).
+CEILING = SizeCeiling("simulate_answers", 32_000)
+#: The most items of a case.
+_MAX_ITEMS = 1_000_000
 _MAX_ENTITIES = len(SLOT_CATEGORIES)
 _AGENTS, _ROUNDS = (3, 5), (1, 3)  # a MAS run's team and rounds: an item costs agents * rounds + 1 calls
 _PRICE_PER_MTOK = 0.6
@@ -252,11 +259,11 @@ def _task_names(value: object) -> bool:
 
 @validate_params(
     {
-        "runs": [Interval(int, 2)],
+        "runs": [CEILING.constraint()],
         "seed": [Interval(int, 0)],
         "effect": [Interval(float, -1, 1)],
         "mas_share": [Interval(float, 0, 1, closed="neither")],
-        "items": [IntPair(1)],
+        "items": [IntPair(1, _MAX_ITEMS)],
         "entities": [IntPair(1)],
         "tasks": [Predicate(_task_names, "a non-empty list of distinct, non-empty task names")],
         "answer_chars": [Interval(int, 1, _MAX_ANSWER_CHARS)],
@@ -281,7 +288,8 @@ def simulate_answers(
     ----------
     runs : int
         Number of benchmark runs in total (>= 2), MAS and single-agent together. A run is one
-        system answering every item of one case.
+        system answering every item of one case. At most 250,000 runs of the default size,
+        fewer of larger ones (see Raises).
     seed : int
         Seed (>= 0) of ``numpy.random.default_rng``: the same arguments and seed give identical
         tables; another seed gives other data.
@@ -292,8 +300,8 @@ def simulate_answers(
     mas_share : float, default 0.5
         Share of the runs made by the MAS, in (0, 1). Both systems run every case.
     items : (int, int), default (20, 40)
-        Inclusive range of the number of items of a case (min >= 1). ``runs=1000,
-        items=(1000, 1000)`` gives a million answers.
+        Inclusive range of the number of items of a case (min >= 1, max <= 1,000,000).
+        ``runs=1000, items=(1000, 1000)`` gives a million answers.
     entities : (int, int), default (2, 5)
         Inclusive range of the number of clinical entities a reference answer names
         (min >= 1, max <= 10).
@@ -321,7 +329,10 @@ def simulate_answers(
     InvalidParameterError
         An argument is of the wrong type or out of range (the message names the argument, its
         value and what is allowed); too few runs for both systems to run a case; more entities
-        than a reference answer can name. Also a ``ValueError``.
+        than a reference answer can name. Also a ``ValueError``. Also when the Dataset would
+        not fit in 8 GB of memory (``MEMORY_CEILING_GB``): a run of the default size costs
+        about 32 kB, a larger one (more items, longer texts) more, in proportion to its
+        expected text; the message says how many runs of that size fit.
 
     Notes
     -----
@@ -392,6 +403,7 @@ def simulate_answers(
         "simulate_answers", "entities", tuple(entities), entities_high, _MAX_ENTITIES,
         "entities per reference answer", f"it names at most {_MAX_ENTITIES}",
     )  # fmt: skip
+    CEILING.check(runs, _run_size, {"items": items, "answer_chars": answer_chars}, simulate_answers)
     n_mas, n_single, n_cases = split_runs(runs, mas_share, where="simulate_answers")
 
     rng = np.random.default_rng(seed)
@@ -413,6 +425,14 @@ def simulate_answers(
     runs_frame = _runs(rng, d, task_names, text_chars)
     report(f"runs: {d.runs:,} rows")
     return Dataset.from_frames(runs=runs_frame, answers=answers)
+
+
+def _run_size(items: tuple[int, int], answer_chars: int) -> float:
+    """Expected bytes of a run's four texts per item, plus 200 an answer row: what its memory grows with.
+
+    A text is never much shorter than 120 characters (its entity sentences and reasoning steps).
+    """
+    return mean_of(items) * (4 * max(answer_chars, 120) + 200)
 
 
 @dataclass

@@ -18,10 +18,10 @@ import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
 from mas_eval.data.schema import CRITERION_KINDS, CRITERION_SCALES
-from mas_eval.simulation._shared import SYSTEMS, Coded, coded_table, expand, labels, split_runs
+from mas_eval.simulation._shared import SYSTEMS, Coded, SizeCeiling, coded_table, expand, labels, mean_of, split_runs
 from mas_eval.storage.dataset import Dataset
 
-__all__ = ["simulate"]
+__all__ = ["CEILING", "simulate"]
 
 #: Expert roles of MAS agents (crisis management, as in crisis_mas_poc); a single agent is a generalist.
 EXPERT_ROLES = (
@@ -50,6 +50,22 @@ _P_INCOMPLETE = 0.3  # share of agents whose beliefs leave some mass unassigned
 _MASS_STEP = 1e-4  # masses are logged with 4 decimals, rounded down so a sum never exceeds 1
 
 
+#: What a run of the default size costs (1.8 kB: 100,000 runs simulated and written peak 180 MB above
+#: the imports), and so the most runs :func:`simulate` makes (4,400,000).
+CEILING = SizeCeiling("simulate", 1_800)
+#: The most agents, alternatives or criteria of a run (labels ``a1``... are made for each up to the maximum).
+_MAX_COUNT = 1_000
+
+
+def _rows_per_run(
+    mas_share: float, agents: tuple[int, int], alternatives: tuple[int, int], criteria: tuple[int, int]
+) -> float:
+    """Expected rows of a run over every table: what its memory grows with (41 at the defaults)."""
+    team, options, rules = mas_share * mean_of(agents) + (1 - mas_share), mean_of(alternatives), mean_of(criteria)
+    # runs, agents, beliefs (agent x alternative), criteria, scores (alternative x criterion), alt_scores
+    return 1 + team + team * options + rules + options * rules + options
+
+
 def _beta(rng: np.random.Generator, mean: np.ndarray, concentration: float) -> np.ndarray:
     """Beta draws with the given means (Gamma ratio: twice as fast as ``rng.beta`` with array parameters)."""
     x = rng.standard_gamma(mean * concentration)
@@ -61,18 +77,19 @@ def _beta(rng: np.random.Generator, mean: np.ndarray, concentration: float) -> n
 
 @validate_params(
     {
-        "runs": [Interval(int, 2)],
+        "runs": [CEILING.constraint()],
         "seed": [Interval(int, 0)],
         "effect": [Interval(float, -1, 1)],
         "mas_share": [Interval(float, 0, 1, closed="neither")],
         "repeats": [Interval(int, 1)],
-        "tasks": [Interval(int, 1)],
-        "variants": [Interval(int, 1)],
-        "agents": [IntPair(2)],
-        "alternatives": [IntPair(2)],
-        "criteria": [IntPair(1)],
+        # A label is made for every task and variant: no more of them than runs.
+        "tasks": [Interval(int, 1, CEILING.runs)],
+        "variants": [Interval(int, 1, CEILING.runs)],
+        "agents": [IntPair(2, _MAX_COUNT)],
+        "alternatives": [IntPair(2, _MAX_COUNT)],
+        "criteria": [IntPair(1, _MAX_COUNT)],
         "ground_truth_share": [Interval(float, 0, 1)],
-        "cases_per_cluster": [Interval(int, 1)],
+        "cases_per_cluster": [Interval(int, 1, CEILING.runs)],
         "progress": [Predicate(callable, "a callable taking a description"), NONE],
     }
 )
@@ -97,7 +114,8 @@ def simulate(
     Parameters
     ----------
     runs : int
-        Number of runs in total (>= 2), MAS and single-agent together.
+        Number of runs in total (>= 2), MAS and single-agent together; at most 4,400,000 runs
+        of the default size, fewer of larger ones (see Raises).
     seed : int
         Seed (>= 0) of ``numpy.random.default_rng``: the same arguments and seed give identical
         tables; another seed gives other data.
@@ -115,27 +133,28 @@ def simulate(
         Runs of each case by the less frequent system (by each system when ``mas_share`` is
         0.5). The more frequent system spreads its runs evenly over the same cases.
     tasks : int, default 3
-        Number of tasks (scenario families ``"task1"``, ``"task2"``, ...); a cluster of cases
-        belongs to one task.
+        Number of tasks (scenario families ``"task1"``, ``"task2"``, ...), at most the runs'
+        ceiling; a cluster of cases belongs to one task.
     variants : int, default 2
-        Number of configuration variants (``"v1"``, ``"v2"``, ...); each case is run under one
-        variant, by both systems, so that comparisons within a variant stay paired. Variants
-        differ in their token price.
+        Number of configuration variants (``"v1"``, ``"v2"``, ...), at most the runs' ceiling;
+        each case is run under one variant, by both systems, so that comparisons within a
+        variant stay paired. Variants differ in their token price.
     agents : (int, int), default (3, 7)
-        Inclusive range of the number of agents in a MAS run (min >= 2). Single-agent runs
-        always have exactly one agent.
+        Inclusive range of the number of agents in a MAS run (min >= 2, max <= 1000).
+        Single-agent runs always have exactly one agent.
     alternatives : (int, int), default (3, 6)
-        Inclusive range of the number of alternatives of a case (min >= 2).
+        Inclusive range of the number of alternatives of a case (min >= 2, max <= 1000).
     criteria : (int, int), default (2, 5)
-        Inclusive range of the number of criteria of a case (min >= 1). A case with two or
-        more criteria has at least one ``"benefit"`` and one ``"cost"`` criterion.
+        Inclusive range of the number of criteria of a case (min >= 1, max <= 1000). A case
+        with two or more criteria has at least one ``"benefit"`` and one ``"cost"`` criterion.
     ground_truth_share : float, default 0.7
         Share of the cases, in [0, 1], whose correct alternative is recorded in
         ``runs.correct`` (null for the others).
     cases_per_cluster : int, default 4
         Cases per cluster (``runs.cluster``): consecutive cases form a cluster that shares a
         task and a random quality offset, as related scenarios would; cluster-robust standard
-        errors therefore matter. Pass 1 to make clusters coincide with cases.
+        errors therefore matter. Pass 1 to make clusters coincide with cases; at most the
+        runs' ceiling (one cluster of every case).
     progress : callable, optional
         Called as ``progress(description)`` once after each table is generated, e.g.
         ``"runs: 1,000 rows"``; meant for a progress bar.
@@ -153,6 +172,10 @@ def simulate(
     InvalidParameterError
         An argument is of the wrong type or out of range, or too few runs for ``repeats``
         (the message names the argument, its value and what is allowed; also a ``ValueError``).
+        Also when the Dataset would not fit in 8 GB of memory (``MEMORY_CEILING_GB``): a run of
+        the default size costs about 1.8 kB, a larger one (more agents, alternatives or
+        criteria) more, in proportion to its expected rows; the message says how many runs of
+        that size fit.
 
     Notes
     -----
@@ -222,6 +245,8 @@ def simulate(
         (int(low), int(high)) for low, high in (agents, alternatives, criteria)
     )
 
+    sizes = {"mas_share": mas_share, "agents": agents, "alternatives": alternatives, "criteria": criteria}
+    CEILING.check(runs, _rows_per_run, sizes, simulate)
     n_mas, n_single, n_cases = split_runs(runs, mas_share, repeats, where="simulate")
 
     rng = np.random.default_rng(seed)

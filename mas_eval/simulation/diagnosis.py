@@ -40,17 +40,19 @@ from mas_eval.metrics.diagnosis.tables import shipped_table
 from mas_eval.simulation._shared import (
     SYSTEMS,
     Coded,
+    SizeCeiling,
     check_at_most,
     coded_table,
     deal_runs,
     expand,
     labels,
+    mean_of,
     split_runs,
     vocab,
 )
 from mas_eval.storage.dataset import Dataset
 
-__all__ = ["DIAGNOSES", "simulate_diagnosis"]
+__all__ = ["CEILING", "DIAGNOSES", "simulate_diagnosis"]
 
 #: Canonical diagnoses by specialty: a case's ground truth comes from one specialty. No two of
 #: them are clinically equivalent under any tier of ``match_pairs`` (nor are their synonyms), and
@@ -226,6 +228,11 @@ _OTHER_INTERVENTIONS = (1, 3)
 _DX_LINES = 3
 _MAX_RESPONSE_CHARS = 20_000
 _PRICE_PER_MTOK = 0.6
+#: What a run of the default size costs (24 kB: 100,000 runs simulated and written peak 2.4 GB above
+#: the imports, most of it message text decoded to be written), and so the most runs (330,000).
+CEILING = SizeCeiling("simulate_diagnosis", 24_000)
+#: The most agents of a MAS run, and messages of a run.
+_MAX_AGENTS, _MAX_RESPONSES = 1_000, 100_000
 
 _TEAM_ROUNDS = (SPECIALIZED_RANKING, SYMPTOM_MANAGEMENT, MASTER_LIST)
 _ROUND_INDEX = {name: i for i, name in enumerate(ROUNDS)}
@@ -312,16 +319,17 @@ def _starts(counts: Iterable[int]) -> np.ndarray:
 
 @validate_params(
     {
-        "runs": [Interval(int, 2)],
+        "runs": [CEILING.constraint()],
         "seed": [Interval(int, 0)],
         "effect": [Interval(float, -1, 1)],
         "mas_share": [Interval(float, 0, 1, closed="neither")],
-        "agents": [IntPair(2)],
+        "agents": [IntPair(2, _MAX_AGENTS)],
         "rounds": [Interval(int, 3, len(ROUNDS))],
-        "responses": [Interval(int, 1)],
+        "responses": [Interval(int, 1, _MAX_RESPONSES)],
         "response_chars": [Interval(int, 1, _MAX_RESPONSE_CHARS)],
         "ground_truth": [IntPair(1)],
-        "tasks": [Interval(int, 1)],
+        # A label is made for every task: no more of them than runs.
+        "tasks": [Interval(int, 1, CEILING.runs)],
         "progress": [Predicate(callable, "a callable taking a description"), NONE],
     }
 )
@@ -344,7 +352,8 @@ def simulate_diagnosis(
     Parameters
     ----------
     runs : int
-        Number of runs in total (>= 2), MAS and single-agent together.
+        Number of runs in total (>= 2), MAS and single-agent together; at most 330,000 runs of
+        the default size, fewer of larger ones (see Raises).
     seed : int
         Seed (>= 0) of ``numpy.random.default_rng``: the same arguments and seed give identical
         tables; another seed gives other data.
@@ -355,15 +364,15 @@ def simulate_diagnosis(
     mas_share : float, default 0.5
         Share of the runs made by the MAS, in (0, 1). Both systems run every case.
     agents : (int, int), default (5, 9)
-        Inclusive range of the number of agents of a MAS run (min >= 2). A single-agent run
-        has exactly one agent.
+        Inclusive range of the number of agents of a MAS run (min >= 2, max <= 1000). A
+        single-agent run has exactly one agent.
     rounds : int, default 7
         Rounds of a MAS run, in [3, 7]: the first ``rounds`` of Local-DDx's seven, in its
         order (specialized ranking, symptom management, independent differentials, master
         list, debate, vote, can't-miss). A single-agent run has two: symptom management and
         its independent differential.
     responses : int, default 30
-        Messages of a MAS run with all seven rounds (>= 1): the ranking, symptom-management
+        Messages of a MAS run with all seven rounds (1 to 100,000): the ranking, symptom-management
         and master-list rounds have one each, every agent gives its independent differential,
         and the rest goes to the debate (half, more when the vote and the can't-miss round
         are full), the vote and the can't-miss round (a quarter each, at most one message per
@@ -376,7 +385,8 @@ def simulate_diagnosis(
     ground_truth : (int, int), default (2, 5)
         Inclusive range of the number of ground-truth diagnoses of a case (min >= 1, max <= 8).
     tasks : int, default 2
-        Number of tasks (``"ddx1"``, ``"ddx2"``, ...); each case belongs to one.
+        Number of tasks (``"ddx1"``, ``"ddx2"``, ...), at most the runs' ceiling; each case
+        belongs to one.
     progress : callable, optional
         Called as ``progress(description)`` once after each table is generated, e.g.
         ``"messages: 16,000 rows, 24.0 MB of text"``; meant for a progress bar.
@@ -395,7 +405,11 @@ def simulate_diagnosis(
     InvalidParameterError
         An argument is of the wrong type or out of range (the message names the argument, its
         value and what is allowed); too few runs for both systems to run a case; more
-        ground-truth diagnoses than a specialty has. Also a ``ValueError``.
+        ground-truth diagnoses than a specialty has. Also a ``ValueError``. Also when the
+        Dataset would not fit in 8 GB of memory (``MEMORY_CEILING_GB``): a run of the default
+        size costs about 24 kB, a larger one (more agents or messages, longer messages) more,
+        in proportion to its expected text and ``ddx`` rows; the message says how many runs
+        of that size fit.
 
     Notes
     -----
@@ -468,6 +482,8 @@ def simulate_diagnosis(
         "simulate_diagnosis", "ground_truth", tuple(ground_truth), truth_high, smallest,
         "ground-truth diagnoses per case", f"a specialty has {smallest}",
     )  # fmt: skip
+    sizes = {"mas_share": mas_share, "agents": agents, "responses": responses, "response_chars": response_chars}
+    CEILING.check(runs, _run_size, sizes, simulate_diagnosis)
     n_mas, n_single, n_cases = split_runs(runs, mas_share, where="simulate_diagnosis")
 
     rng = np.random.default_rng(seed)
@@ -501,6 +517,20 @@ def simulate_diagnosis(
     tables["interventions"], n_interventions = _interventions(rng, d, vocabulary)
     report(f"interventions: {n_interventions:,} rows")
     return Dataset.from_frames(**{name: tables[name] for name in TABLES if name in tables})
+
+
+def _run_size(mas_share: float, agents: tuple[int, int], responses: int, response_chars: int) -> float:
+    """Expected bytes of a run's message text, plus 100 a ``ddx`` row: what its memory grows with.
+
+    A MAS run has ``responses`` messages, or one per agent and team round if more; a single-agent
+    run two; a message is never much shorter than 200 characters. ``ddx`` rows: about 5.5 per
+    MAS agent and 40 for the team's lists, 4 for a single agent (fitted to simulated runs).
+    """
+    team = mean_of(agents)
+    text = max(response_chars, 200)
+    mas = max(responses, team + len(_TEAM_ROUNDS)) * text + 100 * (5.5 * team + 40)
+    single = 2 * text + 100 * 4
+    return mas_share * mas + (1 - mas_share) * single
 
 
 @dataclass

@@ -7,14 +7,16 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import COLUMN_NAME, PROBABILITY, check_columns, numeric_value
+from mas_eval.constraints import COLUMN_NAME, COLUMN_NAMES, PROBABILITY, Predicate, check_columns, numeric_value
 from mas_eval.errors import DataError, InvalidParameterError
 
 __all__ = [
     "COLUMN_NAME",
+    "COLUMN_NAMES",
     "ENGINE",
     "GROUP",
     "PROBABILITY",
+    "SYSTEM_NAME",
     "as_lazy",
     "check_columns",
     "check_no_nulls",
@@ -23,6 +25,9 @@ __all__ = [
     "numeric_value",
     "raise_on_nulls",
 ]
+
+#: Constraint of ``treatment`` and ``control``: a value of the ``system`` column.
+SYSTEM_NAME = Predicate(lambda value: isinstance(value, str), "a system name (string)")
 
 #: Key column standing in for ``by`` when no grouping is asked for (dropped from the output).
 GROUP = "__mas_eval_group__"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mas_eval.constraints import NONE, Boolean, Options, validate_params
+from mas_eval.constraints import NONE, Boolean, Options, Predicate, validate_params
 from mas_eval.presets import PRESETS, preset_section
 from mas_eval.stats._common import COLUMN_NAME, PROBABILITY
 from mas_eval.stats.comparison import compare
@@ -20,8 +20,13 @@ DEFAULT_TEST: SummaryTest = "welch"
 SEED_METRICS: dict[str, str] = {"decision_quality": "dqs", "confidence": "decision_confidence"}
 
 
+def _blocks(value: object) -> bool:
+    return isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
 @validate_params(
     {
+        "metrics": [Predicate(_blocks, "a dict of block names to metric columns (strings)"), NONE],
         "preset": [Options(tuple(PRESETS))],
         "test": [Options.of(SummaryTest), NONE],
         "alpha": [PROBABILITY],

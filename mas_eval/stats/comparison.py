@@ -21,13 +21,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from mas_eval.constraints import NONE, Boolean, Interval, Options, validate_params
+from mas_eval.constraints import NONE, Boolean, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, MixedDqsMethodsError
 from mas_eval.stats._common import (
     COLUMN_NAME,
+    COLUMN_NAMES,
     ENGINE,
     GROUP,
     PROBABILITY,
+    SYSTEM_NAME,
     as_lazy,
     check_columns,
     check_no_nulls,
@@ -81,23 +83,36 @@ from mas_eval.stats.summaries import (
     realign,
 )
 
-__all__ = ["COMPARE_CONSTRAINTS", "MixedDqsMethodsError", "compare"]
+__all__ = ["COMPARE_CONSTRAINTS", "MAX_BOOT", "MixedDqsMethodsError", "compare"]
 
 #: Internal name of the cluster column (``cluster`` may be the ``pair_on`` column itself).
 CLUSTER = "_cluster"
 #: Internal name of the copy of a guarded DQS column ``c``: ``f"{GUARDED}{c}"``.
 GUARDED = "_guarded_"
 
+#: Most bootstrap resamples: the memory and time of a bootstrap grow with them (8 bytes a resample for
+#: each of a few arrays, and one draw per resample and run), while a 95% interval's Monte Carlo
+#: error is already a small fraction of its width at a hundredth of this.
+MAX_BOOT = 1_000_000
+
+_MORE_BOOT = "more resamples would only cost memory and time; 10,000 give a stable interval"
+_SEED_SEQUENCE = Predicate(lambda value: isinstance(value, np.random.SeedSequence), "a numpy SeedSequence")
+
 #: What each option of :func:`compare` accepts on its own (:data:`~mas_eval.stats.options.COMPARE_RULES`
 #: says which go together).
 COMPARE_CONSTRAINTS = {
+    "metrics": [COLUMN_NAMES],
+    "treatment": [SYSTEM_NAME],
+    "control": [SYSTEM_NAME],
+    "by": [COLUMN_NAMES, NONE],
     "pair_on": [COLUMN_NAME, NONE],
     "cluster": [COLUMN_NAME, NONE],
     "test": [Options.of(Test)],
     "correction": [Options.of(Correction), NONE],
     "alpha": [PROBABILITY],
     "confidence": [PROBABILITY],
-    "n_boot": [Interval(int, 0)],
+    "n_boot": [Interval(int, 0, MAX_BOOT, beyond=_MORE_BOOT)],
+    "seed": [Interval(int, 0), _SEED_SEQUENCE, NONE],
     "method": [Options.of(Method)],
     "allow_mixed_methods": [Boolean()],
     "system": [COLUMN_NAME],
@@ -447,12 +462,12 @@ def compare(
     confidence : float
         Level of the CIs (difference and d), in (0, 1).
     n_boot : int
-        When > 0, the CI of the difference is a bootstrap CI from ``n_boot`` resamples
-        (independent: each system resampled separately; paired: cases resampled). Not with
-        ``cluster`` or ``method="mixed"``.
-    seed : int, optional
-        Seed of ``numpy.random.default_rng`` for the bootstrap; the same seed and data give
-        the same intervals.
+        When > 0, the CI of the difference is a bootstrap CI from ``n_boot`` resamples, at most
+        :data:`MAX_BOOT` (independent: each system resampled separately; paired: cases
+        resampled). Not with ``cluster`` or ``method="mixed"``.
+    seed : int or numpy.random.SeedSequence, optional
+        Seed (>= 0) of ``numpy.random.default_rng`` for the bootstrap; the same seed and data
+        give the same intervals.
     method : {"default", "mixed"}
         ``"mixed"``: a linear mixed model ``y ~ treatment`` with a random intercept per
         ``pair_on`` case (statsmodels ``MixedLM``, REML); when a fit does not converge or is
@@ -521,7 +536,8 @@ def compare(
     Raises
     ------
     InvalidParameterError
-        A bad option (unknown test, alpha outside (0, 1), ...) or combination of options
+        A bad option (unknown test, alpha outside (0, 1), a seed that is not a non-negative
+        integer, metrics that are not column names, ...) or combination of options
         (``pair_on`` missing for a paired test, ``cluster`` with a rank test, ...; see
         :data:`~mas_eval.stats.options.COMPARE_RULES`); also a ``MasEvalError`` and a ``ValueError``.
     SchemaError

@@ -18,13 +18,27 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mas_eval.constraints import NONE, Options, validate_params
+from mas_eval.constraints import NONE, Options, Predicate, validate_params
 from mas_eval.stats.options import Correction, canonical_correction
 
 __all__ = ["adjust_pvalues"]
 
 
-@validate_params({"correction": [Options.of(Correction), NONE]})
+def _p_values(value: object) -> bool:
+    try:
+        p = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    finite = p[np.isfinite(p)]
+    return p.ndim <= 1 and bool(np.all((finite >= 0) & (finite <= 1)))
+
+
+@validate_params(
+    {
+        "p_values": [Predicate(_p_values, "numbers in [0, 1] (NaN for rows outside the family)")],
+        "correction": [Options.of(Correction), NONE],
+    }
+)
 def adjust_pvalues(p_values: ArrayLike, correction: Correction | None = "holm") -> NDArray[np.float64]:
     """Adjusted p-values over the family of the finite entries of ``p_values`` (others stay NaN).
 
@@ -44,7 +58,7 @@ def adjust_pvalues(p_values: ArrayLike, correction: Correction | None = "holm") 
     Raises
     ------
     InvalidParameterError
-        ``correction`` is none of the above.
+        ``correction`` is none of the above, or ``p_values`` are not numbers in [0, 1] (or NaN).
 
     Examples
     --------

@@ -18,6 +18,7 @@ import numbers
 import warnings
 from collections.abc import Collection
 
+import numpy as np
 import polars as pl
 from statsmodels.stats.power import TTestIndPower, TTestPower
 
@@ -26,7 +27,13 @@ from mas_eval.errors import InvalidParameterError, MasEvalError
 from mas_eval.stats._common import PROBABILITY
 from mas_eval.stats.options import Alternative, Design
 
-__all__ = ["power"]
+__all__ = ["MAX_N", "MAX_RATIO", "power"]
+
+#: Largest ``n`` given or solved for (runs or cases): far beyond any experiment, and within what the
+#: whole-number columns hold once multiplied by ``ratio`` (at most :data:`MAX_RATIO`).
+MAX_N = 1e15
+#: Largest ``ratio`` of control to treatment runs.
+MAX_RATIO = 1_000
 
 
 def _one_or_list(number: Interval) -> list[Constraint]:
@@ -54,11 +61,11 @@ def _values(value: float | Collection[float] | None) -> list[float] | None:
 @validate_params(
     {
         "effect_size": [*_one_or_list(Interval(float)), NONE],
-        "n": [*_one_or_list(Interval(float, 2)), NONE],
+        "n": [*_one_or_list(Interval(float, 2, MAX_N)), NONE],
         "power": [*_one_or_list(PROBABILITY), NONE],
         "alpha": [PROBABILITY],
         "design": [Options.of(Design)],
-        "ratio": [Interval(float, 0, closed="neither")],
+        "ratio": [Interval(float, 0, MAX_RATIO, closed="right")],
         "alternative": [Options.of(Alternative)],
     }
 )
@@ -86,8 +93,8 @@ def power(
         Cohen's d (``d_s`` independent, ``d_z`` paired); positive for two-sided tests, non-zero
         when ``n`` is solved for.
     n : float or list of float, optional
-        Treatment group size (independent; control has ``ratio * n``) or number of pairs; at
-        least 2.
+        Treatment group size (independent; control has ``ratio * n``) or number of pairs; from
+        2 to :data:`MAX_N` (1e15).
     power : float or list of float, optional
         Target power, in (alpha, 1).
     alpha : float
@@ -95,7 +102,7 @@ def power(
     design : {"independent", "paired"}
         ``"independent"`` (two groups) or ``"paired"`` (differences of pairs).
     ratio : float
-        ``n_control / n_treatment`` (independent only), positive.
+        ``n_control / n_treatment`` (independent only), positive and at most :data:`MAX_RATIO` (1000).
     alternative : {"two-sided", "larger", "smaller"}
         ``"two-sided"`` (default), ``"larger"`` or ``"smaller"``.
 
@@ -121,7 +128,8 @@ def power(
         A parameter outside the values above, not exactly two of ``effect_size``, ``n`` and
         ``power``, a target power not above ``alpha``, or ``effect_size=0`` when solving for ``n``.
     MasEvalError
-        The power equation has no solution for a combination.
+        The power equation has no solution for a combination, or the ``n`` solved for is over
+        :data:`MAX_N` (the effect is too small to detect in any experiment).
 
     Examples
     --------
@@ -158,12 +166,17 @@ def power(
         kwargs = {"effect_size": effect, "nobs1" if design == "independent" else "nobs": size, "power": target}
         if design == "independent":
             kwargs["ratio"] = ratio
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            value = float(engine.solve_power(alpha=alpha, alternative=alternative, **kwargs))
-        if not math.isfinite(value):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = float(np.squeeze(engine.solve_power(alpha=alpha, alternative=alternative, **kwargs)))
+        except (ArithmeticError, TypeError, ValueError):
+            # statsmodels' root finder fails outright in some corners (a ratio far from 1, extreme effects).
+            value = math.nan
+        if not math.isfinite(value) or (solved == "n" and value > MAX_N):
+            why = f"n would be {value:.3g}, beyond any experiment (at most {MAX_N:g})" if math.isfinite(value) else ""
             msg = f"no solution for {solved} with effect_size={effect}, n={size}, power={target} ({design})"
-            raise MasEvalError(msg)
+            raise MasEvalError(f"{msg}: {why}" if why else msg)
         row = {"effect_size": effect, "n": size, "power": target}
         row[solved] = value
         records.append(row)

@@ -53,8 +53,17 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import NONE, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
-from mas_eval.stats._common import ENGINE, as_lazy, check_columns, column_list, numeric_value
+from mas_eval.stats._common import (
+    COLUMN_NAME,
+    COLUMN_NAMES,
+    ENGINE,
+    as_lazy,
+    check_columns,
+    column_list,
+    numeric_value,
+)
 from mas_eval.stats.guard import DQS_METRICS
 
 __all__ = ["RUNS", "SufficientStatistics", "merge_statistics", "stat_column", "sufficient_statistics"]
@@ -175,6 +184,15 @@ def _values(schema: pl.Schema, name: str) -> pl.Expr:
     return pl.when(value.is_finite()).then(value) if schema[name].is_float() else value
 
 
+@validate_params(
+    {
+        "metrics": [COLUMN_NAMES],
+        "by": [COLUMN_NAMES, NONE],
+        "pair_on": [COLUMN_NAME, NONE],
+        "cluster": [COLUMN_NAME, NONE],
+        "system": [COLUMN_NAME],
+    }
+)
 def sufficient_statistics(
     run_metrics: Any,
     metrics: str | Iterable[str],
@@ -207,7 +225,8 @@ def sufficient_statistics(
     SchemaError
         A named column is missing or a metric is not numeric.
     InvalidParameterError
-        A metric is also a grouping column, or ``pair_on`` is a ``by`` column.
+        A parameter that is not a column name (or names), a metric that is also a grouping
+        column, or ``pair_on`` a ``by`` column.
 
     Notes
     -----
