@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import mas_eval
@@ -30,6 +30,7 @@ from mas_eval import Dataset, Scores
 from mas_eval.escaping import CONTROLS, FORMULA_START
 from mas_eval.report import load_json
 from mas_eval.stats.report import read_comparisons
+from mas_eval.storage.outputs import STAGING_PREFIX
 from tests.promises import Outcome, assert_refused, assert_unchanged, run, tree
 
 #: The pieces names are made of: glob and brace characters, Rich markup, control characters,
@@ -67,7 +68,15 @@ names = st.builds(_name, st.lists(st.sampled_from(PIECES), min_size=1, max_size=
 
 
 def _fits(name: str) -> bool:
-    return name not in (".", "..") and len(os.fsencode(name)) <= NAME_MAX
+    """Whether ``name`` is a relative path below the folder it is joined to, each of its names of a length a
+    file system takes. A ``/`` in it makes folders (``--out 'a[/]b'`` is ``b`` in the folder ``a[``)."""
+    parts = name.split("/")
+    return (
+        not name.startswith("/")
+        and any(parts)
+        and not any(part in (".", "..") for part in parts)
+        and all(len(os.fsencode(part)) <= NAME_MAX for part in parts)
+    )
 
 
 #: A file or folder name: awkward pieces, sometimes padded to the longest a file system allows.
@@ -118,7 +127,13 @@ def _succeeded(done: Outcome) -> None:
     assert not _raw(done.out + done.err), f"raw control characters printed: {done.out + done.err!r}"
 
 
-@settings(max_examples=6, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# No shrinking: an example takes seconds, so shrinking a failure takes many minutes, and the
+# failing example is printed as drawn (the pieces it is made of say what broke).
+@settings(
+    max_examples=6,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     folder=file_names,
     outputs=file_names,
@@ -164,12 +179,11 @@ def _pipeline(
     title: str,
 ) -> None:
     # A neighbour that each glob pattern of the names would also match, so reading it would show.
-    (root / "x").mkdir()
-    simulated = root / "x" / folder
-    mas_eval.simulate(12, seed=9).write(root / "x" / "neighbour")
+    simulated = root / "simulated" / folder
+    mas_eval.simulate(12, seed=9).write(simulated.parent / "neighbour")
     _succeeded(run(capsys, "simulate", "--runs", "40", "--seed", "3", "--out", simulated))
-    dataset = _named(simulated, treatment, control, tasks, root / folder)
-    shutil.rmtree(root / "x")
+    dataset = _named(simulated, treatment, control, tasks, root / "named" / folder)
+    shutil.rmtree(root / "simulated")
 
     # score, compare: whole outputs, the right runs, inputs untouched, nothing beside them
     work = root / "out"
@@ -188,7 +202,7 @@ def _pipeline(
     assert not [cell for cell in _cells(comparisons) if cell.startswith(FORMULA_START)]
 
     # report, in every format
-    written = {scores.name, comparisons.name}
+    written = {scores, comparisons}
     for suffix in REPORT_FORMATS:
         report = work / _fitted(outputs, suffix)
         args = ["report", scores, "--comparisons", comparisons, "--dataset", dataset, "--out", report]
@@ -200,12 +214,14 @@ def _pipeline(
             assert not _raw(done.err)
             continue
         _succeeded(done)
-        written.add(report.name)
+        written.add(report)
         if suffix == ".md":
-            written.add(figures.name)
+            written.add(figures)
         _check_report(report, treatment, control, set(got["task"]), title)
     assert_unchanged(before, dataset)
-    assert sorted(p.name for p in work.iterdir()) == sorted(written), "something was left beside the outputs"
+    tops = {path.relative_to(work).parts[0] for path in written}
+    assert sorted(p.name for p in work.iterdir()) == sorted(tops), "something was left beside the outputs"
+    assert not [p for p in work.rglob(f"{STAGING_PREFIX}*")], "a staging folder was left"
 
 
 def _check_report(report: Path, treatment: str, control: str, tasks: set[str], title: str) -> None:
