@@ -131,8 +131,14 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     ),
 }
 
+def _case_id(value: object) -> str:
+    """A value as a test id, the same in every process (a repr holding a memory address is not)."""
+    shown = repr(value)
+    return type(value).__name__ if " at 0x" in shown else shown
+
+
 CASES = [
-    pytest.param(func, name, value, id=f"{func.__name__}-{name}={value!r}")
+    pytest.param(func, name, value, id=f"{func.__name__}-{name}={_case_id(value)}")
     for func, (_, bad) in BAD_VALUES.items()
     for name, values in bad.items()
     for value in values
