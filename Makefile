@@ -26,9 +26,12 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python $(CHECK_LOCK)
 	touch $(STAMP)
 
+# The suite runs in one process per core (pytest-xdist), at most 4: each loads Polars and its data.
+PYTEST := -m pytest -q -n auto --maxprocesses 4
+
 test: $(STAMP)
 	$(BIN)/ruff check mas_eval tests tests_browser benchmarks
-	$(BIN)/python -m pytest -q
+	$(BIN)/python $(PYTEST)
 
 # Chromium and its driver from Debian's packages, selenium from PyPI: the HTML report is
 # opened in a real headless browser (.ci/run calls this after `make test`).
@@ -53,7 +56,7 @@ test-latest:
 	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,distributed]"
 	$(LATEST)/bin/python $(CHECK_LOCK) --report
 	$(LATEST)/bin/ruff check mas_eval tests tests_browser benchmarks
-	$(LATEST)/bin/python -m pytest -q
+	$(LATEST)/bin/python $(PYTEST)
 
 # Regenerates the lock with uv (pinned here, in a venv of its own: a tool, not a dependency).
 # uv keeps the lock's versions where pyproject.toml still allows them, so after a change to the
