@@ -105,6 +105,15 @@ def test_names_are_escaped_in_html_and_latex(scores: mas_eval.Scores) -> None:
     assert r"\textless{}script\textgreater{}" in latex
 
 
+def test_the_forest_plots_name_the_systems_compared(scores: mas_eval.Scores) -> None:
+    # Their axes said "mas − single" whatever --treatment and --control named.
+    runs = scores.runs.with_columns(system=pl.col("system").replace({"mas": "debate", "single": "solo"}))
+    named = mas_eval.Scores(tables={"runs": runs}, preset=scores.preset)
+    report = build(named, treatment="debate", control="solo")
+    labels = [figure.figure.axes[0].get_xlabel() for figure in report.section("forest").figures]
+    assert labels and all("debate" in label and "solo" in label and "mas" not in label for label in labels), labels
+
+
 def test_latex_escapes_every_special_character() -> None:
     # The ten characters LaTeX treats specially (The LaTeX Companion, 2nd ed., table 7.31).
     assert escape_latex("# $ % & ~ _ ^ \\ { }") == (

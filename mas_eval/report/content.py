@@ -190,7 +190,7 @@ def build(
             _dataset_section(runs, ds),
             _headline_section(runs),
             _comparison_section(comparisons, why_no_comparison, treatment, control),
-            _forest_section(comparisons, why_no_comparison),
+            _forest_section(comparisons, why_no_comparison, treatment, control),
             *decision_sections(runs, treatment, control, paired_cases),
         ]
         if has_diagnosis(scores):
@@ -259,7 +259,7 @@ def _comparison_section(comparisons: pl.DataFrame | None, why: str, treatment: s
     )
 
 
-def _forest_section(comparisons: pl.DataFrame | None, why: str) -> Section:
+def _forest_section(comparisons: pl.DataFrame | None, why: str, treatment: str, control: str) -> Section:
     from mas_eval import plots
 
     title = "Effects at a glance"
@@ -271,9 +271,13 @@ def _forest_section(comparisons: pl.DataFrame | None, why: str) -> Section:
         ReportFigure(
             "forest_difference",
             f"Differences with 95% CIs; filled markers stay significant {after_correction(comparisons)}.",
-            plots.forest(comparisons, effect="difference"),
+            plots.forest(comparisons, effect="difference", treatment=treatment, control=control),
         ),
-        ReportFigure("forest_cohens_d", "Cohen's d with its 95% CI.", plots.forest(comparisons, effect="cohens_d")),
+        ReportFigure(
+            "forest_cohens_d",
+            "Cohen's d with its 95% CI.",
+            plots.forest(comparisons, effect="cohens_d", treatment=treatment, control=control),
+        ),
     ]
     return Section("forest", title, figures=figures)
 
