@@ -131,6 +131,7 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     ),
 }
 
+
 def _case_id(value: object) -> str:
     """A value as a test id, the same in every process (a repr holding a memory address is not)."""
     shown = repr(value)
