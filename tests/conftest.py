@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import polars as pl
@@ -163,6 +163,27 @@ def tiny_frames() -> dict[str, pl.DataFrame]:
         ),
         "ground_truth": pl.DataFrame({"case_id": ["c1", "c1"], "diagnosis": ["flu", "covid"]}),
     }
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
+    """A folder nobody can write into: permissions for a normal user, a read-only mount for root."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True, check=False
+    )
+    if mounted.returncode != 0:  # pragma: no cover - root without mount (a container without the capability)
+        pytest.skip(f"cannot make a read-only folder as root here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
 
 
 @pytest.fixture

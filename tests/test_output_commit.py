@@ -419,27 +419,6 @@ def test_a_full_disk_is_one_line_naming_the_output(
     assert [p.name for p in full_disk.iterdir()] == ["filler"]
 
 
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Path]:
-    """A folder nobody can write into: permissions for a normal user, a read-only mount for root."""
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    if os.geteuid() != 0:
-        folder.chmod(0o555)
-        yield folder
-        folder.chmod(0o755)
-        return
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True, check=False
-    )
-    if mounted.returncode != 0:  # pragma: no cover - root without mount (a container without the capability)
-        pytest.skip(f"cannot make a read-only folder as root here: {mounted.stderr.decode().strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=False)
-
-
 @pytest.mark.parametrize("command", [c for c in WRITERS if c != "score workers"])
 def test_every_command_names_a_location_it_cannot_write_in_one_line(
     command: str, inputs: dict[str, Path], read_only: Path, capsys: pytest.CaptureFixture[str]

@@ -8,10 +8,7 @@ read-only output location raised ``OSError`` with a traceback.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -175,27 +172,6 @@ def test_exists_error_names_the_fix_for_each_interface(tmp_path: Path) -> None:
 
 
 # -- item 5: a read-only output location -------------------------------------------------------
-
-
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Path]:
-    """A folder nobody can write into: permissions for a normal user, a read-only mount for root."""
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    if os.geteuid() != 0:
-        folder.chmod(0o555)
-        yield folder
-        folder.chmod(0o755)
-        return
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True, check=False
-    )
-    if mounted.returncode != 0:  # pragma: no cover - root without mount (a container without the capability)
-        pytest.skip(f"cannot make a read-only folder as root here: {mounted.stderr.decode().strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=False)
 
 
 def test_api_writers_raise_output_error_on_a_read_only_location(read_only: Path, dataset: Path) -> None:

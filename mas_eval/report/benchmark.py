@@ -33,6 +33,7 @@ from mas_eval.escaping import markdown_text
 from mas_eval.formatting import format_number
 from mas_eval.report.combined import DEFAULT_CATEGORIES, CombinedScore, combined_score, overall_means, task_means
 from mas_eval.storage.inputs import input_file
+from mas_eval.storage.manifests import read_json
 from mas_eval.storage.outputs import check_suffix
 
 if TYPE_CHECKING:
@@ -348,22 +349,7 @@ class BenchmarkReport:
         """
         fix = "pass a MedAISure report JSON (its harness saves results/<run_id>.json)"
         source = input_file(path, "a MedAISure report JSON file", fix)
-        try:
-            text = source.read_bytes().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            msg = f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start}); pass a MedAISure report JSON"
-            raise UnreadableFileError(msg) from None
-        if not text.strip():
-            msg = f"{source} is empty; pass a MedAISure report JSON"
-            raise UnreadableFileError(msg)
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as exc:
-            msg = f"{source}:{exc.lineno}: not valid JSON ({exc.msg}); pass a MedAISure report JSON"
-            raise UnreadableFileError(msg) from None
-        except RecursionError:
-            msg = f"{source}: cannot be decoded: nested too deeply"
-            raise UnreadableFileError(msg) from None
+        document = read_json(source, fix="pass a MedAISure report JSON", error=UnreadableFileError)
         return cls.from_dict(document, source=str(source))
 
     @classmethod

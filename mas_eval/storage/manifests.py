@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from mas_eval._version import __version__
-from mas_eval.errors import SchemaError, UnreadableFileError
+from mas_eval.errors import MasEvalError, SchemaError, UnreadableFileError
 
 __all__ = [
     "JSON",
@@ -254,7 +254,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def read_json(path: Path, *, fix: str, max_bytes: int | None = None) -> Any:
+def read_json(path: Path, *, fix: str, max_bytes: int | None = None, error: type[MasEvalError] = SchemaError) -> Any:
     """The JSON value in file ``path``; one error naming the file, the problem and ``fix`` otherwise.
 
     Parameters
@@ -265,14 +265,18 @@ def read_json(path: Path, *, fix: str, max_bytes: int | None = None) -> Any:
         What the user should do, ending each message: ``restore it from a copy``.
     max_bytes
         The largest file read (``None``: any size).
+    error
+        The error raised for what the file holds (for a file of another tool's format, which
+        is an input that cannot be read rather than a damaged file of ours:
+        :class:`~mas_eval.errors.UnreadableFileError`).
 
     Raises
     ------
     UnreadableFileError
         ``path`` is not a regular file (a folder, a FIFO, a device) or cannot be read (permission denied).
-    SchemaError
-        The file is larger than ``max_bytes``, empty, not UTF-8, not JSON, or nested deeper than
-        :data:`MAX_DEPTH`.
+    SchemaError (or ``error``)
+        The file is larger than ``max_bytes``, empty, not UTF-8 (a byte-order mark is allowed),
+        not JSON, or nested deeper than :data:`MAX_DEPTH`.
     """
     try:
         info = path.stat()
@@ -282,7 +286,7 @@ def read_json(path: Path, *, fix: str, max_bytes: int | None = None) -> Any:
             raise UnreadableFileError(msg)
         if max_bytes is not None and info.st_size > max_bytes:
             msg = f"{path}: {info.st_size:,} bytes, more than such a file can be ({max_bytes:,}); {fix}"
-            raise SchemaError(msg)
+            raise error(msg)
         with path.open("rb") as handle:
             data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
     except OSError as exc:
@@ -291,26 +295,26 @@ def read_json(path: Path, *, fix: str, max_bytes: int | None = None) -> Any:
         raise UnreadableFileError(msg) from None
     if max_bytes is not None and len(data) > max_bytes:  # it grew since stat
         msg = f"{path}: more than {max_bytes:,} bytes, more than such a file can be; {fix}"
-        raise SchemaError(msg)
+        raise error(msg)
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         msg = f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); {fix}"
-        raise SchemaError(msg) from None
+        raise error(msg) from None
     if not text.strip():
-        msg = f"{path}: empty, not JSON; {fix}"
-        raise SchemaError(msg)
+        msg = f"{path} is empty, not JSON; {fix}"
+        raise error(msg)
     try:
         value = json.loads(text)
         too_deep = _depth(value) > MAX_DEPTH
     except json.JSONDecodeError as exc:
         msg = f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); {fix}"
-        raise SchemaError(msg) from None
+        raise error(msg) from None
     except RecursionError:  # the parser's own bound: Python's recursion limit, about 1,000 levels
         too_deep = True
     if too_deep:
-        msg = f"{path}: lists or objects nested more than {MAX_DEPTH} deep, deeper than any file mas_eval writes; {fix}"
-        raise SchemaError(msg)
+        msg = f"{path}: lists or objects nested more than {MAX_DEPTH} deep, deeper than such a file can be; {fix}"
+        raise error(msg)
     return value
 
 
