@@ -161,67 +161,52 @@ def test_awkward_paths_and_names_keep_every_promise(
 ) -> None:
     if treatment == control:
         control = control + "!"
-    root = Path(tempfile.mkdtemp())
-    try:
-        _pipeline(capsys, root, folder, outputs, treatment, control, tasks, title)
-    finally:
-        shutil.rmtree(root)
+    with tempfile.TemporaryDirectory() as temporary:
+        root = Path(temporary)
+        # A neighbour that each glob pattern of the names would also match, so reading it would show.
+        simulated = root / "simulated" / folder
+        mas_eval.simulate(12, seed=9).write(simulated.parent / "neighbour")
+        _succeeded(run(capsys, "simulate", "--runs", "40", "--seed", "3", "--out", simulated))
+        dataset = _named(simulated, treatment, control, tasks, root / "named" / folder)
+        shutil.rmtree(root / "simulated")
 
+        # score, compare: whole outputs, the right runs, inputs untouched, nothing beside them
+        work = root / "out"
+        work.mkdir()
+        before = tree(dataset)
+        scores = work / outputs
+        _succeeded(run(capsys, "score", dataset, "--out", scores))
+        got = Scores.open(scores).runs
+        assert got.height == 40 and set(got["system"]) == {treatment, control}
+        assert set(got["task"]) <= set(tasks)
+        comparisons = work / _fitted(outputs, ".csv")
+        flags = [f"--treatment={treatment}", f"--control={control}", "--by", "task", "--metrics", "dqs"]
+        _succeeded(run(capsys, "compare", scores, *flags, "--out", comparisons))
+        table = read_comparisons(comparisons)
+        assert set(table["task"]) == set(got["task"])  # every name read back exactly
+        assert not [cell for cell in _cells(comparisons) if cell.startswith(FORMULA_START)]
 
-def _pipeline(
-    capsys: pytest.CaptureFixture[str],
-    root: Path,
-    folder: str,
-    outputs: str,
-    treatment: str,
-    control: str,
-    tasks: list[str],
-    title: str,
-) -> None:
-    # A neighbour that each glob pattern of the names would also match, so reading it would show.
-    simulated = root / "simulated" / folder
-    mas_eval.simulate(12, seed=9).write(simulated.parent / "neighbour")
-    _succeeded(run(capsys, "simulate", "--runs", "40", "--seed", "3", "--out", simulated))
-    dataset = _named(simulated, treatment, control, tasks, root / "named" / folder)
-    shutil.rmtree(root / "simulated")
-
-    # score, compare: whole outputs, the right runs, inputs untouched, nothing beside them
-    work = root / "out"
-    work.mkdir()
-    before = tree(dataset)
-    scores = work / outputs
-    _succeeded(run(capsys, "score", dataset, "--out", scores))
-    got = Scores.open(scores).runs
-    assert got.height == 40 and set(got["system"]) == {treatment, control}
-    assert set(got["task"]) <= set(tasks)
-    comparisons = work / _fitted(outputs, ".csv")
-    flags = [f"--treatment={treatment}", f"--control={control}", "--by", "task", "--metrics", "dqs"]
-    _succeeded(run(capsys, "compare", scores, *flags, "--out", comparisons))
-    table = read_comparisons(comparisons)
-    assert set(table["task"]) == set(got["task"])  # every name read back exactly
-    assert not [cell for cell in _cells(comparisons) if cell.startswith(FORMULA_START)]
-
-    # report, in every format
-    written = {scores, comparisons}
-    for suffix in REPORT_FORMATS:
-        report = work / _fitted(outputs, suffix)
-        args = ["report", scores, "--comparisons", comparisons, "--dataset", dataset, "--out", report]
-        done = run(capsys, *args, f"--title={title}", f"--treatment={treatment}", f"--control={control}")
-        figures = report.with_name(report.stem + FIGURES_SUFFIX)
-        if suffix == ".md" and len(os.fsencode(figures.name)) > NAME_MAX:
-            # The figures' folder cannot be named: refused before anything is written.
-            assert_refused(done, says=(FIGURES_SUFFIX, "longer than"))
-            assert not _raw(done.err)
-            continue
-        _succeeded(done)
-        written.add(report)
-        if suffix == ".md":
-            written.add(figures)
-        _check_report(report, treatment, control, set(got["task"]), title)
-    assert_unchanged(before, dataset)
-    tops = {path.relative_to(work).parts[0] for path in written}
-    assert sorted(p.name for p in work.iterdir()) == sorted(tops), "something was left beside the outputs"
-    assert not [p for p in work.rglob(f"{STAGING_PREFIX}*")], "a staging folder was left"
+        # report, in every format
+        written = {scores, comparisons}
+        for suffix in REPORT_FORMATS:
+            report = work / _fitted(outputs, suffix)
+            args = ["report", scores, "--comparisons", comparisons, "--dataset", dataset, "--out", report]
+            done = run(capsys, *args, f"--title={title}", f"--treatment={treatment}", f"--control={control}")
+            figures = report.with_name(report.stem + FIGURES_SUFFIX)
+            if suffix == ".md" and len(os.fsencode(figures.name)) > NAME_MAX:
+                # The figures' folder cannot be named: refused before anything is written.
+                assert_refused(done, says=(FIGURES_SUFFIX, "longer than"))
+                assert not _raw(done.err)
+                continue
+            _succeeded(done)
+            written.add(report)
+            if suffix == ".md":
+                written.add(figures)
+            _check_report(report, treatment, control, set(got["task"]), title)
+        assert_unchanged(before, dataset)
+        tops = {path.relative_to(work).parts[0] for path in written}
+        assert sorted(p.name for p in work.iterdir()) == sorted(tops), "something was left beside the outputs"
+        assert not [p for p in work.rglob(f"{STAGING_PREFIX}*")], "a staging folder was left"
 
 
 def _check_report(report: Path, treatment: str, control: str, tasks: set[str], title: str) -> None:
