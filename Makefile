@@ -22,7 +22,7 @@ SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c $(LOCK) --upgrade pip setuptools
-	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed]"
+	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed,inspect]"
 	$(BIN)/python $(CHECK_LOCK)
 	touch $(STAMP)
 
@@ -38,7 +38,7 @@ test: $(STAMP)
 $(BROWSER_STAMP): $(STAMP)
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }
-	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed,browser]"
+	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed,inspect,browser]"
 	$(BIN)/python $(CHECK_LOCK)
 	touch $(BROWSER_STAMP)
 
@@ -53,7 +53,7 @@ LATEST := .venv-latest
 test-latest:
 	test -x $(LATEST)/bin/python || $(PYTHON) -m venv $(LATEST)
 	$(LATEST)/bin/python -m pip install --quiet --upgrade pip setuptools
-	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,distributed]"
+	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,distributed,inspect]"
 	$(LATEST)/bin/python $(CHECK_LOCK) --report
 	$(LATEST)/bin/ruff check mas_eval tests tests_browser benchmarks
 	$(LATEST)/bin/python $(PYTEST)
