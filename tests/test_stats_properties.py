@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from mas_eval.stats import compare
-from mas_eval.stats.effects import d_confidence_interval
+from mas_eval.stats.effects import EFFECT_LABELS, d_confidence_interval
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -82,6 +82,7 @@ def test_swapping_keeps_the_mann_whitney_p(t: list[float], c: list[float]) -> No
     shift=st.sampled_from([-7.5, -1.0, 0.25, 3.0, 40.0]),
     test=st.sampled_from(["welch", "student", "paired"]),
 )
+@example(t=[0.0, 1.0, 0.0, 0.0], c=[0.0, 4.531, 0.0, 0.0], shift=40.0, test="paired")
 def test_adding_a_constant_changes_only_the_means(t: list[float], c: list[float], shift: float, test: str) -> None:
     if test == "paired":
         size = min(len(t), len(c))
@@ -101,10 +102,16 @@ def test_adding_a_constant_changes_only_the_means(t: list[float], c: list[float]
         if name in skip:
             continue
         other = moved[name]
+        if name == "effect_size" and _near_a_label_boundary(base["cohens_d"]):
+            continue  # |d| on a boundary (0.5 in the example): its last bits pick the label
         if value is None or other is None or isinstance(value, str | bool):
             assert value == other, name
         else:
             assert other == pytest.approx(value, rel=1e-6, abs=1e-7), name
+
+
+def _near_a_label_boundary(d: float | None) -> bool:
+    return d is not None and any(abs(abs(d) - edge) < 1e-9 for edge, _ in EFFECT_LABELS[:-1])
 
 
 @SETTINGS
