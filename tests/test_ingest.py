@@ -37,10 +37,13 @@ def _every_table() -> Dataset:
                 "case_id": ["c1", "c1", "c2", "c2"],
                 "task": ["flood", "flood", "ddx", None],
                 "seed": [1, None, 3, 4],
+                "epoch": [1, 1, None, 2],
                 "confidence": [0.1, None, 1 / 3, 0.75],
                 "iterations": [2, None, 1, None],
                 "seconds": [1.25, 0.5, None, 2.0],
                 "tokens": [10, 20, None, 40],
+                "input_tokens": [6, None, None, 30],
+                "output_tokens": [4, None, None, 10],
                 "cost_usd": [0.001, None, None, 0.3],
             }
         ),
@@ -101,6 +104,7 @@ def _every_table() -> Dataset:
                 "agent_id": ["a", "b", "a"],
                 "turn": [1, 2, 1],
                 "text": ["I think flu.", None, 'Quote " and \\ and é'],
+                "source": ["generate", None, "input"],
             }
         ),
         interventions=pl.DataFrame({"run_id": ["r3", "r3"], "text": ["fluids", "rest"]}),
@@ -114,6 +118,26 @@ def _every_table() -> Dataset:
                 "reference": ["cold"],
                 "reference_rationale": ["runny nose"],
                 "reference_diagnosis": ["common cold"],
+            }
+        ),
+        usage=pl.DataFrame(
+            {
+                "run_id": ["r1", "r1", "r2"],
+                "agent_id": ["a", "b", "solo"],
+                "model": ["m-large", "m-small", "m-large"],
+                "calls": [3, None, 1],
+                "input_tokens": [100, 40, None],
+                "output_tokens": [20, 5, 7],
+                "cost_usd": [0.01, None, 0.002],
+                "seconds": [1.5, 0.25, None],
+            }
+        ),
+        outcomes=pl.DataFrame(
+            {
+                "run_id": ["r1", "r2", "r2"],
+                "name": ["match", "match", "f1"],
+                "value": [1.0, 0.0, 0.4],
+                "pass_fail": [True, True, False],
             }
         ),
     ).validate()
@@ -246,6 +270,8 @@ def test_ingest_small_file(tmp_path: Path) -> None:
         "messages": 3,
         "interventions": 3,
         "answers": 1,
+        "usage": 2,
+        "outcomes": 2,
     }
     runs = ds.collect("runs")
     assert runs.row(0, named=True) == {
@@ -255,6 +281,7 @@ def test_ingest_small_file(tmp_path: Path) -> None:
         "task": "flood",
         "variant": "v1",
         "seed": 7,
+        "epoch": 1,
         "cluster": "k1",
         "recommended": "evacuate",
         "correct": "evacuate",
@@ -263,6 +290,8 @@ def test_ingest_small_file(tmp_path: Path) -> None:
         "api_calls": 12,
         "seconds": 4.5,
         "tokens": 1500,
+        "input_tokens": 1200,
+        "output_tokens": 300,
         "cost_usd": 0.02,
     }
     r2 = runs.row(1, named=True)
@@ -302,6 +331,11 @@ def test_ingest_small_file(tmp_path: Path) -> None:
     assert ds.collect("interventions").rows() == [("r1", "sandbags"), ("r3", "antibiotics"), ("r3", "oxygen")]
     answer = ds.collect("answers").row(0, named=True)
     assert answer["reference_rationale"] is None and answer["reference_diagnosis"] == "pneumonia"
+    assert ds.collect("usage").select("agent_id", "calls", "input_tokens", "cost_usd").rows() == [
+        ("logistics", 5, 500, 0.008),
+        ("medic", 7, 700, 0.012),
+    ]
+    assert ds.collect("outcomes").rows() == [("r1", "f1", 0.75, None), ("r1", "match", 1.0, True)]
 
 
 def test_tables_without_rows_are_not_written(tmp_path: Path) -> None:
@@ -324,14 +358,14 @@ def _chunk_ends(sizes: list[int], chunk_bytes: int) -> list[int]:
 
 def test_chunking_gives_the_same_result(tmp_path: Path) -> None:
     sizes = [len(line) for line in SMALL.read_bytes().splitlines(keepends=True)]
-    assert sizes[:3] == [1297, 1, 223]  # line 2 is blank
+    assert sizes[:3] == [1735, 1, 223]  # line 2 is blank
     assert jsonl.LINE_OVERHEAD == 64
     whole = Dataset.open(ingest_jsonl([SMALL], tmp_path / "whole").out)
     # chunk_bytes=1: the blank line is a chunk of its own (writing no part file).
     for chunk_bytes, ends, parts in [
-        (1, [1297, 1298, 1521, 2216, 2735], 4),
-        (225, [1297, 1521, 2216, 2735], 4),
-        (3000, [2735], 1),
+        (1, [1735, 1736, 1959, 2654, 3173], 4),
+        (225, [1735, 1959, 2654, 3173], 4),
+        (4000, [3173], 1),
     ]:
         calls: list[int] = []
         out = tmp_path / f"chunks{chunk_bytes}"
@@ -354,12 +388,15 @@ def test_small_chunks_give_the_same_dataset_as_one_chunk(tmp_path: Path, lines: 
 
 
 def _mixed_lines() -> list[str]:
-    """The small file's records, renamed three times over, with blank and malformed lines between."""
+    """The small file's records, renamed three times over (each copy an epoch), blank and malformed lines between."""
     records = [line for line in SMALL.read_text(encoding="utf-8").splitlines() if line.strip()]
     bad = ["{oops", _record("m", agents={"a": 1}), "", _record("t", confidence="high"), "[1]", "  "]
     lines = []
     for copy, (record, junk) in itertools.product(range(3), zip(records, bad, strict=False)):
-        lines += [record.replace('"run_id": "r', f'"run_id": "c{copy}r'), junk]
+        lines += [
+            record.replace('"run_id": "r', f'"run_id": "c{copy}r').replace('"epoch": 1', f'"epoch": {copy + 1}'),
+            junk,
+        ]
     return lines
 
 

@@ -31,6 +31,13 @@ def _replace(table: str, make: Callable[[pl.DataFrame], pl.DataFrame]) -> Mutati
     return mutate
 
 
+def _add(table: str, columns: dict[str, list[object]]) -> Mutation:
+    def mutate(frames: dict[str, pl.DataFrame]) -> None:
+        frames[table] = pl.DataFrame(columns)
+
+    return mutate
+
+
 CASES: list[tuple[str, Mutation, type[Exception], list[str]]] = [
     (
         "missing required column",
@@ -176,6 +183,46 @@ CASES: list[tuple[str, Mutation, type[Exception], list[str]]] = [
         _set("agents", "run_id", 3, "r9"),
         DataError,
         ["table 'agents', column 'run_id'", "1 run_id(s) not in table 'runs'", "(run_id='r9')"],
+    ),
+    (
+        "repeats sharing an epoch",
+        _replace("runs", lambda f: f.with_columns(case_id=pl.lit("c1"), task=pl.lit("t1"), epoch=pl.lit(1))),
+        DataError,
+        [
+            "table 'runs', column 'epoch'",
+            "share an epoch",
+            "(system='mas', case_id='c1', task='t1', variant=None, epoch=1)",
+            "its own epoch",
+        ],
+    ),
+    (
+        "pass/fail outcome that is neither 0 nor 1",
+        _add(
+            "outcomes",
+            {"run_id": ["r1", "r2"], "name": ["match", "match"], "value": [1.0, 0.5], "pass_fail": [True, True]},
+        ),
+        DataError,
+        ["table 'outcomes', column 'value'", "neither 0 nor 1", "(run_id='r2', name='match')", "pass_fail to false"],
+    ),
+    (
+        "outcome pass/fail in some runs only",
+        _add(
+            "outcomes", {"run_id": ["r1", "r2"], "name": ["f1", "f1"], "value": [1.0, 0.5], "pass_fail": [True, False]}
+        ),
+        DataError,
+        ["table 'outcomes', column 'pass_fail'", "1 score name(s)", "(name='f1')", "one pass_fail"],
+    ),
+    (
+        "NaN outcome",
+        _add("outcomes", {"run_id": ["r1"], "name": ["f1"], "value": [float("nan")], "pass_fail": [False]}),
+        DataError,
+        ["table 'outcomes', column 'value'", "NaN or infinite", "(run_id='r1', name='f1')"],
+    ),
+    (
+        "negative agent usage",
+        _add("usage", {"run_id": ["r1"], "agent_id": ["a1"], "model": ["m"], "input_tokens": [-3]}),
+        DataError,
+        ["table 'usage', column 'input_tokens'", "are negative", "(run_id='r1', agent_id='a1', model='m')"],
     ),
     (
         "ground truth keyed by run",

@@ -47,6 +47,7 @@ LABEL_COLUMNS: dict[str, dict[str, str]] = {
     "alt_scores": {"alternative": "alternative"},
     "ddx": {"agent_id": "agent_id"},
     "messages": {"agent_id": "agent_id"},
+    "usage": {"agent_id": "agent_id"},
 }
 #: The kinds of label, sorted.
 LABEL_KINDS: tuple[str, ...] = tuple(sorted({kind for columns in LABEL_COLUMNS.values() for kind in columns.values()}))
@@ -124,6 +125,13 @@ TABLES: dict[str, Table] = {
                 Column("task", _S, "Task or scenario family."),
                 Column("variant", _S, "Configuration variant (model, prompt, team size ...)."),
                 Column("seed", _I, "Random seed of the run, if any."),
+                Column(
+                    "epoch",
+                    _I,
+                    "Which repeat of its case by its system the run is (1 = first), when a case was run several "
+                    "times (inspect_ai's epochs, lm-eval's repeats); a run is still one row.",
+                    nonnegative=True,
+                ),
                 Column("cluster", _S, "Cluster for cluster-robust errors (defaults to case_id downstream)."),
                 Column("recommended", _S, "Alternative the system recommended."),
                 Column("correct", _S, "Correct alternative (decision ground truth), when known."),
@@ -137,6 +145,13 @@ TABLES: dict[str, Table] = {
                 Column("api_calls", _I, "LLM API calls made.", nonnegative=True),
                 Column("seconds", _F, "Wall-clock processing time in seconds.", nonnegative=True),
                 Column("tokens", _I, "Tokens consumed.", nonnegative=True),
+                Column(
+                    "input_tokens",
+                    _I,
+                    "Tokens sent to the models (prompts), when the log splits them.",
+                    nonnegative=True,
+                ),
+                Column("output_tokens", _I, "Tokens the models generated, when the log splits them.", nonnegative=True),
                 Column("cost_usd", _F, "Estimated cost in US dollars.", nonnegative=True),
             ),
             "One row per logged run of a system on a case.",
@@ -250,6 +265,11 @@ TABLES: dict[str, Table] = {
                 _key("agent_id", "Speaker."),
                 _key("turn", "Turn number within the round.", _I),
                 Column("text", _S, "What the agent said."),
+                Column(
+                    "source",
+                    _S,
+                    'Where the message came from, as inspect_ai records it: "input" (the prompt) or "generate".',
+                ),
             ),
             "Transcript of a run.",
         ),
@@ -273,6 +293,38 @@ TABLES: dict[str, Table] = {
                 Column("reference_diagnosis", _S, "Reference diagnosis (for factual consistency)."),
             ),
             "Benchmark answers (MedAISure-style).",
+        ),
+        Table(
+            "usage",
+            ("run_id", "agent_id", "model"),
+            (
+                _RUN_ID,
+                _key("agent_id", "Agent (a role, in inspect_ai's terms) that made the calls."),
+                _key("model", "Model the calls went to."),
+                Column("calls", _I, "Model calls made.", nonnegative=True),
+                Column("input_tokens", _I, "Tokens sent to the model.", nonnegative=True),
+                Column("output_tokens", _I, "Tokens the model generated.", nonnegative=True),
+                Column("cost_usd", _F, "Cost of the calls in US dollars.", nonnegative=True),
+                Column("seconds", _F, "Time spent in the calls, in seconds.", nonnegative=True),
+            ),
+            "Per-agent (and per-model) usage of a run: calls, tokens, cost and time.",
+        ),
+        Table(
+            "outcomes",
+            ("run_id", "name"),
+            (
+                _RUN_ID,
+                _key(
+                    "name", 'The score\'s name, e.g. "match" or "exact_match": a run column of that name in the Scores.'
+                ),
+                Column("value", _F, "The run's value of the score (pass = 1, fail = 0).", required=True),
+                Column(
+                    "pass_fail",
+                    pl.Boolean(),
+                    "Whether the score is a pass/fail one (its values 0 and 1), the same for every run.",
+                ),
+            ),
+            "Each scorer's result for the run, as the evaluation tool recorded it.",
         ),
         Table(
             "reported",

@@ -286,6 +286,47 @@ def _check_satisfaction(scores: pl.LazyFrame, criteria: pl.LazyFrame | None) -> 
     _run_checks(spec, scores, [rule], list(spec.key))
 
 
+_NOT_PASS_FAIL = _Rule(
+    "value",
+    (pl.col("pass_fail") == True) & ~pl.col("value").is_in([0.0, 1.0]),  # noqa: E712 (null is not True)
+    "are pass/fail scores whose value is neither 0 nor 1",
+    "a pass is 1 and a fail 0; set pass_fail to false for a score with other values",
+)
+_MIXED_PASS_FAIL = _Rule(
+    "pass_fail",
+    pl.col("kinds") > 1,
+    "are pass/fail in some runs and not in others",
+    "a score is pass/fail in every run or in none: give each name one pass_fail",
+    unit="score name(s)",
+)
+
+
+def _check_outcomes(outcomes: pl.LazyFrame) -> None:
+    spec = TABLES["outcomes"]
+    _run_checks(spec, outcomes, [_NOT_PASS_FAIL], list(spec.key))
+    kinds = outcomes.group_by("name").agg(kinds=pl.col("pass_fail").drop_nulls().n_unique())
+    _run_checks(spec, kinds, [_MIXED_PASS_FAIL], ["name"])
+
+
+#: The columns that, with ``epoch``, tell one run of a system on a case from its repeats.
+_REPEAT_KEY = ["system", "case_id", "task", "variant", "epoch"]
+
+
+def _check_epochs(runs: pl.LazyFrame) -> None:
+    if "epoch" not in runs.collect_schema():
+        return
+    present = [c for c in _REPEAT_KEY if c in runs.collect_schema()]
+    repeats = runs.filter(pl.col("epoch").is_not_null()).group_by(present).agg(copies=pl.len())
+    rule = _Rule(
+        "epoch",
+        pl.col("copies") > 1,
+        "are repeats of one system, case, task and variant that share an epoch",
+        "give each repeat of a case its own epoch (1, 2, ...), or leave epoch null",
+        unit="epoch(s)",
+    )
+    _run_checks(TABLES["runs"], repeats, [rule], present)
+
+
 def _check_references(spec: Table, frame: pl.LazyFrame, parent_keys: pl.LazyFrame) -> None:
     key = spec.parent_key
     dangling = frame.select(key).unique().join(parent_keys, on=key, how="anti")
@@ -322,6 +363,9 @@ def validate_tables(tables: Mapping[str, pl.LazyFrame]) -> None:
         _check_masses(checked["beliefs"])
     if "scores" in checked:
         _check_satisfaction(checked["scores"], checked.get("criteria"))
+    if "outcomes" in checked:
+        _check_outcomes(checked["outcomes"])
+    _check_epochs(checked["runs"])
     for name, frame in checked.items():
         spec = TABLES[name]
         if spec.parent is not None and spec.parent in checked:

@@ -48,7 +48,7 @@ __all__ = [
 
 #: ``runs`` columns that a record holds in its ``usage`` object rather than at the top level.
 USAGE_FIELD = "usage"
-USAGE = ("iterations", "api_calls", "seconds", "tokens", "cost_usd")
+USAGE = ("iterations", "api_calls", "seconds", "tokens", "input_tokens", "output_tokens", "cost_usd")
 
 #: Default bytes of input decoded at a time by :func:`ingest_jsonl` (16 MiB). A chunk costs 12 to
 #: 30 times its size in memory at its peak (the most for small records with much ground truth):
@@ -106,6 +106,8 @@ RECORD_LISTS = (
     RecordList("messages", "runs", "messages", ("run_id",)),
     RecordList("interventions", "runs", "interventions", ("run_id",), scalar=True),
     RecordList("answers", "runs", "answers", ("run_id",)),
+    RecordList("usage", "runs", "agent_usage", ("run_id",)),
+    RecordList("outcomes", "runs", "outcomes", ("run_id",)),
 )
 _BY_TABLE = {lst.table: lst for lst in RECORD_LISTS}
 _RUNS_TOP = [c for c in TABLES["runs"].names if c not in USAGE]
@@ -152,8 +154,8 @@ def record_dtype(*, permissive: bool = False) -> pl.Struct:
     Examples
     --------
     >>> record_dtype().to_schema()["usage"]  # doctest: +NORMALIZE_WHITESPACE
-    Struct({'iterations': Int64, 'api_calls': Int64, 'seconds': Float64,
-            'tokens': Int64, 'cost_usd': Float64})
+    Struct({'iterations': Int64, 'api_calls': Int64, 'seconds': Float64, 'tokens': Int64,
+            'input_tokens': Int64, 'output_tokens': Int64, 'cost_usd': Float64})
     """
     return cast(pl.Struct, _item_dtype("runs", permissive))
 

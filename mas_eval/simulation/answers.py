@@ -692,6 +692,7 @@ def _runs(rng: np.random.Generator, d: _Design, tasks: tuple[str, ...], text_cha
             "task": Coded(pl.Series(tasks), d.task_of_case[d.case]),
             "variant": Coded(pl.Series(["v1"]), np.zeros(d.runs, dtype=np.uint8)),
             "seed": rng.integers(0, 2**31 - 1, d.runs),
+            "epoch": None,
             "cluster": None,
             "recommended": None,
             "correct": None,
@@ -700,6 +701,8 @@ def _runs(rng: np.random.Generator, d: _Design, tasks: tuple[str, ...], text_cha
             "api_calls": api_calls,
             "seconds": np.round(api_calls * rng.lognormal(np.log(1.5), 0.3, d.runs), 3),
             "tokens": tokens,
+            "input_tokens": None,
+            "output_tokens": None,
             "cost_usd": np.round(tokens * _PRICE_PER_MTOK / 1e6, 6),
         },
     )

@@ -464,6 +464,7 @@ def _runs(rng: np.random.Generator, d: _Design, first_agent_confidence: np.ndarr
             "task": Coded(labels("task", d.tasks), d.task_of_case[d.case]),
             "variant": Coded(labels("v", d.variants), variant),
             "seed": rng.integers(0, 2**31 - 1, d.runs),
+            "epoch": None,
             "cluster": Coded(labels("cl", n_clusters, max(5, len(str(n_clusters)))), d.cluster_of_case[d.case]),
             "recommended": Coded(d.alt_labels, d.recommended),
             "correct": Coded(d.alt_labels, pl.Series(d.correct).set(pl.Series(~d.has_truth[d.case]), None)),
@@ -472,6 +473,8 @@ def _runs(rng: np.random.Generator, d: _Design, first_agent_confidence: np.ndarr
             "api_calls": api_calls,
             "seconds": np.round(seconds, 3),
             "tokens": tokens,
+            "input_tokens": None,
+            "output_tokens": None,
             "cost_usd": np.round(tokens * price / 1e6, 6),
         },
     )

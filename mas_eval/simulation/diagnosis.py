@@ -824,6 +824,7 @@ def _messages(
             "agent_id": Coded(d.agent_labels, d.agent_name[speaker]),
             "turn": d.message_turn + 1,
             "text": pl.concat_str(pieces),
+            "source": None,
         },
         hidden,
     )
@@ -843,6 +844,7 @@ def _runs(rng: np.random.Generator, d: _Design, text_chars: np.ndarray) -> pl.La
             "task": Coded(labels("ddx", d.tasks), d.task_of_case[d.case]),
             "variant": Coded(pl.Series(["v1"]), np.zeros(d.runs, dtype=np.uint8)),
             "seed": rng.integers(0, 2**31 - 1, d.runs),
+            "epoch": None,
             "cluster": None,
             "recommended": None,
             "correct": None,
@@ -851,6 +853,8 @@ def _runs(rng: np.random.Generator, d: _Design, text_chars: np.ndarray) -> pl.La
             "api_calls": messages + 1,
             "seconds": np.round(messages * rng.lognormal(np.log(6.0), 0.3, d.runs), 3),
             "tokens": tokens,
+            "input_tokens": None,
+            "output_tokens": None,
             "cost_usd": np.round(tokens * _PRICE_PER_MTOK / 1e6, 6),
         },
     )
