@@ -11,5 +11,14 @@ from __future__ import annotations
 from mas_eval.ingest.export import export_jsonl
 from mas_eval.ingest.jsonl import IngestResult, ingest_jsonl, record_dtype
 from mas_eval.ingest.lddx import LddxIngestResult, ingest_lddx
+from mas_eval.ingest.logs import LogIngestResult
 
-__all__ = ["IngestResult", "LddxIngestResult", "export_jsonl", "ingest_jsonl", "ingest_lddx", "record_dtype"]
+__all__ = [
+    "IngestResult",
+    "LddxIngestResult",
+    "LogIngestResult",
+    "export_jsonl",
+    "ingest_jsonl",
+    "ingest_lddx",
+    "record_dtype",
+]

@@ -37,10 +37,9 @@ from mas_eval.data.vocabulary import (
 )
 from mas_eval.errors import IngestError, option
 from mas_eval.ingest.jsonl import json_type
-from mas_eval.storage.dataset import MANIFEST, Dataset
+from mas_eval.ingest.logs import LogIngestResult, dataset_of
 from mas_eval.storage.inputs import describe_path
-from mas_eval.storage.manifests import write_manifest
-from mas_eval.storage.outputs import atomic_directory, check_target
+from mas_eval.storage.outputs import check_target
 from mas_eval.storage.sharding import check_shards
 
 __all__ = [
@@ -113,33 +112,8 @@ _ARTICLE = {"object": "an object", "array": "an array", "string": "a string"}
 # -- results ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LddxIngestResult:
-    """What :func:`ingest_lddx` read and wrote.
-
-    Attributes
-    ----------
-    out
-        The Dataset folder written, or None when no ``out`` was given.
-    dataset
-        The Dataset: opened from ``out``, or held in memory when no ``out`` was given.
-    runs
-        Runs ingested (one per file read).
-    files
-        The files read, in order (a folder stands for its ``ddx_results_*.json`` files, sorted).
-    skipped
-        ``(file, reason)`` of each file set aside (only with ``skip_invalid=True``; otherwise empty).
-    warnings
-        What was read with a gap: an optional field missing or of the wrong kind, a list item
-        that could not be read, repeated names merged. Each names the file and the JSON path.
-    """
-
-    out: Path | None
-    dataset: Dataset
-    runs: int
-    files: tuple[Path, ...]
-    skipped: tuple[tuple[Path, str], ...]
-    warnings: tuple[str, ...]
+#: What :func:`ingest_lddx` read and wrote (the result every log adapter returns).
+LddxIngestResult = LogIngestResult
 
 
 class _InvalidFileError(Exception):
@@ -974,17 +948,7 @@ def ingest_lddx(
         first = f": {skipped[0][0]}: {skipped[0][1]}" if skipped else ""
         msg = f"no Local-DDx result could be ingested ({len(skipped)} file(s) skipped{first}); nothing was written"
         raise IngestError(msg)
-    frames = _frames(accepted)
-    dataset = Dataset.from_frames(**frames).validate()
-    if target is not None:
-        with atomic_directory(target, overwrite=overwrite, inputs=given) as staging:
-            if count > 1:
-                dataset.write_tables(staging, shards=count)
-            else:
-                for name, frame in frames.items():
-                    frame.write_parquet(staging / f"{name}.parquet")
-                write_manifest(staging, MANIFEST, {"tables": list(frames)})
-        dataset = Dataset.open(target)
+    dataset = dataset_of(_frames(accepted), target, overwrite=overwrite, inputs=given, shards=count)
     return LddxIngestResult(
         out=target,
         dataset=dataset,

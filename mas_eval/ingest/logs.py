@@ -1,0 +1,75 @@
+"""What every log adapter shares: its result, and how its tables become a Dataset (in memory or a folder).
+
+A log adapter (:mod:`~mas_eval.ingest.lddx`, and one module per evaluation tool's format) reads
+files another tool wrote, turns them into the frames of :mod:`mas_eval.data.schema`, and hands
+them to :func:`dataset_of`, which validates them and writes the folder atomically when asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from mas_eval.storage.dataset import MANIFEST, Dataset
+from mas_eval.storage.manifests import write_manifest
+from mas_eval.storage.outputs import atomic_directory
+
+__all__ = ["LogIngestResult", "dataset_of"]
+
+
+@dataclass(frozen=True)
+class LogIngestResult:
+    """What a log adapter read and wrote.
+
+    Attributes
+    ----------
+    out
+        The Dataset folder written, or None when no ``out`` was given.
+    dataset
+        The Dataset: opened from ``out``, or held in memory when no ``out`` was given.
+    runs
+        Runs ingested.
+    files
+        The files read, in order (a folder stands for the files of the format in it, sorted).
+    skipped
+        ``(file, reason)`` of each file (or sample: the reason names it) set aside, only with
+        ``skip_invalid=True``; otherwise empty.
+    warnings
+        What was read with a gap, each naming the file and where in it.
+    """
+
+    out: Path | None
+    dataset: Dataset
+    runs: int
+    files: tuple[Path, ...]
+    skipped: tuple[tuple[Path, str], ...]
+    warnings: tuple[str, ...]
+
+
+def dataset_of(
+    frames: Mapping[str, pl.DataFrame],
+    target: Path | None,
+    *,
+    overwrite: bool,
+    inputs: Sequence[Path],
+    shards: int,
+) -> Dataset:
+    """The validated Dataset of ``frames``; written atomically to ``target`` (``shards`` > 1: sharded) when given.
+
+    ``target`` comes from :func:`~mas_eval.storage.outputs.check_target`, checked before any input
+    was read; ``inputs`` are the files read, which the output may not replace.
+    """
+    dataset = Dataset.from_frames(**frames).validate()
+    if target is None:
+        return dataset
+    with atomic_directory(target, overwrite=overwrite, inputs=list(inputs)) as staging:
+        if shards > 1:
+            dataset.write_tables(staging, shards=shards)
+        else:
+            for name, frame in frames.items():
+                frame.write_parquet(staging / f"{name}.parquet")
+            write_manifest(staging, MANIFEST, {"tables": list(frames)})
+    return Dataset.open(target)
