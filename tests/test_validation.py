@@ -199,22 +199,20 @@ CASES: list[tuple[str, Mutation, type[Exception], list[str]]] = [
         "pass/fail outcome that is neither 0 nor 1",
         _add(
             "outcomes",
-            {"run_id": ["r1", "r2"], "name": ["match", "match"], "value": [1.0, 0.5], "pass_fail": [True, True]},
+            {"run_id": ["r1", "r2"], "name": ["match", "match"], "value": [1.0, 0.0], "passed": [True, True]},
         ),
         DataError,
-        ["table 'outcomes', column 'value'", "neither 0 nor 1", "(run_id='r2', name='match')", "pass_fail to false"],
+        ["table 'outcomes', column 'value'", "not 1 for passed", "(run_id='r2', name='match')", "leave passed null"],
     ),
     (
         "outcome pass/fail in some runs only",
-        _add(
-            "outcomes", {"run_id": ["r1", "r2"], "name": ["f1", "f1"], "value": [1.0, 0.5], "pass_fail": [True, False]}
-        ),
+        _add("outcomes", {"run_id": ["r1", "r2"], "name": ["f1", "f1"], "value": [1.0, 0.5], "passed": [True, None]}),
         DataError,
-        ["table 'outcomes', column 'pass_fail'", "1 score name(s)", "(name='f1')", "one pass_fail"],
+        ["table 'outcomes', column 'passed'", "1 score name(s)", "(name='f1')", "or in none"],
     ),
     (
         "NaN outcome",
-        _add("outcomes", {"run_id": ["r1"], "name": ["f1"], "value": [float("nan")], "pass_fail": [False]}),
+        _add("outcomes", {"run_id": ["r1"], "name": ["f1"], "value": [float("nan")], "passed": [None]}),
         DataError,
         ["table 'outcomes', column 'value'", "NaN or infinite", "(run_id='r1', name='f1')"],
     ),

@@ -317,11 +317,12 @@ TABLES: dict[str, Table] = {
                 _key(
                     "name", 'The score\'s name, e.g. "match" or "exact_match": a run column of that name in the Scores.'
                 ),
-                Column("value", _F, "The run's value of the score (pass = 1, fail = 0).", required=True),
+                Column("value", _F, "The run's value of the score (for a pass/fail score, 1 = passed).", required=True),
                 Column(
-                    "pass_fail",
+                    "passed",
                     pl.Boolean(),
-                    "Whether the score is a pass/fail one (its values 0 and 1), the same for every run.",
+                    "For a pass/fail score, whether the run passed (value 1) or failed (value 0); null for a score "
+                    "of other values. A score is pass/fail in every run or in none.",
                 ),
             ),
             "Each scorer's result for the run, as the evaluation tool recorded it.",

@@ -288,15 +288,15 @@ def _check_satisfaction(scores: pl.LazyFrame, criteria: pl.LazyFrame | None) -> 
 
 _NOT_PASS_FAIL = _Rule(
     "value",
-    (pl.col("pass_fail") == True) & ~pl.col("value").is_in([0.0, 1.0]),  # noqa: E712 (null is not True)
-    "are pass/fail scores whose value is neither 0 nor 1",
-    "a pass is 1 and a fail 0; set pass_fail to false for a score with other values",
+    pl.col("passed").is_not_null() & (pl.col("value") != pl.col("passed").cast(pl.Float64)),
+    "are pass/fail scores whose value is not 1 for passed and 0 for failed",
+    "a pass is 1 and a fail 0; leave passed null for a score with other values",
 )
 _MIXED_PASS_FAIL = _Rule(
-    "pass_fail",
+    "passed",
     pl.col("kinds") > 1,
     "are pass/fail in some runs and not in others",
-    "a score is pass/fail in every run or in none: give each name one pass_fail",
+    "a score is pass/fail in every run or in none: fill passed in every row of the name, or in none",
     unit="score name(s)",
 )
 
@@ -304,7 +304,7 @@ _MIXED_PASS_FAIL = _Rule(
 def _check_outcomes(outcomes: pl.LazyFrame) -> None:
     spec = TABLES["outcomes"]
     _run_checks(spec, outcomes, [_NOT_PASS_FAIL], list(spec.key))
-    kinds = outcomes.group_by("name").agg(kinds=pl.col("pass_fail").drop_nulls().n_unique())
+    kinds = outcomes.group_by("name").agg(kinds=pl.col("passed").is_null().n_unique())
     _run_checks(spec, kinds, [_MIXED_PASS_FAIL], ["name"])
 
 
