@@ -47,7 +47,10 @@ SAMPLE_TEXTS = ("target", "doc_hash", "prompt_hash", "target_hash")
 #: Keys of a results file's per-task entry that are not metrics.
 _NOT_METRICS = frozenset({"alias", "name", "sample_len", "samples"})
 
-_FIX_LINE = f"lm-eval writes one JSON object a line; fix the line, or pass {option('skip_invalid')} to set it aside"
+
+def _fix_line(what: str = "fix the line (lm-eval writes one JSON object a line)") -> str:
+    """The fix of a bad samples line, spelt for the interface in use (a call, when the message is made)."""
+    return f"{what}, or pass {option('skip_invalid')} to set the line aside"
 
 
 class _InvalidError(Exception):
@@ -194,7 +197,7 @@ def _read_results(file: Path, system: str | None) -> _Run:
     except MasEvalError as exc:  # not JSON, truncated, empty, not UTF-8: read_json's message names the file
         raise _InvalidError(file, "", str(exc), fix, message=str(exc)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
-        found = f"a JSON {json_type(doc)}" if not isinstance(doc, dict) else "no $.results object"
+        found = json_type(doc) if not isinstance(doc, dict) else "no $.results object"
         raise _InvalidError(file, "", f"not an lm-eval results file ({found})", fix)
     tasks = {name: entry for name, entry in doc["results"].items() if isinstance(entry, dict)}
     named = system if system is not None else _system_of(doc)
@@ -293,20 +296,22 @@ class _Samples:
                 problem = "truncated: the last line stops before its JSON does"
             else:
                 problem = f"not valid JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason})"
-            raise _InvalidError(self.file, where, problem, _FIX_LINE) from None
+            raise _InvalidError(self.file, where, problem, _fix_line()) from None
         except RecursionError:
-            raise _InvalidError(self.file, where, "nested too deeply to decode", _FIX_LINE) from None
+            raise _InvalidError(self.file, where, "nested too deeply to decode", _fix_line()) from None
         if not isinstance(sample, dict):
-            raise _InvalidError(self.file, where, f"a JSON {json_type(sample)}, not a sample object", _FIX_LINE)
+            raise _InvalidError(
+                self.file, where, f"{json_type(sample)}, not a sample object (a JSON object)", _fix_line()
+            )
         try:
             doc_id = _doc_id(sample)
         except ValueError as exc:
-            raise _InvalidError(self.file, where, str(exc), _FIX_LINE) from None
+            raise _InvalidError(self.file, where, str(exc), _fix_line("restore the line as lm-eval wrote it")) from None
         filter_ = sample.get("filter") if isinstance(sample.get("filter"), str) else "none"
         if (doc_id, filter_) in self.seen:
             first = self.seen[doc_id, filter_]
             problem = f"doc_id {doc_id} under filter {filter_!r} is also on line {first}"
-            raise _InvalidError(self.file, where, problem, "keep one line per document and filter")
+            raise _InvalidError(self.file, where, problem, _fix_line("keep one line per document and filter"))
         metrics = sample.get("metrics")
         if isinstance(metrics, list) and all(isinstance(m, str) for m in metrics):
             names = list(dict.fromkeys(metrics))
@@ -315,7 +320,7 @@ class _Samples:
         missing = [m for m in names if m not in sample]
         if missing:
             problem = f"lists metric {missing[0]!r} in $.metrics but has no value for it"
-            raise _InvalidError(self.file, where, problem, _FIX_LINE)
+            raise _InvalidError(self.file, where, problem, _fix_line("restore the line as lm-eval wrote it"))
         self.seen[doc_id, filter_] = number
         group, columns = self.group, self.columns
         for metric in names:
