@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 from mas_eval import Dataset
-from mas_eval.errors import IngestError
+from mas_eval.errors import IngestError, InvalidParameterError
 from mas_eval.ingest import LogIngestResult, ingest_lm_eval
 from tests.promises import assert_refused, assert_unchanged, run, tree
 
@@ -274,6 +274,8 @@ def test_paths_that_hold_no_results(tmp_path: Path) -> None:
         ingest_lm_eval(tmp_path)
     with pytest.raises(IngestError, match="no input given"):
         ingest_lm_eval([])
+    with pytest.raises(InvalidParameterError, match="system=''"):
+        ingest_lm_eval(DATA, system="")
 
 
 # -- the command line -------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from mas_eval.data.schema import TABLES
-from mas_eval.errors import IngestError, MasEvalError, option
+from mas_eval.errors import IngestError, InvalidParameterError, MasEvalError, option
 from mas_eval.ingest.jsonl import json_type
 from mas_eval.ingest.logs import LogIngestResult, dataset_of
 from mas_eval.storage.inputs import input_file
@@ -484,6 +484,8 @@ def ingest_lm_eval(
 
     Raises
     ------
+    InvalidParameterError
+        ``system`` is not a non-empty string.
     IngestError
         A path does not exist, is a samples file, or a folder holds no results file; or
         (without ``skip_invalid``) a results file is not lm-eval's or has no samples file
@@ -519,6 +521,9 @@ def ingest_lm_eval(
     their number is in ``reported``.
     """
     count = check_shards(shards, where="ingest")
+    if system is not None and (not isinstance(system, str) or not system.strip()):
+        msg = f"ingest_lm_eval: system={system!r}; pass the model's name (a non-empty string), or None to read it"
+        raise InvalidParameterError(msg)
     given = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
     if not given:
         msg = f"no input given; pass lm-eval {PATTERN} files or folders holding them"
