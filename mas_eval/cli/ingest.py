@@ -22,7 +22,7 @@ from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
 __all__ = ["INGEST_FORMATS", "ingest"]
 
 #: The formats `mas-eval ingest --format` reads.
-INGEST_FORMATS = ("jsonl", "lddx")
+INGEST_FORMATS = ("jsonl", "lddx", "lm-eval")
 #: Warnings of an lddx ingest printed at most (all are in the Python result's ``warnings``).
 _WARNINGS_SHOWN = 20
 #: The defaults of ``ingest_jsonl``'s parameters.
@@ -91,6 +91,11 @@ def ingest(
         raise InvalidParameterError(msg)
     check_parameter("--format", format_, [Options(INGEST_FORMATS)], where="ingest")
     check_shards(shards, where="ingest")
+    if format_ == "lm-eval":
+        _ingest_lm_eval(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards,
+                        jsonl_options=[("--rejects", rejects is not None), ("--chunk-mb", chunk_mb != _CHUNK_MB),
+                                       ("--max-line-mb", max_line_mb != _MAX_LINE_MB)])  # fmt: skip
+        return
     if format_ == "lddx":
         given = next(
             (
@@ -148,3 +153,32 @@ def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid:
     if len(result.warnings) > _WARNINGS_SHOWN:
         more = len(result.warnings) - _WARNINGS_SHOWN
         console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lddx(...).warnings lists them all)[/]")
+
+
+def _ingest_lm_eval(
+    files: list[Path],
+    out: Path,
+    *,
+    overwrite: bool,
+    skip_invalid: bool,
+    shards: int | None,
+    jsonl_options: list[tuple[str, bool]],
+) -> None:
+    """``mas-eval ingest --format lm-eval``: the runs and files read, rows per table, what was skipped, warnings."""
+    from mas_eval.ingest import ingest_lm_eval
+
+    given = next((name for name, is_given in jsonl_options if is_given), None)
+    if given is not None:
+        msg = f"ingest: {given} applies to --format jsonl only (lm-eval files are read a line at a time); drop {given}"
+        raise InvalidParameterError(msg)
+    result = ingest_lm_eval(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
+    rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
+    line = f"ingested {result.runs:,} runs from {len(result.files):,} lm-eval file(s) into {result.out}: {rows}"
+    console.print(literal(line), highlight=False, soft_wrap=True)
+    for file, reason in result.skipped:
+        console.print(f"[yellow]skipped {literal(file)}: {literal(reason)}[/]", highlight=False, soft_wrap=True)
+    for warning in result.warnings[:_WARNINGS_SHOWN]:
+        console.print(f"[yellow]warning: {literal(warning)}[/]", highlight=False, soft_wrap=True)
+    if len(result.warnings) > _WARNINGS_SHOWN:
+        more = len(result.warnings) - _WARNINGS_SHOWN
+        console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lm_eval(...).warnings lists them all)[/]")

@@ -3,7 +3,8 @@
 The canonical run record (``mas_eval/ingest/run_record.schema.json``) is one JSON object per run,
 one per line (JSONL). :func:`ingest_jsonl` flattens such files into the Dataset's tables;
 :func:`export_jsonl` writes a Dataset back as records, so that ingest(export(ds)) == ds.
-:func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files.
+:func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files; :func:`ingest_lm_eval` reads
+lm-evaluation-harness ``--log_samples`` output (``results_*.json`` and ``samples_*.jsonl``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from mas_eval.ingest.export import export_jsonl
 from mas_eval.ingest.jsonl import IngestResult, ingest_jsonl, record_dtype
 from mas_eval.ingest.lddx import LddxIngestResult, ingest_lddx
+from mas_eval.ingest.lm_eval import ingest_lm_eval
 from mas_eval.ingest.logs import LogIngestResult
 
 __all__ = [
@@ -20,5 +22,6 @@ __all__ = [
     "export_jsonl",
     "ingest_jsonl",
     "ingest_lddx",
+    "ingest_lm_eval",
     "record_dtype",
 ]
