@@ -1,7 +1,8 @@
 """``mas-eval ingest``: logged runs into a Dataset, from canonical JSONL records or Local-DDx results.
 
 ``--format jsonl`` runs :func:`~mas_eval.ingest.ingest_jsonl`, ``--format lddx``
-:func:`~mas_eval.ingest.ingest_lddx`; the options take their defaults. A MedAISure report holds
+:func:`~mas_eval.ingest.ingest_lddx`, ``--format otlp`` :func:`~mas_eval.ingest.ingest_otlp`,
+``--format table`` :func:`~mas_eval.ingest.ingest_table`; the options take their defaults. A MedAISure report holds
 a model's benchmark scores, not runs, so it makes no Dataset: ``mas-eval benchmark-report``
 reads it (:mod:`mas_eval.cli.benchmark`).
 """
@@ -18,11 +19,14 @@ from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
+from mas_eval.ingest.logs import LogIngestResult
+from mas_eval.ingest.otlp import ingest_otlp
+from mas_eval.ingest.table import ingest_table, parse_map
 
 __all__ = ["INGEST_FORMATS", "ingest"]
 
 #: The formats `mas-eval ingest --format` reads.
-INGEST_FORMATS = ("jsonl", "lddx")
+INGEST_FORMATS = ("jsonl", "lddx", "otlp", "table")
 #: Warnings of an lddx ingest printed at most (all are in the Python result's ``warnings``).
 _WARNINGS_SHOWN = 20
 #: The defaults of ``ingest_jsonl``'s parameters.
@@ -31,6 +35,8 @@ _INGEST = defaults_of(ingest_jsonl)
 _CHUNK_MB = _INGEST["chunk_bytes"] / 2**20
 #: ``--max-line-mb``'s default: ``ingest_jsonl``'s ``max_line_bytes``, in MiB.
 _MAX_LINE_MB = _INGEST["max_line_bytes"] / 2**20
+#: The defaults of ``ingest_otlp``'s parameters.
+_OTLP = defaults_of(ingest_otlp)
 
 
 def ingest(
@@ -38,7 +44,8 @@ def ingest(
         list[Path],
         typer.Argument(
             help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
-            "ddx_results_*.json files or folders holding them."
+            "ddx_results_*.json files or folders holding them; otlp: OTLP JSON trace files or folders; table: CSV or "
+            "Parquet tables, a row per run."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
@@ -46,7 +53,8 @@ def ingest(
         str,
         typer.Option(
             "--format",
-            help="Input format: jsonl (canonical run records) or lddx (Local-DDx result files). A MedAISure "
+            help="Input format: jsonl (canonical run records), lddx (Local-DDx result files), otlp (OpenTelemetry "
+            "GenAI traces as OTLP JSON) or table (a CSV or Parquet table of runs). A MedAISure "
             "report is not runs: `mas-eval benchmark-report` reads it.",
         ),
     ] = "jsonl",
@@ -79,6 +87,23 @@ def ingest(
     ] = _MAX_LINE_MB,
     shards: ShardsOpt = _INGEST["shards"],
     overwrite: OverwriteOpt = _INGEST["overwrite"],
+    map_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--map",
+            help="--format table: the source column of each runs column, e.g. system=model,case_id=question "
+            "(repeatable).",
+        ),
+    ] = None,
+    system: Annotated[
+        str | None, typer.Option(help="--format otlp: every run's system, instead of --system-attribute's value.")
+    ] = None,
+    system_attribute: Annotated[
+        str, typer.Option(help="--format otlp: the span or resource attribute holding a run's system.")
+    ] = _OTLP["system_attribute"],
+    case_attribute: Annotated[
+        str, typer.Option(help="--format otlp: the span or resource attribute holding a run's case.")
+    ] = _OTLP["case_attribute"],
 ) -> None:
     """Flatten canonical JSONL run records (see run_record.schema.json), or Local-DDx results, into a Dataset."""
     from mas_eval.storage.sharding import check_shards
@@ -91,6 +116,42 @@ def ingest(
         raise InvalidParameterError(msg)
     check_parameter("--format", format_, [Options(INGEST_FORMATS)], where="ingest")
     check_shards(shards, where="ingest")
+    _refuse_others(
+        format_,
+        {
+            "--map": ("table", map_ is not None),
+            "--system": ("otlp", system is not None),
+            "--system-attribute": ("otlp", system_attribute != _OTLP["system_attribute"]),
+            "--case-attribute": ("otlp", case_attribute != _OTLP["case_attribute"]),
+        },
+    )
+    if format_ in ("otlp", "table"):
+        _refuse_others(
+            format_,
+            {
+                "--rejects": ("jsonl", rejects is not None),
+                "--chunk-mb": ("jsonl", chunk_mb != _CHUNK_MB),
+                "--max-line-mb": ("jsonl", max_line_mb != _MAX_LINE_MB),
+            },
+        )
+        if format_ == "otlp":
+            result = ingest_otlp(
+                files,
+                out,
+                system=system,
+                system_attribute=system_attribute,
+                case_attribute=case_attribute,
+                overwrite=overwrite,
+                skip_invalid=skip_invalid,
+                shards=shards,
+            )
+        else:
+            columns = parse_map(map_) if map_ else None
+            result = ingest_table(
+                files, out, columns=columns, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards
+            )
+        _print_log_result(result, "OTLP" if format_ == "otlp" else "table")
+        return
     if format_ == "lddx":
         given = next(
             (
@@ -131,6 +192,28 @@ def ingest(
         console.print(
             f"[yellow]skipped {result.rejected:,} malformed line(s); see {literal(result.rejects)}[/]", highlight=False
         )
+
+
+def _refuse_others(format_: str, options: dict[str, tuple[str, bool]]) -> None:
+    """An option of another format, given: the first is refused."""
+    for name, (owner, given) in options.items():
+        if given and format_ != owner:
+            msg = f"ingest: {name} applies to --format {owner} only; drop {name}"
+            raise InvalidParameterError(msg)
+
+
+def _print_log_result(result: LogIngestResult, kind: str) -> None:
+    """The files read, the rows per table, what was skipped and the warnings of a log adapter's ingest."""
+    rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
+    line = f"ingested {result.runs:,} runs from {len(result.files):,} {kind} file(s) into {result.out}: {rows}"
+    console.print(literal(line), highlight=False, soft_wrap=True)
+    for file, reason in result.skipped:
+        console.print(f"[yellow]skipped {literal(file)}: {literal(reason)}[/]", highlight=False, soft_wrap=True)
+    for warning in result.warnings[:_WARNINGS_SHOWN]:
+        console.print(f"[yellow]warning: {literal(warning)}[/]", highlight=False, soft_wrap=True)
+    if len(result.warnings) > _WARNINGS_SHOWN:
+        more = len(result.warnings) - _WARNINGS_SHOWN
+        console.print(f"[yellow]... and {more:,} more warning(s) (the Python result's warnings lists them all)[/]")
 
 
 def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid: bool, shards: int | None) -> None:

@@ -22,10 +22,9 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError, option
 from mas_eval.ingest.jsonl import json_type
-from mas_eval.ingest.logs import LogIngestResult, dataset_of
+from mas_eval.ingest.logs import LogIngestResult, conform, dataset_of
 from mas_eval.storage.inputs import input_file
 from mas_eval.storage.outputs import check_target
 from mas_eval.storage.sharding import check_shards
@@ -353,14 +352,6 @@ def _sum(column: str) -> pl.Expr:
     return pl.when(pl.col(column).count() > 0).then(pl.col(column).sum())
 
 
-def _conform(frame: pl.DataFrame, name: str) -> pl.DataFrame:
-    """``frame`` with the columns of table ``name``, in its order and types; absent ones null."""
-    schema = TABLES[name].polars_schema
-    return frame.select(
-        [pl.col(c).cast(t) if c in frame.columns else pl.lit(None, t).alias(c) for c, t in schema.items()]
-    )
-
-
 def _runs(spans: pl.DataFrame, walk: pl.DataFrame, system: str | None) -> pl.DataFrame:
     """One row per trace, in the order traces were first read; with ``problem`` for a trace that cannot be a run."""
     located = spans.join(walk.select(*_KEY, "depth", pl.col("up").alias("loop")), on=_KEY, how="left")
@@ -645,10 +636,10 @@ def ingest_otlp(
     outcomes = _outcomes(pl.DataFrame(reader.events, schema=_EVENT_SCHEMA), walk, warnings)
     outcomes = outcomes.join(order, on="run_id").sort("order", "name")
     frames = {
-        "runs": _conform(runs.rename({"trace_id": "run_id"}), "runs"),
-        "agents": _conform(agents, "agents"),
-        "usage": _conform(usage, "usage"),
-        "outcomes": _conform(outcomes, "outcomes"),
+        "runs": conform(runs.rename({"trace_id": "run_id"}), "runs"),
+        "agents": conform(agents, "agents"),
+        "usage": conform(usage, "usage"),
+        "outcomes": conform(outcomes, "outcomes"),
     }
     frames = {name: frame for name, frame in frames.items() if frame.height or name == "runs"}
     dataset = dataset_of(frames, target, overwrite=overwrite, inputs=given, shards=count)
