@@ -20,12 +20,16 @@ from mas_eval.storage.inputs import input_file, read_csv, read_parquet
 from mas_eval.storage.outputs import check_target
 from mas_eval.storage.sharding import check_shards
 
-__all__ = ["CSV_SUFFIXES", "PARQUET_SUFFIXES", "RUN_COLUMNS", "ingest_table", "parse_map"]
+__all__ = ["AUTO_MAPPED", "CSV_SUFFIXES", "PARQUET_SUFFIXES", "RUN_COLUMNS", "ingest_table", "parse_map"]
 
 #: The ``runs`` columns a table's column can be mapped to.
 RUN_COLUMNS: tuple[str, ...] = tuple(TABLES["runs"].names)
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")
+#: The runs columns a file's column of the same name is mapped to unasked: what identifies a run and what it
+#: cost. A decision's ``recommended``, ``correct`` and ``confidence`` are mapped only when named in
+#: ``columns``, since a notebook's ``correct`` column is usually a score.
+AUTO_MAPPED: tuple[str, ...] = tuple(c for c in RUN_COLUMNS if c not in ("recommended", "correct", "confidence"))
 #: The columns every run needs; the rest may be absent.
 _REQUIRED = ("system", "case_id")
 #: Parts of a generated ``run_id``, in order; null parts are left out.
@@ -100,7 +104,7 @@ class _Part:
     def __init__(self, file: Path, index: int, frame: pl.DataFrame, columns: dict[str, str]) -> None:
         self.file, self.warnings = file, []
         present = frame.columns
-        mapping = {c: c for c in RUN_COLUMNS if c in present and c not in columns} | columns
+        mapping = {c: c for c in AUTO_MAPPED if c in present and c not in columns} | columns
         for column, source in mapping.items():
             if source not in present:
                 msg = (
@@ -116,7 +120,7 @@ class _Part:
                 )
                 raise IngestError(msg)
         sources = set(mapping.values())
-        clashing = [c for c in present if c in RUN_COLUMNS and c not in sources]
+        clashing = [c for c in present if c in AUTO_MAPPED and c not in sources]
         if clashing:
             column = clashing[0]
             msg = (
@@ -194,8 +198,9 @@ def ingest_table(
         ``paths``. None: the Dataset is returned in memory.
     columns
         For each ``runs`` column, the file's column holding it: ``{"system": "model",
-        "case_id": "question"}``. A file's column already named like a ``runs`` column is mapped
-        to it without being named here. ``system`` and ``case_id`` must be given either way.
+        "case_id": "question"}``. A file's column already named like a ``runs`` column
+        (:data:`AUTO_MAPPED`: all but ``recommended``, ``correct`` and ``confidence``) is mapped to
+        it without being named here. ``system`` and ``case_id`` must be given either way.
     overwrite
         Replace an existing ``out``.
     skip_invalid
@@ -229,7 +234,7 @@ def ingest_table(
     -----
     ``run_id``, when not mapped, is ``system/case_id[/task][/variant]/n``: ``n`` is the mapped
     ``epoch``, else the row's place among the rows of that system, case, task and variant (1 =
-    first, in file order). Every column neither mapped nor named like a ``runs`` column is a
+    first, in file order). Every column neither mapped nor named like an :data:`AUTO_MAPPED` column is a
     score when numeric or boolean (``outcomes``: its name, the row's value; null and NaN values
     are left out): pass/fail (``passed`` set) when boolean, or integer with only the values 0
     and 1, in every file; string (and other) columns are ignored with a warning.
