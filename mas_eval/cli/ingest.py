@@ -1,15 +1,16 @@
-"""``mas-eval ingest``: logged runs into a Dataset, from canonical JSONL records or Local-DDx results.
+"""``mas-eval ingest``: logged runs into a Dataset, from canonical JSONL records or another tool's logs.
 
-``--format jsonl`` runs :func:`~mas_eval.ingest.ingest_jsonl`, ``--format lddx``
-:func:`~mas_eval.ingest.ingest_lddx`; the options take their defaults. A MedAISure report holds
-a model's benchmark scores, not runs, so it makes no Dataset: ``mas-eval benchmark-report``
-reads it (:mod:`mas_eval.cli.benchmark`).
+``--format jsonl`` runs :func:`~mas_eval.ingest.ingest_jsonl`; each log format runs its adapter
+(:data:`LOG_FORMATS`: Local-DDx results, inspect_ai logs, lm-evaluation-harness samples, OTLP
+traces, a table of runs); the options take their defaults, and an option of another format is
+refused. A MedAISure report holds a model's benchmark scores, not runs, so it makes no Dataset:
+``mas-eval benchmark-report`` reads it (:mod:`mas_eval.cli.benchmark`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -18,12 +19,21 @@ from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
+from mas_eval.ingest.logs import LogIngestResult
+from mas_eval.ingest.otlp import ingest_otlp
 
-__all__ = ["INGEST_FORMATS", "ingest"]
+__all__ = ["INGEST_FORMATS", "LOG_FORMATS", "ingest"]
 
+#: The log formats, each with what its files are called in messages.
+LOG_FORMATS = {
+    "lddx": "Local-DDx",
+    "lm-eval": "lm-eval",
+    "otlp": "OTLP",
+    "table": "table",
+}
 #: The formats `mas-eval ingest --format` reads.
-INGEST_FORMATS = ("jsonl", "lddx", "lm-eval")
-#: Warnings of an lddx ingest printed at most (all are in the Python result's ``warnings``).
+INGEST_FORMATS = ("jsonl", *LOG_FORMATS)
+#: Warnings of a log ingest printed at most (all are in the Python result's ``warnings``).
 _WARNINGS_SHOWN = 20
 #: The defaults of ``ingest_jsonl``'s parameters.
 _INGEST = defaults_of(ingest_jsonl)
@@ -31,6 +41,8 @@ _INGEST = defaults_of(ingest_jsonl)
 _CHUNK_MB = _INGEST["chunk_bytes"] / 2**20
 #: ``--max-line-mb``'s default: ``ingest_jsonl``'s ``max_line_bytes``, in MiB.
 _MAX_LINE_MB = _INGEST["max_line_bytes"] / 2**20
+#: The defaults of ``ingest_otlp``'s parameters.
+_OTLP = defaults_of(ingest_otlp)
 
 
 def ingest(
@@ -38,7 +50,9 @@ def ingest(
         list[Path],
         typer.Argument(
             help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
-            "ddx_results_*.json files or folders holding them."
+            "ddx_results_*.json files or folders holding them; inspect: inspect_ai .eval or .json logs or folders; "
+            "lm-eval: results_*.json files (their samples_*.jsonl beside them) or folders; otlp: OTLP JSON trace "
+            "files or folders; table: CSV or Parquet tables, a row per run."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
@@ -46,16 +60,18 @@ def ingest(
         str,
         typer.Option(
             "--format",
-            help="Input format: jsonl (canonical run records) or lddx (Local-DDx result files). A MedAISure "
-            "report is not runs: `mas-eval benchmark-report` reads it.",
+            help="Input format: jsonl (canonical run records), lddx (Local-DDx result files), inspect (inspect_ai "
+            "eval logs), lm-eval (lm-evaluation-harness --log_samples output), otlp (OpenTelemetry GenAI traces as "
+            "OTLP JSON) or table (a CSV or Parquet table of runs). A MedAISure report is not runs: "
+            "`mas-eval benchmark-report` reads it.",
         ),
     ] = "jsonl",
     skip_invalid: Annotated[
         bool,
         flag(
             "--skip-invalid",
-            help="Set malformed lines aside in the rejects file (lddx: skip the files that cannot be read) "
-            "instead of failing.",
+            help="Set malformed lines aside in the rejects file (log formats: skip the files, samples or lines "
+            "that cannot be read, and list them) instead of failing.",
         ),
     ] = _INGEST["skip_invalid"],
     rejects: Annotated[
@@ -79,8 +95,29 @@ def ingest(
     ] = _MAX_LINE_MB,
     shards: ShardsOpt = _INGEST["shards"],
     overwrite: OverwriteOpt = _INGEST["overwrite"],
+    map_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--map",
+            help="--format table: the source column of each runs column, e.g. system=model,case_id=question "
+            "(repeatable).",
+        ),
+    ] = None,
+    system: Annotated[
+        str | None,
+        typer.Option(
+            help="--format inspect, lm-eval or otlp: every run's system, instead of the one the log names (inspect: "
+            "the model, solver and task arguments; lm-eval: the model; otlp: --system-attribute's value)."
+        ),
+    ] = None,
+    system_attribute: Annotated[
+        str, typer.Option(help="--format otlp: the span or resource attribute holding a run's system.")
+    ] = _OTLP["system_attribute"],
+    case_attribute: Annotated[
+        str, typer.Option(help="--format otlp: the span or resource attribute holding a run's case.")
+    ] = _OTLP["case_attribute"],
 ) -> None:
-    """Flatten canonical JSONL run records (see run_record.schema.json), or Local-DDx results, into a Dataset."""
+    """Flatten canonical JSONL run records (see run_record.schema.json), or another tool's logs, into a Dataset."""
     from mas_eval.storage.sharding import check_shards
 
     if format_ == "medaisure":
@@ -91,28 +128,21 @@ def ingest(
         raise InvalidParameterError(msg)
     check_parameter("--format", format_, [Options(INGEST_FORMATS)], where="ingest")
     check_shards(shards, where="ingest")
-    if format_ == "lm-eval":
-        _ingest_lm_eval(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards,
-                        jsonl_options=[("--rejects", rejects is not None), ("--chunk-mb", chunk_mb != _CHUNK_MB),
-                                       ("--max-line-mb", max_line_mb != _MAX_LINE_MB)])  # fmt: skip
-        return
-    if format_ == "lddx":
-        given = next(
-            (
-                name
-                for name, is_given in [
-                    ("--rejects", rejects is not None),
-                    ("--chunk-mb", chunk_mb != _CHUNK_MB),
-                    ("--max-line-mb", max_line_mb != _MAX_LINE_MB),
-                ]
-                if is_given
-            ),
-            None,
-        )
-        if given is not None:
-            msg = f"ingest: {given} applies to --format jsonl only (Local-DDx files are read whole); drop {given}"
-            raise InvalidParameterError(msg)
-        _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
+    _refuse_others(
+        format_,
+        {
+            "--map": (("table",), map_ is not None),
+            "--system": (("lm-eval", "otlp"), system is not None),
+            "--system-attribute": (("otlp",), system_attribute != _OTLP["system_attribute"]),
+            "--case-attribute": (("otlp",), case_attribute != _OTLP["case_attribute"]),
+            "--rejects": (("jsonl",), rejects is not None),
+            "--chunk-mb": (("jsonl",), chunk_mb != _CHUNK_MB),
+            "--max-line-mb": (("jsonl",), max_line_mb != _MAX_LINE_MB),
+        },
+    )
+    if format_ in LOG_FORMATS:
+        common = {"overwrite": overwrite, "skip_invalid": skip_invalid, "shards": shards}
+        _print_log_result(_read_logs(format_, files, out, map_, system, system_attribute, case_attribute, common))
         return
     for name, value in [("--chunk-mb", chunk_mb), ("--max-line-mb", max_line_mb)]:
         check_parameter(name, value, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest")
@@ -138,42 +168,48 @@ def ingest(
         )
 
 
-def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid: bool, shards: int | None) -> None:
-    """``mas-eval ingest --format lddx``: the files read, the rows per table, the files skipped and the warnings."""
-    from mas_eval.ingest import ingest_lddx
-
-    result = ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
-    rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
-    line = f"ingested {result.runs:,} runs from {len(result.files):,} Local-DDx file(s) into {result.out}: {rows}"
-    console.print(literal(line), highlight=False, soft_wrap=True)
-    for file, reason in result.skipped:
-        console.print(f"[yellow]skipped {literal(file)}: {literal(reason)}[/]", highlight=False, soft_wrap=True)
-    for warning in result.warnings[:_WARNINGS_SHOWN]:
-        console.print(f"[yellow]warning: {literal(warning)}[/]", highlight=False, soft_wrap=True)
-    if len(result.warnings) > _WARNINGS_SHOWN:
-        more = len(result.warnings) - _WARNINGS_SHOWN
-        console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lddx(...).warnings lists them all)[/]")
+def _refuse_others(format_: str, options: dict[str, tuple[tuple[str, ...], bool]]) -> None:
+    """An option of another format, given: the first is refused."""
+    for name, (owners, given) in options.items():
+        if given and format_ not in owners:
+            which = " or ".join(owners)
+            msg = f"ingest: {name} applies to --format {which} only; drop {name}"
+            raise InvalidParameterError(msg)
 
 
-def _ingest_lm_eval(
+def _read_logs(
+    format_: str,
     files: list[Path],
     out: Path,
-    *,
-    overwrite: bool,
-    skip_invalid: bool,
-    shards: int | None,
-    jsonl_options: list[tuple[str, bool]],
-) -> None:
-    """``mas-eval ingest --format lm-eval``: the runs and files read, rows per table, what was skipped, warnings."""
-    from mas_eval.ingest import ingest_lm_eval
+    map_: list[str] | None,
+    system: str | None,
+    system_attribute: str,
+    case_attribute: str,
+    common: dict[str, Any],
+) -> tuple[LogIngestResult, str]:
+    """The adapter of log format ``format_`` run on ``files``, and what its files are called."""
+    from mas_eval import ingest as adapters
+    from mas_eval.ingest.table import parse_map
 
-    given = next((name for name, is_given in jsonl_options if is_given), None)
-    if given is not None:
-        msg = f"ingest: {given} applies to --format jsonl only (lm-eval files are read a line at a time); drop {given}"
-        raise InvalidParameterError(msg)
-    result = ingest_lm_eval(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
+    if format_ == "lddx":
+        result = adapters.ingest_lddx(files, out, **common)
+    elif format_ == "lm-eval":
+        result = adapters.ingest_lm_eval(files, out, system=system, **common)
+    elif format_ == "otlp":
+        result = ingest_otlp(
+            files, out, system=system, system_attribute=system_attribute, case_attribute=case_attribute, **common
+        )
+    else:
+        columns = parse_map(map_) if map_ else None
+        result = adapters.ingest_table(files, out, columns=columns, **common)
+    return result, LOG_FORMATS[format_]
+
+
+def _print_log_result(read: tuple[LogIngestResult, str]) -> None:
+    """The files read, the rows per table, what was skipped and the warnings of a log adapter's ingest."""
+    result, kind = read
     rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
-    line = f"ingested {result.runs:,} runs from {len(result.files):,} lm-eval file(s) into {result.out}: {rows}"
+    line = f"ingested {result.runs:,} runs from {len(result.files):,} {kind} file(s) into {result.out}: {rows}"
     console.print(literal(line), highlight=False, soft_wrap=True)
     for file, reason in result.skipped:
         console.print(f"[yellow]skipped {literal(file)}: {literal(reason)}[/]", highlight=False, soft_wrap=True)
@@ -181,4 +217,4 @@ def _ingest_lm_eval(
         console.print(f"[yellow]warning: {literal(warning)}[/]", highlight=False, soft_wrap=True)
     if len(result.warnings) > _WARNINGS_SHOWN:
         more = len(result.warnings) - _WARNINGS_SHOWN
-        console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lm_eval(...).warnings lists them all)[/]")
+        console.print(f"[yellow]... and {more:,} more warning(s) (the Python result's warnings lists them all)[/]")

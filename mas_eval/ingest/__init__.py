@@ -3,8 +3,10 @@
 The canonical run record (``mas_eval/ingest/run_record.schema.json``) is one JSON object per run,
 one per line (JSONL). :func:`ingest_jsonl` flattens such files into the Dataset's tables;
 :func:`export_jsonl` writes a Dataset back as records, so that ingest(export(ds)) == ds.
-:func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files; :func:`ingest_lm_eval` reads
-lm-evaluation-harness ``--log_samples`` output (``results_*.json`` and ``samples_*.jsonl``).
+:func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files; :func:`ingest_lm_eval`
+lm-evaluation-harness ``--log_samples`` output (``results_*.json`` and ``samples_*.jsonl``);
+:func:`ingest_otlp` OpenTelemetry GenAI traces in OTLP JSON; :func:`ingest_table` a CSV or
+Parquet table of runs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from mas_eval.ingest.jsonl import IngestResult, ingest_jsonl, record_dtype
 from mas_eval.ingest.lddx import LddxIngestResult, ingest_lddx
 from mas_eval.ingest.lm_eval import ingest_lm_eval
 from mas_eval.ingest.logs import LogIngestResult
+from mas_eval.ingest.otlp import ingest_otlp
+from mas_eval.ingest.table import ingest_table
 
 __all__ = [
     "IngestResult",
@@ -23,5 +27,7 @@ __all__ = [
     "ingest_jsonl",
     "ingest_lddx",
     "ingest_lm_eval",
+    "ingest_otlp",
+    "ingest_table",
     "record_dtype",
 ]

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import polars as pl
 
+from mas_eval.data.schema import TABLES
 from mas_eval.storage.dataset import MANIFEST, Dataset
 from mas_eval.storage.manifests import write_manifest
 from mas_eval.storage.outputs import atomic_directory
 
-__all__ = ["LogIngestResult", "dataset_of"]
+__all__ = ["LogIngestResult", "conform", "dataset_of"]
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,11 @@ def dataset_of(
                 frame.write_parquet(staging / f"{name}.parquet")
             write_manifest(staging, MANIFEST, {"tables": list(frames)})
     return Dataset.open(target)
+
+
+def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
+    """``frame`` with exactly the columns of ``table``, in the schema's order and types; those it lacks are null."""
+    schema = TABLES[table].polars_schema
+    return frame.select(
+        [pl.col(c).cast(t) if c in frame.columns else pl.lit(None, t).alias(c) for c, t in schema.items()]
+    )
