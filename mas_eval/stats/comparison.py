@@ -544,11 +544,22 @@ def compare(
         repeat, or a scenario family). The difference gets a cluster-robust (CR1) standard
         error, with ``n_clusters - 1`` degrees of freedom (Miller 2024, "Adding Error Bars to
         Evals"). In a paired design every case must lie in one cluster.
-    test : {"auto", "welch", "student", "paired", "mannwhitney", "wilcoxon"}
+    test : {"auto", "welch", "student", "paired", "mannwhitney", "wilcoxon", "mcnemar"}
         ``"auto"`` (default, as on the command line): ``"paired"`` when ``pair_on`` is given,
         else ``"welch"`` (the crisis-MAS evaluation methodology's formula); ``"student"`` (pooled
         variance; preset ``crisis-mas-poc``), ``"paired"`` (t on per-case differences),
-        ``"mannwhitney"``, ``"wilcoxon"`` (signed ranks of the per-case differences).
+        ``"mannwhitney"``, ``"wilcoxon"`` (signed ranks of the per-case differences),
+        ``"mcnemar"`` (pass/fail metrics only, with ``pair_on``: McNemar's exact test and
+        Newcombe's interval, :mod:`~mas_eval.stats.proportions`).
+
+        A metric is *pass/fail* when it is Boolean or holds only 0 and 1 among the compared runs.
+        For such a metric ``"auto"`` (with no ``cluster``, ``n_boot`` or ``method="mixed"``) chooses:
+        with ``pair_on``, ``"mcnemar"`` where every paired case has one run per system, and the
+        paired t on case means where cases repeat (epochs; ``warning`` says so); without
+        ``pair_on``, when a system ran a case (the ``case_id`` column) more than once, Welch's
+        difference with a cluster-robust SE by ``case_id`` (``test`` ``"ols_cluster"``; ``warning``
+        says so). Other metrics are compared exactly as before. Sufficient statistics never switch
+        (they cannot tell a pass/fail metric) and refuse ``"mcnemar"``.
     correction : {"holm", "fdr_bh", "bonferroni", "none", "bh", "benjamini-hochberg"} or None
         Multiple-comparison correction over every row of the result (the family); ``"bh"`` and
         ``"benjamini-hochberg"`` are ``"fdr_bh"``, None is ``"none"``.
@@ -588,7 +599,8 @@ def compare(
         (``by`` columns)       the group
         metric                 metric name
         test                   ``welch``, ``student``, ``paired``, ``mannwhitney``,
-                               ``wilcoxon``, ``ols_cluster``, ``paired_cluster``, ``mixed``
+                               ``wilcoxon``, ``ols_cluster``, ``paired_cluster``, ``mixed``,
+                               ``mcnemar``
         n_treatment, n_control runs with a value (paired: runs averaged into the paired cases)
         n_pairs                paired designs: cases with a value from both systems
         n_clusters             clusters (``cluster``) or cases in the mixed model
@@ -599,10 +611,11 @@ def compare(
         difference             treatment - control (mixed: the fixed-effect estimate)
         improvement_percentage 100 * difference / mean_control (null when mean_control = 0)
         statistic              t (t tests, cluster), z (mixed), U of treatment
-                               (Mann-Whitney), min(W+, W-) (Wilcoxon, as SciPy)
+                               (Mann-Whitney), min(W+, W-) (Wilcoxon, as SciPy),
+                               min(b, c) of the discordant cases (McNemar)
         dof                    degrees of freedom (Welch-Satterthwaite for Welch,
-                               ``n_clusters - 1`` with ``cluster``; null for rank tests
-                               and the mixed model, whose reference is the normal)
+                               ``n_clusters - 1`` with ``cluster``; null for rank tests,
+                               McNemar and the mixed model)
         p_value                two-sided p
         p_adjusted             p adjusted across all rows (``correction``)
         correction             the correction ``p_adjusted`` used (``holm``, ``fdr_bh``,
@@ -611,7 +624,8 @@ def compare(
         ci_low, ci_high        CI of the difference in means (rank tests: the Welch /
                                paired t interval)
         ci_method              welch, student, paired, cluster, mixed, bootstrap_bca,
-                               bootstrap_percentile
+                               bootstrap_percentile, newcombe (Newcombe 1998, method 10,
+                               the paired difference of pass rates)
         cohens_d               d_s = difference / pooled SD (ddof 1), or d_z =
                                mean difference / SD of differences in paired designs
         hedges_g               J(df) * cohens_d, J exact (df = n_t + n_c - 2, or n - 1)
@@ -622,7 +636,7 @@ def compare(
         power                  observed power: the row's two-sided test at level alpha
                                when the true effect equals the estimate (a function
                                of p; not evidence of anything by itself). Rank tests
-                               report their t-test counterpart's.
+                               and McNemar report their t-test counterpart's.
         correlation            paired: Pearson r of the two systems' per-case means
         warning                why a row is degenerate, notes (unpaired cases left
                                out, undefined improvement %, fallbacks), or null
