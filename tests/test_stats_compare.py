@@ -77,7 +77,8 @@ def test_accepts_lazyframes_scores_and_comma_separated_metrics() -> None:
     assert from_scores.equals(from_lazy)
     assert set(from_scores["metric"]) == {"dqs", "decision_confidence"}
     paired = compare(scores, ["dqs", "gt_match"], by="task", pair_on="case_id", test="auto", correction="holm")
-    assert set(paired["test"]) == {"paired"}
+    # gt_match is pass/fail (0/1), one run per case and system: "auto" gives it McNemar's test.
+    assert dict(zip(paired["metric"], paired["test"], strict=False)) == {"dqs": "paired", "gt_match": "mcnemar"}
     assert (paired["n_pairs"] > 0).all()
     no_nan(paired)
 

@@ -54,7 +54,13 @@ def compare(
         typer.Option(help="Cluster column: cluster-robust standard errors."),
     ] = _COMPARE["cluster"],
     test: Annotated[
-        str, typer.Option(help=f"One of {choices(Test)} (auto: paired with --pair-on, else welch).")
+        str,
+        typer.Option(
+            help=(
+                f"One of {choices(Test)} (auto: paired with --pair-on, mcnemar for a pass/fail metric with one "
+                f"run per case; else welch)."
+            )
+        ),
     ] = _COMPARE["test"],
     correction: Annotated[
         str,

@@ -6,6 +6,9 @@
 * :func:`power` — required n, minimum detectable effect, or power of a t test.
 * :func:`baseline_comparison` — the methodology's "Baseline Comparison" and significance JSON.
 * :func:`calibration`, :func:`reliability_table` — is a system's confidence calibrated?
+* :func:`pass_rates`, :func:`proportion_interval`, :func:`mcnemar_exact`, :func:`paired_difference`,
+  :func:`mcnemar_power` — pass/fail outcomes: pass rates with Wilson / Clopper–Pearson intervals,
+  McNemar's exact test, Newcombe's interval of a paired difference, Connor's power.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`summary_view`, :func:`write_comparisons` — print and save a comparison table.
 * :func:`sufficient_statistics`, :func:`merge_statistics` — per-shard sums that ``compare`` runs
@@ -34,7 +37,17 @@ from typing import TYPE_CHECKING
 
 from mas_eval._lazy import lazy_attributes
 from mas_eval.errors import MixedDqsMethodsError
-from mas_eval.stats.options import Alternative, BootCI, Correction, Design, Method, Strategy, SummaryTest, Test
+from mas_eval.stats.options import (
+    Alternative,
+    BootCI,
+    Correction,
+    Design,
+    Method,
+    ProportionMethod,
+    Strategy,
+    SummaryTest,
+    Test,
+)
 
 if TYPE_CHECKING:
     from mas_eval.stats.baseline import baseline_comparison
@@ -42,6 +55,13 @@ if TYPE_CHECKING:
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
     from mas_eval.stats.power_analysis import power
+    from mas_eval.stats.proportions import (
+        mcnemar_exact,
+        mcnemar_power,
+        paired_difference,
+        pass_rates,
+        proportion_interval,
+    )
     from mas_eval.stats.reliability import calibration, reliability_table
     from mas_eval.stats.report import summary_view, write_comparisons
     from mas_eval.stats.sufficient import SufficientStatistics, merge_statistics, sufficient_statistics
@@ -55,6 +75,11 @@ __getattr__, __dir__ = lazy_attributes(
         "adjust_pvalues": "mas_eval.stats.corrections",
         "ttest_from_summary": "mas_eval.stats.designs",
         "power": "mas_eval.stats.power_analysis",
+        "mcnemar_exact": "mas_eval.stats.proportions",
+        "mcnemar_power": "mas_eval.stats.proportions",
+        "paired_difference": "mas_eval.stats.proportions",
+        "pass_rates": "mas_eval.stats.proportions",
+        "proportion_interval": "mas_eval.stats.proportions",
         "calibration": "mas_eval.stats.reliability",
         "reliability_table": "mas_eval.stats.reliability",
         "summary_view": "mas_eval.stats.report",
@@ -72,6 +97,7 @@ __all__ = [
     "Design",
     "Method",
     "MixedDqsMethodsError",
+    "ProportionMethod",
     "Strategy",
     "SufficientStatistics",
     "SummaryTest",
@@ -80,8 +106,13 @@ __all__ = [
     "baseline_comparison",
     "calibration",
     "compare",
+    "mcnemar_exact",
+    "mcnemar_power",
     "merge_statistics",
+    "paired_difference",
+    "pass_rates",
     "power",
+    "proportion_interval",
     "reliability_table",
     "sufficient_statistics",
     "summary_view",

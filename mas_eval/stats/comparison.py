@@ -15,7 +15,7 @@ values, once per (group, metric) row. Which options combine is the table
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,7 @@ from mas_eval.stats._common import (
     numeric_value,
     raise_on_nulls,
 )
-from mas_eval.stats._rows import Patch, Rows
+from mas_eval.stats._rows import Patch, Rows, warnings_on
 from mas_eval.stats.bootstrap import bootstrap_step
 from mas_eval.stats.cluster import (
     cluster_step,
@@ -58,6 +58,7 @@ from mas_eval.stats.options import (
     canonical_correction,
     check_combinations,
 )
+from mas_eval.stats.proportions import mcnemar_step, paired_table_counts
 from mas_eval.stats.ranks import rank_test_step
 from mas_eval.stats.sufficient import (
     SufficientStatistics,
@@ -81,12 +82,16 @@ from mas_eval.stats.summaries import (
     paired_summary,
     paired_summary_from,
     realign,
+    to_arrays,
 )
 
 __all__ = ["COMPARE_CONSTRAINTS", "MAX_BOOT", "MixedDqsMethodsError", "compare"]
 
 #: Internal name of the cluster column (``cluster`` may be the ``pair_on`` column itself).
 CLUSTER = "_cluster"
+#: The case column of a run (``runs.case_id`` of the Dataset schema): ``test="auto"`` clusters a pass/fail
+#: metric's repeated runs of a case by it when no ``pair_on`` or ``cluster`` is given.
+CASE = "case_id"
 #: Internal name of the copy of a guarded DQS column ``c``: ``f"{GUARDED}{c}"``.
 GUARDED = "_guarded_"
 
@@ -140,6 +145,8 @@ class _Request:
     method: str
     boot_ci: BootCI
     allow_mixed_methods: bool
+    #: ``test="auto"`` was asked for (``test`` holds what it resolved to).
+    auto: bool = False
 
     @property
     def paired(self) -> bool:
@@ -168,8 +175,13 @@ def _check_systems(runs: pl.LazyFrame, frame: pl.LazyFrame, system: str, names: 
         raise DataError(msg)
 
 
-def _prepare(frame: pl.LazyFrame, request: _Request) -> tuple[pl.LazyFrame, list[str], pl.DataFrame | None]:
-    """The compared runs (keys, system, case/cluster, metrics ``_metric_{i}``, DQS copies) and the guarded DQS."""
+def _prepare(
+    frame: pl.LazyFrame, request: _Request, auto_cluster: str | None = None
+) -> tuple[pl.LazyFrame, list[str], pl.DataFrame | None]:
+    """The compared runs (keys, system, case/cluster, metrics ``_metric_{i}``, DQS copies) and the guarded DQS.
+
+    ``auto_cluster``: a column copied as the cluster when ``request`` names none (``CASE``).
+    """
     schema = frame.collect_schema()
     extra = list(dict.fromkeys(c for c in (request.pair_on, request.cluster) if c is not None))
     check_columns(schema, [request.system], "system")
@@ -202,7 +214,8 @@ def _prepare(frame: pl.LazyFrame, request: _Request) -> tuple[pl.LazyFrame, list
 
     kept = [*request.keys, request.system, *([request.pair_on] if request.pair_on else [])]
     kept += ["dqs_method"] if guarded else []
-    clusters = [pl.col(request.cluster).alias(CLUSTER)] if request.cluster is not None else []
+    cluster = request.cluster if request.cluster is not None else auto_cluster
+    clusters = [pl.col(cluster).alias(CLUSTER)] if cluster is not None else []
     copies = [pl.col(c).alias(f"{GUARDED}{c}") for c in guarded]
     runs = runs.select(*dict.fromkeys(kept), *clusters, *values, *copies)
 
@@ -379,6 +392,88 @@ def _step_patches(
     return patches
 
 
+def _auto_cluster_column(schema: pl.Schema, request: _Request) -> str | None:
+    """``CASE`` when ``test="auto"`` may cluster a pass/fail metric's repeated runs by it, else None."""
+    structural = {request.system, *request.by, *request.metrics}
+    chosen = request.pair_on is not None or request.cluster is not None or request.n_boot or request.method != "default"
+    return CASE if request.auto and not chosen and CASE in schema and CASE not in structural else None
+
+
+def _mcnemar_wanted(request: _Request) -> bool:
+    """Whether McNemar's test replaces the paired t on pass/fail metrics with one run per case and system."""
+    if request.test == "mcnemar":
+        return True
+    plain = request.cluster is None and not request.n_boot and request.method == "default"
+    return request.auto and request.pair_on is not None and plain
+
+
+def _pass_fail(runs: pl.LazyFrame, request: _Request) -> np.ndarray:
+    """Per metric: whether it is pass/fail, every compared value 0 or 1 (a Boolean's are), and there is one."""
+    m = len(request.metrics)
+    flags = runs.select(
+        (((pl.col(metric(i)) == 0) | (pl.col(metric(i)) == 1)).all() & pl.col(metric(i)).is_not_null().any()).alias(
+            str(i)
+        )
+        for i in range(m)
+    )
+    found = np.array(flags.collect(engine=ENGINE).row(0), dtype=bool)
+    if request.test == "mcnemar" and not found.all():
+        names = ", ".join(repr(name) for name, ok in zip(request.metrics, found, strict=True) if not ok)
+        msg = (
+            f"compare: test='mcnemar' compares pass/fail outcomes, but {names} hold(s) values other than 0 and 1 "
+            f"(or none); use test='paired' for those, or a Boolean / 0-1 column"
+        )
+        raise InvalidParameterError(msg)
+    return found
+
+
+def _auto_cluster(runs: pl.LazyFrame, summary: Summary, base: Rows, request: _Request, pass_fail: np.ndarray) -> Patch:
+    """The cluster-robust step, by ``CASE``, on the rows of pass/fail metrics whose runs repeat a case."""
+    m, keys = len(request.metrics), request.keys
+    rows = np.tile(pass_fail, summary.groups.height)
+    if not rows.any():
+        return Patch()
+    if runs.select(pl.col(CLUSTER).null_count()).collect(engine=ENGINE).item():
+        return Patch(warnings=warnings_on(rows, f"{CASE!r} has nulls: repeated runs of a case are not clustered"))
+    per_case = runs.group_by([*keys, request.system, CLUSTER]).agg(
+        pl.col(metric(i)).count().alias(column("runs", i)) for i in range(m)
+    )
+    repeats = per_case.group_by(keys).agg(
+        (pl.col(column("runs", i)) > 1).any().alias(column("repeated", i)) for i in range(m)
+    )
+    arrays = to_arrays(align(summary.groups, repeats.collect(engine=ENGINE), keys), ("repeated",), m)
+    mask = rows & (np.nan_to_num(flat(arrays)["repeated"], nan=0.0) > 0)
+    if not mask.any():
+        return Patch()
+    patch = _cluster(runs, summary, base, replace(request, cluster=CASE))
+    note = (
+        f"pass/fail metric with repeated runs of a case (epochs): clustered by {CASE!r} (cluster-robust SE); "
+        f"pass cluster= or pair_on= to choose"
+    )
+    notes = {int(r): [note, *patch.warnings.get(int(r), [])] for r in np.flatnonzero(mask)}
+    invalid = None if patch.invalid is None else patch.invalid & mask
+    return Patch(columns=patch.columns, where=mask, warnings=notes, invalid=invalid)
+
+
+def _pass_fail_patches(
+    runs: pl.LazyFrame, summary: Summary, base: Rows, request: _Request, auto_cluster: str | None
+) -> list[Patch]:
+    """McNemar's test (paired) or clusters by case (independent) on the rows of pass/fail metrics."""
+    wanted = _mcnemar_wanted(request) and request.paired and summary.cases is not None
+    if not (wanted or auto_cluster is not None):
+        return []
+    pass_fail = _pass_fail(runs, request)
+    if not pass_fail.any():
+        return []
+    if auto_cluster is not None:
+        return [_auto_cluster(runs, summary, base, request, pass_fail)]
+    assert summary.cases is not None
+    counts = paired_table_counts(summary.cases, summary.groups, request.keys, len(request.metrics))
+    rows = np.tile(pass_fail, summary.groups.height)
+    explicit = request.test == "mcnemar"
+    return [mcnemar_step(base, counts, rows, explicit=explicit, confidence=request.confidence)]
+
+
 def _mixed_methods_notes(
     summary: Summary, notes: dict[tuple[Any, ...], str], request: _Request, guarded: list[str]
 ) -> Patch:
@@ -449,11 +544,22 @@ def compare(
         repeat, or a scenario family). The difference gets a cluster-robust (CR1) standard
         error, with ``n_clusters - 1`` degrees of freedom (Miller 2024, "Adding Error Bars to
         Evals"). In a paired design every case must lie in one cluster.
-    test : {"auto", "welch", "student", "paired", "mannwhitney", "wilcoxon"}
+    test : {"auto", "welch", "student", "paired", "mannwhitney", "wilcoxon", "mcnemar"}
         ``"auto"`` (default, as on the command line): ``"paired"`` when ``pair_on`` is given,
         else ``"welch"`` (the crisis-MAS evaluation methodology's formula); ``"student"`` (pooled
         variance; preset ``crisis-mas-poc``), ``"paired"`` (t on per-case differences),
-        ``"mannwhitney"``, ``"wilcoxon"`` (signed ranks of the per-case differences).
+        ``"mannwhitney"``, ``"wilcoxon"`` (signed ranks of the per-case differences),
+        ``"mcnemar"`` (pass/fail metrics only, with ``pair_on``: McNemar's exact test and
+        Newcombe's interval, :mod:`~mas_eval.stats.proportions`).
+
+        A metric is *pass/fail* when it is Boolean or holds only 0 and 1 among the compared runs.
+        For such a metric ``"auto"`` (with no ``cluster``, ``n_boot`` or ``method="mixed"``) chooses:
+        with ``pair_on``, ``"mcnemar"`` where every paired case has one run per system, and the
+        paired t on case means where cases repeat (epochs; ``warning`` says so); without
+        ``pair_on``, when a system ran a case (the ``case_id`` column) more than once, Welch's
+        difference with a cluster-robust SE by ``case_id`` (``test`` ``"ols_cluster"``; ``warning``
+        says so). Other metrics are compared exactly as before. Sufficient statistics never switch
+        (they cannot tell a pass/fail metric) and refuse ``"mcnemar"``.
     correction : {"holm", "fdr_bh", "bonferroni", "none", "bh", "benjamini-hochberg"} or None
         Multiple-comparison correction over every row of the result (the family); ``"bh"`` and
         ``"benjamini-hochberg"`` are ``"fdr_bh"``, None is ``"none"``.
@@ -493,7 +599,8 @@ def compare(
         (``by`` columns)       the group
         metric                 metric name
         test                   ``welch``, ``student``, ``paired``, ``mannwhitney``,
-                               ``wilcoxon``, ``ols_cluster``, ``paired_cluster``, ``mixed``
+                               ``wilcoxon``, ``ols_cluster``, ``paired_cluster``, ``mixed``,
+                               ``mcnemar``
         n_treatment, n_control runs with a value (paired: runs averaged into the paired cases)
         n_pairs                paired designs: cases with a value from both systems
         n_clusters             clusters (``cluster``) or cases in the mixed model
@@ -504,10 +611,11 @@ def compare(
         difference             treatment - control (mixed: the fixed-effect estimate)
         improvement_percentage 100 * difference / mean_control (null when mean_control = 0)
         statistic              t (t tests, cluster), z (mixed), U of treatment
-                               (Mann-Whitney), min(W+, W-) (Wilcoxon, as SciPy)
+                               (Mann-Whitney), min(W+, W-) (Wilcoxon, as SciPy),
+                               min(b, c) of the discordant cases (McNemar)
         dof                    degrees of freedom (Welch-Satterthwaite for Welch,
-                               ``n_clusters - 1`` with ``cluster``; null for rank tests
-                               and the mixed model, whose reference is the normal)
+                               ``n_clusters - 1`` with ``cluster``; null for rank tests,
+                               McNemar and the mixed model)
         p_value                two-sided p
         p_adjusted             p adjusted across all rows (``correction``)
         correction             the correction ``p_adjusted`` used (``holm``, ``fdr_bh``,
@@ -516,7 +624,8 @@ def compare(
         ci_low, ci_high        CI of the difference in means (rank tests: the Welch /
                                paired t interval)
         ci_method              welch, student, paired, cluster, mixed, bootstrap_bca,
-                               bootstrap_percentile
+                               bootstrap_percentile, newcombe (Newcombe 1998, method 10,
+                               the paired difference of pass rates)
         cohens_d               d_s = difference / pooled SD (ddof 1), or d_z =
                                mean difference / SD of differences in paired designs
         hedges_g               J(df) * cohens_d, J exact (df = n_t + n_c - 2, or n - 1)
@@ -527,7 +636,7 @@ def compare(
         power                  observed power: the row's two-sided test at level alpha
                                when the true effect equals the estimate (a function
                                of p; not evidence of anything by itself). Rank tests
-                               report their t-test counterpart's.
+                               and McNemar report their t-test counterpart's.
         correlation            paired: Pearson r of the two systems' per-case means
         warning                why a row is degenerate, notes (unpaired cases left
                                out, undefined improvement %, fallbacks), or null
@@ -602,6 +711,7 @@ def compare(
         names=names,
         system=system,
         test=_resolve_test(test, pair_on),
+        auto=test == "auto",
         pair_on=pair_on,
         cluster=cluster,
         correction=canonical_correction(correction),
@@ -616,7 +726,8 @@ def compare(
     if isinstance(run_metrics, SufficientStatistics):
         return _compare_merged(run_metrics, request)
     frame = as_lazy(run_metrics)
-    runs, guarded, counts = _prepare(frame, request)
+    auto_cluster = _auto_cluster_column(frame.collect_schema(), request)
+    runs, guarded, counts = _prepare(frame, request, auto_cluster)
     notes = {}
     if guarded:
         notes = dqs_method_guard(
@@ -626,6 +737,7 @@ def compare(
 
     summary, base = _base_rows(runs, request)
     patches = _step_patches(counts, runs, summary, base, request, notes, guarded)
+    patches += _pass_fail_patches(runs, summary, base, request, auto_cluster)
     present = None
     if request.by:
         names = [metric(i) for i in range(len(request.metrics))]
@@ -675,6 +787,8 @@ def _refuse_raw_values(request: _Request) -> None:
     needs = []
     if request.test in RANK_TESTS:
         needs.append(f"test={request.test!r} ranks the values")
+    if request.test == "mcnemar":
+        needs.append("test='mcnemar' counts each case's pass/fail outcomes")
     if request.n_boot:
         needs.append(f"n_boot={request.n_boot} resamples the values")
     if request.method == "mixed":

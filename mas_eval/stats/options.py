@@ -9,7 +9,7 @@ and the CLI's help (which imports these types) cannot drift apart.
 
 >>> from typing import get_args
 >>> get_args(Test)
-('welch', 'student', 'paired', 'mannwhitney', 'wilcoxon', 'auto')
+('welch', 'student', 'paired', 'mannwhitney', 'wilcoxon', 'mcnemar', 'auto')
 >>> check_combinations("compare", {"test": "wilcoxon", "pair_on": "case_id", "cluster": "family", "n_boot": 0})
 Traceback (most recent call last):
 ...
@@ -39,6 +39,7 @@ __all__ = [
     "Design",
     "Method",
     "OptionRule",
+    "ProportionMethod",
     "Strategy",
     "SummaryTest",
     "Test",
@@ -56,8 +57,9 @@ COMPARISON_COLUMNS = [
 
 #: The t tests that run on group summaries alone (``ttest_from_summary``, ``baseline_comparison``).
 SummaryTest = Literal["welch", "student"]
-#: The tests of ``compare``; ``"auto"`` is ``"paired"`` when ``pair_on`` is given, else ``"welch"``.
-Test = Literal[SummaryTest, "paired", "mannwhitney", "wilcoxon", "auto"]
+#: The tests of ``compare``; ``"auto"`` is ``"paired"`` when ``pair_on`` is given (``"mcnemar"`` for a
+#: pass/fail metric with one run per case and system), else ``"welch"``.
+Test = Literal[SummaryTest, "paired", "mannwhitney", "wilcoxon", "mcnemar", "auto"]
 #: Multiple-comparison corrections; ``"bh"`` and ``"benjamini-hochberg"`` are ``"fdr_bh"``.
 Correction = Literal["holm", "fdr_bh", "bonferroni", "none", "bh", "benjamini-hochberg"]
 #: ``compare``'s model: the test's own, or a random intercept per case (``"mixed"``).
@@ -68,13 +70,15 @@ BootCI = Literal["bca", "percentile"]
 Design = Literal["independent", "paired"]
 #: Alternatives of ``power``.
 Alternative = Literal["two-sided", "larger", "smaller"]
+#: Confidence intervals of a proportion (a pass rate): Wilson's score interval or Clopper–Pearson's exact one.
+ProportionMethod = Literal["wilson", "clopper-pearson"]
 #: Binning of ``calibration`` / ``reliability_table``.
 Strategy = Literal["uniform", "quantile"]
 
 #: The aliases among :data:`Correction`, and the name each stands for.
 CORRECTION_ALIASES: dict[str, str] = {"bh": "fdr_bh", "benjamini-hochberg": "fdr_bh"}
 
-PAIRED_TESTS: tuple[str, ...] = ("paired", "wilcoxon")
+PAIRED_TESTS: tuple[str, ...] = ("paired", "wilcoxon", "mcnemar")
 RANK_TESTS: tuple[str, ...] = ("mannwhitney", "wilcoxon")
 #: Tests of two independent samples: ``pair_on`` means nothing to them (outside the mixed model).
 INDEPENDENT_TESTS: tuple[str, ...] = tuple(t for t in get_args(Test) if t not in PAIRED_TESTS and t != "auto")
@@ -124,6 +128,12 @@ COMPARE_RULES: tuple[OptionRule, ...] = (
                "method='mixed' fits a random intercept per case: pass pair_on (e.g. pair_on='case_id')"),
     OptionRule((("method", ("mixed",)),), "cluster", False, "method='mixed' cannot be combined with cluster"),
     OptionRule((("method", ("mixed",)),), "n_boot", False, "method='mixed' cannot be combined with n_boot"),
+    OptionRule((("test", ("mcnemar",)),), "cluster", False,
+               "test='mcnemar' counts discordant cases, one run each; it takes no cluster (use test='paired')"),
+    OptionRule((("test", ("mcnemar",)),), "n_boot", False,
+               "test='mcnemar' has Newcombe's interval for the difference; it takes no n_boot (use test='paired')"),
+    OptionRule((("test", ("mcnemar",)), ("method", ("mixed",))), "method", False,
+               "test='mcnemar' cannot be combined with method='mixed'"),
     OptionRule((("test", PAIRED_TESTS),), "pair_on", True,
                "test={test!r} pairs runs by case: pass pair_on (e.g. pair_on='case_id')"),
     # With method="mixed", pair_on names the case of the random intercept, whatever the test.
