@@ -6,6 +6,9 @@
 * :func:`power` — required n, minimum detectable effect, or power of a t test.
 * :func:`baseline_comparison` — the methodology's "Baseline Comparison" and significance JSON.
 * :func:`calibration`, :func:`reliability_table` — is a system's confidence calibrated?
+* :func:`pass_at_k`, :func:`cost_per_correct`, :func:`compute_matched`, :func:`accuracy_cost_frontier` —
+  statistics over epochs (repeats of a case): pass@k, pass^k, majority vote, cost per correct
+  answer, the single agent given the MAS's compute, and the accuracy–cost frontier.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`summary_view`, :func:`write_comparisons` — print and save a comparison table.
 * :func:`sufficient_statistics`, :func:`merge_statistics` — per-shard sums that ``compare`` runs
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     from mas_eval.stats.comparison import compare
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
+    from mas_eval.stats.epochs import accuracy_cost_frontier, compute_matched, cost_per_correct, pass_at_k
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.reliability import calibration, reliability_table
     from mas_eval.stats.report import summary_view, write_comparisons
@@ -54,6 +58,10 @@ __getattr__, __dir__ = lazy_attributes(
         "compare": "mas_eval.stats.comparison",
         "adjust_pvalues": "mas_eval.stats.corrections",
         "ttest_from_summary": "mas_eval.stats.designs",
+        "accuracy_cost_frontier": "mas_eval.stats.epochs",
+        "compute_matched": "mas_eval.stats.epochs",
+        "cost_per_correct": "mas_eval.stats.epochs",
+        "pass_at_k": "mas_eval.stats.epochs",
         "power": "mas_eval.stats.power_analysis",
         "calibration": "mas_eval.stats.reliability",
         "reliability_table": "mas_eval.stats.reliability",
@@ -76,11 +84,15 @@ __all__ = [
     "SufficientStatistics",
     "SummaryTest",
     "Test",
+    "accuracy_cost_frontier",
     "adjust_pvalues",
     "baseline_comparison",
     "calibration",
     "compare",
+    "compute_matched",
+    "cost_per_correct",
     "merge_statistics",
+    "pass_at_k",
     "power",
     "reliability_table",
     "sufficient_statistics",
