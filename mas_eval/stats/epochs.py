@@ -682,7 +682,8 @@ def _matched_summary(table: pl.DataFrame, groups: list[str], binary: bool, confi
         )
         # Every group has its two rows, a group without a matched case too (with cases = 0).
         rows = every.join(agg, on=keys, how="left", nulls_equal=True, maintain_order="left")
-        parts.append(rows.with_columns(pl.col("cases").fill_null(0), comparison=pl.lit(label)))
+        counts = ["cases", *(["both", "treatment_only", "control_only", "neither"] if binary else [])]
+        parts.append(rows.with_columns(pl.col(counts).fill_null(0), comparison=pl.lit(label)))
     out = pl.concat(parts)
     n = out["cases"].to_numpy().astype(float)
     mean = out["difference"].fill_null(np.nan).to_numpy()
