@@ -781,7 +781,9 @@ def accuracy_cost_frontier(
     whose ``cases`` is below the system's total averages over fewer, possibly easier, cases: its
     note says so. pass@k is the chance that one of k attempts passes (Chen et al. 2021), a
     ceiling no voting rule reaches without an oracle to pick the right answer; majority-of-k
-    is what a deployment without one gets.
+    is what a deployment without one gets. An even k loses its ties (half the votes passing
+    does not pass), so majority-of-k dips at k = 2, 4, …; odd ks (1, 3, 5, 9) avoid ties.
+    pass@1 is the mean over all the case's epochs, majority-of-1 its first epoch alone.
 
     Examples
     --------
