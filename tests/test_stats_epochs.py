@@ -327,7 +327,12 @@ RUNS = pl.DataFrame({"system": ["mas", "single", "single"], "case_id": "a", "epo
         (lambda: pass_at_k(RUNS, "okk"), SchemaError, "did you mean 'ok'"),
         (lambda: pass_at_k(RUNS, "ok", epoch="round"), SchemaError, "'round'"),
         (lambda: pass_at_k(RUNS.with_columns(epoch=1), "ok"), DataError, "more than one run"),
-        (lambda: pass_at_k(RUNS.with_columns(epoch=None), "ok"), DataError, "null values in 'epoch'"),
+        (
+            lambda: pass_at_k(RUNS.with_columns(pl.col("epoch").cast(pl.Int8).replace(2, None)), "ok"),
+            DataError,
+            "null values in 'epoch'",
+        ),
+        (lambda: pass_at_k(RUNS.with_columns(pl.col("epoch").cast(pl.String)), "ok"), SchemaError, "integers"),
         (lambda: cost_per_correct(RUNS, "ok", tokens=None, cost=None), InvalidParameterError, "both None"),
         (lambda: cost_per_correct(RUNS.with_columns(run_tokens=-1), "ok"), DataError, "negative"),
         (lambda: compute_matched(RUNS, "ok", control="mas"), InvalidParameterError, "both 'mas'"),

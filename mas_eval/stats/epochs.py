@@ -38,7 +38,7 @@ import numpy as np
 import polars as pl
 
 from mas_eval.constraints import NONE, Options, Predicate, validate_params
-from mas_eval.errors import DataError, InvalidParameterError, format_keys
+from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
 from mas_eval.stats._common import (
     COLUMN_NAME,
     COLUMN_NAMES,
@@ -129,6 +129,10 @@ def _runs(
     named = [*keys, epoch, *([spent] if spent else []), *([score] if score else [])]
     check_columns(schema, [metric], f"{where}: metric")
     check_columns(schema, named, f"{where}: run_metrics")
+    if not schema[epoch].is_integer():
+        # Epochs are counted, and sorted as numbers: as strings "10" would come before "2".
+        msg = f"{where}: epoch column {epoch!r} has type {schema[epoch]}; it must hold integers (1 = first)"
+        raise SchemaError(msg)
     check_no_nulls(frame, [*keys, epoch], f"{where}: run_metrics")
     extra = []
     if spent:
@@ -247,7 +251,7 @@ def pass_at_k(
     level : {"case", "system"}
         One row per (group, system, case), or per (group, system): the means over its cases.
     system, case, epoch : str
-        The system, case and epoch columns (an epoch is any sortable value; 1 = first).
+        The system, case and epoch columns (epochs are integers; 1 = first).
 
     Returns
     -------
@@ -275,7 +279,7 @@ def pass_at_k(
     InvalidParameterError
         A parameter outside the values above.
     SchemaError
-        A named column is missing, or the metric is not numeric or boolean.
+        A named column is missing, the metric is not numeric or boolean, or the epochs not integers.
     DataError
         Null system, case or epoch; two runs of one case and epoch; a metric other than 0/1
         while ``k`` is not empty.
@@ -365,7 +369,7 @@ def cost_per_correct(
     InvalidParameterError
         A parameter outside the values above, or ``tokens`` and ``cost`` both None.
     SchemaError
-        A named column is missing, or not numeric or boolean.
+        A named column is missing, or not numeric or boolean (the epochs: not integers).
     DataError
         A metric other than 0/1; a null or negative token count or cost; two runs of one case and epoch.
 
@@ -527,7 +531,7 @@ def compute_matched(
     InvalidParameterError
         A parameter outside the values above; ``rule="best"`` without ``score``; equal systems.
     SchemaError
-        A named column is missing, or not numeric or boolean.
+        A named column is missing, or not numeric or boolean (the epochs: not integers).
     DataError
         A metric other than 0/1, a null or negative spending, a null score, two runs of one
         case and epoch, or no case of the treatment.
@@ -770,7 +774,7 @@ def accuracy_cost_frontier(
     InvalidParameterError
         A parameter outside the values above.
     SchemaError
-        A named column is missing, or not numeric or boolean.
+        A named column is missing, or not numeric or boolean (the epochs: not integers).
     DataError
         A metric other than 0/1; a null or negative spending; two runs of one case and epoch.
 
