@@ -5,6 +5,7 @@
 * :func:`paired` — the per-case differences treatment − control, their mean and its CI.
 * :func:`reliability` — reliability diagram per system, with its ECE.
 * :func:`cost_quality` — mean quality against mean cost, with the Pareto front.
+* :func:`accuracy_cost_frontier` — each system's pass rate against its spending per case as k epochs grow.
 * :func:`consensus_quality` — quality against consensus, with binned means per system.
 * :func:`beliefs` — one run's agents × alternatives belief masses.
 * :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from mas_eval.plots.belief_map import beliefs
     from mas_eval.plots.calibration import reliability
     from mas_eval.plots.comparison import forest
+    from mas_eval.plots.frontier import accuracy_cost_frontier
     from mas_eval.plots.items import item_scores
     from mas_eval.plots.runs import consensus_quality, cost_quality, distributions, paired
     from mas_eval.plots.teamwork import collaboration
@@ -50,6 +52,7 @@ __getattr__, __dir__ = lazy_attributes(
         "reliability": "mas_eval.plots.calibration",
         "collaboration": "mas_eval.plots.teamwork",
         "forest": "mas_eval.plots.comparison",
+        "accuracy_cost_frontier": "mas_eval.plots.frontier",
         "item_scores": "mas_eval.plots.items",
         "consensus_quality": "mas_eval.plots.runs",
         "cost_quality": "mas_eval.plots.runs",
@@ -61,6 +64,7 @@ __getattr__, __dir__ = lazy_attributes(
 __all__ = [
     "OKABE_ITO",
     "SYSTEM_COLOURS",
+    "accuracy_cost_frontier",
     "beliefs",
     "collaboration",
     "consensus_quality",

@@ -9,6 +9,9 @@
 * :func:`pass_rates`, :func:`proportion_interval`, :func:`mcnemar_exact`, :func:`paired_difference`,
   :func:`mcnemar_power` — pass/fail outcomes: pass rates with Wilson / Clopper–Pearson intervals,
   McNemar's exact test, Newcombe's interval of a paired difference, Connor's power.
+* :func:`pass_at_k`, :func:`cost_per_correct`, :func:`compute_matched`, :func:`accuracy_cost_frontier` —
+  statistics over epochs (repeats of a case): pass@k, pass^k, majority vote, cost per correct
+  answer, the single agent given the MAS's compute, and the accuracy–cost frontier.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`summary_view`, :func:`write_comparisons` — print and save a comparison table.
 * :func:`sufficient_statistics`, :func:`merge_statistics` — per-shard sums that ``compare`` runs
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
     from mas_eval.stats.comparison import compare
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
+    from mas_eval.stats.epochs import accuracy_cost_frontier, compute_matched, cost_per_correct, pass_at_k
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.proportions import (
         mcnemar_exact,
@@ -74,6 +78,10 @@ __getattr__, __dir__ = lazy_attributes(
         "compare": "mas_eval.stats.comparison",
         "adjust_pvalues": "mas_eval.stats.corrections",
         "ttest_from_summary": "mas_eval.stats.designs",
+        "accuracy_cost_frontier": "mas_eval.stats.epochs",
+        "compute_matched": "mas_eval.stats.epochs",
+        "cost_per_correct": "mas_eval.stats.epochs",
+        "pass_at_k": "mas_eval.stats.epochs",
         "power": "mas_eval.stats.power_analysis",
         "mcnemar_exact": "mas_eval.stats.proportions",
         "mcnemar_power": "mas_eval.stats.proportions",
@@ -102,14 +110,18 @@ __all__ = [
     "SufficientStatistics",
     "SummaryTest",
     "Test",
+    "accuracy_cost_frontier",
     "adjust_pvalues",
     "baseline_comparison",
     "calibration",
     "compare",
+    "compute_matched",
+    "cost_per_correct",
     "mcnemar_exact",
     "mcnemar_power",
     "merge_statistics",
     "paired_difference",
+    "pass_at_k",
     "pass_rates",
     "power",
     "proportion_interval",
