@@ -197,8 +197,12 @@ def test_compute_matched_equals_the_oracle(runs: list[dict[str, Any]], rule: str
         assert close(row["difference"], want["difference"])
         if first == "first":
             assert (row["treatment_only"], row["control_only"]) == (want["treatment_only"], want["control_only"])
+            b, c = want["treatment_only"], want["control_only"]
+            # McNemar's exact p, written out: twice the lower binomial tail of the discordant cases at 1/2.
+            tail = sum(math.comb(b + c, i) for i in range(min(b, c) + 1)) / 2 ** (b + c)
+            assert close(row["mcnemar_p"], min(1.0, 2 * tail))
         else:
-            assert row["treatment_only"] is None
+            assert row["treatment_only"] is None and row["mcnemar_p"] is None
         if want["sd"]:
             assert close(row["statistic"], want["difference"] / (want["sd"] / math.sqrt(want["cases"])))
             assert row["ci_low"] < row["difference"] < row["ci_high"]
@@ -248,6 +252,7 @@ def test_compute_matched_recovers_a_planted_answer() -> None:
     # On equal tokens the single agent's majority of nine wins (0.8 - 0.901).
     assert equal["difference"] == pytest.approx(-0.101, abs=0.06) and equal["ci_high"] < 0 and equal["p_value"] < 0.01
     assert equal["control_only"] > equal["treatment_only"] and equal["mean_k"] == 9.0
+    assert one["mcnemar_p"] < 0.01 and equal["mcnemar_p"] < 0.01
     assert equal["control_budget"] >= equal["treatment_budget"]
     # The frontier tells the same story: the single agent's majority climbs with k, past the MAS at k = 1.
     front = accuracy_cost_frontier(runs, "passed", ks=[1, 9], cost=None)

@@ -52,6 +52,7 @@ from mas_eval.stats._common import (
     column_list,
     numeric_value,
 )
+from mas_eval.stats.proportions import mcnemar_p_values
 from mas_eval.stats.ttests import t_inference
 
 __all__ = [
@@ -521,8 +522,9 @@ def compute_matched(
         matched cases: ``cases``, ``treatment_rate``, ``control_rate``, ``difference``
         (treatment − control), the paired t on the cases' differences (``statistic``, ``dof``,
         ``p_value``, ``ci_low``, ``ci_high``), the pass/fail counts ``both``,
-        ``treatment_only``, ``control_only``, ``neither`` (McNemar's table: its test is the
-        binomial test of ``treatment_only`` against ``control_only``), ``mean_k``,
+        ``treatment_only``, ``control_only``, ``neither`` (McNemar's table) and ``mcnemar_p``
+        (McNemar's exact test of ``treatment_only`` against ``control_only``,
+        :func:`~mas_eval.stats.proportions.mcnemar_exact`; null unless both outcomes are 0/1), ``mean_k``,
         ``treatment_budget`` and ``control_budget`` (means per case), ``unmatched`` (cases left
         out) and ``note``.
 
@@ -702,6 +704,13 @@ def _matched_summary(table: pl.DataFrame, groups: list[str], binary: bool, confi
         p_value=pl.Series(inference["p_value"], nan_to_null=True),
         ci_low=pl.Series(inference["ci_low"], nan_to_null=True),
         ci_high=pl.Series(inference["ci_high"], nan_to_null=True),
+        # McNemar's exact p on the discordant cases, beside the paired t, when both outcomes are pass/fail.
+        mcnemar_p=pl.Series(
+            mcnemar_p_values(out["treatment_only"].fill_null(0), out["control_only"].fill_null(0))
+            if binary
+            else np.full(out.height, np.nan),
+            nan_to_null=True,
+        ),
         note=pl.when(pl.col("cases") < 2)
         .then(pl.lit("fewer than 2 matched cases: no paired t"))
         .when(pl.col("_var") == 0)
@@ -709,7 +718,7 @@ def _matched_summary(table: pl.DataFrame, groups: list[str], binary: bool, confi
     )
     columns = [
         *groups, "comparison", "cases", "treatment_rate", "control_rate", "difference", "statistic", "dof",
-        "p_value", "ci_low", "ci_high", "both", "treatment_only", "control_only", "neither", "mean_k",
+        "p_value", "ci_low", "ci_high", "both", "treatment_only", "control_only", "neither", "mcnemar_p", "mean_k",
         "treatment_budget", "control_budget", "unmatched", "note",
     ]  # fmt: skip
     # "k=1" sorts after "compute-matched": descending puts the unmatched comparison first in each group.
