@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from mas_eval.simulation.answers import simulate_answers
     from mas_eval.simulation.decision import simulate
     from mas_eval.simulation.diagnosis import simulate_diagnosis
+    from mas_eval.simulation.outcomes import simulate_outcomes
     from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
 
 # The statistics layer (SciPy, statsmodels) and the simulator load when first used.
@@ -43,6 +44,7 @@ __getattr__, __dir__ = lazy_attributes(
         "simulate": "mas_eval.simulation.decision",
         "simulate_answers": "mas_eval.simulation.answers",
         "simulate_diagnosis": "mas_eval.simulation.diagnosis",
+        "simulate_outcomes": "mas_eval.simulation.outcomes",
         **dict.fromkeys(
             ("baseline_comparison", "calibration", "compare", "power", "reliability_table"), "mas_eval.stats"
         ),
@@ -73,4 +75,5 @@ __all__ = [
     "simulate",
     "simulate_answers",
     "simulate_diagnosis",
+    "simulate_outcomes",
 ]

@@ -1,9 +1,10 @@
 """Hypothesis strategies: random decision datasets, as Polars frames and as oracle runs.
 
 ``datasets(diagnosis=True)`` adds random differential-diagnosis tables (``ddx``, ``messages``,
-``ground_truth``, ``interventions``) for some of the runs, and ``datasets(answers=True)`` a random
-``answers`` table (benchmark answers, the MedAISure metrics overview) for some of them, so that
-every family runs on the same draw.
+``ground_truth``, ``interventions``) for some of the runs, ``datasets(answers=True)`` a random
+``answers`` table (benchmark answers, the MedAISure metrics overview) for some of them, and
+``datasets(outcomes=True)`` random ``outcomes`` and ``usage`` tables, so that every family runs on
+the same draw.
 
 One draw gives both views of the same data, so a test can compare the vectorised metrics
 with the per-run oracle. Values come from small grids as well as continuous ranges so that
@@ -119,8 +120,11 @@ def one_run(draw: st.DrawFn, run_id: str) -> Run:
 
 
 @st.composite
-def datasets(draw: st.DrawFn, *, max_runs: int = 4, diagnosis: bool = False, answers: bool = False) -> Drawn:
-    """A Dataset of 1..max_runs random runs, with the oracle's view of each (and diagnosis and answers tables)."""
+def datasets(
+    draw: st.DrawFn, *, max_runs: int = 4, diagnosis: bool = False, answers: bool = False, outcomes: bool = False
+) -> Drawn:
+    """A Dataset of 1..max_runs random runs, with the oracle's view of each (and diagnosis, answers and
+    outcomes tables: :func:`outcome_tables`)."""
     n = draw(st.integers(1, max_runs))
     ids = draw(st.permutations(_RUN_LABELS))[:n]
     runs = {run_id: draw(one_run(run_id)) for run_id in ids}
@@ -131,6 +135,8 @@ def datasets(draw: st.DrawFn, *, max_runs: int = 4, diagnosis: bool = False, ans
         )
     if answers:
         frames["answers"] = draw(answer_table(frames["runs"]))
+    if outcomes:
+        frames |= draw(outcome_tables(frames["runs"]))
     return Drawn(frames=frames, runs=runs)
 
 
@@ -310,3 +316,59 @@ def _frames(runs: dict[str, Run]) -> dict[str, pl.DataFrame]:
     for table, table_rows in rows.items():
         frames[table] = pl.DataFrame(table_rows, schema=schemas[table])
     return frames
+
+
+_SCORE_NAMES = ["match", "f1", "pass é", "Accuracy", "z"]
+_USAGE_AGENTS = ["coordinator", "g2", "g10", "ü"]
+_MODELS = ["m-large", "m-small"]
+_counts = st.one_of(st.none(), st.integers(0, 50))
+
+
+@st.composite
+def outcome_tables(draw: st.DrawFn, runs: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Random ``outcomes`` and ``usage`` tables for some of ``runs``' runs (the outcomes family's),
+    and ``runs`` with epochs 1, 2, ... and random token, cost and call columns where it has none
+    (those of a decision draw stay: its oracle reads them)."""
+    ids = runs["run_id"].to_list()
+    names = draw(st.lists(st.sampled_from(_SCORE_NAMES), max_size=3, unique=True))
+    pass_fail = {name: draw(st.booleans()) for name in names}
+    outcomes: list[dict] = []
+    for run_id in ids:
+        for name in draw(st.lists(st.sampled_from(names), unique=True)) if names else []:
+            passed = draw(st.booleans()) if pass_fail[name] else None
+            value = float(passed) if passed is not None else draw(st.floats(-5, 5, allow_nan=False))
+            outcomes.append({"run_id": run_id, "name": name, "value": value, "passed": passed})
+    usage: list[dict] = []
+    for run_id in ids:
+        for agent_id, model in draw(
+            st.lists(st.tuples(st.sampled_from(_USAGE_AGENTS), st.sampled_from(_MODELS)), max_size=4, unique=True)
+        ):
+            usage.append(
+                {
+                    "run_id": run_id,
+                    "agent_id": agent_id,
+                    "model": model,
+                    "calls": draw(_counts),
+                    "input_tokens": draw(_counts),
+                    "output_tokens": draw(_counts),
+                    "cost_usd": draw(st.one_of(st.none(), st.sampled_from([0.0, 0.1, 0.2, 0.3]), st.floats(0, 1))),
+                }
+            )
+    n = len(ids)
+    extra = {
+        "epoch": list(range(1, n + 1)),
+        **{column: [draw(_counts) for _ in ids] for column in ("tokens", "input_tokens", "output_tokens", "api_calls")},
+        "cost_usd": [draw(st.one_of(st.none(), st.floats(0, 1))) for _ in ids],
+    }
+    out_schema = {"run_id": pl.String, "name": pl.String, "value": pl.Float64, "passed": pl.Boolean}
+    usage_schema = {"run_id": pl.String, "agent_id": pl.String, "model": pl.String, "calls": pl.Int64,
+                    "input_tokens": pl.Int64, "output_tokens": pl.Int64, "cost_usd": pl.Float64}  # fmt: skip
+    return {
+        "runs": runs.with_columns(
+            pl.Series(column, values, dtype=pl.Float64 if column == "cost_usd" else pl.Int64)
+            for column, values in extra.items()
+            if column not in runs.columns
+        ),
+        "outcomes": pl.DataFrame(outcomes, schema=out_schema),
+        "usage": pl.DataFrame(usage, schema=usage_schema),
+    }

@@ -34,6 +34,7 @@ from mas_eval.scoring.reproduction import Reproduction, reproduce
 from mas_eval.simulation.answers import simulate_answers
 from mas_eval.simulation.decision import simulate
 from mas_eval.simulation.diagnosis import simulate_diagnosis
+from mas_eval.simulation.outcomes import simulate_outcomes
 from mas_eval.stats.comparison import compare
 from mas_eval.stats.report import write_comparisons
 from mas_eval.storage.dataset import Dataset
@@ -68,7 +69,7 @@ class CliOnly:
     reason: str
 
 
-SIMULATORS = (simulate, simulate_diagnosis, simulate_answers)
+SIMULATORS = (simulate, simulate_diagnosis, simulate_answers, simulate_outcomes)
 #: The options of `mas-eval compare` that are parameters of `compare` by the same name.
 COMPARE_OPTIONS = (
     "by", "pair_on", "cluster", "test", "correction", "treatment", "control", "alpha", "confidence", "n_boot", "seed",
@@ -91,6 +92,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "entities": GivenOnly((simulate_answers,), "entities"),
         "answer_chars": GivenOnly((simulate_answers,), "answer_chars"),
         "task_names": GivenOnly((simulate_answers,), "tasks"),
+        "epochs": GivenOnly((simulate_outcomes,), "epochs"),
         "kind": CliOnly("chooses the simulator; decision's is mas_eval.simulate, the package's first"),
         "shards": Mirrors(Dataset.write, "shards"),
         "overwrite": Mirrors(Dataset.write, "overwrite"),
@@ -247,7 +249,9 @@ def test_compares_defaults_read_from_its_source_are_its_signatures() -> None:
     assert source_defaults("mas_eval.stats.comparison", "compare") == defaults_of(compare)
 
 
-@pytest.mark.parametrize(("kind", "function"), [*zip(("decision", "diagnosis", "answers"), SIMULATORS, strict=True)])
+@pytest.mark.parametrize(
+    ("kind", "function"), [*zip(("decision", "diagnosis", "answers", "outcomes"), SIMULATORS, strict=True)]
+)
 def test_simulate_writes_what_the_simulator_writes_with_its_defaults(
     kind: str, function: Callable[..., Dataset], tmp_path: Path
 ) -> None:
@@ -270,11 +274,16 @@ def test_simulate_diagnosis_makes_the_functions_number_of_tasks(tmp_path: Path) 
 
 def test_the_help_names_each_simulators_defaults() -> None:
     helps = {name: getattr(param, "help", None) or "" for name, param in _params("simulate").items()}
-    decision, diagnosis, answers = (defaults_of(fn) for fn in SIMULATORS)
+    decision, diagnosis, answers, outcomes = (defaults_of(fn) for fn in SIMULATORS)
     assert f"decision runs (default {decision['effect']};" in helps["effect"]
     assert f"diagnosis runs (default {diagnosis['effect']})" in helps["effect"]
     assert f"answer runs (default {answers['effect']})" in helps["effect"]
-    expected = f"decision {decision['tasks']}, diagnosis {diagnosis['tasks']}, answers {len(answers['tasks'])}"
+    assert f"outcome runs (default {outcomes['effect']})" in helps["effect"]
+    assert f"outcome runs; default {outcomes['epochs']}" in helps["epochs"]
+    expected = (
+        f"decision {decision['tasks']}, diagnosis {diagnosis['tasks']}, answers {len(answers['tasks'])}, "
+        f"outcomes {outcomes['tasks']}"
+    )
     assert f"(default: {expected})" in helps["tasks"]
     assert "default {},{}".format(*answers["items"]) in helps["items"]
     assert "default {},{}".format(*answers["entities"]) in helps["entities"]

@@ -1,7 +1,7 @@
 """One suite over the registry: every metric keeps its declared range and ignores row order.
 
-Every draw holds decision tables and, for some runs, diagnosis tables and benchmark answers, so
-every family runs.
+Every draw holds decision tables and, for some runs, diagnosis tables, benchmark answers, logged
+scores and usage, so every family runs.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from polars.testing import assert_series_equal
 
 from mas_eval import Dataset
 from mas_eval.data.schema import RUN_ID_COLUMNS
-from mas_eval.metrics.registry import METRICS, OUTPUT_TABLES, Metric
+from mas_eval.metrics.registry import CARRIED, METRICS, OUTPUT_TABLES, Metric
 from mas_eval.scoring import Scores, score
 from tests.strategies import Drawn, datasets
 
@@ -25,14 +25,15 @@ def _column(scores: Scores, metric: Metric) -> pl.Series:
     return scores[metric.table].sort(key)[metric.name]
 
 
-@given(drawn=datasets(max_runs=3, diagnosis=True, answers=True))
+@given(drawn=datasets(max_runs=3, diagnosis=True, answers=True, outcomes=True))
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_registry_lists_exactly_the_columns_produced(drawn: Drawn) -> None:
     scores = score(drawn.dataset(), pairwise=True)
     for name, frame in scores.items():
-        key = [*RUN_ID_COLUMNS, *OUTPUT_TABLES[name].key_columns]
+        key = [*RUN_ID_COLUMNS, *(CARRIED if name == "runs" else ()), *OUTPUT_TABLES[name].key_columns]
+        named = [column for columns in scores.named.values() for column in columns] if name == "runs" else []
         assert frame.columns[: len(key)] == key
-        assert frame.columns[len(key) :] == [m.name for m in METRICS if m.table == name]
+        assert frame.columns[len(key) :] == [m.name for m in METRICS if m.table == name] + named
         assert frame.select(pl.struct(["run_id", *OUTPUT_TABLES[name].key_columns]).is_unique().all()).item()
         assert frame.equals(frame.sort(["run_id", *OUTPUT_TABLES[name].key_columns]))
     assert set(scores) == set(OUTPUT_TABLES)
@@ -61,7 +62,7 @@ def _broken(metric: Metric, original: Scores, shuffled: Scores) -> str | None:
 # One scoring of each draw (and of its shuffle) checks every registered column: the cost is the
 # scoring, so per-metric draws bought each metric 5 datasets for 75x the scorings; this buys 40.
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(drawn=datasets(max_runs=3, diagnosis=True, answers=True), seed=st.integers(0, 2**32 - 1))
+@given(drawn=datasets(max_runs=3, diagnosis=True, answers=True, outcomes=True), seed=st.integers(0, 2**32 - 1))
 def test_every_metric_keeps_its_range_and_ignores_row_order(drawn: Drawn, seed: int) -> None:
     original = score(drawn.dataset(), pairwise=True)
     shuffled_frames = {

@@ -91,6 +91,7 @@ def test_a_registered_family_runs_and_adds_its_columns_and_table(toy: families.F
     assert scores.skipped == {
         "diagnosis": "the Dataset has no 'ddx' table",
         "answers": "the Dataset has no 'answers' table",
+        "outcomes": "the Dataset has no 'outcomes' table",
     }
     runs = scores.runs
     assert runs.columns[-1] == "n_turns" and runs.columns[-2] == columns("runs", "decision")[-1]
@@ -117,6 +118,7 @@ def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family
     assert scores.skipped == {
         "diagnosis": "the Dataset has no 'ddx' table",
         "answers": "the Dataset has no 'answers' table",
+        "outcomes": "the Dataset has no 'outcomes' table",
         "run_length": "the Dataset has no 'messages' table",
     }
     assert "n_turns" not in scores.runs.columns and "speakers" not in scores
@@ -128,6 +130,7 @@ def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family
         "skipped": {
             "diagnosis": "the Dataset has no 'ddx' table",
             "answers": "the Dataset has no 'answers' table",
+            "outcomes": "the Dataset has no 'outcomes' table",
             "run_length": "the Dataset has no 'messages' table",
         },
     }
@@ -157,7 +160,7 @@ def test_names_must_stay_unique(toy: families.Family) -> None:
     clash = families.Family("clash", ("runs",), (), RunLengthParams, _compute)
     with pytest.raises(ValueError, match="min_turn_chars already belong to another family"):
         families.register(clash)
-    assert [f.name for f in families.families()] == ["decision", "diagnosis", "answers", "run_length"]
+    assert [f.name for f in families.families()] == ["decision", "diagnosis", "answers", "outcomes", "run_length"]
 
 
 @pytest.mark.parametrize(

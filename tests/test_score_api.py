@@ -44,7 +44,11 @@ def test_scores_round_trip(simulated: Dataset, tmp_path: Path) -> None:
     assert back.params["gt_boost"] is None and back.params["mcda"] == "weighted_sum"
     assert (back.ran, back.skipped) == (
         ["decision"],
-        {"diagnosis": "the Dataset has no 'ddx' table", "answers": "the Dataset has no 'answers' table"},
+        {
+            "diagnosis": "the Dataset has no 'ddx' table",
+            "answers": "the Dataset has no 'answers' table",
+            "outcomes": "the Dataset has no 'outcomes' table",
+        },
     )
 
 

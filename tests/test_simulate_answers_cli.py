@@ -76,7 +76,8 @@ def test_defaults_and_the_number_of_tasks(tmp_path: Path) -> None:
     [
         (
             ["--kind", "answer"],
-            "error: simulate: --kind='answer' is invalid; --kind must be one of 'decision', 'diagnosis', 'answers'",
+            "error: simulate: --kind='answer' is invalid; --kind must be one of "
+            "'decision', 'diagnosis', 'answers', 'outcomes'",
         ),
         (
             ["--kind", "answers", "--runs", "1"],

@@ -1,4 +1,4 @@
-"""``mas-eval simulate``: a synthetic Dataset from one of the three simulators.
+"""``mas-eval simulate``: a synthetic Dataset from one of the four simulators.
 
 Each ``--kind`` runs one function (:data:`SIMULATORS`). The options that mirror a simulator's
 parameter take its default: one that the kinds' functions default differently (``--effect``,
@@ -18,10 +18,11 @@ from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of
 from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
-from mas_eval.simulation import answers, decision, diagnosis
+from mas_eval.simulation import answers, decision, diagnosis, outcomes
 from mas_eval.simulation.answers import simulate_answers
 from mas_eval.simulation.decision import simulate as simulate_decision
 from mas_eval.simulation.diagnosis import simulate_diagnosis
+from mas_eval.simulation.outcomes import simulate_outcomes
 from mas_eval.storage.outputs import check_target
 
 __all__ = ["SIMULATE_KINDS", "SIMULATORS", "simulate"]
@@ -31,11 +32,17 @@ SIMULATORS: dict[str, Callable[..., Any]] = {
     "decision": simulate_decision,
     "diagnosis": simulate_diagnosis,
     "answers": simulate_answers,
+    "outcomes": simulate_outcomes,
 }
 #: The kinds of synthetic runs `mas-eval simulate --kind` writes.
 SIMULATE_KINDS = tuple(SIMULATORS)
 #: How many runs each kind makes within the memory ceiling (the simulators' ``runs`` constraints).
-_CEILINGS = {"decision": decision.CEILING, "diagnosis": diagnosis.CEILING, "answers": answers.CEILING}
+_CEILINGS = {
+    "decision": decision.CEILING,
+    "diagnosis": diagnosis.CEILING,
+    "answers": answers.CEILING,
+    "outcomes": outcomes.CEILING,
+}
 #: Options of `mas-eval simulate` that only answer runs take.
 _ANSWER_OPTIONS = ("items", "entities", "answer_chars", "task_names")
 #: The defaults of each simulator's parameters.
@@ -120,7 +127,8 @@ def simulate(
             f"(default {_of('decision', 'effect')}; DQS before the ground-truth boost, which widens the dqs gap "
             "as the MAS also picks the correct alternative more often), in expected recall for diagnosis runs "
             f"(default {_of('diagnosis', 'effect')}), in the probability of reproducing each entity and "
-            f"reasoning step of the reference for answer runs (default {_of('answers', 'effect')}).",
+            f"reasoning step of the reference for answer runs (default {_of('answers', 'effect')}), in the pass "
+            f"probability of a case of median difficulty for outcome runs (default {_of('outcomes', 'effect')}).",
             show_default=False,
         ),
     ] = None,
@@ -170,6 +178,13 @@ def simulate(
             show_default=False,
         ),
     ] = None,
+    epochs: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Runs of each case by each system (outcome runs; default {_of('outcomes', 'epochs')}).",
+            show_default=False,
+        ),
+    ] = None,
     task_names: Annotated[
         str | None,
         typer.Option(help="Task names, comma-separated, instead of --tasks (answer runs).", show_default=False),
@@ -180,7 +195,9 @@ def simulate(
             help="decision (the crisis-MAS evaluation methodology's tables), diagnosis (the LDDx v6 metrics "
             "guide's: differentials, transcripts, ground truth; --effect is then the MAS − single difference in "
             f"recall, default {_of('diagnosis', 'effect')}) or answers (the MedAISure metrics overview's: MAS "
-            f"and single agent answering the same benchmark items; --effect default {_of('answers', 'effect')})."
+            f"and single agent answering the same benchmark items; --effect default {_of('answers', 'effect')}) or "
+            "outcomes (a MAS and a single agent running each case for several --epochs, with per-agent usage, a "
+            "pass/fail score 'match' and a numeric 'f1', as benchmark logs record them)."
         ),
     ] = "decision",
     shards: ShardsOpt = None,
@@ -193,6 +210,9 @@ def simulate(
     check_parameter("--kind", kind, [Options(SIMULATE_KINDS)], where="simulate")
     given = {"items": items, "entities": entities, "answer_chars": answer_chars, "task_names": task_names}
     misplaced = [f"--{name.replace('_', '-')}" for name in _ANSWER_OPTIONS if given[name] is not None]
+    if kind != "outcomes" and epochs is not None:
+        msg = f"simulate: --epochs applies only to --kind outcomes (this is --kind {kind}); leave it out"
+        raise InvalidParameterError(msg)
     if kind != "answers" and misplaced:
         verb, them = ("applies", "it") if len(misplaced) == 1 else ("apply", "them")
         msg = (
@@ -209,6 +229,8 @@ def simulate(
             "answer_chars": answer_chars,
             "tasks": _answer_tasks(tasks, task_names),
         }
+    elif kind == "outcomes":
+        options |= {"epochs": epochs}
     check_target(out, overwrite=overwrite)
     with progress() as bar:
         task = bar.add_task("simulating", total=None)

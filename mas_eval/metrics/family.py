@@ -8,7 +8,7 @@ and one line calling :func:`register`: ``score``, ``Scores``, the manifest, the 
 and the report's generic sections pick it up unchanged.
 
 >>> [family.name for family in families()]
-['decision', 'diagnosis', 'answers']
+['decision', 'diagnosis', 'answers', 'outcomes']
 >>> get("decision").needs, get("decision").reads
 (('runs',), ('agents', 'beliefs', 'criteria', 'scores', 'alt_scores'))
 """
@@ -79,6 +79,10 @@ class Family:
         Run columns a report leads with: their means per system (:mod:`mas_eval.report`).
     compared
         Run columns a report compares between the systems when it is given no comparison.
+    named
+        Run columns it names from the data (:class:`~mas_eval.metrics.registry.NamedColumns`):
+        its ``runs`` frame adds one column per name found, after its registered columns, sorted
+        by name, and checks them with :func:`~mas_eval.metrics.registry.check_named`.
     """
 
     name: str
@@ -91,6 +95,7 @@ class Family:
     output_tables: tuple[registry.OutputTable, ...] = ()
     headline: tuple[str, ...] = ()
     compared: tuple[str, ...] = ()
+    named: tuple[registry.NamedColumns, ...] = ()
 
     def missing(self, present: Collection[str]) -> list[str]:
         """The requirements ``present`` tables do not meet, worded (``"'ddx' or 'messages'"``)."""
@@ -148,6 +153,7 @@ def register(family: Family) -> Family:
     registry.register(
         [replace(column, family=family.name) for column in family.columns],
         [replace(table, family=family.name) for table in family.output_tables],
+        [replace(entry, family=family.name) for entry in family.named],
     )
     _FAMILIES[family.name] = family
     return family

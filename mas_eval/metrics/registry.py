@@ -13,6 +13,11 @@ table of its own) with :func:`register`.
 ['insight', 'synthesis', 'action', 'valence', 'credibility']
 >>> metric("runs", "consensus_level").high
 1
+
+Besides its registered columns, ``Scores.runs`` carries the run's identifying columns
+(``schema.RUN_ID_COLUMNS``), then :data:`CARRIED` (the run's ``epoch``: identity, not a metric),
+and, after every registered column, the columns a family names from the data
+(:class:`NamedColumns`: the outcomes family's one column per score name).
 """
 
 from __future__ import annotations
@@ -20,7 +25,29 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["METRICS", "OUTPUT_TABLES", "Metric", "OutputTable", "columns", "metric", "register", "unregister"]
+from mas_eval.data.schema import RUN_ID_COLUMNS
+from mas_eval.errors import DataError
+
+__all__ = [
+    "CARRIED",
+    "METRICS",
+    "NAMED",
+    "OUTPUT_TABLES",
+    "Metric",
+    "NamedColumns",
+    "OutputTable",
+    "check_named",
+    "columns",
+    "metric",
+    "register",
+    "reserved",
+    "unregister",
+]
+
+#: Columns of the Dataset's ``runs`` that ``Scores.runs`` carries as they are, right after the run's
+#: identifying columns, whichever families ran (null where the Dataset does not record them): not
+#: metrics but what statistics over a case's repeats group by (pass@k, majority vote over epochs).
+CARRIED: tuple[str, ...] = ("epoch",)
 
 
 @dataclass(frozen=True)
@@ -78,14 +105,46 @@ class OutputTable:
         return [column for column, _ in self.key]
 
 
+@dataclass(frozen=True)
+class NamedColumns:
+    """Run columns named by the data: one per distinct value of the Dataset's ``source`` column.
+
+    A family that declares them adds to its ``runs`` frame, besides its registered columns, one
+    column per name found (sorted by name); ``score`` keeps them after every registered column,
+    lists them in ``Scores.named`` and the Scores manifest, and a sharded scoring gives every
+    shard the union of the names (null where a shard's runs lack one). A name equal to another
+    column of ``Scores.runs`` (:func:`reserved`) is a :class:`~mas_eval.errors.DataError`
+    (:func:`check_named`), never an overwrite.
+
+    Attributes
+    ----------
+    source
+        ``"table.column"`` of the Dataset whose values name the columns (``"outcomes.name"``).
+    description
+        What each column holds and its type.
+    table
+        The output table holding them (``"runs"``).
+    family
+        Set when the family is registered.
+    """
+
+    source: str
+    description: str
+    table: str = "runs"
+    family: str = ""
+
+
 _OUTPUT_TABLES: dict[str, OutputTable] = {
     "runs": OutputTable("runs", (), "One row per run: every family's run-level metrics."),
 }
 _METRICS: list[Metric] = []
+_NAMED: list[NamedColumns] = []
 
 
 #: Every registered output column (a live view: registered families' columns appear here).
 METRICS: list[Metric] = _METRICS
+#: Every registered declaration of columns named by the data (a live view).
+NAMED: list[NamedColumns] = _NAMED
 #: Every registered output table, by name (a live view).
 OUTPUT_TABLES: dict[str, OutputTable] = _OUTPUT_TABLES
 
@@ -104,9 +163,38 @@ def metric(table: str, name: str) -> Metric:
     raise KeyError(msg)
 
 
-def register(metrics: Iterable[Metric], tables: Iterable[OutputTable] = ()) -> None:
-    """Add a family's output tables and columns; a name taken by another entry is an error."""
-    tables, metrics = list(tables), list(metrics)
+def reserved(table: str = "runs") -> list[str]:
+    """The columns of output ``table`` that a column named by the data may not take: the run's
+    identifying columns, :data:`CARRIED` (``runs``), the table's key and every registered column of it."""
+    carried = list(CARRIED) if table == "runs" else []
+    key = _OUTPUT_TABLES[table].key_columns if table in _OUTPUT_TABLES else []
+    return list(dict.fromkeys([*RUN_ID_COLUMNS, *carried, *key, *columns(table)]))
+
+
+def check_named(names: Iterable[str], source: str, table: str = "runs") -> None:
+    """A :class:`~mas_eval.errors.DataError` when a name from ``source`` is a column :func:`reserved` holds.
+
+    >>> check_named(["match", "f1"], "outcomes.name")
+    >>> try:
+    ...     check_named(["dqs"], "outcomes.name")
+    ... except DataError as error:
+    ...     print(str(error)[:60])
+    outcomes.name: the score(s) 'dqs' would be runs column(s) of
+    """
+    taken = set(reserved(table))
+    clash = sorted({name for name in names if name in taken or name.startswith("_")})
+    if clash:
+        msg = (
+            f"{source}: the score(s) {', '.join(map(repr, clash))} would be {table} column(s) of the Scores that "
+            f"another column already is (a run's identifying column, its epoch or a registered metric; names starting "
+            f"with '_' are scoring's own); rename them in {source}, e.g. {clash[0].lstrip('_') + '_score'!r}"
+        )
+        raise DataError(msg)
+
+
+def register(metrics: Iterable[Metric], tables: Iterable[OutputTable] = (), named: Iterable[NamedColumns] = ()) -> None:
+    """Add a family's output tables, columns and columns named by the data; a name taken twice is an error."""
+    tables, metrics, named = list(tables), list(metrics), list(named)
     for table in tables:
         if table.name in _OUTPUT_TABLES:
             msg = f"output table {table.name!r} is already registered (by {_OUTPUT_TABLES[table.name].family!r})"
@@ -121,12 +209,18 @@ def register(metrics: Iterable[Metric], tables: Iterable[OutputTable] = ()) -> N
             msg = f"column {m.name!r}: no output table {m.table!r}; register the table with it"
             raise ValueError(msg)
         known.add((m.table, m.name))
+    for entry in named:
+        if entry.table not in table_names:
+            msg = f"columns named by {entry.source}: no output table {entry.table!r}"
+            raise ValueError(msg)
     _OUTPUT_TABLES.update({t.name: t for t in tables})
     _METRICS.extend(metrics)
+    _NAMED.extend(named)
 
 
 def unregister(family: str) -> None:
     """Remove everything ``family`` registered (its columns, and the tables it owns)."""
     _METRICS[:] = [m for m in _METRICS if m.family != family]
+    _NAMED[:] = [n for n in _NAMED if n.family != family]
     for name in [name for name, t in _OUTPUT_TABLES.items() if t.family == family]:
         del _OUTPUT_TABLES[name]

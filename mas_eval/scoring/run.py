@@ -14,6 +14,7 @@ import polars as pl
 
 from mas_eval.data.schema import RUN_ID_COLUMNS, RUN_KEY, TABLES
 from mas_eval.data.validation import check_run_keys, check_unique_keys
+from mas_eval.errors import DataError
 from mas_eval.metrics import registry
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.family import Family, families, resolve_params
@@ -23,7 +24,10 @@ from mas_eval.storage.scores_folder import in_run_order
 from mas_eval.storage.sharding import check_shard_runs, sharded
 from mas_eval.storage.stored_codes import ShardCodes
 
-__all__ = ["encoded_tables", "score_by_shard", "score_in_memory"]
+__all__ = ["encoded_tables", "named_union", "score_by_shard", "score_in_memory", "with_named_columns"]
+
+#: The key of the frame of carried run columns (registry.CARRIED) among the families' runs frames.
+_CARRIED = "_carried"
 
 
 def encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, pl.LazyFrame]]:
@@ -71,8 +75,11 @@ def _from_stored_codes(
     return codes, tables
 
 
-def _run_table(codes: KeyCodes, frames: dict[str, pl.LazyFrame | pl.DataFrame]) -> pl.DataFrame:
-    """Every family's run columns side by side on one row per run, decoded and led by the run's ids.
+def _run_table(
+    codes: KeyCodes, frames: dict[str, pl.LazyFrame | pl.DataFrame], named: list[str] | None = None
+) -> pl.DataFrame:
+    """Every family's run columns side by side on one row per run, decoded and led by the run's ids,
+    then :data:`~mas_eval.metrics.registry.CARRIED`, the registered columns and the ``named`` ones.
 
     Each family's ``runs`` frame has one row per run, in run order (:class:`~mas_eval.metrics.family.Family`):
     the frames are placed side by side in one query (a join on the run key instead cost 0.41 s at
@@ -86,7 +93,7 @@ def _run_table(codes: KeyCodes, frames: dict[str, pl.LazyFrame | pl.DataFrame]) 
         pl.col(RUN_KEY).set_sorted()
     )
     try:
-        table = _decoded(codes, "runs", side_by_side, extra=[*carried.values()])
+        table = _decoded(codes, "runs", side_by_side, extra=[*(named or []), *carried.values()])
     except pl.exceptions.ShapeError:
         # Some frame has another height than runs. Error path only: count each one's rows to say which.
         broken = [
@@ -123,6 +130,8 @@ def _decoded(
     }
     schema = frame.collect_schema()
     columns = [name for name in registry.columns(table) if name in schema]
+    if table == "runs":
+        columns = [name for name in registry.CARRIED if name in schema] + columns
     lead = [
         pl.coalesce(pl.col(name).cast(pl.String), run_value).alias(name)
         if name != RUN_KEY and name in schema
@@ -156,6 +165,13 @@ def score_by_shard(
     parts = [score_in_memory(ds.shard(index), preset, progress, overrides) for index in range(ds.shards)]
     first = parts[0]
     names = list(dict.fromkeys(name for part in parts for name in part.names))
+    named = named_union([part.named for part in parts])
+    if any(part.named != named for part in parts):
+        # Shards found different names: each gets every one, null where its runs have none.
+        columns = [c for family_columns in named.values() for c in family_columns]
+        dtypes = {c: t for part in reversed(parts) for c, t in part.tables["runs"].schema.items() if c in columns}
+        for part in parts:
+            part.tables["runs"] = with_named_columns(part.tables["runs"], columns, dtypes)
     tables = {}
     for name in names:
         # Taken out of the parts as they are joined (without a copy), so that a table is held
@@ -163,7 +179,9 @@ def score_by_shard(
         frames = [part.tables.pop(name) for part in parts if name in part.tables]
         tables[name] = in_run_order(pl.concat(frames, rechunk=False))
         del frames
-    return Scores(tables=tables, preset=first.preset, params=first.params, ran=first.ran, skipped=first.skipped)
+    return Scores(
+        tables=tables, preset=first.preset, params=first.params, ran=first.ran, skipped=first.skipped, named=named
+    )
 
 
 def _plan(ds: Dataset) -> tuple[list[Family], dict[str, str]]:
@@ -196,20 +214,27 @@ def score_in_memory(
         step("encoding keys")
         codes, tables = encoded_tables(ds, read)
 
-        run_frames: dict[str, pl.LazyFrame | pl.DataFrame] = {}
+        # The run columns carried as they are (registry.CARRIED), in run order like a family's frame.
+        run_frames: dict[str, pl.LazyFrame | pl.DataFrame] = {
+            _CARRIED: tables["runs"].select(RUN_KEY, *registry.CARRIED).sort(RUN_KEY)
+        }
+        named: dict[str, list[str]] = {}
         own_tables: dict[str, list[pl.LazyFrame | pl.DataFrame]] = {}
         for family in ran:
             step(f"family {family.name}")
             for name, frame in family.compute(tables, params[family.name], codes).items():
                 if name == "runs":
                     run_frames[family.name] = frame
+                    if family.named:
+                        named[family.name] = _named_in(family, frame)
                 else:
                     own_tables.setdefault(name, []).append(frame)
         step("assembling tables")
         # Collected one after another: they share no work, and on 2 cores running them side by
         # side (collect_all) made them contend (measured at 1M runs: 7.3-8.8 s against 6.1-6.5 s).
         try:
-            decoded = {"runs": _run_table(codes, run_frames)}
+            named_union([named])  # two families naming the same column is an error, not a silent overwrite
+            decoded = {"runs": _run_table(codes, run_frames, [c for columns in named.values() for c in columns])}
         except _NotOneRowPerRunError as exc:
             # Error path only: a key repeated in a table the families read multiplies rows in their
             # joins (without validation); that is the user's to fix. Otherwise the family is wrong.
@@ -229,4 +254,46 @@ def score_in_memory(
         params={name: value for p in params.values() for name, value in p.as_dict().items()},
         ran=[family.name for family in ran],
         skipped=skipped,
+        named=named,
+    )
+
+
+def _named_in(family: Family, frame: pl.LazyFrame | pl.DataFrame) -> list[str]:
+    """The columns of ``family``'s runs frame that it names from the data
+    (:class:`~mas_eval.metrics.registry.NamedColumns`): those it has not registered, checked against
+    every other run column of the Scores."""
+    registered = set(registry.columns("runs", family.name))
+    names = [c for c in frame.lazy().collect_schema().names() if c != RUN_KEY and c not in registered]
+    registry.check_named(names, " or ".join(entry.source for entry in family.named))
+    return names
+
+
+def named_union(parts: list[dict[str, list[str]]]) -> dict[str, list[str]]:
+    """The columns named by the data over several shards' Scores: per family, every shard's names, sorted."""
+    families_seen = list(dict.fromkeys(family for part in parts for family in part))
+    union = {family: sorted({c for part in parts for c in part.get(family, [])}) for family in families_seen}
+    taken = [c for columns in union.values() for c in columns]
+    if len(taken) != len(set(taken)):
+        twice = sorted({c for c in taken if taken.count(c) > 1})
+        msg = f"two metric families name a run column {', '.join(map(repr, twice))}; rename it in one's table"
+        raise DataError(msg)
+    return union
+
+
+def with_named_columns(runs: pl.DataFrame, columns: list[str], dtypes: dict[str, pl.DataType]) -> pl.DataFrame:
+    """A shard's ``runs`` with every column named by the data in ``columns`` (null where it lacks one), in order.
+
+    ``dtypes`` gives each named column's type in the shards that have it; a shard whose column
+    has another type (a score pass/fail in one shard and not in another) is a :class:`DataError`.
+    """
+    for name in columns:
+        if name in runs.columns and runs.schema[name] != dtypes[name]:
+            msg = (
+                f"run column {name!r} is {runs.schema[name]} in one shard and {dtypes[name]} in another: a score "
+                "pass/fail in some runs and not in others; record outcomes.passed for every run of it or for none"
+            )
+            raise DataError(msg)
+    fixed = [c for c in runs.columns if c not in set(columns)]
+    return runs.select(
+        *fixed, *(pl.col(c) if c in runs.columns else pl.lit(None, dtype=dtypes[c]).alias(c) for c in columns)
     )

@@ -45,6 +45,10 @@ class Scores(Mapping[str, pl.DataFrame]):
         The families that ran.
     skipped
         The families that did not, each with the reason (the tables it lacked).
+    named
+        The run columns each family named from the data, by family
+        (:class:`~mas_eval.metrics.registry.NamedColumns`): the outcomes family's one column per
+        score name (``{"outcomes": ["f1", "match"]}``), after every registered column of ``runs``.
     source
         The folder :meth:`open` read them from (``None`` for scores computed in memory): a
         report hashes its files into its provenance.
@@ -55,6 +59,7 @@ class Scores(Mapping[str, pl.DataFrame]):
     params: dict[str, Any] = field(default_factory=dict)
     ran: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    named: dict[str, list[str]] = field(default_factory=dict)
     source: Path | None = field(default=None, compare=False)
 
     def __getitem__(self, name: str) -> pl.DataFrame:
@@ -100,8 +105,9 @@ class Scores(Mapping[str, pl.DataFrame]):
 
     def write(self, path: str | Path, *, overwrite: bool = False, compression: str = "zstd") -> Path:
         """Write each table to ``<path>/<name>.parquet`` atomically, with a manifest: version, preset,
-        parameters, the families that ran and were skipped, and the tables. ``compression`` is
-        the files' Parquet compression (:data:`~mas_eval.storage.outputs.COMPRESSIONS`)."""
+        parameters, the families that ran and were skipped, the tables, and the run columns named by
+        the data. ``compression`` is the files' Parquet compression
+        (:data:`~mas_eval.storage.outputs.COMPRESSIONS`)."""
         compression = check_compression(compression)
         target = Path(path)
         with atomic_directory(target, overwrite=overwrite) as staging:
@@ -112,6 +118,7 @@ class Scores(Mapping[str, pl.DataFrame]):
                 "params": self.params,
                 "families": {"ran": self.ran, "skipped": self.skipped},
                 "tables": self.names,
+                **({"named": self.named} if self.named else {}),
             }
             write_manifest(staging, MANIFEST, manifest)
         return target
@@ -143,6 +150,7 @@ class Scores(Mapping[str, pl.DataFrame]):
             params=manifest.get("params") or {},
             ran=families.get("ran", []),
             skipped=families.get("skipped", {}),
+            named=manifest.get("named") or {},
             source=root,
         )
 

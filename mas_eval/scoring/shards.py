@@ -35,8 +35,9 @@ import polars as pl
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError, option
 from mas_eval.metrics.family import resolve_params
-from mas_eval.scoring.run import score_in_memory
+from mas_eval.scoring.run import named_union, score_in_memory, with_named_columns
 from mas_eval.storage.dataset import Dataset
+from mas_eval.storage.inputs import read_parquet
 from mas_eval.storage.manifests import write_manifest
 from mas_eval.storage.outputs import atomic_directory, check_compression
 from mas_eval.storage.scores_folder import COMPRESSION, MANIFEST, shard_file
@@ -105,6 +106,7 @@ def _score_one(
         "ran": scores.ran,
         "skipped": scores.skipped,
         "params": scores.params,
+        "named": scores.named,
     }
 
 
@@ -356,6 +358,21 @@ def _fill_empty(staging: Path, results: list[dict]) -> list[str]:
     return ["runs", *(n for n in names if n != "runs")]
 
 
+def _same_named_columns(staging: Path, results: list[dict], compression: str) -> dict[str, list[str]]:
+    """Every shard's ``runs`` file with every run column named by the data (:func:`named_union`): a shard
+    whose runs lack a name some other shard found is written again with it, null. Returns the names."""
+    ordered = sorted(results, key=lambda r: r["index"])
+    named = named_union([r["named"] for r in ordered])
+    columns = [c for family_columns in named.values() for c in family_columns]
+    dtypes = {c: t for r in reversed(ordered) for c, t in r["schemas"]["runs"].items() if c in columns}
+    for r in ordered:
+        if r["named"] != named:
+            file = shard_file(staging, "runs", r["index"])
+            runs = with_named_columns(read_parquet(file), columns, dtypes)
+            runs.write_parquet(file, compression=compression)  # type: ignore[arg-type]
+    return named
+
+
 def score_shards(
     ds: Dataset,
     out: str | Path,
@@ -518,6 +535,7 @@ def _score_into(
                     _stop(pool)  # no shard starts, nor runs on, after one failed or a signal came
                     raise
         names = _fill_empty(staging, results)
+        named = _same_named_columns(staging, results, compression)
         first = min(results, key=lambda r: r["index"])
         manifest = {
             "preset": preset,
@@ -526,6 +544,7 @@ def _score_into(
             "tables": names,
             "shards": total,
             "rows": {name: sum(r["rows"].get(name, 0) for r in results) for name in names},
+            **({"named": named} if named else {}),
         }
         write_manifest(staging, MANIFEST, manifest)
     return out

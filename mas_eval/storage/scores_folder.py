@@ -53,7 +53,8 @@ __all__ = [
 
 #: ``_scores.json``, as :meth:`mas_eval.Scores.write` and :func:`mas_eval.scoring.shards.score_shards`
 #: write it: the preset, the parameters, the families that ran and were skipped (with why), the
-#: tables, and for a sharded folder the number of shards and the rows of each table.
+#: tables, the run columns each family named from the data (``named``: the outcomes family's score
+#: names; absent when none), and for a sharded folder the number of shards and the rows of each table.
 MANIFEST = Manifest(
     SCORES_MANIFEST,
     Obj(
@@ -64,6 +65,7 @@ MANIFEST = Manifest(
             "tables": ListOf(str),
             "shards": Integer(1, MAX_SHARDS),
             "rows": MapOf(Integer(0)),
+            "named": MapOf(ListOf(str)),
         },
         required=("preset", "params", "families", "tables"),
     ),
