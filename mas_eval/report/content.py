@@ -21,6 +21,7 @@ from mas_eval.report.decision import decision_sections
 from mas_eval.report.diagnosis import diagnosis_section, has_diagnosis
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
 from mas_eval.report.findings import after_correction, correction_of, findings
+from mas_eval.report.outcomes import has_outcomes, outcomes_section
 from mas_eval.report.tables import has_values, system_means
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
@@ -150,7 +151,10 @@ def build(
         ``efficiency`` (:mod:`mas_eval.report.decision`), then ``diagnosis`` when the scores hold a
         diagnostic team's outputs (:mod:`mas_eval.report.diagnosis`), ``answers`` when they have
         an ``items`` table (:mod:`mas_eval.report.answer_quality`: answer scores per task and
-        system, compared item by item, and the combined score), and ``provenance``. Write it with
+        system, compared item by item, and the combined score), ``outcomes`` when the scores have
+        run columns named from an ``outcomes`` table (:mod:`mas_eval.report.outcomes`: pass rates,
+        the paired comparison, pass@k, cost per correct answer, the compute-matched comparison),
+        and ``provenance``. Write it with
         :meth:`Report.write` (``.html``, ``.md``, ``.json``, ``.tex``).
 
     Notes
@@ -197,6 +201,8 @@ def build(
             sections.append(diagnosis_section(scores, comparisons, why_no_comparison, treatment, control))
         if has_items(scores):
             sections.append(answers_section(scores["items"], treatment, control))
+        if has_outcomes(scores):
+            sections.append(outcomes_section(scores, treatment, control))
     inputs: dict[str, str | Path] = {}
     if scores.source is not None:
         inputs["scores"] = scores.source

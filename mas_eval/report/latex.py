@@ -40,7 +40,7 @@ _TABLE = str.maketrans(_SPECIAL)
 #: The tables a paper takes from a report (the others are in the JSON and HTML).
 PAPER_TABLES = (
     "comparison", "headline", "calibration", "diagnosis_labels", "diagnosis_scores", "answer_means",
-    "answer_comparison", "answer_combined",
+    "answer_comparison", "answer_combined", "outcome_pass_rates", "outcome_comparison",
 )  # fmt: skip
 
 
