@@ -3,12 +3,14 @@
 The canonical run record (``mas_eval/ingest/run_record.schema.json``) is one JSON object per run,
 one per line (JSONL). :func:`ingest_jsonl` flattens such files into the Dataset's tables;
 :func:`export_jsonl` writes a Dataset back as records, so that ingest(export(ds)) == ds.
-:func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files.
+:func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files, :func:`ingest_inspect` inspect_ai's
+``.eval`` and ``.json`` logs.
 """
 
 from __future__ import annotations
 
 from mas_eval.ingest.export import export_jsonl
+from mas_eval.ingest.inspect_logs import ingest_inspect
 from mas_eval.ingest.jsonl import IngestResult, ingest_jsonl, record_dtype
 from mas_eval.ingest.lddx import LddxIngestResult, ingest_lddx
 from mas_eval.ingest.logs import LogIngestResult
@@ -18,6 +20,7 @@ __all__ = [
     "LddxIngestResult",
     "LogIngestResult",
     "export_jsonl",
+    "ingest_inspect",
     "ingest_jsonl",
     "ingest_lddx",
     "record_dtype",
