@@ -1,7 +1,8 @@
-"""``mas-eval ingest``: logged runs into a Dataset, from canonical JSONL records or Local-DDx results.
+"""``mas-eval ingest``: logged runs into a Dataset, from canonical JSONL records, Local-DDx results or inspect_ai logs.
 
 ``--format jsonl`` runs :func:`~mas_eval.ingest.ingest_jsonl`, ``--format lddx``
-:func:`~mas_eval.ingest.ingest_lddx`; the options take their defaults. A MedAISure report holds
+:func:`~mas_eval.ingest.ingest_lddx`, ``--format inspect`` :func:`~mas_eval.ingest.ingest_inspect`;
+the options take their defaults. A MedAISure report holds
 a model's benchmark scores, not runs, so it makes no Dataset: ``mas-eval benchmark-report``
 reads it (:mod:`mas_eval.cli.benchmark`).
 """
@@ -22,8 +23,10 @@ from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
 __all__ = ["INGEST_FORMATS", "ingest"]
 
 #: The formats `mas-eval ingest --format` reads.
-INGEST_FORMATS = ("jsonl", "lddx")
-#: Warnings of an lddx ingest printed at most (all are in the Python result's ``warnings``).
+INGEST_FORMATS = ("jsonl", "lddx", "inspect")
+#: What each log format's files are called in messages.
+_LOG_NAMES = {"lddx": "Local-DDx", "inspect": "inspect_ai"}
+#: Warnings of a log ingest (lddx, inspect) printed at most (all are in the Python result's ``warnings``).
 _WARNINGS_SHOWN = 20
 #: The defaults of ``ingest_jsonl``'s parameters.
 _INGEST = defaults_of(ingest_jsonl)
@@ -38,7 +41,8 @@ def ingest(
         list[Path],
         typer.Argument(
             help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
-            "ddx_results_*.json files or folders holding them."
+            "ddx_results_*.json files or folders holding them; with --format inspect, inspect_ai .eval or .json logs "
+            "or folders holding them."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
@@ -46,18 +50,25 @@ def ingest(
         str,
         typer.Option(
             "--format",
-            help="Input format: jsonl (canonical run records) or lddx (Local-DDx result files). A MedAISure "
-            "report is not runs: `mas-eval benchmark-report` reads it.",
+            help="Input format: jsonl (canonical run records), lddx (Local-DDx result files) or inspect (inspect_ai "
+            "logs). A MedAISure report is not runs: `mas-eval benchmark-report` reads it.",
         ),
     ] = "jsonl",
     skip_invalid: Annotated[
         bool,
         flag(
             "--skip-invalid",
-            help="Set malformed lines aside in the rejects file (lddx: skip the files that cannot be read) "
-            "instead of failing.",
+            help="Set malformed lines aside in the rejects file (lddx: skip the files that cannot be read; "
+            "inspect: the logs and samples) instead of failing.",
         ),
     ] = _INGEST["skip_invalid"],
+    system: Annotated[
+        str | None,
+        typer.Option(
+            "--system",
+            help="inspect: runs.system of every run read (default: each log's model, solver and task arguments).",
+        ),
+    ] = None,
     rejects: Annotated[
         Path | None, typer.Option(help="Where skipped lines go (default: OUT.rejects.jsonl).")
     ] = _INGEST["rejects"],
@@ -80,7 +91,7 @@ def ingest(
     shards: ShardsOpt = _INGEST["shards"],
     overwrite: OverwriteOpt = _INGEST["overwrite"],
 ) -> None:
-    """Flatten canonical JSONL run records (see run_record.schema.json), or Local-DDx results, into a Dataset."""
+    """Flatten canonical JSONL run records, Local-DDx results or inspect_ai logs into a Dataset."""
     from mas_eval.storage.sharding import check_shards
 
     if format_ == "medaisure":
@@ -91,7 +102,10 @@ def ingest(
         raise InvalidParameterError(msg)
     check_parameter("--format", format_, [Options(INGEST_FORMATS)], where="ingest")
     check_shards(shards, where="ingest")
-    if format_ == "lddx":
+    if system is not None and format_ != "inspect":
+        msg = f"ingest: --system applies to --format inspect only ({format_} records name their systems); drop --system"
+        raise InvalidParameterError(msg)
+    if format_ in _LOG_NAMES:
         given = next(
             (
                 name
@@ -105,9 +119,10 @@ def ingest(
             None,
         )
         if given is not None:
-            msg = f"ingest: {given} applies to --format jsonl only (Local-DDx files are read whole); drop {given}"
+            read = _LOG_NAMES[format_]
+            msg = f"ingest: {given} applies to --format jsonl only ({read} files are read whole); drop {given}"
             raise InvalidParameterError(msg)
-        _ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
+        _ingest_logs(format_, files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards, system=system)
         return
     for name, value in [("--chunk-mb", chunk_mb), ("--max-line-mb", max_line_mb)]:
         check_parameter(name, value, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest")
@@ -133,13 +148,28 @@ def ingest(
         )
 
 
-def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid: bool, shards: int | None) -> None:
-    """``mas-eval ingest --format lddx``: the files read, the rows per table, the files skipped and the warnings."""
-    from mas_eval.ingest import ingest_lddx
+def _ingest_logs(
+    format_: str,
+    files: list[Path],
+    out: Path,
+    *,
+    overwrite: bool,
+    skip_invalid: bool,
+    shards: int | None,
+    system: str | None,
+) -> None:
+    """``mas-eval ingest --format lddx|inspect``: the files read, the rows per table, what was skipped, the warnings."""
+    from mas_eval.ingest import ingest_inspect, ingest_lddx
 
-    result = ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
+    if format_ == "inspect":
+        result = ingest_inspect(
+            files, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards
+        )
+    else:
+        result = ingest_lddx(files, out, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards)
+    name = _LOG_NAMES[format_]
     rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
-    line = f"ingested {result.runs:,} runs from {len(result.files):,} Local-DDx file(s) into {result.out}: {rows}"
+    line = f"ingested {result.runs:,} runs from {len(result.files):,} {name} file(s) into {result.out}: {rows}"
     console.print(literal(line), highlight=False, soft_wrap=True)
     for file, reason in result.skipped:
         console.print(f"[yellow]skipped {literal(file)}: {literal(reason)}[/]", highlight=False, soft_wrap=True)
@@ -147,4 +177,5 @@ def _ingest_lddx(files: list[Path], out: Path, *, overwrite: bool, skip_invalid:
         console.print(f"[yellow]warning: {literal(warning)}[/]", highlight=False, soft_wrap=True)
     if len(result.warnings) > _WARNINGS_SHOWN:
         more = len(result.warnings) - _WARNINGS_SHOWN
-        console.print(f"[yellow]... and {more:,} more warning(s) (ingest_lddx(...).warnings lists them all)[/]")
+        function = "ingest_inspect" if format_ == "inspect" else "ingest_lddx"
+        console.print(f"[yellow]... and {more:,} more warning(s) ({function}(...).warnings lists them all)[/]")

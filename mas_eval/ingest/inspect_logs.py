@@ -206,15 +206,17 @@ def _results(header: Any) -> list[dict[str, Any]]:
     for name in ("total_samples", "completed_samples"):
         rows.append({"source": "results", "name": name, "item": 0, "value": float(getattr(results, name))})
     for score in results.scores:
+        # A dict-valued scorer's results are named by key, as its outcomes are named "<scorer>/<key>".
+        outcome = score.name if score.name == score.scorer else f"{score.scorer}/{score.name}"
         for key, metric in score.metrics.items():
             value = float(metric.value)
-            rows.append({"source": "results", "name": f"{score.name}/{key}", "item": 0, "value": value})
+            rows.append({"source": "results", "name": f"{outcome}/{key}", "item": 0, "value": value})
         for count in ("scored_samples", "unscored_samples"):
             if getattr(score, count) is not None:
                 value = float(getattr(score, count))
-                rows.append({"source": "results", "name": f"{score.name}/{count}", "item": 0, "value": value})
+                rows.append({"source": "results", "name": f"{outcome}/{count}", "item": 0, "value": value})
         if score.reducer is not None:
-            rows.append({"source": "results", "name": f"{score.name}/reducer", "item": 0, "text": score.reducer})
+            rows.append({"source": "results", "name": f"{outcome}/reducer", "item": 0, "text": score.reducer})
     return rows
 
 
