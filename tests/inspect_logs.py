@@ -46,7 +46,7 @@ def _answers(name: str, right: float) -> Callable[..., Any]:
     return generate
 
 
-def _tasks(samples: int) -> tuple[Any, Any]:
+def _tasks(samples: int, model: Any) -> tuple[Any, Any]:
     from inspect_ai import Task
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ChatMessageUser, get_model
@@ -60,7 +60,9 @@ def _tasks(samples: int) -> tuple[Any, Any]:
                 for role in ROLES:
                     output = await get_model(role=role).generate(state.messages)
                     state.messages.append(output.message)
-                    state.messages.append(ChatMessageUser(content=f"Round {round_}: the {role} says {output.completion}."))
+                    state.messages.append(
+                        ChatMessageUser(content=f"Round {round_}: the {role} says {output.completion}.")
+                    )
             state.output = output
             return state
 
@@ -85,7 +87,7 @@ def _tasks(samples: int) -> tuple[Any, Any]:
     questions = [Sample(id=f"q{i:02d}", input=f"Is {i} + {i} = {2 * i}?", target="yes") for i in range(1, samples + 1)]
     scorers = [match(), graded(), shape()]
     return (
-        Task(name="yes_no", dataset=questions, solver=generate(), scorer=scorers),
+        Task(name="yes_no", dataset=questions, solver=generate(), scorer=scorers, model=model),
         Task(name="yes_no", dataset=questions, solver=debate(), scorer=scorers),
     )
 
@@ -95,15 +97,22 @@ def write_logs(log_dir: Path, *, samples: int = 4, epochs: int = 3, log_format: 
     from inspect_ai import eval as run_eval
     from inspect_ai.model import get_model
 
-    single, debate = _tasks(samples)
-    common: dict[str, Any] = {"epochs": epochs, "log_dir": str(log_dir), "log_format": log_format, "display": "none"}
-    one = run_eval(single, model=get_model("mockllm/single", custom_outputs=_answers("single", 0.6)), **common)
     roles = {
         role: get_model(f"mockllm/{role}", custom_outputs=_answers(role, right), memoize=False)
         for role, right in zip(ROLES, (0.6, 0.8), strict=True)
     }
-    team = run_eval(debate, model=get_model("mockllm/model"), model_roles=roles, **common)
-    return [Path(log.location) for log in (*one, *team)]
+    single, debate = _tasks(samples, get_model("mockllm/single", custom_outputs=_answers("single", 0.6)))
+    # One eval of both tasks (the single agent's model is its task's own): they run side by side.
+    logs = run_eval(
+        [single, debate],
+        model=get_model("mockllm/model"),
+        model_roles=roles,
+        epochs=epochs,
+        log_dir=str(log_dir),
+        log_format=log_format,
+        display="none",
+    )
+    return sorted(Path(log.location) for log in logs)
 
 
 def write_failing_log(log_dir: Path) -> Path:

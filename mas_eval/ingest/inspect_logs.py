@@ -379,7 +379,14 @@ def _samples(reader: Any, file: Path) -> Iterator[Any]:
 
 
 def _unreadable(exc: Exception) -> _InvalidError:
-    said = " ".join(str(exc).split())[:300] or type(exc).__name__
+    # inspect_ai wraps the reason ("Unable to read version 3 of log format.") in an error that only
+    # names the file: the innermost error of the chain says why.
+    chain = [exc]
+    while (inner := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
+        chain.append(inner)
+    root = chain[-1] if isinstance(chain[-1], Exception) else exc
+    said = " ".join(str(root).split())[:300] or type(root).__name__
+    exc = root
     if "version" in said.lower():
         fix = f"upgrade inspect_ai (pip install -U inspect_ai) to read it, {_skip_fix('this log')}"
         return _InvalidError(f"inspect_ai cannot read this log's format version ({said})", fix)
