@@ -141,5 +141,5 @@ if __name__ == "__main__":  # pragma: no cover - `make inspect-sample`
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.eval"):
         old.unlink()
-    for path in write_logs(folder, samples=20, epochs=3):
+    for path in write_logs(folder, samples=16, epochs=2):
         print(f"{path} ({path.stat().st_size:,} bytes)")
