@@ -20,13 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ROLES", "write_logs"]
+__all__ = ["ROLES", "mock_answers", "write_failing_log", "write_logs", "yes_no_tasks"]
 
 #: The debate's agents, in the order they answer.
 ROLES = ("proposer", "critic")
 
 
-def _answers(name: str, right: float) -> Callable[..., Any]:
+def mock_answers(name: str, right: float) -> Callable[..., Any]:
     """A mock model's outputs: "yes" (right) with probability ``right``, by a hash of the question and its count."""
     from inspect_ai.model import ModelOutput, ModelUsage
 
@@ -46,7 +46,7 @@ def _answers(name: str, right: float) -> Callable[..., Any]:
     return generate
 
 
-def _tasks(samples: int, model: Any) -> tuple[Any, Any]:
+def yes_no_tasks(samples: int, model: Any) -> tuple[Any, Any]:
     from inspect_ai import Task
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ChatMessageUser, get_model
@@ -98,10 +98,10 @@ def write_logs(log_dir: Path, *, samples: int = 4, epochs: int = 3, log_format: 
     from inspect_ai.model import get_model
 
     roles = {
-        role: get_model(f"mockllm/{role}", custom_outputs=_answers(role, right), memoize=False)
+        role: get_model(f"mockllm/{role}", custom_outputs=mock_answers(role, right), memoize=False)
         for role, right in zip(ROLES, (0.6, 0.8), strict=True)
     }
-    single, debate = _tasks(samples, get_model("mockllm/single", custom_outputs=_answers("single", 0.6)))
+    single, debate = yes_no_tasks(samples, get_model("mockllm/single", custom_outputs=mock_answers("single", 0.6)))
     # One eval of both tasks (the single agent's model is its task's own): they run side by side.
     logs = run_eval(
         [single, debate],
