@@ -18,6 +18,7 @@ from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of, flag
 from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
+from mas_eval.ingest.inspect_logs import ingest_inspect
 from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
 
 __all__ = ["INGEST_FORMATS", "ingest"]
@@ -30,6 +31,8 @@ _LOG_NAMES = {"lddx": "Local-DDx", "inspect": "inspect_ai"}
 _WARNINGS_SHOWN = 20
 #: The defaults of ``ingest_jsonl``'s parameters.
 _INGEST = defaults_of(ingest_jsonl)
+#: The defaults of ``ingest_inspect``'s parameters (``--system``).
+_INSPECT = defaults_of(ingest_inspect)
 #: ``--chunk-mb``'s default: ``ingest_jsonl``'s ``chunk_bytes``, in MiB.
 _CHUNK_MB = _INGEST["chunk_bytes"] / 2**20
 #: ``--max-line-mb``'s default: ``ingest_jsonl``'s ``max_line_bytes``, in MiB.
@@ -68,7 +71,7 @@ def ingest(
             "--system",
             help="inspect: runs.system of every run read (default: each log's model, solver and task arguments).",
         ),
-    ] = None,
+    ] = _INSPECT["system"],
     rejects: Annotated[
         Path | None, typer.Option(help="Where skipped lines go (default: OUT.rejects.jsonl).")
     ] = _INGEST["rejects"],
