@@ -15,7 +15,7 @@ CHECK_LOCK := requirements/check_lock.py $(LOCK)
 # apt-get needs root: sudo when not root and sudo exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: test test-browser test-latest lock demo lint bench clean sample
+.PHONY: test test-browser test-latest lock demo lint bench clean sample inspect-sample
 
 # Reinstalls when the lock or pyproject.toml changes. The venv's own pip (from ensurepip) predates
 # --build-constraint, so pip comes first; setuptools with it, to replace the one venv seeds.
@@ -99,6 +99,10 @@ bench: $(STAMP)
 # Regenerates the bundled sample (fixed seeds); the result is committed.
 sample: $(STAMP)
 	$(BIN)/python -m mas_eval.simulation.sample data
+
+# The bundled inspect_ai logs (a debate and a single agent, written by inspect_ai's mock model).
+inspect-sample: $(STAMP)
+	$(BIN)/python -m tests.inspect_logs data/inspect
 
 clean:
 	rm -rf $(VENV) $(LATEST) $(UV_VENV) reports/demo

@@ -25,7 +25,7 @@ from polars.testing import assert_frame_equal
 from mas_eval.cli import app, main
 from mas_eval.cli.common import defaults_of, source_defaults
 from mas_eval.cli.demo import run_demo
-from mas_eval.ingest import ingest_jsonl, ingest_lddx, ingest_lm_eval, ingest_otlp, ingest_table
+from mas_eval.ingest import ingest_inspect, ingest_jsonl, ingest_lddx, ingest_lm_eval, ingest_otlp, ingest_table
 from mas_eval.report.benchmark import BenchmarkReport, read_medaisure_report
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
@@ -101,15 +101,23 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "files": Mirrors(ingest_jsonl, "paths"),
         "out": Mirrors(ingest_jsonl, "out"),
         "format_": CliOnly("chooses the function: jsonl runs ingest_jsonl, each log format its adapter"),
-        "skip_invalid": (Mirrors(ingest_jsonl, "skip_invalid"), Mirrors(ingest_lddx, "skip_invalid")),
+        "skip_invalid": (
+            Mirrors(ingest_jsonl, "skip_invalid"),
+            Mirrors(ingest_lddx, "skip_invalid"),
+            Mirrors(ingest_inspect, "skip_invalid"),
+        ),
         "map_": Mirrors(ingest_table, "columns"),
-        "system": (Mirrors(ingest_otlp, "system"), Mirrors(ingest_lm_eval, "system")),
+        "system": (
+            Mirrors(ingest_otlp, "system"),
+            Mirrors(ingest_lm_eval, "system"),
+            Mirrors(ingest_inspect, "system"),
+        ),
         "system_attribute": Mirrors(ingest_otlp, "system_attribute"),
         "case_attribute": Mirrors(ingest_otlp, "case_attribute"),
         "rejects": Mirrors(ingest_jsonl, "rejects"),
         "chunk_mb": Mirrors(ingest_jsonl, "chunk_bytes", lambda chunk_bytes: chunk_bytes / 2**20),
         "max_line_mb": Mirrors(ingest_jsonl, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
-        "shards": (Mirrors(ingest_jsonl, "shards"), Mirrors(ingest_lddx, "shards")),
+        "shards": (Mirrors(ingest_jsonl, "shards"), Mirrors(ingest_lddx, "shards"), Mirrors(ingest_inspect, "shards")),
         "overwrite": (Mirrors(ingest_jsonl, "overwrite"), Mirrors(ingest_lddx, "overwrite")),
     },
     "benchmark-report": {

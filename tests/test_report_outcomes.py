@@ -88,4 +88,4 @@ def test_a_score_of_one_system_only_is_reported_without_comparison() -> None:
     scores = mas_eval.score(mas_eval.Dataset.from_frames(runs=runs, outcomes=outcomes))
     section = _section(scores)
     assert any("no mas or no single runs" in line for line in section.text)
-    assert [t.name for t in section.tables] == ["outcome_pass_rates"]
+    assert [t.name for t in section.tables] == ["outcome_pass_rates", "outcome_cost_match"]

@@ -27,6 +27,7 @@ __all__ = ["INGEST_FORMATS", "LOG_FORMATS", "ingest"]
 #: The log formats, each with what its files are called in messages.
 LOG_FORMATS = {
     "lddx": "Local-DDx",
+    "inspect": "inspect_ai",
     "lm-eval": "lm-eval",
     "otlp": "OTLP",
     "table": "table",
@@ -132,7 +133,7 @@ def ingest(
         format_,
         {
             "--map": (("table",), map_ is not None),
-            "--system": (("lm-eval", "otlp"), system is not None),
+            "--system": (("inspect", "lm-eval", "otlp"), system is not None),
             "--system-attribute": (("otlp",), system_attribute != _OTLP["system_attribute"]),
             "--case-attribute": (("otlp",), case_attribute != _OTLP["case_attribute"]),
             "--rejects": (("jsonl",), rejects is not None),
@@ -193,6 +194,8 @@ def _read_logs(
 
     if format_ == "lddx":
         result = adapters.ingest_lddx(files, out, **common)
+    elif format_ == "inspect":
+        result = adapters.ingest_inspect(files, out, system=system, **common)
     elif format_ == "lm-eval":
         result = adapters.ingest_lm_eval(files, out, system=system, **common)
     elif format_ == "otlp":

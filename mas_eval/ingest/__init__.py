@@ -3,7 +3,8 @@
 The canonical run record (``mas_eval/ingest/run_record.schema.json``) is one JSON object per run,
 one per line (JSONL). :func:`ingest_jsonl` flattens such files into the Dataset's tables;
 :func:`export_jsonl` writes a Dataset back as records, so that ingest(export(ds)) == ds.
-:func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files; :func:`ingest_lm_eval`
+:func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files; :func:`ingest_inspect`
+inspect_ai's ``.eval`` and ``.json`` logs; :func:`ingest_lm_eval`
 lm-evaluation-harness ``--log_samples`` output (``results_*.json`` and ``samples_*.jsonl``);
 :func:`ingest_otlp` OpenTelemetry GenAI traces in OTLP JSON; :func:`ingest_table` a CSV or
 Parquet table of runs.
@@ -12,6 +13,7 @@ Parquet table of runs.
 from __future__ import annotations
 
 from mas_eval.ingest.export import export_jsonl
+from mas_eval.ingest.inspect_logs import ingest_inspect
 from mas_eval.ingest.jsonl import IngestResult, ingest_jsonl, record_dtype
 from mas_eval.ingest.lddx import LddxIngestResult, ingest_lddx
 from mas_eval.ingest.lm_eval import ingest_lm_eval
@@ -24,6 +26,7 @@ __all__ = [
     "LddxIngestResult",
     "LogIngestResult",
     "export_jsonl",
+    "ingest_inspect",
     "ingest_jsonl",
     "ingest_lddx",
     "ingest_lm_eval",
