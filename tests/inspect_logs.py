@@ -46,7 +46,8 @@ def mock_answers(name: str, right: float) -> Callable[..., Any]:
     return generate
 
 
-def yes_no_tasks(samples: int, model: Any) -> tuple[Any, Any]:
+def yes_no_tasks(samples: int, model: Any, epochs: tuple[int, int]) -> tuple[Any, Any]:
+    """The single agent's task and the debate's, on the same ``samples`` questions, with ``epochs`` each."""
     from inspect_ai import Task
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ChatMessageUser, get_model
@@ -87,13 +88,18 @@ def yes_no_tasks(samples: int, model: Any) -> tuple[Any, Any]:
     questions = [Sample(id=f"q{i:02d}", input=f"Is {i} + {i} = {2 * i}?", target="yes") for i in range(1, samples + 1)]
     scorers = [match(), graded(), shape()]
     return (
-        Task(name="yes_no", dataset=questions, solver=generate(), scorer=scorers, model=model),
-        Task(name="yes_no", dataset=questions, solver=debate(), scorer=scorers),
+        Task(name="yes_no", dataset=questions, solver=generate(), scorer=scorers, model=model, epochs=epochs[0]),
+        Task(name="yes_no", dataset=questions, solver=debate(), scorer=scorers, epochs=epochs[1]),
     )
 
 
-def write_logs(log_dir: Path, *, samples: int = 4, epochs: int = 3, log_format: str = "eval") -> list[Path]:
-    """Run the single agent and the debate on ``samples`` questions, ``epochs`` times each; their two log files."""
+def write_logs(
+    log_dir: Path, *, samples: int = 4, epochs: int = 3, single_epochs: int | None = None, log_format: str = "eval"
+) -> list[Path]:
+    """Run the single agent and the debate on ``samples`` questions, ``epochs`` times each; their two log files.
+
+    ``single_epochs`` runs the single agent that many times instead, e.g. enough to match the debate's tokens.
+    """
     from inspect_ai import eval as run_eval
     from inspect_ai.model import get_model
 
@@ -101,13 +107,13 @@ def write_logs(log_dir: Path, *, samples: int = 4, epochs: int = 3, log_format: 
         role: get_model(f"mockllm/{role}", custom_outputs=mock_answers(role, right), memoize=False)
         for role, right in zip(ROLES, (0.6, 0.8), strict=True)
     }
-    single, debate = yes_no_tasks(samples, get_model("mockllm/single", custom_outputs=mock_answers("single", 0.6)))
+    single_model = get_model("mockllm/single", custom_outputs=mock_answers("single", 0.6))
+    single, debate = yes_no_tasks(samples, single_model, (single_epochs or epochs, epochs))
     # One eval of both tasks (the single agent's model is its task's own): they run side by side.
     logs = run_eval(
         [single, debate],
         model=get_model("mockllm/model"),
         model_roles=roles,
-        epochs=epochs,
         log_dir=str(log_dir),
         log_format=log_format,
         display="none",
@@ -141,5 +147,6 @@ if __name__ == "__main__":  # pragma: no cover - `make inspect-sample`
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.eval"):
         old.unlink()
-    for path in write_logs(folder, samples=16, epochs=2):
+    # The single agent runs 12 times, a little over the debate's tokens on a question: enough to match its compute.
+    for path in write_logs(folder, samples=10, epochs=1, single_epochs=12):
         print(f"{path} ({path.stat().st_size:,} bytes)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Annotated
 
@@ -22,7 +23,7 @@ from mas_eval.scoring import score
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import atomic_directory
 
-__all__ = ["REPORTS", "answers_table", "demo", "headline", "run_demo"]
+__all__ = ["INSPECT_SYSTEMS", "REPORTS", "answers_table", "demo", "headline", "run_demo"]
 
 #: The report formats the demo writes, as ``report<suffix>``.
 REPORTS = (".html", ".md", ".json", ".tex")
@@ -47,20 +48,22 @@ def answers_table(items: pl.DataFrame) -> pl.DataFrame:
 
 
 def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, console: Console) -> Path:
-    """Validate and score ``data/sample``, compare, draw, report; ingest ``data/sample.jsonl``.
+    """Validate and score ``data/sample``, compare, draw, report; ingest ``data/sample.jsonl`` and ``data/inspect``.
 
     Outputs in ``out`` (replacing an earlier demo as a whole): ``report.html`` (one
     self-contained page), ``report.md`` with ``report_figures/``, ``report.json`` (every table
     in full precision and the provenance), ``report.tex`` (booktabs tables), ``figures/`` (every
     figure as PNG), ``scores/`` (the sample's Scores), ``comparisons.parquet`` (MAS vs single by
-    task, paired on case, Holm) and ``ingested/`` (the Dataset ingested from the JSONL).
+    task, paired on case, Holm), ``ingested/`` (the Dataset ingested from the JSONL), and from
+    the inspect_ai logs in ``data/inspect`` (when inspect_ai is installed): ``inspect/`` (their
+    Dataset) and ``inspect_report.html``.
     """
     from mas_eval import plots
     from mas_eval.report import build
     from mas_eval.stats import write_comparisons
 
-    sample, records = data / "sample", data / "sample.jsonl"
-    with atomic_directory(out, overwrite=True, inputs=[sample, records]) as staging:
+    sample, records, logs = data / "sample", data / "sample.jsonl", data / "inspect"
+    with atomic_directory(out, overwrite=True, inputs=[sample, records, logs]) as staging:
         # File names, not paths: a rule title is one line, and a long checkout path would be cut.
         console.rule(f"[bold]Bundled sample dataset[/] {literal(sample.name)}/")
         ds = Dataset.open(sample).validate()
@@ -128,6 +131,12 @@ def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, con
         console.rule(f"[bold]Ingest of canonical JSONL records[/] {literal(records.name)}")
         result = ingest_jsonl([records], staging / "ingested")
         print_frame(Dataset.open(staging / "ingested").summary(), title=f"{result.runs} runs ingested", out=console)
+
+        console.rule(f"[bold]inspect_ai logs[/] {literal(logs.name)}/: a two-role debate against a single agent")
+        if importlib.util.find_spec("inspect_ai") is None:
+            console.print("skipped: inspect_ai is not installed (pip install 'mas_eval[inspect]')")
+        else:
+            _inspect_logs(logs, staging, console)
     console.print(
         f"\n[green]demo outputs written to {literal(out)}/[/]; open the report: [bold]{literal(out / 'report.html')}[/]"
     )
@@ -144,6 +153,41 @@ def demo(
 ) -> None:
     """Run the main job on the bundled sample (what `make demo` runs); replaces OUT."""
     run_demo(data, out, console=terminal)
+
+
+#: The two systems of the bundled inspect_ai logs (named by the adapter from model and solver).
+INSPECT_SYSTEMS = ("mockllm/model debate", "mockllm/single generate")
+
+
+def _inspect_logs(logs: Path, staging: Path, console: Console) -> None:
+    """Ingest the bundled inspect_ai logs, score them, print pass rates, the paired and compute-matched comparisons."""
+    from mas_eval.ingest import ingest_inspect
+    from mas_eval.report import build
+    from mas_eval.stats import compare, compute_matched, pass_rates
+
+    treatment, control = INSPECT_SYSTEMS
+    result = ingest_inspect([logs], staging / "inspect")
+    scores = score(result.dataset)
+    columns = ["system", "n", "passes", "rate", "wilson_low", "wilson_high"]
+    rates = pass_rates(scores.runs, "match", cluster="case_id").select(columns)
+    title = f"{result.runs} runs ({len(result.files)} logs): pass rate of 'match', 95% Wilson interval"
+    print_frame(rates, title=title, out=console)
+    comparison = compare(scores, "match", treatment=treatment, control=control, pair_on="case_id")
+    lines = [f"{treatment} - {control}, paired on the case:", *findings(comparison, "the debate")]
+    matched = compute_matched(scores.runs, "match", treatment=treatment, control=control, level="summary")
+    for row in matched.iter_rows(named=True):
+        if not row["cases"]:
+            lines.append(f"{row['comparison']}: no case matched ({row['unmatched']} cases unmatched)")
+            continue
+        lines.append(
+            f"{row['comparison']}: debate {row['treatment_rate']:.2f} vs single {row['control_rate']:.2f} on "
+            f"{row['cases']} cases (single's mean k {row['mean_k']:.1f}; McNemar p {row['mcnemar_p']:.2f}; "
+            f"{row['unmatched']} unmatched)"
+        )
+    console.print("\n".join(map(literal, lines)), highlight=False)
+    report = build(scores, title="mas_eval demo: inspect_ai logs", treatment=treatment, control=control)
+    report.write(staging / "inspect_report.html")
+    console.print("report of the logs: inspect_report.html (its Outcomes section)", highlight=False)
 
 
 def _systems(ds: Dataset) -> str:

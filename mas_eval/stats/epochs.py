@@ -710,7 +710,7 @@ def _matched_summary(table: pl.DataFrame, groups: list[str], binary: bool, confi
             if binary
             else np.full(out.height, np.nan),
             nan_to_null=True,
-        ),
+        ).zip_with(out["cases"] > 0, pl.Series([None], dtype=pl.Float64)),
         note=pl.when(pl.col("cases") < 2)
         .then(pl.lit("fewer than 2 matched cases: no paired t"))
         .when(pl.col("_var") == 0)
