@@ -422,6 +422,40 @@ def check_answer_metrics(nb: nbformat.NotebookNode, figures: Path) -> None:
     assert "text/markdown" in mime_types(nb, "report")
 
 
+# --- 06_inspect_logs ----------------------------------------------------------------------------
+
+INSPECT_LOGS_PROBE = """
+_facts.update(
+    runs=ds.collect("runs").height,
+    named=scores.named,
+    paired=paired.select("test", "n_pairs", "difference").row(0),
+    once=once.select("test", "ci_method").row(0),
+    matched=matched.select("comparison", "cases", "mean_k", "unmatched").rows(),
+    beside=ours.join(theirs, on="system").select("accuracy", "match/accuracy", "stderr", "match/stderr").rows(),
+)
+print(_json.dumps(_facts))
+"""
+
+
+def check_inspect_logs(nb: nbformat.NotebookNode, figures: Path) -> None:
+    facts = probed(nb)
+    assert facts["runs"] == 10 + 10 * 12  # the debate once, the single agent twelve times, on ten questions
+    assert "match" in facts["named"]["outcomes"]
+    test, pairs, difference = facts["paired"]
+    assert (test, pairs) == ("paired", 10) and difference > 0
+    assert facts["once"] == ["mcnemar", "newcombe"]  # one run each: McNemar's exact test
+    (one, one_cases, one_k, _), (matched, cases, k, unmatched) = facts["matched"]
+    assert one_cases == cases  # both rows over the matched questions
+    assert (one, matched) == ("k=1", "compute-matched") and one_k == 1.0
+    assert cases + unmatched == 10 and 1 < k <= 12
+    for accuracy, theirs, stderr, their_stderr in facts["beside"]:  # our numbers beside inspect's own
+        assert accuracy == pytest.approx(theirs, rel=1e-12) and stderr == pytest.approx(their_stderr, rel=1e-12)
+    for frame in ("ingest", "rates", "paired", "cost", "shares", "matched", "pass-at-k"):
+        assert "text/html" in mime_types(nb, frame), frame
+    assert "image/png" in mime_types(nb, "figure")
+    assert (figures / "inspect_frontier.pdf").read_bytes().startswith(PDF_MAGIC)
+
+
 @dataclass(frozen=True)
 class Check:
     """What a notebook's probe cell reports, and how the executed notebook is checked."""
@@ -438,6 +472,7 @@ CHECKS = {
     "03_statistics.ipynb": Check(STATISTICS_PROBE, check_statistics),
     "04_reproduce_lddx.ipynb": Check(REPRODUCE_LDDX_PROBE, check_reproduce_lddx, needs=LDDX),
     "05_answer_metrics.ipynb": Check(ANSWER_METRICS_PROBE, check_answer_metrics),
+    "06_inspect_logs.ipynb": Check(INSPECT_LOGS_PROBE, check_inspect_logs),
 }
 
 
