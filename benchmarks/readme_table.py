@@ -38,6 +38,17 @@ def _rows() -> list[str]:
                 f"| ingest JSONL ({r['input_mb']:,.0f} MB) | {r['records']:,} | {r['ingest_seconds']:.1f} s | "
                 f"{r['records_per_second']:,} runs/s | {rss:.2f} GB | `benchmarks/bench_ingest.py` |"
             )
+    logs = RESULTS / "ingest_logs.json"
+    if logs.is_file():
+        data = json.loads(logs.read_text())
+        size = data["parameters"]["input_mb"]
+        for r in data["results"]:
+            what = "ingest inspect_ai logs" if r["reader"].startswith("mas_eval") else "inspect_ai's own samples_df"
+            rows.append(
+                f"| {what} ({size:,.0f} MB, {r['reader'].split('(')[-1].rstrip(')')}) | {r['samples']:,} | "
+                f"{r['seconds']:.1f} s | {r['samples_per_second']:,} samples/s | {r['peak_rss_mb'] / 1024:.2f} GB | "
+                "`benchmarks/bench_ingest_logs.py` |"
+            )
     decision = RESULTS / "decision.json"
     if decision.is_file():
         for r in json.loads(decision.read_text())["results"]:
