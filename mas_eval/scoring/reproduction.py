@@ -519,13 +519,9 @@ def reproduce_aggregates(
             "ingest inspect_ai logs or lm-eval results with their adapter (mas-eval ingest --format inspect or lm-eval)"
         )
         raise SchemaError(msg)
-    runs = ds.collect("runs").select(
-        pl.col(RUN_KEY).cast(pl.String),
-        "system",
-        "task",
-        "case_id",
-        pl.col("epoch") if "epoch" in ds.collect("runs").columns else pl.lit(None, pl.Int64).alias("epoch"),
-    )
+    runs = ds.collect("runs")
+    epoch = pl.col("epoch") if "epoch" in runs.columns else pl.lit(None, pl.Int64).alias("epoch")
+    runs = runs.select(pl.col(RUN_KEY).cast(pl.String), "system", "task", "case_id", epoch)
     logs = _logs(reported, runs)
     recorded = _recorded_aggregates(reported, logs)
     reducers = recorded.select("log", "outcome", "reducer").filter(pl.col("reducer").is_not_null()).unique()
