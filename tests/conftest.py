@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -194,3 +195,48 @@ def frames() -> dict[str, pl.DataFrame]:
 @pytest.fixture
 def tiny(frames: dict[str, pl.DataFrame]) -> Dataset:
     return Dataset.from_frames(**frames)
+
+
+#: The questions and epochs of the session's inspect_ai logs (``inspect_logs``).
+INSPECT_SAMPLES, INSPECT_EPOCHS = 4, 3
+
+
+@dataclass(frozen=True)
+class Logs:
+    """inspect_ai logs of a session: the ``.eval`` logs, the same converted to ``.json``, a failed one."""
+
+    eval_dir: Path
+    json_dir: Path
+    failing: Path
+
+    @property
+    def files(self) -> list[Path]:
+        return sorted(self.eval_dir.glob("*.eval"))
+
+
+@pytest.fixture(scope="session")
+def inspect_eval_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of two ``.eval`` logs, a single agent's and a two-role debate's, written once per
+    session by inspect_ai itself (:mod:`tests.inspect_logs`: offline, its mock model, ``INSPECT_SAMPLES``
+    questions x ``INSPECT_EPOCHS``). Skips the test when inspect_ai is not installed."""
+    pytest.importorskip("inspect_ai")
+    from tests.inspect_logs import write_logs
+
+    folder = tmp_path_factory.mktemp("inspect") / "eval"
+    write_logs(folder, samples=INSPECT_SAMPLES, epochs=INSPECT_EPOCHS)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def inspect_logs(inspect_eval_dir: Path) -> Logs:
+    """``inspect_eval_dir``'s logs, the same converted to ``.json`` and a log whose evaluation failed,
+    shared by every module that reads them."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from tests.inspect_logs import write_failing_log
+
+    root = inspect_eval_dir.parent
+    (root / "json").mkdir()
+    for file in sorted(inspect_eval_dir.glob("*.eval")):
+        write_eval_log(read_eval_log(str(file)), str(root / "json" / file.with_suffix(".json").name), format="json")
+    return Logs(inspect_eval_dir, root / "json", write_failing_log(root / "failing"))

@@ -171,6 +171,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "preset": Mirrors(reproduce, "preset"),
         "set_": OVERRIDES,
         "tolerance": Mirrors(reproduce, "tolerance"),
+        "aggregate_tolerance": Mirrors(reproduce, "aggregate_tolerance"),
         "out": CliOnly("optional: the result is written (Reproduction.write's path) only when given"),
         "show": CliOnly("how many disagreements to print: display only"),
         "overwrite": Mirrors(Reproduction.write, "overwrite"),

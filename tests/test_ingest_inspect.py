@@ -1,8 +1,9 @@
 """inspect_ai logs into a Dataset: checked against inspect_ai's own reading of the same logs.
 
 The logs are written once per session by inspect_ai itself, offline, with its mock model
-(:mod:`tests.inspect_logs`): a single agent and a two-role debate on the same four questions,
-three epochs each, as ``.eval`` logs and the same logs converted to ``.json``.
+(:mod:`tests.inspect_logs`; the ``inspect_logs`` fixture of tests/conftest.py): a single agent
+and a two-role debate on the same four questions, three epochs each, as ``.eval`` logs and the
+same logs converted to ``.json``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import json
 import math
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -23,32 +23,18 @@ from tests.promises import assert_refused, run
 
 pytest.importorskip("inspect_ai")
 
-from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.log import read_eval_log
 
-from tests.inspect_logs import ROLES, write_failing_log, write_logs
+from tests.conftest import INSPECT_EPOCHS, INSPECT_SAMPLES, Logs
+from tests.inspect_logs import ROLES
 
-SAMPLES, EPOCHS = 4, 3
-
-
-@dataclass(frozen=True)
-class Logs:
-    eval_dir: Path
-    json_dir: Path
-    failing: Path
-
-    @property
-    def files(self) -> list[Path]:
-        return sorted(self.eval_dir.glob("*.eval"))
+SAMPLES, EPOCHS = INSPECT_SAMPLES, INSPECT_EPOCHS
 
 
 @pytest.fixture(scope="session")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> Logs:
-    root = tmp_path_factory.mktemp("inspect")
-    written = write_logs(root / "eval", samples=SAMPLES, epochs=EPOCHS)
-    (root / "json").mkdir()
-    for file in written:
-        write_eval_log(read_eval_log(str(file)), str(root / "json" / file.with_suffix(".json").name), format="json")
-    return Logs(root / "eval", root / "json", write_failing_log(root / "failing"))
+def logs(inspect_logs: Logs) -> Logs:
+    """The session's logs (tests/conftest.py writes them once for every module that reads them)."""
+    return inspect_logs
 
 
 @pytest.fixture(scope="session")

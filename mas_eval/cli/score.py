@@ -185,6 +185,13 @@ def reproduce(
     tolerance: Annotated[
         float, typer.Option(help="Largest difference for a score to count as reproduced.")
     ] = _REPRODUCE["tolerance"],
+    aggregate_tolerance: Annotated[
+        float,
+        typer.Option(
+            help="Relative tolerance for a log's own aggregates (inspect_ai's accuracy and stderr, lm-eval's "
+            "acc and acc_stderr) recomputed from its outcomes."
+        ),
+    ] = _REPRODUCE["aggregate_tolerance"],
     out: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Folder for summary.csv, disagreements.csv and reproduction.json."),
@@ -193,12 +200,17 @@ def reproduce(
     overwrite: OverwriteOpt = _WRITE_REPRODUCTION["overwrite"],
     raw_csv: RawCsvOpt = _WRITE_REPRODUCTION["raw_csv"],
 ) -> None:
-    """Recompute what the reference system recorded (the Dataset's reported table) and say how often it agrees."""
+    """Recompute what the reference system recorded (the Dataset's reported table) and say how often it agrees.
+
+    Local-DDx's numbers are recomputed by scoring under --preset; a log's own aggregates
+    (inspect_ai, lm-eval) from its outcomes, log by log.
+    """
     from mas_eval.storage.dataset import Dataset
 
     overrides = _overrides(set_)
     resolve_params(preset, overrides)
     check_parameter("--tolerance", tolerance, [Interval(float, 0)], where="reproduce")
+    check_parameter("--aggregate-tolerance", aggregate_tolerance, [Interval(float, 0)], where="reproduce")
     check_parameter("--show", show, [Interval(int, 0)], where="reproduce")
     if raw_csv and out is None:
         msg = "reproduce: --raw-csv applies to the CSV files of --out; pass --out FOLDER, or drop --raw-csv"
@@ -209,12 +221,26 @@ def reproduce(
     with steps() as shown:
         shown.start("validate")
         ds.validate()
-        result = reproduce_dataset(ds, preset, tolerance=tolerance, progress=shown.start, **overrides)
+        result = reproduce_dataset(
+            ds,
+            preset,
+            tolerance=tolerance,
+            aggregate_tolerance=aggregate_tolerance,
+            progress=shown.start,
+            **overrides,
+        )
         if out is not None:
             shown.start("write")
             result.write(out, overwrite=overwrite, dataset=dataset, raw_csv=raw_csv)
     summary = result.summary.select("metric", "basis", "reproduced", "items", "share")
-    print_frame(summary, title=f"recorded vs recomputed, preset {preset!r} (scores within {tolerance:g})")
+    if result.preset is None:
+        title = f"recorded vs recomputed from outcomes (within {aggregate_tolerance:g} relative; counts equal)"
+    else:
+        title = f"recorded vs recomputed, preset {preset!r} (scores within {tolerance:g})"
+    print_frame(summary, title=title)
+    if not result.not_compared.is_empty():
+        names = ", ".join(result.not_compared["metric"].unique(maintain_order=True).to_list())
+        console.print(f"recorded but not recomputed: {literal(names)}")
     shown_rows = min(show, result.disagreements.height)  # a --show beyond every row shows them all
     if shown_rows:
         console.print(f"first {shown_rows} of {result.disagreements.height} disagreements:")

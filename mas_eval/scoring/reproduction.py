@@ -7,6 +7,13 @@ recorded number beside the recomputed one: counts must be equal, scores within `
 Scores are compared twice: recomputed end to end (from our labels) and recomputed from the
 file's own counts, which isolates the formulas from the labelling.
 
+Log adapters keep what the source tool itself aggregated in ``reported`` (source ``"results"``):
+inspect_ai's ``<score>/accuracy``, ``<score>/stderr`` ... per log
+(:mod:`mas_eval.ingest.inspect_logs`), lm-evaluation-harness's ``<metric>,<filter>`` and
+``<metric>_stderr,<filter>`` per task and results file (:mod:`mas_eval.ingest.lm_eval`).
+:func:`reproduce_aggregates` recomputes each of them from ``outcomes``, log by log, and
+:func:`reproduce` does so for a Dataset that holds them.
+
 >>> import polars as pl
 >>> from mas_eval.scoring.reproduction import reproduce
 >>> # ``mas-eval reproduce DATASET --preset lddx-v6`` prints ``result.summary``.
@@ -33,7 +40,7 @@ from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import atomic_directory
 from mas_eval.storage.provenance import provenance
 
-__all__ = ["COUNT_FIELDS", "SCORE_FIELDS", "Reproduction", "reproduce"]
+__all__ = ["AGGREGATE_STATISTICS", "COUNT_FIELDS", "SCORE_FIELDS", "Reproduction", "reproduce", "reproduce_aggregates"]
 
 #: Our count column → the name Local-DDx's evaluation block records it under.
 COUNT_FIELDS = {
@@ -61,6 +68,7 @@ _DISAGREEMENTS = {
     RUN_KEY: pl.String, "metric": pl.String, "basis": pl.String, "item": pl.String,
     "recorded": pl.String, "recomputed": pl.String,
 }  # fmt: skip
+_NOT_COMPARED = {"metric": pl.String, "logs": pl.UInt32, "reason": pl.String}
 
 
 @dataclass
@@ -78,26 +86,41 @@ class Reproduction:
         is null where equality is exact.
     disagreements
         Every item not reproduced: ``run_id, metric, basis, item, recorded, recomputed`` (as text).
+        A log's aggregate (:func:`reproduce_aggregates`) is one row per recorded name (``metric``
+        ``match/accuracy``, ``acc,none``) with ``basis`` ``"outcomes"``: its ``items`` and ``runs``
+        count logs (each named by its first ``run_id``), ``tolerance`` is relative (null for counts).
+    disagreements
+        Every item not reproduced: ``run_id, metric, basis, item, recorded, recomputed`` (as text).
+        For a log's aggregate ``item`` is ``system / task`` (lm-eval: ``/ epoch N``, its results file).
     preset, params
-        What the Dataset was scored with.
+        What the Dataset was scored with (``preset`` None: nothing was scored, only aggregates compared).
     scores
         The scores compared.
+    not_compared
+        Recorded aggregates with a number that nothing recomputes: ``metric, logs, reason`` (e.g.
+        inspect's ``completed_samples``, a ``bootstrap_stderr``, a reducer other than mean, median
+        or max). Empty for Local-DDx.
     """
 
     summary: pl.DataFrame
     disagreements: pl.DataFrame
-    preset: str
+    preset: str | None
     params: dict[str, Any] = field(default_factory=dict)
     scores: Scores | None = field(default=None, repr=False)
+    not_compared: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=_NOT_COMPARED), repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The summary and disagreements as JSON-ready dicts, with the preset and parameters."""
-        return {
+        """The summary and disagreements as JSON-ready dicts, with the preset and parameters (and,
+        when there are any, the recorded aggregates not compared)."""
+        content = {
             "preset": self.preset,
             "params": self.params,
             "summary": self.summary.to_dicts(),
             "disagreements": self.disagreements.to_dicts(),
         }
+        if not self.not_compared.is_empty():
+            content["not_compared"] = self.not_compared.to_dicts()
+        return content
 
     def write(
         self, path: str | Path, *, overwrite: bool = False, dataset: str | Path | None = None, raw_csv: bool = False
@@ -276,27 +299,317 @@ def _as_rows(frame: pl.DataFrame, metric: str, ok: pl.Expr) -> pl.DataFrame:
     )
 
 
+def _summarised(parts: list[pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The summary (per metric and basis) and the disagreements of the compared rows ``parts``."""
+    rows = (
+        pl.concat(parts)
+        if parts
+        else pl.DataFrame(schema={**_DISAGREEMENTS, "ok": pl.Boolean, "tolerance": pl.Float64})
+    )
+    rows = rows.filter(pl.col("recorded") != "null")
+    summary = (
+        rows.group_by("metric", "basis", maintain_order=True)
+        .agg(
+            items=pl.len().cast(pl.UInt32),
+            reproduced=pl.col("ok").sum().cast(pl.UInt32),
+            share=pl.col("ok").mean(),
+            runs=pl.col(RUN_KEY).n_unique().cast(pl.UInt32),
+            runs_all_reproduced=pl.col(RUN_KEY).filter(~pl.col("ok")).n_unique().cast(pl.UInt32),
+            tolerance=pl.col("tolerance").first(),
+        )
+        .with_columns(runs_all_reproduced=(pl.col("runs") - pl.col("runs_all_reproduced")).cast(pl.UInt32))
+        .cast(_SUMMARY)
+    )
+    disagreements = rows.filter(~pl.col("ok")).select(*_DISAGREEMENTS).sort(RUN_KEY, "metric", "basis", "item")
+    return summary, disagreements
+
+
+# -- a log's own aggregates -------------------------------------------------------------------
+
+#: The ``reported`` source of a log's aggregate results (inspect_ai's and lm-eval's adapters).
+AGGREGATE_SOURCE = "results"
+#: What each recorded aggregate is recomputed as, over a log's cases (``n`` of them, ``x_i`` the
+#: case's value: the mean of its runs, or the log's recorded reducer of them): inspect_ai's
+#: ``accuracy`` and ``mean`` and lm-eval's ``<metric>`` are the mean; ``stderr`` (lm-eval's
+#: ``<metric>_stderr``) is ``std / sqrt(n)``; ``std`` and ``var`` are the sample ones (ddof 1,
+#: 0 below two cases, as inspect_ai has them); inspect's ``<score>/scored_samples`` is ``n``;
+#: inspect's ``total_samples`` and lm-eval's ``sample_len`` the log's runs.
+AGGREGATE_STATISTICS = ("accuracy", "mean", "stderr", "std", "var", "scored_samples", "runs")
+#: inspect_ai reducers of a case's epochs that are recomputed (the default is the mean).
+_REDUCERS = ("mean", "median", "max")
+#: The ``reported`` sources the log adapters write (inspect_ai, lm-eval); any other is Local-DDx's.
+_LOG_SOURCES = (AGGREGATE_SOURCE, "sample", "task")
+_COUNTS = ("scored_samples", "runs")
+#: Run-level aggregates (of no one outcome): the log's runs.
+_RUN_LEVEL = {"total_samples": "runs", "sample_len": "runs"}
+_INSPECT_NAME = r"^(?P<outcome>.+)/(?P<stat>accuracy|mean|stderr|std|var|scored_samples)$"
+_LM_EVAL_NAME = r"^(?P<metric>.+?)(?P<se>_stderr)?,(?P<filter>.+)$"
+
+
+def _logs(reported: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """Each run that recorded aggregates with its log: ``run_id, log, label, case_id``.
+
+    The adapters repeat a log's aggregates on each of its runs, so the runs of one system and task
+    that recorded the same aggregates (name, value, text) are one log; a run of lm-eval (recorded
+    ``<metric>,<filter>`` names) is also of its ``epoch``, one results file each, so that two
+    files of equal numbers stay apart.
+    """
+    name, value, text = pl.col("name"), pl.col("value").cast(pl.String), pl.col("text")
+    entry = pl.concat_str(name, pl.lit("="), value.fill_null(""), pl.lit("|"), text.fill_null(""))
+    fingerprints = reported.group_by(RUN_KEY).agg(
+        fingerprint=entry.sort().str.join("\n").hash().cast(pl.String),
+        lm_eval=name.str.contains(",", literal=True).any(),
+    )
+    epoch = pl.col("epoch").cast(pl.String).fill_null("")
+    return runs.join(fingerprints, on=RUN_KEY, how="inner").select(
+        RUN_KEY,
+        "case_id",
+        log=pl.concat_str(
+            pl.col("system").fill_null(""),
+            pl.lit("\x00"),
+            pl.col("task").fill_null(""),
+            pl.lit("\x00"),
+            "fingerprint",
+            pl.lit("\x00"),
+            pl.when("lm_eval").then(epoch).otherwise(pl.lit("")),
+        ),
+        label=pl.concat_str(
+            pl.col("system").fill_null("?"),
+            pl.lit(" / "),
+            pl.col("task").fill_null("?"),
+            pl.when("lm_eval").then(pl.lit(" / epoch ") + epoch).otherwise(pl.lit("")),
+        ),
+    )
+
+
+def _recorded_aggregates(reported: pl.DataFrame, logs: pl.DataFrame) -> pl.DataFrame:
+    """Each recorded number once per log, with what it would be recomputed as: ``log, name, value,
+    outcome, stat, reducer`` (every parse of the name: inspect_ai's and lm-eval's)."""
+    numbers = (
+        reported.filter(pl.col("value").is_not_null())
+        .join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
+        .unique(["log", "name"], keep="first")
+        .select("log", "name", "value")
+    )
+    reducers = (
+        reported.filter(pl.col("name").str.ends_with("/reducer") & pl.col("text").is_not_null())
+        .join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
+        .unique(["log", "name"], keep="first")
+        .select("log", outcome=pl.col("name").str.strip_suffix("/reducer"), reducer="text")
+    )
+    inspect = numbers.with_columns(parsed=pl.col("name").str.extract_groups(_INSPECT_NAME)).unnest("parsed")
+    lm = numbers.with_columns(parsed=pl.col("name").str.extract_groups(_LM_EVAL_NAME)).unnest("parsed")
+    lm = lm.select(
+        "log",
+        "name",
+        "value",
+        outcome=pl.concat_str("metric", pl.lit(","), "filter"),
+        stat=pl.when(pl.col("se").is_not_null()).then(pl.lit("stderr")).otherwise(pl.lit("mean")),
+    )
+    run_level = numbers.filter(pl.col("name").is_in(list(_RUN_LEVEL))).with_columns(
+        outcome=pl.lit(""), stat=pl.col("name").replace_strict(_RUN_LEVEL, return_dtype=pl.String)
+    )
+    candidates = pl.concat([inspect.select(lm.columns), lm, run_level.select(lm.columns)])
+    candidates = candidates.filter(pl.col("outcome").is_not_null())
+    return candidates.join(reducers, on=["log", "outcome"], how="left")
+
+
+def _recomputed_aggregates(outcomes: pl.DataFrame, logs: pl.DataFrame, reducers: pl.DataFrame) -> pl.DataFrame:
+    """Every statistic of each log's outcomes: ``log, outcome, stat, reducer, recomputed``.
+
+    A case's value is the mean (``reducer`` null or ``"mean"``), the median or the maximum of its
+    runs' values; over the ``n`` cases, mean, ``std`` (ddof 1; 0 when ``n < 2``), ``var`` (likewise),
+    ``stderr = std / sqrt(n)``, and ``scored_samples = n``.
+    """
+    values = outcomes.select(RUN_KEY, outcome="name", value="value").join(logs, on=RUN_KEY)
+    values = values.join(reducers, on=["log", "outcome"], how="left")
+    value = pl.col("value")
+    reducer = pl.col("reducer").first()
+    cases = values.group_by("log", "outcome", "case_id").agg(
+        reducer,
+        value=pl.when(reducer.is_null() | (reducer == "mean"))
+        .then(value.mean())
+        .when(reducer == "median")
+        .then(value.median())
+        .when(reducer == "max")
+        .then(value.max()),
+    )
+    n = pl.len()
+    spread = pl.when(n >= 2)
+    stats = cases.group_by("log", "outcome", "reducer").agg(
+        accuracy=value.mean(),
+        mean=value.mean(),
+        std=spread.then(value.std(ddof=1)).otherwise(0.0),
+        var=spread.then(value.var(ddof=1)).otherwise(0.0),
+        stderr=spread.then(value.std(ddof=1) / n.sqrt()).otherwise(0.0),
+        scored_samples=n.cast(pl.Float64),
+    )
+    per_outcome = stats.unpivot(index=["log", "outcome", "reducer"], variable_name="stat", value_name="recomputed")
+    per_log = logs.group_by("log").agg(recomputed=pl.len().cast(pl.Float64))
+    per_log = per_log.select(
+        "log", outcome=pl.lit(""), reducer=pl.lit(None, pl.String), stat=pl.lit("runs"), recomputed="recomputed"
+    )
+    return pl.concat([per_outcome.select(per_log.columns), per_log])
+
+
+def reproduce_aggregates(
+    ds: Dataset, *, tolerance: float = 1e-9, progress: Callable[[str], object] | None = None
+) -> Reproduction:
+    """Recompute, log by log, each aggregate a log recorded (``reported``, source ``"results"``) from ``outcomes``.
+
+    Parameters
+    ----------
+    ds
+        A Dataset with ``outcomes`` and the aggregates its log adapter kept in ``reported``
+        (``mas-eval ingest --format inspect`` or ``--format lm-eval``).
+    tolerance
+        A statistic is reproduced when ``|recorded - recomputed| <= tolerance * max(1, |recorded|,
+        |recomputed|)``: relative above 1, absolute below (a stderr near 0). Counts must be equal.
+    progress
+        Called with each step's name as it starts.
+
+    Returns
+    -------
+    Reproduction
+        ``summary`` one row per recorded name (``basis`` ``"outcomes"``), ``disagreements`` one row
+        per log and name not reproduced, ``not_compared`` the recorded numbers nothing recomputes.
+
+    Raises
+    ------
+    SchemaError
+        The Dataset has no ``reported`` aggregates or no ``outcomes`` table.
+
+    Notes
+    -----
+    A log is the runs of one system and task that carry the same recorded aggregates (adapters
+    repeat them on each run of the log; for lm-eval, also one ``epoch``, i.e. one results file).
+    Over its ``n`` cases, ``x_i`` a case's value (the mean of its epochs' ``outcomes.value``, or the
+    median or maximum when inspect_ai recorded that reducer as ``<score>/reducer``):
+
+    * inspect_ai ``<score>/accuracy`` and ``<score>/mean``, lm-eval ``<metric>,<filter>``:
+      ``mean(x)``; the mean over runs when every case ran equally often
+      (inspect_ai ``scorer/_metrics``, lm-eval ``api/metrics.mean``);
+    * ``<score>/stderr``, ``<metric>_stderr,<filter>``: ``std(x, ddof=1) / sqrt(n)`` — inspect_ai's
+      ``stderr()`` without ``cluster``, lm-eval's ``mean_stderr``: the standard error of the
+      case means, the runs of a case being one cluster;
+    * ``<score>/std``, ``<score>/var``: ``std(x, ddof=1)``, ``var(x, ddof=1)`` (0 below two cases);
+    * ``<score>/scored_samples``: ``n``; ``total_samples`` (inspect), ``sample_len`` (lm-eval): the runs.
+
+    A lm-eval metric it aggregates other than by the mean (``perplexity`` = exp(-mean)) is listed
+    as a disagreement: our mean is not its number. Metrics of no recorded outcome (``bootstrap_stderr``,
+    ``completed_samples``, a custom metric) are in ``not_compared``.
+    """
+    for table in ("reported", "outcomes"):
+        if table not in ds:
+            msg = (
+                f"{ds.source or 'the Dataset'} has no {table!r} table: no log's aggregates to recompute; "
+                "ingest the logs with their adapter (mas-eval ingest --format inspect or --format lm-eval)"
+            )
+            raise SchemaError(msg)
+    step = progress if progress is not None else (lambda _name: None)
+    step("comparing")
+    reported = (
+        ds.collect("reported")
+        .filter(pl.col("source") == AGGREGATE_SOURCE)
+        .with_columns(pl.col(RUN_KEY).cast(pl.String))
+    )
+    if reported.is_empty():
+        msg = (
+            f"{ds.source or 'the Dataset'} has no aggregates in 'reported' (source {AGGREGATE_SOURCE!r}); "
+            "ingest inspect_ai logs or lm-eval results with their adapter (mas-eval ingest --format inspect or lm-eval)"
+        )
+        raise SchemaError(msg)
+    runs = ds.collect("runs")
+    epoch = pl.col("epoch") if "epoch" in runs.columns else pl.lit(None, pl.Int64).alias("epoch")
+    runs = runs.select(pl.col(RUN_KEY).cast(pl.String), "system", "task", "case_id", epoch)
+    logs = _logs(reported, runs)
+    recorded = _recorded_aggregates(reported, logs)
+    reducers = recorded.select("log", "outcome", "reducer").filter(pl.col("reducer").is_not_null()).unique()
+    outcomes = ds.collect("outcomes").with_columns(pl.col(RUN_KEY).cast(pl.String))
+    recomputed = _recomputed_aggregates(outcomes, logs.select(RUN_KEY, "log", "case_id"), reducers)
+    supported = pl.col("reducer").is_null() | pl.col("reducer").is_in(_REDUCERS)
+    matched = (
+        recorded.drop("reducer")
+        .join(recomputed, on=["log", "outcome", "stat"], how="inner")
+        .unique(["log", "name"], keep="first", maintain_order=True)
+    )
+    first_run = logs.group_by("log").agg(pl.col(RUN_KEY).min(), pl.col("label").first())
+    counted = pl.col("stat").is_in(list(_COUNTS))
+    a, b = pl.col("value"), pl.col("recomputed")
+    close = (a - b).abs() <= tolerance * pl.max_horizontal(pl.lit(1.0), a.abs(), b.abs())
+    rows = (
+        matched.filter(supported)
+        .join(first_run, on="log")
+        .select(
+            RUN_KEY,
+            metric="name",
+            basis=pl.lit("outcomes"),
+            item="label",
+            recorded=_text(a),
+            recomputed=_text(b),
+            ok=pl.when(counted).then(a == b).otherwise(close).fill_null(False),
+            tolerance=pl.when(counted).then(pl.lit(None, pl.Float64)).otherwise(pl.lit(tolerance)),
+        )
+        .sort(RUN_KEY, "metric")
+    )
+    summary, disagreements = _summarised([rows])
+    all_numbers = reported.filter(pl.col("value").is_not_null()).join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
+    all_numbers = all_numbers.select("log", "name").unique()
+    left = all_numbers.join(matched.filter(supported).select("log", "name"), on=["log", "name"], how="anti")
+    unsupported = matched.filter(~supported).select(
+        "log", "name", reason=pl.lit("reducer ") + pl.col("reducer") + pl.lit(" is not recomputed")
+    )
+    not_compared = (
+        pl.concat(
+            [
+                left.join(unsupported.select("log", "name"), on=["log", "name"], how="anti").with_columns(
+                    reason=pl.lit("no outcome or statistic recomputes it")
+                ),
+                unsupported,
+            ]
+        )
+        .group_by("name", "reason")
+        .agg(logs=pl.len().cast(pl.UInt32))
+        .select(metric="name", logs="logs", reason="reason")
+        .sort("metric")
+        .cast(_NOT_COMPARED)
+    )
+    params = {"tolerance": tolerance}
+    return Reproduction(
+        summary=summary, disagreements=disagreements, preset=None, params=params, not_compared=not_compared
+    )
+
+
 def reproduce(
     ds: Dataset,
     preset: str = "lddx-v6",
     *,
     scores: Scores | None = None,
     tolerance: float = 1e-6,
+    aggregate_tolerance: float = 1e-9,
     progress: Callable[[str], object] | None = None,
     **overrides: Any,
 ) -> Reproduction:
     """Score ``ds`` under ``preset`` and compare every number its ``reported`` table recorded.
 
+    A ``reported`` table of log aggregates only (inspect_ai's, lm-eval's: source ``"results"``)
+    is compared by :func:`reproduce_aggregates`, nothing being scored (``preset``, ``scores`` and
+    ``overrides`` are then unused, and the result's ``preset`` is None); one that holds both
+    Local-DDx's numbers and such aggregates gives both comparisons, in one summary.
+
     Parameters
     ----------
     ds
-        A Dataset with a ``reported`` table (``mas-eval ingest --format lddx`` writes one).
+        A Dataset with a ``reported`` table (``mas-eval ingest --format lddx``, ``--format inspect``
+        or ``--format lm-eval`` writes one).
     preset
         The preset to score with; ``"lddx-v6"`` is Local-DDx's own rules.
     scores
         Scores already computed from ``ds`` (skips scoring).
     tolerance
         Largest absolute difference for a score to count as reproduced (counts must be equal).
+    aggregate_tolerance
+        The relative tolerance of a log's aggregates (:func:`reproduce_aggregates`' ``tolerance``).
     progress
         Called with each step's name as it starts (as :func:`~mas_eval.score` does).
     **overrides
@@ -318,6 +631,12 @@ def reproduce(
             "ingest the reference system's own files (mas-eval ingest --format lddx)"
         )
         raise SchemaError(msg)
+    sources = ds.scan("reported").select(pl.col("source").unique()).collect()["source"].to_list()
+    aggregates = None
+    if AGGREGATE_SOURCE in sources:
+        aggregates = reproduce_aggregates(ds, tolerance=aggregate_tolerance, progress=progress)
+        if not set(sources) - set(_LOG_SOURCES):
+            return aggregates
     step = progress if progress is not None else (lambda _name: None)
     if scores is None:
         scores = score(ds, preset, progress=step, **overrides)
@@ -329,26 +648,16 @@ def reproduce(
         *_collaboration(reported, scores, tolerance),
         *_agreement(ds, reported, scores.params),
     ]
-    rows = (
-        pl.concat(parts)
-        if parts
-        else pl.DataFrame(schema={**_DISAGREEMENTS, "ok": pl.Boolean, "tolerance": pl.Float64})
-    )
-    rows = rows.filter(pl.col("recorded") != "null")
-    summary = (
-        rows.group_by("metric", "basis", maintain_order=True)
-        .agg(
-            items=pl.len().cast(pl.UInt32),
-            reproduced=pl.col("ok").sum().cast(pl.UInt32),
-            share=pl.col("ok").mean(),
-            runs=pl.col(RUN_KEY).n_unique().cast(pl.UInt32),
-            runs_all_reproduced=pl.col(RUN_KEY).filter(~pl.col("ok")).n_unique().cast(pl.UInt32),
-            tolerance=pl.col("tolerance").first(),
+    summary, disagreements = _summarised(parts)
+    if aggregates is None:
+        return Reproduction(
+            summary=summary, disagreements=disagreements, preset=preset, params=scores.params, scores=scores
         )
-        .with_columns(runs_all_reproduced=(pl.col("runs") - pl.col("runs_all_reproduced")).cast(pl.UInt32))
-        .cast(_SUMMARY)
-    )
-    disagreements = rows.filter(~pl.col("ok")).select(*_DISAGREEMENTS).sort(RUN_KEY, "metric", "basis", "item")
     return Reproduction(
-        summary=summary, disagreements=disagreements, preset=preset, params=scores.params, scores=scores
+        summary=pl.concat([summary, aggregates.summary]),
+        disagreements=pl.concat([disagreements, aggregates.disagreements]),
+        preset=preset,
+        params=scores.params | {"aggregate_tolerance": aggregate_tolerance},
+        scores=scores,
+        not_compared=aggregates.not_compared,
     )
