@@ -59,7 +59,8 @@ def make_logs(cache: Path, samples: int, logs: int) -> list[Path]:
     shutil.rmtree(folder, ignore_errors=True)
     base = cache / f"base_{samples}x{EPOCHS}"
     if not any(base.glob("*.eval")):
-        single, _ = yes_no_tasks(samples, get_model("mockllm/single", custom_outputs=mock_answers("single", 0.6)))
+        model = get_model("mockllm/single", custom_outputs=mock_answers("single", 0.6))
+        single, _ = yes_no_tasks(samples, model, (EPOCHS, EPOCHS))
         run_eval(single, epochs=EPOCHS, log_dir=str(base), display="none", max_samples=64)
     log = read_eval_log(str(next(base.glob("*.eval"))))
     uuids = [sample.uuid for sample in log.samples or []]
