@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import polars as pl
@@ -13,10 +14,10 @@ from rich.console import Console
 
 import mas_eval
 from mas_eval import Dataset, SchemaError
-from mas_eval.cli.demo import run_demo
 from mas_eval.cli.terminal import print_comparisons, print_frame, print_system_means
 from mas_eval.scoring.scores import Scores
 from tests.conftest import run_cli_process, run_python
+from tests.promises import run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -32,25 +33,31 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 # -- item 11: say what the path is, and what was expected ---------------------------------------
 
 
-def test_compare_on_a_dataset_folder_says_to_score_it_first(folders: dict[str, Path]) -> None:
-    done = run_cli_process("compare", folders["ds"])
-    assert done.returncode == 2
-    assert f"{folders['ds']} is a Dataset folder, not a Scores folder; score it first" in done.stderr
-    assert "No such file" not in done.stderr
+def test_compare_on_a_dataset_folder_says_to_score_it_first(
+    capsys: pytest.CaptureFixture[str], folders: dict[str, Path]
+) -> None:
+    done = run(capsys, "compare", folders["ds"])
+    assert done.code == 2
+    assert f"{folders['ds']} is a Dataset folder, not a Scores folder; score it first" in done.err
+    assert "No such file" not in done.err
 
 
-def test_score_on_a_parquet_file_names_the_folder_to_pass(folders: dict[str, Path]) -> None:
-    done = run_cli_process("score", folders["ds"] / "runs.parquet", "--out", folders["root"] / "x")
-    assert done.returncode == 2
-    assert "is a Parquet file (one table), not a Dataset folder; pass the Dataset folder that holds it" in done.stderr
+def test_score_on_a_parquet_file_names_the_folder_to_pass(
+    capsys: pytest.CaptureFixture[str], folders: dict[str, Path]
+) -> None:
+    done = run(capsys, "score", folders["ds"] / "runs.parquet", "--out", folders["root"] / "x")
+    assert done.code == 2
+    assert "is a Parquet file (one table), not a Dataset folder; pass the Dataset folder that holds it" in done.err
 
 
 @pytest.mark.parametrize("command", ["validate", "summary"])
-def test_validate_and_summary_on_a_scores_folder(folders: dict[str, Path], command: str) -> None:
-    done = run_cli_process(command, folders["scores"])
-    assert done.returncode == 2
-    assert "is a Scores folder (written by `mas-eval score`), not a Dataset folder" in done.stderr
-    assert "rename" not in done.stderr
+def test_validate_and_summary_on_a_scores_folder(
+    capsys: pytest.CaptureFixture[str], folders: dict[str, Path], command: str
+) -> None:
+    done = run(capsys, command, folders["scores"])
+    assert done.code == 2
+    assert "is a Scores folder (written by `mas-eval score`), not a Dataset folder" in done.err
+    assert "rename" not in done.err
 
 
 def test_python_says_the_same(folders: dict[str, Path]) -> None:
@@ -65,10 +72,12 @@ def test_python_says_the_same(folders: dict[str, Path]) -> None:
 # -- item 12: the whole list, and "did you mean" for required columns too ------------------------
 
 
-def test_a_misspelt_metric_gets_a_suggestion_and_the_whole_list(folders: dict[str, Path]) -> None:
-    done = run_cli_process("compare", folders["scores"], "-m", "dqs,efficency_score")
-    assert done.returncode == 2
-    message = done.stderr
+def test_a_misspelt_metric_gets_a_suggestion_and_the_whole_list(
+    capsys: pytest.CaptureFixture[str], folders: dict[str, Path]
+) -> None:
+    done = run(capsys, "compare", folders["scores"], "-m", "dqs,efficency_score")
+    assert done.code == 2
+    message = done.err
     assert "no column 'efficency_score' (did you mean 'efficiency_score'?)" in message
     for name in ("efficiency_score", "er_unassigned", "balance_score", "cost_usd"):
         assert name in message
@@ -131,13 +140,23 @@ def test_system_means_are_metrics_as_rows(folders: dict[str, Path]) -> None:
     assert re.search(r"efficiency_score\s+0\.\d{4}\s+0\.\d{4}", text)
 
 
-def test_the_demo_at_80_columns_cuts_nothing(tmp_path: Path) -> None:
-    # The data and outputs sit below a folder whose path alone is wider than the terminal, so a
-    # path printed in a one-line title would be cut on every machine, not only on one with a long checkout.
-    deep = tmp_path / ("a-folder-with-a-long-name-" * 4)
+@pytest.fixture(scope="module")
+def demo_at_80_columns(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``mas-eval demo`` in a fresh process and an 80-column terminal, and the folder it wrote (read only).
+
+    The data and outputs sit below a folder whose path alone is wider than the terminal, so a
+    path printed in a one-line title would be cut on every machine, not only on one with a long
+    checkout. The demo takes seconds (its figures): one run serves what it prints and what it writes.
+    """
+    deep = tmp_path_factory.mktemp("demo") / ("a-folder-with-a-long-name-" * 4)
     shutil.copytree(DATA, deep / "data")
     done = run_cli_process("demo", "--data", deep / "data", "--out", deep / "demo", columns=80)
     assert done.returncode == 0, done.stderr
+    return done, deep / "demo"
+
+
+def test_the_demo_at_80_columns_cuts_nothing(demo_at_80_columns: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    done, _ = demo_at_80_columns
     assert "…" not in done.stdout
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
     # The answers table shows every column: n, accuracy, reasoning and combined per task and system.
@@ -148,14 +167,14 @@ def test_the_demo_at_80_columns_cuts_nothing(tmp_path: Path) -> None:
 # -- item 15: the help lists every command, flags take no value, --version ------------------------
 
 
-def test_help_lists_demo_and_shows_no_bool_placeholders() -> None:
-    done = run_cli_process("--help")
-    assert done.returncode == 0
+def test_help_lists_demo_and_shows_no_bool_placeholders(capsys: pytest.CaptureFixture[str]) -> None:
+    done = run(capsys, "--help")
+    assert done.code == 0
     for command in ("simulate", "ingest", "score", "compare", "validate", "summary", "demo"):
-        assert re.search(rf"^\W*{command}\s", done.stdout, re.M), command
-    assert "<bool>" not in done.stdout
+        assert re.search(rf"^\W*{command}\s", done.out, re.M), command
+    assert "<bool>" not in done.out
     for command in ("score", "ingest", "compare"):
-        assert "<bool>" not in run_cli_process(command, "--help").stdout
+        assert "<bool>" not in run(capsys, command, "--help").out
 
 
 @pytest.mark.parametrize(
@@ -170,12 +189,12 @@ def test_help_lists_demo_and_shows_no_bool_placeholders() -> None:
         (["scroe"], "mas-eval: No such command 'scroe'. Did you mean 'score'?"),
     ],
 )
-def test_usage_errors_are_one_line_too(args: list[str], line: str) -> None:
+def test_usage_errors_are_one_line_too(capsys: pytest.CaptureFixture[str], args: list[str], line: str) -> None:
     # Typer's own errors came in a box of five lines under a usage line.
-    done = run_cli_process(*args)
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
+    done = run(capsys, *args)
+    assert done.code == 2
+    lines = done.err.strip().splitlines()
+    assert len(lines) == 1, done.err
     assert lines[0].startswith(f"error: {line}")
     assert lines[0].endswith(f"; see `{line.split(':')[0]} --help`")
 
@@ -204,8 +223,8 @@ def test_score_reports_each_step() -> None:
 # -- item 19: the demo's written report is for a reader --------------------------------------------
 
 
-def test_report_md_rounds_and_explains(tmp_path: Path) -> None:
-    out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w", encoding="utf-8")))  # noqa: SIM115
+def test_report_md_rounds_and_explains(demo_at_80_columns: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, out = demo_at_80_columns
     text = (out / "report.md").read_text(encoding="utf-8")
     assert not re.search(r"\d\.\d{7,}", text), "a float printed with more than 6 decimals"
     assert "| p (Holm) |" in text and "| p |" in text

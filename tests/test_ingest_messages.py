@@ -10,7 +10,7 @@ import pytest
 
 from mas_eval import IngestError
 from mas_eval.ingest import ingest_jsonl
-from tests.conftest import run_cli_process
+from tests.promises import run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RECORD = json.loads((DATA / "sample.jsonl").read_text(encoding="utf-8").splitlines()[0])
@@ -78,25 +78,27 @@ def test_fractional_integers_are_malformed(tmp_path: Path) -> None:
         ingest_jsonl([path], tmp_path / "ds")
 
 
-def test_the_cli_names_its_own_flag_and_python_its_parameter(tmp_path: Path) -> None:
+def test_the_cli_names_its_own_flag_and_python_its_parameter(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # Issue 9, item 12: the command line said "pass skip_invalid=True".
     path = write_records(tmp_path / "runs.jsonl", RECORD, {"run_id": "r2"})
     with pytest.raises(IngestError, match=r"pass skip_invalid=True to set malformed lines aside"):
         ingest_jsonl([path], tmp_path / "ds")
-    done = run_cli_process("ingest", path, "--out", tmp_path / "ds")
-    assert done.returncode == 2
-    assert "pass --skip-invalid to set malformed lines aside" in done.stderr
-    assert "skip_invalid=True" not in done.stderr
+    done = run(capsys, "ingest", path, "--out", tmp_path / "ds")
+    assert done.code == 2
+    assert "pass --skip-invalid to set malformed lines aside" in done.err
+    assert "skip_invalid=True" not in done.err
 
 
-def test_a_dataset_folder_given_to_ingest_is_recognised(tmp_path: Path) -> None:
+def test_a_dataset_folder_given_to_ingest_is_recognised(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # Issue 9, item 11: say what the path is and what was expected.
-    done = run_cli_process("ingest", DATA / "sample", "--out", tmp_path / "ds")
-    assert done.returncode == 2
-    assert "is a Dataset folder, not a JSONL file; it is ingested already" in done.stderr
+    done = run(capsys, "ingest", DATA / "sample", "--out", tmp_path / "ds")
+    assert done.code == 2
+    assert "is a Dataset folder, not a JSONL file; it is ingested already" in done.err
 
 
-def test_a_bad_chunk_size_names_the_flag(tmp_path: Path) -> None:
-    done = run_cli_process("ingest", DATA / "sample.jsonl", "--out", tmp_path / "ds", "--chunk-mb", "0")
-    assert done.returncode == 2
-    assert done.stderr.strip() == "error: ingest: --chunk-mb=0.0 is invalid; --chunk-mb must be a number in (0, 1024]"
+def test_a_bad_chunk_size_names_the_flag(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    done = run(capsys, "ingest", DATA / "sample.jsonl", "--out", tmp_path / "ds", "--chunk-mb", "0")
+    assert done.code == 2
+    assert done.err.strip() == "error: ingest: --chunk-mb=0.0 is invalid; --chunk-mb must be a number in (0, 1024]"

@@ -3,6 +3,9 @@
 Issue 9, items 1, 2 and 5: ``ingest good.jsonl --out good.jsonl --overwrite`` replaced its input;
 ``--overwrite`` onto a plain file and failed writes into new folders left debris behind; a
 read-only output location raised ``OSError`` with a traceback.
+
+The commands run in this process (:func:`tests.promises.run`, as ``mas-eval`` runs them): what is
+checked is what they write, refuse and print, not the process around them.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from mas_eval import Dataset, OutputError, OutputExistsError
 from mas_eval.ingest import export_jsonl, ingest_jsonl
 from mas_eval.stats import write_comparisons
 from mas_eval.storage.outputs import atomic_directory, atomic_file, check_target
-from tests.conftest import run_cli_process
+from tests.promises import run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -51,13 +54,15 @@ def dataset(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("overwrite", [False, True])
-def test_ingest_refuses_to_write_over_its_input(sample_jsonl: Path, overwrite: bool) -> None:
+def test_ingest_refuses_to_write_over_its_input(
+    capsys: pytest.CaptureFixture[str], sample_jsonl: Path, overwrite: bool
+) -> None:
     before = tree(sample_jsonl.parent)
     flags = ["--overwrite"] if overwrite else []
-    done = run_cli_process("ingest", sample_jsonl, "--out", sample_jsonl, *flags)
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
+    done = run(capsys, "ingest", sample_jsonl, "--out", sample_jsonl, *flags)
+    assert done.code == 2
+    lines = done.err.strip().splitlines()
+    assert len(lines) == 1, done.err
     assert "the output is the input" in lines[0] and "choose an output path outside the inputs" in lines[0]
     assert tree(sample_jsonl.parent) == before
 
@@ -71,23 +76,25 @@ def test_ingest_refuses_to_write_over_its_input(sample_jsonl: Path, overwrite: b
     ],
 )
 def test_score_refuses_an_output_that_is_holds_or_lies_inside_the_dataset(
-    dataset: Path, command: str, where: object
+    capsys: pytest.CaptureFixture[str], dataset: Path, command: str, where: object
 ) -> None:
     before = tree(dataset.parent)
     out = where(dataset)  # type: ignore[operator]
-    done = run_cli_process(command, dataset, "--out", out, "--overwrite")
-    assert done.returncode == 2, done.stderr
-    assert "the output" in done.stderr and "the input" in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1
+    done = run(capsys, command, dataset, "--out", out, "--overwrite")
+    assert done.code == 2, done.err
+    assert "the output" in done.err and "the input" in done.err
+    assert len(done.err.strip().splitlines()) == 1
     assert tree(dataset.parent) == before
 
 
-def test_compare_refuses_to_write_into_the_scores_folder(dataset: Path, tmp_path: Path) -> None:
+def test_compare_refuses_to_write_into_the_scores_folder(
+    capsys: pytest.CaptureFixture[str], dataset: Path, tmp_path: Path
+) -> None:
     scores = mas_eval.score(Dataset.open(dataset)).write(tmp_path / "scores")
     before = tree(scores)
-    done = run_cli_process("compare", scores, "--out", scores / "comparisons.parquet")
-    assert done.returncode == 2
-    assert "lies inside the input" in done.stderr
+    done = run(capsys, "compare", scores, "--out", scores / "comparisons.parquet")
+    assert done.code == 2
+    assert "lies inside the input" in done.err
     assert tree(scores) == before
 
 
@@ -121,7 +128,7 @@ def test_check_target_compares_resolved_paths(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["simulate", "score", "ingest"])
 def test_overwrite_onto_a_plain_file_leaves_nothing_hidden(
-    command: str, dataset: Path, sample_jsonl: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], command: str, dataset: Path, sample_jsonl: Path, tmp_path: Path
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -132,18 +139,20 @@ def test_overwrite_onto_a_plain_file_leaves_nothing_hidden(
         "score": ["score", dataset],
         "ingest": ["ingest", sample_jsonl],
     }[command]
-    done = run_cli_process(*args, "--out", target, "--overwrite")
-    assert done.returncode == 0, done.stderr
+    done = run(capsys, *args, "--out", target, "--overwrite")
+    assert done.code == 0, done.err
     assert target.is_dir()
     assert sorted(p.name for p in work.iterdir()) == ["out"]  # no .out.old-xxxx beside it
 
 
-def test_failed_ingest_into_new_folders_removes_the_folders_it_made(sample_jsonl: Path, tmp_path: Path) -> None:
+def test_failed_ingest_into_new_folders_removes_the_folders_it_made(
+    capsys: pytest.CaptureFixture[str], sample_jsonl: Path, tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(sample_jsonl.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
     before = tree(tmp_path)
-    done = run_cli_process("ingest", bad, "--out", tmp_path / "new" / "x" / "ds")
-    assert done.returncode == 2
+    done = run(capsys, "ingest", bad, "--out", tmp_path / "new" / "x" / "ds")
+    assert done.code == 2
     assert tree(tmp_path) == before
     assert not (tmp_path / "new").exists()
 
@@ -162,13 +171,13 @@ def test_a_parent_that_is_a_file_is_one_clear_error(tmp_path: Path) -> None:
         check_target(tmp_path / "file" / "out", overwrite=False)
 
 
-def test_exists_error_names_the_fix_for_each_interface(tmp_path: Path) -> None:
+def test_exists_error_names_the_fix_for_each_interface(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with pytest.raises(OutputExistsError, match=r"pass overwrite=True to replace it"):
         check_target(tmp_path, overwrite=False)
     mas_eval.simulate(20, seed=1).write(tmp_path / "ds")
-    done = run_cli_process("simulate", "--runs", "20", "--out", tmp_path / "ds")
-    assert done.returncode == 2
-    assert "pass --overwrite to replace it" in done.stderr
+    done = run(capsys, "simulate", "--runs", "20", "--out", tmp_path / "ds")
+    assert done.code == 2
+    assert "pass --overwrite to replace it" in done.err
 
 
 # -- item 5: a read-only output location -------------------------------------------------------
@@ -192,7 +201,7 @@ def test_api_writers_raise_output_error_on_a_read_only_location(read_only: Path,
 
 @pytest.mark.parametrize("command", ["simulate", "ingest", "score", "compare", "demo"])
 def test_cli_answers_a_read_only_location_with_one_line(
-    command: str, read_only: Path, dataset: Path, sample_jsonl: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], command: str, read_only: Path, dataset: Path, sample_jsonl: Path, tmp_path: Path
 ) -> None:
     scores = mas_eval.score(Dataset.open(dataset)).write(tmp_path / "scores")
     args = {
@@ -202,16 +211,18 @@ def test_cli_answers_a_read_only_location_with_one_line(
         "compare": ["compare", scores, "--out", read_only / "x.csv"],
         "demo": ["demo", "--data", DATA, "--out", read_only / "demo"],
     }[command]
-    done = run_cli_process(*args)
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert "Traceback" not in done.stderr
+    done = run(capsys, *args)
+    assert done.code == 2
+    lines = done.err.strip().splitlines()
+    assert len(lines) == 1, done.err
+    assert "Traceback" not in done.err
     assert "cannot write in" in lines[0]
     assert list(read_only.iterdir()) == []
 
 
-def test_inputs_are_never_modified_by_a_command(dataset: Path, tmp_path: Path) -> None:
+def test_inputs_are_never_modified_by_a_command(
+    capsys: pytest.CaptureFixture[str], dataset: Path, tmp_path: Path
+) -> None:
     before = tree(dataset)
     for args in (
         ["validate", dataset],
@@ -219,7 +230,7 @@ def test_inputs_are_never_modified_by_a_command(dataset: Path, tmp_path: Path) -
         ["score", dataset, "--out", tmp_path / "scores"],
         ["compare", tmp_path / "scores", "--out", tmp_path / "c.parquet"],
     ):
-        assert run_cli_process(*args).returncode == 0
+        assert run(capsys, *args).code == 0
     assert tree(dataset) == before
     shutil.rmtree(tmp_path / "scores")
     assert pl.read_parquet(tmp_path / "c.parquet").height == 2

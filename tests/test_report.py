@@ -17,6 +17,7 @@ from mas_eval.report import build, load_json
 from mas_eval.report.latex import escape_latex
 from mas_eval.stats import compare
 from tests.conftest import run_cli_process
+from tests.promises import run
 
 SECTIONS = [
     "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency",
@@ -223,18 +224,20 @@ def test_report_cli_writes_each_format(scores: mas_eval.Scores, tmp_path: Path) 
     ],
 )
 def test_report_cli_refuses_bad_input_in_one_line(
-    scores: mas_eval.Scores, tmp_path: Path, args: list[str], message: str
+    capsys: pytest.CaptureFixture[str], scores: mas_eval.Scores, tmp_path: Path, args: list[str], message: str
 ) -> None:
     folder = scores.write(tmp_path / "scores")
     argv = [a.format(tmp=tmp_path, scores=folder) for a in args]
-    done = run_cli_process("report", folder, *argv)
-    assert done.returncode == 2
-    assert message in done.stderr and "Traceback" not in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1
+    done = run(capsys, "report", folder, *argv)
+    assert done.code == 2
+    assert message in done.err and "Traceback" not in done.err
+    assert len(done.err.strip().splitlines()) == 1
     assert not (tmp_path / "r.html").exists()
 
 
-def test_a_comparisons_file_without_comparison_columns_is_named(scores: mas_eval.Scores, tmp_path: Path) -> None:
+def test_a_comparisons_file_without_comparison_columns_is_named(
+    capsys: pytest.CaptureFixture[str], scores: mas_eval.Scores, tmp_path: Path
+) -> None:
     folder = scores.write(tmp_path / "scores")
     (tmp_path / "c.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     named = r"c\.csv: not a comparison table: no column 'metric', 'test', .*; the columns are: a, b; pass a file"
@@ -242,8 +245,8 @@ def test_a_comparisons_file_without_comparison_columns_is_named(scores: mas_eval
         from mas_eval.stats.report import read_comparisons
 
         read_comparisons(tmp_path / "c.csv")
-    done = run_cli_process("report", folder, "--comparisons", tmp_path / "c.csv", "--out", tmp_path / "r.md")
-    assert done.returncode == 2 and "not a comparison table" in done.stderr
+    done = run(capsys, "report", folder, "--comparisons", tmp_path / "c.csv", "--out", tmp_path / "r.md")
+    assert done.code == 2 and "not a comparison table" in done.err
     assert not (tmp_path / "r.md").exists() and not (tmp_path / "r_figures").exists()
 
 

@@ -10,7 +10,8 @@ from polars.testing import assert_frame_equal
 import mas_eval
 from mas_eval import Dataset
 from mas_eval.simulation.answers import TASKS, simulate_answers
-from tests.conftest import run_cli_process, run_python
+from tests.conftest import run_python
+from tests.promises import run
 
 
 def test_simulate_answers_is_exported_lazily() -> None:
@@ -129,7 +130,9 @@ def test_defaults_and_the_number_of_tasks(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_bad_values_exit_2_with_one_line(tmp_path: Path, args: list[str], line: str) -> None:
-    done = run_cli_process("simulate", "--out", str(tmp_path / "ds"), *args)
-    assert (done.returncode, done.stderr.strip().splitlines()) == (2, [line])
+def test_bad_values_exit_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], line: str
+) -> None:
+    done = run(capsys, "simulate", "--out", str(tmp_path / "ds"), *args)
+    assert (done.code, done.err.strip().splitlines()) == (2, [line])
     assert not (tmp_path / "ds").exists()

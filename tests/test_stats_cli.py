@@ -10,7 +10,7 @@ from polars.testing import assert_frame_equal
 
 import mas_eval
 from mas_eval import cli
-from tests.conftest import run_cli_process
+from tests.promises import run
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +54,10 @@ def test_compare_errors_are_one_line_and_exit_2(scores_dir: Path, capsys: pytest
     ],
 )
 def test_bad_options_are_one_line_naming_the_option(
-    scores_dir: Path, tmp_path: Path, args: list[str], message: str
+    capsys: pytest.CaptureFixture[str], scores_dir: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
-    done = run_cli_process("compare", str(scores_dir), "--out", str(tmp_path / "c.parquet"), *args)
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), done.stderr
+    done = run(capsys, "compare", str(scores_dir), "--out", str(tmp_path / "c.parquet"), *args)
+    assert done.code == 2
+    lines = done.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), done.err
     assert not (tmp_path / "c.parquet").exists()
