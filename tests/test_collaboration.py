@@ -63,6 +63,27 @@ def test_presence_and_occurrence_counting_differ_only_on_repeats() -> None:
     assert both.rows() == [(2, 3), (0, 0)]
 
 
+def test_equal_ranks_give_the_action_score_of_the_diagnosis_that_sorts_first_in_any_row_order() -> None:
+    # The agent ranked two diagnoses with evidence both 2nd (its 1st has none, so is not
+    # structured): the first-ranked structured one is "Opioid overdose" (2 items, action 20), not
+    # "Pneumonia" (1 item, action 10), whichever row comes first.
+    rows = [
+        ("r", INDEPENDENT, "g", "heart attack", 1, None),
+        ("r", INDEPENDENT, "g", "Pneumonia", 2, ["fever"]),
+        ("r", INDEPENDENT, "g", "Opioid overdose", 2, ["rales", "fever"]),
+    ]
+    schema = {"run_id": pl.String, "round": pl.String, "agent_id": pl.String, "diagnosis": pl.String,
+              "rank": pl.Int64, "evidence": pl.List(pl.String)}  # fmt: skip
+    messages = pl.LazyFrame({"run_id": ["r"], "round": [INDEPENDENT], "agent_id": ["g"], "text": ["I agree."]})
+    scored = [
+        round_credibility(messages, pl.LazyFrame(order, schema=schema, orient="row")).collect()
+        for order in (rows, rows[::-1], [rows[0], rows[2], rows[1]])
+    ]
+    assert scored[0].select("action", "insight", "synthesis").row(0) == (20.0, 3 * 2 + 2 * 1.5, 4 * 2)
+    for other in scored[1:]:
+        assert other.equals(scored[0])
+
+
 words = st.sampled_from(
     [
         "evidence", "support", "challenge", "clinical reasoning", "risk factors", "**Reasoning**", "consider",

@@ -7,7 +7,7 @@ scores and usage, so every family runs.
 from __future__ import annotations
 
 import polars as pl
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_series_equal
 
@@ -16,8 +16,23 @@ from mas_eval.data.schema import RUN_ID_COLUMNS
 from mas_eval.metrics.registry import CARRIED, METRICS, OUTPUT_TABLES, Metric
 from mas_eval.scoring import Scores, score
 from tests.strategies import Drawn, datasets
+from tests.test_diagnosis_family import tied_rank_tables
 
 SLACK = 1e-12  # floating-point sums may land a hair outside a closed interval
+#: A shuffle seed that puts agent g's two 2nd-ranked diagnoses of tied_rank_tables() in the other order.
+SEED_SWAPPING_THE_TIE = 1
+
+
+def _tied_ranks() -> Drawn:
+    """:func:`tied_rank_tables` with a row of answers, outcomes and usage, so that every family runs."""
+    tables = tied_rank_tables()
+    run = tables["ddx"]["run_id"][0]
+    answer = {"prediction": "Pneumonia", "rationale": "fever and rales", "reference": "Pneumonia"}
+    tables["answers"] = pl.DataFrame({"run_id": [run], "item_id": ["q0"], "task": ["dx"]} | answer)
+    tables["outcomes"] = pl.DataFrame({"run_id": [run], "name": ["accuracy"], "value": [1.0], "passed": [True]})
+    usage = {"calls": [2], "input_tokens": [100], "output_tokens": [20], "cost_usd": [0.1]}
+    tables["usage"] = pl.DataFrame({"run_id": [run], "agent_id": ["g"], "model": ["m"]} | usage)
+    return Drawn(frames=tables, runs={})
 
 
 def _column(scores: Scores, metric: Metric) -> pl.Series:
@@ -63,6 +78,8 @@ def _broken(metric: Metric, original: Scores, shuffled: Scores) -> str | None:
 # scoring, so per-metric draws bought each metric 5 datasets for 75x the scorings; this buys 40.
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drawn=datasets(max_runs=3, diagnosis=True, answers=True, outcomes=True), seed=st.integers(0, 2**32 - 1))
+# Found by this test: an agent's two equal-ranked diagnoses, the first row's evidence deciding its action score.
+@example(drawn=_tied_ranks(), seed=SEED_SWAPPING_THE_TIE)
 def test_every_metric_keeps_its_range_and_ignores_row_order(drawn: Drawn, seed: int) -> None:
     original = score(drawn.dataset(), pairwise=True)
     shuffled_frames = {

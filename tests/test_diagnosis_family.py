@@ -127,6 +127,59 @@ def test_agents_table_holds_both_families_columns() -> None:
     assert agents.equals(agents.sort("run_id", "agent_id"))
 
 
+def tied_rank_tables() -> dict[str, pl.DataFrame]:
+    """Three simulated runs, the first with diagnosis tables in which agent g ranks two diagnoses
+    with evidence both 2nd (its 1st has none): the row-order property suite's example, cut down."""
+    ds = mas_eval.simulate(3, seed=5)
+    tables = {name: ds.collect(name) for name in ds.table_names}
+    run = tables["runs"]["run_id"].sort()[0]
+    independent, voting = "team_independent_differentials", "post_debate_voting"
+    tables["ddx"] = pl.DataFrame(
+        [
+            (run, independent, "g", "heart attack", 1, None),
+            (run, independent, "g", "Pneumonia", 2, ["fever"]),
+            (run, independent, "g", "Opioid overdose", 2, ["rales", "fever"]),
+            (run, independent, "h", "Pneumonia", 1, ["fever"]),
+            (run, voting, "g", "Pneumonia", 1, None),
+            (run, voting, "g", "Opioid overdose", 2, None),
+            (run, voting, "h", "Opioid overdose", 1, None),
+        ],
+        schema={
+            "run_id": pl.String,
+            "round": pl.String,
+            "agent_id": pl.String,
+            "diagnosis": pl.String,
+            "rank": pl.Int64,
+            "evidence": pl.List(pl.String),
+        },
+        orient="row",
+    )
+    tables["messages"] = pl.DataFrame(
+        {
+            "run_id": [run] * 3,
+            "round": [independent, independent, voting],
+            "agent_id": ["g", "h", "g"],
+            "turn": [0, 1, 2],
+            "text": ["I recommend a plan.", "The evidence suggests pneumonia.", "Agreed."],
+        }
+    )
+    return tables
+
+
+def test_credibility_and_vote_ignore_row_order_when_an_agent_ranks_two_diagnoses_equal() -> None:
+    # g's action score (and, through its credibility, the vote's points) took the evidence of
+    # whichever of its two 2nd-ranked rows came first.
+    tables = tied_rank_tables()
+    reversed_rows = {name: frame.reverse() for name, frame in tables.items()}
+    got, again = (mas_eval.score(Dataset.from_frames(**t)) for t in (tables, reversed_rows))
+    for name in ("agents", "consensus_ddx"):
+        assert_frame_equal(got[name], again[name])
+    run = tables["ddx"]["run_id"][0]
+    g = got["agents"].filter((pl.col("run_id") == run) & (pl.col("agent_id") == "g"))
+    # "Opioid overdose" (2 items: 20) sorts before "Pneumonia" (1 item: 10); "Agreed." scores 0.
+    assert g["action"].item() == (20.0 + 0.0) / 2
+
+
 @needs_lddx
 @pytest.mark.parametrize("preset", ["spec", "lddx-v6"])
 def test_fixtures_score_under_both_presets(preset: str) -> None:

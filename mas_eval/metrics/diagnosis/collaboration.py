@@ -187,7 +187,9 @@ def round_credibility(
     the lower-cased text. Structured path (the ``structured_round``, for an agent whose
     diagnoses there carry evidence lists): with :math:`n` diagnoses and :math:`\bar e` evidence
     items per diagnosis, :math:`I = \min(3n + 2\bar e, 20)`, :math:`S = \min(4n, 20)`,
-    :math:`A = 20` if the first-ranked diagnosis has at least 2 evidence items, else 10.
+    :math:`A = 20` if the first-ranked diagnosis has at least 2 evidence items, else 10; of
+    diagnoses the agent ranked equal, the first is the one whose text sorts first (code-point
+    order), so the score does not depend on the order of the rows.
     Valence from the hits :math:`v` of the valence keywords and the text's length :math:`L` in
     characters: 1.2 if :math:`v \ge 4` and :math:`L > 200`; 1.0 if :math:`v \ge 2` and
     :math:`L > 100`; 0.8 if :math:`L > 50`; else 0.6. Score
@@ -225,7 +227,9 @@ def round_credibility(
         .agg(
             n=pl.len(),
             evidence_total=pl.col("evidence").list.len().sum(),
-            first_evidence=pl.col("evidence").sort_by("rank").first().list.len(),
+            # Equal ranks go to the diagnosis that sorts first (unique per agent and round, as
+            # the key), not to whichever row came first.
+            first_evidence=pl.col("evidence").sort_by("rank", "diagnosis").first().list.len(),
         )
     )
     n, average = pl.col("n").cast(pl.Float64), pl.col("evidence_total") / pl.col("n")
