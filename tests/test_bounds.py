@@ -279,7 +279,7 @@ def test_cli_simulate_refuses_what_would_not_fit(
 def test_cli_simulate_help_states_the_ceilings(capsys: pytest.CaptureFixture[str]) -> None:
     done = run(capsys, "simulate", "--help")
     text = " ".join(done.out.replace("│", " ").split())
-    assert "decision 4,400,000, diagnosis 330,000, answers 250,000, fewer of larger runs" in text
+    assert "decision 4,400,000, diagnosis 330,000, answers 250,000, outcomes 5,300,000, fewer of larger runs" in text
 
 
 # -- the statistics: every parameter through the declared checks ------------------------------------
