@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import numbers
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import COLUMN_NAME, COLUMN_NAMES, PROBABILITY, Predicate, check_columns, numeric_value
+from mas_eval.constraints import (
+    COLUMN_NAME,
+    COLUMN_NAMES,
+    PROBABILITY,
+    Constraint,
+    Interval,
+    Predicate,
+    check_columns,
+    check_parameter,
+    numeric_value,
+)
 from mas_eval.errors import DataError, InvalidParameterError
 
 __all__ = [
@@ -23,7 +34,10 @@ __all__ = [
     "column_list",
     "group_label",
     "numeric_value",
+    "one_or_list",
     "raise_on_nulls",
+    "solved_for",
+    "values_of",
 ]
 
 #: Constraint of ``treatment`` and ``control``: a value of the ``system`` column.
@@ -101,3 +115,49 @@ def group_label(keys: Sequence[str], values: Sequence[object]) -> str:
     if not pairs:
         return "(all runs)"
     return "(" + ", ".join(f"{k}={v!r}" for k, v in pairs) + ")"
+
+
+# -- power analyses: two of three given, the third solved for ------------------------------------
+
+
+def one_or_list(number: Interval) -> list[Constraint]:
+    """``number``, or a non-empty list (any sized collection) of such numbers: a grid of a power analysis."""
+
+    def every(value: object) -> bool:
+        return (
+            isinstance(value, Collection)
+            and not isinstance(value, str | bytes)
+            and len(value) > 0
+            and all(number.is_satisfied_by(item) for item in value)
+        )
+
+    plural = str(number).removeprefix("a ").replace("number", "numbers", 1)
+    return [number, Predicate(every, f"a non-empty list of {plural}")]
+
+
+def values_of(value: float | Collection[float] | None) -> list[float] | None:
+    """A number or a list of numbers as a list of floats; None stays None (the quantity to solve for)."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, numbers.Real) else list(value)
+    return [float(v) for v in items]
+
+
+def solved_for(where: str, given: Mapping[str, list[float] | None], alpha: float) -> str:
+    """The one quantity of ``given`` left out (None), after checking that every given power exceeds ``alpha``.
+
+    ``given`` maps each of the three quantities of a power analysis (the effect, n and power, in
+    the order the message names them) to its values; exactly one must be None.
+    """
+    missing = [name for name, value in given.items() if value is None]
+    if len(missing) != 1:
+        *first, last = given
+        msg = (
+            f"{where}: give exactly two of {', '.join(first)} and {last} (the third is solved for); "
+            f"missing: {', '.join(missing) or 'none'}"
+        )
+        raise InvalidParameterError(msg)
+    above_alpha = Interval(float, alpha, 1, closed="neither")
+    for p in given.get("power") or []:
+        check_parameter("power", p, [above_alpha], where=where)
+    return missing[0]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 import warnings
 from collections.abc import Collection
 
@@ -22,9 +21,9 @@ import numpy as np
 import polars as pl
 from statsmodels.stats.power import TTestIndPower, TTestPower
 
-from mas_eval.constraints import NONE, Constraint, Interval, Options, Predicate, check_parameter, validate_params
+from mas_eval.constraints import NONE, Interval, Options, validate_params
 from mas_eval.errors import InvalidParameterError, MasEvalError
-from mas_eval.stats._common import PROBABILITY
+from mas_eval.stats._common import PROBABILITY, one_or_list, solved_for, values_of
 from mas_eval.stats.options import Alternative, Design
 
 __all__ = ["MAX_N", "MAX_RATIO", "power"]
@@ -36,33 +35,11 @@ MAX_N = 1e15
 MAX_RATIO = 1_000
 
 
-def _one_or_list(number: Interval) -> list[Constraint]:
-    """``number``, or a non-empty list (any sized collection) of such numbers."""
-
-    def every(value: object) -> bool:
-        return (
-            isinstance(value, Collection)
-            and not isinstance(value, str | bytes)
-            and len(value) > 0
-            and all(number.is_satisfied_by(item) for item in value)
-        )
-
-    plural = str(number).removeprefix("a ").replace("number", "numbers", 1)
-    return [number, Predicate(every, f"a non-empty list of {plural}")]
-
-
-def _values(value: float | Collection[float] | None) -> list[float] | None:
-    if value is None:
-        return None
-    items = [value] if isinstance(value, numbers.Real) else list(value)
-    return [float(v) for v in items]
-
-
 @validate_params(
     {
-        "effect_size": [*_one_or_list(Interval(float)), NONE],
-        "n": [*_one_or_list(Interval(float, 2, MAX_N)), NONE],
-        "power": [*_one_or_list(PROBABILITY), NONE],
+        "effect_size": [*one_or_list(Interval(float)), NONE],
+        "n": [*one_or_list(Interval(float, 2, MAX_N)), NONE],
+        "power": [*one_or_list(PROBABILITY), NONE],
         "alpha": [PROBABILITY],
         "design": [Options.of(Design)],
         "ratio": [Interval(float, 0, MAX_RATIO, closed="right")],
@@ -142,18 +119,8 @@ def power(
     >>> round(power(effect_size=0.5, n=20, design="paired")["power"].item(), 4)
     0.5645
     """
-    given = {"effect_size": _values(effect_size), "n": _values(n), "power": _values(power)}
-    missing = [name for name, value in given.items() if value is None]
-    if len(missing) != 1:
-        msg = (
-            f"power: give exactly two of effect_size, n and power (the third is solved for); "
-            f"missing: {', '.join(missing) or 'none'}"
-        )
-        raise InvalidParameterError(msg)
-    solved = missing[0]
-    above_alpha = Interval(float, alpha, 1, closed="neither")
-    for p in given["power"] or []:
-        check_parameter("power", p, [above_alpha], where="power")
+    given = {"effect_size": values_of(effect_size), "n": values_of(n), "power": values_of(power)}
+    solved = solved_for("power", given, alpha)
     if solved == "n" and 0.0 in (given["effect_size"] or []):
         msg = "power: effect_size=0 cannot be detected with any n; give a non-zero effect"
         raise InvalidParameterError(msg)

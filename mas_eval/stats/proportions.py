@@ -39,7 +39,6 @@ about :math:`\theta` (McNemar 1947).
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Collection, Sequence
 
 import numpy as np
@@ -47,7 +46,7 @@ import polars as pl
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from mas_eval.constraints import NONE, Interval, Options, Predicate, check_parameter, validate_params
+from mas_eval.constraints import NONE, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.stats import summaries
 from mas_eval.stats._common import (
@@ -59,6 +58,9 @@ from mas_eval.stats._common import (
     check_columns,
     check_no_nulls,
     column_list,
+    one_or_list,
+    solved_for,
+    values_of,
 )
 from mas_eval.stats._rows import Patch, Rows, warnings_on
 from mas_eval.stats.options import Alternative, ProportionMethod
@@ -519,30 +521,12 @@ def _cluster_columns(runs: pl.LazyFrame, counts: pl.DataFrame, keys: list[str], 
     ]
 
 
-def _one_or_list(number: Interval) -> list[Predicate | Interval]:
-    def every(value: object) -> bool:
-        return (
-            isinstance(value, Collection)
-            and not isinstance(value, str | bytes)
-            and len(value) > 0
-            and all(number.is_satisfied_by(item) for item in value)
-        )
-
-    return [number, Predicate(every, f"a non-empty list of {str(number).removeprefix('a ')}s")]
-
-
-def _values(value: float | Collection[float] | None) -> Array | None:
-    if value is None:
-        return None
-    return np.atleast_1d(np.asarray([value] if isinstance(value, numbers.Real) else list(value), dtype=float))
-
-
 @validate_params(
     {
-        "p_discordant": _one_or_list(Interval(float, 0, 1, closed="right")),
-        "difference": [*_one_or_list(Interval(float, -1, 1)), NONE],
-        "n": [*_one_or_list(Interval(float, 1, MAX_PAIRS)), NONE],
-        "power": [*_one_or_list(PROBABILITY), NONE],
+        "p_discordant": one_or_list(Interval(float, 0, 1, closed="right")),
+        "difference": [*one_or_list(Interval(float, -1, 1)), NONE],
+        "n": [*one_or_list(Interval(float, 1, MAX_PAIRS)), NONE],
+        "power": [*one_or_list(PROBABILITY), NONE],
         "alpha": [PROBABILITY],
         "alternative": [Options.of(Alternative)],
     }
@@ -622,18 +606,9 @@ def mcnemar_power(
     >>> mcnemar_power(0.5, difference=-0.4, power=0.8)["n_required"].item()
     23
     """
-    given = {"difference": _values(difference), "n": _values(n), "power": _values(power)}
-    missing = [name for name, value in given.items() if value is None]
-    if len(missing) != 1:
-        msg = (
-            f"mcnemar_power: give exactly two of difference, n and power (the third is solved for); "
-            f"missing: {', '.join(missing) or 'none'}"
-        )
-        raise InvalidParameterError(msg)
-    solved = missing[0]
-    for p in given["power"] if given["power"] is not None else []:
-        check_parameter("power", float(p), [Interval(float, alpha, 1, closed="neither")], where="mcnemar_power")
-    grids = [_values(p_discordant), *(given[k] if given[k] is not None else np.array([np.nan]) for k in given)]
+    given = {"difference": values_of(difference), "n": values_of(n), "power": values_of(power)}
+    solved = solved_for("mcnemar_power", given, alpha)
+    grids = [values_of(p_discordant), *(given[k] if given[k] is not None else np.array([np.nan]) for k in given)]
     psi, delta, size, target = (g.ravel() for g in np.meshgrid(*grids, indexing="ij"))
     if solved != "difference" and np.any(np.abs(delta) >= psi):
         msg = "mcnemar_power: |difference| must be below p_discordant (p10 - p01 < p10 + p01 when p01 > 0)"
