@@ -57,6 +57,7 @@ def score_columns(runs: pl.LazyFrame, outcomes: pl.LazyFrame) -> pl.LazyFrame:
     check_named(names, "outcomes.name")
     if not names:
         return runs.select(RUN_KEY).sort(RUN_KEY)
+    # One expression per score name (a handful per benchmark), not per run: the pivot stays one group-by.
     columns = [
         pl.col("passed" if pass_fail else "value").filter(pl.col("name") == name).first().alias(name)
         for name, pass_fail in kinds.select("name", "pass_fail").iter_rows()
