@@ -84,11 +84,12 @@ def outcomes_section(scores: Scores, treatment: str, control: str) -> Section:
     from mas_eval import stats
 
     by = _by(runs)
+    epochs = _has_epochs(runs)
     per = f" per {'task and ' if by else ''}system"
     text, tables, figures = [_ABOUT], [], []
     if pass_fail:
         # A case's epochs are a cluster (Miller 2024): the cluster-robust interval beside the binomial ones.
-        cluster = "case_id" if _has_epochs(runs) else None
+        cluster = "case_id" if epochs else None
         rates = pl.concat([stats.pass_rates(runs, name, by=by, cluster=cluster) for name in pass_fail])
         if cluster is None:
             rates = rates.drop("n_clusters", "cluster_se", "cluster_low", "cluster_high")
@@ -97,7 +98,7 @@ def outcomes_section(scores: Scores, treatment: str, control: str) -> Section:
         tables.append(ReportTable("outcome_pass_rates", caption, rates))
     _comparison(runs, [*pass_fail, *numeric], treatment, control, text, tables)
     for name in pass_fail:
-        _epochs(runs, name, treatment, control, text, tables, figures)
+        _epochs(runs, name, epochs, treatment, control, text, tables, figures)
     return Section(KEY, TITLE, text=text, tables=tables, figures=figures)
 
 
@@ -132,6 +133,7 @@ def _comparison(
 def _epochs(
     runs: pl.DataFrame,
     name: str,
+    epochs: bool,
     treatment: str,
     control: str,
     text: list[str],
@@ -152,7 +154,7 @@ def _epochs(
         else:
             caption = f"{name}: tokens and cost per run and per correct answer, per system"
             tables.append(ReportTable(f"outcome_cost_{name}", caption, table))
-    if not _has_epochs(runs):
+    if not epochs:
         return
     ks = _powers_of_two(int(runs.group_by("system", "case_id").len().get_column("len").max()))
     try:
