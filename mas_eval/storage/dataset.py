@@ -142,6 +142,9 @@ class Dataset:
         files: Mapping[str, list[Path]] | None = None,
         shard_files: Mapping[str, list[list[Path]]] | None = None,
     ) -> None:
+        if isinstance(tables, str | Path):
+            msg = f"Dataset({str(tables)!r}) takes tables, not a path; open a folder with Dataset.open({str(tables)!r})"
+            raise SchemaError(msg)
         unknown = [name for name in tables if name not in TABLES]
         if unknown:
             hints = [difflib.get_close_matches(n, TABLES, n=1) for n in unknown]
