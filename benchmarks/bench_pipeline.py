@@ -43,13 +43,17 @@ SEED = 20240917
 OUT = ROOT / "reports" / "benchmarks" / "pipeline.json"
 #: The stages a user with JSONL logs waits for (the first two make those logs).
 FROM_JSONL = ("ingest", "score", "compare", "report")
-_EXPORT = "import sys; from mas_eval import Dataset; from mas_eval.ingest import export_jsonl; export_jsonl(Dataset.open(sys.argv[1]), sys.argv[2])"
+_EXPORT = (
+    "import sys; from mas_eval import Dataset; from mas_eval.ingest import export_jsonl; "
+    "export_jsonl(Dataset.open(sys.argv[1]), sys.argv[2])"
+)
 
 
 def _run(name: str, command: list[str]) -> dict[str, Any]:
     """Run ``command`` in a fresh process: its wall time and peak RSS (with its children's)."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ | {"COLUMNS": "100"})
+    env = os.environ | {"COLUMNS": "100"}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert process.stderr is not None
     errors = process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)
@@ -66,16 +70,14 @@ def bench(runs: int, seed: int, workers: int, shards: int, workdir: Path) -> dic
     cli = [sys.executable, "-m", "mas_eval.cli"]
     simulated, jsonl, dataset = workdir / "simulated", workdir / "runs.jsonl", workdir / "dataset"
     scores, comparisons, report = workdir / "scores", workdir / "comparisons.parquet", workdir / "report.html"
+    report_args = ["--comparisons", str(comparisons), "--dataset", str(dataset), "--out", str(report)]
     stages = [
         ("simulate", [*cli, "simulate", "--runs", str(runs), "--seed", str(seed), "--out", str(simulated)]),
         ("export", [sys.executable, "-c", _EXPORT, str(simulated), str(jsonl)]),
         ("ingest", [*cli, "ingest", str(jsonl), "--out", str(dataset), "--shards", str(shards)]),
         ("score", [*cli, "score", str(dataset), "--out", str(scores), "--workers", str(workers)]),
         ("compare", [*cli, "compare", str(scores), "--by", "task", "--out", str(comparisons)]),
-        (
-            "report",
-            [*cli, "report", str(scores), "--comparisons", str(comparisons), "--dataset", str(dataset), "--out", str(report)],
-        ),
+        ("report", [*cli, "report", str(scores), *report_args]),
     ]
     rows = []
     for name, command in stages:

@@ -176,5 +176,6 @@ def test_concat_stacks_datasets_and_refuses_shared_run_ids() -> None:
 @pytest.mark.parametrize("path", ["some/folder", Path("some/folder")])
 def test_a_path_given_to_the_constructor_points_to_open(path: str | Path) -> None:
     # Iterating a string as table names gave one "unknown table" per character.
-    with pytest.raises(SchemaError, match=r"takes tables, not a path; open a folder with Dataset\.open\('some/folder'\)"):
+    hint = r"takes tables, not a path; open a folder with Dataset\.open\('some/folder'\)"
+    with pytest.raises(SchemaError, match=hint):
         Dataset(path)  # type: ignore[arg-type]
