@@ -267,7 +267,9 @@ def _considered_in_transcript(
     return (
         truth.lazy()
         .join(messages.select(RUN_KEY, "text").drop_nulls(), on=RUN_KEY)
-        .filter(mentioned & (dx.str.contains_any(list(words)) | text.str.contains(pl.concat_str(parts))))
+        # The literal search first: the regular expressions (one per diagnosis) run on mentions only.
+        .filter(mentioned)
+        .filter(dx.str.contains_any(list(words)) | text.str.contains(pl.concat_str(parts)))
         .select(RUN_KEY, "diagnosis")
         .unique()
         .collect()
