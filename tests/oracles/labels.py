@@ -52,6 +52,8 @@ def considered(x: str, texts: list[str], words: tuple[str, ...], window: int) ->
     """Local-DDx v8's transcript search: every mention of ``x`` (lowercase), the ``window``
     characters either side of it quoted, and a word found in any quote."""
     needle = x.lower()
+    if not needle:
+        return False
     for text in texts:
         lowered = text.lower()
         start = 0

@@ -27,7 +27,6 @@ and Local-DDx's evaluators (``ddx_evaluator_v6.py``; v8's ``ddx_evaluator_v9.py`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -247,32 +246,45 @@ def _considered_in_transcript(
 ) -> pl.DataFrame:
     r"""The (run, ground truth) pairs some message of the run mentions with one of ``words`` nearby.
 
-    A mention is the diagnosis, lowercased, found in a message's lowercased text; it counts when
-    one of ``words`` lies wholly inside the :data:`CONSIDERATION_WINDOW` characters on either side
-    of it (Local-DDx v8's ``TranscriptSearchEngine``: the context it quotes around a mention), or
-    is part of the diagnosis itself. A word before the mention ends at most
-    :math:`w - |word|` characters before it, a word after starts at most that far after it; both
-    are one regular expression per diagnosis. A window does not reach into another message.
+    A mention is the diagnosis, lowercased, found in a message's lowercased text (each
+    non-overlapping occurrence); it counts when one of ``words`` is in the text from
+    :data:`CONSIDERATION_WINDOW` characters before the mention to as many after it (Local-DDx
+    v8's ``TranscriptSearchEngine``: the context it quotes around a mention), the mention
+    included. A window does not reach into another message; an empty diagnosis is mentioned
+    nowhere.
+
+    Splitting a text at the diagnosis gives the pieces between mentions: mention :math:`i`
+    starts at :math:`\sum_{j \le i} |p_j| + i \cdot |dx|`, and its window is one slice, searched
+    for all ``words`` at once.
     """
-    dx = pl.col("diagnosis").str.to_lowercase()
-    escaped = dx.str.escape_regex()
-    parts: list[pl.Expr] = [pl.lit("(?s)(?:")]
-    for i, word in enumerate(words):
-        word_re, gap = re.escape(word), max(0, CONSIDERATION_WINDOW - len(word))
-        parts += [pl.lit(f"{'|' if i else ''}{word_re}.{{0,{gap}}}"), escaped, pl.lit("|"), escaped]
-        parts.append(pl.lit(f".{{0,{gap}}}{word_re}"))
-    parts.append(pl.lit(")"))
-    text = pl.col("text").str.to_lowercase()
-    mentioned = text.str.contains(dx, literal=True)
-    return (
+    row, piece, start = "_row", "_piece", "_start"
+    dx, text = pl.col("_dx"), pl.col("_text")
+    length = dx.str.len_chars()
+    mentioned = (
         truth.lazy()
         .join(messages.select(RUN_KEY, "text").drop_nulls(), on=RUN_KEY)
-        # The literal search first: the regular expressions (one per diagnosis) run on mentions only.
-        .filter(mentioned)
-        .filter(dx.str.contains_any(list(words)) | text.str.contains(pl.concat_str(parts)))
-        .select(RUN_KEY, "diagnosis")
-        .unique()
-        .collect()
+        .with_columns(_dx=pl.col("diagnosis").str.to_lowercase(), _text=pl.col("text").str.to_lowercase())
+        .filter((dx != "") & text.str.contains(dx, literal=True))
+        .with_row_index(row)
+        .with_columns(text.str.split(dx).list.eval(pl.element().str.len_chars()).alias(piece))
+        .explode(piece)
+    )
+    nth = pl.int_range(pl.len()).over(row)
+    at = pl.col(piece).cum_sum().over(row) + nth * length
+    windows = (
+        mentioned.with_columns(pl.len().over(row).alias("_pieces"), nth.alias("_nth"), at.alias(start))
+        .filter(pl.col("_nth") < pl.col("_pieces") - 1)  # the piece after the last mention starts no mention
+        .with_columns((pl.col(start) - CONSIDERATION_WINDOW).clip(lower_bound=0).alias("_from"))
+        .select(
+            RUN_KEY,
+            "diagnosis",
+            text.str.slice(pl.col("_from"), pl.col(start) + length + CONSIDERATION_WINDOW - pl.col("_from")).alias(
+                "_window"
+            ),
+        )
+    )
+    return (
+        windows.filter(pl.col("_window").str.contains_any(list(words))).select(RUN_KEY, "diagnosis").unique().collect()
     )
 
 
