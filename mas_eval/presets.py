@@ -50,6 +50,14 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "lddx-v6": {
         "diagnosis": {"label_rules": "lddx-v6", "tempo_count_mentions": True},
     },
+    # Baglecake/Local-DDx v8 (v8/Modules/v8_4: ddx_evaluator_v9.py, ddx_synthesis_v6.py,
+    # ddx_rounds_v6.py): the deterministic evaluator (no CAA; AE from a mention near a word of
+    # consideration anywhere in the transcript; recall over TP + FN), TempoScore counting every
+    # diagnosis of the independent round, and Dr. Reed's credibility without the debate, whose
+    # responses v8 keys by sub-round where Reed looks them up by the agent's name.
+    "lddx-v8": {
+        "diagnosis": {"label_rules": "lddx-v8", "tempo_count_mentions": True, "credibility_debate": False},
+    },
     # junaidi-ai/MedAISure (bench/evaluation/metrics/clinical.py, commit 25fb74f4): its own
     # normalisation (punctuation deleted), small tables and entity extraction (phrases as
     # substrings, removed once found, then words), substring markers and facts, reasoning on

@@ -19,6 +19,8 @@ from tests.oracles import collaboration as oracle
 INDEPENDENT, DEBATE = "team_independent_differentials", "refinement_and_justification"
 #: The five files from Local-DDx's archive/previous_versions, scored by its published v6 code.
 V6_DATE = "_20250709_"
+#: The eleven files of Local-DDx's v8/Transcripts/v8_5, scored by its v8 code.
+V8_DATE = "_20250718_"
 
 
 @pytest.fixture(scope="module")
@@ -49,9 +51,22 @@ def test_recorded_credibility_is_reproduced_for_every_agent_of_the_v6_files(fixt
     )
     v6 = joined.filter("v6")
     assert v6.height == 43 and v6["reproduced"].all(), v6.filter(~pl.col("reproduced"))
-    # The 11 v8_5 files were scored by an unpublished variant: computed, not matched, and reported as such.
+    # The 11 v8_5 files left the debate out (next test): computed here, not matched.
     v8 = joined.filter(~pl.col("v6"))
-    assert v8.height == 93 and v8["credibility"].is_not_null().all()
+    assert v8.height == 93 and v8["credibility"].is_not_null().all() and not v8["reproduced"].any()
+
+
+@needs_lddx
+def test_recorded_credibility_of_the_v8_files_leaves_the_debate_out(fixtures: tuple) -> None:
+    # v8 keys its debate responses "<agent>_round<n>" and Dr. Reed looks responses up by the agent's name.
+    messages, ddx, reported = fixtures
+    computed = credibility(round_credibility(messages, ddx, left_out=(DEBATE,))).collect()
+    recorded = reported.filter(source="credibility").filter(pl.col("run_id").str.contains(V8_DATE, literal=True))
+    joined = recorded.select("run_id", pl.col("name").alias("agent_id"), "value").join(
+        computed, on=["run_id", "agent_id"], how="left"
+    )
+    off = joined.filter((pl.col("value") - pl.col("credibility")).abs().fill_null(1.0) > 1e-6)
+    assert joined.height == 93 and off.height == 0, off
 
 
 def test_presence_and_occurrence_counting_differ_only_on_repeats() -> None:
@@ -126,16 +141,25 @@ def _frames(messages: list, structured: dict) -> tuple[pl.LazyFrame, pl.LazyFram
 
 
 @settings(max_examples=150, deadline=None)
-@given(run=runs(), count_mentions=st.booleans(), counting=st.sampled_from(["presence", "occurrences"]))
-def test_vectorised_equals_oracle(run: tuple, count_mentions: bool, counting: str) -> None:
+@given(
+    run=runs(),
+    count_mentions=st.booleans(),
+    counting=st.sampled_from(["presence", "occurrences"]),
+    left_out=st.sampled_from([(), (DEBATE,), (DEBATE, INDEPENDENT)]),
+)
+def test_vectorised_equals_oracle(run: tuple, count_mentions: bool, counting: str, left_out: tuple) -> None:
     messages, structured = run
     message_frame, ddx = _frames(messages, structured)
     computed = tempo_scores(message_frame, ddx, count_mentions=count_mentions).collect()
     mentions = [d for (r, _), items in structured.items() if r == INDEPENDENT for d, _ in items]
     expected = oracle.tempo(messages, mentions, independent=INDEPENDENT, debate=DEBATE, count_mentions=count_mentions)
     assert dict(computed.select("round", "tempo_score").iter_rows()) == pytest.approx(expected, rel=1e-12)
-    scores = credibility(round_credibility(message_frame, ddx, counting=counting)).collect()  # type: ignore[arg-type]
-    expected_credibility = oracle.credibility(messages, structured, structured_round=INDEPENDENT, counting=counting)
+    scores = credibility(
+        round_credibility(message_frame, ddx, counting=counting, left_out=left_out)  # type: ignore[arg-type]
+    ).collect()
+    expected_credibility = oracle.credibility(
+        messages, structured, structured_round=INDEPENDENT, counting=counting, left_out=left_out
+    )
     got = dict(scores.select("agent_id", "credibility").iter_rows())
     assert got.keys() == expected_credibility.keys()
     for agent, value in expected_credibility.items():

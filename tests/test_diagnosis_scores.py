@@ -20,6 +20,8 @@ from tests.oracles import diagnosis as oracle
 FIXTURES = sorted(LDDX.glob("ddx_results_*.json"))
 #: The five files from Local-DDx's archive/previous_versions: scored by the published v6 evaluator.
 V6 = [path for path in FIXTURES if "_20250709_" in path.name]
+#: The eleven files of Local-DDx's v8/Transcripts/v8_5: scored by v8's deterministic evaluator.
+V8 = [path for path in FIXTURES if "_20250718_" in path.name]
 
 counts = st.integers(min_value=0, max_value=12)
 runs = st.lists(st.tuples(*[counts] * 6), min_size=1, max_size=30)
@@ -32,7 +34,7 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 @settings(max_examples=200, deadline=None)
-@given(runs=runs, preset=st.sampled_from(["spec", "lddx-v6"]))
+@given(runs=runs, preset=st.sampled_from(["spec", "lddx-v6", "lddx-v8"]))
 def test_vectorised_equals_oracle(runs: list[tuple[int, ...]], preset: str) -> None:
     columns = dict(zip(COUNTS, map(list, zip(*runs, strict=True)), strict=True))
     frame = diagnosis_scores(**columns, preset=preset)  # type: ignore[arg-type]
@@ -43,7 +45,7 @@ def test_vectorised_equals_oracle(runs: list[tuple[int, ...]], preset: str) -> N
 
 
 @settings(max_examples=200, deadline=None)
-@given(runs=runs, preset=st.sampled_from(["spec", "lddx-v6"]))
+@given(runs=runs, preset=st.sampled_from(["spec", "lddx-v6", "lddx-v8"]))
 def test_scores_stay_in_their_ranges(runs: list[tuple[int, ...]], preset: str) -> None:
     columns = dict(zip(COUNTS, map(list, zip(*runs, strict=True)), strict=True))
     frame = diagnosis_scores(**columns, preset=preset)  # type: ignore[arg-type]
@@ -94,7 +96,7 @@ def test_local_ddx_crq_and_safety_are_reproduced_from_its_counts(path: object) -
 @needs_lddx
 def test_local_ddx_v6_files_record_recall_over_the_whole_ground_truth() -> None:
     # The published v6 evaluator's recall is TP / |GT| (the LDDx v6 metrics guide's formula); the later v8_5
-    # files record TP / (TP + FN) instead, an unpublished variant this toolkit does not copy.
+    # files record v8's TP / (TP + FN) instead (preset "lddx-v8", the next test).
     assert len(V6) == 5
     for path in V6:
         recorded = json.loads(path.read_text(encoding="utf-8"))
@@ -104,6 +106,33 @@ def test_local_ddx_v6_files_record_recall_over_the_whole_ground_truth() -> None:
         ).row(0, named=True)  # fmt: skip
         assert row["total_gt"] == recorded["total_gt_diagnoses"], path.name
         assert row["traditional_recall"] == pytest.approx(recorded["traditional_recall"], abs=1e-12), path.name
+
+
+@needs_lddx
+def test_local_ddx_v8_files_are_reproduced_from_their_counts_by_v8_s_rules() -> None:
+    # v8's evaluator gives no CAA and divides recall by TP + FN: AE and TM-SM are left out of it.
+    assert len(V8) == 11
+    for path in V8:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+        row = diagnosis_scores(
+            tp=recorded["tp_count"], fp=recorded["fp_count"], fn=recorded["fn_count"],
+            caa=recorded["caa_count"], ae=recorded["ae_count"], total_gt=recorded["total_gt_diagnoses"],
+            preset="lddx-v8",
+        ).row(0, named=True)  # fmt: skip
+        for ours, theirs in (
+            ("traditional_recall", "traditional_recall"), ("traditional_precision", "traditional_precision"),
+            ("clinical_reasoning_quality", "clinical_reasoning_quality"), ("diagnostic_safety", "diagnostic_safety"),
+            ("tp_rate", "tp_rate"), ("caa_weight", "caa_weight_applied"),
+        ):  # fmt: skip
+            assert row[ours] == pytest.approx(recorded[theirs], abs=1e-12), (path.name, ours)
+
+
+def test_v8_recall_leaves_the_excluded_ground_truth_out() -> None:
+    v6 = diagnosis_scores(tp=2, fp=1, fn=1, ae=2, tm_sm=1, preset="lddx-v6").row(0, named=True)
+    v8 = diagnosis_scores(tp=2, fp=1, fn=1, ae=2, tm_sm=1, preset="lddx-v8").row(0, named=True)
+    assert (v6["traditional_recall"], v8["traditional_recall"]) == (pytest.approx(2 / 6), pytest.approx(2 / 3))
+    assert v8["tp_rate"] == v6["tp_rate"] == pytest.approx(2 / 6)
+    assert v8["clinical_reasoning_quality"] == v6["clinical_reasoning_quality"]
 
 
 def test_the_two_rule_sets_differ_where_spec_md_says() -> None:

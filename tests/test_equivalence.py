@@ -194,6 +194,15 @@ def test_assign_breaks_ties_by_tier_then_strings():
         ("Non-Hodgkin lymphoma", "Hodgkin lymphoma", "unmatched", 0.0),
         ("Cushing syndrome", "Cushing disease", "unmatched", 0.0),  # "disease"/"syndrome" are informative
         ("Suspected", "possible", "unmatched", 0.0),  # nothing left after normalisation
+        ("Contrast nephropathy", "CI-AKI", "synonym", 1.0),  # one condition, named by its old and new names
+        ("Contrast-associated acute kidney injury", "contrast induced nephropathy", "synonym", 1.0),
+        ("Contrast-induced nephropathy", "Acute kidney injury", "containment", 2 / 3),  # a kind of AKI
+        ("Atheroembolic renal disease", "cholesterol crystal embolism", "synonym", 1.0),
+        ("TMA", "Thrombotic microangiopathy", "synonym", 1.0),
+        ("G6PD deficiency", "glucose-6-phosphate dehydrogenase deficiency", "synonym", 1.0),
+        ("Hereditary haemochromatosis", "Bronze diabetes", "synonym", 1.0),
+        ("SIBO", "small intestinal bacterial overgrowth", "synonym", 1.0),
+        ("Gout", "Pseudogout", "unmatched", 0.0),  # urate and calcium pyrophosphate crystals: two diseases
     ],
 )
 def test_pinned_pairs(left: str, right: str, tier: str, score: float):

@@ -99,6 +99,13 @@ def test_the_warnings_name_the_file_and_the_json_path(ingested: LddxIngestResult
     )
     recorded = _json(DUPLICATE_NAMES)["full_transcript"]["rounds"]["team_independent_differentials"]["metadata"]
     assert independent["mentions"].sum() == len(recorded["all_diagnoses"]) == recorded["total_diagnoses"]
+    # The 3 attributed diagnoses come from no response, so carry no evidence: Dr. Reed reads the kept response only.
+    kept = _json(DUPLICATE_NAMES)["full_transcript"]["rounds"]["team_independent_differentials"]["responses"]
+    kim = independent.filter(agent_id="Dr. David Kim")
+    assert kim.filter(pl.col("evidence").is_not_null()).sort("rank")["diagnosis"].to_list() == list(
+        kept["Dr. David Kim"]["structured_data"]
+    )
+    assert kim.filter(pl.col("evidence").is_null()).height == 3
     agents = ingested.dataset.collect("agents").filter(run_id=DUPLICATE_NAMES.stem, agent_id="Dr. David Kim")
     assert agents["role"].to_list() == ["Gastroenterology"]
     assert all(w.split(": ")[1].startswith("$") for w in ingested.warnings)

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.metrics.diagnosis.labels import (
+    CONSIDERATION_WINDOW,
+    CONSIDERATION_WORDS,
     DEFAULT_PATTERNS,
     LDDX_V6_PATTERNS,
     classify,
@@ -31,6 +33,13 @@ SENTENCES = [
     "We can exclude {x} given the labs.", "{x} seems unlikely.", "Rule out {x} first.", "{x} is LESS likely",
     "I favour {x}.", "unlikely\n{x}", "{x}\nless likely overall", "Tier 4: {x}", "{x} belongs in tier 4",
 ]  # fmt: skip
+#: Messages of other rounds: a word of consideration just inside or just outside the window, before or after.
+NEAR = [
+    "{x} is a possible cause", "discussed: {x}", "{x} (tier 2)", "nothing to say about {x}",
+    "considered" + "." * 90 + "{x}", "considered" + "." * 91 + "{x}", "{x}" + "." * 91 + "candidate",
+    "{x}" + "." * 92 + "candidate", "{x} and later {x}" + "." * 95 + "unlikely",
+]  # fmt: skip
+PRESETS = ["spec", "lddx-v6", "lddx-v8"]
 INTERVENTIONS = [
     "Give IV fluids",
     "Start broad-spectrum antibiotics",
@@ -57,7 +66,8 @@ def frames(runs: list[tuple[str, oracle.Run]]) -> dict[str, pl.DataFrame]:
         ),
         "ddx": pl.DataFrame(ddx_rows, schema=ddx_schema, orient="row"),
         "messages": pl.DataFrame(
-            [(r, "refinement_and_justification", t) for r, run in runs for t in run.debate],
+            [(r, "refinement_and_justification", t) for r, run in runs for t in run.debate]
+            + [(r, "post_debate_voting", t) for r, run in runs for t in run.others],
             schema=["run_id", "round", "text"],
             orient="row",
         ),
@@ -78,7 +88,10 @@ def got_by_run(labels: pl.DataFrame) -> dict[str, set]:
 
 def expected(run: oracle.Run, preset: str) -> set:
     patterns = DEFAULT_PATTERNS if preset == "spec" else LDDX_V6_PATTERNS
-    rows = oracle.labels(run, preset=preset, synonyms=SHIPPED, patterns=patterns, table=TABLE)
+    rows = oracle.labels(
+        run, preset=preset, synonyms=SHIPPED, patterns=patterns, table=TABLE,
+        words=CONSIDERATION_WORDS, window=CONSIDERATION_WINDOW,
+    )  # fmt: skip
     return {(*r[:5], None if r[5] is None else round(r[5], 9)) for r in rows}
 
 
@@ -98,13 +111,14 @@ one_run = st.builds(
     debate=st.lists(st.tuples(st.sampled_from(SENTENCES), dx).map(lambda p: p[0].format(x=p[1])), max_size=3),
     excluded=st.lists(dx, max_size=2),
     interventions=st.lists(st.sampled_from(INTERVENTIONS), max_size=2),
+    others=st.lists(st.tuples(st.sampled_from(NEAR), dx).map(lambda p: p[0].format(x=p[1])), max_size=3),
 )
 many_runs = st.lists(one_run, min_size=1, max_size=4).map(lambda rs: [(f"r{i}", r) for i, r in enumerate(rs)])
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
-@given(many_runs, st.sampled_from(["spec", "lddx-v6"]))
+@given(many_runs, st.sampled_from(PRESETS))
 def test_classify_matches_oracle(runs, preset):
     got = got_by_run(classify(frames(runs), preset=preset))
     for rid, run in runs:
@@ -112,7 +126,7 @@ def test_classify_matches_oracle(runs, preset):
 
 
 @SETTINGS
-@given(many_runs, st.sampled_from(["spec", "lddx-v6"]))
+@given(many_runs, st.sampled_from(PRESETS))
 def test_partitions(runs, preset):
     labels = classify(frames(runs), preset=preset)
     counts = {r["run_id"]: r for r in label_counts(labels, frames(runs)["runs"]).iter_rows(named=True)}
@@ -126,10 +140,12 @@ def test_partitions(runs, preset):
         else:
             assert system_tp.height + c["fp"] == n_final
             assert c["tp"] + c["fn"] + c["ae"] + c["caa"] + c["tm_sm"] == n_truth
+        if preset == "lddx-v8":
+            assert c["caa"] == 0 and system_tp.height == c["tp"]
 
 
 @settings(max_examples=5, deadline=None)
-@given(many_runs, st.randoms(use_true_random=False), st.sampled_from(["spec", "lddx-v6"]))
+@given(many_runs, st.randoms(use_true_random=False), st.sampled_from(PRESETS))
 def test_row_order_does_not_matter(runs, rnd, preset):
     tables = frames(runs)
     shuffled = {k: v.sample(fraction=1.0, shuffle=True, seed=rnd.randint(0, 999)) for k, v in tables.items()}
@@ -181,6 +197,25 @@ def test_each_label_lddx_v6():
     }  # fmt: skip
     counts = label_counts(classify(example(), preset="lddx-v6")).row(0, named=True)
     assert counts == {"run_id": "r1", "tp": 2, "fp": 2, "fn": 1, "caa": 1, "ae": 1, "tm_sm": 1}
+
+
+def test_each_label_lddx_v8():
+    # Local-DDx v8: no CAA, and any mention near a word of consideration (in any round) is AE.
+    tables = example()
+    considered = pl.DataFrame(
+        {"run_id": ["r1"], "round": ["post_debate_voting"], "text": ["Pancreatitis remains a potential concern."]}
+    )
+    tables["messages"] = pl.concat([tables["messages"], considered])
+    got = {d: str(lbl) for d, lbl in classify(tables, preset="lddx-v8").select("diagnosis", "label").iter_rows()}
+    assert got == {
+        "Heart attack": "TP", "Myocardial infarction": "TP",
+        "Pulmonary embolism": "FP", "Gastritis": "FP",
+        "Sepsis": "AE",  # "unlikely" a few characters after the mention
+        "Pancreatitis": "AE",  # "potential", in the voting round
+        "Dehydration": "TM-SM", "Pneumothorax": "FN", "Lupus": "FN",
+    }  # fmt: skip
+    counts = label_counts(classify(tables, preset="lddx-v8")).row(0, named=True)
+    assert counts == {"run_id": "r1", "tp": 1, "fp": 2, "fn": 2, "caa": 0, "ae": 2, "tm_sm": 1}
 
 
 def test_excluded_stance_is_ae_under_spec_only():

@@ -68,8 +68,11 @@ def test_overrides_change_exactly_their_metric(simulated: Dataset) -> None:
 
 
 def test_presets_are_named_parameter_sets() -> None:
-    assert set(PRESETS) == {"spec", "crisis-mas-poc", "lddx-v6", "medaisure"}
+    assert set(PRESETS) == {"spec", "crisis-mas-poc", "lddx-v6", "lddx-v8", "medaisure"}
     assert DiagnosisParams.of_preset("lddx-v6").label_rules == "lddx-v6"
+    v8 = DiagnosisParams.of_preset("lddx-v8")
+    assert (v8.label_rules, v8.tempo_count_mentions, v8.credibility_debate) == ("lddx-v8", True, False)
+    assert DiagnosisParams.of_preset("lddx-v6").credibility_debate is True
     assert DecisionParams.of_preset("medaisure") == DecisionParams()  # an answers preset
     assert DecisionParams.of_preset("lddx-v6") == DecisionParams()  # a diagnosis preset: decisions as the spec
     assert DecisionParams.of_preset("crisis-mas-poc").er == "weighted_average"
@@ -102,6 +105,7 @@ BAD_VALUES = {
     "equivalence_threshold": 0.0,
     "caa_mentions": 0,
     "tempo_count_mentions": "yes",
+    "credibility_debate": "no",
     "keyword_counting": "substring",
     "vote_keep_share": 1.5,
     "vote_at_most": 0,
@@ -173,11 +177,12 @@ def test_score_command_rejects_a_bad_override(simulated: Dataset, tmp_path: Path
         ),
         (
             ["--preset", "lddx"],
-            "error: preset='lddx' is invalid; preset must be one of 'spec', 'crisis-mas-poc', 'lddx-v6', 'medaisure'",
+            "error: preset='lddx' is invalid; preset must be one of 'spec', 'crisis-mas-poc', 'lddx-v6', 'lddx-v8', "
+            "'medaisure'",
         ),
         (
             ["--set", "label_rules=lddx"],
-            "error: score: label_rules='lddx' is invalid; label_rules must be one of 'spec', 'lddx-v6'",
+            "error: score: label_rules='lddx' is invalid; label_rules must be one of 'spec', 'lddx-v6', 'lddx-v8'",
         ),
     ],
 )

@@ -556,7 +556,9 @@ class _Run:
 
         With exactly one shared name, the leftover items (the recorded list less the responses'
         diagnoses, as multisets) are that name's; otherwise they cannot be attributed and are
-        not mapped. Either way a warning says so.
+        not mapped. Either way a warning says so. Their ``evidence`` is null: no response of the
+        agent survives in the file to carry it, and Local-DDx scores the name's credibility from
+        the response it kept alone.
         """
         at = _child(meta, "all_diagnoses")
         shared = [name for name, count in self._agent_counts.items() if count > 1]
@@ -574,11 +576,7 @@ class _Run:
         (name,) = shared
         start = 1 + sum(1 for (round_, agent, _) in self._ddx if round_ == INDEPENDENT and agent == name)
         for rank, diagnosis in enumerate(leftover, start=start):
-            evidence = next(
-                (i.get("evidence") for i in recorded if isinstance(i, dict) and i.get("diagnosis") == diagnosis), None
-            )
-            self.ddx(INDEPENDENT, name, diagnosis, at, stance="proposed", rank=rank,
-                     evidence=None if evidence is None else _evidence(evidence))  # fmt: skip
+            self.ddx(INDEPENDENT, name, diagnosis, at, stance="proposed", rank=rank, evidence=None)
         self.warn(
             at,
             f"lists {len(leftover)} diagnoses no response gives; two agents are named {name!r}, so they are "

@@ -603,7 +603,8 @@ def reproduce(
         A Dataset with a ``reported`` table (``mas-eval ingest --format lddx``, ``--format inspect``
         or ``--format lm-eval`` writes one).
     preset
-        The preset to score with; ``"lddx-v6"`` is Local-DDx's own rules.
+        The preset to score with; ``"lddx-v6"`` is Local-DDx's own rules for its v6 result files,
+        ``"lddx-v8"`` those of its v8 code (v8/Modules/v8_4) for the v8_5 files.
     scores
         Scores already computed from ``ds`` (skips scoring).
     tolerance

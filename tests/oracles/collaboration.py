@@ -89,9 +89,14 @@ def credibility(
     *,
     structured_round: str,
     counting: str,
+    left_out: tuple[str, ...] = (),
 ) -> dict[str, float]:
+    """Each agent's mean round score; the rounds in ``left_out`` are not scored (Local-DDx v8's
+    Dr. Reed looks responses up by the agent's name, which v8's debate keys are not)."""
     per_agent: dict[str, list[float]] = {}
     for round_, agent, text in messages:
+        if round_ in left_out:
+            continue
         given = structured.get((round_, agent)) if round_ == structured_round else None
         per_agent.setdefault(agent, []).append(round_score(text, given, counting))
     return {agent: sum(scores) / len(scores) for agent, scores in per_agent.items()}

@@ -23,6 +23,8 @@ class Run:
     debate: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
     interventions: list[str] = field(default_factory=list)
+    #: Messages of the other rounds (read only by ``lddx-v8``, which searches every response).
+    others: list[str] = field(default_factory=list)
 
 
 def best(left: str, rights: list[str], synonyms: dict[str, str], threshold: float) -> tuple[str, str, float] | None:
@@ -46,6 +48,23 @@ def ruled_out(x: str, texts: list[str], patterns: tuple[str, ...]) -> bool:
     return False
 
 
+def considered(x: str, texts: list[str], words: tuple[str, ...], window: int) -> bool:
+    """Local-DDx v8's transcript search: every mention of ``x`` (lowercase), the ``window``
+    characters either side of it quoted, and a word found in any quote."""
+    needle = x.lower()
+    if not needle:
+        return False
+    for text in texts:
+        lowered = text.lower()
+        start = 0
+        while (position := lowered.find(needle, start)) != -1:
+            quote = lowered[max(0, position - window) : position + len(needle) + window]
+            if any(word in quote for word in words):
+                return True
+            start = position + 1
+    return False
+
+
 def labels(
     run: Run,
     *,
@@ -55,6 +74,8 @@ def labels(
     table: list[tuple[str, str]],
     threshold: float = 0.6,
     caa_mentions: int = 3,
+    words: tuple[str, ...] = (),
+    window: int = 100,
 ) -> set[tuple[str, str, str, str | None, str | None, float | None]]:
     """(side, diagnosis, label, matched_to, tier, score) of every unique final and ground-truth string."""
     final, truth = sorted(set(run.final)), sorted(set(run.truth))
@@ -88,6 +109,19 @@ def labels(
         for g in truth_open:
             by_stance = best(g, run.excluded, synonyms, threshold) is not None
             if ruled_out(g, run.debate, patterns) or by_stance:
+                out.add(("ground_truth", g, "AE", None, None, None))
+            else:
+                rest.append(g)
+        for g in tm_sm(rest):
+            out.add(("ground_truth", g, "FN", None, None, None))
+        return out
+
+    if preset == "lddx-v8":  # no CAA; AE from the transcript search, before TM-SM
+        for f in final_open:
+            out.add(("system", f, "FP", None, None, None))
+        rest = []
+        for g in truth_open:
+            if considered(g, run.debate + run.others, words, window):
                 out.add(("ground_truth", g, "AE", None, None, None))
             else:
                 rest.append(g)

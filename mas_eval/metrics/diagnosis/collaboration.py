@@ -175,10 +175,12 @@ def round_credibility(
     *,
     structured_round: str = INDEPENDENT,
     counting: Counting = "presence",
+    left_out: Sequence[str] = (),
 ) -> pl.LazyFrame:
     r"""Each agent's credibility components in each round it spoke in.
 
-    Returns ``run_id, agent_id, round, insight, synthesis, action, valence, score``.
+    Returns ``run_id, agent_id, round, insight, synthesis, action, valence, score``; the rounds
+    named in ``left_out`` are not scored (Local-DDx v8 leaves out the debate).
 
     Notes
     -----
@@ -214,8 +216,9 @@ def round_credibility(
     def hits(name: str) -> pl.Expr:
         return pl.sum_horizontal(pl.col(column[word]) for word in lists[name])
 
+    scored = messages.filter(~pl.col("round").is_in(list(left_out))) if left_out else messages
     texts = (
-        messages.select("run_id", "agent_id", "round", *found, _chars=pl.col("text").str.len_chars())
+        scored.select("run_id", "agent_id", "round", *found, _chars=pl.col("text").str.len_chars())
         .group_by("run_id", "agent_id", "round")
         # Null messages are left out of the joined text, as str.join leaves them out.
         .agg(*combined, length=pl.col("_chars").sum() + (pl.col("_chars").count().cast(pl.Int64) - 1).clip(0))

@@ -4,8 +4,9 @@ Every run's final list (the system side) and its case's ground truth (the ground
 partitioned into labels, for all runs at once: equivalence is decided once per unique pair of
 strings (:func:`~mas_eval.metrics.diagnosis.equivalence.match_pairs`), one-to-one matches by
 :func:`~mas_eval.metrics.diagnosis.equivalence.assign`, and the rest is joins, group-bys and
-string expressions with per-row patterns. Two rule sets (``preset``) differ where the guide
-and Local-DDx's evaluator (``ddx_evaluator_v6.py``) disagree; see :func:`classify`.
+string expressions with per-row patterns. Three rule sets (``preset``) differ where the guide
+and Local-DDx's evaluators (``ddx_evaluator_v6.py``; v8's ``ddx_evaluator_v9.py``) disagree; see
+:func:`classify`.
 
 >>> tables = {
 ...     "runs": pl.DataFrame({"run_id": ["r1"], "case_id": ["c1"]}),
@@ -40,6 +41,8 @@ from mas_eval.metrics.diagnosis.equivalence import TIER, assign, match_pairs
 from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
 
 __all__ = [
+    "CONSIDERATION_WINDOW",
+    "CONSIDERATION_WORDS",
     "DEFAULT_PATTERNS",
     "LABELS",
     "LDDX_V6_PATTERNS",
@@ -60,6 +63,18 @@ DEFAULT_PATTERNS = ("exclude.*{dx}", "{dx}.*unlikely", "rule out.*{dx}", "{dx}.*
 #: Local-DDx's own list (``_search_for_exclusion_evidence``): the default ones and ``X.*tier 4``.
 LDDX_V6_PATTERNS = (*DEFAULT_PATTERNS[:3], "{dx}.*tier 4", DEFAULT_PATTERNS[3])
 
+#: Words that, near a mention of a ground-truth diagnosis in any response, make it appropriately excluded
+#: under ``"lddx-v8"`` (Local-DDx v8's transcript search: words of exclusion, of tiering, and of
+#: consideration, "differential", "possible" ... alike).
+CONSIDERATION_WORDS = (
+    "less likely than", "more suggestive of", "ruled out due to", "excluded", "unlikely", "tier 4", "tier four",
+    "demoted", "not supported by",
+    "considered", "evaluated", "assessed", "discussed", "analyzed", "tier 1", "tier 2", "tier 3", "tier one",
+    "tier two", "tier three", "differential", "possible", "potential", "candidate",
+)  # fmt: skip
+#: Characters on each side of a mention that the word must lie within (``"lddx-v8"``).
+CONSIDERATION_WINDOW = 100
+
 _INTERVENTIONS_FILE = "interventions.csv"
 _PLACEHOLDER = "{dx}"
 _REQUIRED = {
@@ -74,7 +89,7 @@ _OUTPUT = {
     RUN_KEY: pl.String, "side": SIDE, "diagnosis": pl.String, "label": LABEL,
     "matched_to": pl.String, "tier": TIER, "score": pl.Float64,
 }  # fmt: skip
-Preset = Literal["spec", "lddx-v6"]
+Preset = Literal["spec", "lddx-v6", "lddx-v8"]
 
 
 # --- the intervention table -------------------------------------------------------------------------
@@ -226,6 +241,53 @@ def _excluded_in_debate(truth: pl.DataFrame, debate: pl.LazyFrame, patterns: tup
     )
 
 
+def _considered_in_transcript(
+    truth: pl.DataFrame, messages: pl.LazyFrame, words: Sequence[str] = CONSIDERATION_WORDS
+) -> pl.DataFrame:
+    r"""The (run, ground truth) pairs some message of the run mentions with one of ``words`` nearby.
+
+    A mention is the diagnosis, lowercased, found in a message's lowercased text (each
+    non-overlapping occurrence); it counts when one of ``words`` is in the text from
+    :data:`CONSIDERATION_WINDOW` characters before the mention to as many after it (Local-DDx
+    v8's ``TranscriptSearchEngine``: the context it quotes around a mention), the mention
+    included. A window does not reach into another message; an empty diagnosis is mentioned
+    nowhere.
+
+    Splitting a text at the diagnosis gives the pieces between mentions: mention :math:`i`
+    starts at :math:`\sum_{j \le i} |p_j| + i \cdot |dx|`, and its window is one slice, searched
+    for all ``words`` at once.
+    """
+    row, piece, start = "_row", "_piece", "_start"
+    dx, text = pl.col("_dx"), pl.col("_text")
+    length = dx.str.len_chars()
+    mentioned = (
+        truth.lazy()
+        .join(messages.select(RUN_KEY, "text").drop_nulls(), on=RUN_KEY)
+        .with_columns(_dx=pl.col("diagnosis").str.to_lowercase(), _text=pl.col("text").str.to_lowercase())
+        .filter((dx != "") & text.str.contains(dx, literal=True))
+        .with_row_index(row)
+        .with_columns(text.str.split(dx).list.eval(pl.element().str.len_chars()).alias(piece))
+        .explode(piece)
+    )
+    nth = pl.int_range(pl.len()).over(row)
+    at = pl.col(piece).cum_sum().over(row) + nth * length
+    windows = (
+        mentioned.with_columns(pl.len().over(row).alias("_pieces"), nth.alias("_nth"), at.alias(start))
+        .filter(pl.col("_nth") < pl.col("_pieces") - 1)  # the piece after the last mention starts no mention
+        .with_columns((pl.col(start) - CONSIDERATION_WINDOW).clip(lower_bound=0).alias("_from"))
+        .select(
+            RUN_KEY,
+            "diagnosis",
+            text.str.slice(pl.col("_from"), pl.col(start) + length + CONSIDERATION_WINDOW - pl.col("_from")).alias(
+                "_window"
+            ),
+        )
+    )
+    return (
+        windows.filter(pl.col("_window").str.contains_any(list(words))).select(RUN_KEY, "diagnosis").unique().collect()
+    )
+
+
 def _treated(interventions: pl.LazyFrame, table: pl.DataFrame) -> pl.DataFrame:
     """(run, diagnosis) the run's interventions treat: a table keyword is a substring of an intervention, any case."""
     keywords = table.lazy().select(pl.col("keyword").str.to_lowercase().alias("keyword"), "diagnosis").unique()
@@ -242,7 +304,7 @@ def _treated(interventions: pl.LazyFrame, table: pl.DataFrame) -> pl.DataFrame:
 
 
 _PARAMS = {
-    "preset": [Options(("spec", "lddx-v6"))],
+    "preset": [Options(("spec", "lddx-v6", "lddx-v8"))],
     "threshold": [Interval(float, 0, 1, closed="right")],
     "caa_mentions": [Interval(int, 1)],
 }
@@ -274,7 +336,8 @@ def classify(
         can't-miss diagnoses are round ``"cant_miss"``, stance ``"critical"``; the debate is round
         ``"refinement_and_justification"`` (as :mod:`mas_eval.ingest.lddx` writes them).
     preset
-        ``"spec"`` (the LDDx v6 metrics guide) or ``"lddx-v6"`` (Local-DDx's evaluator code); see Notes.
+        ``"spec"`` (the LDDx v6 metrics guide), ``"lddx-v6"`` (Local-DDx's evaluator code) or
+        ``"lddx-v8"`` (Local-DDx v8's deterministic evaluator); see Notes.
     synonyms, threshold, judge, cache_path
         Passed to :func:`~mas_eval.metrics.diagnosis.equivalence.match_pairs` for every
         equivalence question.
@@ -332,6 +395,14 @@ def classify(
         * Partition: :math:`TP_{gt}+FN+AE+CAA+TM\_SM = |GT|` and :math:`TP_{sys}+FP = |final|`,
           where :math:`TP_{gt} - TP_{sys}` is the number of promoted can't-miss matches; the code
           counts ``tp = len(matched_pairs)``, i.e. :math:`TP_{gt}`, and so does :func:`label_counts`.
+
+    ``"lddx-v8"`` (``ddx_evaluator_v9.py``, ``DeterministicClinicalEvaluator.evaluate_diagnosis``)
+        * No CAA: **FP** is every unmatched final diagnosis.
+        * **AE**: an unmatched ground truth that some response of any round mentions (lowercase
+          substring) with one of :data:`CONSIDERATION_WORDS` within :data:`CONSIDERATION_WINDOW`
+          characters (:func:`_considered_in_transcript`); exclusion and mere consideration alike.
+        * **TM-SM** after AE, as in ``"spec"``; **FN** the rest.
+        * Partition: :math:`TP+FN+AE+TM\_SM = |GT|` and :math:`TP+FP = |final|`.
 
     Not reproduced from the code: its LLM equivalence judge (pass ``judge``), the order-dependent
     first-match loops (here: best score first), the unescaped diagnosis inside its regexes (here
@@ -410,6 +481,12 @@ def classify(
         ).unique()
         out.append(_rows(refuted, "ground_truth", "AE"))
         out.append(_rows(tm_sm(take(truth_open, refuted)), "ground_truth", "FN"))
+    elif preset == "lddx-v8":
+        out.append(_rows(final_open, "system", "FP"))
+        every_round = messages.with_columns(pl.col(RUN_KEY).cast(pl.String))
+        considered = _considered_in_transcript(truth_open, every_round)
+        out.append(_rows(considered, "ground_truth", "AE"))
+        out.append(_rows(tm_sm(take(truth_open, considered)), "ground_truth", "FN"))
     else:
         key = pl.col("diagnosis").str.strip_chars("*").str.strip_chars().str.to_lowercase()
         team = (

@@ -11,8 +11,9 @@ from mas_eval.presets import Params, param
 
 __all__ = ["DiagnosisParams", "KeywordCounting", "LabelRules"]
 
-#: Whose rules partition the diagnoses and make the scores: the LDDx v6 metrics guide's, or Local-DDx's code.
-LabelRules = Literal["spec", "lddx-v6"]
+#: Whose rules partition the diagnoses and make the scores: the LDDx v6 metrics guide's, or Local-DDx's
+#: code (its v6 evaluator, or v8's deterministic one).
+LabelRules = Literal["spec", "lddx-v6", "lddx-v8"]
 #: How a keyword "hit" is counted: once per keyword present, or every occurrence.
 KeywordCounting = Literal["presence", "occurrences"]
 
@@ -28,8 +29,11 @@ class DiagnosisParams(Params):
     label_rules
         ``"spec"`` (the guide: CAA on the system side, every label in CRQ's
         denominator) or ``"lddx-v6"`` (Local-DDx's evaluator: CAA on the ground-truth side,
-        promoted to TP from ``caa_mentions`` mentions; TM-SM before AE; CRQ without TM-SM);
-        see :func:`~mas_eval.metrics.diagnosis.labels.classify`.
+        promoted to TP from ``caa_mentions`` mentions; TM-SM before AE; CRQ without TM-SM) or
+        ``"lddx-v8"`` (Local-DDx v8's deterministic evaluator: no CAA, AE from a mention near a
+        word of consideration in any response, recall over ``TP + FN``); see
+        :func:`~mas_eval.metrics.diagnosis.labels.classify` and
+        :mod:`~mas_eval.metrics.diagnosis.scores`.
     equivalence_threshold
         Least token-set Jaccard similarity that makes two diagnoses equivalent, in (0, 1]
         (:func:`~mas_eval.metrics.diagnosis.equivalence.match_pairs`).
@@ -38,6 +42,10 @@ class DiagnosisParams(Params):
     tempo_count_mentions
         TempoScore of the independent round counts every stated diagnosis, repeats included
         (Local-DDx's code), instead of the unique ones (the document).
+    credibility_debate
+        Score each agent's debate responses in its credibility (the guide). Local-DDx v8's Dr.
+        Reed looks an agent's response up by its name, and v8 keys its debate responses by
+        sub-round (``<name>_round<n>``), so its credibility leaves the debate out: ``False``.
     keyword_counting
         A credibility keyword hit is a keyword present in the text (``"presence"``, what
         reproduces Local-DDx's recorded scores) or every occurrence (``"occurrences"``).
@@ -74,6 +82,7 @@ class DiagnosisParams(Params):
     equivalence_threshold: float = param(0.6, Interval(float, 0, 1, closed="right"))
     caa_mentions: int = param(3, Interval(int, 1, None))
     tempo_count_mentions: bool = param(False, Boolean())
+    credibility_debate: bool = param(True, Boolean())
     keyword_counting: KeywordCounting = param("presence", Options.of(KeywordCounting))
     vote_keep_share: float = param(0.3, Interval(float, 0, 1))
     vote_at_most: int = param(10, Interval(int, 1, None))

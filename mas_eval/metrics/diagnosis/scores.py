@@ -1,8 +1,8 @@
 r"""Diagnostic scores from label counts (the LDDx v6 metrics guide, "Final Performance Scores").
 
 Every score is a closed form of the six label counts of a run, so it is one expression over
-a counts frame, whatever the number of runs. Two rule sets differ where the guide and
-Local-DDx's evaluator (``ddx_evaluator_v6.py``) disagree:
+a counts frame, whatever the number of runs. Three rule sets differ where the guide and
+Local-DDx's evaluators (``ddx_evaluator_v6.py``, ``ddx_evaluator_v9.py``) disagree:
 
 * ``"spec"`` — the document: CAA is a final-list diagnosis (system side), the ground truth
   is ``TP + FN + AE + TM_SM`` and "total diagnoses considered" counts every classified item
@@ -10,6 +10,11 @@ Local-DDx's evaluator (``ddx_evaluator_v6.py``) disagree:
 * ``"lddx-v6"`` — the code: CAA is a ground-truth diagnosis captured only in the Can't-Miss
   round (ground-truth side, so the ground truth is ``TP + FN + AE + CAA + TM_SM``), and the
   total considered is ``TP + CAA + AE + FN + FP``.
+* ``"lddx-v8"`` — Local-DDx v8's deterministic evaluator (``ddx_evaluator_v9.py``): as
+  ``"lddx-v6"`` (it gives no CAA, so its CRQ is ``(TP + AE) / (TP + AE + FN + FP)`` and its
+  diagnostic safety ``TP / (TP + FP)``), but recall is ``TP / (TP + FN)``: the ground truth
+  appropriately excluded or caught by symptom management is left out of recall's denominator
+  (the TP rate still divides by the whole ground truth).
 
 >>> diagnosis_scores(tp=2, fp=0, fn=1, caa=0, ae=2, preset="lddx-v6").row(0, named=True)["clinical_reasoning_quality"]
 0.8
@@ -43,15 +48,23 @@ CAA_WEIGHT_BELOW = -0.2
 
 @dataclass(frozen=True)
 class ScoreRules:
-    """Where the rule sets differ: which side CAA counts on, and the CRQ denominator's terms."""
+    """Where the rule sets differ: which side CAA counts on, the CRQ denominator's terms, recall's denominator.
+
+    ``recall_over``: the counts recall divides TP by; ``None``: the whole ground truth (recall
+    is then the TP rate).
+    """
 
     caa_on_ground_truth: bool
     considered: tuple[str, ...]
+    recall_over: tuple[str, ...] | None = None
 
 
 RULES = {
     "spec": ScoreRules(caa_on_ground_truth=False, considered=("tp", "fp", "caa", "fn", "ae", "tm_sm")),
     "lddx-v6": ScoreRules(caa_on_ground_truth=True, considered=("tp", "caa", "ae", "fn", "fp")),
+    "lddx-v8": ScoreRules(
+        caa_on_ground_truth=True, considered=("tp", "caa", "ae", "fn", "fp"), recall_over=("tp", "fn")
+    ),
 }
 
 
@@ -78,7 +91,7 @@ def score_expressions(rules: ScoreRules, *, total_gt: pl.Expr | None = None) -> 
     Parameters
     ----------
     rules
-        :data:`RULES` ``["spec"]`` or ``["lddx-v6"]``.
+        :data:`RULES` ``["spec"]``, ``["lddx-v6"]`` or ``["lddx-v8"]``.
     total_gt
         The number of ground-truth diagnoses, when known apart from the labels (a file's
         recorded ``total_gt_diagnoses``); by default the sum of the ground-truth-side counts.
@@ -89,7 +102,7 @@ def score_expressions(rules: ScoreRules, *, total_gt: pl.Expr | None = None) -> 
     :math:`TP/G`:
 
     .. math::
-        \text{recall} = \frac{TP}{G}, \quad
+        \text{recall} = \frac{TP}{G} \;(\text{lddx-v8: } \tfrac{TP}{TP + FN}), \quad
         \text{precision} = \frac{TP}{TP + FP + CAA}, \quad
         CRQ = \frac{TP + w \cdot CAA + AE}{\text{total considered}},
 
@@ -106,11 +119,12 @@ def score_expressions(rules: ScoreRules, *, total_gt: pl.Expr | None = None) -> 
     rate = _ratio(tp, total)
     weight = caa_weight(rate)
     considered = pl.sum_horizontal(*(pl.col(name) for name in rules.considered))
+    recall = rate if rules.recall_over is None else _ratio(tp, pl.sum_horizontal(*map(pl.col, rules.recall_over)))
     return [
         total.alias("total_gt"),
         rate.alias("tp_rate"),
         weight.alias("caa_weight"),
-        rate.alias("traditional_recall"),
+        recall.alias("traditional_recall"),
         _ratio(tp, tp + fp + caa).alias("traditional_precision"),
         _ratio(tp + weight * caa + ae, considered).alias("clinical_reasoning_quality"),
         # clip, not max_horizontal: an undefined weight (no ground truth) must leave the score undefined.
@@ -132,7 +146,7 @@ def diagnosis_scores(
     ae: Count = 0,
     tm_sm: Count = 0,
     total_gt: Count | None = None,
-    preset: Literal["spec", "lddx-v6"] = "spec",
+    preset: Literal["spec", "lddx-v6", "lddx-v8"] = "spec",
 ) -> pl.DataFrame:
     """The diagnostic scores of one run's label counts, or of many (sequences of equal length).
 

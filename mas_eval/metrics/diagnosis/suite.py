@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from mas_eval.data.schema import RUN_KEY
-from mas_eval.data.vocabulary import VOTING
+from mas_eval.data.vocabulary import DEBATE, VOTING
 from mas_eval.metrics.codes import CODE, KeyCodes
 from mas_eval.metrics.diagnosis.collaboration import credibility, round_credibility, tempo_scores
 from mas_eval.metrics.diagnosis.equivalence import synonym_table
@@ -90,7 +90,10 @@ def compute(tables: Tables, params: DiagnosisParams, codes: KeyCodes) -> dict[st
     messages, ddx = tables["messages"], tables["ddx"]
     rounds = tempo_scores(messages, ddx, count_mentions=params.tempo_count_mentions)
     # Read by the agents' table and by the vote: materialised once.
-    agents = credibility(round_credibility(messages, ddx, counting=params.keyword_counting)).collect()
+    left_out = () if params.credibility_debate else (DEBATE,)
+    agents = credibility(
+        round_credibility(messages, ddx, counting=params.keyword_counting, left_out=left_out)
+    ).collect()
     votes = ddx.filter(pl.col("round") == VOTING).select(RUN_KEY, "agent_id", "diagnosis", "rank", "mentions")
     vote = credibility_vote(votes, agents.lazy(), keep_share=params.vote_keep_share, at_most=params.vote_at_most).sort(
         RUN_KEY, "rank"
