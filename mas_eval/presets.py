@@ -40,6 +40,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "single_agent_consensus": 1.0,
             "entropy_support": "agent",
             "entropy_renormalise": False,
+            "consensus_threshold": 0.75,
         },
         # The document's t formula is Welch's (the spec's default test).
         "statistics": {"test": "student"},

@@ -29,7 +29,9 @@ def assert_same(got: object, expected: object, where: str) -> None:
         assert got == expected, f"{where}: got {got!r}, oracle {expected!r}"
 
 
-RUN_COLUMNS, AGENT_COLUMNS, ALTERNATIVE_COLUMNS = (columns(t, "decision") for t in ("runs", "agents", "alternatives"))
+RUN_COLUMNS, AGENT_COLUMNS, ALTERNATIVE_COLUMNS, CONFLICT_COLUMNS = (
+    columns(t, "decision") for t in ("runs", "agents", "alternatives", "conflicts")
+)
 
 
 def check_against_oracle(drawn: Drawn, preset: str) -> None:
@@ -38,8 +40,9 @@ def check_against_oracle(drawn: Drawn, preset: str) -> None:
     by_run = {row["run_id"]: row for row in scores.runs.to_dicts()}
     agents = {(r["run_id"], r["agent_id"]): r for r in scores.agents.to_dicts()}
     alternatives = {(r["run_id"], r["alternative"]): r for r in scores.alternatives.to_dicts()}
+    conflicts = {(r["run_id"], r["agent_a"], r["agent_b"]): r for r in scores.conflicts.to_dicts()}
     assert set(by_run) == set(drawn.runs)
-    expected_agents, expected_alternatives = set(), set()
+    expected_agents, expected_alternatives, expected_conflicts = set(), set(), set()
     for run_id, run in drawn.runs.items():
         expected = score_run(run, params)
         for column in RUN_COLUMNS:
@@ -55,6 +58,12 @@ def check_against_oracle(drawn: Drawn, preset: str) -> None:
             for column in ALTERNATIVE_COLUMNS:
                 got = alternatives[run_id, alternative][column]
                 assert_same(got, values[column], f"{run_id}/{alternative}.{column}")
+        for (agent_a, agent_b), values in expected["conflicts"].items():
+            expected_conflicts.add((run_id, agent_a, agent_b))
+            for column in CONFLICT_COLUMNS:
+                got = conflicts[run_id, agent_a, agent_b][column]
+                assert_same(got, values[column], f"{run_id}/{agent_a}-{agent_b}.{column}")
+    assert set(conflicts) == expected_conflicts
     assert set(agents) == expected_agents
     assert set(alternatives) == expected_alternatives
 
@@ -77,3 +86,5 @@ def test_the_oracle_covers_every_registered_column() -> None:
     assert set(expected["run"]) == set(RUN_COLUMNS)
     assert set(expected["agents"]["g"]) == set(AGENT_COLUMNS)
     assert set(expected["alternatives"]["x"]) == set(ALTERNATIVE_COLUMNS)
+    clash = Run(run_id="r", beliefs={"g": {"x": 1.0}, "h": {"y": 1.0}})
+    assert set(score_run(clash, DecisionParams().as_dict())["conflicts"]["g", "h"]) == set(CONFLICT_COLUMNS)

@@ -57,6 +57,21 @@ class DecisionParams(Params):
     pairwise
         Also produce the ``pairwise`` table of the agents' belief similarities (a self-join
         per run: off by default).
+    consensus_threshold
+        ``consensus_reached`` is ``consensus_level >= consensus_threshold``. Spec: 0.8, where
+        the methodology's "strong consensus" band begins (``CL > 0.80``); crisis_mas_poc's
+        consensus model: 0.75.
+    conflict_threshold
+        Two agents with different top choices are in conflict when the mean of how much more
+        each believes its own top choice than the other's reaches this (crisis_mas_poc's
+        consensus model: 0.3).
+    stability_draws
+        Weight perturbations per run behind ``ranking_stability`` (0: not computed, null).
+    stability_perturbation
+        Each criterion weight is multiplied by ``1 + d * (2u - 1)``, ``u`` uniform in [0, 1):
+        ``d`` is the largest relative change.
+    stability_seed
+        Seed of the perturbations; a run's draws depend only on it and the run's ``run_id``.
 
     Examples
     --------
@@ -85,3 +100,8 @@ class DecisionParams(Params):
     mcda: MCDA = param("topsis", Options.of(MCDA))
     er: ER = param("yang_xu", Options.of(ER))
     pairwise: bool = param(False, Boolean())
+    consensus_threshold: float = param(0.8, _UNIT)
+    conflict_threshold: float = param(0.3, _UNIT)
+    stability_draws: int = param(100, Interval(int, 0, 100_000))
+    stability_perturbation: float = param(0.2, Interval(float, 0, 1, closed="right"))
+    stability_seed: int = param(0, Interval(int, 0, 2**63 - 1))

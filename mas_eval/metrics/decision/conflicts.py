@@ -1,0 +1,140 @@
+r"""Conflicts between agents (crisis_mas_poc's consensus model), and whether consensus is reached.
+
+* ``consensus_reached`` (per run): ``consensus_level >= consensus_threshold``.
+* A *conflict* is a pair of agents with beliefs whose top choices :math:`t_a \ne t_b` differ
+  and whose *disagreement*, the mean of how much more each believes its own top choice than
+  the other's,
+
+  .. math:: g_{ab} = \frac{\bigl(m_a(t_a) - m_a(t_b)\bigr) + \bigl(m_b(t_b) - m_b(t_a)\bigr)}{2}
+
+  reaches ``conflict_threshold`` (a missing mass is 0; masses as given, not renormalised).
+  Its *severity* is :math:`1 - \cos(m_a, m_b)` over the union of alternatives (the cosine
+  clipped to [0, 1], 0 for a zero vector), *low* below 0.3, *moderate* below 0.6, else *high*.
+  Its *compromise* is the alternative with the highest :math:`0.6\,\frac{m_a + m_b}{2} +
+  0.4\min(m_a, m_b)` over the two agents' alternatives.
+
+All three follow crisis_mas_poc's consensus model (``detect_conflicts``,
+``_classify_severity``, ``_find_compromise_alternatives``). Top choices and every exact tie go
+to the alternative id that sorts first (crisis_mas_poc's go to the first in its dicts'
+insertion order, which a Dataset does not keep). Pairs are enumerated per run by index
+arithmetic, and every dot product is a segment sum in alternative order: no self-join.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from mas_eval.metrics.arrays import locate, take
+from mas_eval.metrics.decision.beliefs import BeliefRows
+from mas_eval.metrics.segments import Groups, label_of, run_of
+
+__all__ = ["SEVERITY_LEVELS", "Conflicts", "conflicts", "consensus_reached"]
+
+#: Severity levels and the severity each one starts at (crisis_mas_poc's ``_classify_severity``).
+SEVERITY_LEVELS = {"low": 0.0, "moderate": 0.3, "high": 0.6}
+#: Weights of the pair's mean and minimum belief in the compromise score (crisis_mas_poc's).
+COMPROMISE_MEAN, COMPROMISE_MIN = 0.6, 0.4
+
+
+def consensus_reached(level: np.ndarray, valid: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(level >= threshold, valid)``: null where the consensus level is."""
+    return level >= threshold, valid
+
+
+@dataclass(frozen=True)
+class Conflicts:
+    """The ``conflicts`` output frame (keyed by codes, sorted) and the number of conflicts per run."""
+
+    frame: pl.DataFrame
+    per_run: tuple[np.ndarray, np.ndarray]
+
+
+def _expanded(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For segments of ``lengths``: each item's segment, and its position within it."""
+    segment = np.repeat(np.arange(len(lengths)), lengths)
+    start = np.cumsum(lengths) - lengths
+    return segment, np.arange(len(segment)) - start[segment]
+
+
+def conflicts(
+    rows: BeliefRows, top_choice: np.ndarray, mass_sumsq: np.ndarray, runs: int, *, threshold: float
+) -> Conflicts:
+    """Every conflict of every run, and their count per run (null for a run without beliefs).
+
+    ``top_choice`` and ``mass_sumsq`` are per agent with beliefs, in the order of
+    ``rows.agents`` (sorted by run, then agent).
+    """
+    groups = rows.agents
+    believers = len(groups)
+    run = run_of(groups.keys)
+    lengths = groups.count()
+    first_row = np.cumsum(lengths) - lengths
+    top_mass = groups.max(rows.mass)
+    # Each belief row's (agent, alternative), ascending: a pair's masses are looked up by search.
+    row_key = (groups.index.astype(np.uint64) << np.uint64(32)) | rows.alternative.astype(np.uint64)
+
+    def mass_of(agent: np.ndarray, alternative: np.ndarray) -> np.ndarray:
+        wanted = (agent.astype(np.uint64) << np.uint64(32)) | alternative.astype(np.uint64)
+        at, found = locate(row_key, wanted)
+        return take(rows.mass, at, found)
+
+    # Pairs a < b within a run: agent a is followed by the run's later agents.
+    by_run = Groups.sorted_runs(run, runs)
+    agents_per_run = by_run.count()
+    run_end = np.cumsum(agents_per_run)[run]
+    a, offset = _expanded(run_end - np.arange(believers) - 1)
+    b = a + 1 + offset
+    differ = top_choice[a] != top_choice[b]
+    a, b = a[differ], b[differ]
+    top_a, top_b = top_choice[a], top_choice[b]
+    gap = ((top_mass[a] - mass_of(a, top_b)) + (top_mass[b] - mass_of(b, top_a))) / 2
+    kept = gap >= threshold
+    a, b, gap, top_a, top_b = a[kept], b[kept], gap[kept], top_a[kept], top_b[kept]
+
+    # The pair's rows seen from each side: a's rows with b's masses, and b's rows with a's.
+    pair_a, at_a = _expanded(lengths[a])
+    row_a = first_row[a][pair_a] + at_a
+    other_a = mass_of(b[pair_a], rows.alternative[row_a])
+    dot = np.bincount(pair_a, weights=rows.mass[row_a] * other_a, minlength=len(a))
+    norms = np.sqrt(mass_sumsq[a]) * np.sqrt(mass_sumsq[b])
+    cosine = np.where(norms > 0, np.clip(dot / np.where(norms > 0, norms, 1.0), 0.0, 1.0), 0.0)
+    severity = 1.0 - cosine
+    level = np.searchsorted(np.array(list(SEVERITY_LEVELS.values())), severity, side="right") - 1
+
+    pair_b, at_b = _expanded(lengths[b])
+    row_b = first_row[b][pair_b] + at_b
+    other_b = mass_of(a[pair_b], rows.alternative[row_b])
+    pair = np.concatenate([pair_a, pair_b])
+    alternative = np.concatenate([rows.alternative[row_a], rows.alternative[row_b]])
+    own = np.concatenate([rows.mass[row_a], rows.mass[row_b]])
+    other = np.concatenate([other_a, other_b])
+    # Each side's sum is (own + other) in that order: addition commutes exactly in floating point.
+    compromise_score = COMPROMISE_MEAN * ((own + other) / 2) + COMPROMISE_MIN * np.minimum(own, other)
+    best = np.full(len(a), -np.inf)
+    np.maximum.at(best, pair, compromise_score)
+    at_best = compromise_score == best[pair]
+    compromise = np.full(len(a), np.iinfo(np.uint32).max, dtype=np.uint32)
+    np.minimum.at(compromise, pair[at_best], alternative[at_best])
+
+    frame = pl.DataFrame(
+        [
+            pl.Series("run_id", run[a]),
+            pl.Series("agent_a", label_of(groups.keys[a])),
+            pl.Series("agent_b", label_of(groups.keys[b])),
+            pl.Series("top_choice_a", top_a),
+            pl.Series("top_choice_b", top_b),
+            pl.Series("belief_a", top_mass[a]),
+            pl.Series("belief_b", top_mass[b]),
+            pl.Series("disagreement", gap),
+            pl.Series("severity", severity),
+            pl.Series(list(SEVERITY_LEVELS)).gather(level).alias("severity_level"),
+            pl.Series("compromise", compromise),
+            pl.Series("compromise_score", best),
+        ]
+    )
+    count = np.bincount(run[a], minlength=runs).astype(np.int64)
+    return Conflicts(frame=frame, per_run=(count, agents_per_run > 0))
+
