@@ -26,7 +26,7 @@ def simulated() -> Dataset:
 
 def test_every_table_leads_with_the_run_identifiers(simulated: Dataset) -> None:
     scores = mas_eval.score(simulated, pairwise=True)
-    assert scores.names == ["runs", "agents", "alternatives", "pairwise"]
+    assert scores.names == ["runs", "agents", "alternatives", "pairwise", "conflicts"]
     for frame in scores.values():
         assert frame.columns[: len(RUN_ID_COLUMNS)] == RUN_ID_COLUMNS
     assert scores.runs.height == 300
@@ -98,6 +98,11 @@ BAD_VALUES = {
     "mcda": "vikor",
     "er": "dempster",
     "pairwise": "no",
+    "consensus_threshold": 1.2,
+    "conflict_threshold": -0.3,
+    "stability_draws": 2.5,
+    "stability_perturbation": 0.0,
+    "stability_seed": -1,
     "label_rules": "lddx",
     "equivalence_threshold": 0.0,
     "caa_mentions": 0,

@@ -297,12 +297,7 @@ def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str
             seed=params.stability_seed,
         )
         runs = _runs_out(tables, beliefs, agent_terms, alternatives, stability, params, codes)
-    out: dict[str, pl.LazyFrame | pl.DataFrame] = {
-        "runs": runs,
-        "agents": agents_out,
-        "alternatives": alternatives,
-        "conflicts": beliefs.conflicts.frame,
-    }
+    out: dict[str, pl.LazyFrame | pl.DataFrame] = {"runs": runs, "agents": agents_out, "alternatives": alternatives}
     if params.pairwise:
         agent = beliefs.agent
         agent_frame = pl.DataFrame(
@@ -314,4 +309,5 @@ def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str
             }
         )
         out["pairwise"] = consensus.pairwise_similarities(beliefs.table.lazy(), agent_frame.lazy())
+    out["conflicts"] = beliefs.conflicts.frame
     return out
