@@ -137,4 +137,3 @@ def conflicts(
     )
     count = np.bincount(run[a], minlength=runs).astype(np.int64)
     return Conflicts(frame=frame, per_run=(count, agents_per_run > 0))
-
