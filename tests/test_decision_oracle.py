@@ -7,6 +7,7 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mas_eval.metrics.decision import DecisionParams
 from mas_eval.metrics.registry import columns
@@ -34,9 +35,9 @@ RUN_COLUMNS, AGENT_COLUMNS, ALTERNATIVE_COLUMNS, CONFLICT_COLUMNS = (
 )
 
 
-def check_against_oracle(drawn: Drawn, preset: str) -> None:
-    params = DecisionParams.of_preset(preset).as_dict()
-    scores = score(drawn.dataset(), preset=preset)
+def check_against_oracle(drawn: Drawn, preset: str, **overrides: object) -> None:
+    params = DecisionParams.of_preset(preset, **overrides).as_dict()
+    scores = score(drawn.dataset(), preset=preset, **overrides)
     by_run = {row["run_id"]: row for row in scores.runs.to_dicts()}
     agents = {(r["run_id"], r["agent_id"]): r for r in scores.agents.to_dicts()}
     alternatives = {(r["run_id"], r["alternative"]): r for r in scores.alternatives.to_dicts()}
@@ -77,6 +78,22 @@ def check_against_oracle(drawn: Drawn, preset: str) -> None:
 @given(drawn=datasets())
 def test_vectorised_equals_oracle(drawn: Drawn, preset: str) -> None:
     check_against_oracle(drawn, preset)
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+@settings(
+    max_examples=int(os.environ.get("ORACLE_EXAMPLES", "60")) // 2,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    drawn=datasets(),
+    draws=st.integers(1, 40),
+    perturbation=st.sampled_from([0.05, 0.2, 0.5, 1.0]),
+    seed=st.integers(0, 2**63 - 1),
+)
+def test_ranking_stability_equals_oracle(drawn: Drawn, preset: str, draws: int, perturbation: float, seed: int) -> None:
+    check_against_oracle(drawn, preset, stability_draws=draws, stability_perturbation=perturbation, stability_seed=seed)
 
 
 def test_the_oracle_covers_every_registered_column() -> None:

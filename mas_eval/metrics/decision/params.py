@@ -66,7 +66,10 @@ class DecisionParams(Params):
         each believes its own top choice than the other's reaches this (crisis_mas_poc's
         consensus model: 0.3).
     stability_draws
-        Weight perturbations per run behind ``ranking_stability`` (0: not computed, null).
+        Weight perturbations per run behind ``ranking_stability``; 0 (the default) leaves it
+        null. Each weighting costs a pass over the score rows (100 draws take about twice as
+        long as the rest of the suite), so it is asked for, as crisis_mas_poc's optional
+        sensitivity analysis is.
     stability_perturbation
         Each criterion weight is multiplied by ``1 + d * (2u - 1)``, ``u`` uniform in [0, 1):
         ``d`` is the largest relative change.
@@ -102,6 +105,6 @@ class DecisionParams(Params):
     pairwise: bool = param(False, Boolean())
     consensus_threshold: float = param(0.8, _UNIT)
     conflict_threshold: float = param(0.3, _UNIT)
-    stability_draws: int = param(100, Interval(int, 0, 100_000))
+    stability_draws: int = param(0, Interval(int, 0, 100_000))
     stability_perturbation: float = param(0.2, Interval(float, 0, 1, closed="right"))
     stability_seed: int = param(0, Interval(int, 0, 2**63 - 1))

@@ -25,14 +25,15 @@ The uniforms are counter-based, so that a run's draws depend only on the seed an
 Flood 2014) of the FNV-1a hash of its ``run_id``'s UTF-8 bytes xor SplitMix64 of the seed, and
 :math:`u_{ck}` is the top 53 bits of SplitMix64 of ``key + φ·(k·2³² + j + 1)`` (mod 2⁶⁴),
 ``j`` the criterion's position among the run's scored criteria in label order and φ the
-64-bit golden ratio constant. Draws are taken in blocks of weightings, each a sum in row
-order over one alternative's rows.
+64-bit golden ratio constant. Draws are taken in blocks of weightings; every sum is over one
+alternative's (or run's) rows, in row order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from scipy import sparse
 
 from mas_eval.metrics.decision.criteria import CriteriaRows
 from mas_eval.metrics.segments import run_of
@@ -85,11 +86,12 @@ def _segments(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _top(scores: np.ndarray, starts: np.ndarray, segment: np.ndarray) -> np.ndarray:
-    """Per run segment and weighting (columns), the first alternative row within the tolerance of the best."""
-    best = np.maximum.reduceat(scores, starts, axis=0)[segment]
+    """Per weighting (rows) and run segment (columns), the first alternative (column of ``scores``)
+    within the tolerance of the best."""
+    best = np.maximum.reduceat(scores, starts, axis=1)[:, segment]
     at_top = scores >= best - TIE_TOLERANCE * np.maximum(1.0, np.abs(best))
-    rows = np.arange(len(scores))[:, None]
-    return np.minimum.reduceat(np.where(at_top, rows, len(scores)), starts, axis=0)
+    columns = np.arange(scores.shape[1])
+    return np.minimum.reduceat(np.where(at_top, columns, scores.shape[1]), starts, axis=1)
 
 
 def ranking_stability(
@@ -115,8 +117,14 @@ def ranking_stability(
     position = np.arange(len(criterion_run)) - criterion_starts[criterion_segment]
     keys = run_keys(run_ids, seed)[criterion_run]
     c = rows.c
-    # Rows of an alternative are contiguous (scores sorted by run, alternative, criterion).
-    starts = np.flatnonzero(np.r_[True, a.index[1:] != a.index[:-1]])
+    # Rows of an alternative are contiguous (scores sorted by run, alternative, criterion) and in
+    # criterion order: a CSR matrix of alternatives x criteria as it stands. Its product with a
+    # dense matrix adds each row's terms in stored order, so each sum depends on its own rows only.
+    indptr = np.r_[np.flatnonzero(np.r_[True, a.index[1:] != a.index[:-1]]), len(c)]
+
+    def per_alternative(values: np.ndarray) -> sparse.csr_matrix:
+        return sparse.csr_matrix((values, c, indptr), shape=(len(a), len(criterion_run)))
+
     topsis = mcda == "topsis"
     if topsis:
         base = rows.share
@@ -124,26 +132,27 @@ def ranking_stability(
         r = rows.x * inverse[c]
         r_best = np.where(rows.cost, rows.low, rows.high) * inverse
         r_worst = np.where(rows.cost, rows.high, rows.low) * inverse
-        off_best, off_worst = (r - r_best[c]) ** 2, (r - r_worst[c]) ** 2
+        off_best, off_worst = per_alternative((r - r_best[c]) ** 2), per_alternative((r - r_worst[c]) ** 2)
+        ones = np.ones(len(criterion_run))
+        by_run = sparse.csr_matrix((ones, np.arange(len(ones)), np.r_[criterion_starts, len(ones)]))
     else:
         base = np.where(rows.given, rows.weight, 1.0)
-        counts = a.count().astype(np.float64)
-        mean = a.sum(rows.sat) / counts
+        satisfied, counted = per_alternative(rows.sat), per_alternative(np.ones(len(c)))
+        mean = a.sum(rows.sat) / a.count()
 
     def scores_of(factor: np.ndarray) -> np.ndarray:
-        """MCDA scores per alternative (rows) under the weights ``base * factor`` (columns: weightings)."""
+        """MCDA scores, per weighting (rows) and alternative (columns), under the weights ``base * factor``
+        (``factor``: per criterion and weighting)."""
         weights = base[:, None] * factor
         with np.errstate(divide="ignore", invalid="ignore"):
             if topsis:
-                totals = np.add.reduceat(weights, criterion_starts, axis=0)[criterion_segment]
-                square = (weights / totals) ** 2
-                d_best = np.sqrt(np.add.reduceat(square[c] * off_best[:, None], starts, axis=0))
-                d_worst = np.sqrt(np.add.reduceat(square[c] * off_worst[:, None], starts, axis=0))
-                return np.where(d_best + d_worst > 0, d_worst / (d_best + d_worst), 0.5)
-            row_weights = weights[c]
-            total = np.add.reduceat(row_weights * rows.sat[:, None], starts, axis=0)
-            weight_sum = np.add.reduceat(row_weights, starts, axis=0)
-            return np.where(weight_sum > 0, total / weight_sum, mean[:, None])
+                square = (weights / (by_run @ weights)[criterion_segment]) ** 2
+                d_best, d_worst = np.sqrt(off_best @ square), np.sqrt(off_worst @ square)
+                out = np.where(d_best + d_worst > 0, d_worst / (d_best + d_worst), 0.5)
+            else:
+                total, weight_sum = satisfied @ weights, counted @ weights
+                out = np.where(weight_sum > 0, total / weight_sum, mean[:, None])
+        return np.ascontiguousarray(out.T)
 
     reference = _top(scores_of(np.ones((len(base), 1))), run_starts, run_segment)
     kept = np.zeros(len(run_starts))
@@ -152,7 +161,7 @@ def ranking_stability(
         drawn = np.arange(first, min(draws, first + block))
         factor = 1.0 + perturbation * (2.0 * uniforms(keys, position, drawn) - 1.0)
         top = _top(scores_of(factor), run_starts, run_segment)
-        kept += (top == reference).sum(axis=1)
+        kept += (top == reference).sum(axis=0)
     share = np.zeros(runs)
     share[alternative_run[run_starts]] = kept / draws
     return share, scored
