@@ -32,8 +32,8 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # kerbgr/crisis_mas_poc (evaluation/metrics.py, decision_framework/): a min–max weighted
     # sum where the docs say TOPSIS, a normalised weighted average where they say ER,
     # consensus 1.0 for a lone agent, entropy over the agent's own alternatives without
-    # renormalising, its consensus model's threshold 0.75; and scipy.stats.ttest_ind's
-    # default, Student's pooled-variance t.
+    # renormalising, its consensus model's threshold 0.75, its MCDA engine's one-criterion
+    # weight sweep; and scipy.stats.ttest_ind's default, Student's pooled-variance t.
     "crisis-mas-poc": {
         "decision": {
             "mcda": "weighted_sum",
@@ -42,6 +42,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "entropy_support": "agent",
             "entropy_renormalise": False,
             "consensus_threshold": 0.75,
+            "stability_method": "sweep",
         },
         # The document's t formula is Welch's (the spec's default test); the block's SDs are
         # np.std's, the population SD.

@@ -91,9 +91,23 @@ def test_vectorised_equals_oracle(drawn: Drawn, preset: str) -> None:
     draws=st.integers(1, 40),
     perturbation=st.sampled_from([0.05, 0.2, 0.5, 1.0]),
     seed=st.integers(0, 2**63 - 1),
+    criterion=st.sampled_from(["cost", "c2", "C", "ç", "absent"]),
+    sweep=st.sampled_from([(0.0, 1.0), (0.1, 0.6), (0.5, 0.5)]),
 )
-def test_ranking_stability_equals_oracle(drawn: Drawn, preset: str, draws: int, perturbation: float, seed: int) -> None:
-    check_against_oracle(drawn, preset, stability_draws=draws, stability_perturbation=perturbation, stability_seed=seed)
+def test_ranking_stability_equals_oracle(
+    drawn: Drawn, preset: str, draws: int, perturbation: float, seed: int, criterion: str, sweep: tuple[float, float]
+) -> None:
+    # Preset crisis-mas-poc sweeps one criterion's weight; the others perturb every weight at random.
+    check_against_oracle(
+        drawn,
+        preset,
+        stability_draws=draws,
+        stability_perturbation=perturbation,
+        stability_seed=seed,
+        stability_criterion=criterion,
+        stability_sweep_low=sweep[0],
+        stability_sweep_high=sweep[1],
+    )
 
 
 def test_the_oracle_covers_every_registered_column() -> None:

@@ -439,20 +439,17 @@ def uniform(key: int, position: int, draw: int) -> float:
     return (splitmix64((key + GOLDEN * ((draw << 32) + position + 1)) & MASK) >> 11) * 2.0**-53
 
 
-def mcda_scores(run: Run, mcda: str, factor: dict[str, float]) -> dict[str, float]:
-    """Every scored alternative's MCDA score with each criterion weight multiplied by ``factor``."""
+def mcda_scores(run: Run, mcda: str, weights: dict[str, float]) -> dict[str, float]:
+    """Every scored alternative's MCDA score under the criterion ``weights`` (TOPSIS normalises them)."""
     criteria = sorted({c for s in run.scores.values() for c in s})
-    given = criteria_weights(run)
     out = {}
     if mcda == "weighted_sum":
-        w = {c: (given[c] if given else 1.0) * factor[c] for c in criteria}
         for a, row in run.scores.items():
-            total = sum(w[c] for c in row)
+            total = sum(weights[c] for c in row)
             sats = {c: satisfaction(run, a, c) for c in row}
-            out[a] = sum(w[c] * sats[c] for c in row) / total if total > 0 else mean(list(sats.values()))
+            out[a] = sum(weights[c] * sats[c] for c in row) / total if total > 0 else mean(list(sats.values()))
         return out
-    shares = {c: (given[c] / sum(given.values()) if given else 1 / len(criteria)) * factor[c] for c in criteria}
-    w = {c: shares[c] / sum(shares.values()) for c in criteria}
+    w = {c: weights[c] / sum(weights.values()) for c in criteria}
     r, best, worst = {}, {}, {}
     for c in criteria:
         column = {a: row[c] for a, row in run.scores.items() if c in row}
@@ -480,13 +477,34 @@ def ranking_stability(run: Run, *, mcda: str, draws: int, perturbation: float, s
     if not run.scores or draws == 0:
         return None
     criteria = sorted({c for s in run.scores.values() for c in s})
-    reference = first_within(mcda_scores(run, mcda, dict.fromkeys(criteria, 1.0)))
+    given = criteria_weights(run)
+    if mcda == "weighted_sum":
+        base = {c: given[c] if given else 1.0 for c in criteria}
+    else:  # TOPSIS perturbs the normalised shares
+        base = {c: given[c] / sum(given.values()) if given else 1 / len(criteria) for c in criteria}
+    reference = first_within(mcda_scores(run, mcda, base))
     key = run_key(run.run_id, seed)
     kept = 0
     for k in range(draws):
-        factor = {c: 1 + perturbation * (2 * uniform(key, j, k) - 1) for j, c in enumerate(criteria)}
-        kept += first_within(mcda_scores(run, mcda, factor)) == reference
+        weights = {c: base[c] * (1 + perturbation * (2 * uniform(key, j, k) - 1)) for j, c in enumerate(criteria)}
+        kept += first_within(mcda_scores(run, mcda, weights)) == reference
     return kept / draws
+
+
+def swept_stability(run: Run, *, mcda: str, steps: int, criterion: str, low: float, high: float) -> float | None:
+    """crisis_mas_poc's sweep: 1 - (distinct top alternatives - 1) / steps as one weight runs from low to high."""
+    criteria = sorted({c for s in run.scores.values() for c in s})
+    if steps == 0 or criterion not in criteria:
+        return None
+    given = criteria_weights(run)
+    w = {c: given[c] if given else 1.0 for c in criteria}
+    others = sum(w[c] for c in criteria if c != criterion)
+    winners = set()
+    for k in range(steps):
+        t = low + (high - low) * k / (steps - 1) if steps > 1 else low
+        weights = {c: t if c == criterion else w[c] * (1 - t) / others if others > 0 else w[c] for c in criteria}
+        winners.add(first_within(mcda_scores(run, mcda, weights)))
+    return 1 - (len(winners) - 1) / steps
 
 
 def score_run(run: Run, params: dict) -> dict:
@@ -510,13 +528,23 @@ def score_run(run: Run, params: dict) -> dict:
     level = row["consensus_level"]
     row["consensus_reached"] = None if level is None else level >= p["consensus_threshold"]
     row["num_conflicts"] = len(found) if run.beliefs else None
-    row["ranking_stability"] = ranking_stability(
-        run,
-        mcda=p["mcda"],
-        draws=p["stability_draws"],
-        perturbation=p["stability_perturbation"],
-        seed=p["stability_seed"],
-    )
+    if p["stability_method"] == "sweep":
+        row["ranking_stability"] = swept_stability(
+            run,
+            mcda=p["mcda"],
+            steps=p["stability_draws"],
+            criterion=p["stability_criterion"],
+            low=p["stability_sweep_low"],
+            high=p["stability_sweep_high"],
+        )
+    else:
+        row["ranking_stability"] = ranking_stability(
+            run,
+            mcda=p["mcda"],
+            draws=p["stability_draws"],
+            perturbation=p["stability_perturbation"],
+            seed=p["stability_seed"],
+        )
     agents = contributions(run, entropy_support=p["entropy_support"], entropy_renormalise=p["entropy_renormalise"])
     tops = topsis(run) if run.scores else {}
     alternatives = {}

@@ -31,12 +31,14 @@ alternative's (or run's) rows, in row order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 from scipy import sparse
 
 from mas_eval.metrics.decision.criteria import CriteriaRows
-from mas_eval.metrics.segments import run_of
+from mas_eval.metrics.segments import label_of, run_of
 
 __all__ = ["ranking_stability", "run_keys", "uniforms"]
 
@@ -102,9 +104,17 @@ def ranking_stability(
     draws: int,
     perturbation: float,
     seed: int,
+    sweep: tuple[int | None, float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(values, valid)`` per run (``run_ids`` in run-code order): the share of ``draws`` perturbed
-    weightings whose top alternative is the unperturbed one's."""
+    r"""``(values, valid)`` per run (``run_ids`` in run-code order): the share of ``draws`` perturbed
+    weightings whose top alternative is the unperturbed one's.
+
+    With ``sweep = (criterion code, low, high)``, crisis_mas_poc's one-criterion sweep instead:
+    the criterion's weight :math:`t_k` runs through ``numpy.linspace(low, high, draws)``, every
+    other weight :math:`w_c` becomes :math:`w_c (1 - t_k) / \sum_{c' \ne c^*} w_{c'}` (unchanged
+    when that sum is 0), and the value is :math:`1 - (D - 1) / K`, :math:`D` the distinct top
+    alternatives; null for a run without a score on the criterion (a code of None: every run).
+    """
     runs = len(run_ids)
     a = rows.by_alternative
     alternative_run = run_of(a.keys)
@@ -140,10 +150,10 @@ def ranking_stability(
         satisfied, counted = per_alternative(rows.sat), per_alternative(np.ones(len(c)))
         mean = a.sum(rows.sat) / a.count()
 
-    def scores_of(factor: np.ndarray) -> np.ndarray:
+    def scores_of(factor: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """MCDA scores, per weighting (rows) and alternative (columns), under the weights ``base * factor``
-        (``factor``: per criterion and weighting)."""
-        weights = base[:, None] * factor
+        (``factor``: per criterion and weighting), or ``weights`` when given."""
+        weights = base[:, None] * factor if weights is None else weights
         with np.errstate(divide="ignore", invalid="ignore"):
             if topsis:
                 square = (weights / (by_run @ weights)[criterion_segment]) ** 2
@@ -154,6 +164,9 @@ def ranking_stability(
                 out = np.where(weight_sum > 0, total / weight_sum, mean[:, None])
         return np.ascontiguousarray(out.T)
 
+    if sweep is not None:
+        segments = (run_starts, run_segment), (criterion_starts, criterion_segment)
+        return _swept(rows, scores_of, sweep, draws, runs, segments, scored)
     reference = _top(scores_of(np.ones((len(base), 1))), run_starts, run_segment)
     kept = np.zeros(len(run_starts))
     block = max(1, min(draws, _BLOCK_CELLS // max(1, len(c))))
@@ -165,3 +178,34 @@ def ranking_stability(
     share = np.zeros(runs)
     share[alternative_run[run_starts]] = kept / draws
     return share, scored
+
+
+def _swept(
+    rows: CriteriaRows,
+    scores_of: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    sweep: tuple[int | None, float, float],
+    steps: int,
+    runs: int,
+    segments: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    scored: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """crisis_mas_poc's one-criterion sweep (see :func:`ranking_stability`)."""
+    code, low, high = sweep
+    keys = rows.by_criterion.keys
+    varied = np.zeros(len(keys), dtype=bool) if code is None else label_of(keys) == code
+    criterion_run = run_of(keys)
+    has_it = np.bincount(criterion_run[varied], minlength=runs) > 0
+    base = np.where(rows.given, rows.weight, 1.0)
+    (run_starts, run_segment), (criterion_starts, criterion_segment) = segments
+    others = np.add.reduceat(np.where(varied, 0.0, base), criterion_starts)[criterion_segment]
+    t = np.linspace(low, high, steps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rescaled = np.where(others[:, None] > 0, base[:, None] * ((1.0 - t)[None, :] / others[:, None]), base[:, None])
+    weights = np.where(varied[:, None], t[None, :], rescaled)
+    top = _top(scores_of(np.ones_like(weights), weights), run_starts, run_segment)
+    ordered = np.sort(top, axis=0)
+    distinct = 1 + (ordered[1:] != ordered[:-1]).sum(axis=0)
+    alternative_run = run_of(rows.by_alternative.keys)
+    out = np.zeros(runs)
+    out[alternative_run[run_starts]] = 1.0 - (distinct - 1) / steps
+    return out, scored & has_it

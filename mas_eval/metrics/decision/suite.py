@@ -275,6 +275,17 @@ _RUN_AGENT_COLUMNS = [
 ]
 
 
+def _sweep(params: DecisionParams, codes: KeyCodes) -> tuple[int | None, float, float] | None:
+    """The sweep of :func:`~.sensitivity.ranking_stability`: the criterion's code (None: no run
+    has it) and the weights it runs through; None for random perturbations."""
+    if params.stability_method != "sweep":
+        return None
+    name = params.stability_criterion
+    found = (codes.labels["criterion"] == name).arg_true() if name is not None else pl.Series([], dtype=pl.UInt32)
+    code = int(found[0]) if len(found) else None
+    return code, params.stability_sweep_low, params.stability_sweep_high
+
+
 def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str, pl.LazyFrame | pl.DataFrame]:
     """Every decision metric: ``runs``, ``agents``, ``alternatives``, ``conflicts`` (and ``pairwise`` on request).
 
@@ -295,6 +306,7 @@ def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str
             draws=params.stability_draws,
             perturbation=params.stability_perturbation,
             seed=params.stability_seed,
+            sweep=_sweep(params, codes),
         )
         runs = _runs_out(tables, beliefs, agent_terms, alternatives, stability, params, codes)
     out: dict[str, pl.LazyFrame | pl.DataFrame] = {"runs": runs, "agents": agents_out, "alternatives": alternatives}
