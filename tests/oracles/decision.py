@@ -432,7 +432,7 @@ def run_key(run_id: str, seed: int) -> int:
     h = 0xCBF29CE484222325  # FNV-1a, 64 bits, over the UTF-8 bytes
     for byte in run_id.encode():
         h = ((h ^ byte) * 0x100000001B3) & MASK
-    return splitmix64(h ^ splitmix64(seed))
+    return splitmix64(h ^ splitmix64(seed & MASK))
 
 
 def uniform(key: int, position: int, draw: int) -> float:

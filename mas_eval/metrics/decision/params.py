@@ -121,7 +121,7 @@ class DecisionParams(Params):
     conflict_threshold: float = param(0.3, _UNIT)
     stability_draws: int = param(0, Interval(int, 0, 100_000))
     stability_perturbation: float = param(0.2, Interval(float, 0, 1, closed="right"))
-    stability_seed: int = param(0, Interval(int, 0, 2**63 - 1))
+    stability_seed: int = param(0, Interval(int, 0, None))
     stability_method: StabilityMethod = param("random", Options.of(StabilityMethod))
     stability_criterion: str | None = param(
         None, Predicate(lambda v: isinstance(v, str) and v != "", "a criterion"), NONE

@@ -60,7 +60,7 @@ def _splitmix64(z: np.ndarray) -> np.ndarray:
 
 
 def run_keys(run_ids: pl.Series, seed: int) -> np.ndarray:
-    """Each run's key: SplitMix64 of (FNV-1a 64 of its UTF-8 ``run_id``) xor SplitMix64(seed)."""
+    """Each run's key: SplitMix64 of (FNV-1a 64 of its UTF-8 ``run_id``) xor SplitMix64(seed mod 2⁶⁴)."""
     lengths = run_ids.str.len_bytes().to_numpy().astype(np.int64)
     width = int(lengths.max()) if len(lengths) else 0
     encoded = np.asarray(run_ids.cast(pl.Binary).to_numpy(), dtype=f"S{max(width, 1)}")
@@ -70,7 +70,7 @@ def run_keys(run_ids: pl.Series, seed: int) -> np.ndarray:
     for position in range(width):
         stepped = (h ^ data[:, position].astype(np.uint64)) * np.uint64(_FNV_PRIME)
         h = np.where(position < lengths, stepped, h)
-    mixed_seed = _splitmix64(np.array([seed], dtype=np.uint64))
+    mixed_seed = _splitmix64(np.array([seed % 2**64], dtype=np.uint64))
     return _splitmix64(h ^ mixed_seed)
 
 
