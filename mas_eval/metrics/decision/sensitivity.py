@@ -1,12 +1,13 @@
-r"""Stability of the MCDA ranking's top alternative under seeded perturbations of the criteria weights.
+r"""Stability of the MCDA ranking's top alternative when the criteria weights move.
 
-``ranking_stability`` (per run) is the share of :math:`K` perturbed weightings under which the
-run's MCDA score (``mcda``: TOPSIS closeness or the weighted sum) still ranks first the
-alternative it ranks first under the unperturbed weights. Draw :math:`k` multiplies each
-criterion weight by :math:`1 + \delta (2u_{ck} - 1)`, :math:`u_{ck}` uniform in [0, 1), so a
-weight moves by at most the fraction :math:`\delta` (a one-at-a-time sweep is crisis_mas_poc's
-MCDA engine's ``sensitivity_analysis``; here every weight moves at once, as in a Monte Carlo
-weight-sensitivity analysis):
+``ranking_stability`` (per run, method ``"random"``) is the share of :math:`K` seeded random
+weightings under which the run's MCDA score (``mcda``: TOPSIS closeness or the weighted sum)
+still ranks first the alternative it ranks first under the unperturbed weights. Draw :math:`k`
+multiplies each criterion weight by :math:`1 + \delta (2u_{ck} - 1)`, :math:`u_{ck}` uniform in
+[0, 1), so every weight moves at once by at most the fraction :math:`\delta`, as in a Monte
+Carlo weight-sensitivity analysis. Method ``"sweep"`` is crisis_mas_poc's MCDA engine's
+``sensitivity_analysis`` instead: one criterion's weight over an even grid, the value
+:math:`1 - (D - 1)/K` for :math:`D` distinct winners (:func:`ranking_stability`). The scores:
 
 * weighted sum: :math:`S_a = \sum_c w'_c s_{ac} / \sum_c w'_c` over the criteria ``a`` is
   scored on (the mean of :math:`s_{ac}` when the weights sum to 0), :math:`w_c` the given
