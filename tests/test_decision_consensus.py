@@ -8,8 +8,11 @@ code on them), and each case names the test it comes from.
 from __future__ import annotations
 
 import pytest
+from polars.testing import assert_frame_equal
 
+import mas_eval
 from mas_eval.errors import InvalidParameterError
+from mas_eval.metrics.decision import conflicts as conflicts_module
 from tests.decision_helpers import column_by, one_run, run_row
 
 POC = "crisis-mas-poc"
@@ -250,3 +253,15 @@ def test_random_perturbation_is_seeded_and_bounded() -> None:
 def test_a_sweep_needs_its_criterion() -> None:
     with pytest.raises(InvalidParameterError, match="stability_criterion"):
         one_run(scores=SENSITIVITY_SCORES, criteria=SENSITIVITY_CRITERIA, preset=POC, stability_draws=11)
+
+
+def test_conflicts_by_search_equal_conflicts_by_direct_addressing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Runs with many alternatives make the table of masses too large to address directly; the
+    # search that replaces it must give the same conflicts, bit for bit.
+    ds = mas_eval.simulate(120, seed=5)
+    dense = mas_eval.score(ds)
+    monkeypatch.setattr(conflicts_module, "DENSE_SLOTS_PER_ROW", 0)
+    searched = mas_eval.score(ds)
+    assert dense["conflicts"].height > 0
+    assert_frame_equal(searched["conflicts"], dense["conflicts"], check_exact=True)
+    assert_frame_equal(searched.runs, dense.runs, check_exact=True)

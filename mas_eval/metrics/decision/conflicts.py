@@ -29,7 +29,7 @@ import polars as pl
 
 from mas_eval.metrics.arrays import locate, take
 from mas_eval.metrics.decision.beliefs import BeliefRows
-from mas_eval.metrics.segments import Groups, label_of, run_of
+from mas_eval.metrics.segments import DENSE_SLOTS_PER_ROW, Groups, label_of, run_of
 
 __all__ = ["SEVERITY_LEVELS", "Conflicts", "conflicts", "consensus_reached"]
 
@@ -59,13 +59,39 @@ def _expanded(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return segment, np.arange(len(segment)) - start[segment]
 
 
-def conflicts(
-    rows: BeliefRows, top_choice: np.ndarray, mass_sumsq: np.ndarray, runs: int, *, threshold: float
-) -> Conflicts:
+class _Masses:
+    """Each agent's mass on an alternative of its run (0 where it has no row).
+
+    By direct addressing, agent x (the alternative's place among its run's, ``slot``), when that
+    table is at most :data:`~mas_eval.metrics.segments.DENSE_SLOTS_PER_ROW` times the rows; else
+    by a search of the rows' sorted (agent, alternative) keys.
+    """
+
+    def __init__(self, rows: BeliefRows, slot: np.ndarray, width: int) -> None:
+        agents = len(rows.agents)
+        self.rows, self.width = rows, width
+        self.dense = agents * width <= DENSE_SLOTS_PER_ROW * max(1, len(slot))
+        if self.dense:
+            self.table = np.zeros(agents * width)
+            self.table[rows.agents.index * width + slot] = rows.mass
+        else:
+            self.keys = (rows.agents.index.astype(np.uint64) << np.uint64(32)) | rows.alternative.astype(np.uint64)
+
+    def of(self, agent: np.ndarray, slot: np.ndarray, alternative: np.ndarray) -> np.ndarray:
+        """The mass of each ``agent`` on the alternative at ``slot`` of its run (code ``alternative``)."""
+        if self.dense:
+            return self.table[agent * self.width + slot]
+        wanted = (agent.astype(np.uint64) << np.uint64(32)) | alternative.astype(np.uint64)
+        at, found = locate(self.keys, wanted)
+        return take(self.rows.mass, at, found)
+
+
+def conflicts(rows: BeliefRows, slot: np.ndarray, mass_sumsq: np.ndarray, runs: int, *, threshold: float) -> Conflicts:
     """Every conflict of every run, and their count per run (null for a run without beliefs).
 
-    ``top_choice`` and ``mass_sumsq`` are per agent with beliefs, in the order of
-    ``rows.agents`` (sorted by run, then agent).
+    ``slot`` is each belief row's alternative's place among its run's alternatives;
+    ``mass_sumsq`` is per agent with beliefs, in the order of ``rows.agents`` (sorted by run,
+    then agent).
     """
     groups = rows.agents
     believers = len(groups)
@@ -73,13 +99,10 @@ def conflicts(
     lengths = groups.count()
     first_row = np.cumsum(lengths) - lengths
     top_mass = groups.max(rows.mass)
-    # Each belief row's (agent, alternative), ascending: a pair's masses are looked up by search.
-    row_key = (groups.index.astype(np.uint64) << np.uint64(32)) | rows.alternative.astype(np.uint64)
-
-    def mass_of(agent: np.ndarray, alternative: np.ndarray) -> np.ndarray:
-        wanted = (agent.astype(np.uint64) << np.uint64(32)) | alternative.astype(np.uint64)
-        at, found = locate(row_key, wanted)
-        return take(rows.mass, at, found)
+    # An agent's rows are sorted by alternative: the first reaching its maximum holds its top choice.
+    top_row = groups.first_row(rows.mass == groups.spread(top_mass))
+    top_choice, top_slot = rows.alternative[top_row], slot[top_row]
+    masses = _Masses(rows, slot, int(slot.max()) + 1 if len(slot) else 1)
 
     # Pairs a < b within a run: agent a is followed by the run's later agents.
     by_run = Groups.sorted_runs(run, runs)
@@ -90,14 +113,15 @@ def conflicts(
     differ = top_choice[a] != top_choice[b]
     a, b = a[differ], b[differ]
     top_a, top_b = top_choice[a], top_choice[b]
-    gap = ((top_mass[a] - mass_of(a, top_b)) + (top_mass[b] - mass_of(b, top_a))) / 2
+    a_on_b, b_on_a = masses.of(a, top_slot[b], top_b), masses.of(b, top_slot[a], top_a)
+    gap = ((top_mass[a] - a_on_b) + (top_mass[b] - b_on_a)) / 2
     kept = gap >= threshold
     a, b, gap, top_a, top_b = a[kept], b[kept], gap[kept], top_a[kept], top_b[kept]
 
     # The pair's rows seen from each side: a's rows with b's masses, and b's rows with a's.
     pair_a, at_a = _expanded(lengths[a])
     row_a = first_row[a][pair_a] + at_a
-    other_a = mass_of(b[pair_a], rows.alternative[row_a])
+    other_a = masses.of(b[pair_a], slot[row_a], rows.alternative[row_a])
     dot = np.bincount(pair_a, weights=rows.mass[row_a] * other_a, minlength=len(a))
     norms = np.sqrt(mass_sumsq[a]) * np.sqrt(mass_sumsq[b])
     cosine = np.where(norms > 0, np.clip(dot / np.where(norms > 0, norms, 1.0), 0.0, 1.0), 0.0)
@@ -106,7 +130,7 @@ def conflicts(
 
     pair_b, at_b = _expanded(lengths[b])
     row_b = first_row[b][pair_b] + at_b
-    other_b = mass_of(a[pair_b], rows.alternative[row_b])
+    other_b = masses.of(a[pair_b], slot[row_b], rows.alternative[row_b])
     pair = np.concatenate([pair_a, pair_b])
     alternative = np.concatenate([rows.alternative[row_a], rows.alternative[row_b]])
     own = np.concatenate([rows.mass[row_a], rows.mass[row_b]])

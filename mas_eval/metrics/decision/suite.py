@@ -81,12 +81,10 @@ class _Beliefs:
             agent_total=agent.mass_total[believer],
         )
         self.er_unassigned = (combined.unassigned, self.with_beliefs)
+        # Each belief row's alternative's place among its run's alternatives.
+        slot = by_alternative.index - (np.cumsum(self.n_alternatives) - self.n_alternatives)[rows.run]
         self.conflicts = conflicts.conflicts(
-            rows,
-            agent.top_choice[believer],
-            agent.mass_sumsq[believer],
-            runs,
-            threshold=params.conflict_threshold,
+            rows, slot, agent.mass_sumsq[believer], runs, threshold=params.conflict_threshold
         )
         self.alternative_keys = by_alternative.keys
         self.er_belief = combined.belief
