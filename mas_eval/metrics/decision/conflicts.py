@@ -52,6 +52,11 @@ class Conflicts:
     per_run: tuple[np.ndarray, np.ndarray]
 
 
+def _compromise_scores(own: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """``0.6 * mean + 0.4 * min`` of two agents' masses (the same from either side: + commutes exactly)."""
+    return COMPROMISE_MEAN * ((own + other) / 2) + COMPROMISE_MIN * np.minimum(own, other)
+
+
 def _expanded(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For segments of ``lengths``: each item's segment, and its position within it."""
     segment = np.repeat(np.arange(len(lengths)), lengths)
@@ -131,17 +136,19 @@ def conflicts(rows: BeliefRows, slot: np.ndarray, mass_sumsq: np.ndarray, runs: 
     pair_b, at_b = _expanded(lengths[b])
     row_b = first_row[b][pair_b] + at_b
     other_b = masses.of(a[pair_b], slot[row_b], rows.alternative[row_b])
-    pair = np.concatenate([pair_a, pair_b])
-    alternative = np.concatenate([rows.alternative[row_a], rows.alternative[row_b]])
-    own = np.concatenate([rows.mass[row_a], rows.mass[row_b]])
-    other = np.concatenate([other_a, other_b])
-    # Each side's sum is (own + other) in that order: addition commutes exactly in floating point.
-    compromise_score = COMPROMISE_MEAN * ((own + other) / 2) + COMPROMISE_MIN * np.minimum(own, other)
+    # Each side's rows are contiguous per pair, and every agent has a row: no segment is empty.
+    score_a, score_b = _compromise_scores(rows.mass[row_a], other_a), _compromise_scores(rows.mass[row_b], other_b)
     best = np.full(len(a), -np.inf)
-    np.maximum.at(best, pair, compromise_score)
-    at_best = compromise_score == best[pair]
-    compromise = np.full(len(a), np.iinfo(np.uint32).max, dtype=np.uint32)
-    np.minimum.at(compromise, pair[at_best], alternative[at_best])
+    compromise = np.zeros(len(a), dtype=np.uint32)
+    if len(a):
+        starts_a, starts_b = np.cumsum(lengths[a]) - lengths[a], np.cumsum(lengths[b]) - lengths[b]
+        best = np.maximum(np.maximum.reduceat(score_a, starts_a), np.maximum.reduceat(score_b, starts_b))
+        never = np.iinfo(np.uint32).max
+        alternative_a = np.where(score_a == best[pair_a], rows.alternative[row_a], never)
+        alternative_b = np.where(score_b == best[pair_b], rows.alternative[row_b], never)
+        compromise = np.minimum(
+            np.minimum.reduceat(alternative_a, starts_a), np.minimum.reduceat(alternative_b, starts_b)
+        ).astype(np.uint32)
 
     frame = pl.DataFrame(
         [
