@@ -36,7 +36,6 @@ from collections.abc import Callable
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
 from mas_eval.metrics.decision.criteria import CriteriaRows
 from mas_eval.metrics.segments import label_of, run_of
@@ -122,6 +121,7 @@ def ranking_stability(
     scored = np.bincount(alternative_run, minlength=runs) > 0
     if draws == 0 or len(a) == 0:
         return np.zeros(runs), np.zeros(runs, dtype=bool)
+    from scipy import sparse  # only when asked for: importing the package does not load scipy
     run_starts, run_segment = _segments(alternative_run)
     criterion_run = run_of(rows.by_criterion.keys).astype(np.int64)
     criterion_starts, criterion_segment = _segments(criterion_run)
