@@ -12,7 +12,7 @@ keyword (``score(ds, preset="crisis-mas-poc", gt_boost=None)``) or on the comman
 (``--set gt_boost=none``).
 
 >>> preset_section("crisis-mas-poc", "statistics")
-{'test': 'student'}
+{'test': 'student', 'sd_ddof': 0}
 >>> preset_section("spec", "decision")
 {}
 """
@@ -32,7 +32,8 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # kerbgr/crisis_mas_poc (evaluation/metrics.py, decision_framework/): a min–max weighted
     # sum where the docs say TOPSIS, a normalised weighted average where they say ER,
     # consensus 1.0 for a lone agent, entropy over the agent's own alternatives without
-    # renormalising; and scipy.stats.ttest_ind's default, Student's pooled-variance t.
+    # renormalising, its consensus model's threshold 0.75, its MCDA engine's one-criterion
+    # weight sweep; and scipy.stats.ttest_ind's default, Student's pooled-variance t.
     "crisis-mas-poc": {
         "decision": {
             "mcda": "weighted_sum",
@@ -40,9 +41,12 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "single_agent_consensus": 1.0,
             "entropy_support": "agent",
             "entropy_renormalise": False,
+            "consensus_threshold": 0.75,
+            "stability_method": "sweep",
         },
-        # The document's t formula is Welch's (the spec's default test).
-        "statistics": {"test": "student"},
+        # The document's t formula is Welch's (the spec's default test); the block's SDs are
+        # np.std's, the population SD.
+        "statistics": {"test": "student", "sd_ddof": 0},
     },
     # Baglecake/Local-DDx (ddx_evaluator_v6.py, ddx_synthesis_v6.py): CAA on the ground-truth
     # side with can't-miss promotion to TP, TM-SM before AE, CRQ's denominator without TM-SM,

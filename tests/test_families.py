@@ -144,7 +144,7 @@ def test_written_read_back_and_driven_from_the_cli(
         main(["score", str(folder), "--out", str(tmp_path / "s"), "--set", "min_turn_chars=5"])
     assert exited.value.code in (0, None)
     back = Scores.open(tmp_path / "s")
-    assert back.names == ["runs", "agents", "alternatives", "speakers"]
+    assert back.names == ["runs", "agents", "alternatives", "conflicts", "speakers"]
     assert back.runs["n_turns"].to_list() == [2, 1, None] and back.params["min_turn_chars"] == 5
     assert back.ran == ["decision", "run_length"]
     assert "speakers" in capsys.readouterr().out

@@ -217,7 +217,7 @@ def test_axes_draws_into_the_given_pair(scores: mas_eval.Scores) -> None:
 def test_scores_without_rounds_or_credibility_say_how_to_get_them(scores: mas_eval.Scores) -> None:
     decision = mas_eval.score(mas_eval.simulate(20, seed=1))
     with pytest.raises(
-        SchemaError, match=r"no 'rounds' table \(they have: runs, agents, alternatives\);.*ddx and messages"
+        SchemaError, match=r"no 'rounds' table \(they have: runs, agents, alternatives, conflicts\);.*ddx and messages"
     ):
         plots.collaboration(decision)
     no_credibility = mas_eval.Scores(tables={**scores.tables, "agents": scores["agents"].drop("credibility")})

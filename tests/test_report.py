@@ -20,7 +20,7 @@ from tests.conftest import run_cli_process
 from tests.promises import run
 
 SECTIONS = [
-    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency",
+    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency", "consensus",
     "provenance",
 ]  # fmt: skip
 PAYLOAD = "<script>alert(1)</script>"

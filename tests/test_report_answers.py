@@ -16,7 +16,7 @@ from tests.test_report import PAYLOAD, _page
 
 #: The sections of a report of answer runs alone: the decision sections (omitted: no dqs) and this one.
 SECTIONS = [
-    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency",
+    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency", "consensus",
     "answers", "provenance",
 ]  # fmt: skip
 TABLES = ["answer_means", "answer_comparison", "answer_combined"]

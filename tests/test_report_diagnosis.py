@@ -18,7 +18,7 @@ from tests.test_report import PAYLOAD, _page
 
 #: The decision report's sections; the diagnosis section comes before the provenance.
 DECISION_SECTIONS = [
-    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency",
+    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency", "consensus",
 ]  # fmt: skip
 TABLES = ["diagnosis_labels", "diagnosis_scores", "diagnosis_comparison"]
 

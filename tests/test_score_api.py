@@ -26,7 +26,7 @@ def simulated() -> Dataset:
 
 def test_every_table_leads_with_the_run_identifiers(simulated: Dataset) -> None:
     scores = mas_eval.score(simulated, pairwise=True)
-    assert scores.names == ["runs", "agents", "alternatives", "pairwise"]
+    assert scores.names == ["runs", "agents", "alternatives", "pairwise", "conflicts"]
     for frame in scores.values():
         assert frame.columns[: len(RUN_ID_COLUMNS)] == RUN_ID_COLUMNS
     assert scores.runs.height == 300
@@ -101,6 +101,15 @@ BAD_VALUES = {
     "mcda": "vikor",
     "er": "dempster",
     "pairwise": "no",
+    "consensus_threshold": 1.2,
+    "conflict_threshold": -0.3,
+    "stability_draws": 2.5,
+    "stability_perturbation": 0.0,
+    "stability_seed": -1,
+    "stability_method": "monte-carlo",
+    "stability_criterion": "",
+    "stability_sweep_low": -0.1,
+    "stability_sweep_high": 2,
     "label_rules": "lddx",
     "equivalence_threshold": 0.0,
     "caa_mentions": 0,

@@ -229,3 +229,28 @@ def test_dask_options_are_checked(sharded: Path, tmp_path: Path, capsys: pytest.
     assert run_cli("score", sharded, "--out", tmp_path / "a", "--engine", "spark") == 2
     assert "score: --engine='spark' is invalid; --engine must be one of 'processes', 'dask'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides"),
+    [
+        ("spec", {"stability_draws": 25, "stability_perturbation": 0.6, "stability_seed": 11}),
+        ("crisis-mas-poc", {"stability_draws": 9, "stability_criterion": "c2", "stability_sweep_high": 0.8}),
+    ],
+)
+def test_conflicts_and_ranking_stability_do_not_depend_on_the_shard_layout_or_workers(
+    tmp_path: Path, preset: str, overrides: dict
+) -> None:
+    # A run's perturbations are drawn from its run_id and the seed alone, never from its place in a shard.
+    ds = Dataset.open(ROOT / "data" / "sample")
+    whole = mas_eval.score(ds, preset=preset, **overrides)
+    stability = whole.runs["ranking_stability"]
+    assert stability.null_count() < len(stability) and stability.min() < 1.0
+    assert whole["conflicts"].height > 0
+    for shards, workers in [(3, 1), (7, 2)]:
+        folder = ds.write(tmp_path / f"ds{shards}", shards=shards)
+        out = score_shards(Dataset.open(folder), tmp_path / f"s{shards}", preset, workers=workers, **overrides)
+        back = Scores.open(out)
+        columns = ["run_id", "consensus_reached", "num_conflicts", "ranking_stability"]
+        assert_frame_equal(back.runs.select(columns), whole.runs.select(columns), check_exact=True)
+        assert_frame_equal(back["conflicts"], whole["conflicts"], check_exact=True)

@@ -106,6 +106,7 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
             "alpha": [0, 1, "0.05"],
             "system": [None],
             "allow_mixed_methods": [0, "no"],
+            "sd_ddof": [2, -1, 0.5, True],
         },
     ),
     ttest_from_summary: (

@@ -229,3 +229,19 @@ def test_improvement_percentage_is_null_when_the_baseline_is_zero() -> None:
     assert row["improvement_percentage"] is None
     assert "improvement_percentage undefined" in row["warning"]
     assert row["p_value"] is not None  # only the percentage is undefined
+
+
+def test_crisis_mas_poc_block_reports_population_sds() -> None:
+    # crisis_mas_poc's significance block reports np.std (ddof 0) of each group; its t and d use ddof 1.
+    mas, single = [0.82, 0.85, 0.81, 0.84], [0.75, 0.73, 0.76, 0.74]
+    frame = pl.DataFrame({"system": ["mas"] * 4 + ["single"] * 4, "dqs": mas + single})
+    metrics = {"decision_quality": "dqs"}
+    poc = baseline_comparison(frame, metrics=metrics, preset="crisis-mas-poc")["statistical_significance"]
+    assert poc["decision_quality"]["multi_agent_std"] == pytest.approx(np.std(mas), abs=1e-12)
+    assert poc["decision_quality"]["single_agent_std"] == pytest.approx(np.std(single), abs=1e-12)
+    assert poc["decision_quality"]["cohens_d"] == pytest.approx(5.375872022, abs=1e-9)
+    spec = baseline_comparison(frame, metrics=metrics)["statistical_significance"]["decision_quality"]
+    assert spec["multi_agent_std"] == pytest.approx(np.std(mas, ddof=1), abs=1e-12)
+    chosen = baseline_comparison(frame, metrics=metrics, sd_ddof=0)["statistical_significance"]["decision_quality"]
+    assert chosen["single_agent_std"] == pytest.approx(np.std(single), abs=1e-12)
+    assert chosen["t_statistic"] == spec["t_statistic"]

@@ -195,7 +195,7 @@ def build(
             _headline_section(runs),
             _comparison_section(comparisons, why_no_comparison, treatment, control),
             _forest_section(comparisons, why_no_comparison, treatment, control),
-            *decision_sections(runs, treatment, control, paired_cases),
+            *decision_sections(runs, treatment, control, paired_cases, scores.get("conflicts")),
         ]
         if has_diagnosis(scores):
             sections.append(diagnosis_section(scores, comparisons, why_no_comparison, treatment, control))

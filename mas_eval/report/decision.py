@@ -1,7 +1,8 @@
-"""The decision family's report sections: distributions, paired differences, calibration, cost.
+"""The decision family's report sections: distributions, paired differences, calibration, cost, consensus.
 
 They show the decision family's run columns (``dqs``, ``decision_confidence``, ``gt_match``,
-the usage columns); each section says why it is omitted when the scores lack them.
+the usage columns, ``consensus_reached``, ``num_conflicts``, ``ranking_stability``) and its
+``conflicts`` table; each section says why it is omitted when the scores lack them.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ __all__ = ["decision_sections"]
 _COSTS = ("cost_usd", "tokens_used", "processing_time_seconds")
 
 
-def decision_sections(runs: pl.DataFrame, treatment: str, control: str, both: int) -> list[Section]:
-    """The four sections, in the report's order; ``both`` is the number of cases both systems ran."""
+def decision_sections(
+    runs: pl.DataFrame, treatment: str, control: str, both: int, conflicts: pl.DataFrame | None = None
+) -> list[Section]:
+    """The five sections, in the report's order; ``both`` is the number of cases both systems ran."""
     return [
         _distributions_section(runs),
         _paired_section(runs, treatment, control, both),
         _calibration_section(runs),
         _efficiency_section(runs),
+        _consensus_section(runs, conflicts),
     ]
 
 
@@ -106,3 +110,35 @@ def _efficiency_section(runs: pl.DataFrame) -> Section:
         tables=[ReportTable("usage", "Mean usage per system", means)],
         figures=[ReportFigure("cost_quality", caption, figure)],
     )
+
+
+#: Severity levels of a conflict, from the mildest (:mod:`mas_eval.metrics.decision.conflicts`).
+_LEVELS = ("low", "moderate", "high")
+
+
+def _consensus_section(runs: pl.DataFrame, conflicts: pl.DataFrame | None) -> Section:
+    title = "Consensus and conflicts"
+    if not has_values(runs, "consensus_reached"):
+        return Section("consensus", title, omitted="no run has two agents with beliefs: consensus is undefined")
+    per_run = runs.group_by("system").agg(
+        pl.len().alias("runs"),
+        pl.col("consensus_reached").cast(pl.Float64).mean().alias("consensus_reached"),
+        pl.col("num_conflicts").cast(pl.Float64).mean().alias("conflicts_per_run"),
+        *([pl.col("ranking_stability").mean()] if has_values(runs, "ranking_stability") else []),
+    )
+    if conflicts is not None and conflicts.height:
+        levels = conflicts.group_by("system").agg(
+            (pl.col("severity_level") == level).sum().alias(f"{level}_conflicts") for level in _LEVELS
+        )
+        per_run = per_run.join(levels, on="system", how="left").with_columns(
+            pl.col(f"{level}_conflicts").fill_null(0) for level in _LEVELS
+        )
+    text = [
+        "consensus_reached: share of runs whose consensus level reaches the threshold; conflicts: pairs of "
+        "agents whose top choices differ and who each prefer their own by enough (crisis_mas_poc's consensus "
+        "model), counted per severity (1 − cosine of their beliefs: low < 0.3 ≤ moderate < 0.6 ≤ high)."
+    ]
+    if has_values(runs, "ranking_stability"):
+        text.append("ranking_stability: share of weight perturbations that keep the MCDA top alternative.")
+    table = ReportTable("consensus", "Consensus and conflicts per system", per_run.sort("system"))
+    return Section("consensus", title, text=text, tables=[table])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,12 +17,25 @@ __all__ = ["baseline_comparison"]
 #: The test of a preset that sets none: the crisis-MAS methodology's formula, Welch's.
 DEFAULT_TEST: SummaryTest = "welch"
 
+#: The SD divisor ``n - ddof`` of a preset that sets none: the sample SD, as ``compare`` reports it.
+DEFAULT_SD_DDOF = 1
+
 #: The crisis-MAS methodology's block names and the run-metric column each one reports.
 SEED_METRICS: dict[str, str] = {"decision_quality": "dqs", "confidence": "decision_confidence"}
 
 
 def _blocks(value: object) -> bool:
     return isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
+def _sd(sample_sd: float | None, n: int | None, ddof: int) -> float | None:
+    r"""The SD with divisor :math:`n - \text{ddof}` from the sample SD (divisor :math:`n - 1`):
+    :math:`s \sqrt{(n - 1)/n}` for ddof 0, and 0 for a single value."""
+    if ddof == 1 or n is None or n < 1:
+        return sample_sd
+    if n == 1:
+        return 0.0
+    return None if sample_sd is None else sample_sd * math.sqrt((n - 1) / n)
 
 
 @validate_params(
@@ -32,6 +46,7 @@ def _blocks(value: object) -> bool:
         "alpha": [PROBABILITY],
         "system": [COLUMN_NAME],
         "allow_mixed_methods": [Boolean()],
+        "sd_ddof": [Options((0, 1)), NONE],
     }
 )
 def baseline_comparison(
@@ -45,6 +60,7 @@ def baseline_comparison(
     alpha: float = 0.05,
     system: str = "system",
     allow_mixed_methods: bool = False,
+    sd_ddof: int | None = None,
 ) -> dict[str, Any]:
     r"""The crisis-MAS evaluation methodology's baseline-comparison and significance JSON, for all runs together.
 
@@ -69,6 +85,11 @@ def baseline_comparison(
         The system column.
     allow_mixed_methods : bool
         As in :func:`~mas_eval.stats.comparison.compare` (the ``dqs_method`` guard).
+    sd_ddof : {0, 1} or None
+        Divisor ``n - sd_ddof`` of the block's ``multi_agent_std`` and ``single_agent_std``:
+        1 (the sample SD; preset ``"spec"``) or 0 (the population SD, as crisis_mas_poc's
+        ``np.std``; preset ``"crisis-mas-poc"``). None: the preset's. The t test and Cohen's d
+        are unaffected (both use the sample variances).
 
     Returns
     -------
@@ -113,7 +134,9 @@ def baseline_comparison(
     >>> round(sig["t_statistic"], 4), sig["test"], sig["n_multi"], sig["n_single"]
     (-5.8138, 'welch', 2, 2)
     """
-    chosen = test or preset_section(preset, "statistics").get("test", DEFAULT_TEST)
+    section = preset_section(preset, "statistics")
+    chosen = test or section.get("test", DEFAULT_TEST)
+    ddof = section.get("sd_ddof", DEFAULT_SD_DDOF) if sd_ddof is None else sd_ddof
     blocks = dict(metrics or SEED_METRICS)
     table = compare(
         run_metrics,
@@ -145,8 +168,8 @@ def baseline_comparison(
             "effect_size": row["effect_size"],
             "multi_agent_mean": row["mean_treatment"],
             "single_agent_mean": row["mean_control"],
-            "multi_agent_std": row["std_treatment"],
-            "single_agent_std": row["std_control"],
+            "multi_agent_std": _sd(row["std_treatment"], row["n_treatment"], ddof),
+            "single_agent_std": _sd(row["std_control"], row["n_control"], ddof),
             "n_multi": row["n_treatment"],
             "n_single": row["n_control"],
             "test": row["test"],

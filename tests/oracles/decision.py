@@ -372,8 +372,143 @@ def weighted_average_beliefs(run: Run) -> dict:
     return {"er_belief": belief, "er_unassigned": 0.0, "er_rank": {n: i for i, n in enumerate(ranked, 1)}}
 
 
+# -- conflicts (crisis_mas_poc's consensus model) ----------------------------------------------
+
+
+SEVERITY = [(0.6, "high"), (0.3, "moderate"), (0.0, "low")]
+
+
+def conflicts(run: Run, *, threshold: float = 0.3) -> dict[tuple[str, str], dict]:
+    """Every pair of agents whose top choices differ with a disagreement of at least ``threshold``.
+
+    Disagreement: ((m_a(t_a) - m_a(t_b)) + (m_b(t_b) - m_b(t_a))) / 2; severity 1 - cos(m_a, m_b),
+    the cosine clipped to [0, 1]; compromise: argmax of 0.6 * mean + 0.4 * min of the two beliefs.
+    """
+    out = {}
+    for g, h in combinations(sorted(run.beliefs), 2):
+        mg, mh = run.beliefs[g], run.beliefs[h]
+        tg, th = top_choice(mg), top_choice(mh)
+        if tg == th:
+            continue
+        gap = ((mg[tg] - mg.get(th, 0.0)) + (mh[th] - mh.get(tg, 0.0))) / 2
+        if gap < threshold:
+            continue
+        alternatives = sorted(set(mg) | set(mh))
+        u, v = [mg.get(a, 0.0) for a in alternatives], [mh.get(a, 0.0) for a in alternatives]
+        norm = math.sqrt(sum(x * x for x in u)) * math.sqrt(sum(y * y for y in v))
+        cos = 0.0 if norm == 0 else max(0.0, min(1.0, sum(x * y for x, y in zip(u, v, strict=True)) / norm))
+        severity = 1.0 - cos
+        compromise = {a: 0.6 * ((mg.get(a, 0.0) + mh.get(a, 0.0)) / 2) + 0.4 * min(mg.get(a, 0.0), mh.get(a, 0.0))
+                      for a in alternatives}  # fmt: skip
+        best = max(compromise.values())
+        out[g, h] = {
+            "top_choice_a": tg,
+            "top_choice_b": th,
+            "belief_a": mg[tg],
+            "belief_b": mh[th],
+            "disagreement": gap,
+            "severity": severity,
+            "severity_level": next(level for low, level in SEVERITY if severity >= low),
+            "compromise": min(a for a, c in compromise.items() if c == best),
+            "compromise_score": best,
+        }
+    return out
+
+
+# -- stability of the MCDA top alternative under weight perturbation ---------------------------
+
+MASK = 2**64 - 1
+GOLDEN = 0x9E3779B97F4A7C15
+
+
+def splitmix64(z: int) -> int:
+    z = (z + GOLDEN) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def run_key(run_id: str, seed: int) -> int:
+    h = 0xCBF29CE484222325  # FNV-1a, 64 bits, over the UTF-8 bytes
+    for byte in run_id.encode():
+        h = ((h ^ byte) * 0x100000001B3) & MASK
+    return splitmix64(h ^ splitmix64(seed & MASK))
+
+
+def uniform(key: int, position: int, draw: int) -> float:
+    return (splitmix64((key + GOLDEN * ((draw << 32) + position + 1)) & MASK) >> 11) * 2.0**-53
+
+
+def mcda_scores(run: Run, mcda: str, weights: dict[str, float]) -> dict[str, float]:
+    """Every scored alternative's MCDA score under the criterion ``weights`` (TOPSIS normalises them)."""
+    criteria = sorted({c for s in run.scores.values() for c in s})
+    out = {}
+    if mcda == "weighted_sum":
+        for a, row in run.scores.items():
+            total = sum(weights[c] for c in row)
+            sats = {c: satisfaction(run, a, c) for c in row}
+            out[a] = sum(weights[c] * sats[c] for c in row) / total if total > 0 else mean(list(sats.values()))
+        return out
+    w = {c: weights[c] / sum(weights.values()) for c in criteria}
+    r, best, worst = {}, {}, {}
+    for c in criteria:
+        column = {a: row[c] for a, row in run.scores.items() if c in row}
+        norm = math.sqrt(sum(x * x for x in column.values()))
+        r[c] = {a: x / norm if norm > 0 else 0.0 for a, x in column.items()}
+        high, low = max(column.values()), min(column.values())
+        cost = run.criterion(c)["kind"] == "cost"
+        best[c] = (low if cost else high) / norm if norm > 0 else 0.0
+        worst[c] = (high if cost else low) / norm if norm > 0 else 0.0
+    for a, row in run.scores.items():
+        d_best = math.sqrt(sum(w[c] ** 2 * (r[c][a] - best[c]) ** 2 for c in row))
+        d_worst = math.sqrt(sum(w[c] ** 2 * (r[c][a] - worst[c]) ** 2 for c in row))
+        out[a] = 0.5 if d_best + d_worst == 0 else d_worst / (d_best + d_worst)
+    return out
+
+
+def first_within(values: dict[str, float]) -> str:
+    """The first id among those within 1e-12 x max(1, |best|) of the best value."""
+    best = max(values.values())
+    return min(a for a, v in values.items() if v >= best - 1e-12 * max(1.0, abs(best)))
+
+
+def ranking_stability(run: Run, *, mcda: str, draws: int, perturbation: float, seed: int) -> float | None:
+    """Share of ``draws`` weightings w_c (1 + d (2u - 1)) that keep the unperturbed top alternative."""
+    if not run.scores or draws == 0:
+        return None
+    criteria = sorted({c for s in run.scores.values() for c in s})
+    given = criteria_weights(run)
+    if mcda == "weighted_sum":
+        base = {c: given[c] if given else 1.0 for c in criteria}
+    else:  # TOPSIS perturbs the normalised shares
+        base = {c: given[c] / sum(given.values()) if given else 1 / len(criteria) for c in criteria}
+    reference = first_within(mcda_scores(run, mcda, base))
+    key = run_key(run.run_id, seed)
+    kept = 0
+    for k in range(draws):
+        weights = {c: base[c] * (1 + perturbation * (2 * uniform(key, j, k) - 1)) for j, c in enumerate(criteria)}
+        kept += first_within(mcda_scores(run, mcda, weights)) == reference
+    return kept / draws
+
+
+def swept_stability(run: Run, *, mcda: str, steps: int, criterion: str, low: float, high: float) -> float | None:
+    """crisis_mas_poc's sweep: 1 - (distinct top alternatives - 1) / steps as one weight runs from low to high."""
+    criteria = sorted({c for s in run.scores.values() for c in s})
+    if steps == 0 or criterion not in criteria:
+        return None
+    given = criteria_weights(run)
+    w = {c: given[c] if given else 1.0 for c in criteria}
+    others = sum(w[c] for c in criteria if c != criterion)
+    winners = set()
+    for k in range(steps):
+        t = low + (high - low) * k / (steps - 1) if steps > 1 else low
+        weights = {c: t if c == criterion else w[c] * (1 - t) / others if others > 0 else w[c] for c in criteria}
+        winners.add(first_within(mcda_scores(run, mcda, weights)))
+    return 1 - (len(winners) - 1) / steps
+
+
 def score_run(run: Run, params: dict) -> dict:
-    """Every metric of one run under ``params`` (a DecisionParams as a dict): run, agents, alternatives."""
+    """Every metric of one run under ``params`` (a DecisionParams as a dict): run, agents, alternatives, conflicts."""
     p = params
     er = (evidential_reasoning if p["er"] == "yang_xu" else weighted_average_beliefs)(run) if run.beliefs else None
     row = {
@@ -389,6 +524,27 @@ def score_run(run: Run, params: dict) -> dict:
         ),
         "er_unassigned": None if er is None else er["er_unassigned"],
     }
+    found = conflicts(run, threshold=p["conflict_threshold"])
+    level = row["consensus_level"]
+    row["consensus_reached"] = None if level is None else level >= p["consensus_threshold"]
+    row["num_conflicts"] = len(found) if run.beliefs else None
+    if p["stability_method"] == "sweep":
+        row["ranking_stability"] = swept_stability(
+            run,
+            mcda=p["mcda"],
+            steps=p["stability_draws"],
+            criterion=p["stability_criterion"],
+            low=p["stability_sweep_low"],
+            high=p["stability_sweep_high"],
+        )
+    else:
+        row["ranking_stability"] = ranking_stability(
+            run,
+            mcda=p["mcda"],
+            draws=p["stability_draws"],
+            perturbation=p["stability_perturbation"],
+            seed=p["stability_seed"],
+        )
     agents = contributions(run, entropy_support=p["entropy_support"], entropy_renormalise=p["entropy_renormalise"])
     tops = topsis(run) if run.scores else {}
     alternatives = {}
@@ -410,4 +566,4 @@ def score_run(run: Run, params: dict) -> dict:
     for a, entry in alternatives.items():
         entry["mcda_score"] = entry[mcda]
         entry["mcda_rank"] = ranked.index(a) + 1 if a in ranked else None
-    return {"run": row, "agents": agents, "alternatives": alternatives}
+    return {"run": row, "agents": agents, "alternatives": alternatives, "conflicts": found}

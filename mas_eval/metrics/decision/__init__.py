@@ -1,10 +1,12 @@
 """The decision family (the crisis-MAS evaluation methodology): a MAS decision against a single agent's.
 
 One module per concept: :mod:`~.quality` (DQS cascade, ground-truth boost),
-:mod:`~.consensus`, :mod:`~.confidence`, :mod:`~.contribution` (entropy, contribution, Gini,
-balance, diversity), :mod:`~.criteria` (satisfaction, weighted sum, TOPSIS),
-:mod:`~.evidential`, :mod:`~.efficiency`; :mod:`~.beliefs` fuses their passes over the belief
-rows and :mod:`~.suite` wires them together. Parameters: :class:`~.params.DecisionParams`.
+:mod:`~.consensus`, :mod:`~.conflicts` (consensus reached, conflicts between agents),
+:mod:`~.confidence`, :mod:`~.contribution` (entropy, contribution, Gini, balance, diversity),
+:mod:`~.criteria` (satisfaction, weighted sum, TOPSIS), :mod:`~.evidential`, :mod:`~.efficiency`,
+:mod:`~.sensitivity` (the MCDA ranking's stability when the weights move); :mod:`~.beliefs`
+fuses their passes over the belief rows and :mod:`~.suite` wires them together. Parameters:
+:class:`~.params.DecisionParams`.
 """
 
 from __future__ import annotations

@@ -6,13 +6,15 @@ statistics per ``(run, criterion)``, then every per-alternative sum per ``(run, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
 from mas_eval.metrics.arrays import locate, nullable, take
 from mas_eval.metrics.segments import Groups, label_of, pack, run_of
 
-__all__ = ["CHECK_COLUMNS", "alternative_criteria"]
+__all__ = ["CHECK_COLUMNS", "CriteriaRows", "alternative_criteria", "criteria_rows"]
 
 #: Columns of :func:`alternative_criteria` that only serve the checks of its inputs (then dropped).
 CHECK_COLUMNS = ["_scores_finite", "_satisfaction_low", "_satisfaction_high"]
@@ -28,8 +30,36 @@ def _attributes(criteria: pl.DataFrame, keys: np.ndarray) -> tuple[np.ndarray, n
     return tuple(take(values, at, found) for values in (weight, weight_valid, cost, raw))  # type: ignore[return-value]
 
 
-def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weighted: bool) -> pl.DataFrame:
-    r"""Criteria satisfaction, weighted sum and TOPSIS of every scored alternative of every run.
+@dataclass(frozen=True)
+class CriteriaRows:
+    """The ``scores`` rows with what every criteria metric reads of them (see :func:`alternative_criteria`).
+
+    Per row: ``x`` (the raw score), ``sat`` (its satisfaction), ``v`` (its TOPSIS weighted,
+    normalised value) and ``c`` (its criterion group). Per (run, criterion) group of
+    ``by_criterion``: ``given`` (whether the run's weights count), ``weight``, ``share`` (the
+    weight normalised over the run's criteria, or equal shares), ``norm``, ``low``, ``high``
+    (the column's norm and extremes), ``cost``, and the ideal and anti-ideal ``best``, ``worst`` of ``v``.
+    """
+
+    by_criterion: Groups
+    by_alternative: Groups
+    c: np.ndarray
+    x: np.ndarray
+    sat: np.ndarray
+    v: np.ndarray
+    given: np.ndarray
+    weight: np.ndarray
+    share: np.ndarray
+    norm: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    cost: np.ndarray
+    best: np.ndarray
+    worst: np.ndarray
+
+
+def criteria_rows(scores: pl.DataFrame, criteria: pl.DataFrame) -> CriteriaRows:
+    """The per-row and per-criterion terms of table ``scores`` that :func:`alternative_criteria` sums.
 
     Parameters
     ----------
@@ -40,34 +70,6 @@ def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weight
         Table ``criteria`` keyed by codes and sorted: ``weight``, and ``cost`` and ``raw`` as
         booleans; a criterion without a row is a benefit on the satisfaction scale without a
         weight (so the run's weights are equal).
-    weighted
-        Whether ``criteria_satisfaction`` uses the weights (``weighted_sum`` and TOPSIS
-        always do when they are given).
-
-    Notes
-    -----
-    *Satisfaction* of a score ``x``: on the ``satisfaction`` scale ``x`` for a
-    benefit and ``1 - x`` for a cost criterion; on the ``raw`` scale min–max normalised
-    within the run, ``(x - min)/(max - min)`` (benefit) or ``(max - x)/(max - min)``
-    (cost), and 1.0 when the column is constant. Weights are used when every scored
-    criterion of the run has one and they sum to more than 0; otherwise they are equal.
-
-    .. math:: \text{criteria\_satisfaction}(a) = \frac{\sum_c w_c s_c(a)}{\sum_c w_c}
-
-    over the criteria that alternative ``a`` has a score on (the crisis-MAS evaluation methodology, "Weighted Version").
-
-    *TOPSIS* (Hwang & Yoon 1981) on the raw scores: :math:`r_{ac} = x_{ac} / \sqrt{\sum_b
-    x_{bc}^2}` (0 for an all-zero column), :math:`v_{ac} = \tilde w_c r_{ac}` with weights
-    normalised to sum 1, ideal :math:`v_c^+` = max over alternatives for a benefit and min for
-    a cost criterion (:math:`v_c^-` the opposite), :math:`d_a^\pm = \sqrt{\sum_c (v_{ac} -
-    v_c^\pm)^2}` over the criteria ``a`` is scored on, closeness :math:`d^-/(d^+ + d^-)`
-    (0.5 when both are 0).
-
-    Returns one row per scored ``(run_id, alternative)``, sorted: ``criteria_satisfaction,
-    weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst`` (the caller
-    ranks), and the :data:`CHECK_COLUMNS` from which
-    :func:`~mas_eval.data.validation.check_alternative_inputs` finds scores that break
-    the rules these formulas rely on. Every sum is taken in row order over one group.
     """
     run = scores["run_id"].to_numpy()
     x = scores["score"].cast(pl.Float64).fill_null(np.nan).to_numpy()
@@ -108,8 +110,65 @@ def alternative_criteria(scores: pl.DataFrame, criteria: pl.DataFrame, *, weight
         sat[on_raw] = np.where(spread == 0, 1.0, scaled)
     v = x * scale[c]
 
+    return CriteriaRows(
+        by_criterion=by_criterion,
+        by_alternative=by_alternative,
+        c=c,
+        x=x,
+        sat=sat,
+        v=v,
+        given=given,
+        weight=weight,
+        share=share,
+        norm=norm,
+        low=low,
+        high=high,
+        cost=cost,
+        best=best,
+        worst=worst,
+    )
+
+
+def alternative_criteria(rows: CriteriaRows, *, weighted: bool) -> pl.DataFrame:
+    r"""Criteria satisfaction, weighted sum and TOPSIS of every scored alternative of every run.
+
+    Parameters
+    ----------
+    rows
+        :func:`criteria_rows` of the tables ``scores`` and ``criteria``.
+    weighted
+        Whether ``criteria_satisfaction`` uses the weights (``weighted_sum`` and TOPSIS
+        always do when they are given).
+
+    Notes
+    -----
+    *Satisfaction* of a score ``x``: on the ``satisfaction`` scale ``x`` for a
+    benefit and ``1 - x`` for a cost criterion; on the ``raw`` scale min–max normalised
+    within the run, ``(x - min)/(max - min)`` (benefit) or ``(max - x)/(max - min)``
+    (cost), and 1.0 when the column is constant. Weights are used when every scored
+    criterion of the run has one and they sum to more than 0; otherwise they are equal.
+
+    .. math:: \text{criteria\_satisfaction}(a) = \frac{\sum_c w_c s_c(a)}{\sum_c w_c}
+
+    over the criteria that alternative ``a`` has a score on (the crisis-MAS evaluation methodology, "Weighted Version").
+
+    *TOPSIS* (Hwang & Yoon 1981) on the raw scores: :math:`r_{ac} = x_{ac} / \sqrt{\sum_b
+    x_{bc}^2}` (0 for an all-zero column), :math:`v_{ac} = \tilde w_c r_{ac}` with weights
+    normalised to sum 1, ideal :math:`v_c^+` = max over alternatives for a benefit and min for
+    a cost criterion (:math:`v_c^-` the opposite), :math:`d_a^\pm = \sqrt{\sum_c (v_{ac} -
+    v_c^\pm)^2}` over the criteria ``a`` is scored on, closeness :math:`d^-/(d^+ + d^-)`
+    (0.5 when both are 0).
+
+    Returns one row per scored ``(run_id, alternative)``, sorted: ``criteria_satisfaction,
+    weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst`` (the caller
+    ranks), and the :data:`CHECK_COLUMNS` from which
+    :func:`~mas_eval.data.validation.check_alternative_inputs` finds scores that break
+    the rules these formulas rely on. Every sum is taken in row order over one group.
+    """
+    c, sat, v = rows.c, rows.sat, rows.v
+    given, weight, best, worst = rows.given, rows.weight, rows.best, rows.worst
     # Per (run, alternative).
-    a = by_alternative
+    a = rows.by_alternative
     n_scored = a.count()
     sat_total = a.sum(sat)
     if given.any():

@@ -20,6 +20,11 @@ TABLES = (
         (("agent_a", "agent_id"), ("agent_b", "agent_id")),
         "One row per pair of agents of a run with beliefs (agent_a < agent_b), on request.",
     ),
+    OutputTable(
+        "conflicts",
+        (("agent_a", "agent_id"), ("agent_b", "agent_id")),
+        "One row per pair of agents of a run in conflict (agent_a < agent_b): crisis_mas_poc's consensus model.",
+    ),
 )
 
 COLUMNS = (
@@ -52,6 +57,9 @@ COLUMNS = (
     _d("runs", "time_efficiency", "1 / (1 + seconds / 5).", 0, 1),
     _d("runs", "efficiency_score", "Mean of the three efficiencies.", 0, 1),
     _d("runs", "er_unassigned", "Belief left unassigned by evidential reasoning (β_H).", 0, 1),
+    _d("runs", "consensus_reached", "consensus_level ≥ consensus_threshold."),
+    _d("runs", "num_conflicts", "Pairs of agents in conflict (rows of the conflicts table).", 0, None),
+    _d("runs", "ranking_stability", "Share of seeded weight perturbations that keep the MCDA top alternative.", 0, 1),
     _d("agents", "contribution", "(c_i + H_norm(m_i)) / 2.", 0, 1),
     _d("agents", "normalized_entropy", "Entropy of the agent's beliefs / ln N.", 0, 1),
     _d("agents", "confidence", "The agent's confidence.", 0, 1),
@@ -73,4 +81,13 @@ COLUMNS = (
         1,
     ),
     _d("pairwise", "similarity", "Cosine similarity of the two agents' belief vectors.", 0, 1),
+    _d("conflicts", "top_choice_a", "agent_a's top choice.", codes="alternative"),
+    _d("conflicts", "top_choice_b", "agent_b's top choice (not agent_a's).", codes="alternative"),
+    _d("conflicts", "belief_a", "agent_a's mass on its top choice.", 0, 1),
+    _d("conflicts", "belief_b", "agent_b's mass on its top choice.", 0, 1),
+    _d("conflicts", "disagreement", "Mean of how much more each believes its own top choice than the other's.", 0, 1),
+    _d("conflicts", "severity", "1 − cosine of the two agents' belief vectors.", 0, 1),
+    _d("conflicts", "severity_level", "low (< 0.3), moderate (< 0.6) or high."),
+    _d("conflicts", "compromise", "Highest 0.6·mean + 0.4·min of the two beliefs.", codes="alternative"),
+    _d("conflicts", "compromise_score", "0.6·mean + 0.4·min of the two agents' beliefs in the compromise.", 0, 1),
 )

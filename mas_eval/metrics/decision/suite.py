@@ -22,9 +22,9 @@ import polars as pl
 from mas_eval.data.validation import check_agent_masses, check_alternative_inputs, check_values
 from mas_eval.metrics.arrays import locate, nullable, placed, take, to_series
 from mas_eval.metrics.codes import KeyCodes
-from mas_eval.metrics.decision import confidence, consensus, contribution, evidential, quality
+from mas_eval.metrics.decision import confidence, conflicts, consensus, contribution, evidential, quality, sensitivity
 from mas_eval.metrics.decision.beliefs import AgentFrame, BeliefRows, agents_of, alternative_groups
-from mas_eval.metrics.decision.criteria import CHECK_COLUMNS, alternative_criteria
+from mas_eval.metrics.decision.criteria import CHECK_COLUMNS, CriteriaRows, alternative_criteria, criteria_rows
 from mas_eval.metrics.decision.efficiency import USAGE, efficiency
 from mas_eval.metrics.decision.inputs import sorted_table
 from mas_eval.metrics.decision.params import DecisionParams
@@ -52,6 +52,7 @@ class _Beliefs:
         beliefs = sorted_table("beliefs", tables["beliefs"], ["mass"], _AGENT | _ALTERNATIVE, codes.labels_of)
         self.table = beliefs
         rows = BeliefRows.of(beliefs)
+        self.rows = rows
         agent = agents_of(rows, agents, runs)
         check_agent_masses(agent.totals().lazy(), labels=codes.labels_of(_AGENT))
         self.agent = agent
@@ -80,6 +81,11 @@ class _Beliefs:
             agent_total=agent.mass_total[believer],
         )
         self.er_unassigned = (combined.unassigned, self.with_beliefs)
+        # Each belief row's alternative's place among its run's alternatives.
+        slot = by_alternative.index - (np.cumsum(self.n_alternatives) - self.n_alternatives)[rows.run]
+        self.conflicts = conflicts.conflicts(
+            rows, slot, agent.mass_sumsq[believer], runs, threshold=params.conflict_threshold
+        )
         self.alternative_keys = by_alternative.keys
         self.er_belief = combined.belief
 
@@ -131,8 +137,11 @@ def _agent_run_terms(beliefs: _Beliefs, share: Nullable, runs: int) -> dict[str,
     }
 
 
-def _alternatives_out(tables: Tables, beliefs: _Beliefs, params: DecisionParams, codes: KeyCodes) -> pl.DataFrame:
-    """Per alternative scored or believed in: criteria metrics, ER belief, MCDA score and the ranks."""
+def _alternatives_out(
+    tables: Tables, beliefs: _Beliefs, params: DecisionParams, codes: KeyCodes
+) -> tuple[pl.DataFrame, CriteriaRows]:
+    """Per alternative scored or believed in: criteria metrics, ER belief, MCDA score and the ranks;
+    and the score rows they came from."""
     scores = sorted_table(
         "scores", tables["scores"], ["score"], _ALTERNATIVE | {"criterion": "criterion"}, codes.labels_of
     )
@@ -151,7 +160,8 @@ def _alternatives_out(tables: Tables, beliefs: _Beliefs, params: DecisionParams,
     # A NaN weight would make the run's weights count as not given (so DQS silently changes),
     # an infinite one makes every satisfaction NaN: the weights are checked before they are used.
     check_values("criteria", criteria.lazy(), ["weight"], labels=codes.labels_of(criterion_key))
-    per_criteria = alternative_criteria(scores, criteria, weighted=params.dqs_weighted)
+    rows = criteria_rows(scores, criteria)
+    per_criteria = alternative_criteria(rows, weighted=params.dqs_weighted)
     scored = pack(per_criteria["run_id"].to_numpy(), per_criteria["alternative"].to_numpy())
     keys, scored_at, believed_at = merged(scored, beliefs.alternative_keys)
     columns = [pl.Series("run_id", run_of(keys)), pl.Series("alternative", label_of(keys))]
@@ -164,7 +174,7 @@ def _alternatives_out(tables: Tables, beliefs: _Beliefs, params: DecisionParams,
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
     frame = frame.drop(CHECK_COLUMNS).with_columns(pl.col("run_id").set_sorted(), mcda_score=pl.col(mcda))
     ranked = {"topsis_rank": "topsis_closeness", "er_rank": "er_belief", "mcda_rank": "mcda_score"}
-    return with_descending_ranks(frame, ranked, group="run_id")
+    return with_descending_ranks(frame, ranked, group="run_id"), rows
 
 
 def _chosen(tables: Tables, alternatives: pl.DataFrame, recommended: Nullable, codes: KeyCodes) -> dict[str, Nullable]:
@@ -189,6 +199,7 @@ def _runs_out(
     beliefs: _Beliefs,
     agent_terms: dict[str, Nullable],
     alternatives: pl.DataFrame,
+    stability: Nullable,
     params: DecisionParams,
     codes: KeyCodes,
 ) -> pl.DataFrame:
@@ -230,13 +241,16 @@ def _runs_out(
         "er_unassigned": beliefs.er_unassigned,
         "decision_confidence": (decision, decision_valid),
         "uncertainty": (1.0 - decision, decision_valid),
+        "consensus_reached": conflicts.consensus_reached(*beliefs.consensus_level, params.consensus_threshold),
+        "num_conflicts": beliefs.conflicts.per_run,
+        "ranking_stability": stability,
     }
     return (
         runs.select("run_id", *(pl.col(column).alias(name) for column, name in USAGE.items()))
         .with_columns(to_series(name, values, valid) for name, (values, valid) in computed.items())
         .with_columns(
             names.gather(to_series("dqs_method", method, method_valid)).alias("dqs_method"),
-            pl.col("num_agents", "unique_preferences").cast(pl.Int64),
+            pl.col("num_agents", "unique_preferences", "num_conflicts").cast(pl.Int64),
             pl.col("top_preference").cast(pl.UInt32),
         )
     )
@@ -259,8 +273,19 @@ _RUN_AGENT_COLUMNS = [
 ]
 
 
+def _sweep(params: DecisionParams, codes: KeyCodes) -> tuple[int | None, float, float] | None:
+    """The sweep of :func:`~.sensitivity.ranking_stability`: the criterion's code (None: no run
+    has it) and the weights it runs through; None for random perturbations."""
+    if params.stability_method != "sweep":
+        return None
+    name = params.stability_criterion
+    found = (codes.labels["criterion"] == name).arg_true() if name is not None else pl.Series([], dtype=pl.UInt32)
+    code = int(found[0]) if len(found) else None
+    return code, params.stability_sweep_low, params.stability_sweep_high
+
+
 def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str, pl.LazyFrame | pl.DataFrame]:
-    """Every decision metric: ``runs``, ``agents``, ``alternatives`` (and ``pairwise`` on request).
+    """Every decision metric: ``runs``, ``agents``, ``alternatives``, ``conflicts`` (and ``pairwise`` on request).
 
     ``tables``: ``runs, agents, beliefs, criteria, scores, alt_scores`` keyed by codes, an absent
     one as an empty frame (it leaves its metrics null, with no special case).
@@ -271,8 +296,17 @@ def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str
         beliefs = _Beliefs(tables, params, codes)
         agents_out, share = _agents_out(beliefs, params)
         agent_terms = _agent_run_terms(beliefs, share, codes.runs.height)
-        alternatives = _alternatives_out(tables, beliefs, params, codes)
-        runs = _runs_out(tables, beliefs, agent_terms, alternatives, params, codes)
+        alternatives, criteria_rows_ = _alternatives_out(tables, beliefs, params, codes)
+        stability = sensitivity.ranking_stability(
+            criteria_rows_,
+            codes.runs["run_id"],
+            mcda=params.mcda,
+            draws=params.stability_draws,
+            perturbation=params.stability_perturbation,
+            seed=params.stability_seed,
+            sweep=_sweep(params, codes),
+        )
+        runs = _runs_out(tables, beliefs, agent_terms, alternatives, stability, params, codes)
     out: dict[str, pl.LazyFrame | pl.DataFrame] = {"runs": runs, "agents": agents_out, "alternatives": alternatives}
     if params.pairwise:
         agent = beliefs.agent
@@ -285,4 +319,5 @@ def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str
             }
         )
         out["pairwise"] = consensus.pairwise_similarities(beliefs.table.lazy(), agent_frame.lazy())
+    out["conflicts"] = beliefs.conflicts.frame
     return out
