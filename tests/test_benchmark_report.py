@@ -193,6 +193,49 @@ def test_add_combined_score_writes_it_per_task_and_overall(report: BenchmarkRepo
         report.add_combined_score(WEIGHTS, " ")
 
 
+def _medaisure_combined_report() -> BenchmarkReport:
+    """From MedAISure tests/test_report_combined_outputs_test.py (_make_report_with_combined)."""
+    report = BenchmarkReport(
+        model_id="test-model", task_scores={"t1": {"diagnostics": 0.8, "safety": 0.6}, "t2": {"diagnostics": 0.4}}
+    )
+    report.add_combined_score({"diagnostics": 0.5, "safety": 0.5}, metric_name="combined_score")
+    return report
+
+
+def test_the_report_records_and_shows_where_each_combined_value_came_from() -> None:
+    report = _medaisure_combined_report()
+    assert report.task_scores["t1"]["combined_score"] == pytest.approx(0.7, abs=1e-12)
+    assert report.task_scores["t2"]["combined_score"] == pytest.approx(0.4, abs=1e-12)
+    assert report.metadata["combined_sources"] == {
+        "t1": {"diagnostics": "task value", "safety": "task value"},
+        "t2": {"diagnostics": "task value"},
+    }
+    mixed = BenchmarkReport(model_id="m", task_scores={"qa": {"accuracy": 0.5, "clinical_accuracy": 0.7}})
+    mixed.add_combined_score({"diagnostics": 1.0})
+    markdown = mixed.to_markdown()
+    assert "| task | key | value from |" in markdown
+    assert "| qa | diagnostics | category mean of \\[accuracy, clinical_accuracy\\] |" in markdown
+    page = _Page()
+    page.feed(mixed.to_html())
+    text = " ".join(page.text)
+    assert "category mean of [accuracy, clinical_accuracy]" in text and "value from" in text
+
+
+@pytest.mark.parametrize("render", ["to_json", "to_markdown", "to_html"])
+def test_every_format_holds_the_combined_score(render: str) -> None:
+    # From MedAISure tests/test_report_combined_outputs_test.py:
+    # test_json_report_contains_combined_score, test_markdown_..., test_html_... (the CSV one: test_csv_*)
+    report = _medaisure_combined_report()
+    text = getattr(report, render)()
+    assert "combined_score" in text
+    if render == "to_json":
+        payload = json.loads(text)
+        assert "combined_score" in payload["overall_scores"]
+        assert all("combined_score" in scores for scores in payload["task_scores"].values())
+    else:
+        assert "Overall Scores" in text
+
+
 # -- JSON --------------------------------------------------------------------------------------
 
 
@@ -464,5 +507,8 @@ def test_combined_score_cli_names_the_categories_no_task_has(capsys: pytest.Capt
     assert run_cli("combined-score", FIXTURE, "--weights", WEIGHTS_ARG) == 0
     printed = capsys.readouterr().out
     header = next(line for line in printed.splitlines() if line.strip().startswith("task"))
-    assert header.split() == ["task", "combined_score", "summarization"]
+    assert header.split() == ["task", "combined_score", "summarization", "summarization", "source"]
     assert "no task has a value of: diagnostics, safety, communication" in printed
+    # The report holds MedAISure's own summarization aggregate per task: that value is combined, and says so.
+    rows = [line.split() for line in printed.splitlines() if line.strip().startswith("patient_communication")]
+    assert rows and all(row[-2:] == ["task", "value"] for row in rows)

@@ -99,7 +99,9 @@ def combined_score(
     table = result.table(name)
     # Categories no task has take width from the ones it has; they are named below the table instead.
     absent = [c for c in result.weights if table.height and table[c].null_count() == table.height]
-    print_frame(table.drop(absent), title=f"{name} ({format_weights(result.weights)}; {how})")
+    print_frame(
+        table.drop(*absent, *(f"{c} source" for c in absent)), title=f"{name} ({format_weights(result.weights)}; {how})"
+    )
     if absent:
         console.print(f"no task has a value of: {literal(', '.join(absent))}", highlight=False, soft_wrap=True)
     overall = "none (no task has a weighted category)" if result.overall is None else f"{result.overall:.4f}"

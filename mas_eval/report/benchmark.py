@@ -449,9 +449,11 @@ class BenchmarkReport:
 
         It goes into ``task_scores[task][metric_name]`` for every task that has one and into
         ``overall_scores[metric_name]``, replacing an earlier combined score of that name; the
-        weights, the name, the renormalisation and the category values go into ``metadata``
-        (``combined_weights``, ``combined_metric_name``, ``combined_renormalize_missing``,
-        ``combined_categories``). Returns the :class:`~mas_eval.report.CombinedScore`.
+        weights, the name, the renormalisation, the values combined and where each came from go
+        into ``metadata`` (``combined_weights``, ``combined_metric_name``,
+        ``combined_renormalize_missing``, ``combined_categories``, ``combined_sources``: per task
+        and key, ``"task value"`` or ``"category mean of [...]"``). Returns the
+        :class:`~mas_eval.report.CombinedScore`.
 
         Raises
         ------
@@ -479,6 +481,7 @@ class BenchmarkReport:
             combined_metric_name=metric_name,
             combined_renormalize_missing=renormalize_missing,
             combined_categories=result.categories,
+            combined_sources=result.sources,
         )
         return result
 
@@ -497,7 +500,14 @@ class BenchmarkReport:
         )
         renormalised = self.metadata.get("combined_renormalize_missing", True)
         tasks = sum(name in s for s in self.task_scores.values())
-        return _Combined(name, self.overall_scores.get(name), weights, renormalised is not False, tasks)
+        raw_sources = self.metadata.get("combined_sources")
+        sources = [
+            (str(task), str(key), str(source))
+            for task, by_key in (raw_sources.items() if isinstance(raw_sources, Mapping) else ())
+            if isinstance(by_key, Mapping)
+            for key, source in by_key.items()
+        ]
+        return _Combined(name, self.overall_scores.get(name), weights, renormalised is not False, tasks, sources)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -563,6 +573,8 @@ class _Combined:
     weights: dict[str, float]
     renormalised: bool
     tasks: int
+    #: (task, weight key, where its value came from), as ``add_combined_score`` recorded them.
+    sources: list[tuple[str, str, str]] = field(default_factory=list)
 
     def weights_text(self) -> str:
         total = math.fsum(self.weights.values())
@@ -698,6 +710,14 @@ def _render_markdown(report: BenchmarkReport) -> str:
             f"Weights: {_md(view.combined.weights_text())}.",
             "",
         ]
+        if view.combined.sources:
+            rows = [list(row) for row in view.combined.sources]
+            lines += [
+                "Values combined, per task:",
+                "",
+                *_md_table(["task", "key", "value from"], rows, [False] * 3),
+                "",
+            ]
     if view.warning:
         lines += [f"> **Warning:** {_md(view.warning)}", ""]
     titles = dict(SECTIONS)
