@@ -668,6 +668,10 @@ def _answers(
             "reference": reference.expression(),
             "reference_rationale": reference_rationale.expression(),
             "reference_diagnosis": Coded(vocabulary.display, diagnosis[item]),
+            # The case's note is its reference rationale (its findings): clinical relevance asks
+            # how much of it an answer keeps. No specialty: MedAISure's tables know two.
+            "note": reference_rationale.expression(),
+            "specialty": None,
         },
         hidden,
     )
