@@ -20,7 +20,10 @@ from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.metrics.answers import AnswersParams, answer_scores
 from mas_eval.metrics.answers.suite import scoring_options
 
-COLUMNS = ("prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis", "note", "specialty")
+COLUMNS = (
+    "prediction", "predicted_diagnosis", "rationale", "reference", "reference_rationale", "reference_diagnosis",
+    "note", "specialty",
+)  # fmt: skip
 #: MedAISure's keys of an expected output, and of a model output, as the answers table's columns.
 EXPECTED_KEYS = {
     "answer": "reference",
@@ -29,7 +32,13 @@ EXPECTED_KEYS = {
     "note": "note",
     "specialty": "specialty",
 }
-OUTPUT_KEYS = {"prediction": "prediction", "summary": "prediction", "rationale": "rationale", "specialty": "specialty"}
+OUTPUT_KEYS = {
+    "prediction": "prediction",
+    "summary": "prediction",
+    "label": "predicted_diagnosis",
+    "rationale": "rationale",
+    "specialty": "specialty",
+}
 
 
 def _text(value: Any) -> str | None:
@@ -273,3 +282,18 @@ def test_the_new_parameters_are_checked() -> None:
         AnswersParams(relevance_threshold=1.5)
     with pytest.raises(InvalidParameterError, match="diagnostic_critical_weight"):
         AnswersParams(diagnostic_critical_weight=-1.0)
+
+
+def test_a_label_apart_from_the_answer_is_what_diagnostic_accuracy_compares() -> None:
+    # MedAISure reads the model output's "label" before its "prediction" (DiagnosticAccuracyMetric).
+    frame = pl.DataFrame(
+        {
+            "prediction": ["The patient has heart failure.", "HF", "HF"],
+            "predicted_diagnosis": ["HF", "sepsis", "  "],
+            "reference": ["heart failure"] * 3,
+            "reference_diagnosis": ["heart failure"] * 3,
+        }
+    )
+    assert answer_scores(frame)["diagnostic_accuracy"].to_list() == [1.0, 0.0, 1.0]  # no words: the answer
+    medaisure = answer_scores(frame, **scoring_options(AnswersParams.of_preset("medaisure")))
+    assert medaisure["diagnostic_accuracy"].to_list() == [1.0, 0.0, 0.0]  # "  " is given there, and empty

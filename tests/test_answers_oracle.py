@@ -31,7 +31,10 @@ from mas_eval.metrics.diagnosis.tables import shipped_table
 from tests.oracles import answers as oracle
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-TEXTS = ("prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis", "note", "specialty")
+TEXTS = (
+    "prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis", "predicted_diagnosis",
+    "note", "specialty",
+)  # fmt: skip
 METRICS = [m.name for m in ITEM_METRICS]
 #: Specialties as items write them: the tables' two in several spellings, another, none.
 _SPECIALTIES = [None, "", "cardiology", "Cardiology", "infectious_disease", "Infectious Disease", "infectious-disease",
@@ -47,6 +50,10 @@ def _labelled(draw: st.DrawFn, row: dict) -> dict:
     if draw(st.integers(0, 2)) == 0:
         row["reference_diagnosis"] = draw(st.sampled_from(_LABELS))
         row["prediction"] = draw(st.sampled_from([*_LABELS, row["reference_diagnosis"]]))
+    if draw(st.integers(0, 2)) == 0:  # a label apart from the answer: it, not the answer, is compared
+        row["predicted_diagnosis"] = draw(st.sampled_from([*_LABELS, None, " ", row["reference_diagnosis"]]))
+    else:
+        row["predicted_diagnosis"] = None
     if draw(st.integers(0, 3)) == 0:
         row["note"] = row["prediction"]
     return row

@@ -287,6 +287,11 @@ TABLES: dict[str, Table] = {
                 _key("item_id", "Benchmark item."),
                 Column("task", _S, "Benchmark task of the item."),
                 Column("prediction", _S, "The system's answer."),
+                Column(
+                    "predicted_diagnosis",
+                    _S,
+                    "The system's diagnosis label, if it gives one apart from its answer (diagnostic accuracy).",
+                ),
                 Column("rationale", _S, "The system's reasoning."),
                 Column("reference", _S, "Reference answer."),
                 Column("reference_rationale", _S, "Reference reasoning."),

@@ -425,7 +425,7 @@ KNOWN = {
 CRITICAL = {"cardiology": {"myocardial infarction", "mi"}, "infectious_disease": {"sepsis"}}
 THRESHOLDS = {"cardiology": 0.35, "infectious_disease": 0.30}
 #: Preset "medaisure"'s settings of the two metrics; the document's are the defaults of label_scores.
-MEDAISURE_LABEL_OPTIONS = {"critical_weight": 1.5, "unscored": False, "boost": 0.02, "factor": 0.8}
+MEDAISURE_LABEL_OPTIONS = {"critical_weight": 1.5, "unscored": False, "boost": 0.02, "factor": 0.8, "python_or": True}
 
 
 def label_scores(
@@ -441,6 +441,7 @@ def label_scores(
     cap: float = 0.1,
     threshold: float = 0.25,
     factor: float = 1.0,
+    python_or: bool = False,
 ) -> dict[str, object]:
     """Diagnostic accuracy and clinical relevance of one item, with their parts, step by step.
 
@@ -449,7 +450,11 @@ def label_scores(
     ``table_label``: a label of the specialty tables as the texts are normalised.
     """
     out: dict[str, object] = {}
-    t, p = normalise(item.get("reference_diagnosis")), normalise(item.get("prediction"))
+    t = normalise(item.get("reference_diagnosis"))
+    if python_or:  # MedAISure's `label or prediction`: a label of spaces alone is given
+        p = normalise(item.get("predicted_diagnosis") or item.get("prediction"))
+    else:  # the label if it has words, else the answer
+        p = normalise(item.get("predicted_diagnosis")) or normalise(item.get("prediction"))
     s = specialty_of(item.get("specialty")) if item.get("specialty") else None
     if unscored and not t:
         out |= dict.fromkeys(("diagnostic_accuracy", "diagnostic_weight", "diagnostic_critical",

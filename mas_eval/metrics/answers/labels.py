@@ -1,7 +1,8 @@
 r"""Diagnostic accuracy of an answer (MedAISure's ``DiagnosticAccuracyMetric``; its docs: "case-insensitive
 exact match of ``diagnosis``").
 
-Per item, the predicted label (``prediction``) is compared with the reference diagnosis
+Per item, the predicted label (``predicted_diagnosis``, else ``prediction``: MedAISure's
+``label``, else ``prediction``) is compared with the reference diagnosis
 (``reference_diagnosis``), both normalised and through a synonym map:
 
 .. math::

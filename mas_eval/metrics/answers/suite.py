@@ -75,6 +75,7 @@ TEXT_COLUMNS = (
     "reference",
     "reference_rationale",
     "reference_diagnosis",
+    "predicted_diagnosis",
     "note",
     "specialty",
 )
@@ -83,7 +84,7 @@ _REQUIRED = ("prediction", "reference")
 _PREDICTION, _REFERENCE = "prediction", "reference"
 _REASONING, _REFERENCE_REASONING, _DIAGNOSIS = "_reasoning", "_reference_reasoning", "_diagnosis"
 #: The spaced reference diagnosis and note, and the raw specialty (diagnostic accuracy, clinical relevance).
-_LABEL, _NOTE, _SPECIALTY = "_label", "_note", "_specialty"
+_LABEL, _PREDICTED_LABEL, _NOTE, _SPECIALTY = "_label", "_predicted_label", "_note", "_specialty"
 _METRIC_NAMES = [m.name for m in ITEM_METRICS]
 #: A category's or a component's weight.
 _WEIGHT = Interval(float, 0)
@@ -165,6 +166,7 @@ def _texts(
         reference_reasoning.alias(_REFERENCE_REASONING),
         pl.coalesce(given(first), text[second]).alias(_DIAGNOSIS),
         text["reference_diagnosis"].alias(_LABEL),
+        pl.coalesce(given("predicted_diagnosis"), text["prediction"]).alias(_PREDICTED_LABEL),
         text["note"].alias(_NOTE),
         (pl.col("specialty").cast(pl.String) if "specialty" in schema else pl.lit(None, pl.String)).alias(_SPECIALTY),
     )
@@ -221,7 +223,8 @@ def answer_scores(
     ----------
     answers
         One row per answer: ``prediction`` and ``reference`` (String), optionally ``rationale``,
-        ``reference_rationale``, ``reference_diagnosis``, ``note`` (what a summary is scored
+        ``reference_rationale``, ``reference_diagnosis``, ``predicted_diagnosis`` (the label
+        diagnostic accuracy compares, else the prediction), ``note`` (what a summary is scored
         against), ``specialty``; every other column is a key, kept.
     vocabulary
         The compiled synonym map, lexicon, markers and fact sets (default: the shipped ones,
@@ -336,7 +339,7 @@ def answer_scores(
     normalised = texts.lazy().select(
         _specialty=normalised_specialty(pl.col(_SPECIALTY), vocabulary),
         _expected=normalised_label(words(pl.col(_LABEL)), vocabulary, label_synonyms),
-        _predicted=normalised_label(words(pl.col(_PREDICTION)), vocabulary, label_synonyms),
+        _predicted=normalised_label(words(pl.col(_PREDICTED_LABEL)), vocabulary, label_synonyms),
         _note=word_set(words(pl.col(_NOTE))),
         _summary=word_set(words(pl.col(_PREDICTION))),
     )
