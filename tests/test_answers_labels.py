@@ -9,6 +9,8 @@ MedAISure's by its code (worked out by hand below), the four metrics together.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -17,6 +19,7 @@ import pytest
 import mas_eval
 from mas_eval import Dataset, Scores
 from mas_eval.errors import InvalidParameterError, SchemaError
+from mas_eval.ingest import ingest_jsonl
 from mas_eval.metrics.answers import AnswersParams, answer_scores
 from mas_eval.metrics.answers.suite import scoring_options
 
@@ -297,3 +300,25 @@ def test_a_label_apart_from_the_answer_is_what_diagnostic_accuracy_compares() ->
     assert answer_scores(frame)["diagnostic_accuracy"].to_list() == [1.0, 0.0, 1.0]  # no words: the answer
     medaisure = answer_scores(frame, **scoring_options(AnswersParams.of_preset("medaisure")))
     assert medaisure["diagnostic_accuracy"].to_list() == [1.0, 0.0, 0.0]  # "  " is given there, and empty
+
+
+def test_run_records_carry_the_label_note_and_specialty_into_the_answers(tmp_path: Path) -> None:
+    record = {
+        "run_id": "r1", "system": "mas", "case_id": "c1",
+        "answers": [{"item_id": "q1", "prediction": "An MI.", "predicted_diagnosis": "MI", "reference": "mi",
+                     "reference_diagnosis": "myocardial infarction", "note": "chest pain troponin",
+                     "specialty": "cardiology"}],
+    }  # fmt: skip
+    (tmp_path / "r.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    ingest_jsonl([tmp_path / "r.jsonl"], tmp_path / "ds")
+    ds = Dataset.open(tmp_path / "ds")
+    answers = ds.collect("answers")
+    assert answers.select("predicted_diagnosis", "note", "specialty").row(0) == (
+        "MI",
+        "chest pain troponin",
+        "cardiology",
+    )
+    row = mas_eval.score(ds, "medaisure")["items"].row(0, named=True)
+    assert (row["diagnostic_accuracy"], row["diagnostic_weight"], row["diagnostic_critical"]) == (1.0, 1.5, True)
+    # {an, mi} against {chest, pain, troponin}: nothing shared, 0 below the threshold 0.35 stays 0.
+    assert (row["clinical_relevance"], row["relevance_threshold"]) == (0.0, 0.35)
