@@ -114,8 +114,10 @@ def test_the_note_is_the_reference_rationale_and_the_label_right_as_often_as_the
     answers = simulate_answers(200, seed=4, items=(5, 10), effect=1.0).collect("answers")
     runs = simulate_answers(200, seed=4, items=(5, 10), effect=1.0).collect("runs")
     assert (answers["note"] == answers["reference_rationale"]).all()
-    right = answers.join(runs.select("run_id", "system"), on="run_id").group_by("system").agg(
-        (pl.col("predicted_diagnosis") == pl.col("reference_diagnosis")).mean().alias("right")
+    right = (
+        answers.join(runs.select("run_id", "system"), on="run_id")
+        .group_by("system")
+        .agg((pl.col("predicted_diagnosis") == pl.col("reference_diagnosis")).mean().alias("right"))
     )
     share = dict(right.iter_rows())
     assert 0 < share["single"] < share["mas"] == 1.0  # effect 1 makes every MAS answer right
