@@ -65,8 +65,10 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # junaidi-ai/MedAISure (bench/evaluation/metrics/clinical.py, commit 25fb74f4): its own
     # normalisation (punctuation deleted), small tables and entity extraction (phrases as
     # substrings, removed once found, then words), substring markers and facts, reasoning on
-    # the rationale alone, fact sets from the reference answer first, min(1, f / max(1, n // 2)).
-    # Reproduces its per-sample numbers exactly (tests/test_answers_medaisure.py).
+    # the rationale alone, fact sets from the reference answer first, min(1, f / max(1, n // 2));
+    # diagnostic accuracy weighting a specialty's critical diagnoses 1.5, clinical relevance with
+    # its keyword boost and threshold adjustment, a missing field an empty text.
+    # Reproduces its per-sample numbers exactly (tests/test_answers_medaisure.py, tests/test_answers_labels.py).
     "medaisure": {
         "answers": {
             "answers_normalisation": "medaisure",
@@ -77,6 +79,10 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "reasoning_prediction_fallback": False,
             "factual_formula": "half_capped",
             "factual_source": "answer",
+            "diagnostic_critical_weight": 1.5,
+            "unscored_without_reference": False,
+            "relevance_boost_per_term": 0.02,
+            "relevance_below_threshold_factor": 0.8,
         },
     },
 }

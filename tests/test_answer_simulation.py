@@ -105,7 +105,22 @@ def test_every_table_validates(kwargs: dict[str, object]) -> None:
     ds = simulate_answers(30, seed=1, **kwargs).validate()  # type: ignore[arg-type]
     assert ds.table_names == ["runs", "answers"]
     answers = ds.collect("answers")
-    assert answers.select(pl.all().null_count()).row(0) == (0,) * answers.width
+    # Every column is filled but the specialty: the simulator gives none.
+    assert answers.drop("specialty").select(pl.all().null_count()).row(0) == (0,) * (answers.width - 1)
+    assert answers["specialty"].null_count() == answers.height
+
+
+def test_the_note_is_the_reference_rationale_and_the_label_right_as_often_as_the_run_is_good() -> None:
+    answers = simulate_answers(200, seed=4, items=(5, 10), effect=1.0).collect("answers")
+    runs = simulate_answers(200, seed=4, items=(5, 10), effect=1.0).collect("runs")
+    assert (answers["note"] == answers["reference_rationale"]).all()
+    right = (
+        answers.join(runs.select("run_id", "system"), on="run_id")
+        .group_by("system")
+        .agg((pl.col("predicted_diagnosis") == pl.col("reference_diagnosis")).mean().alias("right"))
+    )
+    share = dict(right.iter_rows())
+    assert 0 < share["single"] < share["mas"] == 1.0  # effect 1 makes every MAS answer right
 
 
 def test_runs_items_and_texts_are_as_asked(small: dict[str, pl.DataFrame]) -> None:

@@ -83,6 +83,10 @@ def test_the_preset_is_medaisures_settings() -> None:
             "reasoning_prediction_fallback": False,
             "factual_formula": "half_capped",
             "factual_source": "answer",
+            "diagnostic_critical_weight": 1.5,
+            "unscored_without_reference": False,
+            "relevance_boost_per_term": 0.02,
+            "relevance_below_threshold_factor": 0.8,
         }
     }
     params = AnswersParams.of_preset("medaisure")

@@ -27,11 +27,37 @@ from mas_eval.metrics.answers import (
 )
 from mas_eval.metrics.answers.outputs import ITEM_METRICS
 from mas_eval.metrics.answers.suite import scoring_options
+from mas_eval.metrics.diagnosis.tables import shipped_table
 from tests.oracles import answers as oracle
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-TEXTS = ("prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis")
+TEXTS = (
+    "prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis", "predicted_diagnosis",
+    "note", "specialty",
+)  # fmt: skip
 METRICS = [m.name for m in ITEM_METRICS]
+#: Specialties as items write them: the tables' two in several spellings, another, none.
+_SPECIALTIES = [None, "", "cardiology", "Cardiology", "infectious_disease", "Infectious Disease", "infectious-disease",
+                "neurology", " (cardiology) ", "()"]  # fmt: skip
+#: Labels a diagnosis is written as (their synonyms among them), for the predictions that are labels.
+_LABELS = ["MI", "mi", "myocardial infarction", "Myocardial Infarction.", "heart failure", "HF", "CHF", "sepsis",
+           "Sepsis", "flu", "influenza", "pneumonia", "PNA", "htn", "hypertension", "", "(mi)", "m.i."]  # fmt: skip
+
+
+def _labelled(draw: st.DrawFn, row: dict) -> dict:
+    """Some items get a label as their reference diagnosis and prediction; every item a specialty."""
+    row["specialty"] = draw(st.sampled_from(_SPECIALTIES))
+    if draw(st.integers(0, 2)) == 0:
+        row["reference_diagnosis"] = draw(st.sampled_from(_LABELS))
+        row["prediction"] = draw(st.sampled_from([*_LABELS, row["reference_diagnosis"]]))
+    if draw(st.integers(0, 2)) == 0:  # a label apart from the answer: it, not the answer, is compared
+        row["predicted_diagnosis"] = draw(st.sampled_from([*_LABELS, None, " ", row["reference_diagnosis"]]))
+    else:
+        row["predicted_diagnosis"] = None
+    if draw(st.integers(0, 3)) == 0:
+        row["note"] = row["prediction"]
+    return row
+
 
 _PIECES = [
     "sepsis", "Septic shock", "IV fluids", "iv fluid", "insulin", "MI", "heart attack", "acute MI",
@@ -72,7 +98,7 @@ def answer_frames(draw: st.DrawFn, max_items: int = 6) -> pl.DataFrame:
         row = {"item_id": f"q{i}"} | {column: draw(answer_text()) for column in TEXTS}
         if draw(st.integers(0, 4)) == 0:
             row["reference"] = row["prediction"]  # identical answers happen
-        rows.append(row)
+        rows.append(_labelled(draw, row))
     return pl.DataFrame(rows, schema={"item_id": pl.String, **dict.fromkeys(TEXTS, pl.String)})
 
 
@@ -177,7 +203,14 @@ def medaisure_text(draw: st.DrawFn) -> str | None:
 @st.composite
 def medaisure_frames(draw: st.DrawFn) -> pl.DataFrame:
     rows = [{"item_id": f"q{i}"} | {c: draw(medaisure_text()) for c in TEXTS} for i in range(draw(st.integers(1, 6)))]
+    rows = [_labelled(draw, row) for row in rows]
     return pl.DataFrame(rows, schema={"item_id": pl.String, **dict.fromkeys(TEXTS, pl.String)})
+
+
+@cache
+def medaisure_labels() -> dict[str, str]:
+    """MedAISure's label synonyms, the raw rows of the shipped table."""
+    return dict(shipped_table("medaisure_label_synonyms.csv", ("term", "canonical"), "mas_eval.metrics.answers").rows())
 
 
 @cache
@@ -197,7 +230,9 @@ def test_the_medaisure_preset_equals_its_oracle(frame: pl.DataFrame, prediction_
     got = answer_scores(frame, **scoring_options(params))
     assert got.columns == ["item_id", *METRICS]
     for item, row in zip(frame.iter_rows(named=True), got.iter_rows(named=True), strict=True):
-        want = oracle.score_item_medaisure(item, medaisure_oracle(), prediction_fallback=prediction_fallback)
+        want = oracle.score_item_medaisure(
+            item, medaisure_oracle(), prediction_fallback=prediction_fallback, label_synonyms=medaisure_labels()
+        )
         for name in METRICS:
             assert row[name] == want[name], (name, item, row[name], want[name])  # exact, as MedAISure's floats
 
@@ -267,8 +302,12 @@ def test_scores_stay_in_their_ranges(frame: pl.DataFrame) -> None:
     for metric in ITEM_METRICS:
         values = got[metric.name].drop_nulls()
         if metric.low is not None and values.len() and values.dtype.is_numeric():
-            assert values.min() >= metric.low and values.max() <= metric.high, metric.name
+            assert values.min() >= metric.low, metric.name
+            assert metric.high is None or values.max() <= metric.high, metric.name
     assert got["clinical_accuracy"].null_count() == 0 and got["reasoning_quality"].null_count() == 0
+    # Diagnostic accuracy has a value exactly where the item has a reference diagnosis; relevance, a note.
+    has_diagnosis = frame.select(normalise_text(pl.col("reference_diagnosis")).fill_null("") != "").to_series()
+    assert got["diagnostic_accuracy"].is_not_null().to_list() == has_diagnosis.to_list()
 
 
 @SETTINGS

@@ -193,6 +193,49 @@ def test_add_combined_score_writes_it_per_task_and_overall(report: BenchmarkRepo
         report.add_combined_score(WEIGHTS, " ")
 
 
+def _medaisure_combined_report() -> BenchmarkReport:
+    """From MedAISure tests/test_report_combined_outputs_test.py (_make_report_with_combined)."""
+    report = BenchmarkReport(
+        model_id="test-model", task_scores={"t1": {"diagnostics": 0.8, "safety": 0.6}, "t2": {"diagnostics": 0.4}}
+    )
+    report.add_combined_score({"diagnostics": 0.5, "safety": 0.5}, metric_name="combined_score")
+    return report
+
+
+def test_the_report_records_and_shows_where_each_combined_value_came_from() -> None:
+    report = _medaisure_combined_report()
+    assert report.task_scores["t1"]["combined_score"] == pytest.approx(0.7, abs=1e-12)
+    assert report.task_scores["t2"]["combined_score"] == pytest.approx(0.4, abs=1e-12)
+    assert report.metadata["combined_sources"] == {
+        "t1": {"diagnostics": "task value", "safety": "task value"},
+        "t2": {"diagnostics": "task value"},
+    }
+    mixed = BenchmarkReport(model_id="m", task_scores={"qa": {"accuracy": 0.5, "clinical_accuracy": 0.7}})
+    mixed.add_combined_score({"diagnostics": 1.0})
+    markdown = mixed.to_markdown()
+    assert "| task | key | value from |" in markdown
+    assert "| qa | diagnostics | category mean of \\[accuracy, clinical_accuracy\\] |" in markdown
+    page = _Page()
+    page.feed(mixed.to_html())
+    text = " ".join(page.text)
+    assert "category mean of [accuracy, clinical_accuracy]" in text and "value from" in text
+
+
+@pytest.mark.parametrize("render", ["to_json", "to_markdown", "to_html"])
+def test_every_format_holds_the_combined_score(render: str) -> None:
+    # From MedAISure tests/test_report_combined_outputs_test.py:
+    # test_json_report_contains_combined_score, test_markdown_..., test_html_... (the CSV one: test_csv_*)
+    report = _medaisure_combined_report()
+    text = getattr(report, render)()
+    assert "combined_score" in text
+    if render == "to_json":
+        payload = json.loads(text)
+        assert "combined_score" in payload["overall_scores"]
+        assert all("combined_score" in scores for scores in payload["task_scores"].values())
+    else:
+        assert "Overall Scores" in text
+
+
 # -- JSON --------------------------------------------------------------------------------------
 
 
@@ -464,5 +507,105 @@ def test_combined_score_cli_names_the_categories_no_task_has(capsys: pytest.Capt
     assert run_cli("combined-score", FIXTURE, "--weights", WEIGHTS_ARG) == 0
     printed = capsys.readouterr().out
     header = next(line for line in printed.splitlines() if line.strip().startswith("task"))
-    assert header.split() == ["task", "combined_score", "summarization"]
+    assert header.split() == ["task", "combined_score", "summarization", "summarization", "source"]
     assert "no task has a value of: diagnostics, safety, communication" in printed
+    # The report holds MedAISure's own summarization aggregate per task: that value is combined, and says so.
+    rows = [line.split() for line in printed.splitlines() if line.strip().startswith("patient_communication")]
+    assert rows and all(row[-2:] == ["task", "value"] for row in rows)
+
+
+# -- CSV (MedAISure's CSV report generator's layout) --------------------------------------------------------
+
+
+def _csv_sample_report() -> BenchmarkReport:
+    """From MedAISure tests/test_csv_report_generator.py (make_sample_report)."""
+    result = DetailedResult(
+        task_id="task_a",
+        model_id="unit-model",
+        inputs=[{"q": "a?", "id": 1}],
+        model_outputs=[{"a": "x", "score": 0.7}],
+        metrics_results={"accuracy": 0.9, "f1": 0.8},
+        timestamp=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+    )
+    return BenchmarkReport(
+        model_id="unit-model",
+        overall_scores={"accuracy": 0.91, "f1": 0.82},
+        task_scores={"task_a": {"accuracy": 0.92, "f1": 0.83}, "task_b": {"accuracy": 0.90, "f1": 0.81}},
+        detailed_results=[result],
+        metadata={"run_id": "unit-1234"},
+    )
+
+
+def test_csv_tables_have_medaisures_files_and_headers() -> None:
+    # From MedAISure tests/test_csv_report_generator.py::test_csv_generate_and_save_dir (the five files),
+    # with the headers its generator's validate() requires.
+    tables = _csv_sample_report().csv_tables()
+    assert list(tables) == [
+        "overall_scores.csv", "task_scores.csv", "detailed_metrics.csv", "detailed_inputs.csv",
+        "detailed_outputs.csv", "combined_sources.csv",
+    ]  # fmt: skip
+    assert tables["overall_scores.csv"].rows() == [("accuracy", 0.91), ("f1", 0.82)]
+    assert tables["task_scores.csv"].columns == ["task_id", "metric", "score"]
+    assert tables["task_scores.csv"].rows() == [
+        ("task_a", "accuracy", 0.92), ("task_a", "f1", 0.83), ("task_b", "accuracy", 0.90), ("task_b", "f1", 0.81),
+    ]  # fmt: skip
+    assert tables["detailed_metrics.csv"].rows() == [
+        ("unit-model", "task_a", "2025-01-02T03:04:05+00:00", "accuracy", 0.9),
+        ("unit-model", "task_a", "2025-01-02T03:04:05+00:00", "f1", 0.8),
+    ]
+    assert tables["detailed_inputs.csv"].rows(named=True) == [{"task_id": "task_a", "index": 0, "q": "a?", "id": "1"}]
+    assert tables["detailed_outputs.csv"].columns == ["task_id", "index", "a", "score"]
+    assert tables["detailed_outputs.csv"].row(0) == ("task_a", 0, "x", "0.7")
+    assert tables["combined_sources.csv"].height == 0  # no combined score
+
+
+def test_a_csv_file_holds_the_task_scores_and_the_folder_every_table(tmp_path: Path) -> None:
+    # From MedAISure tests/test_csv_report_generator.py::test_csv_save_single_file (task_id,metric,score)
+    # and ::test_csv_generate_and_save_dir (every file written, none empty).
+    report = _csv_sample_report()
+    path = report.write(tmp_path / "report.csv")
+    assert path.read_text(encoding="utf-8").splitlines()[0] == "task_id,metric,score"
+    assert_frame_equal(pl.read_csv(path), report.task_table)
+    folder = report.write_csv_tables(tmp_path / "csv_report")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(report.csv_tables())
+    for name, frame in report.csv_tables().items():
+        text = (folder / name).read_text(encoding="utf-8")
+        assert text.splitlines()[0] == ",".join(frame.columns)
+    with pytest.raises(OutputExistsError):
+        report.write_csv_tables(folder)
+    report.write_csv_tables(folder, overwrite=True)
+
+
+def test_the_csv_holds_the_combined_score_and_where_its_values_came_from() -> None:
+    # From MedAISure tests/test_report_combined_outputs_test.py::test_csv_report_contains_combined_score
+    tables = _medaisure_combined_report().csv_tables()
+    assert "combined_score" in tables["overall_scores.csv"]["metric"].to_list()
+    assert "combined_score" in tables["task_scores.csv"]["metric"].to_list()
+    assert tables["combined_sources.csv"].rows() == [
+        ("t1", "diagnostics", "task value"), ("t1", "safety", "task value"), ("t2", "diagnostics", "task value"),
+    ]  # fmt: skip
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_escaped(tmp_path: Path) -> None:
+    formula = '=HYPERLINK("http://x","y")'
+    report = BenchmarkReport(
+        model_id="@evil",
+        task_scores={formula: {"-2+3": 0.5}},
+        detailed_results=[DetailedResult(task_id=formula, inputs=[{"q": "+cmd"}], metrics_results={"m": 1.0})],
+    )
+    folder = report.write_csv_tables(tmp_path / "t")
+    text = "".join(p.read_text(encoding="utf-8") for p in folder.iterdir())
+    assert "'=HYPERLINK" in text and "'-2+3" in text and "'+cmd" in text and "'@evil" in text
+    for line in text.splitlines():
+        for cell in line.split(","):
+            assert not cell.lstrip('"').startswith(("=", "+", "@")), line
+
+
+def test_benchmark_report_cli_writes_csv_and_the_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "in.json"
+    _medaisure_combined_report().write(source)
+    assert run_cli("benchmark-report", source, "--out", tmp_path / "r.csv", "--tables", tmp_path / "tables") == 0
+    printed = capsys.readouterr().out
+    assert "wrote its CSV tables to" in printed
+    assert (tmp_path / "r.csv").read_text(encoding="utf-8").startswith("task_id,metric,score")
+    assert (tmp_path / "tables" / "combined_sources.csv").is_file()

@@ -123,6 +123,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
     "benchmark-report": {
         "report": Mirrors(read_medaisure_report, "path"),
         "out": Mirrors(BenchmarkReport.write, "path"),
+        "tables": CliOnly("a second output: the folder BenchmarkReport.write_csv_tables fills, only when given"),
         "overwrite": Mirrors(BenchmarkReport.write, "overwrite"),
     },
     "combined-score": {

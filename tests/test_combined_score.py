@@ -62,6 +62,67 @@ def test_combined_score_equals_the_hand_computation_without_renormalisation() ->
     assert result.overall == pytest.approx((0.62 + 0.37 + 0.06) / 3, abs=1e-15)  # 0.35
 
 
+# -- MedAISure's own cases: the task's own value under a weight key ------------------------------
+
+#: From MedAISure tests/test_benchmark_report_combined_score_test.py (make_report).
+MEDAISURE_TASKS = {"task1": {"diagnostics": 0.8, "safety": 0.6}, "task2": {"diagnostics": 0.4}}
+#: The worked example of four categories (weights of MedAISure's documented --combined-weights).
+FOUR_CATEGORIES = {
+    "t1": {"diagnostics": 0.8, "safety": 0.6, "communication": 0.5, "summarization": 0.4},
+    "t2": {"diagnostics": 0.5, "communication": 1.0},
+}
+
+
+def test_medaisure_combined_score_with_renormalization() -> None:
+    # From MedAISure tests/test_benchmark_report_combined_score_test.py::test_combined_score_with_renormalization
+    result = combined_score(MEDAISURE_TASKS, {"diagnostics": 0.5, "safety": 0.5}, renormalize_missing=True)
+    assert result.per_task == pytest.approx({"task1": 0.7, "task2": 0.4}, abs=1e-9)
+    assert result.overall == pytest.approx((0.7 + 0.4) / 2, abs=1e-9)
+    assert result.sources == {
+        "task1": {"diagnostics": "task value", "safety": "task value"},
+        "task2": {"diagnostics": "task value"},
+    }
+
+
+def test_medaisure_combined_score_without_renormalization() -> None:
+    # From MedAISure tests/test_benchmark_report_combined_score_test.py::test_combined_score_without_renormalization
+    result = combined_score(MEDAISURE_TASKS, {"diagnostics": 0.5, "safety": 0.5}, renormalize_missing=False)
+    assert result.per_task == pytest.approx({"task1": 0.7, "task2": 0.2}, abs=1e-9)
+    assert result.overall == pytest.approx((0.7 + 0.2) / 2, abs=1e-9)
+
+
+def test_four_categories_held_by_the_tasks_themselves() -> None:
+    # t1: 0.4*0.8 + 0.3*0.6 + 0.2*0.5 + 0.1*0.4 = 0.64; t2: (0.4*0.5 + 0.2*1.0) / 0.6 = 2/3 renormalised,
+    # 0.4 / 1.0 = 0.4 without. Every value is the task's own: there are no member metrics to average.
+    renormalised = combined_score(FOUR_CATEGORIES, WEIGHTS)
+    assert renormalised.per_task == pytest.approx({"t1": 0.64, "t2": 2 / 3}, abs=1e-12)
+    assert round(renormalised.per_task["t2"], 4) == 0.6667
+    plain = combined_score(FOUR_CATEGORIES, WEIGHTS, renormalize_missing=False)
+    assert plain.per_task == pytest.approx({"t1": 0.64, "t2": 0.4}, abs=1e-12)
+    assert set(renormalised.sources["t2"]) == {"diagnostics", "communication"}
+    assert set(renormalised.sources["t2"].values()) == {"task value"}
+
+
+def test_the_task_value_wins_over_the_category_mean_and_the_mean_fills_in_for_a_missing_one() -> None:
+    scores = {
+        "own": {"diagnostics": 0.2, "clinical_accuracy": 1.0, "accuracy": 0.8},  # own 0.2, members' mean 0.9
+        "mean": {"clinical_accuracy": 1.0, "accuracy": 0.8},
+    }
+    result = combined_score(scores, {"diagnostics": 1.0})
+    assert result.per_task == pytest.approx({"own": 0.2, "mean": 0.9}, abs=1e-15)
+    assert result.sources == {
+        "own": {"diagnostics": "task value"},
+        "mean": {"diagnostics": "category mean of [clinical_accuracy, accuracy]"},
+    }
+    table = result.table()
+    assert table.columns == ["task", "combined_score", "diagnostics", "diagnostics source"]
+    assert table["diagnostics source"].to_list() == ["task value", "category mean of [clinical_accuracy, accuracy]"]
+    # A value that is missing (None, NaN) is no value: the category mean stands in.
+    assert combined_score({"t": {"diagnostics": math.nan, "accuracy": 0.5}}, {"diagnostics": 1.0}).sources == {
+        "t": {"diagnostics": "category mean of [accuracy]"}
+    }
+
+
 def test_weights_need_not_sum_to_one_and_may_name_a_metric() -> None:
     # Doubling every weight changes nothing, in either mode (the divisor doubles too).
     doubled = {k: 2 * w for k, w in WEIGHTS.items()}
@@ -195,13 +256,19 @@ _weights = st.dictionaries(
 
 
 def _seed_formula(task_scores: dict[str, dict[str, float]], weights: dict[str, float], renormalize: bool) -> dict:
-    """The overview's "Combined Score Formula" literally: combined_t = sum over present k of (w_k / Z_t) v_{t,k}."""
+    """The overview's "Combined Score Formula" literally: combined_t = sum over present k of (w_k / Z_t) v_{t,k}.
+
+    v_{t,k} is the task's own value under k when it has one (MedAISure's ``if k in metrics``),
+    else the category aggregate MedAISure would have stored under k: the mean of its members.
+    """
     out = {}
     for task, scores in task_scores.items():
         present = {}
         for k in weights:
             values = [v for m, v in scores.items() if m in DEFAULT_CATEGORIES[k]]
-            if values:
+            if k in scores:
+                present[k] = scores[k]
+            elif values:
                 present[k] = sum(values) / len(values)
         z = sum(weights[k] for k in present) if renormalize else sum(weights.values())
         if present and z > 0:

@@ -20,8 +20,8 @@ SECTIONS = [
     "answers", "provenance",
 ]  # fmt: skip
 TABLES = ["answer_means", "answer_comparison", "answer_combined"]
-FIGURES = ["items_clinical_accuracy", "items_reasoning_quality"]
-METRICS = ["clinical_accuracy", "reasoning_quality"]
+METRICS = ["clinical_accuracy", "reasoning_quality", "diagnostic_accuracy", "clinical_relevance"]
+FIGURES = [f"items_{name}" for name in METRICS]
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +74,11 @@ def test_the_combined_score_is_the_weighted_mean_of_the_present_categories(
     scores: mas_eval.Scores, report: mas_eval.report.Report
 ) -> None:
     combined = report.tables["answer_combined"]
-    assert combined.columns == ["system", "task", "combined_score", "diagnostics", "communication"]
+    assert combined.columns == ["system", "task", "combined_score", "diagnostics", "communication", "summarization"]
     items = scores.items
-    # By hand: diagnostics = mean clinical_accuracy, communication = mean reasoning_quality of the task;
-    # safety and summarization are absent, so the weights 0.4 and 0.2 are renormalised by their sum 0.6.
+    # By hand: diagnostics = the mean of the task's mean clinical_accuracy and mean diagnostic_accuracy,
+    # communication = mean reasoning_quality, summarization = mean clinical_relevance (the simulated notes);
+    # safety is absent, so the weights 0.4, 0.2 and 0.1 are renormalised by their sum 0.7.
     for system in ("mas", "single"):
         own = combined.filter(pl.col("system") == system)
         assert own["task"].to_list() == ["comm", "dx", OVERALL]
@@ -85,17 +86,22 @@ def test_the_combined_score_is_the_weighted_mean_of_the_present_categories(
         for task in ("comm", "dx"):
             answers = items.filter((pl.col("system") == system) & (pl.col("task") == task))
             accuracy = sum(answers["clinical_accuracy"]) / answers.height
+            diagnostic = sum(answers["diagnostic_accuracy"]) / answers.height
             reasoning = sum(answers["reasoning_quality"]) / answers.height
+            relevance = sum(answers["clinical_relevance"]) / answers.height
+            diagnostics = (accuracy + diagnostic) / 2
             row = own.row(by_predicate=pl.col("task") == task, named=True)
-            assert row["diagnostics"] == pytest.approx(accuracy, rel=1e-12)
+            assert row["diagnostics"] == pytest.approx(diagnostics, rel=1e-12)
             assert row["communication"] == pytest.approx(reasoning, rel=1e-12)
-            assert row["combined_score"] == pytest.approx((0.4 * accuracy + 0.2 * reasoning) / 0.6, rel=1e-12)
+            assert row["summarization"] == pytest.approx(relevance, rel=1e-12)
+            expected = (0.4 * diagnostics + 0.2 * reasoning + 0.1 * relevance) / 0.7
+            assert row["combined_score"] == pytest.approx(expected, rel=1e-12)
             per_task.append(row["combined_score"])
         overall = own.row(by_predicate=pl.col("task") == OVERALL, named=True)
         assert overall["combined_score"] == pytest.approx(sum(per_task) / 2, rel=1e-12)
     weights = next(line for line in report.section("answers").text if line.startswith("Combined score"))
     assert "diagnostics=0.4,safety=0.3,communication=0.2,summarization=0.1" in weights
-    assert "(0.4·diagnostics + 0.2·communication) / 0.6" in weights
+    assert "(0.4·diagnostics + 0.2·communication + 0.1·summarization) / 0.7" in weights
     assert dict(DEFAULT_WEIGHTS) == {"diagnostics": 0.4, "safety": 0.3, "communication": 0.2, "summarization": 0.1}
 
 
@@ -138,7 +144,7 @@ def test_html_has_the_section_with_its_tables_and_figures(report: mas_eval.repor
     assert [f for f in page.figures if f.startswith("items_")] == FIGURES
     block = html.split('id="answers"')[1].split("</section>")[0]
     assert "<h2" in block and "Answer quality" in block
-    for header in ("clinical_accuracy", "reasoning_quality", "combined_score", "diagnostics", "p (Holm)"):
+    for header in (*METRICS, "combined_score", "diagnostics", "summarization", "p (Holm)"):
         assert f">{header}<" in block
     assert OVERALL in block
 
@@ -165,8 +171,11 @@ def test_markdown_and_latex_render_the_section(report: mas_eval.report.Report, t
     path = report.write(tmp_path / "r.md")
     text = path.read_text(encoding="utf-8")
     block = text.split("## Answer quality")[1].split("## Provenance")[0]
-    assert "| task | system | n | clinical_accuracy | reasoning_quality |" in block
-    assert "| system | task | combined_score | diagnostics | communication |" in block
+    assert (
+        "| task | system | n | clinical_accuracy | reasoning_quality | diagnostic_accuracy | clinical_relevance |"
+        in block
+    )
+    assert "| system | task | combined_score | diagnostics | communication | summarization |" in block
     assert "| task | metric | n | treatment | control | difference | 95% CI | p | p (Holm) | d | g | effect |" in block
     for name in FIGURES:
         assert (path.parent / "r_figures" / f"{name}.png").is_file()

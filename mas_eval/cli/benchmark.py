@@ -1,7 +1,8 @@
 """``mas-eval benchmark-report`` and ``combined-score``: a benchmark report in MedAISure's schema.
 
 Both read a ``BenchmarkReport`` JSON (:func:`~mas_eval.report.read_medaisure_report`: MedAISure's
-own file, or one these commands wrote) and write it as ``.json``, ``.md`` or ``.html``;
+own file, or one these commands wrote) and write it as ``.json``, ``.md``, ``.html`` or ``.csv``
+(MedAISure's CSV tables, with ``--tables``, into a folder);
 ``combined-score`` first adds the weighted combined score of its categories (the MedAISure
 metrics overview's, :meth:`~mas_eval.report.BenchmarkReport.add_combined_score`). A benchmark
 report holds one model's scores per task, not runs: it is no Dataset.
@@ -46,12 +47,25 @@ def _warn_placeholders(report: BenchmarkReport) -> None:
 
 def benchmark_report(
     report: ReportArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="The report to write: .json, .md or .html.")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="The report to write: .json, .md, .html or .csv (the task scores)."),
+    ],
+    tables: Annotated[
+        Path | None,
+        typer.Option(
+            "--tables",
+            help="Also write MedAISure's CSV tables (overall_scores.csv, task_scores.csv, detailed_*.csv, "
+            "combined_sources.csv) into this folder.",
+        ),
+    ] = None,
     overwrite: OverwriteOpt = _WRITE["overwrite"],
 ) -> None:
-    """Write a benchmark report (MedAISure's BenchmarkReport JSON) as .json, .md or .html, placeholders flagged."""
+    """Write a benchmark report (MedAISure's report JSON) as .json, .md, .html or .csv, placeholders flagged."""
     check_benchmark_path(out)  # before the work, not after it
     check_target(out, overwrite=overwrite, inputs=[report])
+    if tables is not None:
+        check_target(tables, overwrite=overwrite, inputs=[report, out])
     document = read_medaisure_report(report)
     document.write(out, overwrite=overwrite, inputs=[report])
     line = (
@@ -59,6 +73,9 @@ def benchmark_report(
         f"{len(document.detailed_results):,} detailed result(s)) to {out}"
     )
     console.print(literal(line), highlight=False, soft_wrap=True)
+    if tables is not None:
+        document.write_csv_tables(tables, overwrite=overwrite, inputs=[report, out])
+        console.print(f"wrote its CSV tables to {literal(tables)}", highlight=False)
     _warn_placeholders(document)
 
 
@@ -82,7 +99,7 @@ def combined_score(
     name: Annotated[str, typer.Option(help="Metric name of the combined score.")] = _COMBINED["metric_name"],
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Write the report with the combined score added (.json, .md or .html)."),
+        typer.Option("--out", "-o", help="Write the report with the combined score added (.json, .md, .html, .csv)."),
     ] = None,
     overwrite: OverwriteOpt = _WRITE["overwrite"],
 ) -> None:
@@ -99,7 +116,9 @@ def combined_score(
     table = result.table(name)
     # Categories no task has take width from the ones it has; they are named below the table instead.
     absent = [c for c in result.weights if table.height and table[c].null_count() == table.height]
-    print_frame(table.drop(absent), title=f"{name} ({format_weights(result.weights)}; {how})")
+    print_frame(
+        table.drop(*absent, *(f"{c} source" for c in absent)), title=f"{name} ({format_weights(result.weights)}; {how})"
+    )
     if absent:
         console.print(f"no task has a value of: {literal(', '.join(absent))}", highlight=False, soft_wrap=True)
     overall = "none (no task has a weighted category)" if result.overall is None else f"{result.overall:.4f}"

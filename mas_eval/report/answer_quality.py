@@ -13,8 +13,12 @@ of :data:`ANSWER_METRICS`, with :data:`~mas_eval.report.DEFAULT_CATEGORIES` and
 
 .. math:: C_t = \frac{\sum_{k \in P_t} w_k v_{t,k}}{\sum_{k \in P_t} w_k}
 
-Only the seed's two metrics enter it: ``factual_consistency`` and the other columns of
-``items`` are components of reasoning quality, which would otherwise count twice.
+Only the four scores enter it (clinical accuracy and diagnostic accuracy are diagnostics,
+reasoning quality communication, clinical relevance summarization): ``factual_consistency`` and
+the other columns of ``items`` are their components, which would otherwise count twice. Every
+value is a category mean here (an item has no score named after a category); diagnostic
+accuracy's per-task mean is the plain mean of its items' matches (under preset ``"medaisure"``
+the run column weights critical diagnoses, the task mean here does not).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 import polars as pl
 
 from mas_eval.errors import MasEvalError
+from mas_eval.metrics.answers.outputs import SCORES
 from mas_eval.report.combined import (
     DEFAULT_CATEGORIES,
     DEFAULT_WEIGHTS,
@@ -50,7 +55,7 @@ __all__ = [
 ]
 
 #: The per-item scores the section summarises, compares and combines (``items`` columns).
-ANSWER_METRICS = ["clinical_accuracy", "reasoning_quality"]
+ANSWER_METRICS = list(SCORES)
 #: How the section compares the systems: per task, paired on the item both answered, Holm.
 ANSWER_COMPARISON: dict[str, Any] = {"by": "task", "pair_on": "item_id", "test": "paired", "correction": "holm"}
 #: The ``task`` of a combined-score row that holds the mean over the tasks.
@@ -63,7 +68,10 @@ _ABOUT = (
     "Jaccard similarity of the clinical entities (diagnoses, treatments, medications, symptoms, labs) named "
     "in the prediction and in the reference answer; reasoning_quality = 0.4·token F1 + 0.15·structure + "
     "0.2·evidence + 0.25·factual consistency − fallacy penalty, clamped to [0, 1], from the rationale and "
-    "the reference rationale. The items table keeps every component per answer."
+    "the reference rationale; diagnostic_accuracy is 1 where the normalised prediction is the reference "
+    "diagnosis (synonyms mapped), else 0; clinical_relevance is the Jaccard similarity of the words of the "
+    "prediction and of the item's note (items without a reference diagnosis or note have none of it). "
+    "The items table keeps every component per answer."
 )
 
 

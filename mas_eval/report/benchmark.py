@@ -13,7 +13,10 @@ writes them, so that each reads the other's JSON. It comes
 :meth:`BenchmarkReport.add_combined_score` adds the weighted combined score
 (:func:`~mas_eval.report.combined_score`). The report is written as JSON (it reads back
 equal), Markdown or one self-contained HTML page (nothing fetched, every string escaped), the
-combined score and its weights at the top of both.
+combined score and its weights at the top of both, or as CSV in MedAISure's layout
+(:meth:`BenchmarkReport.csv_tables`: a ``.csv`` file holds the task scores, as MedAISure's
+single-file CSV does; :meth:`BenchmarkReport.write_csv_tables` writes every table into a folder),
+every text cell escaped so that a spreadsheet shows it rather than runs it.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from mas_eval._version import __version__
 from mas_eval.constraints import Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, UnreadableFileError
-from mas_eval.escaping import markdown_text
+from mas_eval.escaping import markdown_text, spreadsheet_safe
 from mas_eval.formatting import format_number
 from mas_eval.report.combined import DEFAULT_CATEGORIES, CombinedScore, combined_score, overall_means, task_means
 from mas_eval.storage.inputs import input_file
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BENCHMARK_FORMATS",
+    "CSV_TABLES",
     "SECTIONS",
     "BenchmarkReport",
     "DetailedResult",
@@ -48,8 +52,17 @@ __all__ = [
     "read_medaisure_report",
 ]
 
-#: The formats a benchmark report is written in, by suffix.
-BENCHMARK_FORMATS = (".json", ".md", ".html")
+#: The formats a benchmark report is written in, by suffix (``.csv``: the task scores, MedAISure's single CSV file).
+BENCHMARK_FORMATS = (".json", ".md", ".html", ".csv")
+#: MedAISure's CSV tables (its CSV report generator's files), and ours of the combined score's sources.
+CSV_TABLES = (
+    "overall_scores.csv",
+    "task_scores.csv",
+    "detailed_metrics.csv",
+    "detailed_inputs.csv",
+    "detailed_outputs.csv",
+    "combined_sources.csv",
+)
 #: The sections of the Markdown and HTML reports: (HTML id, title).
 SECTIONS = (
     ("overall", "Overall Scores"),
@@ -449,9 +462,11 @@ class BenchmarkReport:
 
         It goes into ``task_scores[task][metric_name]`` for every task that has one and into
         ``overall_scores[metric_name]``, replacing an earlier combined score of that name; the
-        weights, the name, the renormalisation and the category values go into ``metadata``
-        (``combined_weights``, ``combined_metric_name``, ``combined_renormalize_missing``,
-        ``combined_categories``). Returns the :class:`~mas_eval.report.CombinedScore`.
+        weights, the name, the renormalisation, the values combined and where each came from go
+        into ``metadata`` (``combined_weights``, ``combined_metric_name``,
+        ``combined_renormalize_missing``, ``combined_categories``, ``combined_sources``: per task
+        and key, ``"task value"`` or ``"category mean of [...]"``). Returns the
+        :class:`~mas_eval.report.CombinedScore`.
 
         Raises
         ------
@@ -479,6 +494,7 @@ class BenchmarkReport:
             combined_metric_name=metric_name,
             combined_renormalize_missing=renormalize_missing,
             combined_categories=result.categories,
+            combined_sources=result.sources,
         )
         return result
 
@@ -497,7 +513,14 @@ class BenchmarkReport:
         )
         renormalised = self.metadata.get("combined_renormalize_missing", True)
         tasks = sum(name in s for s in self.task_scores.values())
-        return _Combined(name, self.overall_scores.get(name), weights, renormalised is not False, tasks)
+        raw_sources = self.metadata.get("combined_sources")
+        sources = [
+            (str(task), str(key), str(source))
+            for task, by_key in (raw_sources.items() if isinstance(raw_sources, Mapping) else ())
+            if isinstance(by_key, Mapping)
+            for key, source in by_key.items()
+        ]
+        return _Combined(name, self.overall_scores.get(name), weights, renormalised is not False, tasks, sources)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -527,6 +550,63 @@ class BenchmarkReport:
         template = environment().get_template("benchmark.html.j2")
         return template.render(view=_view(self), version=__version__, sections=SECTIONS, titles=dict(SECTIONS))
 
+    def csv_tables(self) -> dict[str, pl.DataFrame]:
+        """The report as MedAISure's CSV tables (its CSV report generator's layout), by file name.
+
+        ``overall_scores.csv``: ``metric, score``; ``task_scores.csv``: ``task_id, metric, score``;
+        ``detailed_metrics.csv``: ``model_id, task_id, timestamp, metric, score``;
+        ``detailed_inputs.csv`` and ``detailed_outputs.csv``: ``task_id, index`` and then every
+        key of the results' input (output) records, in the order first met (a value that is not
+        text as JSON; a record that is no object under ``value``); and ours,
+        ``combined_sources.csv``: ``task_id, key, source`` (where each value of the combined score
+        came from; no rows without one). Every text cell is made spreadsheet-safe
+        (:func:`~mas_eval.escaping.spreadsheet_safe`).
+        """
+        import polars as pl
+
+        model = self.model_id
+        tables = {
+            "overall_scores.csv": pl.DataFrame(
+                list(self.overall_scores.items()), schema={"metric": pl.String, "score": pl.Float64}, orient="row"
+            ),
+            "task_scores.csv": self.task_table,
+            "detailed_metrics.csv": pl.DataFrame(
+                [
+                    (r.model_id or model, r.task_id, r.timestamp.isoformat() if r.timestamp else None, m, v)
+                    for r in self.detailed_results
+                    for m, v in r.metrics_results.items()
+                ],
+                schema={n: pl.String for n in ("model_id", "task_id", "timestamp", "metric")} | {"score": pl.Float64},
+                orient="row",
+            ),
+            "detailed_inputs.csv": _records(self.detailed_results, "inputs"),
+            "detailed_outputs.csv": _records(self.detailed_results, "model_outputs"),
+        }
+        combined = self._combined()
+        tables["combined_sources.csv"] = pl.DataFrame(
+            combined.sources if combined else [],
+            schema={"task_id": pl.String, "key": pl.String, "source": pl.String},
+            orient="row",
+        )
+        return {name: spreadsheet_safe(frame) for name, frame in tables.items()}
+
+    def to_csv(self) -> str:
+        """The task scores as CSV (``task_id, metric, score``): what MedAISure writes to a single ``.csv`` file."""
+        return self.csv_tables()["task_scores.csv"].write_csv()
+
+    def write_csv_tables(
+        self, folder: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()
+    ) -> Path:
+        """Write :meth:`csv_tables` into ``folder`` (MedAISure's CSV report folder), all or none, atomically."""
+        from mas_eval.storage.outputs import atomic_directory
+
+        target = Path(folder)
+        tables = self.csv_tables()
+        with atomic_directory(target, overwrite=overwrite, inputs=list(inputs)) as staging:
+            for name, frame in tables.items():
+                (staging / name).write_text(frame.write_csv(), encoding="utf-8")
+        return target
+
     def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
         """Write the report to ``path`` in the format its suffix names (:data:`BENCHMARK_FORMATS`), atomically.
 
@@ -535,7 +615,7 @@ class BenchmarkReport:
         from mas_eval.storage.outputs import atomic_file
 
         suffix = check_benchmark_path(path)
-        render = {".json": self.to_json, ".md": self.to_markdown, ".html": self.to_html}[suffix]
+        render = {".json": self.to_json, ".md": self.to_markdown, ".html": self.to_html, ".csv": self.to_csv}[suffix]
         target = Path(path)
         text = render()
         with atomic_file(target, overwrite=overwrite, inputs=list(inputs)) as staging:
@@ -556,6 +636,30 @@ def read_medaisure_report(path: str | Path) -> BenchmarkReport:
 # -- rendering ----------------------------------------------------------------------------------
 
 
+def _cell(value: Any) -> str | None:
+    """A record's value in a CSV cell: text as it is, anything else as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _records(results: Sequence[DetailedResult], field_name: str) -> pl.DataFrame:
+    """The results' input (or output) records, one row each: ``task_id, index``, then their keys."""
+    import polars as pl
+
+    rows: list[dict[str, Any]] = []
+    keys: dict[str, None] = {}
+    for result in results:
+        for index, record in enumerate(getattr(result, field_name)):
+            fields = (
+                {str(k): _cell(v) for k, v in record.items()} if isinstance(record, dict) else {"value": _cell(record)}
+            )
+            keys.update(dict.fromkeys(k for k in fields if k not in ("task_id", "index")))
+            rows.append({**fields, "task_id": result.task_id, "index": index})
+    schema = {"task_id": pl.String, "index": pl.Int64, **dict.fromkeys(keys, pl.String)}
+    return pl.DataFrame([{name: row.get(name) for name in schema} for row in rows], schema=schema, orient="row")
+
+
 @dataclass(frozen=True)
 class _Combined:
     name: str
@@ -563,6 +667,8 @@ class _Combined:
     weights: dict[str, float]
     renormalised: bool
     tasks: int
+    #: (task, weight key, where its value came from), as ``add_combined_score`` recorded them.
+    sources: list[tuple[str, str, str]] = field(default_factory=list)
 
     def weights_text(self) -> str:
         total = math.fsum(self.weights.values())
@@ -698,6 +804,14 @@ def _render_markdown(report: BenchmarkReport) -> str:
             f"Weights: {_md(view.combined.weights_text())}.",
             "",
         ]
+        if view.combined.sources:
+            rows = [list(row) for row in view.combined.sources]
+            lines += [
+                "Values combined, per task:",
+                "",
+                *_md_table(["task", "key", "value from"], rows, [False] * 3),
+                "",
+            ]
     if view.warning:
         lines += [f"> **Warning:** {_md(view.warning)}", ""]
     titles = dict(SECTIONS)

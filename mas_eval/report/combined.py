@@ -12,21 +12,24 @@ Notes
 .. math:: C_t = \sum_{k \in P_t} \frac{w_k}{Z_t} v_{t,k},\qquad
           Z_t = \sum_{k \in P_t} w_k \ \text{(renormalised)}\quad\text{or}\quad Z = \sum_{k \in W} w_k
 
-where :math:`P_t` are the weighted categories task :math:`t` has a value for and
-:math:`v_{t,k}` is the mean of the task's metrics in category :math:`k`. The overall combined
-score is the mean of :math:`C_t` over the tasks that have one. Without renormalisation a
-missing category contributes 0 and the divisor is the sum of all weights (MedAISure's
-``add_combined_score``: it is 1 for weights that sum to 1, as MedAISure's CLI requires; here
-any positive sum is accepted, and scaling every weight changes nothing either way).
+where :math:`P_t` are the weight keys task :math:`t` has a value for and :math:`v_{t,k}` is that
+value: the task's own score named :math:`k` when it has one (MedAISure's ``add_combined_score``
+reads each weight key from the task's metrics), else, for a key that names a category, the mean
+of the task's metrics in that category (what MedAISure's category aggregates would have stored
+under the key). Which of the two each value is, is recorded per task
+(:attr:`CombinedScore.sources`). The overall combined score is the mean of :math:`C_t` over the
+tasks that have one. Without renormalisation a missing key contributes 0 and the divisor is the
+sum of all weights, as in MedAISure (it is 1 for weights that sum to 1, as MedAISure's CLI
+requires; here any positive sum is accepted, and scaling every weight changes nothing either way).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mas_eval.constraints import Interval, check_columns, check_parameter
 from mas_eval.errors import DataError, InvalidParameterError
@@ -37,8 +40,10 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_CATEGORIES",
     "DEFAULT_WEIGHTS",
+    "TASK_VALUE",
     "CombinedScore",
     "category_scores",
+    "category_source",
     "check_weights",
     "combined_score",
     "format_weights",
@@ -70,6 +75,8 @@ DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"diagnostics": 0.4, "safety": 0.3, "communication": 0.2, "summarization": 0.1}
 )
 
+#: The source of a value a task holds itself under the weight key.
+TASK_VALUE = "task value"
 #: Metrics an error about an unknown weight key lists at most.
 _METRICS_SHOWN = 12
 #: A category's or a metric's weight.
@@ -229,6 +236,21 @@ def overall_means(task_scores: TaskScores) -> dict[str, float]:
     return {metric: math.fsum(v) / len(v) for metric, v in values.items()}
 
 
+def _category_members(
+    task_scores: TaskScores, checked: Mapping[str, frozenset[str]]
+) -> dict[str, dict[str, list[tuple[str, float]]]]:
+    """Per task and category, the task's metrics (as the task names them) in the category that have a value."""
+    result: dict[str, dict[str, list[tuple[str, float]]]] = {}
+    for task, scores in task_scores.items():
+        values = [(metric, _value(task, metric, raw)) for metric, raw in scores.items()]
+        result[task] = {}
+        for category, members in checked.items():
+            found = [(metric, v) for metric, v in values if metric.lower() in members and v is not None]
+            if found:
+                result[task][category] = found
+    return result
+
+
 def category_scores(
     task_scores: TaskScores, categories: Mapping[str, Sequence[str]] = DEFAULT_CATEGORIES
 ) -> dict[str, dict[str, float]]:
@@ -239,16 +261,16 @@ def category_scores(
     >>> category_scores({"t": {"rouge_l": 0.2, "clinical_relevance": 0.4, "accuracy": 1.0}})
     {'t': {'diagnostics': 1.0, 'summarization': 0.30000000000000004}}
     """
-    checked = _check_categories(categories)
-    result: dict[str, dict[str, float]] = {}
-    for task, scores in task_scores.items():
-        values = [(metric.lower(), _value(task, metric, raw)) for metric, raw in scores.items()]
-        result[task] = {}
-        for category, members in checked.items():
-            found = [v for metric, v in values if metric in members and v is not None]
-            if found:
-                result[task][category] = math.fsum(found) / len(found)
-    return result
+    members = _category_members(task_scores, _check_categories(categories))
+    return {
+        task: {category: math.fsum(v for _, v in found) / len(found) for category, found in by_category.items()}
+        for task, by_category in members.items()
+    }
+
+
+def category_source(metrics: Sequence[str]) -> str:
+    """How a value that is a category mean is described: ``category mean of [accuracy, clinical_accuracy]``."""
+    return f"category mean of [{', '.join(metrics)}]"
 
 
 @dataclass(frozen=True)
@@ -263,11 +285,15 @@ class CombinedScore:
     overall
         The mean of ``per_task``; None when no task has a combined score.
     categories
-        Task → weighted category → its value in the task (only the present ones).
+        Task → weight key → the value combined (only the present ones).
     weights
         The weights, as checked (a category's share is its weight over the sum).
     renormalize_missing
         Whether a task's weights were renormalised over its present categories.
+    sources
+        Task → weight key → where its value came from: :data:`TASK_VALUE` (the task's own
+        score of that name, which wins) or ``category mean of [m1, m2]`` (:func:`category_source`:
+        the task has no score of that name, so the mean of its metrics in the category).
     """
 
     per_task: dict[str, float]
@@ -275,6 +301,7 @@ class CombinedScore:
     categories: dict[str, dict[str, float]]
     weights: dict[str, float]
     renormalize_missing: bool
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def missing(self) -> list[str]:
@@ -282,14 +309,24 @@ class CombinedScore:
         return [task for task in self.categories if task not in self.per_task]
 
     def table(self, name: str = "combined_score") -> pl.DataFrame:
-        """One row per task: its combined score (column ``name``) and its weighted categories' values."""
+        """One row per task: its combined score (column ``name``), each weight key's value, and its source.
+
+        The columns are ``task``, ``name``, then per weight key ``k``: ``k`` (the value combined)
+        and ``k source`` (:attr:`sources`); null where the task has no value for the key.
+        """
         import polars as pl
 
-        rows = [
-            {"task": task, name: self.per_task.get(task), **{k: values.get(k) for k in self.weights}}
-            for task, values in self.categories.items()
-        ]
-        schema = {"task": pl.String, name: pl.Float64, **dict.fromkeys(self.weights, pl.Float64)}
+        rows = []
+        for task, values in self.categories.items():
+            sources = self.sources.get(task, {})
+            row: dict[str, object] = {"task": task, name: self.per_task.get(task)}
+            for key in self.weights:
+                row[key] = values.get(key)
+                row[f"{key} source"] = sources.get(key)
+            rows.append(row)
+        schema: dict[str, Any] = {"task": pl.String, name: pl.Float64}
+        for key in self.weights:
+            schema |= {key: pl.Float64, f"{key} source": pl.String}
         return pl.DataFrame(rows, schema=schema, orient="row")
 
 
@@ -308,8 +345,9 @@ def combined_score(
         Task → metric → score (a :class:`~mas_eval.report.BenchmarkReport`'s ``task_scores``).
         None and NaN are missing scores.
     weights
-        Category → weight: finite, non-negative, with a positive sum (they need not sum to 1).
-        A key that is not a category of ``categories`` names a metric, whose value is used as is.
+        Key → weight: finite, non-negative, with a positive sum (they need not sum to 1). A task's
+        own score named by the key is combined when it has one; else, for a key that is a category
+        of ``categories``, the mean of the task's metrics in it (:attr:`CombinedScore.sources` says which).
     renormalize_missing
         Divide by the sum of the weights of the categories present in the task (default), so a
         missing category does not pull the score down; otherwise by the sum of all weights.
@@ -328,9 +366,15 @@ def combined_score(
     ({'t1': 0.7000000000000001, 't2': 0.6}, 0.65)
     >>> combined_score(scores, {"diagnostics": 0.75, "summarization": 0.25}, renormalize_missing=False).per_task
     {'t1': 0.7000000000000001, 't2': 0.44999999999999996}
+
+    A task's own value under a weight key wins over the category mean:
+
+    >>> own = combined_score({"t": {"diagnostics": 0.2, "accuracy": 0.8}}, {"diagnostics": 1.0})
+    >>> own.per_task, own.sources
+    ({'t': 0.2}, {'t': {'diagnostics': 'task value'}})
     """
     checked = check_weights(weights)
-    by_category = category_scores(task_scores, categories)
+    members = _category_members(task_scores, _check_categories(categories))
     metrics = {metric for scores in task_scores.values() for metric in scores}
     unknown = [key for key in checked if key not in categories and key not in metrics]
     if unknown:
@@ -343,16 +387,22 @@ def combined_score(
         raise InvalidParameterError(msg)
     total = math.fsum(checked.values())
     present_values: dict[str, dict[str, float]] = {}
+    sources: dict[str, dict[str, str]] = {}
     per_task: dict[str, float] = {}
     for task, scores in task_scores.items():
-        values = {}
+        values: dict[str, float] = {}
+        source: dict[str, str] = {}
         for key in checked:
-            value = by_category[task].get(key) if key in categories else _value(task, key, scores.get(key))
-            if value is not None:
-                values[key] = value
-        present_values[task] = values
+            own = _value(task, key, scores.get(key))
+            found = members[task].get(key) if key in categories else None
+            if own is not None:  # MedAISure reads the key from the task's own metrics first
+                values[key], source[key] = own, TASK_VALUE
+            elif found:
+                values[key] = math.fsum(v for _, v in found) / len(found)
+                source[key] = category_source([m for m, _ in found])
+        present_values[task], sources[task] = values, source
         divisor = math.fsum(checked[k] for k in values) if renormalize_missing else total
         if values and divisor > 0:  # nothing present, or only zero weights: nothing to combine
             per_task[task] = math.fsum(checked[k] / divisor * v for k, v in values.items())
     overall = math.fsum(per_task.values()) / len(per_task) if per_task else None
-    return CombinedScore(per_task, overall, present_values, checked, renormalize_missing)
+    return CombinedScore(per_task, overall, present_values, checked, renormalize_missing, sources)

@@ -652,8 +652,14 @@ def _answers(
     for s in range(_STEPS[1]):
         rationale.add(vocabulary.steps, vocabulary.step_chars, kept[:, s])
     rationale.add(fallacies, fallacy_chars, fallacy)
-    del kept, p
+    del kept
 
+    # The system's diagnosis label: the item's with the run's probability, else another one. A
+    # child generator draws it, so that every other column stays as the parent stream made it.
+    (labels,) = rng.spawn(1)
+    n_labels = len(vocabulary.display)
+    wrong = (diagnosis[item] + 1 + labels.integers(0, max(n_labels - 1, 1), n)) % n_labels
+    predicted_diagnosis = np.where(labels.random(n) < p, diagnosis[item], wrong)
     hidden = {**prediction.hidden, **rationale.hidden}
     for text in (reference, reference_rationale):
         hidden.update({column: (codes[item], size) for column, (codes, size) in text.hidden.items()})
@@ -664,10 +670,16 @@ def _answers(
             "item_id": Coded(d.item_ids, item),
             "task": Coded(pl.Series(tasks), d.task_of_case[d.case[run]]),
             "prediction": prediction.expression(),
+            "predicted_diagnosis": Coded(vocabulary.display, predicted_diagnosis),
             "rationale": rationale.expression(),
             "reference": reference.expression(),
             "reference_rationale": reference_rationale.expression(),
             "reference_diagnosis": Coded(vocabulary.display, diagnosis[item]),
+            # The case's note is its reference rationale (its findings): clinical relevance asks
+            # how much of it an answer keeps; no effect is planted on it. No specialty: MedAISure's
+            # tables know two.
+            "note": reference_rationale.expression(),
+            "specialty": None,
         },
         hidden,
     )

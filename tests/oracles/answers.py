@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mas_eval.metrics.answers.normalise import APOSTROPHES, SEPARATORS
@@ -260,10 +261,12 @@ def score_item(
     reasoning_weights: dict[str, float] = REASONING_WEIGHTS,
     matching: str = "word_boundary",
     reference_fallback: bool = True,
+    label_options: dict[str, object] | None = None,
     **reasoning_options: object,
 ) -> dict[str, object]:
     """Every item column of the answers family for one answer (``reasoning_options``: those of
-    :func:`reasoning_quality`, ``prediction_fallback``, ``factual_formula``, ``factual_source``)."""
+    :func:`reasoning_quality`, ``prediction_fallback``, ``factual_formula``, ``factual_source``;
+    ``label_options``: those of :func:`label_scores`)."""
     accuracy = clinical_accuracy(
         item.get("prediction"), item.get("reference"), vocabulary, weights=category_weights, matching=matching
     )
@@ -275,7 +278,7 @@ def score_item(
         reference_fallback=reference_fallback,
         **reasoning_options,
     )
-    return accuracy | reasoning
+    return accuracy | reasoning | spec_label_scores(item, vocabulary, **(label_options or {}))
 
 
 # --- MedAISure's code (preset "medaisure"; tests/data/medaisure_behaviour.md) ------------------------------
@@ -397,8 +400,136 @@ def medaisure_reasoning(
 
 
 def score_item_medaisure(
-    item: dict[str, str | None], vocabulary: MedaisureVocabulary, *, prediction_fallback: bool = False
+    item: dict[str, str | None],
+    vocabulary: MedaisureVocabulary,
+    *,
+    prediction_fallback: bool = False,
+    label_synonyms: dict[str, str] | None = None,
 ) -> dict[str, object]:
-    """Every item column of the answers family under preset "medaisure"."""
+    """Every item column of the answers family under preset "medaisure" (``label_synonyms``: the
+    label map's rows, ``term -> canonical``)."""
     accuracy = medaisure_accuracy(item.get("prediction"), item.get("reference"), vocabulary)
-    return accuracy | medaisure_reasoning(item, vocabulary, prediction_fallback=prediction_fallback)
+    reasoning = medaisure_reasoning(item, vocabulary, prediction_fallback=prediction_fallback)
+    labels = medaisure_label_scores(item, vocabulary, label_synonyms or {}, **MEDAISURE_LABEL_OPTIONS)
+    return accuracy | reasoning | labels
+
+
+# --- diagnostic accuracy and clinical relevance (MedAISure's DiagnosticAccuracyMetric, ClinicalRelevanceMetric) ----
+#
+# The specialty tables of MedAISure's clinical.py, restated here for the oracle.
+
+KNOWN = {
+    "cardiology": {"myocardial infarction", "mi", "heart failure"},
+    "infectious_disease": {"sepsis", "pneumonia", "flu"},
+}
+CRITICAL = {"cardiology": {"myocardial infarction", "mi"}, "infectious_disease": {"sepsis"}}
+THRESHOLDS = {"cardiology": 0.35, "infectious_disease": 0.30}
+#: Preset "medaisure"'s settings of the two metrics; the document's are the defaults of label_scores.
+MEDAISURE_LABEL_OPTIONS = {"critical_weight": 1.5, "unscored": False, "boost": 0.02, "factor": 0.8, "python_or": True}
+
+
+def label_scores(
+    item: dict[str, str | None],
+    normalise: Callable[[str | None], str],
+    specialty_of: Callable[[str | None], str],
+    keyword_counts: dict[str, int],
+    table_label: Callable[[str], str],
+    *,
+    critical_weight: float = 1.0,
+    unscored: bool = True,
+    boost: float = 0.0,
+    cap: float = 0.1,
+    threshold: float = 0.25,
+    factor: float = 1.0,
+    python_or: bool = False,
+) -> dict[str, object]:
+    """Diagnostic accuracy and clinical relevance of one item, with their parts, step by step.
+
+    ``normalise``: a text to its normalised string ("" for None); ``specialty_of``: a specialty
+    to its table key; ``keyword_counts``: one-word lexicon term -> categories listing it;
+    ``table_label``: a label of the specialty tables as the texts are normalised.
+    """
+    out: dict[str, object] = {}
+    t = normalise(item.get("reference_diagnosis"))
+    if python_or:  # MedAISure's `label or prediction`: a label of spaces alone is given
+        p = normalise(item.get("predicted_diagnosis") or item.get("prediction"))
+    else:  # the label if it has words, else the answer
+        p = normalise(item.get("predicted_diagnosis")) or normalise(item.get("prediction"))
+    s = specialty_of(item.get("specialty")) if item.get("specialty") else None
+    if unscored and not t:
+        out |= dict.fromkeys(("diagnostic_accuracy", "diagnostic_weight", "diagnostic_critical",
+                              "diagnostic_known_label"))  # fmt: skip
+    else:
+        known, critical, weight = True, False, 1.0
+        if s in KNOWN:
+            known = bool(p) and p in {table_label(label) for label in KNOWN[s]}
+        if s in CRITICAL and t in {table_label(label) for label in CRITICAL[s]}:
+            critical, weight = True, critical_weight
+        out |= {
+            "diagnostic_accuracy": 1.0 if t and p and t == p else 0.0,
+            "diagnostic_weight": weight,
+            "diagnostic_critical": critical,
+            "diagnostic_known_label": known,
+        }
+    note, summary = set(normalise(item.get("note")).split()), set(normalise(item.get("prediction")).split())
+    if unscored and not note:
+        return out | dict.fromkeys(("clinical_relevance", "relevance_jaccard", "relevance_boost",
+                                    "relevance_threshold", "relevance_meets_threshold"))  # fmt: skip
+    if not note and not summary:
+        jaccard = 1.0
+    elif not note or not summary:
+        jaccard = 0.0
+    else:
+        jaccard = len(note & summary) / len(note | summary)
+    shared = sum(keyword_counts.get(word, 0) for word in note & summary)
+    bonus = min(cap, shared * boost) if shared else 0.0
+    raw = min(1.0, jaccard + bonus)
+    theta = THRESHOLDS.get(s, threshold) if s else threshold
+    meets = raw >= theta
+    return out | {
+        "clinical_relevance": raw if meets else max(0.0, raw * factor),
+        "relevance_jaccard": jaccard,
+        "relevance_boost": bonus,
+        "relevance_threshold": theta,
+        "relevance_meets_threshold": meets,
+    }
+
+
+def spec_label_scores(item: dict[str, str | None], vocabulary: Vocabulary, **options: object) -> dict[str, object]:
+    """:func:`label_scores` under the document's normalisation: words through the synonym map."""
+    counts = {term[0]: len(categories) for term, categories in vocabulary.lexicon.items() if len(term) == 1}
+    return label_scores(
+        item,
+        lambda text: " ".join(vocabulary.normalise(text)),
+        lambda text: "_".join(words(text)),
+        counts,
+        lambda label: " ".join(vocabulary.normalise(label)),
+        **options,
+    )
+
+
+def medaisure_label_scores(
+    item: dict[str, str | None], vocabulary: MedaisureVocabulary, label_synonyms: dict[str, str], **options: object
+) -> dict[str, object]:
+    """:func:`label_scores` as MedAISure's code: its string, the label map looked up whole; the
+    one-word lexicon terms counted once per category listing them."""
+
+    def label(text: str | None) -> str:
+        normal = medaisure_text(text)
+        return label_synonyms.get(normal, normal)
+
+    counts: dict[str, int] = {}
+    for terms in vocabulary.lexicon.values():
+        for term in terms:
+            if " " not in term:
+                counts[term] = counts.get(term, 0) + 1
+
+    def score(item_: dict[str, str | None]) -> dict[str, object]:
+        diagnostic = label_scores(item_, label, medaisure_text, counts, lambda x: x, **options)
+        # Relevance compares the texts' words without the label map.
+        relevance = label_scores(item_, medaisure_text, medaisure_text, counts, lambda x: x, **options)
+        return {k: v for k, v in diagnostic.items() if k.startswith("diagnostic")} | {
+            k: v for k, v in relevance.items() if not k.startswith("diagnostic")
+        }
+
+    return score(item)

@@ -1,4 +1,5 @@
-"""The answers family's maths (the MedAISure metrics overview): clinical accuracy and reasoning quality.
+"""The answers family's maths (the MedAISure metrics overview): clinical accuracy, reasoning quality,
+diagnostic accuracy and clinical relevance.
 
 * :mod:`~mas_eval.metrics.answers.normalise` — normalised answer text (:func:`normalise_text`),
   and the spaced form that matching on word boundaries runs on;
@@ -9,6 +10,10 @@
 * :mod:`~mas_eval.metrics.answers.accuracy` — clinical accuracy: pooled weighted Jaccard, fallback;
 * :mod:`~mas_eval.metrics.answers.reasoning` — reasoning quality: token F1, structure, evidence,
   factual consistency, fallacy penalty;
+* :mod:`~mas_eval.metrics.answers.labels` — diagnostic accuracy: the predicted label against the
+  reference diagnosis, a specialty's critical diagnoses weighted (MedAISure's specialty tables);
+* :mod:`~mas_eval.metrics.answers.relevance` — clinical relevance: word Jaccard of summary and
+  note, knowledge boost, specialty threshold;
 * :mod:`~mas_eval.metrics.answers.suite` — all of it per answer (:func:`answer_scores`) and for
   :func:`mas_eval.score` (:data:`FAMILY`); parameters :class:`~mas_eval.metrics.answers.params.AnswersParams`,
   output columns :mod:`~mas_eval.metrics.answers.outputs`.
@@ -35,7 +40,10 @@ FAMILY = Family(
     reads=(),
     params=AnswersParams,
     compute=compute,
-    description="Benchmark answers: clinical accuracy and reasoning quality per item (MedAISure metrics overview).",
+    description=(
+        "Benchmark answers: clinical accuracy, reasoning quality, diagnostic accuracy and clinical relevance per item "
+        "(MedAISure metrics overview)."
+    ),
     columns=COLUMNS,
     output_tables=TABLES,
 )

@@ -18,6 +18,7 @@ __all__ = ["AnswersParams"]
 
 _FILE = Predicate(lambda value: isinstance(value, str | Path) and str(value) != "", "a file path")
 _WEIGHT = Interval(float, 0, None)
+_SHARE = Interval(float, 0, 1)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,20 @@ class AnswersParams(Params):
     factual_source
         The fact set comes from ``"diagnosis"`` (the reference diagnosis, else the reference
         answer) or ``"answer"`` (the reference answer, else the diagnosis: MedAISure's code).
+    diagnostic_critical_weight
+        The weight of an item whose reference diagnosis is critical in its specialty, in the
+        weighted mean that is diagnostic accuracy: 1 (the document's plain mean) or 1.5
+        (MedAISure's code); >= 0.
+    unscored_without_reference
+        An item without a reference diagnosis (diagnostic accuracy) or without a note (clinical
+        relevance) gets no score of it (``True``), or is scored against an empty one (``False``,
+        MedAISure's code, where a missing field is an empty text).
+    relevance_boost_per_term, relevance_boost_cap
+        Clinical relevance's knowledge boost: per one-word lexicon term shared by note and
+        summary, capped: 0 (the document's plain Jaccard) or 0.02 (MedAISure's code); cap 0.1.
+    relevance_threshold, relevance_below_threshold_factor
+        A relevance below the threshold (0.25, or the specialty's) is multiplied by the factor:
+        1 (the document: no adjustment) or 0.8 (MedAISure's code).
     answers_lexicon_file, answers_synonyms_file, answers_markers_file, answers_facts_file
         A CSV of rows added to the shipped table: ``term,category`` (lexicon), ``term,canonical``
         (synonyms; a term overrides the shipped rows of the same term), ``kind,marker`` (markers),
@@ -97,6 +112,12 @@ class AnswersParams(Params):
     answers_entities: Entities = param("longest_match", Options.of(Entities))
     factual_formula: FactualFormula = param("share", Options.of(FactualFormula))
     factual_source: FactualSource = param("diagnosis", Options.of(FactualSource))
+    diagnostic_critical_weight: float = param(1.0, _WEIGHT)
+    unscored_without_reference: bool = param(True, Boolean())
+    relevance_boost_per_term: float = param(0.0, _SHARE)
+    relevance_boost_cap: float = param(0.1, _SHARE)
+    relevance_threshold: float = param(0.25, _SHARE)
+    relevance_below_threshold_factor: float = param(1.0, _SHARE)
     answers_lexicon_file: str | None = param(None, _FILE, NONE)
     answers_synonyms_file: str | None = param(None, _FILE, NONE)
     answers_markers_file: str | None = param(None, _FILE, NONE)

@@ -39,8 +39,9 @@ from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.metrics.answers.accuracy import DEFAULT_CATEGORY_WEIGHTS, accuracy_columns
 from mas_eval.metrics.answers.entities import Entities, with_entity_counts
+from mas_eval.metrics.answers.labels import diagnostic_columns, label_synonyms, normalised_label, normalised_specialty
 from mas_eval.metrics.answers.normalise import EMPTY, Matching
-from mas_eval.metrics.answers.outputs import ITEM_METRICS
+from mas_eval.metrics.answers.outputs import ITEM_METRICS, SCORES
 from mas_eval.metrics.answers.params import AnswersParams
 from mas_eval.metrics.answers.phrases import with_phrase_word_counts
 from mas_eval.metrics.answers.reasoning import (
@@ -53,6 +54,7 @@ from mas_eval.metrics.answers.reasoning import (
     token_sets,
     with_marker_counts,
 )
+from mas_eval.metrics.answers.relevance import relevance_columns, word_set
 from mas_eval.metrics.answers.vocabulary import (
     Vocabulary,
     answer_synonyms,
@@ -67,14 +69,26 @@ from mas_eval.metrics.ordered import ordered_aggregates
 __all__ = ["TEXT_COLUMNS", "answer_scores", "compute", "scoring_options"]
 
 #: The answer texts, as the ``answers`` table names them; ``prediction`` and ``reference`` are required.
-TEXT_COLUMNS = ("prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis")
+TEXT_COLUMNS = (
+    "prediction",
+    "rationale",
+    "reference",
+    "reference_rationale",
+    "reference_diagnosis",
+    "predicted_diagnosis",
+    "note",
+    "specialty",
+)
 _REQUIRED = ("prediction", "reference")
 #: Names of the derived texts (spaced forms).
 _PREDICTION, _REFERENCE = "prediction", "reference"
 _REASONING, _REFERENCE_REASONING, _DIAGNOSIS = "_reasoning", "_reference_reasoning", "_diagnosis"
+#: The spaced reference diagnosis and note, and the raw specialty (diagnostic accuracy, clinical relevance).
+_LABEL, _PREDICTED_LABEL, _NOTE, _SPECIALTY = "_label", "_predicted_label", "_note", "_specialty"
 _METRIC_NAMES = [m.name for m in ITEM_METRICS]
 #: A category's or a component's weight.
 _WEIGHT = Interval(float, 0)
+_SHARE = Interval(float, 0, 1)
 
 
 def _weights(value: object, defaults: Mapping[str, float], name: str) -> dict[str, float]:
@@ -151,6 +165,10 @@ def _texts(
         reasoning.alias(_REASONING),
         reference_reasoning.alias(_REFERENCE_REASONING),
         pl.coalesce(given(first), text[second]).alias(_DIAGNOSIS),
+        text["reference_diagnosis"].alias(_LABEL),
+        pl.coalesce(given("predicted_diagnosis"), text["prediction"]).alias(_PREDICTED_LABEL),
+        text["note"].alias(_NOTE),
+        (pl.col("specialty").cast(pl.String) if "specialty" in schema else pl.lit(None, pl.String)).alias(_SPECIALTY),
     )
     return frame.collect(), keys
 
@@ -169,6 +187,13 @@ _MAPPING = [Predicate(lambda value: value is None or isinstance(value, Mapping),
         "entities": [Options.of(Entities)],
         "factual_formula": [Options.of(FactualFormula)],
         "factual_source": [Options.of(FactualSource)],
+        "label_synonyms": _MAPPING,
+        "diagnostic_critical_weight": [_WEIGHT],
+        "unscored_without_reference": [Boolean()],
+        "relevance_boost_per_term": [_SHARE],
+        "relevance_boost_cap": [_SHARE],
+        "relevance_threshold": [_SHARE],
+        "relevance_below_threshold_factor": [_SHARE],
     }
 )
 def answer_scores(
@@ -183,14 +208,24 @@ def answer_scores(
     entities: Entities = "longest_match",
     factual_formula: FactualFormula = "share",
     factual_source: FactualSource = "diagnosis",
+    label_synonyms: Mapping[str, str] | None = None,
+    diagnostic_critical_weight: float = 1.0,
+    unscored_without_reference: bool = True,
+    relevance_boost_per_term: float = 0.0,
+    relevance_boost_cap: float = 0.1,
+    relevance_threshold: float = 0.25,
+    relevance_below_threshold_factor: float = 1.0,
 ) -> pl.DataFrame:
-    r"""Clinical accuracy and reasoning quality of every answer, with every component (the MedAISure metrics overview).
+    r"""Clinical accuracy, reasoning quality, diagnostic accuracy and clinical relevance of every answer,
+    with every component (the MedAISure metrics overview; MedAISure's clinical metrics).
 
     Parameters
     ----------
     answers
         One row per answer: ``prediction`` and ``reference`` (String), optionally ``rationale``,
-        ``reference_rationale``, ``reference_diagnosis``; every other column is a key, kept.
+        ``reference_rationale``, ``reference_diagnosis``, ``predicted_diagnosis`` (the label
+        diagnostic accuracy compares, else the prediction), ``note`` (what a summary is scored
+        against), ``specialty``; every other column is a key, kept.
     vocabulary
         The compiled synonym map, lexicon, markers and fact sets (default: the shipped ones,
         :meth:`Vocabulary.shipped`; :meth:`Vocabulary.of` compiles others).
@@ -215,6 +250,13 @@ def answer_scores(
         Where the fact set's diagnoses are looked for: ``"diagnosis"`` (default:
         ``reference_diagnosis``, else ``reference``) or ``"answer"`` (MedAISure's: ``reference``,
         else ``reference_diagnosis``).
+    label_synonyms
+        Diagnostic accuracy's whole-label synonym map under MedAISure's normalisation (default:
+        the vocabulary's synonyms); the document's normalisation maps labels with the vocabulary.
+    diagnostic_critical_weight, unscored_without_reference
+        See :mod:`~mas_eval.metrics.answers.labels` (and :class:`AnswersParams`).
+    relevance_boost_per_term, relevance_boost_cap, relevance_threshold, relevance_below_threshold_factor
+        :math:`b, b_{max}, \theta, f` of :mod:`~mas_eval.metrics.answers.relevance`.
 
     Returns
     -------
@@ -222,7 +264,9 @@ def answer_scores(
         The key columns, then ``clinical_accuracy``, ``reasoning_quality``,
         ``entity_jaccard_<category>`` (null when neither side has an entity of it),
         ``accuracy_fallback_used``, ``token_f1``, ``structure``, ``evidence``,
-        ``factual_consistency``, ``fallacy_penalty``; one row per answer, in input order.
+        ``factual_consistency``, ``fallacy_penalty``, then ``diagnostic_accuracy`` and
+        ``clinical_relevance`` with their parts (:data:`~mas_eval.metrics.answers.outputs.ITEM_METRICS`
+        gives the order); one row per answer, in input order.
 
     Notes
     -----
@@ -289,9 +333,42 @@ def answer_scores(
             *accuracy_columns(pl.col(_PREDICTION), pl.col(_REFERENCE), weights=category, matching=matching, gap=gap),
             *reasoning_columns(reasoning, factual_formula),
         )
-        .select(*keys, *_METRIC_NAMES)
     )
-    return scored.collect()
+    # Each normalised text once, as a column: every expression below reads it several times.
+    words = vocabulary.words
+    normalised = texts.lazy().select(
+        _specialty=normalised_specialty(pl.col(_SPECIALTY), vocabulary),
+        _expected=normalised_label(words(pl.col(_LABEL)), vocabulary, label_synonyms),
+        _predicted=normalised_label(words(pl.col(_PREDICTED_LABEL)), vocabulary, label_synonyms),
+        _note=word_set(words(pl.col(_NOTE))),
+        _summary=word_set(words(pl.col(_PREDICTION))),
+    )
+    labels = (
+        normalised.collect()
+        .lazy()
+        .select(
+            *diagnostic_columns(
+                pl.col("_expected"),
+                pl.col("_predicted"),
+                pl.col("_specialty"),
+                vocabulary,
+                critical_weight=diagnostic_critical_weight,
+                unscored_without_reference=unscored_without_reference,
+            ),
+            *relevance_columns(
+                pl.col("_note"),
+                pl.col("_summary"),
+                pl.col("_specialty"),
+                vocabulary,
+                boost_per_term=relevance_boost_per_term,
+                boost_cap=relevance_boost_cap,
+                threshold=relevance_threshold,
+                below_threshold_factor=relevance_below_threshold_factor,
+                unscored_without_reference=unscored_without_reference,
+            ),
+        )
+    )
+    return pl.concat([scored, labels], how="horizontal").select(*keys, *_METRIC_NAMES).collect()
 
 
 # --- the family -------------------------------------------------------------------------------------------
@@ -331,6 +408,13 @@ def scoring_options(params: AnswersParams) -> dict[str, Any]:
         "entities": params.answers_entities,
         "factual_formula": params.factual_formula,
         "factual_source": params.factual_source,
+        "label_synonyms": label_synonyms(params.answers_vocabulary),
+        "diagnostic_critical_weight": params.diagnostic_critical_weight,
+        "unscored_without_reference": params.unscored_without_reference,
+        "relevance_boost_per_term": params.relevance_boost_per_term,
+        "relevance_boost_cap": params.relevance_boost_cap,
+        "relevance_threshold": params.relevance_threshold,
+        "relevance_below_threshold_factor": params.relevance_below_threshold_factor,
     }
 
 
@@ -344,11 +428,22 @@ def compute(tables: Mapping[str, pl.LazyFrame], params: AnswersParams, codes: Ke
         tables["answers"].select(RUN_KEY, "item_id", "task", *TEXT_COLUMNS), **scoring_options(params)
     ).sort(RUN_KEY, "item_id")
     # Items come sorted by (run, item): each run's mean adds its items in item order.
+    # Diagnostic accuracy is a weighted mean (MedAISure adds weight·correct and weight item by item).
+    weighted = pl.col("diagnostic_weight") * pl.col("diagnostic_accuracy")
     means = ordered_aggregates(
         items.lazy(),
         RUN_KEY,
-        means={name: pl.col(name) for name in ("clinical_accuracy", "reasoning_quality")},
+        means={
+            name: pl.col(name).drop_nulls() for name in ("clinical_accuracy", "reasoning_quality", "clinical_relevance")
+        },
+        sums={"_weighted": weighted.drop_nulls(), "_weight": pl.col("diagnostic_weight").drop_nulls()},
         other={"num_items": pl.len().cast(pl.UInt32)},
+    ).select(
+        RUN_KEY,
+        *SCORES[:2],
+        pl.when(pl.col("_weight") > 0).then(pl.col("_weighted") / pl.col("_weight")).alias("diagnostic_accuracy"),
+        "clinical_relevance",
+        "num_items",
     )
     runs = tables["runs"].select(RUN_KEY).join(means, on=RUN_KEY, how="left").sort(RUN_KEY)
     return {"runs": runs, "items": items.lazy()}

@@ -420,6 +420,12 @@ class Vocabulary:
             return medaisure_text(expr)
         return canonical(self.spaced(expr))
 
+    def words(self, spaced_text: pl.Expr) -> pl.Expr:
+        """The normalised text of a spaced one (:meth:`spaced`): :meth:`normalise` without normalising again."""
+        if self.normalisation == "medaisure":
+            return spaced_text.str.strip_prefix(" ").str.strip_suffix(" ")
+        return canonical(spaced_text)
+
     @property
     def gap(self) -> str:
         """What separates two words in spaced texts and patterns: two spaces; one under MedAISure's normalisation."""
