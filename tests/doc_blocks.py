@@ -90,9 +90,9 @@ def run_page(path: Path, scratch: Path) -> dict[str, int]:
         elif language == "pycon":
             test = doctest.DocTestParser().get_doctest(body, namespace, where, str(path), 0)
             runner = doctest.DocTestRunner(optionflags=_OPTIONS)
-            runner.run(test, out=_Collect.write)
+            runner.run(test, out=_Collect.write, clear_globs=False)
             assert not runner.failures, f"{where}:\n{_Collect.take()}"
-            namespace.update(test.globs)
+            namespace.update(test.globs)  # a DocTest runs in a copy of the namespace
         elif language == "bash":
             counts["bash"] += run_shell(body, scratch) - 1
         counts[language] += 1
