@@ -12,9 +12,8 @@ The kernel is this interpreter: a kernelspec named ``python3`` (the notebooks' o
 is ``sys.executable`` is put first on ``JUPYTER_PATH``, so neither a user's ``python3`` kernel nor
 one installed elsewhere can run another Python, and ``PYTHONPATH`` leads to this checkout.
 
-Under pytest-xdist the first worker to need the site builds it and the others wait on a lock
-and read the same folder (the suite runs with ``--dist loadgroup`` and these tests share one
-group, so usually one worker asks).
+One test uses the site (``tests/test_doc_pages.py::test_the_site``, its checks as subtests), so
+one pytest-xdist worker builds it; should another ask, it waits on a lock and reads the same folder.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The documentation: its site builds strictly, what it generates is there, and its pages run.
 
-The site (``tests/docs_site.py``) is built once per session; a warning fails it. Its pages'
+The site (``tests/docs_site.py``) is built once per session, by one test; a warning fails it. Its pages'
 code blocks run as the README's do (``tests/doc_blocks.py``), so no page can drift from the
 code. The README and the pages describe the tool as it is: no issue numbers, no commit hashes,
 no paths outside the repository (history goes to CHANGELOG.md).
@@ -20,6 +20,7 @@ import pytest
 from tests.conftest import CHECKOUT
 from tests.doc_blocks import blocks, run_page
 from tests.docs_site import Site
+from tests.test_notebooks import NOTEBOOKS, check_notebook
 
 DOCS = CHECKOUT / "docs"
 PAGES = sorted(path for path in DOCS.rglob("*.md") if "notebooks" not in path.relative_to(DOCS).parts)
@@ -64,7 +65,7 @@ class _Text(HTMLParser):
 def text_of(page: Path) -> str:
     parser = _Text()
     parser.feed(page.read_text(encoding="utf-8"))
-    return "".join(parser.parts)
+    return "".join(parser.parts).replace("\u2019", "'")  # docutils' smart quotes, back to the source's
 
 
 def history_in(text: str) -> list[str]:
@@ -114,12 +115,24 @@ def test_the_readme_headlines_are_the_benchmark_results() -> None:
 
 
 # --- the site ----------------------------------------------------------------------------------
+#
+# One test, its checks as subtests: the site is built once, by whichever worker runs this test
+# (pytest-xdist's load distribution would otherwise send site checks to both workers, one of them
+# waiting for the other's build).
 
-pytestmark_docs = pytest.mark.xdist_group("docs")
+
+def test_the_site(docs_site: Site, subtests: pytest.Subtests) -> None:
+    with subtests.test("builds strictly"):
+        check_builds_strictly(docs_site)
+    for name, check in SITE_CHECKS.items():
+        with subtests.test(name):
+            check(docs_site)
+    for notebook in NOTEBOOKS:
+        with subtests.test(notebook.name):
+            check_notebook(notebook, docs_site)
 
 
-@pytestmark_docs
-def test_the_site_builds_strictly(docs_site: Site) -> None:
+def check_builds_strictly(docs_site: Site) -> None:
     assert docs_site.returncode == 0, docs_site.log
     for page in ("index", "getting_started", "dataset", "statistics", "cli", "performance", "correctness"):
         assert (docs_site.html / f"{page}.html").is_file(), page
@@ -127,8 +140,7 @@ def test_the_site_builds_strictly(docs_site: Site) -> None:
         assert (docs_site.html / f"metrics_{family}.html").is_file(), family
 
 
-@pytestmark_docs
-def test_the_cli_page_is_each_commands_own_help(docs_site: Site) -> None:
+def check_the_cli_page_is_each_commands_own_help(docs_site: Site) -> None:
     extension = _module(DOCS / "_ext" / "mas_eval_docs.py", "mas_eval_docs")
     text = text_of(docs_site.html / "cli.html")
     names = extension.command_names()
@@ -139,8 +151,7 @@ def test_the_cli_page_is_each_commands_own_help(docs_site: Site) -> None:
         assert usage.strip() in text, name
 
 
-@pytestmark_docs
-def test_the_performance_page_has_every_benchmark_row(docs_site: Site) -> None:
+def check_the_performance_page_has_every_benchmark_row(docs_site: Site) -> None:
     table = _module(CHECKOUT / "benchmarks" / "readme_table.py", "readme_table").table()
     text = text_of(docs_site.html / "performance.html")
     rows = table.splitlines()[2:]
@@ -150,23 +161,30 @@ def test_the_performance_page_has_every_benchmark_row(docs_site: Site) -> None:
         assert label in text, label
 
 
-@pytestmark_docs
-def test_the_api_reference_and_family_pages_come_from_the_docstrings(docs_site: Site) -> None:
+def check_the_api_reference_and_family_pages_come_from_the_docstrings(docs_site: Site) -> None:
     import mas_eval
     from mas_eval.stats import compare, display
 
     stats = text_of(docs_site.html / "api" / "stats.html")
     assert compare.__doc__.splitlines()[0].strip() in stats
-    assert display.__doc__.splitlines()[0].strip().replace("``", "") in stats
+    assert "table shown as mas-eval compare prints it" in display.__doc__.replace("``", "")
+    assert "table shown as mas-eval compare prints it" in stats
     top = text_of(docs_site.html / "api" / "mas_eval.html")
     assert mas_eval.Scores.__doc__.splitlines()[0].split(":")[0].replace(":func:`score`", "score") in top
     decision = text_of(docs_site.html / "metrics_decision.html")
     assert "Mean pairwise cosine" in decision or "consensus" in decision
 
 
-@pytestmark_docs
-def test_notebook_pages_show_their_outputs_not_the_probe(docs_site: Site) -> None:
+def check_notebook_pages_show_their_outputs_not_the_probe(docs_site: Site) -> None:
     page = docs_site.html / "notebooks" / "01_quickstart.html"
     html = page.read_text(encoding="utf-8")
     assert "<img" in html  # the forest plot the notebook drew
     assert "_facts" not in html and "MAS_EVAL_FIGURES'] =" not in html  # the suite's hidden cells
+
+
+SITE_CHECKS = {
+    "the command-line page": check_the_cli_page_is_each_commands_own_help,
+    "the performance page": check_the_performance_page_has_every_benchmark_row,
+    "the API reference": check_the_api_reference_and_family_pages_come_from_the_docstrings,
+    "a notebook page": check_notebook_pages_show_their_outputs_not_the_probe,
+}
