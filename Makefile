@@ -52,7 +52,7 @@ test-browser: $(BROWSER_STAMP) docs
 # that raises) fails the build. Doctrees and the executed notebooks stay in build/docs/.
 SPHINX := -m sphinx -W --keep-going -j auto -d build/docs/doctrees
 docs: $(STAMP)
-	rm -rf site
+	rm -rf site build/docs  # fresh: the notebooks show what the code does now
 	$(BIN)/python $(SPHINX) docs site
 
 # The same checks on the newest releases pyproject.toml's ranges allow, in a venv of its own:

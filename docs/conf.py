@@ -65,10 +65,14 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "navbar_align": "left",
+    # The header lists the first sections; the rest sit under "More" (one row at 1280 px).
+    "header_links_before_dropdown": 5,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
     "secondary_sidebar_items": ["page-toc"],
 }
+# A mode set on the page: without one, the theme's script logs an error on a first visit.
+html_context = {"default_mode": "light"}
 html_static_path = ["_static"]
 html_css_files = ["mas_eval.css"]
 html_show_sourcelink = False
