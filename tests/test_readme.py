@@ -2,8 +2,8 @@
 
 The README's examples are what a new user copies first; one that fails verbatim costs them more
 than a missing example would (``tests/doc_blocks.py`` says how each kind of block runs). The
-JSON record is ingested. The page names no development history (``tests/test_doc_pages.py``
-checks it with the documentation's pages).
+JSON run record (on the documentation's Dataset page) is ingested. The page names no development
+history (``tests/test_doc_pages.py`` checks it with the documentation's pages).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def test_the_readme_is_short() -> None:
 
 
 def test_the_json_record_ingests(tmp_path: Path) -> None:
+    found = 0
     for path in (README, *sorted((CHECKOUT / "docs").rglob("*.md"))):
         for language, record in blocks(path):
             if language != "json":
@@ -48,3 +49,5 @@ def test_the_json_record_ingests(tmp_path: Path) -> None:
             ds = Dataset.open(result.out).validate()
             assert result.runs == 1
             assert set(ds.table_names) >= {"runs", "agents", "beliefs", "criteria", "scores", "alt_scores", "answers"}
+            found += 1
+    assert found, "no JSON run record in the README or the documentation"
