@@ -1,4 +1,5 @@
 # Two commands on a fresh machine: `make test` and `make demo`. Both create .venv when missing.
+# `make docs` builds the documentation site into site/.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -15,14 +16,15 @@ CHECK_LOCK := requirements/check_lock.py $(LOCK)
 # apt-get needs root: sudo when not root and sudo exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: test test-browser test-latest lock demo lint bench clean sample inspect-sample
+.PHONY: test test-browser test-latest lock demo docs lint bench clean sample inspect-sample
 
+# The docs extra too: the suite builds the documentation (tests/test_doc_pages.py).
 # Reinstalls when the lock or pyproject.toml changes. The venv's own pip (from ensurepip) predates
 # --build-constraint, so pip comes first; setuptools with it, to replace the one venv seeds.
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c $(LOCK) --upgrade pip setuptools
-	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed,inspect]"
+	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed,inspect,docs]"
 	$(BIN)/python $(CHECK_LOCK)
 	touch $(STAMP)
 
@@ -38,13 +40,20 @@ test: $(STAMP)
 $(BROWSER_STAMP): $(STAMP)
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }
-	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed,inspect,browser]"
+	$(BIN)/python -m pip install --quiet $(PIP_LOCKED) -e ".[dev,distributed,inspect,docs,browser]"
 	$(BIN)/python $(CHECK_LOCK)
 	touch $(BROWSER_STAMP)
 
-test-browser: $(BROWSER_STAMP)
+test-browser: $(BROWSER_STAMP) docs
 	$(BIN)/mas-eval demo --out reports/demo
 	$(BIN)/python -m pytest -q tests_browser
+
+# The documentation site, strict: a warning (a broken link, a missing reference, a notebook cell
+# that raises) fails the build. Doctrees and the executed notebooks stay in build/docs/.
+SPHINX := -m sphinx -W --keep-going -j auto -d build/docs/doctrees
+docs: $(STAMP)
+	rm -rf site build/docs  # fresh: the notebooks show what the code does now
+	$(BIN)/python $(SPHINX) docs site
 
 # The same checks on the newest releases pyproject.toml's ranges allow, in a venv of its own:
 # users install against the ranges, not the lock. Upgrades on every run (no stamp), setuptools
@@ -53,7 +62,7 @@ LATEST := .venv-latest
 test-latest:
 	test -x $(LATEST)/bin/python || $(PYTHON) -m venv $(LATEST)
 	$(LATEST)/bin/python -m pip install --quiet --upgrade pip setuptools
-	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,distributed,inspect]"
+	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[dev,distributed,inspect,docs]"
 	$(LATEST)/bin/python $(CHECK_LOCK) --report
 	$(LATEST)/bin/ruff check mas_eval tests tests_browser benchmarks
 	$(LATEST)/bin/python $(PYTEST)
@@ -106,4 +115,4 @@ inspect-sample: $(STAMP)
 	$(BIN)/python -m tests.inspect_logs data/inspect
 
 clean:
-	rm -rf $(VENV) $(LATEST) $(UV_VENV) reports/demo
+	rm -rf $(VENV) $(LATEST) $(UV_VENV) reports/demo site build/docs

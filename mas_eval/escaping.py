@@ -16,6 +16,7 @@ Ordinary non-ASCII text, right-to-left letters included, is kept as it is.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:  # polars loads with the first CSV: the terminal's text needs 
     import polars as pl
 
 __all__ = [
-    "CONTROLS", "FORMULA_START", "markdown_text", "one_line", "spreadsheet_restored", "spreadsheet_safe", "visible",
+    "CONTROLS", "FORMULA_START", "html_text", "markdown_text", "one_line", "spreadsheet_restored", "spreadsheet_safe",
+    "visible",
 ]  # fmt: skip
 
 #: The characters never written raw: C0 controls, DEL, C1 controls, the bidirectional embeddings,
@@ -94,6 +96,16 @@ def markdown_text(text: str) -> str:
     text = _MARKDOWN_INLINE.sub(lambda m: "\\" + m.group(), one_line(text).strip(" "))
     text = _MARKDOWN_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text)
     return text.translate(_HTML)
+
+
+def html_text(text: str) -> str:
+    r"""``text`` as HTML text or a quoted attribute value: control characters as escapes
+    (:func:`visible`), ``& < > " '`` as character references, so that no markup or script passes.
+
+    >>> print(html_text("<b onclick='x()'>a&b</b>\x1b[31m"))
+    &lt;b onclick=&#x27;x()&#x27;&gt;a&amp;b&lt;/b&gt;\x1b[31m
+    """
+    return html.escape(visible(text), quote=True)
 
 
 #: A text cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV Injection").

@@ -14,11 +14,13 @@ so that the terminal and the written summaries never disagree (a p-value is neve
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from mas_eval.escaping import html_text, one_line
 
 __all__ = [
     "CORRECTION_NAMES", "P_FLOOR", "correction_name", "format_ci", "format_number", "format_p", "format_value",
-    "is_p_column", "system_means_rows",
+    "is_p_column", "summary_html", "summary_text", "system_means_rows",
 ]  # fmt: skip
 
 #: Below this, a p-value is written ``<1e-16``: smaller values are beyond double precision's
@@ -132,3 +134,60 @@ def system_means_rows(means: list[dict[str, object]]) -> tuple[list[str], list[l
             a, b = first[name], second[name]
             row.append(format_number(None if a is None or b is None else a - b))  # type: ignore[operator]
     return headers, rows
+
+
+#: A summary's longest value and most tables: a ``repr`` stays a glance (under 1,000 characters).
+_SUMMARY_VALUE, _SUMMARY_TABLES, _SUMMARY_LENGTH = 120, 12, 999
+
+
+def _shorten(text: str, limit: int = _SUMMARY_VALUE) -> str:
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _shape(rows: int | None, columns: int) -> str:
+    counted = "? rows" if rows is None else f"{rows:,} row{'s' * (rows != 1)}"
+    return f"{counted} x {columns} column{'s' * (columns != 1)}"
+
+
+def summary_text(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[tuple[str, int | None, int]]) -> str:
+    """A compact plain-text summary of a collection of tables (the ``repr`` of ``Scores`` and ``Dataset``).
+
+    ``facts`` are ``(label, value)`` lines; ``tables`` are ``(name, rows, columns)`` (``rows``
+    ``None`` when unknown). User text is shown on one line, control characters as escapes, long
+    values cut with ``…``, and at most 12 tables listed; the whole stays under 1,000 characters.
+
+    >>> print(summary_text("Scores", [("preset", "spec")], [("runs", 1200, 40), ("agents", 6000, 9)]))
+    <Scores: 2 tables>
+      preset  spec
+      runs    1,200 rows x 40 columns
+      agents  6,000 rows x 9 columns
+    """
+    shown = [(_shorten(name, 30), _shape(rows, columns)) for name, rows, columns in tables[:_SUMMARY_TABLES]]
+    if len(tables) > _SUMMARY_TABLES:
+        shown.append(("…", f"and {len(tables) - _SUMMARY_TABLES} more tables"))
+    lines = [(_shorten(label, 30), _shorten(value)) for label, value in facts] + shown
+    width = max((len(label) for label, _ in lines), default=0)
+    body = [f"  {label.ljust(width)}  {value}".rstrip() for label, value in lines]
+    text = "\n".join([f"<{title}: {len(tables)} table{'s' * (len(tables) != 1)}>", *body])
+    return text if len(text) <= _SUMMARY_LENGTH else text[: _SUMMARY_LENGTH - 1] + "…"
+
+
+def summary_html(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[tuple[str, int | None, int]]) -> str:
+    """The HTML form of :func:`summary_text` (Jupyter's ``_repr_html_``): every name escaped.
+
+    >>> summary_html("Scores", [("preset", "<b>x</b>")], [("runs", 3, 2)]).count("&lt;b&gt;")
+    1
+    """
+    rows = "".join(f"<tr><th>{html_text(label)}</th><td>{html_text(value)}</td></tr>" for label, value in facts)
+    cells = "".join(
+        f"<tr><td><code>{html_text(name)}</code></td><td>{'?' if rows_ is None else format(rows_, ',')}</td>"
+        f"<td>{columns}</td></tr>"
+        for name, rows_, columns in tables
+    )
+    head = f"<strong>{html_text(title)}</strong>: {len(tables)} table{'s' * (len(tables) != 1)}"
+    facts_table = f"<table>{rows}</table>" if rows else ""
+    tables_table = (
+        f"<table><thead><tr><th>table</th><th>rows</th><th>columns</th></tr></thead><tbody>{cells}</tbody></table>"
+    )
+    return f'<div class="mas-eval-summary"><p>{head}</p>{facts_table}{tables_table}</div>'

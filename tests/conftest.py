@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -240,3 +241,14 @@ def inspect_logs(inspect_eval_dir: Path) -> Logs:
     for file in sorted(inspect_eval_dir.glob("*.eval")):
         write_eval_log(read_eval_log(str(file)), str(root / "json" / file.with_suffix(".json").name), format="json")
     return Logs(inspect_eval_dir, root / "json", write_failing_log(root / "failing"))
+
+
+@pytest.fixture(scope="session")
+def docs_site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Any:
+    """The documentation site built once for the whole session (``tests/docs_site.py``), shared by
+    pytest-xdist's workers, with the notebooks' probes of ``tests/test_notebooks.py``."""
+    from tests.docs_site import shared_build
+    from tests.test_notebooks import PROBES
+
+    root = tmp_path_factory.getbasetemp()
+    return shared_build(root if worker_id == "master" else root.parent, PROBES)

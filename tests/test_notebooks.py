@@ -1,67 +1,37 @@
 """Every notebook in notebooks/ runs top to bottom in a real Jupyter kernel and shows what it should.
 
-Each notebook is executed by nbclient, in its own folder, in a kernel of the interpreter running
-the tests: the fixture ``kernel`` writes a kernelspec whose command is this ``sys.executable``
-into a temporary folder and puts that folder first on ``JUPYTER_PATH``, so neither a user's
-``python3`` kernel nor one installed elsewhere can run another Python. A cell that raises fails
-the test with its traceback (nbclient's ``CellExecutionError``). The executed copy stays in
-memory: the stored notebooks keep no outputs.
+The notebooks run once per test session, when the documentation site is built
+(``tests/docs_site.py``; ``tests/test_doc_pages.py::test_the_site`` calls :func:`check_notebook`
+for each: MyST-NB executes each in a kernel of the interpreter running the tests,
+from its own folder, and a cell that raises fails the build); the executed copies, with every
+output, are read back here. The stored notebooks keep no outputs.
 
-After the notebook's own cells, a probe cell (appended in memory only) prints values from the
-kernel's namespace as JSON; each notebook's check reads those and the cells' outputs. A notebook
-that reads files from outside the repository (``Check.needs``, e.g. Local-DDx's result files in
-``../shared/fixtures/lddx``) is skipped, saying why, in a clone without them.
+After the notebook's own cells, a probe cell (added by the build, hidden from the page) prints
+values from the kernel's namespace as JSON; each notebook's check reads those and the cells'
+outputs. A first hidden cell points the notebook's figures at a folder of its own. A notebook
+that reads files from outside the repository (``Check.needs``, e.g. Local-DDx's result files
+beside the clone) is skipped, saying why, in a clone without them (the site shows it unexecuted).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import struct
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from ipykernel.kernelspec import write_kernel_spec
-from nbclient import NotebookClient
 
-from tests.conftest import CHECKOUT, LDDX, checkout_env
+from tests.conftest import CHECKOUT, LDDX
+from tests.docs_site import Site
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
-KERNEL = "mas-eval-tests"
 PROBE_ID = "test-probe"
 PDF_MAGIC, PNG_MAGIC = b"%PDF-", b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The name of a kernelspec that runs ``sys.executable``, found first on ``JUPYTER_PATH``."""
-    folder = tmp_path_factory.mktemp("jupyter")
-    write_kernel_spec(
-        folder / "kernels" / KERNEL,
-        overrides={"display_name": f"mas_eval tests ({sys.executable})"},
-        extra_arguments=["--InteractiveShell.colors=nocolor"],  # plain tracebacks in pytest's report
-    )
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("JUPYTER_PATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("JUPYTER_PATH")])))
-        patch.setenv("IPYTHONDIR", str(folder / "ipython"))  # no user profile or startup files
-        # The kernel starts in notebooks/: without this it imports the mas_eval the virtualenv was
-        # installed from, which need not be this checkout.
-        patch.setenv("PYTHONPATH", checkout_env()["PYTHONPATH"])
-        yield KERNEL
-
-
-def execute(notebook: Path, kernel: str, probe: str) -> nbformat.NotebookNode:
-    """``notebook`` executed in ``kernel`` from its own folder, with ``probe`` appended as a last cell."""
-    nb = nbformat.read(notebook, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(probe, id=PROBE_ID))
-    client = NotebookClient(nb, timeout=300, kernel_name=kernel, resources={"metadata": {"path": str(notebook.parent)}})
-    client.execute()
-    return nb
 
 
 def cell(nb: nbformat.NotebookNode, cell_id: str) -> nbformat.NotebookNode:
@@ -497,12 +467,17 @@ def test_notebook_is_stored_clean(notebook: Path) -> None:
     assert "repository root" in first.source and "notebooks/" in first.source
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs(notebook: Path, kernel: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    figures = tmp_path / "figures"
-    monkeypatch.setenv("MAS_EVAL_FIGURES", str(figures))  # the kernel inherits this environment
+#: The probe each notebook's build appends, by file name (``tests/docs_site.py``).
+PROBES = {name: PROBE_HEADER + check.probe for name, check in CHECKS.items()}
+
+
+def check_notebook(notebook: Path, docs_site: Site) -> None:
+    """Check ``notebook``'s executed copy from the documentation build (``tests/test_doc_pages.py``
+    runs this for every notebook, in the one test that uses the site)."""
     check = CHECKS[notebook.name]
     if check.needs is not None and not check.needs.is_dir():
         pytest.skip(f"{check.needs} is not beside this clone (CI has it)")
-    nb = execute(notebook, kernel, PROBE_HEADER + check.probe)
-    check.verify(nb, figures)
+    assert docs_site.returncode == 0, f"the documentation build failed:\n{docs_site.log}"
+    nb = nbformat.read(docs_site.executed / notebook.name, as_version=4)
+    assert nb.cells[0].get("id") == "docs-before" and nb.cells[-1].get("id") == PROBE_ID
+    check.verify(nb, docs_site.figures(notebook.name))

@@ -23,8 +23,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from mas_eval.escaping import visible
-from mas_eval.formatting import format_ci, format_number, format_p, format_value, system_means_rows
-from mas_eval.stats.report import group_columns
+from mas_eval.formatting import format_value, system_means_rows
+from mas_eval.stats.report import comparison_cells
 
 if TYPE_CHECKING:  # the rest of rich loads with the first table or progress display
     import polars as pl
@@ -228,20 +228,6 @@ def print_system_means(means: pl.DataFrame, title: str | None = None, *, out: Co
     _print_fitted(headers, columns, [False, *[True] * (len(headers) - 1)], title=title, out=out or console)
 
 
-#: Columns of the terminal's comparison table, most important first: (header, cell of a row).
-_COMPARISON_CELLS = (
-    ("difference", lambda r: format_number(r["difference"])),
-    ("95% CI", lambda r: format_ci(r["ci_low"], r["ci_high"])),
-    ("p_adj", lambda r: format_p(r["p_adjusted"]) + (" *" if r["significant"] else "")),
-    ("d", lambda r: format_number(r["cohens_d"], 2)),
-    ("n", lambda r: format_number(r["n_pairs"] if r["n_pairs"] is not None else r["n_treatment"] + r["n_control"])),
-    ("treatment", lambda r: format_number(r["mean_treatment"])),
-    ("control", lambda r: format_number(r["mean_control"])),
-    ("effect", lambda r: r["effect_size"] or ""),
-    ("test", lambda r: r["test"] or ""),
-)
-
-
 def print_comparisons(
     table: pl.DataFrame, title: str | None = None, *, out: Console | None = None, confidence: float = 0.95
 ) -> None:
@@ -253,29 +239,10 @@ def print_comparisons(
     rather than as a column.
     """
     target = out or console
-    keys = group_columns(table)
-    rows = table.to_dicts()
-    headers = [*keys, "metric"]
-    columns = [[format_value(k, r[k]) for r in rows] for k in headers]
-    numeric = [False] * len(headers)
-    for header, cell in _COMPARISON_CELLS:
-        headers.append(f"{round(confidence * 100):g}% CI" if header == "95% CI" else header)
-        columns.append([cell(r) for r in rows])
-        numeric.append(header not in ("effect", "test"))
-    notes = [(i, r["warning"]) for i, r in enumerate(rows) if r.get("warning")]
-    if notes:
-        headers.append("note")
-        marks = dict((i, f"[{n}]") for n, (i, _) in enumerate(notes, start=1))
-        columns.append([marks.get(i, "") for i in range(len(rows))])
-        numeric.append(False)
-        # The note marks must stay visible: move them right after the metric.
-        position = len(keys) + 1
-        headers.insert(position, headers.pop())
-        columns.insert(position, columns.pop())
-        numeric.insert(position, numeric.pop())
+    cells = comparison_cells(table, confidence=confidence)
     _print_fitted(
-        headers, columns, numeric, title=title, out=target, keep=len(keys) + 1 + bool(notes),
+        cells.headers, cells.columns, cells.numeric, title=title, out=target, keep=cells.keep,
         hidden_hint=" (every column is in the table compare returns, and in --out)",
     )  # fmt: skip
-    for number, (_, warning) in enumerate(notes, start=1):
+    for number, warning in enumerate(cells.notes, start=1):
         target.print(Text(f"[{number}] {visible(warning)}"), soft_wrap=False)

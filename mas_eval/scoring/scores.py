@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 
 from mas_eval.errors import SchemaError
+from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import reading
 from mas_eval.storage.manifests import write_manifest
 from mas_eval.storage.outputs import atomic_directory, check_compression
@@ -79,6 +80,37 @@ class Scores(Mapping[str, pl.DataFrame]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.tables)
+
+    def _summary(self) -> tuple[list[tuple[str, str]], list[tuple[str, int | None, int]]]:
+        facts = [("preset", self.preset), ("ran", ", ".join(self.ran) or "none")]
+        # One line per skipped family, so that each reason is read whole.
+        facts += [("skipped" if i == 0 else "", f"{name}: {why}") for i, (name, why) in enumerate(self.skipped.items())]
+        if self.named:
+            facts.append(("named", "; ".join(f"{name}: {', '.join(cols)}" for name, cols in self.named.items())))
+        if self.source is not None:
+            facts.append(("source", str(self.source)))
+        return facts, [(name, frame.height, frame.width) for name, frame in self.tables.items()]
+
+    def __repr__(self) -> str:
+        """A compact summary: preset, families ran and skipped (with the reason), source, each table's shape.
+
+        >>> import mas_eval
+        >>> print(repr(mas_eval.score(mas_eval.simulate(50, seed=1))))
+        <Scores: 3 tables>
+          preset        spec
+          ran           decision
+          skipped       diagnosis: the Dataset has no 'ddx' table
+                        answers: the Dataset has no 'answers' table
+                        outcomes: the Dataset has no 'outcomes' table
+          runs          50 rows x 35 columns
+          agents        147 rows x 10 columns
+          alternatives  242 rows x 16 columns
+        """
+        return summary_text("Scores", *self._summary())
+
+    def _repr_html_(self) -> str:
+        """The summary of :meth:`__repr__` as HTML tables, for Jupyter; every name escaped."""
+        return summary_html("Scores", *self._summary())
 
     def __len__(self) -> int:
         return len(self.tables)

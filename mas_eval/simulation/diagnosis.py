@@ -430,7 +430,7 @@ def simulate_diagnosis(
     abbreviation of the shipped synonym table, ``"Name (ABBR)"``), which the ``exact`` and
     ``synonym`` tiers of the equivalence resolve. So each ground-truth diagnosis is a TP with
     probability :math:`p_c` or :math:`p_c + effect`, the expected share of ground truth found
-    (``traditional_recall`` = TP / |GT| under preset ``"spec"``) differs by ``effect`` exactly
+    (``traditional_recall`` = TP / ``|GT|`` under preset ``"spec"``) differs by ``effect`` exactly
     as long as :math:`0 \le p_c + effect \le 1` for every case (always for
     :math:`-0.30 \le effect \le 0.40`; beyond, the clipping shrinks it), and the difference
     cancels case by case, so paired comparisons see it best. Under preset ``"lddx-v6"``

@@ -3,7 +3,7 @@
 :func:`simulate_outcomes` fills ``runs`` (with ``epoch`` and the input/output token split),
 ``usage`` (calls, tokens, cost and time per agent and model) and ``outcomes`` (a pass/fail score
 ``match`` with a planted MAS effect and per-case difficulty, and a numeric score ``f1``), as an
-evaluation tool such as inspect_ai logs them (SPEC §3b). It serves tests and demos of the
+evaluation tool such as inspect_ai logs them ("Outcomes of any benchmark"). It serves tests and demos of the
 outcomes family and of the statistics over epochs: pass@k, majority vote, compute-matched
 comparisons. Every table is generated column-wise with NumPy, never with a Python loop over runs.
 """

@@ -13,7 +13,8 @@
   statistics over epochs (repeats of a case): pass@k, pass^k, majority vote, cost per correct
   answer, the single agent given the MAS's compute, and the accuracy–cost frontier.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
-* :func:`summary_view`, :func:`write_comparisons` — print and save a comparison table.
+* :func:`display`, :func:`summary_view`, :func:`write_comparisons` — show, print and save a comparison table
+  (``display(table)`` shows it in Jupyter as ``mas-eval compare`` prints it).
 * :func:`sufficient_statistics`, :func:`merge_statistics` — per-shard sums that ``compare`` runs
   from once merged (:class:`SufficientStatistics`), for data that does not fit in memory.
 
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
         proportion_interval,
     )
     from mas_eval.stats.reliability import calibration, reliability_table
-    from mas_eval.stats.report import summary_view, write_comparisons
+    from mas_eval.stats.report import display, summary_view, write_comparisons
     from mas_eval.stats.sufficient import SufficientStatistics, merge_statistics, sufficient_statistics
 
 # SciPy and statsmodels load with the first function used, not with the package.
@@ -91,6 +92,7 @@ __getattr__, __dir__ = lazy_attributes(
         "calibration": "mas_eval.stats.reliability",
         "reliability_table": "mas_eval.stats.reliability",
         "summary_view": "mas_eval.stats.report",
+        "display": "mas_eval.stats.report",
         "write_comparisons": "mas_eval.stats.report",
         "SufficientStatistics": "mas_eval.stats.sufficient",
         "merge_statistics": "mas_eval.stats.sufficient",
@@ -117,6 +119,7 @@ __all__ = [
     "compare",
     "compute_matched",
     "cost_per_correct",
+    "display",
     "mcnemar_exact",
     "mcnemar_power",
     "merge_statistics",

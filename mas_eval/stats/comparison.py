@@ -632,7 +632,7 @@ def compare(
         d_ci_low, d_ci_high    CI of d: noncentral t inversion; with ``cluster`` or
                                ``mixed``, the CI of the difference divided by the SD
         d_type                 ``d_s`` or ``d_z``: which d the row holds
-        effect_size            |d| < 0.2 negligible, < 0.5 small, < 0.8 medium, else large
+        effect_size            ``|d|`` < 0.2 negligible, < 0.5 small, < 0.8 medium, else large
         power                  observed power: the row's two-sided test at level alpha
                                when the true effect equals the estimate (a function
                                of p; not evidence of anything by itself). Rank tests

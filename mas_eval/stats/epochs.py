@@ -541,8 +541,9 @@ def compute_matched(
     Notes
     -----
     The control's epochs are taken in epoch order, so the matched answer is what the control
-    would have given had it been stopped once it had spent the treatment's budget (SPEC §3b;
-    the "compute-matched" baselines of Kapoor et al. 2024, "AI Agents That Matter"). Since
+    would have given had it been stopped once it had spent the treatment's budget (the
+    specification's "Outcomes of any benchmark"; the "compute-matched" baselines of Kapoor et
+    al. 2024, "AI Agents That Matter"). Since
     spending is not negative, the cumulative spending rises with k and the smallest k is
     well defined. A case where all the control's epochs together spend less than the
     treatment is kept with a note and left out of the summary; so are cases either system

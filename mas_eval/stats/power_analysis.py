@@ -86,18 +86,18 @@ def power(
     Returns
     -------
     polars.DataFrame
-        ============== =====================================================
-        design         ``independent`` or ``paired``
-        alternative    as given
-        alpha          as given
-        solved_for     ``n``, ``effect_size`` or ``power``
-        effect_size    d (given, or the minimum detectable effect)
-        n              treatment n or pairs (given, or the exact solution)
-        n_required     ``ceil(n)``: the whole number of runs/cases to plan for
-        n_control      ``ratio * n`` (independent), null when paired
+        ================== =====================================================
+        design             ``independent`` or ``paired``
+        alternative        as given
+        alpha              as given
+        solved_for         ``n``, ``effect_size`` or ``power``
+        effect_size        d (given, or the minimum detectable effect)
+        n                  treatment n or pairs (given, or the exact solution)
+        n_required         ``ceil(n)``: the whole number of runs/cases to plan for
+        n_control          ``ratio * n`` (independent), null when paired
         n_control_required ``ceil(ratio * n_required)`` (independent), null when paired
-        power          given, or the achieved power
-        ============== =====================================================
+        power              given, or the achieved power
+        ================== =====================================================
 
     Raises
     ------

@@ -1,22 +1,34 @@
-"""Showing and saving a comparison table: the columns worth printing, and an atomic file write."""
+"""Showing and saving a comparison table: the columns worth printing, its display, and an atomic file write."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from mas_eval.constraints import check_columns
 from mas_eval.errors import InvalidParameterError, SchemaError
-from mas_eval.escaping import spreadsheet_restored, spreadsheet_safe
+from mas_eval.escaping import html_text, spreadsheet_restored, spreadsheet_safe, visible
+from mas_eval.formatting import format_ci, format_number, format_p, format_value
 from mas_eval.stats.options import COMPARISON_COLUMNS
 from mas_eval.storage.manifests import JSON, ListOf, MapOf, check_shape, read_json
 from mas_eval.storage.outputs import atomic_file
 
 __all__ = [
-    "FORMATS", "SUMMARY_COLUMNS", "check_comparisons_path", "read_comparisons", "summary_view", "write_comparisons",
+    "FORMATS",
+    "SUMMARY_COLUMNS",
+    "ComparisonCells",
+    "ComparisonDisplay",
+    "check_comparisons_path",
+    "comparison_cells",
+    "display",
+    "read_comparisons",
+    "summary_view",
+    "write_comparisons",
 ]  # fmt: skip
 
 #: What a terminal or a Markdown report shows of a comparison table (the file keeps every column).
@@ -151,3 +163,158 @@ def read_comparisons(path: str | Path) -> pl.DataFrame:
     needed = [name for name in COMPARISON_COLUMNS if name != "correction"]
     check_columns(table.schema, needed, f"{source}: not a comparison table", fix=_WRITE_ONE)
     return table
+
+
+#: Columns of a comparison table as a reader sees it, most important first: (header, cell of a row).
+COMPARISON_CELLS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
+    ("difference", lambda r: format_number(r["difference"])),
+    ("95% CI", lambda r: format_ci(r["ci_low"], r["ci_high"])),
+    ("p_adj", lambda r: format_p(r["p_adjusted"]) + (" *" if r["significant"] else "")),
+    ("d", lambda r: format_number(r["cohens_d"], 2)),
+    ("n", lambda r: format_number(r["n_pairs"] if r["n_pairs"] is not None else r["n_treatment"] + r["n_control"])),
+    ("treatment", lambda r: format_number(r["mean_treatment"])),
+    ("control", lambda r: format_number(r["mean_control"])),
+    ("effect", lambda r: r["effect_size"] or ""),
+    ("test", lambda r: r["test"] or ""),
+)
+
+
+@dataclass(frozen=True)
+class ComparisonCells:
+    """A comparison table's cells as a reader sees them: the terminal, :func:`display` and Jupyter alike.
+
+    Attributes
+    ----------
+    headers, columns, numeric
+        Column headers, each column's cells (text), and whether it holds numbers (right-aligned).
+    keep
+        How many leading columns always show (the groups, the metric and the note marks).
+    notes
+        The rows' warnings, numbered ``[1]``, ``[2]``, … as the ``note`` column marks them.
+    """
+
+    headers: list[str]
+    columns: list[list[str]]
+    numeric: list[bool]
+    keep: int
+    notes: list[str]
+
+
+def comparison_cells(table: pl.DataFrame, *, confidence: float = 0.95) -> ComparisonCells:
+    """The cells of a :func:`~mas_eval.stats.comparison.compare` table as the terminal prints them.
+
+    The group and metric lead; then the difference, its CI, the adjusted p (``*`` when
+    significant), Cohen's d, n (pairs, or runs), the two means, the effect label and the test.
+    Warnings become numbered notes, marked in a ``note`` column right after the metric.
+    """
+    keys = group_columns(table)
+    rows = table.to_dicts()
+    headers = [*keys, "metric"]
+    columns = [[format_value(k, r[k]) for r in rows] for k in headers]
+    numeric = [False] * len(headers)
+    for header, cell in COMPARISON_CELLS:
+        headers.append(f"{round(confidence * 100):g}% CI" if header == "95% CI" else header)
+        columns.append([cell(r) for r in rows])
+        numeric.append(header not in ("effect", "test"))
+    notes = [(i, r["warning"]) for i, r in enumerate(rows) if r.get("warning")]
+    if notes:
+        marks = {i: f"[{n}]" for n, (i, _) in enumerate(notes, start=1)}
+        # The note marks must stay visible: right after the metric.
+        position = len(keys) + 1
+        headers.insert(position, "note")
+        columns.insert(position, [marks.get(i, "") for i in range(len(rows))])
+        numeric.insert(position, False)
+    return ComparisonCells(headers, columns, numeric, len(keys) + 1 + bool(notes), [w for _, w in notes])
+
+
+class ComparisonDisplay:
+    """A :func:`~mas_eval.stats.comparison.compare` table shown as the terminal shows it.
+
+    Its ``repr`` is the table as text and ``_repr_html_`` the same cells as an HTML table, so that
+    the last line of a Jupyter cell, ``display(table)``, reads as ``mas-eval compare`` prints: the CI
+    as ``[low, high]``, the adjusted p as a p-value with ``*`` when significant, warnings as notes.
+    Every name is escaped. The table itself is :attr:`table`, unchanged.
+    """
+
+    def __init__(self, table: pl.DataFrame, *, confidence: float = 0.95) -> None:
+        self.table = table
+        self.cells = comparison_cells(table, confidence=confidence)
+
+    def __repr__(self) -> str:
+        from rich.cells import cell_len
+
+        cells = self.cells
+        headers = [visible(h) for h in cells.headers]
+        columns = [[visible(c) for c in column] for column in cells.columns]
+        widths = [
+            max([cell_len(h), *(cell_len(c) for c in column)]) for h, column in zip(headers, columns, strict=True)
+        ]
+
+        def line(texts: Sequence[str]) -> str:
+            padded = []
+            for text, width, number in zip(texts, widths, cells.numeric, strict=True):
+                space = " " * (width - cell_len(text))
+                padded.append(space + text if number else text + space)
+            return "  ".join(padded).rstrip()
+
+        body = [line(headers), line(["-" * w for w in widths])]
+        body += [line(row) for row in zip(*columns, strict=True)]
+        body += [f"[{n}] {visible(note)}" for n, note in enumerate(cells.notes, start=1)]
+        return "\n".join(body)
+
+    def _repr_html_(self) -> str:
+        cells = self.cells
+
+        def cell(tag: str, text: str, number: bool) -> str:
+            style = ' style="text-align: right"' if number else ' style="text-align: left"'
+            return f"<{tag}{style}>{html_text(text)}</{tag}>"
+
+        head = "".join(cell("th", h, n) for h, n in zip(cells.headers, cells.numeric, strict=True))
+        rows = "".join(
+            "<tr>" + "".join(cell("td", c, n) for c, n in zip(row, cells.numeric, strict=True)) + "</tr>"
+            for row in zip(*cells.columns, strict=True)
+        )
+        notes = "".join(f"<li>[{n}] {html_text(note)}</li>" for n, note in enumerate(cells.notes, start=1))
+        listed = f'<ul style="list-style: none; padding-left: 0">{notes}</ul>' if notes else ""
+        return (
+            f'<div class="mas-eval-comparison"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table>{listed}</div>"
+        )
+
+
+def display(table: pl.DataFrame, *, confidence: float = 0.95) -> ComparisonDisplay:
+    """A :func:`~mas_eval.stats.comparison.compare` table shown as ``mas-eval compare`` prints it.
+
+    ``compare`` returns a plain :class:`polars.DataFrame`, so that everything a user does with a
+    frame (filter, join, ``to_pandas``, ``write_csv``, ``isinstance`` checks, equality) keeps
+    working; in Jupyter it shows every column with raw floats. ``display(table)`` is the
+    reader's view: the groups and metric, the difference, its CI, the adjusted p (``*`` when
+    significant), Cohen's d, n, both means, the effect label and the test, with warnings as
+    numbered notes. Text in ``print`` and ``repr``, an HTML table in Jupyter.
+
+    Parameters
+    ----------
+    table : polars.DataFrame
+        What :func:`~mas_eval.stats.comparison.compare` returned (or :func:`read_comparisons` read).
+    confidence : float
+        The CI's level, for its header (``compare``'s ``confidence``).
+
+    Returns
+    -------
+    ComparisonDisplay
+        Its ``table`` attribute is ``table`` itself.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.stats import compare, display
+    >>> runs = pl.DataFrame({"task": ["a"] * 6, "system": ["mas"] * 3 + ["single"] * 3,
+    ...                      "dqs": [0.8, 0.7, 0.9, 0.6, 0.5, 0.65]})
+    >>> print(display(compare(runs, "dqs", by="task")))
+    task  metric  difference            95% CI    p_adj     d  n  treatment  control  effect  test
+    ----  ------  ----------  ----------------  -------  ----  -  ---------  -------  ------  -----
+    a     dqs         0.2167  [0.0093, 0.4240]  0.044 *  2.44  6     0.8000   0.5833  large   welch
+    """
+    needed = [c for c in COMPARISON_COLUMNS if c not in ("correction", "n_clusters")]
+    check_columns(table.schema, needed, "display: table", fix="pass a table that compare returned")
+    return ComparisonDisplay(table, confidence=confidence)

@@ -26,6 +26,7 @@ from mas_eval.constraints import Interval, check_parameter
 from mas_eval.data.schema import RUN_KEY, TABLES, Table, required_tables
 from mas_eval.data.validation import check_types, validate_tables
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
+from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import (
     DATASET_MANIFEST,
     describe_path,
@@ -405,9 +406,34 @@ class Dataset:
             check_types(getattr(self, "_raw", {}))
             raise
 
+    def _summary(self) -> tuple[list[tuple[str, str]], list[tuple[str, int | None, int]]]:
+        facts = [("source", str(self.source) if self.source else "in memory")]
+        if self.shards > 1:
+            facts.append(("shards", str(self.shards)))
+        tables: list[tuple[str, int | None, int]] = []
+        for name, frame in self._raw.items():
+            try:  # a Parquet file's row count is in its footer: no data is read
+                rows: int | None = frame.select(pl.len()).collect().item()
+            except (pl.exceptions.PolarsError, OSError):  # a summary never raises; validate() names the problem
+                rows = None
+            tables.append((name, rows, len(frame.collect_schema())))
+        return facts, tables
+
     def __repr__(self) -> str:
-        where = f" from {self.source}" if self.source else ""
-        return f"<Dataset{where}: {', '.join(self._raw)}>"
+        """A compact summary: where the tables come from and each table's shape (rows from the files' metadata).
+
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]})
+        >>> print(repr(Dataset.from_frames(runs=runs)))
+        <Dataset: 1 table>
+          source  in memory
+          runs    1 row x 3 columns
+        """
+        return summary_text("Dataset", *self._summary())
+
+    def _repr_html_(self) -> str:
+        """The summary of :meth:`__repr__` as HTML tables, for Jupyter; every name escaped."""
+        return summary_html("Dataset", *self._summary())
 
     # -- checks and summaries -----------------------------------------------------------------
 

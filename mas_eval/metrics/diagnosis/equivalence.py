@@ -4,21 +4,21 @@ Local-DDx asks an LLM whether a system's diagnosis is "clinically equivalent" to
 one ("Heart Attack" vs. "Myocardial Infarction"). Here the question is answered by deterministic
 tiers first, tried in order; a pair records the first ``tier`` that matches and its ``score``:
 
-========================  ==============================================================  ==================
-tier                      rule (on normalised strings, see :func:`normalise`)              score
-========================  ==============================================================  ==================
-``exact``                 the normalised strings are equal                                 1
-``synonym``               they share a canonical key: the synonym table, a parenthesised   1
+========================  ================================================================  ====================
+tier                      rule (on normalised strings, see :func:`normalise`)                score
+========================  ================================================================  ====================
+``exact``                 the normalised strings are equal                                   1
+``synonym``               they share a canonical key: the synonym table, a parenthesised     1
                           abbreviation, or the same name once qualifiers and a cause tail
                           ("secondary to …") are set aside
-``containment``           one informative-token set is a proper subset of the other,       ``|small|/|large|``
+``containment``           one informative-token set is a proper subset of the other,         ``|small|/|large|``
                           with at least ``min_tokens`` tokens in the smaller
-``token_set``             Jaccard similarity of the informative-token sets                 the Jaccard value
+``token_set``             Jaccard similarity of the informative-token sets                   the Jaccard value
                           ``>= threshold``
-``judge``                 an optional user callable, asked once per unresolved unique      its answer
+``judge``                 an optional user callable, asked once per unresolved unique        its answer
                           normalised pair, answers cached on disk
-``unmatched``             none of the above                                                0
-========================  ==============================================================  ==================
+``unmatched``             none of the above                                                  0
+========================  ================================================================  ====================
 
 Everything is computed once per unique string and once per unique pair of strings (joins and
 list expressions, no per-row Python), then joined back to the pairs of each group, so repeated

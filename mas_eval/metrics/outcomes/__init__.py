@@ -1,4 +1,4 @@
-"""The outcomes family (SPEC §3b, "Outcomes of any benchmark"): each logged score as a run column, usage.
+"""The outcomes family (the specification's "Outcomes of any benchmark"): each logged score as a run column, usage.
 
 * :mod:`~mas_eval.metrics.outcomes.scores` — one run column per score name of ``outcomes``
   (:func:`score_columns`): Boolean for a pass/fail score, else its value;
@@ -24,7 +24,7 @@ FAMILY = Family(
     reads=("usage",),
     params=OutcomesParams,
     compute=compute,
-    description="Each logged score as a run column, a run's tokens, cost and calls, each agent's share (SPEC §3b).",
+    description="Each logged score as a run column, a run's tokens, cost and calls, each agent's share.",
     columns=COLUMNS,
     output_tables=TABLES,
     headline=("run_tokens",),

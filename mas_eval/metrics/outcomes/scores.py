@@ -1,4 +1,4 @@
-"""Each named score of ``outcomes`` as a run column of its name (SPEC §3b, "Outcomes of any benchmark")."""
+"""Each named score of ``outcomes`` as a run column of its name (the specification's "Outcomes of any benchmark")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A run's tokens, cost and calls, and each agent's share of them (SPEC §3b: per-agent usage).
+"""A run's tokens, cost and calls, and each agent's share of them (per-agent usage, "Outcomes of any benchmark").
 
 The shares measure communication overhead: what part of a run's tokens (calls, cost) the
 coordinating and other roles of a multi-agent system take, as the usage table records it.
