@@ -8,7 +8,6 @@ names from the data are escaped, never markup.
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
 from pathlib import Path
 
 import polars as pl
@@ -16,31 +15,10 @@ import pytest
 
 import mas_eval
 from mas_eval.stats import compare, display
+from tests.html_text import parsed
 
 HOSTILE = "<script>alert(1)</script>\x1b[31m"
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
-
-
-class _Text(HTMLParser):
-    """The tags an HTML fragment opens and its text."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[str] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
-def parsed(html: str) -> _Text:
-    page = _Text()
-    page.feed(html)
-    page.close()
-    return page
 
 
 @pytest.fixture(scope="module")

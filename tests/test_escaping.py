@@ -15,7 +15,6 @@ import itertools
 import re
 import warnings
 from dataclasses import replace
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -47,6 +46,7 @@ from mas_eval.report.markdown import render_markdown
 from mas_eval.scoring.reproduction import Reproduction
 from mas_eval.stats import compare
 from mas_eval.stats.report import read_comparisons
+from tests.html_text import parsed as parsed_html
 from tests.promises import assert_refused, assert_unchanged, run, tree
 
 #: Task names a hostile user gives: markup of each output format, spreadsheet formulas, control
@@ -245,26 +245,12 @@ def test_latex_keeps_every_row_on_one_line(report: Report) -> None:
 # -- HTML and JSON ------------------------------------------------------------------------------
 
 
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[str] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
 def test_html_shows_every_name_as_text(report: Report) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         page = report.to_html()
     assert not [w for w in caught if _raw(str(w.message))], "a warning printed a control character raw"
-    parsed = _Text()
-    parsed.feed(page)
+    parsed = parsed_html(page)
     assert not {"script", "img", "b"} & set(parsed.tags)
     assert not _raw(page.replace("\t", "").replace("\r", ""))
     text = "".join(parsed.text)

@@ -11,26 +11,18 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+
+from tests_browser.chrome import chrome
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
 PAGES = {"front": SITE / "index.html", "api": SITE / "api" / "mas_eval.html"}
-
-
-def _binary(*names: str) -> str:
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail(f"none of {', '.join(names)} is installed; `make test-browser` installs chromium and chromium-driver")
 
 
 @pytest.fixture(scope="module")
@@ -38,18 +30,8 @@ def browser() -> Iterator[webdriver.Chrome]:
     missing = [str(page) for page in PAGES.values() if not page.is_file()]
     if missing:
         pytest.fail(f"{', '.join(missing)} missing; `make test-browser` runs `make docs` first")
-    options = webdriver.ChromeOptions()
-    options.binary_location = _binary("chromium", "chromium-browser", "google-chrome")
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,900", "--hide-scrollbars"):  # fmt: skip
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    service = Service(executable_path=_binary("chromedriver"))  # never Selenium Manager's download
-    driver = webdriver.Chrome(options=options, service=service)
-    try:
+    with chrome() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.mark.parametrize("name", PAGES)

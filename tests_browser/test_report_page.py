@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+
+from tests_browser.chrome import chrome
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "reports" / "demo" / "report.html"
@@ -27,32 +27,13 @@ SECTIONS = [
 ]  # fmt: skip
 
 
-def _binary(*names: str) -> str:
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail(f"none of {', '.join(names)} is installed; `make test-browser` installs chromium and chromium-driver")
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
     if not REPORT.is_file():
         pytest.fail(f"{REPORT} is missing; `make test-browser` runs `make demo` first")
-    options = webdriver.ChromeOptions()
-    options.binary_location = _binary("chromium", "chromium-browser", "google-chrome")
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,900", "--hide-scrollbars"):  # fmt: skip
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    # The installed driver, never Selenium Manager: it would try to download one.
-    service = Service(executable_path=_binary("chromedriver"))
-    driver = webdriver.Chrome(options=options, service=service)
-    try:
+    with chrome() as driver:
         driver.get(REPORT.as_uri())
         yield driver
-    finally:
-        driver.quit()
 
 
 def test_the_page_logs_no_console_error(browser: webdriver.Chrome) -> None:
