@@ -22,7 +22,7 @@ from tests_browser.chrome import chrome
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "reports" / "demo" / "report.html"
 SECTIONS = [
-    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency",
+    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency", "consensus",
     "diagnosis", "answers", "provenance",
 ]  # fmt: skip
 
