@@ -340,6 +340,22 @@ def test_distributions_means_carry_t_intervals(runs: pl.DataFrame) -> None:
     assert fig.axes[0].get_legend().get_title().get_text() == "points not drawn"
 
 
+@pytest.mark.parametrize("kind", ["box", "violin"])
+def test_a_pass_fail_metric_is_drawn_as_its_share(runs: pl.DataFrame, kind: str) -> None:
+    # A box of 0s and 1s spans 0 to 1 whatever the share; the bar's height is the share of 1s.
+    passed = runs.with_columns(passed=(pl.col("dqs") > 0.6).cast(pl.Float64))
+    fig = plots.distributions(passed, "passed", by="task", kind=kind)
+    shares = passed.group_by("task", "system").agg(pl.col("passed").mean()).sort("task")
+    for system in ("mas", "single"):
+        bars = by_gid(fig, f"share:{system}")
+        expected = shares.filter(pl.col("system") == system)["passed"].to_list()
+        assert [bar.get_height() for bar in bars] == pytest.approx(expected)
+        assert not by_gid(fig, f"box:{system}") and not by_gid(fig, f"violin:{system}")
+        assert not by_gid(fig, f"points:{system}")
+    title = fig.axes[0].get_legend().get_title().get_text()
+    assert title == "every value 0 or 1: bars are the share of 1s among the runs"
+
+
 def test_distributions_violins_and_the_subsample_is_seeded(runs: pl.DataFrame) -> None:
     fig = plots.distributions(runs, "cost_usd", by="variant", kind="violin", max_points=300, seed=3)
     for system in ("mas", "single"):

@@ -141,6 +141,10 @@ def distributions(
     * the mean with its 95% t CI, :math:`\bar x \pm t_{0.975,\,n-1}\, s/\sqrt{n}`, as a white
       diamond with a black bar (one ``errorbar`` per system, ``gid="mean_ci:<system>"``).
 
+    A metric whose every value is 0 or 1 (pass/fail, a diagnosis right or wrong) is drawn as a bar
+    per group and system at its share of 1s (``gid="share:<system>"``) with the mean's CI, without
+    boxes, violins or points, which would span 0 to 1 whatever the share.
+
     The legend has one entry per system (a patch in its colour) and one for the mean marker;
     its title names the systems without any value of ``metric``. A violin needs two distinct
     values; a group with fewer has only its points and mean.
@@ -202,13 +206,24 @@ def draw_distributions(
     )
 
     fig, ax = target_axes(ax)
+    # A pass/fail metric's box spans 0 to 1 whatever the share: its bars show the share instead.
+    binary = bool(data["_value"].is_in([0.0, 1.0]).all())
+    shares = mean_ci_table(data, ["_x", SYSTEM], "_value") if binary else None
     # A loop over the systems and their groups, to draw; the statistics below come from Polars.
     for system in systems:
         own = data.filter(pl.col(SYSTEM) == system).partition_by("_x", as_dict=True, maintain_order=True)
         positions = [x for (x,) in own]
         samples = [part["_value"].to_numpy() for part in own.values()]
         colour = colours[system]
-        if kind == "box":
+        if shares is not None:
+            mine = shares.filter(pl.col(SYSTEM) == system)
+            bars = ax.bar(
+                mine["_x"].to_numpy(), mine["mean"].to_numpy(), width=width,
+                facecolor=(*to_rgb(colour), _FACE_ALPHA), edgecolor=colour,
+            )  # fmt: skip
+            for bar in bars:
+                bar.set_gid(f"share:{system}")
+        elif kind == "box":
             drawn = ax.boxplot(
                 samples, positions=positions, widths=width, patch_artist=True, showfliers=False,
                 manage_ticks=False, medianprops={"color": "black", "linewidth": 1.0},
@@ -229,7 +244,7 @@ def draw_distributions(
 
     total = data.height
     shown = data if total <= max_points else data.sample(n=max_points, seed=seed)
-    if max_points > 0:
+    if max_points > 0 and not binary:  # points of 0 and 1 would only paint two lines
         rng = np.random.default_rng(seed)
         jitter = rng.uniform(-width * 0.35, width * 0.35, shown.height)
         shown = shown.with_columns(_jx=pl.col("_x") + pl.Series(jitter))
@@ -259,7 +274,9 @@ def draw_distributions(
     ]
     handles.append(_mean_handle())
     notes = []
-    if max_points == 0:
+    if binary:
+        notes.append(f"every value 0 or 1: bars are the share of 1s among the {unit}")
+    elif max_points == 0:
         notes.append("points not drawn")
     elif total > max_points:
         notes.append(f"{thousands(shown.height)} of {thousands(total)} {unit} shown as points")
