@@ -7,7 +7,7 @@ outputs, and record which families ran and which were skipped, and why.
 >>> import mas_eval
 >>> scores = mas_eval.score(mas_eval.simulate(200, seed=1))
 >>> scores.names, scores.ran, scores.runs.height
-(['runs', 'agents', 'alternatives'], ['decision'], 200)
+(['runs', 'agents', 'alternatives', 'conflicts'], ['decision'], 200)
 """
 
 from __future__ import annotations

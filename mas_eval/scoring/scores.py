@@ -96,15 +96,16 @@ class Scores(Mapping[str, pl.DataFrame]):
 
         >>> import mas_eval
         >>> print(repr(mas_eval.score(mas_eval.simulate(50, seed=1))))
-        <Scores: 3 tables>
+        <Scores: 4 tables>
           preset        spec
           ran           decision
           skipped       diagnosis: the Dataset has no 'ddx' table
                         answers: the Dataset has no 'answers' table
                         outcomes: the Dataset has no 'outcomes' table
-          runs          50 rows x 35 columns
+          runs          50 rows x 38 columns
           agents        147 rows x 10 columns
           alternatives  242 rows x 16 columns
+          conflicts     104 rows x 16 columns
         """
         return summary_text("Scores", *self._summary())
 

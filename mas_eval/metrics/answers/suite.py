@@ -294,8 +294,10 @@ def answer_scores(
 
     >>> options = scoring_options(AnswersParams.of_preset("medaisure"))
     >>> sorted(options)  # doctest: +NORMALIZE_WHITESPACE
-    ['category_weights', 'entities', 'factual_formula', 'factual_source', 'matching', 'prediction_fallback',
-     'reasoning_weights', 'reference_fallback', 'vocabulary']
+    ['category_weights', 'diagnostic_critical_weight', 'entities', 'factual_formula', 'factual_source',
+     'label_synonyms', 'matching', 'prediction_fallback', 'reasoning_weights', 'reference_fallback',
+     'relevance_below_threshold_factor', 'relevance_boost_cap', 'relevance_boost_per_term', 'relevance_threshold',
+     'unscored_without_reference', 'vocabulary']
     >>> answer_scores(answers, **options)["clinical_accuracy"].item()  # "iv fluids" is not in this reference
     0.7777777777777778
     """
