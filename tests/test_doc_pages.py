@@ -179,6 +179,7 @@ def check_notebook_pages_show_their_outputs_not_the_probe(docs_site: Site) -> No
     page = docs_site.html / "notebooks" / "01_quickstart.html"
     html = page.read_text(encoding="utf-8")
     assert "<img" in html  # the forest plot the notebook drew
+    assert 'class="mas-eval-summary"' in html  # the Scores' own HTML display
     assert "_facts" not in html and "MAS_EVAL_FIGURES'] =" not in html  # the suite's hidden cells
 
 

@@ -105,7 +105,7 @@ def check_quickstart(nb: nbformat.NotebookNode, figures: Path) -> None:
     assert {"task", "metric", "difference", "ci_low", "ci_high", "p_adjusted"} <= set(facts["compact"])
     # What the reader sees: the summary, the frames, one sentence per comparison row, the forest plot.
     assert "beliefs" in plain(nb, "open")
-    for frame in ("open", "runs", "headline", "compact", "crisis", "presets", "namespace"):
+    for frame in ("open", "score", "runs", "headline", "compact", "crisis", "presets", "namespace"):
         assert "text/html" in mime_types(nb, frame), frame
     sentences = printed(nb, "reading").splitlines()
     assert len(sentences) == len(rows) and all("MAS − single" in line for line in sentences)
