@@ -255,3 +255,31 @@ def test_unwritable_output_leaves_nothing(report: mas_eval.report.Report, tmp_pa
     with pytest.raises(OutputError):
         report.write(tmp_path / "file" / "r.md")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_the_consensus_table_counts_the_decision_runs_and_their_conflicts() -> None:
+    # Runs of another family (here the sample's diagnosis and answer runs) have no conflict count
+    # and are not the decision family's runs: the table's runs column had counted them.
+    sample = mas_eval.score(mas_eval.Dataset.open(Path(__file__).resolve().parents[1] / "data" / "sample"))
+    table = build(sample).section("consensus").tables[0].frame.sort("system")
+    runs = sample.runs.filter(pl.col("num_conflicts").is_not_null())
+    expected = (
+        runs.group_by("system")
+        .agg(
+            pl.len().alias("runs"),
+            pl.col("consensus_reached").cast(pl.Float64).mean(),
+            pl.col("num_conflicts").cast(pl.Float64).mean().alias("conflicts_per_run"),
+        )
+        .sort("system")
+    )
+    assert (
+        table["runs"].to_list()
+        == expected["runs"].to_list()
+        < sample.runs["system"].value_counts().sort("system")["count"].to_list()
+    )
+    assert table["consensus_reached"].to_list() == pytest.approx(expected["consensus_reached"].to_list(), nan_ok=True)
+    assert table["conflicts_per_run"].to_list() == pytest.approx(expected["conflicts_per_run"].to_list())
+    levels = sample["conflicts"].group_by("system", "severity_level").len()
+    for level in ("low", "moderate", "high"):
+        counted = dict(levels.filter(pl.col("severity_level") == level).select("system", "len").iter_rows())
+        assert table[f"{level}_conflicts"].to_list() == [counted.get(system, 0) for system in table["system"]]

@@ -121,7 +121,8 @@ def _consensus_section(runs: pl.DataFrame, conflicts: pl.DataFrame | None) -> Se
     if not has_values(runs, "consensus_reached"):
         return Section("consensus", title, omitted="no run has two agents with beliefs: consensus is undefined")
     per_run = runs.group_by("system").agg(
-        pl.len().alias("runs"),
+        # The runs the decision family scored: another family's runs have no conflict count.
+        pl.col("num_conflicts").is_not_null().sum().alias("runs"),
         pl.col("consensus_reached").cast(pl.Float64).mean().alias("consensus_reached"),
         pl.col("num_conflicts").cast(pl.Float64).mean().alias("conflicts_per_run"),
         *([pl.col("ranking_stability").mean()] if has_values(runs, "ranking_stability") else []),
