@@ -255,18 +255,6 @@ def test_a_sweep_needs_its_criterion() -> None:
         one_run(scores=SENSITIVITY_SCORES, criteria=SENSITIVITY_CRITERIA, preset=POC, stability_draws=11)
 
 
-def test_a_sweep_of_a_criterion_no_run_has_is_refused_by_name() -> None:
-    # A misspelt criterion had left every run's stability null without a word.
-    with pytest.raises(InvalidParameterError, match=r"stability_criterion='safty' is no criterion of the runs"):
-        one_run(
-            scores=SENSITIVITY_SCORES,
-            criteria=SENSITIVITY_CRITERIA,
-            preset=POC,
-            stability_draws=11,
-            stability_criterion="safty",
-        )
-
-
 def test_conflicts_by_search_equal_conflicts_by_direct_addressing(monkeypatch: pytest.MonkeyPatch) -> None:
     # Runs with many alternatives make the table of masses too large to address directly; the
     # search that replaces it must give the same conflicts, bit for bit.

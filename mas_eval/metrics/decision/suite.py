@@ -20,7 +20,6 @@ import numpy as np
 import polars as pl
 
 from mas_eval.data.validation import check_agent_masses, check_alternative_inputs, check_values
-from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.arrays import locate, nullable, placed, take, to_series
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.decision import confidence, conflicts, consensus, contribution, evidential, quality, sensitivity
@@ -280,16 +279,7 @@ def _sweep(params: DecisionParams, codes: KeyCodes) -> tuple[int | None, float, 
     if params.stability_method != "sweep":
         return None
     name = params.stability_criterion
-    labels = codes.labels["criterion"]
-    found = (labels == name).arg_true() if name is not None else pl.Series([], dtype=pl.UInt32)
-    if params.stability_draws > 0 and labels.len() and not len(found):
-        # A misspelt name would leave every run's stability null without a word.
-        shown = ", ".join(repr(label) for label in labels.head(12).to_list())
-        msg = (
-            f"score: stability_criterion={name!r} is no criterion of the runs (they have {shown}"
-            f"{', ...' if labels.len() > 12 else ''}); name one of them"
-        )
-        raise InvalidParameterError(msg)
+    found = (codes.labels["criterion"] == name).arg_true() if name is not None else pl.Series([], dtype=pl.UInt32)
     code = int(found[0]) if len(found) else None
     return code, params.stability_sweep_low, params.stability_sweep_high
 
