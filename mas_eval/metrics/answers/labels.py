@@ -68,6 +68,7 @@ def label_synonyms(shipped: Tables = "medaisure") -> dict[str, str] | None:
     if shipped != "medaisure":
         return None
     table = shipped_table("medaisure_label_synonyms.csv", ("term", "canonical"), "mas_eval.metrics.answers")
+    # Rows of a small shipped table, not of answers: the map feeds one vectorised replace.
     return dict(table.select(as_written(pl.col("term")), as_written(pl.col("canonical"))).iter_rows())
 
 
@@ -76,9 +77,9 @@ def normalised_label(text: pl.Expr, vocabulary: Vocabulary, synonyms: Mapping[st
     looked up whole in ``synonyms`` (default: the vocabulary's synonyms); under the document's,
     the text as it is (the synonym map has rewritten it). Null stays null."""
     if vocabulary.normalisation == "medaisure":
-        if synonyms is None:
+        if synonyms is None:  # the vocabulary's synonym table (its rows, not the answers')
             synonyms = dict(vocabulary.synonyms.select("term", "canonical").iter_rows())
-        return text.replace(dict(synonyms)) if synonyms else text
+        return text.replace(synonyms) if synonyms else text
     return text
 
 

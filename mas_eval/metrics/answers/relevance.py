@@ -39,6 +39,7 @@ def word_set(normalised: pl.Expr) -> pl.Expr:
 def keyword_counts(vocabulary: Vocabulary) -> dict[str, int]:
     """One-word lexicon terms and the number of categories that list each (the boost's keywords)."""
     single = vocabulary.lexicon.filter(~pl.col("term").str.contains(" ", literal=True))
+    # Rows of the lexicon (hundreds of terms), not of answers: the map feeds one vectorised replace.
     return dict(single.group_by("term").len().iter_rows())
 
 
