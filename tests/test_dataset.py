@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from mas_eval import DataError, Dataset, InvalidParameterError, MasEvalError, SchemaError
@@ -179,3 +182,36 @@ def test_a_path_given_to_the_constructor_points_to_open(path: str | Path) -> Non
     hint = r"takes tables, not a path; open a folder with Dataset\.open\('some/folder'\)"
     with pytest.raises(SchemaError, match=hint):
         Dataset(path)  # type: ignore[arg-type]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    runs=st.integers(1, 12),
+    picks=st.lists(st.integers(0, 14), max_size=40),
+    shuffle=st.randoms(use_true_random=False),
+)
+def test_summary_counts_equal_a_plain_count_in_any_row_order(
+    runs: int, picks: list[int], shuffle: random.Random
+) -> None:
+    # Agent rows for a drawn multiset of runs, some of them not in `runs` (ids 12 to 14), in any
+    # order: the summary's shortcut for rows grouped by run must not change what it counts.
+    run_rows = [(f"r{i:02d}", f"s{i % 3}", f"c{i % 5}", f"t{i % 2}") for i in range(runs)]
+    shuffle.shuffle(picks)
+    agents = pl.DataFrame(
+        {"run_id": [f"r{i:02d}" for i in picks], "agent_id": [f"a{k}" for k in range(len(picks))]},
+        schema={"run_id": pl.String, "agent_id": pl.String},
+    )
+    ds = Dataset.from_frames(
+        runs=pl.DataFrame(run_rows, schema=["run_id", "system", "case_id", "task"], orient="row"), agents=agents
+    )
+    known = {row[0]: row for row in run_rows}
+    covered = [known[f"r{i:02d}"] for i in set(picks) if f"r{i:02d}" in known]
+    expected = {
+        "table": "agents",
+        "rows": len(picks),
+        "runs": len(covered),
+        "systems": len({row[1] for row in covered}),
+        "cases": len({row[2] for row in covered}),
+        "tasks": len({row[3] for row in covered}),
+    }
+    assert ds.summary().row(1, named=True) == expected

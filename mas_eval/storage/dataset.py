@@ -54,6 +54,10 @@ __all__ = ["MANIFEST", "Dataset"]
 
 #: ``_dataset.json``: the tables written, and for a sharded Dataset its layout (:meth:`Dataset.write`)
 #: and stored codes. Written by :meth:`Dataset.write_tables` and the ingest commands, read by :meth:`Dataset.open`.
+#: The columns of :meth:`Dataset.summary`.
+_SUMMARY_SCHEMA = {
+    name: pl.String if name == "table" else pl.Int64 for name in ("table", "rows", "runs", "systems", "cases", "tasks")
+}
 MANIFEST = Manifest(
     DATASET_MANIFEST,
     Obj({"tables": ListOf(str), "shards": SHARDS_ENTRY, "codes": CODES_ENTRY}, required=("tables",)),
@@ -494,35 +498,49 @@ class Dataset:
 
         ``runs`` counts the distinct runs the table covers; ``systems``, ``cases`` and
         ``tasks`` count what those runs span (for ``ground_truth``: its cases).
+
+        Notes
+        -----
+        A table's rows are read once, for their run ids, and only the first row of each
+        stretch of equal ids is kept: in the files mas_eval writes (sorted by ``run_id``, shard
+        by shard) a run's rows are consecutive, so about one id per run is left. When those ids
+        are the ``runs`` table's, in the same order (every run has rows in the table, the usual
+        case), the table covers every run and nothing is hashed; otherwise the ids are made
+        distinct and matched to ``runs``. Files in another order give the same counts, only
+        slower.
         """
         runs = self.scan("runs").select(RUN_KEY, "system", "case_id", "task")
-        queries = []
+        queries = {"runs": runs}
         for name in self._raw:
             frame = self.scan(name)
-            if RUN_KEY not in TABLES[name].key:  # keyed by case (ground truth): count its cases
-                queries.append(
-                    frame.select(
-                        pl.lit(name).alias("table"),
-                        pl.len().cast(pl.Int64).alias("rows"),
-                        pl.lit(None, dtype=pl.Int64).alias("runs"),
-                        pl.lit(None, dtype=pl.Int64).alias("systems"),
-                        pl.col("case_id").n_unique().cast(pl.Int64).alias("cases"),
-                        pl.lit(None, dtype=pl.Int64).alias("tasks"),
-                    )
+            queries[f"rows {name}"] = frame.select(pl.len().cast(pl.Int64))
+            if RUN_KEY in TABLES[name].key:
+                # The ids of consecutive equal rows are dropped as they are read.
+                queries[f"ids {name}"] = frame.select(
+                    pl.col(RUN_KEY).filter(pl.col(RUN_KEY).ne_missing(pl.col(RUN_KEY).shift()))
                 )
-                continue
-            covered = frame.select(RUN_KEY).unique().join(runs, on=RUN_KEY, how="inner")
-            counts = covered.select(
-                pl.len().cast(pl.Int64).alias("runs"),
-                *(
-                    pl.col(c).n_unique().cast(pl.Int64).alias(a)
-                    for c, a in (("system", "systems"), ("case_id", "cases"), ("task", "tasks"))
-                ),
-            )
-            rows = frame.select(pl.lit(name).alias("table"), pl.len().cast(pl.Int64).alias("rows"))
-            queries.append(rows.join(counts, how="cross"))
+            else:  # keyed by case (ground truth): count its cases
+                queries[f"cases {name}"] = frame.select(pl.col("case_id").n_unique().cast(pl.Int64))
         with self.reading():
-            return pl.concat(pl.collect_all(queries), how="vertical")
+            got = dict(zip(queries, pl.collect_all(list(queries.values())), strict=True))
+        every_run = got["runs"]
+        spans = [pl.len().cast(pl.Int64).alias("runs")] + [
+            pl.col(c).n_unique().cast(pl.Int64).alias(a)
+            for c, a in (("system", "systems"), ("case_id", "cases"), ("task", "tasks"))
+        ]
+        out = []
+        # One row per table (a handful): the loop runs over the Dataset's tables, not its rows.
+        for name in self._raw:
+            rows = got[f"rows {name}"].item()
+            if f"cases {name}" in got:
+                out.append((name, rows, None, None, got[f"cases {name}"].item(), None))
+                continue
+            ids = got[f"ids {name}"][RUN_KEY]
+            covered = (
+                every_run if ids.equals(every_run[RUN_KEY]) else ids.unique().to_frame().join(every_run, on=RUN_KEY)
+            )
+            out.append((name, rows, *covered.select(spans).row(0)))
+        return pl.DataFrame(out, schema=_SUMMARY_SCHEMA, orient="row")
 
     # -- output -------------------------------------------------------------------------------
 
