@@ -18,8 +18,6 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
-from statsmodels.regression.mixed_linear_model import MixedLM
-from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from mas_eval.stats._common import ENGINE
 from mas_eval.stats._rows import Patch
@@ -51,6 +49,11 @@ def fit_random_intercept(
     >>> fit_random_intercept(y[:3], treated[:3], case[:3])
     'fewer than 2 cases'
     """
+    # Imported here: statsmodels (and the pandas it loads) takes longer to import than a
+    # comparison of a million runs takes to compute, and only this method needs it.
+    from statsmodels.regression.mixed_linear_model import MixedLM
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
     n_cases = np.unique(case).size
     if n_cases < 2:
         return "fewer than 2 cases"
