@@ -150,6 +150,23 @@ def test_scoring_sharded_equals_unsharded(folders: tuple[Path, Path]) -> None:
     assert_frame_equal(runs.select(expected.runs.columns), expected.runs, check_exact=True)
 
 
+@pytest.mark.parametrize("layout", ["one file a table", "shard by shard"])
+def test_scores_open_reads_the_tables_asked_for_as_whole_opens_them(
+    folders: tuple[Path, Path], tmp_path: Path, layout: str
+) -> None:
+    source = Dataset.open(folders[1])
+    if layout == "shard by shard":
+        out = mas_eval.score(source, out=tmp_path / "scores")
+    else:
+        out = mas_eval.score(source).write(tmp_path / "scores")
+    whole = mas_eval.Scores.open(out)
+    # A sharded folder's agents take their run columns from runs, which is not asked for here.
+    some = mas_eval.Scores.open(out, tables=["agents", "no such table"])
+    assert some.names == ["agents"]
+    assert_frame_equal(some["agents"], whole["agents"], check_exact=True)
+    assert (some.preset, some.params, some.ran) == (whole.preset, whole.params, whole.ran)
+
+
 def test_validate_and_summary_work_on_a_sharded_dataset(
     folders: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,7 +18,7 @@ from mas_eval.metrics.family import compared_columns, headline_columns
 from mas_eval.metrics.registry import metric
 from mas_eval.report.answer_quality import ANSWER_COMPARISON, ANSWER_METRICS, answers_section, has_items
 from mas_eval.report.decision import decision_sections
-from mas_eval.report.diagnosis import diagnosis_section, has_diagnosis
+from mas_eval.report.diagnosis import DIAGNOSIS_TABLES, diagnosis_section, has_diagnosis
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
 from mas_eval.report.findings import after_correction, correction_of, findings
 from mas_eval.report.outcomes import has_outcomes, outcomes_section
@@ -54,7 +54,13 @@ def _open_scores(scores: Scores | str | Path) -> Scores:
     if isinstance(scores, Scores):
         return scores
     if isinstance(scores, str | Path):
-        return Scores.open(scores)
+        # Only the tables the sections read: a million decision runs' alternatives and agents
+        # (7.5 million rows) took a third of the report's time to read and were never used.
+        ran = Scores.manifest(scores).get("families", {}).get("ran")
+        wanted = ["runs", "conflicts", "items", *DIAGNOSIS_TABLES]
+        if ran is None or "diagnosis" in ran:  # its collaboration figure reads the agents' credibility
+            wanted.append("agents")
+        return Scores.open(scores, tables=wanted)
     msg = f"report: scores must be a Scores object or a Scores folder, not {type(scores).__name__}"
     raise InvalidParameterError(msg)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, Mapping
+from collections.abc import ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import Predicate, check_parameter
 from mas_eval.errors import SchemaError
 from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import reading
@@ -25,6 +26,16 @@ from mas_eval.storage.scores_folder import (
 )
 
 __all__ = ["Scores"]
+
+#: What :meth:`Scores.open` takes as ``tables``: a list of names (a lone string would be read letter by letter).
+_TABLE_NAMES = Predicate(
+    lambda value: (
+        not isinstance(value, str | bytes)
+        and isinstance(value, Sequence)
+        and all(isinstance(name, str) for name in value)
+    ),
+    "a list of table names",
+)
 
 
 @dataclass
@@ -157,8 +168,18 @@ class Scores(Mapping[str, pl.DataFrame]):
         return target
 
     @classmethod
-    def open(cls, path: str | Path) -> Scores:
+    def open(cls, path: str | Path, *, tables: Sequence[str] | None = None) -> Scores:
         """Read what :meth:`write` wrote: the tables its manifest lists (every ``*.parquet`` without one).
+
+        Parameters
+        ----------
+        path
+            The Scores folder.
+        tables
+            Read only these of its tables (by default all): at a million decision runs the
+            ``alternatives`` and ``agents`` tables hold 7.5 million rows that a look at the
+            run columns does not need. A name the folder lacks is left out; the rest of the
+            Scores (preset, parameters, families) is read as usual.
 
         Raises
         ------
@@ -171,14 +192,17 @@ class Scores(Mapping[str, pl.DataFrame]):
         """
         root = scores_folder(path)
         manifest, names, shards = read_layout(root)
+        if tables is not None:
+            check_parameter("tables", tables, [_TABLE_NAMES], where="Scores.open")
+            names = [name for name in names if name in tables]
         families = manifest.get("families", {})
         with reading(table_files(root, names, shards)):
-            tables: dict[str, pl.DataFrame] = {}
+            read: dict[str, pl.DataFrame] = {}
             for name in names:
-                tables[name] = read_table(root, name, shards, tables.get("runs"))
-        check_rows(root, manifest, tables)
+                read[name] = read_table(root, name, shards, read.get("runs"))
+        check_rows(root, manifest, read)
         return cls(
-            tables=tables,
+            tables=read,
             preset=manifest.get("preset", "spec"),
             params=manifest.get("params") or {},
             ran=families.get("ran", []),
