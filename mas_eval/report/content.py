@@ -8,6 +8,7 @@ one-line reason, never an empty table or figure.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from mas_eval.report.outcomes import has_outcomes, outcomes_section
 from mas_eval.report.tables import has_values, system_means
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
-from mas_eval.storage.provenance import provenance
+from mas_eval.storage.provenance import inputs_sha256, provenance
 
 __all__ = ["COMPARISON_DESIGN", "build", "default_comparisons"]
 
@@ -178,8 +179,6 @@ def build(
     >>> [s.key for s in report.sections][:3]
     ['dataset', 'headline', 'comparison']
     """
-    from mas_eval import plots
-
     scores = _open_scores(scores)
     ds = _open_dataset(dataset)
     if "runs" not in scores:
@@ -191,35 +190,30 @@ def build(
         raise SchemaError(msg)
     given = comparisons is not None
     why_no_comparison = ""
-    paired_cases = _cases_run_by_both(runs, treatment, control)
-    if comparisons is None:
-        comparisons, why_no_comparison = default_comparisons(runs, treatment, control)
-
-    with plots.paper_style(columns=2):
-        sections = [
-            _dataset_section(runs, ds),
-            _headline_section(runs),
-            _comparison_section(comparisons, why_no_comparison, treatment, control),
-            _forest_section(comparisons, why_no_comparison, treatment, control),
-            *decision_sections(runs, treatment, control, paired_cases, scores.get("conflicts")),
-        ]
-        if has_diagnosis(scores):
-            sections.append(diagnosis_section(scores, comparisons, why_no_comparison, treatment, control))
-        if has_items(scores):
-            sections.append(answers_section(scores["items"], treatment, control))
-        if has_outcomes(scores):
-            sections.append(outcomes_section(scores, treatment, control))
     inputs: dict[str, str | Path] = {}
     if scores.source is not None:
         inputs["scores"] = scores.source
     if ds is not None and ds.source is not None:
         inputs["dataset"] = ds.source
+    # The Dataset's summary (every table's run ids, read by Polars) and the inputs' hashes
+    # (hashlib) run without holding the GIL: beside the sections, whose figures matplotlib draws
+    # on one core holding it.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mas_eval-report") as beside:
+        summary = beside.submit(ds.summary) if ds is not None else None
+        hashes = beside.submit(lambda: {name: inputs_sha256(path) for name, path in inputs.items()})
+        paired_cases = _cases_run_by_both(runs, treatment, control)
+        if comparisons is None:
+            comparisons, why_no_comparison = default_comparisons(runs, treatment, control)
+        sections = _sections(scores, runs, comparisons, why_no_comparison, treatment, control, paired_cases)
+        sections.insert(0, _dataset_section(runs, None if summary is None else summary.result()))
+        hashed = hashes.result()
     call = command or (
         f"mas_eval.report.build(scores, comparisons={'<given>' if given else None}, title={title!r}, "
         f"dataset={'<given>' if ds is not None else None}, treatment={treatment!r}, control={control!r})"
     )
     record = provenance(
         inputs=inputs,
+        hashes=hashed,
         parameters={
             "preset": scores.preset,
             "params": scores.params,
@@ -239,13 +233,41 @@ def build(
 # -- sections ---------------------------------------------------------------------------------
 
 
-def _dataset_section(runs: pl.DataFrame, ds: Dataset | None) -> Section:
+def _sections(
+    scores: Scores,
+    runs: pl.DataFrame,
+    comparisons: pl.DataFrame | None,
+    why_no_comparison: str,
+    treatment: str,
+    control: str,
+    paired_cases: int,
+) -> list[Section]:
+    """Every section after the dataset's and before the provenance, in the report's order."""
+    from mas_eval import plots
+
+    with plots.paper_style(columns=2):
+        sections = [
+            _headline_section(runs),
+            _comparison_section(comparisons, why_no_comparison, treatment, control),
+            _forest_section(comparisons, why_no_comparison, treatment, control),
+            *decision_sections(runs, treatment, control, paired_cases, scores.get("conflicts")),
+        ]
+        if has_diagnosis(scores):
+            sections.append(diagnosis_section(scores, comparisons, why_no_comparison, treatment, control))
+        if has_items(scores):
+            sections.append(answers_section(scores["items"], treatment, control))
+        if has_outcomes(scores):
+            sections.append(outcomes_section(scores, treatment, control))
+    return sections
+
+
+def _dataset_section(runs: pl.DataFrame, summary: pl.DataFrame | None) -> Section:
     keys = [name for name in ("system", "task", "variant") if has_values(runs, name)]
     per_group = runs.group_by(keys).agg(runs=pl.len(), cases=pl.col("case_id").n_unique()).sort(keys)
     text = [f"{runs.height:,} runs of {runs['system'].n_unique()} system(s) on {runs['case_id'].n_unique():,} cases."]
     tables = [ReportTable("runs_per_group", f"Runs and cases per {', '.join(keys)}", per_group)]
-    if ds is not None:
-        tables.append(ReportTable("dataset_tables", "Rows per table of the scored Dataset", ds.summary()))
+    if summary is not None:
+        tables.append(ReportTable("dataset_tables", "Rows per table of the scored Dataset", summary))
     return Section("dataset", "Dataset", text=text, tables=tables)
 
 

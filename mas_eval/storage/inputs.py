@@ -459,11 +459,8 @@ def scan_table_folder(table: str, entry: Path, files: list[Path]) -> pl.LazyFram
 _LEVELS = ("markers", "footer", "full")
 
 
-def _problem(file: Path, level: str) -> str | None:
-    """Why ``file`` cannot be read as Parquet, checked to ``level`` (:data:`_LEVELS`), or None."""
-    import pyarrow as pa  # the error path's reader; not worth its import time otherwise
-    import pyarrow.parquet as pq
-
+def _marker_problem(file: Path) -> str | None:
+    """Why ``file`` is not Parquet by its size and the magic bytes at both ends, or None."""
     try:
         size = file.stat().st_size
         if size < 12:  # the magic bytes at both ends and the footer length: 12 bytes at least
@@ -472,8 +469,23 @@ def _problem(file: Path, level: str) -> str | None:
             head = handle.read(4)
             handle.seek(-4, 2)
             tail = handle.read(4)
-        if head != b"PAR1" or tail != b"PAR1":
-            return "not a Parquet file, or truncated: its Parquet markers are missing"
+    except OSError as exc:
+        return (exc.strerror or str(exc)).strip().splitlines()[0]
+    if head != b"PAR1" or tail != b"PAR1":
+        return "not a Parquet file, or truncated: its Parquet markers are missing"
+    return None
+
+
+def _problem(file: Path, level: str) -> str | None:
+    """Why ``file`` cannot be read as Parquet, checked to ``level`` (:data:`_LEVELS`), or None."""
+    problem = _marker_problem(file)
+    if problem is not None or level == "markers":
+        # The check made whenever a table is opened: it needs no PyArrow, whose import is slow.
+        return problem
+    import pyarrow as pa  # the error path's reader; not worth its import time otherwise
+    import pyarrow.parquet as pq
+
+    try:
         # PyArrow, not Polars, on this error path: a Polars query that just panicked on a corrupt
         # page may have left its thread pool in a state where another read hangs.
         if level == "footer":

@@ -34,12 +34,23 @@ def inputs_sha256(path: str | Path) -> dict[str, str]:
     return {str(p.relative_to(root)): file_sha256(p) for p in files}
 
 
-def provenance(*, inputs: Mapping[str, str | Path], parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The block every report carries: package version, time, Python, parameters and input hashes."""
+def provenance(
+    *,
+    inputs: Mapping[str, str | Path],
+    parameters: Mapping[str, Any] | None = None,
+    hashes: Mapping[str, dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    """The block every report carries: package version, time, Python, parameters and input hashes.
+
+    ``hashes``: the inputs' :func:`inputs_sha256`, by name, when computed already (a report
+    hashes its inputs while it draws its figures); by default they are computed here.
+    """
+    if hashes is None:
+        hashes = {name: inputs_sha256(p) for name, p in inputs.items()}
     return {
         "mas_eval_version": __version__,
         "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "parameters": dict(parameters or {}),
-        "inputs": {name: {"path": str(p), "sha256": inputs_sha256(p)} for name, p in inputs.items()},
+        "inputs": {name: {"path": str(p), "sha256": hashes[name]} for name, p in inputs.items()},
     }
