@@ -51,7 +51,6 @@ from mas_eval.metrics.answers.reasoning import (
     f1_of_token_sets,
     reasoning_columns,
     token_counts,
-    token_sets,
     with_marker_counts,
 )
 from mas_eval.metrics.answers.relevance import relevance_columns, word_set
@@ -327,9 +326,9 @@ def answer_scores(
         with_entities = with_entity_counts(texts.lazy(), _PREDICTION, _REFERENCE, vocabulary, matching)
     counted = with_marker_counts(with_entities, _REASONING, _DIAGNOSIS, vocabulary, matching)
     gap = vocabulary.gap
+    tokens = token_counts(texts[_REASONING], texts[_REFERENCE_REASONING], gap)
     scored = (
-        counted.with_columns(token_sets(pl.col(_REASONING), pl.col(_REFERENCE_REASONING), gap))
-        .with_columns(token_counts())
+        pl.concat([counted, tokens.lazy()], how="horizontal")
         .with_columns(token_f1=f1_of_token_sets())
         .with_columns(
             *accuracy_columns(pl.col(_PREDICTION), pl.col(_REFERENCE), weights=category, matching=matching, gap=gap),
