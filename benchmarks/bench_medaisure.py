@@ -32,8 +32,10 @@ The per-pair values are then compared: our ``clinical_accuracy``, ``reasoning_qu
 their components with the ``get_last_breakdown()`` rows of MedAISure's last call, with ``==``
 (tests/test_answers_medaisure.py pins them equal on hand-made cases; MedAISure's phrase search
 iterates a Python set, so a pair holding two overlapping phrases may depend on the hash seed).
-Results go to ``reports/benchmarks/medaisure.json``: pairs per second of each side, their
-ratio, agreement counts, and the machine; MedAISure's file is named by basename and SHA-256.
+Results go to ``reports/benchmarks/medaisure.json``: pairs per second of each side (wall
+clock), their ratio, the CPU seconds of each (all of Polars' threads: on a loaded machine the
+wall clock of the multi-threaded side suffers most) and their ratio, agreement counts, and the
+machine; MedAISure's file is named by its basename and SHA-256, never by its path.
 """
 
 from __future__ import annotations
@@ -118,8 +120,9 @@ def make_pairs(pairs: int, items: int, seed: int) -> tuple[pl.DataFrame, pl.Data
     return run_table, answers
 
 
-def time_medaisure(clinical: ModuleType, answers: pl.DataFrame) -> tuple[float, list[dict], list[dict]]:
-    """Seconds of both metrics' ``calculate`` over every pair, and their breakdown rows."""
+def time_medaisure(clinical: ModuleType, answers: pl.DataFrame) -> tuple[float, float, list[dict], list[dict]]:
+    """Seconds (wall clock and this process's CPU) of both metrics' ``calculate`` over every pair,
+    and their breakdown rows."""
     rows = answers.select(*TEXTS).rows(named=True)
     # A missing text is None, as MedAISure's runner passes a field the output lacks.
     expected = [{"answer": r["reference"], "rationale": r["reference_rationale"], "diagnosis": r["reference_diagnosis"]}
@@ -127,21 +130,22 @@ def time_medaisure(clinical: ModuleType, answers: pl.DataFrame) -> tuple[float, 
     model = [{"answer": r["prediction"], "rationale": r["rationale"]} for r in rows]
     accuracy, reasoning = clinical.ClinicalAccuracyMetric(), clinical.ReasoningQualityMetric()
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     accuracy.calculate(expected, model)
     reasoning.calculate(expected, model)
-    seconds = time.perf_counter() - start
-    return seconds, accuracy.get_last_breakdown(), reasoning.get_last_breakdown()
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return seconds, cpu, accuracy.get_last_breakdown(), reasoning.get_last_breakdown()
 
 
-def time_ours(runs: pl.DataFrame, answers: pl.DataFrame) -> tuple[float, pl.DataFrame]:
-    """Seconds of the whole ``mas_eval.score(ds, preset="medaisure")``, and its items table."""
+def time_ours(runs: pl.DataFrame, answers: pl.DataFrame) -> tuple[float, float, pl.DataFrame]:
+    """Seconds (wall clock and CPU, all threads) of the whole ``mas_eval.score(ds, preset="medaisure")``,
+    and its items table."""
     ds = Dataset.from_frames(runs=runs, answers=answers)
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     scores = mas_eval.score(ds, preset="medaisure")
-    seconds = time.perf_counter() - start
-    return seconds, scores["items"]
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return seconds, cpu, scores["items"]
 
 
 def agreement(answers: pl.DataFrame, items: pl.DataFrame, accuracy: list[dict], reasoning: list[dict]) -> dict:
@@ -174,14 +178,17 @@ def main() -> None:
 
     print(f"simulating {args.pairs:,} answer pairs ...", flush=True)
     runs, answers = make_pairs(args.pairs, args.items, args.seed)
-    theirs, ours = [], []
+    theirs, ours, theirs_cpu, ours_cpu = [], [], [], []
     for i in range(args.repeats):  # alternating, so that a change of load hits both sides alike
-        seconds, accuracy, reasoning = time_medaisure(clinical, answers)
+        seconds, cpu, accuracy, reasoning = time_medaisure(clinical, answers)
         theirs.append(seconds)
-        seconds, items = time_ours(runs, answers)
+        theirs_cpu.append(cpu)
+        seconds, cpu, items = time_ours(runs, answers)
         ours.append(seconds)
+        ours_cpu.append(cpu)
         print(f"  repeat {i + 1}: MedAISure {theirs[-1]:.2f} s, mas_eval {ours[-1]:.3f} s", flush=True)
     t_theirs, t_ours = statistics.median(theirs), statistics.median(ours)
+    cpu_theirs, cpu_ours = statistics.median(theirs_cpu), statistics.median(ours_cpu)
     result: dict[str, Any] = {
         "pairs": answers.height,
         "runs": runs.height,
@@ -193,14 +200,17 @@ def main() -> None:
             "seconds": round(t_theirs, 3),
             "seconds_each": [round(s, 3) for s in theirs],
             "pairs_per_second": round(answers.height / t_theirs),
+            "cpu_seconds": round(cpu_theirs, 3),
         },
         "mas_eval": {
             "timed": 'mas_eval.score(Dataset.from_frames(runs=..., answers=...), preset="medaisure"), whole call',
             "seconds": round(t_ours, 3),
             "seconds_each": [round(s, 3) for s in ours],
             "pairs_per_second": round(answers.height / t_ours),
+            "cpu_seconds": round(cpu_ours, 3),
         },
         "ratio": round(t_theirs / t_ours, 1),
+        "cpu_ratio": round(cpu_theirs / cpu_ours, 1),
         "agreement": agreement(answers, items, accuracy, reasoning),
     }
     report = {
