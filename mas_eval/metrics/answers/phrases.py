@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from mas_eval.metrics.answers.normalise import EMPTY, pattern
+from mas_eval.metrics.answers.normalise import EMPTY, longest_first, pattern
 from mas_eval.metrics.answers.vocabulary import CATEGORIES, PatternSet, Vocabulary
 
 __all__ = ["entity_codes", "phrase_word_entities", "with_phrase_word_counts"]
@@ -47,18 +47,35 @@ def entity_codes(vocabulary: Vocabulary) -> pl.DataFrame:
 
 
 def _codes(vocabulary: Vocabulary) -> tuple[list[tuple[int, str]], PatternSet, pl.DataFrame]:
-    """The phrases in the order they are looked for, with their codes; and the words with theirs."""
+    """The phrases in the order they are looked for, with their codes; the one-word patterns with the
+    codes of the entities they are (:func:`_word_patterns`); and the table of every code."""
     order = {c: i for i, c in enumerate(CATEGORIES)}
     pairs = sorted(vocabulary.lexicon.select("category", "term").rows(), key=lambda row: (order[row[0]], row[1]))
     coded = [(_STRIDE * row + order[category], category, term) for row, (category, term) in enumerate(pairs)]
     phrases = [(code, pattern(term, "substring", vocabulary.gap)) for code, _, term in coded if " " in term]
-    words: dict[str, list[int]] = {}
+    entities: dict[str, list[int]] = {}
     for code, _, term in coded:
-        words.setdefault(term, []).append(code)
-    terms = sorted(words)
-    payload = pl.Series([words[t] for t in terms], dtype=pl.List(_CODE))
+        entities.setdefault(term, []).append(code)
     table = pl.DataFrame(coded, schema={"code": _CODE, "category": pl.String, "term": pl.String}, orient="row")
-    return phrases, PatternSet(terms, pl.DataFrame({"term": terms}), payload), table
+    return phrases, _word_patterns(entities, vocabulary), table
+
+
+def _word_patterns(entities: dict[str, list[int]], vocabulary: Vocabulary) -> PatternSet:
+    """Every word that is an entity once through the synonym map, as the pattern ``" word "``, with the
+    codes of that entity as payload.
+
+    A word of the text is what lies between two spaces, and every spaced text starts and ends with
+    one, so ``" word "`` occurs in it exactly where a word equals ``word``: one overlapping
+    Aho–Corasick pass finds the words that splitting, mapping and looking up each one would.
+    """
+    keys, canonical = _word_map(vocabulary)
+    mapped = dict(zip(keys, canonical, strict=True))
+    # Rows of the lexicon and the synonym map (tens to hundreds), not of answers.
+    candidates = {word for word in (*entities, *keys) if " " not in word}
+    words = {word: entities[mapped.get(word, word)] for word in candidates if mapped.get(word, word) in entities}
+    patterns = longest_first(f" {word} " for word in words)
+    payload = pl.Series([sorted(words[p[1:-1]]) for p in patterns], dtype=pl.List(_CODE))
+    return PatternSet(patterns, pl.DataFrame({"pattern": patterns}, schema={"pattern": pl.String}), payload)
 
 
 def _word_map(vocabulary: Vocabulary) -> tuple[list[str], list[str]]:
@@ -82,14 +99,8 @@ def phrase_word_entities(texts: pl.LazyFrame, column: str, out: str, vocabulary:
             rest.str.replace_all(needle, " ", literal=True),
         )
     found = [pl.when(pl.col(f"_phrase_{n}")).then(pl.lit(code, _CODE)) for n, (code, _) in enumerate(phrases)]
-    keys, canonical = _word_map(vocabulary)
-    word = pl.element()
-    mapped = word.replace(keys, canonical) if keys else word
-    numbers = rest.str.split(" ").list.eval(
-        # "" (between two spaces) is in no lexicon: one filter drops it with the other words.
-        mapped.filter(mapped.is_in(words.patterns)).cast(pl.Enum(words.patterns)).to_physical()
-    )
-    codes = words.payloads(numbers) if words.patterns else pl.lit(pl.Series([[]], dtype=pl.List(_CODE)))
+    # The phrases replaced by a space, the text still starts and ends with one (the words' boundary).
+    codes = words.payloads(words.find(rest, overlapping=True))
     if found:
         codes = pl.concat_list(pl.concat_list(found).list.drop_nulls(), codes)
     return frame.with_columns(codes.list.unique().alias(out)).drop(

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 from mas_eval.metrics.answers.normalise import EMPTY, Matching, spaced
@@ -43,7 +44,6 @@ __all__ = [
     "reasoning_columns",
     "token_counts",
     "token_f1",
-    "token_sets",
     "with_marker_counts",
 ]
 
@@ -64,41 +64,55 @@ FactualFormula = Literal["share", "half_capped"]
 FactualSource = Literal["diagnosis", "answer"]
 
 
-def _token_set(spaced_text: pl.Expr, gap: str = _BOUNDARY) -> pl.Expr:
-    """The words of spaced texts as a set of tagged hashes: the k-th repeat of a word (k = 0, 1, …)
-    is ``hash(word) + k``, so that set intersection counts repeats as a multiset intersection does.
-    ``gap`` one space (MedAISure's normalisation): words are what splitting on single spaces leaves."""
+def _sorted_hashes(spaced_text: pl.Expr, gap: str = _BOUNDARY) -> pl.Expr:
+    """The hashes of the words of spaced texts, sorted within each text. ``gap`` one space (MedAISure's
+    normalisation): words are what splitting on single spaces leaves."""
     word = pl.element()
     split = (
         spaced_text.fill_null(EMPTY).str.split(" ")
         if gap == " "
         else spaced_text.fill_null(EMPTY).str.strip_chars(" ").str.split(_BOUNDARY)
     )
-    hashes = split.list.eval(word.filter(word != "").hash().sort())
-    # In a sorted list, a value's first position is search_sorted(value): k = position - first position.
-    repeat = pl.int_range(pl.len(), dtype=pl.UInt64) - word.search_sorted(word).cast(pl.UInt64)
-    return hashes.list.eval(word + repeat)
+    return split.list.eval(word.filter(word != "").hash()).list.sort()
 
 
-def token_sets(prediction: pl.Expr, reference: pl.Expr, gap: str = _BOUNDARY) -> list[pl.Expr]:
-    """The tagged word sets of two spaced texts, as columns ``_tokens_prediction`` and ``_tokens_reference``:
-    what :func:`f1_of_token_sets` reads (two steps, so that each set is built once)."""
-    return [
-        _token_set(prediction, gap).alias("_tokens_prediction"),
-        _token_set(reference, gap).alias("_tokens_reference"),
-    ]
+def _tagged(sorted_hashes: pl.Series) -> pl.Series:
+    """Each list of sorted hashes as a set of tagged hashes: the k-th repeat of a word (k = 0, 1, …)
+    is ``hash(word) + k``, so that set intersection counts repeats as a multiset intersection does.
+
+    k is a value's position less the position of the first equal value of its list, computed on
+    all lists' values at once (a per-list search was most of the reasoning's cost); the lists are
+    then rebuilt from the same offsets.
+    """
+    import pyarrow as pa  # the lists' offsets and values back into a list column, without a copy per list
+
+    lengths = sorted_hashes.list.len().to_numpy().astype(np.int64)
+    values = sorted_hashes.explode(empty_as_null=False, keep_nulls=False).to_numpy()
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    position = np.arange(len(values))
+    first = np.ones(len(values), dtype=bool)
+    first[1:] = values[1:] != values[:-1]
+    first[offsets[:-1][lengths > 0]] = True
+    start = np.maximum.accumulate(np.where(first, position, 0)) if len(values) else position
+    tagged = values + (position - start).astype(np.uint64)  # wraps as Polars' UInt64 addition does
+    lists = pa.LargeListArray.from_arrays(pl.Series(offsets).to_arrow(), pl.Series(tagged, dtype=pl.UInt64).to_arrow())
+    return pl.Series(sorted_hashes.name, lists)
 
 
-def token_counts() -> list[pl.Expr]:
-    """The sizes of the two sets of :func:`token_sets` and of their intersection, as columns
-    ``_n_prediction``, ``_n_reference`` and ``_n_common``: what :func:`f1_of_token_sets` reads (a
-    step of its own, so that the intersection, used three times, is built once)."""
-    a, b = pl.col("_tokens_prediction"), pl.col("_tokens_reference")
-    return [
+def token_counts(prediction: pl.Series, reference: pl.Series, gap: str = _BOUNDARY) -> pl.DataFrame:
+    """The numbers of words of two Series of spaced texts (null is empty) and the size of their
+    multiset intersection, as columns ``_n_prediction``, ``_n_reference`` and ``_n_common``: what
+    :func:`f1_of_token_sets` reads."""
+    hashes = pl.DataFrame({"a": prediction, "b": reference}, schema={"a": pl.String, "b": pl.String}).select(
+        _sorted_hashes(pl.col("a"), gap), _sorted_hashes(pl.col("b"), gap)
+    )
+    a, b = pl.col("a"), pl.col("b")
+    return hashes.select(_tagged(hashes["a"]), _tagged(hashes["b"])).select(
         a.list.len().alias("_n_prediction"),
         b.list.len().alias("_n_reference"),
         a.list.set_intersection(b).list.len().alias("_n_common"),
-    ]
+    )
 
 
 def f1_of_token_sets() -> pl.Expr:
@@ -122,7 +136,7 @@ def token_f1(prediction: str | pl.Series, reference: str | pl.Series) -> pl.Seri
     with :math:`A, B` the word multisets; 1.0 when both are empty, 0.0 when one is. Words are
     compared by a 64-bit hash (two different words of one pair collide with probability about
     :math:`n^2 / 2^{64}`). :func:`~mas_eval.metrics.answers.suite.answer_scores` computes it on the
-    texts through the synonym map, from :func:`token_sets` and :func:`f1_of_token_sets`.
+    texts through the synonym map, from :func:`token_counts` and :func:`f1_of_token_sets`.
 
     Examples
     --------
@@ -130,8 +144,9 @@ def token_f1(prediction: str | pl.Series, reference: str | pl.Series) -> pl.Seri
     0.6666666666666666
     """
     frame = pl.DataFrame({"a": prediction, "b": reference}, schema={"a": pl.String, "b": pl.String})
-    sets = frame.select(token_sets(spaced(pl.col("a")), spaced(pl.col("b")))).select(token_counts())
-    return sets.select(f1_of_token_sets().alias("token_f1")).to_series()
+    texts = frame.select(spaced(pl.col("a")), spaced(pl.col("b")))
+    counts = token_counts(texts["a"], texts["b"])
+    return counts.select(f1_of_token_sets().alias("token_f1")).to_series()
 
 
 def with_marker_counts(

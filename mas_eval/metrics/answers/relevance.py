@@ -28,7 +28,7 @@ import polars as pl
 from mas_eval.metrics.answers.labels import RELEVANCE_THRESHOLDS
 from mas_eval.metrics.answers.vocabulary import Vocabulary
 
-__all__ = ["keyword_counts", "relevance_columns", "word_set"]
+__all__ = ["keyword_counts", "relevance_columns", "with_relevance_counts", "word_set"]
 
 
 def word_set(normalised: pl.Expr) -> pl.Expr:
@@ -43,11 +43,31 @@ def keyword_counts(vocabulary: Vocabulary) -> dict[str, int]:
     return dict(single.group_by("term").len().iter_rows())
 
 
+def with_relevance_counts(frame: pl.LazyFrame, note: str, summary: str, vocabulary: Vocabulary) -> pl.LazyFrame:
+    r"""``frame`` with ``_n_note`` = :math:`|N|`, ``_n_summary`` = :math:`|S|`, ``_n_shared`` =
+    :math:`|N \cap S|` and ``_n_keywords`` = :math:`k`: what :func:`relevance_columns` reads.
+
+    ``note`` and ``summary`` are columns of word sets (:func:`word_set`). The intersection is a
+    column of its own, built once: both counts read it, and the scores read the counts several times.
+    """
+    n, s, shared = pl.col(note), pl.col(summary), pl.col("_shared")
+    counts = keyword_counts(vocabulary)
+    return (
+        frame.with_columns(
+            n.list.len().alias("_n_note"), s.list.len().alias("_n_summary"), n.list.set_intersection(s).alias("_shared")
+        )
+        .with_columns(
+            shared.list.len().alias("_n_shared"),
+            shared.list.eval(pl.element().replace_strict(counts, default=0, return_dtype=pl.Int64))
+            .list.sum()
+            .alias("_n_keywords"),
+        )
+        .drop("_shared")
+    )
+
+
 def relevance_columns(
-    note: pl.Expr,
-    summary: pl.Expr,
     specialty: pl.Expr,
-    vocabulary: Vocabulary,
     *,
     boost_per_term: float,
     boost_cap: float,
@@ -59,15 +79,11 @@ def relevance_columns(
     """``clinical_relevance``, ``relevance_jaccard``, ``relevance_boost``, ``relevance_threshold``,
     ``relevance_meets_threshold``.
 
-    ``note`` and ``summary`` are the word sets (:func:`word_set`) of the normalised texts, best
-    columns of their own (each occurs several times here), ``specialty`` a normalised specialty
+    They read the counts of :func:`with_relevance_counts`; ``specialty`` is a normalised specialty
     (null: none). ``unscored_without_reference``: an item whose note has no words gets nulls;
     else the note counts as empty (MedAISure's code).
     """
-    n, s = note, summary
-    n_note, n_summary = n.list.len(), s.list.len()
-    shared = n.list.set_intersection(s)
-    n_shared = shared.list.len()
+    n_note, n_summary, n_shared = pl.col("_n_note"), pl.col("_n_summary"), pl.col("_n_shared")
     jaccard = (
         pl.when((n_note == 0) & (n_summary == 0))
         .then(1.0)
@@ -75,8 +91,7 @@ def relevance_columns(
         .then(0.0)
         .otherwise(n_shared / (n_note + n_summary - n_shared))
     )
-    counts = keyword_counts(vocabulary)
-    k = shared.list.eval(pl.element().replace_strict(counts, default=0, return_dtype=pl.Int64)).list.sum()
+    k = pl.col("_n_keywords")
     boost = pl.when(k > 0).then(pl.min_horizontal(pl.lit(float(boost_cap)), k * float(boost_per_term))).otherwise(0.0)
     raw = pl.min_horizontal(pl.lit(1.0), jaccard + boost)
     theta = specialty.replace_strict(dict(thresholds), default=float(threshold), return_dtype=pl.Float64)

@@ -51,10 +51,9 @@ from mas_eval.metrics.answers.reasoning import (
     f1_of_token_sets,
     reasoning_columns,
     token_counts,
-    token_sets,
     with_marker_counts,
 )
-from mas_eval.metrics.answers.relevance import relevance_columns, word_set
+from mas_eval.metrics.answers.relevance import relevance_columns, with_relevance_counts, word_set
 from mas_eval.metrics.answers.vocabulary import (
     Vocabulary,
     answer_synonyms,
@@ -327,9 +326,9 @@ def answer_scores(
         with_entities = with_entity_counts(texts.lazy(), _PREDICTION, _REFERENCE, vocabulary, matching)
     counted = with_marker_counts(with_entities, _REASONING, _DIAGNOSIS, vocabulary, matching)
     gap = vocabulary.gap
+    tokens = token_counts(texts[_REASONING], texts[_REFERENCE_REASONING], gap)
     scored = (
-        counted.with_columns(token_sets(pl.col(_REASONING), pl.col(_REFERENCE_REASONING), gap))
-        .with_columns(token_counts())
+        pl.concat([counted, tokens.lazy()], how="horizontal")
         .with_columns(token_f1=f1_of_token_sets())
         .with_columns(
             *accuracy_columns(pl.col(_PREDICTION), pl.col(_REFERENCE), weights=category, matching=matching, gap=gap),
@@ -345,30 +344,23 @@ def answer_scores(
         _note=word_set(words(pl.col(_NOTE))),
         _summary=word_set(words(pl.col(_PREDICTION))),
     )
-    labels = (
-        normalised.collect()
-        .lazy()
-        .select(
-            *diagnostic_columns(
-                pl.col("_expected"),
-                pl.col("_predicted"),
-                pl.col("_specialty"),
-                vocabulary,
-                critical_weight=diagnostic_critical_weight,
-                unscored_without_reference=unscored_without_reference,
-            ),
-            *relevance_columns(
-                pl.col("_note"),
-                pl.col("_summary"),
-                pl.col("_specialty"),
-                vocabulary,
-                boost_per_term=relevance_boost_per_term,
-                boost_cap=relevance_boost_cap,
-                threshold=relevance_threshold,
-                below_threshold_factor=relevance_below_threshold_factor,
-                unscored_without_reference=unscored_without_reference,
-            ),
-        )
+    labels = with_relevance_counts(normalised.collect().lazy(), "_note", "_summary", vocabulary).select(
+        *diagnostic_columns(
+            pl.col("_expected"),
+            pl.col("_predicted"),
+            pl.col("_specialty"),
+            vocabulary,
+            critical_weight=diagnostic_critical_weight,
+            unscored_without_reference=unscored_without_reference,
+        ),
+        *relevance_columns(
+            pl.col("_specialty"),
+            boost_per_term=relevance_boost_per_term,
+            boost_cap=relevance_boost_cap,
+            threshold=relevance_threshold,
+            below_threshold_factor=relevance_below_threshold_factor,
+            unscored_without_reference=unscored_without_reference,
+        ),
     )
     return pl.concat([scored, labels], how="horizontal").select(*keys, *_METRIC_NAMES).collect()
 
