@@ -24,9 +24,10 @@ What is timed, each side once per repeat, the median of ``--repeats`` reported:
   metrics' times are added.
 * **mas_eval**: ``mas_eval.score(ds, preset="medaisure")`` on a Dataset built with
   ``Dataset.from_frames`` from in-memory ``runs`` and ``answers`` frames of the same pairs: the
-  whole call, so parameter checks, the answers family's four metrics (clinical accuracy,
-  reasoning quality, diagnostic accuracy, clinical relevance: two more than MedAISure's side)
-  and the per-run means are all in the time.
+  whole call, so parameter checks, key encoding, the two metrics and the per-run means are all
+  in the time. The ``answers`` frame holds the texts MedAISure's side is given (the
+  simulator's ``note``, ``predicted_diagnosis`` and ``specialty`` are dropped): diagnostic
+  accuracy and clinical relevance, which its side does not compute, have nothing to score.
 
 The per-pair values are then compared: our ``clinical_accuracy``, ``reasoning_quality`` and
 their components with the ``get_last_breakdown()`` rows of MedAISure's last call, with ``==``
@@ -67,6 +68,8 @@ from mas_eval.simulation.answers import simulate_answers  # noqa: E402
 OUT = ROOT / "reports" / "benchmarks" / "medaisure.json"
 IN_CHECKOUT = Path("bench") / "evaluation" / "metrics" / "clinical.py"
 TEXTS = ("prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis")
+#: The answers columns only diagnostic accuracy and clinical relevance read (not timed on MedAISure's side).
+OTHER_METRICS_INPUTS = ("note", "predicted_diagnosis", "specialty")
 CATEGORIES = ("diagnoses", "treatments", "medications", "symptoms", "labs")
 #: Our item column and MedAISure's breakdown key, per metric.
 ACCURACY = {"clinical_accuracy": "pair_score"}
@@ -140,7 +143,9 @@ def time_medaisure(clinical: ModuleType, answers: pl.DataFrame) -> tuple[float, 
 def time_ours(runs: pl.DataFrame, answers: pl.DataFrame) -> tuple[float, float, pl.DataFrame]:
     """Seconds (wall clock and CPU, all threads) of the whole ``mas_eval.score(ds, preset="medaisure")``,
     and its items table."""
-    ds = Dataset.from_frames(runs=runs, answers=answers)
+    # The same metrics as MedAISure's side: without a note or a predicted diagnosis, the two
+    # metrics that read them have nothing to score.
+    ds = Dataset.from_frames(runs=runs, answers=answers.drop(OTHER_METRICS_INPUTS, strict=False))
     gc.collect()
     start, cpu = time.perf_counter(), time.process_time()
     scores = mas_eval.score(ds, preset="medaisure")
