@@ -104,6 +104,7 @@ _STORED, _DEFLATED, _ZSTD = 0, 8, 93
 #: What inspect_ai's older layouts hold that this reader does not map; such a log is rewritten in
 #: the current layout by inspect_ai's ``inspect log convert`` (reading it migrates it).
 _OLD_SAMPLE_FIELDS = ("score", "transcript")
+#: The fix for a log in an older layout.
 _CONVERT = "rewrite it in the current layout with `inspect log convert` (to the other format: .eval <-> .json)"
 
 
@@ -161,13 +162,13 @@ def _read_eval_log(file: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         if _HEADER in members:
             header = _member(raw, members[_HEADER], zstd)
         elif _START in members:
-            # The evaluation has not finished: only its start record is there (refused below).
+            # The evaluation has not finished: only its start record is there.
             header = {"status": "started", **_member(raw, members[_START], zstd)}
         else:
             msg = f"neither {_HEADER} nor {_START} is in the archive: not an inspect_ai .eval log"
             raise ValueError(msg)
         _check_version(header)
-        if header.get("status") != "success":
+        if header.get("status") != "success":  # refused whole (_check_header): its samples are not read
             return header, []
         samples = [
             _member(raw, info, zstd)
@@ -707,10 +708,11 @@ def ingest_inspect(
     Raises
     ------
     IngestError
-        inspect_ai is not installed; a path does not exist, is not a log, or a folder holds
-        none; or (without ``skip_invalid``) a log cannot be ingested: its evaluation ended
-        with an error or did not finish, inspect_ai cannot read it (truncated, another format
-        version), a sample failed or has no score, a log is given twice, or two logs hold the
+        A zstandard-compressed ``.eval`` log is read without zstandard installed; a path does
+        not exist, is not a log, or a folder holds none; or (without ``skip_invalid``) a log
+        cannot be ingested: its evaluation ended with an error or did not finish, it cannot be
+        read (truncated, corrupt), it is of a newer format version or an older inspect_ai
+        layout, a sample failed or has no score, a log is given twice, or two logs hold the
         same sample and epoch of a task for one system. One line naming the file, the sample
         and the fix. Also when nothing at all can be ingested.
     OutputError, OutputExistsError
