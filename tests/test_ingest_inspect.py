@@ -11,8 +11,12 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import struct
 import sys
+import zipfile
+import zlib
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -191,8 +195,8 @@ def _bad_inputs(logs: Logs, folder: Path) -> dict[str, tuple[Path, list[str]]]:
     return {
         "failing": (failing, ["ended with an error", "the tool server went away", "eval-retry"]),
         "unscored": (unscored, [where, "has no score", "inspect score"]),
-        "truncated": (truncated, ["inspect_ai cannot read it", "complete .eval or .json log"]),
-        "newer": (newer, ["format version", "upgrade inspect_ai"]),
+        "truncated": (truncated, ["inspect_ai cannot read it", "EOCD not found", "complete .eval or .json log"]),
+        "newer": (newer, ["format version is 99", "upgrade mas_eval"]),
     }
 
 
@@ -232,10 +236,142 @@ def test_skip_invalid_ingests_the_rest_and_lists_the_rejects(logs: Logs, tmp_pat
     assert "has no score" in reasons["unscored.json"]
 
 
-def test_without_inspect_ai_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPatch, logs: Logs) -> None:
-    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
-    with pytest.raises(IngestError, match=r"pip install 'mas_eval\[inspect\]'"):
-        ingest_inspect(logs.files[0])
+def _rezip(source: Path, target: Path, *, method: int = zipfile.ZIP_DEFLATED, drop: tuple[str, ...] = ()) -> Path:
+    """``source``'s members (but ``drop``) written again to ``target`` with another compression ``method``."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for name in old.namelist():
+            if name not in drop:
+                new.writestr(name, old.read(name), compress_type=method)
+    return target
+
+
+def _same_dataset(a: LogIngestResult, b: LogIngestResult) -> None:
+    assert a.dataset.table_names == b.dataset.table_names
+    for table in a.dataset.table_names:
+        assert a.dataset.collect(table).equals(b.dataset.collect(table)), table
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED])
+def test_a_deflated_or_stored_eval_log_reads_as_the_zstandard_one(logs: Logs, tmp_path: Path, method: int) -> None:
+    pytest.importorskip("zipfile_zstd")  # installed with inspect_ai: lets zipfile read its zstandard members
+    rezipped = _rezip(logs.files[0], tmp_path / logs.files[0].name, method=method)
+    _same_dataset(ingest_inspect(rezipped), ingest_inspect(logs.files[0]))
+
+
+def _in_two_zstandard_frames(source: Path, target: Path) -> Path:
+    """``source`` with each member compressed as two zstandard frames, one after the other.
+
+    zipfile writes one frame per member, so the members are stored and their headers' compression
+    method, CRC and size (in the local header and in the central directory) set afterwards.
+    """
+    import zstandard
+
+    with zipfile.ZipFile(source) as old:
+        members = {name: old.read(name) for name in old.namelist()}
+    with zipfile.ZipFile(target, "w") as new:
+        for name, data in members.items():
+            half = len(data) // 2
+            new.writestr(name, b"".join(zstandard.ZstdCompressor().compress(p) for p in (data[:half], data[half:])))
+    raw = bytearray(target.read_bytes())
+    end = raw.rindex(b"PK\x05\x06")
+    (count,), (at,) = struct.unpack_from("<H", raw, end + 10), struct.unpack_from("<I", raw, end + 16)
+    for _ in range(count):  # each central directory record, and the local header it points to
+        name_length, extra_length, comment_length = struct.unpack_from("<HHH", raw, at + 28)
+        data = members[raw[at + 46 : at + 46 + name_length].decode()]
+        (local,) = struct.unpack_from("<I", raw, at + 42)
+        for base, method, crc, size in ((at, 10, 16, 24), (local, 8, 14, 22)):
+            struct.pack_into("<H", raw, base + method, 93)
+            struct.pack_into("<I", raw, base + crc, zlib.crc32(data))
+            struct.pack_into("<I", raw, base + size, len(data))
+        at += 46 + name_length + extra_length + comment_length
+    target.write_bytes(bytes(raw))
+    return target
+
+
+def test_a_member_of_several_zstandard_frames_is_read_whole(logs: Logs, tmp_path: Path) -> None:
+    pytest.importorskip("zipfile_zstd")
+    framed = _in_two_zstandard_frames(logs.files[0], tmp_path / logs.files[0].name)
+    _same_dataset(ingest_inspect(framed), ingest_inspect(logs.files[0]))
+
+
+def test_logs_are_read_without_inspect_ai_and_zstandard_is_asked_for(
+    monkeypatch: pytest.MonkeyPatch, logs: Logs, tmp_path: Path
+) -> None:
+    pytest.importorskip("zipfile_zstd")
+    deflated = _rezip(logs.files[0], tmp_path / logs.files[0].name)
+    expected = ingest_inspect(logs.files[0])
+    for name in ("inspect_ai", "inspect_ai.log", "pydantic", "zstandard"):
+        monkeypatch.setitem(sys.modules, name, None)
+    _same_dataset(ingest_inspect(deflated), expected)
+    assert ingest_inspect(sorted(logs.json_dir.glob("*.json"))).runs == 2 * SAMPLES * EPOCHS
+    with pytest.raises(IngestError, match=r"needs zstandard.*pip install 'mas_eval\[inspect\]'"):
+        ingest_inspect(logs.files[0], skip_invalid=True)
+
+
+def test_numbered_samples_and_a_member_written_twice_are_read_as_inspect_reads_them(logs: Logs, tmp_path: Path) -> None:
+    """A sample written twice (a re-run) counts once, by its last copy, as inspect_ai reads it."""
+    from inspect_ai.log import write_eval_log
+
+    pytest.importorskip("zipfile_zstd")
+    log = read_eval_log(str(logs.files[0]))
+    numbers = {f"q{k:02d}": n for k, n in zip(range(1, SAMPLES + 1), (10, 9, 2, 100), strict=True)}
+    for sample in log.samples or []:
+        sample.id = numbers[str(sample.id)]
+    file = tmp_path / "numbered.eval"
+    write_eval_log(log, str(file))
+    rerun = json.loads(zipfile.ZipFile(file).read("samples/2_epoch_1.json"))
+    flipped = "I" if rerun["scores"]["match"]["value"] == "C" else "C"
+    rerun["scores"]["match"]["value"] = flipped
+    with pytest.warns(UserWarning, match="Duplicate name"), zipfile.ZipFile(file, "a") as archive:
+        archive.writestr("samples/2_epoch_1.json", json.dumps(rerun))
+    theirs = {_run_id(log, s): s for s in read_eval_log(str(file)).samples or []}
+    ours = ingest_inspect(file).dataset
+    assert sorted(ours.collect("runs")["run_id"]) == sorted(theirs)
+    match = ours.collect("outcomes").filter(pl.col("name") == "match")
+    got = dict(zip(match["run_id"], match["value"], strict=True))
+    assert got == {run_id: {"C": 1.0, "I": 0.0}[s.scores["match"].value] for run_id, s in theirs.items()}  # type: ignore[index]
+    assert got[f"{log.eval.eval_id}/2/1"] == {"C": 1.0, "I": 0.0}[flipped]
+
+
+def _edited_json(logs: Logs, folder: Path, name: str, edit: Any) -> Path:
+    doc = json.loads(sorted(logs.json_dir.glob("*.json"))[0].read_text())
+    edit(doc)
+    file = folder / name
+    file.write_text(json.dumps(doc))
+    return file
+
+
+def test_an_unfinished_an_older_or_a_corrupt_log_is_refused_in_one_line(logs: Logs, tmp_path: Path) -> None:
+    pytest.importorskip("zipfile_zstd")
+    unfinished = _rezip(logs.files[0], tmp_path / "unfinished.eval", drop=("header.json",))
+    corrupt = _rezip(logs.files[0], tmp_path / "corrupt.eval", method=zipfile.ZIP_STORED)
+    data = bytearray(corrupt.read_bytes())
+    at = data.index(b'"epoch"', data.index(b"samples/"))
+    data[at + 1 : at + 6] = b"EPOCH"
+    corrupt.write_bytes(bytes(data))
+
+    def transcript(doc: dict[str, Any]) -> None:
+        doc["samples"][0]["transcript"] = {"events": doc["samples"][0].pop("events"), "content": {}}
+
+    def no_eval_id(doc: dict[str, Any]) -> None:
+        doc["eval"]["eval_id"] = ""
+
+    cases = {
+        unfinished: ["status 'started'", "finished evaluation"],
+        corrupt: ["inspect_ai cannot read it", "CRC does not match"],
+        _edited_json(logs, tmp_path, "transcript.json", transcript): ["older inspect_ai layout", "inspect log convert"],
+        _edited_json(logs, tmp_path, "no_eval_id.json", no_eval_id): ["older inspect_ai layout", "inspect log convert"],
+    }
+    for file, says in cases.items():
+        with pytest.raises(IngestError) as raised:
+            ingest_inspect(file)
+        message = str(raised.value)
+        assert "\n" not in message and message.startswith(f"{file}: "), message
+        for text in [*says, "skip_invalid=True"]:
+            assert text in message, (text, message)
+    result = ingest_inspect(list(cases), skip_invalid=True)
+    assert result.runs == SAMPLES * EPOCHS - 1  # the older sample set aside, the rest of its log read
+    assert len(result.skipped) == 4
 
 
 # -- the command line ---------------------------------------------------------------------------

@@ -2,19 +2,38 @@
 
 inspect_ai (UK AISI, MIT-licensed) writes one log per evaluated task: its header (the task, the
 model and its roles, the solver, the aggregate results) and one sample per dataset item and
-epoch, with its messages, the model calls made (events), token usage and scores. The format
-changes between releases, so the logs are read through inspect_ai's own reader
-(:func:`inspect_ai.log.read_eval_log`, :func:`inspect_ai.log.read_eval_log_samples`), which
-needs the optional extra: ``pip install 'mas_eval[inspect]'``. :func:`ingest_inspect` makes
-each sample and epoch one run; docs/ingest/inspect.md lists the mapping field by field.
+epoch, with its messages, the model calls made (events), token usage and scores.
+:func:`ingest_inspect` makes each sample and epoch one run; docs/ingest/inspect.md lists the
+mapping field by field.
+
+The logs are read here, with :mod:`json` and :mod:`zipfile`, not through inspect_ai's reader:
+that one validates every sample into its pydantic models (the whole transcript of each model
+call), over ten times the cost of decoding the JSON and taking the few fields mapped. So every fact about the
+two on-disk layouts (format version 2, as inspect_ai 0.3.285 writes it) lives in this module:
+
+- a ``.eval`` log is a zip archive: ``header.json`` (the log without its samples, written when
+  the evaluation ends; before that only ``_journal/start.json``) and one member
+  ``samples/<id>_epoch_<epoch>.json`` per sample, compressed with zstandard (or deflate, or
+  stored). A member written twice (a re-run sample) counts by its last copy. Samples are taken
+  in inspect_ai's order: by epoch, then by id (an integer id as if zero-padded to 20 digits);
+- a ``.json`` log is one JSON document: the header's fields and ``samples``, in its order.
+
+Reading a zstandard-compressed ``.eval`` log needs the ``zstandard`` package, which inspect_ai
+installs: ``pip install 'mas_eval[inspect]'``. ``.json`` logs need nothing beyond the standard
+library.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import math
 import re
-from collections.abc import Sequence
+import struct
+import zipfile
+import zlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,17 +42,20 @@ import polars as pl
 
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError, InvalidParameterError, option
-from mas_eval.ingest.logs import LogIngestResult, dataset_of
+from mas_eval.ingest.logs import LogIngestResult, conform, dataset_of
 from mas_eval.storage.inputs import describe_path, input_file
 from mas_eval.storage.outputs import check_target
 from mas_eval.storage.sharding import check_shards
 
-__all__ = ["INSTALL", "SUFFIXES", "ingest_inspect"]
+__all__ = ["FORMAT_VERSION", "INSTALL", "SUFFIXES", "ingest_inspect"]
 
 #: The files a folder argument stands for: inspect_ai's two log formats.
 SUFFIXES = (".eval", ".json")
-#: How to install the reader this adapter needs.
+#: How to install what reading a zstandard-compressed ``.eval`` log needs.
 INSTALL = "pip install 'mas_eval[inspect]'"
+#: The newest log format version read: inspect_ai 0.3.285 writes version 2. A newer version may
+#: lay its samples out otherwise, so it is refused rather than misread.
+FORMAT_VERSION = 2
 #: ``messages.round`` of every message: an inspect_ai sample is one conversation.
 ROUND = "1"
 #: Score values inspect_ai's ``value_to_float`` maps to a number of its own (CORRECT, INCORRECT,
@@ -50,16 +72,40 @@ _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 _ATTACHMENT = re.compile(r"attachment://([0-9a-fA-F]+)")
 #: The tables an inspect_ai log gives rows to, in the schema's order.
 _TABLES = tuple(t for t in TABLES if t in {"runs", "agents", "messages", "usage", "outcomes", "reported"})
-
-
-def _reader() -> Any:
-    """inspect_ai's log module, imported on first use: the package works without the extra."""
-    try:
-        import inspect_ai.log as log
-    except ImportError:
-        msg = f"reading inspect_ai logs needs inspect_ai, which is not installed; install it with: {INSTALL}"
-        raise IngestError(msg) from None
-    return log
+#: The columns each table's rows (tuples) hold, in order; the table's other columns are null.
+_FIELDS: dict[str, tuple[str, ...]] = {
+    "runs": (
+        "run_id",
+        "system",
+        "case_id",
+        "task",
+        "epoch",
+        "api_calls",
+        "seconds",
+        "tokens",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+    ),
+    "agents": ("run_id", "agent_id", "role"),
+    "messages": ("run_id", "round", "agent_id", "turn", "text", "source"),
+    "usage": ("run_id", "agent_id", "model", "calls", "input_tokens", "output_tokens", "cost_usd", "seconds"),
+    "outcomes": ("run_id", "name", "value", "passed"),
+    "reported": ("run_id", "source", "name", "item", "value", "text"),
+}
+#: Members of a ``.eval`` log: the header of a finished evaluation, the start record written
+#: before it, and the folder of the samples.
+_HEADER, _START, _SAMPLES = "header.json", "_journal/start.json", "samples/"
+#: A zip member's local header: its signature, fixed length, and where the lengths of the name
+#: and the extra field that follow it are (the data starts after both).
+_LOCAL_SIGNATURE, _LOCAL_SIZE, _LOCAL_LENGTHS = b"PK\x03\x04", 30, struct.Struct("<HH")
+#: The zip compression methods of ``.eval`` members: none, deflate, zstandard (inspect_ai's own).
+_STORED, _DEFLATED, _ZSTD = 0, 8, 93
+#: What inspect_ai's older layouts hold that this reader does not map; such a log is rewritten in
+#: the current layout by inspect_ai's ``inspect log convert`` (reading it migrates it).
+_OLD_SAMPLE_FIELDS = ("score", "transcript")
+#: The fix for a log in an older layout.
+_CONVERT = "rewrite it in the current layout with `inspect log convert` (to the other format: .eval <-> .json)"
 
 
 class _InvalidError(Exception):
@@ -79,6 +125,116 @@ class _InvalidError(Exception):
 
 def _skip_fix(what: str) -> str:
     return f"or pass {option('skip_invalid')} to skip {what}"
+
+
+# -- the two layouts ----------------------------------------------------------------------------
+
+
+def _read_json_log(file: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and samples of a ``.json`` log: one document, the header's fields beside ``samples``."""
+    doc = json.loads(file.read_bytes())
+    if not isinstance(doc, dict):
+        msg = f"the document is a JSON {type(doc).__name__}, not an object"
+        raise ValueError(msg)
+    _check_version(doc)
+    return doc, doc.get("samples") or []
+
+
+def _read_eval_log(file: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and samples of a ``.eval`` log (a zip archive), the samples in inspect_ai's order.
+
+    The archive's directory comes from :mod:`zipfile`; the members are read and decompressed
+    here, as zipfile cannot decompress zstandard before Python 3.14.
+    """
+    try:
+        archive = zipfile.ZipFile(file)
+    except zipfile.BadZipFile as exc:
+        # zipfile's words for a missing end-of-central-directory record: a cut-off download or copy.
+        if str(exc) != "File is not a zip file":
+            raise
+        msg = "EOCD not found: the zip archive is truncated, or the file is not one"
+        raise ValueError(msg) from None
+    with archive, file.open("rb") as raw:
+        # A member written twice (a re-run sample) is read from its last copy, as inspect_ai does.
+        members = {info.filename: info for info in archive.infolist()}
+        # One decompressor for the log's members: its context is reused.
+        zstd = _zstd() if any(info.compress_type == _ZSTD for info in members.values()) else None
+        if _HEADER in members:
+            header = _member(raw, members[_HEADER], zstd)
+        elif _START in members:
+            # The evaluation has not finished: only its start record is there.
+            header = {"status": "started", **_member(raw, members[_START], zstd)}
+        else:
+            msg = f"neither {_HEADER} nor {_START} is in the archive: not an inspect_ai .eval log"
+            raise ValueError(msg)
+        _check_version(header)
+        if header.get("status") != "success":  # refused whole (_check_header): its samples are not read
+            return header, []
+        samples = [
+            _member(raw, info, zstd)
+            for name, info in members.items()
+            if name.startswith(_SAMPLES) and name.endswith(".json")
+        ]
+    samples.sort(key=lambda s: (s["epoch"], s["id"] if isinstance(s["id"], str) else str(s["id"]).zfill(20)))
+    return header, samples
+
+
+def _member(raw: Any, info: zipfile.ZipInfo, zstd: Any) -> Any:
+    """One member of the archive, decompressed (``zstd``: the decompressor of a zstandard member),
+    checked against its CRC and decoded from JSON."""
+    raw.seek(info.header_offset)
+    local = raw.read(_LOCAL_SIZE)
+    if local[:4] != _LOCAL_SIGNATURE:
+        msg = f"member {info.filename} has no local header where the archive's directory says"
+        raise ValueError(msg)
+    name_length, extra_length = _LOCAL_LENGTHS.unpack_from(local, _LOCAL_SIZE - _LOCAL_LENGTHS.size)
+    raw.seek(info.header_offset + _LOCAL_SIZE + name_length + extra_length)
+    data = raw.read(info.compress_size)
+    if info.compress_type == _ZSTD:
+        data = _unzstd(data, zstd)
+    elif info.compress_type == _DEFLATED:
+        data = zlib.decompress(data, -zlib.MAX_WBITS)
+    elif info.compress_type != _STORED:
+        msg = f"member {info.filename} uses zip compression method {info.compress_type}, not one inspect_ai writes"
+        raise ValueError(msg)
+    if zlib.crc32(data) != info.CRC:
+        msg = f"member {info.filename} is corrupt (its CRC does not match)"
+        raise ValueError(msg)
+    return json.loads(data)
+
+
+def _unzstd(data: bytes, decompressor: Any) -> bytes:
+    """zstandard-compressed bytes decompressed; a member may hold several frames, one after another."""
+    parts = []
+    while data:
+        frame = decompressor.decompressobj()
+        parts.append(frame.decompress(data))
+        data = frame.unused_data
+    return b"".join(parts)
+
+
+def _zstd() -> Any:
+    """A zstandard decompressor, imported on first use: only zstandard-compressed .eval logs need it."""
+    try:
+        import zstandard
+    except ImportError:
+        msg = f"reading inspect_ai .eval logs needs zstandard, which is not installed; install it with: {INSTALL}"
+        raise IngestError(msg) from None
+    return zstandard.ZstdDecompressor()
+
+
+def _check_version(header: dict[str, Any]) -> None:
+    version = header.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        msg = f"its log format version is {version!r}, not a number"
+        raise ValueError(msg)
+    if version > FORMAT_VERSION:
+        fix = f"upgrade mas_eval to read it, {_skip_fix('this log')}"
+        problem = (
+            f"its log format version is {version}, newer than the {FORMAT_VERSION} this reader knows "
+            "(format version of inspect_ai 0.3.285)"
+        )
+        raise _InvalidError(problem, fix)
 
 
 # -- values -------------------------------------------------------------------------------------
@@ -114,20 +270,33 @@ def _score_value(value: Any) -> tuple[float | None, bool | None, str | None]:
     return None, None, f"is {type(value).__name__}, not a score value; left out"
 
 
-def _text(message: Any, attachments: dict[str, str]) -> str:
-    """A message's text, with the contents a condensed log moved to the sample's attachments put back."""
-    text = message.text
+def _text(message: dict[str, Any], attachments: dict[str, str]) -> str:
+    """A message's text (a list of content parts: their text parts, a line each), with the contents
+    a condensed log moved to the sample's attachments put back."""
+    text = message["content"]
+    if not isinstance(text, str):
+        text = "\n".join(part["text"] for part in text if part["type"] == "text")
     if "attachment://" in text:
         text = _ATTACHMENT.sub(lambda m: attachments.get(m.group(1), m.group(0)), text)
     return text
 
 
-def _usage_numbers(usage: Any) -> tuple[int, int, int, float | None]:
+def _seconds(value: float | None) -> float | None:
+    # A time written as a whole number is an int in JSON: inspect_ai's float field makes it a float.
+    return None if value is None else float(value)
+
+
+def _usage_numbers(usage: dict[str, Any] | None) -> tuple[int, int, int, float | None]:
     """``(input, output, total, cost)`` of one ``ModelUsage``: input counts the cache reads and writes too."""
     if usage is None:
         return 0, 0, 0, None
-    prompt = usage.input_tokens + (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
-    return prompt, usage.output_tokens, usage.total_tokens, usage.total_cost
+    prompt = (
+        usage.get("input_tokens", 0)
+        + (usage.get("input_tokens_cache_read") or 0)
+        + (usage.get("input_tokens_cache_write") or 0)
+    )
+    cost = usage.get("total_cost")
+    return prompt, usage.get("output_tokens", 0), usage.get("total_tokens", 0), None if cost is None else float(cost)
 
 
 def _sum_or_none(values: list[float | None]) -> float | None:
@@ -135,23 +304,22 @@ def _sum_or_none(values: list[float | None]) -> float | None:
     return sum(present) if present else None
 
 
-def system_of(header: Any) -> str:
+def system_of(header: dict[str, Any]) -> str:
     """``runs.system`` of a log's samples: its model, solver (and the solver's arguments) and task arguments.
 
-    >>> from types import SimpleNamespace as N
-    >>> system_of(N(eval=N(model="openai/gpt-4o", solver=None, solver_args=None, task_args={"agents": 3}),
-    ...             plan=N(steps=[N(solver="debate")])))
+    >>> system_of({"eval": {"model": "openai/gpt-4o", "solver": None, "task_args": {"agents": 3}},
+    ...            "plan": {"steps": [{"solver": "debate"}]}})
     'openai/gpt-4o debate (agents=3)'
     """
-    spec = header.eval
-    solver = spec.solver or "+".join(step.solver for step in header.plan.steps)
-    if spec.solver_args:
+    spec = header["eval"]
+    solver = spec.get("solver") or "+".join(step["solver"] for step in (header.get("plan") or {}).get("steps", []))
+    if spec.get("solver_args"):
         solver += (
-            "(" + ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in sorted(spec.solver_args.items())) + ")"
+            "(" + ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in sorted(spec["solver_args"].items())) + ")"
         )
-    words = [spec.model, solver] if solver else [spec.model]
-    if spec.task_args:
-        args = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in sorted(spec.task_args.items()))
+    words = [spec["model"], solver] if solver else [spec["model"]]
+    if spec.get("task_args"):
+        args = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in sorted(spec["task_args"].items()))
         words.append(f"({args})")
     return " ".join(words)
 
@@ -161,203 +329,249 @@ def system_of(header: Any) -> str:
 
 @dataclass
 class _Log:
-    """The rows of one log, column by column, and its warnings."""
+    """The rows of one log (a tuple of ``_FIELDS[table]`` each, then its frames), and its warnings."""
 
     file: Path
-    columns: dict[str, dict[str, list[Any]]] = field(
-        default_factory=lambda: {t: {c: [] for c in TABLES[t].names} for t in _TABLES}
-    )
+    rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=lambda: {t: [] for t in _TABLES})
+    frames: dict[str, pl.DataFrame] = field(default_factory=dict)
     #: The log's aggregate results: one ``reported`` row (without run_id) each, given to every run of the log.
     results: list[dict[str, Any]] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
-    def row(self, table: str, **values: Any) -> None:
-        for name, column in self.columns[table].items():
-            column.append(values.get(name))
+    def freeze(self) -> None:
+        """The rows into one frame per table: the strings go to Arrow, the Python objects are freed."""
+        for name, rows in self.rows.items():
+            columns = list(zip(*rows, strict=True)) or [()] * len(_FIELDS[name])
+            schema = TABLES[name].polars_schema
+            frame = pl.DataFrame(
+                dict(zip(_FIELDS[name], columns, strict=True)), schema={c: schema[c] for c in _FIELDS[name]}
+            )
+            self.frames[name] = conform(frame, name)
+        self.rows = {}
 
 
-def _where(sample: Any) -> str:
-    return f"sample {sample.id!r}, epoch {sample.epoch}"
+def _where(sample: dict[str, Any]) -> str:
+    return f"sample {sample['id']!r}, epoch {sample['epoch']}"
 
 
-def _check_header(header: Any) -> None:
+def _check_header(header: dict[str, Any]) -> None:
     """A log whose evaluation did not finish is refused whole: its samples are a biased part of the task."""
-    if header.status == "success":
+    status = header.get("status", "started")
+    if status == "success":
         return
-    if header.status == "error":
-        said = (header.error.message if header.error is not None else "").strip().splitlines()
+    if status == "error":
+        error = header.get("error")
+        said = (error["message"] if error is not None else "").strip().splitlines()
         why = f" ({said[0][:200]})" if said else ""
         problem = f"the evaluation ended with an error{why}"
         fix = f"re-run the failed samples with `inspect eval-retry` and ingest its log, {_skip_fix('this log')}"
     else:
-        problem = f"the evaluation has status {header.status!r}, not 'success'"
+        problem = f"the evaluation has status {status!r}, not 'success'"
         fix = f"ingest the log of a finished evaluation, {_skip_fix('this log')}"
     raise _InvalidError(problem, fix)
 
 
-def _results(header: Any) -> list[dict[str, Any]]:
+def _eval_id(header: dict[str, Any]) -> str:
+    """The log's eval id; a log without one (an older layout) is refused: inspect_ai derives it on reading."""
+    spec = header["eval"]
+    eval_id = spec.get("eval_id") or ""
+    if not eval_id or (header.get("results") or {}).get("scorer") is not None:
+        problem = "it is in an older inspect_ai layout (no eval id, or a single scorer's results)"
+        raise _InvalidError(problem, f"{_CONVERT}, {_skip_fix('this log')}")
+    return eval_id
+
+
+def _results(header: dict[str, Any]) -> list[dict[str, Any]]:
     """The log's own aggregate results: each scorer's metrics, its reducer and sample counts, the totals."""
     rows: list[dict[str, Any]] = []
-    results = header.results
+    results = header.get("results")
     if results is None:
         return rows
     for name in ("total_samples", "completed_samples"):
-        rows.append({"source": "results", "name": name, "item": 0, "value": float(getattr(results, name))})
-    for score in results.scores:
+        rows.append({"source": "results", "name": name, "item": 0, "value": float(results.get(name, 0))})
+    for score in results.get("scores") or []:
         # A dict-valued scorer's results are named by key, as its outcomes are named "<scorer>/<key>".
-        outcome = score.name if score.name == score.scorer else f"{score.scorer}/{score.name}"
-        for key, metric in score.metrics.items():
-            value = float(metric.value)
+        outcome = score["name"] if score["name"] == score["scorer"] else f"{score['scorer']}/{score['name']}"
+        for key, metric in (score.get("metrics") or {}).items():
+            value = float(metric["value"])
             rows.append({"source": "results", "name": f"{outcome}/{key}", "item": 0, "value": value})
         for count in ("scored_samples", "unscored_samples"):
-            if getattr(score, count) is not None:
-                value = float(getattr(score, count))
+            if score.get(count) is not None:
+                value = float(score[count])
                 rows.append({"source": "results", "name": f"{outcome}/{count}", "item": 0, "value": value})
-        if score.reducer is not None:
-            rows.append({"source": "results", "name": f"{outcome}/reducer", "item": 0, "text": score.reducer})
+        if score.get("reducer") is not None:
+            rows.append({"source": "results", "name": f"{outcome}/reducer", "item": 0, "text": score["reducer"]})
     return rows
 
 
-def _check_sample(sample: Any) -> None:
-    if sample.error is not None:
-        said = sample.error.message.strip().splitlines()
+def _check_sample(sample: dict[str, Any]) -> None:
+    if any(old in sample for old in _OLD_SAMPLE_FIELDS):
+        problem = "is in an older inspect_ai layout (a 'score' or 'transcript' field)"
+        raise _InvalidError(problem, f"{_CONVERT}, {_skip_fix('such samples')}", sample=_where(sample))
+    error = sample.get("error")
+    if error is not None:
+        said = error["message"].strip().splitlines()
         why = f" ({said[0][:200]})" if said else ""
         fix = f"re-run it with `inspect eval-retry` and ingest that log, {_skip_fix('the samples that failed')}"
         raise _InvalidError(f"the sample failed{why}", fix, sample=_where(sample))
-    if not sample.scores:
+    if not sample.get("scores"):
         fix = f"score the log first (`inspect score LOG`), {_skip_fix('the samples without a score')}"
         raise _InvalidError("has no score", fix, sample=_where(sample))
 
 
-def _read_sample(log: _Log, header: Any, sample: Any, run_id: str, system: str) -> None:
+def _read_sample(log: _Log, header: dict[str, Any], sample: dict[str, Any], run_id: str, system: str) -> None:
     """The rows of one sample (one run)."""
-    where = f"{log.file}: {_where(sample)}"
-    calls = [e for e in sample.events if getattr(e, "event", None) == "model"]
+    rows = log.rows
+    events = sample.get("events") or []
+    calls = [e for e in events if e.get("event") == "model"]
+    model_usage = sample.get("model_usage") or {}
     prompt = output = total = 0
     costs: list[float | None] = []
-    for usage in sample.model_usage.values():
+    for usage in model_usage.values():
         p, o, t, c = _usage_numbers(usage)
         prompt, output, total = prompt + p, output + o, total + t
         costs.append(c)
-    used = bool(sample.model_usage)
-    log.row(
-        "runs",
-        run_id=run_id,
-        system=system,
-        case_id=str(sample.id),
-        task=header.eval.task,
-        epoch=sample.epoch,
-        api_calls=len(calls) if sample.events else None,
-        seconds=sample.total_time if sample.total_time is not None else sample.working_time,
-        tokens=total if used else None,
-        input_tokens=prompt if used else None,
-        output_tokens=output if used else None,
-        cost_usd=_sum_or_none(costs),
+    used = bool(model_usage)
+    total_time, working_time = _seconds(sample.get("total_time")), _seconds(sample.get("working_time"))
+    rows["runs"].append(
+        (
+            run_id,
+            system,
+            str(sample["id"]),
+            header["eval"]["task"],
+            sample["epoch"],
+            len(calls) if events else None,
+            total_time if total_time is not None else working_time,
+            total if used else None,
+            prompt if used else None,
+            output if used else None,
+            _sum_or_none(costs),
+        )
     )
-    if sample.working_time is not None:
-        log.row("reported", run_id=run_id, source="sample", name="working_time", item=0, value=sample.working_time)
+    if working_time is not None:
+        rows["reported"].append((run_id, "sample", "working_time", 0, working_time, None))
     # Scores: one outcome per scorer, or per key of a scorer whose value is a dict.
-    for scorer, score in sample.scores.items():
-        value = score.value
+    for scorer, score in sample["scores"].items():
+        value = score["value"]
         named = [(f"{scorer}/{k}", v) for k, v in value.items()] if isinstance(value, dict) else [(scorer, value)]
         for name, item in named:
             number, passed, problem = _score_value(item)
             if problem is not None:
-                log.warnings.append(f"{where}: score {name!r} {problem}")
+                log.warnings.append(f"{log.file}: {_where(sample)}: score {name!r} {problem}")
             if number is not None:
-                log.row("outcomes", run_id=run_id, name=name, value=number, passed=passed)
+                rows["outcomes"].append((run_id, name, number, passed))
     # Usage per agent and model: each model call (event) is the role's that made it, or the model's.
     agents: dict[str, str | None] = {}
     by_message: dict[str, str] = {}
     if calls:
-        grouped: dict[tuple[str, str], list[Any]] = {}
+        grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for call in calls:
-            agent = call.role or call.model
-            agents.setdefault(agent, call.role)
-            grouped.setdefault((agent, call.model), []).append(call)
-            if call.output is not None and call.output.choices and call.output.message.id:
-                by_message[call.output.message.id] = agent
+            role, model = call.get("role"), call["model"]
+            agent = role or model
+            agents.setdefault(agent, role)
+            grouped.setdefault((agent, model), []).append(call)
+            choices = (call["output"] or {}).get("choices")
+            if choices and choices[0]["message"].get("id"):
+                by_message[choices[0]["message"]["id"]] = agent
         for (agent, model), made in grouped.items():
-            numbers = [_usage_numbers(c.output.usage if c.output is not None else None) for c in made]
-            log.row(
-                "usage",
-                run_id=run_id,
-                agent_id=agent,
-                model=model,
-                calls=len(made),
-                input_tokens=sum(n[0] for n in numbers),
-                output_tokens=sum(n[1] for n in numbers),
-                cost_usd=_sum_or_none([n[3] for n in numbers]),
-                seconds=_sum_or_none([c.working_time for c in made]),
+            numbers = [_usage_numbers((c["output"] or {}).get("usage")) for c in made]
+            rows["usage"].append(
+                (
+                    run_id,
+                    agent,
+                    model,
+                    len(made),
+                    sum(n[0] for n in numbers),
+                    sum(n[1] for n in numbers),
+                    _sum_or_none([n[3] for n in numbers]),
+                    _sum_or_none([_seconds(c.get("working_time")) for c in made]),
+                )
             )
     else:
         _usage_without_events(log, header, sample, run_id, agents)
     for agent, role in agents.items():
-        log.row("agents", run_id=run_id, agent_id=agent, role=role)
-    for turn, message in enumerate(sample.messages, start=1):
-        speaker = message.role
+        rows["agents"].append((run_id, agent, role))
+    attachments = sample.get("attachments") or {}
+    messages = rows["messages"]
+    for turn, message in enumerate(sample.get("messages") or [], start=1):
+        speaker = message["role"]
         if speaker == "assistant":
-            speaker = by_message.get(message.id or "") or message.model or speaker
-        text = _text(message, sample.attachments)
-        log.row("messages", run_id=run_id, round=ROUND, agent_id=speaker, turn=turn, text=text, source=message.source)
+            speaker = by_message.get(message.get("id") or "") or message.get("model") or speaker
+        messages.append((run_id, ROUND, speaker, turn, _text(message, attachments), message.get("source")))
 
 
-def _usage_without_events(log: _Log, header: Any, sample: Any, run_id: str, agents: dict[str, str | None]) -> None:
+def _usage_without_events(
+    log: _Log, header: dict[str, Any], sample: dict[str, Any], run_id: str, agents: dict[str, str | None]
+) -> None:
     """``usage`` from the sample's totals when its events were not logged: no calls, no time.
 
     A role's model is the one the header binds it to; what a model used beyond its roles' usage
     is the model's own (calls made without a role).
     """
-    bound = header.eval.model_roles or {}
+    rows = log.rows["usage"]
+    spec = header["eval"]
+    bound = spec.get("model_roles") or {}
     by_model: dict[str, list[int]] = {}
-    for role, usage in sample.role_usage.items():
+    for role, usage in (sample.get("role_usage") or {}).items():
+        # A role bound to a list of models (fallbacks) names no one model: the eval's model stands.
         config = bound.get(role)
-        model = getattr(config, "model", None) or header.eval.model
+        model = (config.get("model") if isinstance(config, dict) else None) or spec["model"]
         p, o, _, c = _usage_numbers(usage)
         agents.setdefault(role, role)
-        log.row("usage", run_id=run_id, agent_id=role, model=model, input_tokens=p, output_tokens=o, cost_usd=c)
+        rows.append((run_id, role, model, None, p, o, c, None))
         spent = by_model.setdefault(model, [0, 0])
         spent[0], spent[1] = spent[0] + p, spent[1] + o
-    for model, usage in sample.model_usage.items():
+    for model, usage in (sample.get("model_usage") or {}).items():
         p, o, _, c = _usage_numbers(usage)
         spent = by_model.get(model, [0, 0])
         if model in by_model and p <= spent[0] and o <= spent[1]:
             continue
         agents.setdefault(model, None)
         rest_cost = c if model not in by_model else None
-        log.row(
-            "usage",
-            run_id=run_id,
-            agent_id=model,
-            model=model,
-            input_tokens=p - spent[0],
-            output_tokens=o - spent[1],
-            cost_usd=rest_cost,
-        )
+        rows.append((run_id, model, model, None, p - spent[0], o - spent[1], rest_cost, None))
 
 
-def _read_log(file: Path, reader: Any, system: str | None, skip_invalid: bool, seen: dict[str, Any]) -> _Log:
+def _read_log(file: Path, system: str | None, skip_invalid: bool, seen: dict[str, Any]) -> _Log:
     """The rows of one log; a sample that cannot be ingested is an error, or skipped with ``skip_invalid``."""
     log = _Log(file)
-    # inspect_ai raises many kinds of error on a log it cannot read (a broken zip, JSON, a
-    # validation error, a newer format): each is this file's problem, said in one line.
+    with _without_cyclic_gc():
+        _read_into(log, file, system, skip_invalid, seen)
+    log.freeze()
+    return log
+
+
+@contextlib.contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: decoding a log makes millions of dicts and lists, none
+    in a cycle (reference counting frees them), and the collector's passes over them took a third
+    of the reading time."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        header = reader.read_eval_log(str(file), header_only=True)
-    except Exception as exc:  # any failure of the third-party reader is this file's
-        raise _unreadable(exc) from None
-    _check_header(header)
-    name = system if system is not None else system_of(header)
-    log.results = _results(header)
-    eval_id = header.eval.eval_id or header.eval.run_id
-    mine: dict[Any, Path] = {}
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_into(log: _Log, file: Path, system: str | None, skip_invalid: bool, seen: dict[str, Any]) -> None:
+    """``log``'s rows, read from ``file``; ``seen`` gets its keys only when the whole log was read."""
+    # A log that is not what inspect_ai writes fails anywhere in its reading (a broken zip or
+    # JSON, a field missing or of another type): each is this file's problem, said in one line.
     try:
-        for sample in _samples(reader, file):
-            run_id = f"{eval_id}/{sample.id}/{sample.epoch}"
+        header, samples = (_read_eval_log if file.suffix == ".eval" else _read_json_log)(file)
+        _check_header(header)
+        eval_id = _eval_id(header)
+        name = system if system is not None else system_of(header)
+        log.results = _results(header)
+        mine: dict[Any, Path] = {}
+        for sample in samples:
+            run_id = f"{eval_id}/{sample['id']}/{sample['epoch']}"
             try:
                 _check_sample(sample)
-                _check_across(sample, run_id, name, header.eval.task, file, seen, mine)
+                _check_across(sample, run_id, name, header["eval"]["task"], file, seen, mine)
             except _InvalidError as invalid:
                 if not skip_invalid:
                     raise
@@ -365,41 +579,27 @@ def _read_log(file: Path, reader: Any, system: str | None, skip_invalid: bool, s
                 continue
             _read_sample(log, header, sample, run_id, name)
             log.run_ids.append(run_id)
-    except _InvalidError:
+    except (_InvalidError, IngestError):
         raise
-    except Exception as exc:  # as above: the reader failing part way
+    except Exception as exc:  # any other failure is the file's: it is not a log as inspect_ai writes it
         raise _unreadable(exc) from None
     seen.update(mine)
-    return log
-
-
-def _samples(reader: Any, file: Path) -> list[Any]:
-    """The log's samples, read whole: ``read_eval_log_samples`` streams them, but runs an event loop
-    per sample (about 50 ms each in inspect_ai 0.3.285), a hundred times the cost of reading them.
-
-    One log is held at a time. The store (the solver's scratch space, never mapped) is not decoded.
-    """
-    return reader.read_eval_log(str(file), exclude_fields={"store"}).samples or []
 
 
 def _unreadable(exc: Exception) -> _InvalidError:
-    # inspect_ai wraps the reason ("Unable to read version 3 of log format.") in an error that only
-    # names the file: the innermost error of the chain says why.
-    chain = [exc]
-    while (inner := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
-        chain.append(inner)
-    root = chain[-1] if isinstance(chain[-1], Exception) else exc
-    said = " ".join(str(root).split())[:300] or type(root).__name__
-    exc = root
-    if "version" in said.lower():
-        fix = f"upgrade inspect_ai (pip install -U inspect_ai) to read it, {_skip_fix('this log')}"
-        return _InvalidError(f"inspect_ai cannot read this log's format version ({said})", fix)
+    said = " ".join(str(exc).split())[:300] or type(exc).__name__
     fix = f"pass a complete .eval or .json log written by inspect_ai, {_skip_fix('this log')}"
     return _InvalidError(f"inspect_ai cannot read it ({type(exc).__name__}: {said})", fix)
 
 
 def _check_across(
-    sample: Any, run_id: str, system: str, task: str, file: Path, seen: dict[Any, Path], mine: dict[Any, Path]
+    sample: dict[str, Any],
+    run_id: str,
+    system: str,
+    task: str,
+    file: Path,
+    seen: dict[Any, Path],
+    mine: dict[Any, Path],
 ) -> None:
     """The rules that span logs: a run_id once; a system's sample and epoch of a task once.
 
@@ -410,7 +610,7 @@ def _check_across(
     if earlier is not None:
         fix = "pass each log once (a copy of a log has the same eval id)"
         raise _InvalidError(f"its run_id {run_id!r} is also one of {earlier}", fix, sample=_where(sample))
-    repeat = (system, task, str(sample.id), sample.epoch)
+    repeat = (system, task, str(sample["id"]), sample["epoch"])
     earlier = seen.get(repeat) or mine.get(repeat)
     if earlier is not None:
         fix = (
@@ -447,11 +647,7 @@ def _expand(given: list[Path]) -> list[Path]:
 
 def _frames(logs: list[_Log]) -> dict[str, pl.DataFrame]:
     """One DataFrame per table; tables without rows are left out (``runs`` never is)."""
-    frames: dict[str, pl.DataFrame] = {}
-    for name in _TABLES:
-        spec = TABLES[name]
-        columns = {c: [v for log in logs for v in log.columns[name][c]] for c in spec.names}
-        frames[name] = pl.DataFrame(columns, schema=spec.polars_schema)
+    frames = {name: pl.concat([log.frames[name] for log in logs]) for name in _TABLES}
     # A name is pass/fail only when every one of its values is a pass or a fail: one "P", one
     # number, and the name's values are scores like any other (validate() holds to it).
     frames["outcomes"] = frames["outcomes"].with_columns(
@@ -512,10 +708,11 @@ def ingest_inspect(
     Raises
     ------
     IngestError
-        inspect_ai is not installed; a path does not exist, is not a log, or a folder holds
-        none; or (without ``skip_invalid``) a log cannot be ingested: its evaluation ended
-        with an error or did not finish, inspect_ai cannot read it (truncated, another format
-        version), a sample failed or has no score, a log is given twice, or two logs hold the
+        A zstandard-compressed ``.eval`` log is read without zstandard installed; a path does
+        not exist, is not a log, or a folder holds none; or (without ``skip_invalid``) a log
+        cannot be ingested: its evaluation ended with an error or did not finish, it cannot be
+        read (truncated, corrupt), it is of a newer format version or an older inspect_ai
+        layout, a sample failed or has no score, a log is given twice, or two logs hold the
         same sample and epoch of a task for one system. One line naming the file, the sample
         and the fix. Also when nothing at all can be ingested.
     OutputError, OutputExistsError
@@ -538,7 +735,6 @@ def ingest_inspect(
         msg = f"ingest: system={system!r} is not a name; pass a non-empty string, or None for the logs' own"
         raise InvalidParameterError(msg)
     target = check_target(out, overwrite=overwrite, inputs=given) if out is not None else None
-    reader = _reader()
     files: list[Path] = []
     resolved: set[Path] = set()
     for file in _expand(given):
@@ -550,7 +746,7 @@ def ingest_inspect(
     seen: dict[Any, Path] = {}
     for file in files:
         try:
-            log = _read_log(file, reader, system, skip_invalid, seen)
+            log = _read_log(file, system, skip_invalid, seen)
         except _InvalidError as invalid:
             if not skip_invalid:
                 raise invalid.error(file) from None
