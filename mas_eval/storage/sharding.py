@@ -173,9 +173,10 @@ def write_sorted_shards(scratch: Path, spec: Table, folder: Path, shards: int, s
     """The second pass of :func:`write_sharded_table`: each shard's unsorted part files, sorted by key.
 
     ``scratch`` holds the table's rows already split by shard, any number of Parquet files
-    under ``<scratch>/shard=<k>`` (of columns ``schema``); each shard is read back on its own,
-    sorted by the table's key and written to ``<folder>/<table>/shard=<k>/part-0.parquet``, an
-    empty file when no part holds it. Ingest stages its chunks' rows in this form directly.
+    under ``<scratch>/shard=<k>`` (of columns ``schema``); each shard is read back on its own
+    (memory is bounded by a shard), sorted by the table's key and written to
+    ``<folder>/<table>/shard=<k>/part-0.parquet``, an empty file when no part holds it. Ingest
+    stages its chunks' rows in this form directly.
     """
     key = list(spec.key)
     for index in range(shards):
@@ -183,15 +184,15 @@ def write_sorted_shards(scratch: Path, spec: Table, folder: Path, shards: int, s
         target.mkdir(parents=True)
         parts = shard_folder(scratch, index)
         if parts.is_dir():
-            rows = scan_parquet(parquet_files(parts))
+            rows = scan_parquet(parquet_files(parts)).collect()
             # Rows often come in key order already (a Dataset written before, records exported by
             # run): a check of the order is far cheaper than a sort, and gives the same file.
-            (rows if _in_order(rows, key) else rows.sort(key)).sink_parquet(target / PART)
+            (rows if _in_order(rows, key) else rows.sort(key)).write_parquet(target / PART)
         else:
             pl.DataFrame(schema=schema).write_parquet(target / PART)
 
 
-def _in_order(rows: pl.LazyFrame, key: list[str]) -> bool:
+def _in_order(rows: pl.DataFrame, key: list[str]) -> bool:
     """Whether ``rows`` are sorted by ``key`` (ascending, no nulls), so that sorting them would change nothing.
 
     Each row is compared with the one before on the key's columns in turn (a loop over the
@@ -206,7 +207,7 @@ def _in_order(rows: pl.LazyFrame, key: list[str]) -> bool:
         later = later | (same & (pl.col(column) > before))
         same = same & (pl.col(column) == before)
     ordered = (later | same).slice(1).all() & pl.all_horizontal(pl.col(key).is_not_null()).all()
-    return bool(rows.select(ordered).collect().item())
+    return bool(rows.select(ordered).item())
 
 
 def _remove_tree(path: Path) -> None:
