@@ -50,7 +50,7 @@ from mas_eval.storage.sharding import (
 )
 from mas_eval.storage.stored_codes import CODES_ENTRY, ShardCodes, StoredLabels, write_codes
 
-__all__ = ["MANIFEST", "Dataset"]
+__all__ = ["MANIFEST", "Dataset", "write_dataset_manifest"]
 
 #: ``_dataset.json``: the tables written, and for a sharded Dataset its layout (:meth:`Dataset.write`)
 #: and stored codes. Written by :meth:`Dataset.write_tables` and the ingest commands, read by :meth:`Dataset.open`.
@@ -620,13 +620,23 @@ class Dataset:
                     raise  # the location's fault (disk full...): the atomic write names it
                 msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
                 raise DataError(msg) from exc
-        manifest: dict[str, Any] = {"tables": self.table_names}
-        if shards > 1:
-            manifest["shards"] = ShardLayout(shards).manifest()
-            codes = write_codes(folder, self.table_names, shards)
-            if codes is not None:
-                manifest["codes"] = codes
-        write_manifest(folder, MANIFEST, manifest)
+        write_dataset_manifest(folder, self.table_names, shards)
+
+
+def write_dataset_manifest(folder: Path, names: list[str], shards: int) -> None:
+    """Write ``_dataset.json`` of the Dataset folder ``folder`` whose tables ``names`` are written.
+
+    A sharded folder (``shards > 1``) records its layout and gets its stored codes
+    (:func:`~mas_eval.storage.stored_codes.write_codes`), which read the written shards. Shared
+    by :meth:`Dataset.write_tables` and the ingest that writes the shards itself.
+    """
+    manifest: dict[str, Any] = {"tables": names}
+    if shards > 1:
+        manifest["shards"] = ShardLayout(shards).manifest()
+        codes = write_codes(folder, names, shards)
+        if codes is not None:
+            manifest["codes"] = codes
+    write_manifest(folder, MANIFEST, manifest)
 
 
 def _check_listed(root: Path, manifest: Mapping[str, Any], found: Mapping[str, pl.LazyFrame]) -> None:

@@ -46,9 +46,11 @@ __all__ = [
     "check_shard_runs",
     "check_shards",
     "run_hash",
+    "shard_folder",
     "shard_of",
     "sharded",
     "write_sharded_table",
+    "write_sorted_shards",
 ]
 
 #: The name of the run hash, as ``_dataset.json`` records it.
@@ -163,16 +165,49 @@ def write_sharded_table(frame: pl.LazyFrame, spec: Table, folder: Path, shards: 
     frame.with_columns(_shard_expr(shards)).sink_parquet(
         pl.PartitionBy(scratch, key=SHARD_COLUMN, include_key=False), mkdir=True
     )
+    write_sorted_shards(scratch, spec, folder, shards, schema)
+    _remove_tree(folder / ".unsorted")
+
+
+def write_sorted_shards(scratch: Path, spec: Table, folder: Path, shards: int, schema: pl.Schema) -> None:
+    """The second pass of :func:`write_sharded_table`: each shard's unsorted part files, sorted by key.
+
+    ``scratch`` holds the table's rows already split by shard, any number of Parquet files
+    under ``<scratch>/shard=<k>`` (of columns ``schema``); each shard is read back on its own
+    (memory is bounded by a shard), sorted by the table's key and written to
+    ``<folder>/<table>/shard=<k>/part-0.parquet``, an empty file when no part holds it. Ingest
+    stages its chunks' rows in this form directly.
+    """
     key = list(spec.key)
     for index in range(shards):
         target = shard_folder(folder / spec.name, index)
         target.mkdir(parents=True)
         parts = shard_folder(scratch, index)
         if parts.is_dir():
-            scan_parquet(parquet_files(parts)).sort(key).sink_parquet(target / PART)
+            rows = scan_parquet(parquet_files(parts)).collect()
+            # Rows often come in key order already (a Dataset written before, records exported by
+            # run): a check of the order is far cheaper than a sort, and gives the same file.
+            (rows if _in_order(rows, key) else rows.sort(key)).write_parquet(target / PART)
         else:
             pl.DataFrame(schema=schema).write_parquet(target / PART)
-    _remove_tree(folder / ".unsorted")
+
+
+def _in_order(rows: pl.DataFrame, key: list[str]) -> bool:
+    """Whether ``rows`` are sorted by ``key`` (ascending, no nulls), so that sorting them would change nothing.
+
+    Each row is compared with the one before on the key's columns in turn (a loop over the
+    key's few columns): greater on a column with the columns before it equal. Rows with equal
+    keys (only in a Dataset written without validation) keep their order, one of those an
+    unstable sort may give. A null in the key sends the rows to the sort (which puts it first).
+    """
+    later = pl.lit(False)
+    same = pl.lit(True)
+    for column in key:
+        before = pl.col(column).shift(1)
+        later = later | (same & (pl.col(column) > before))
+        same = same & (pl.col(column) == before)
+    ordered = (later | same).slice(1).all() & pl.all_horizontal(pl.col(key).is_not_null()).all()
+    return bool(rows.select(ordered).item())
 
 
 def _remove_tree(path: Path) -> None:
