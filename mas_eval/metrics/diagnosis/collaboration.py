@@ -316,13 +316,14 @@ def round_credibility(
     length, valence_hits = pl.col("length"), hits("valence")
     structured = (
         ddx.filter((pl.col("round") == structured_round) & pl.col("evidence").is_not_null())
+        .with_columns(_items=pl.col("evidence").list.len())  # the counts are sorted, not the lists
         .group_by("run_id", "agent_id", "round")
         .agg(
             n=pl.len(),
-            evidence_total=pl.col("evidence").list.len().sum(),
+            evidence_total=pl.col("_items").sum(),
             # Equal ranks go to the diagnosis that sorts first (unique per agent and round, as
             # the key), not to whichever row came first.
-            first_evidence=pl.col("evidence").sort_by("rank", "diagnosis").first().list.len(),
+            first_evidence=pl.col("_items").sort_by("rank", "diagnosis").first(),
         )
     )
     n, average = pl.col("n").cast(pl.Float64), pl.col("evidence_total") / pl.col("n")

@@ -86,11 +86,12 @@ def compute(tables: Tables, params: DiagnosisParams, codes: KeyCodes) -> dict[st
     ``tables``: ``runs, ddx`` and (empty when absent) ``ground_truth, messages, interventions``,
     keyed by codes.
     """
-    # The transcript is read from its file once, and each text scanned for keywords once: the
-    # labels, the TempoScores and the credibility all read these rows.
+    # The transcript and the ddx table are read from their files once, and each text scanned for
+    # keywords once: the labels, the TempoScores, the credibility and the vote all read these rows.
     messages = keyword_scan(tables["messages"].select(RUN_KEY, "round", "agent_id", "text")).collect().lazy()
-    ddx = tables["ddx"]
-    labels = _labels({**tables, "messages": messages}, params, codes)
+    ddx = tables["ddx"].collect().lazy()
+    tables = {**tables, "messages": messages, "ddx": ddx}
+    labels = _labels(tables, params, codes)
     rounds = tempo_scores(messages, ddx, count_mentions=params.tempo_count_mentions)
     # Read by the agents' table and by the vote: materialised once.
     left_out = () if params.credibility_debate else (DEBATE,)
