@@ -2,7 +2,9 @@ r"""Collaboration metrics of a diagnostic team (the LDDx v6 metrics guide): Temp
 
 Both are keyword counts over the transcript, computed with Polars string expressions over
 every message of every run at once. The keyword lists, weights and thresholds are the guide's
-("TempoScore", "Dr. Reed's Assessment & Credibility Score").
+("TempoScore", "Dr. Reed's Assessment & Credibility Score"). Under ``"presence"`` one
+multi-pattern (Aho-Corasick) pass over each text finds all the keywords of both metrics
+(:func:`keyword_scan`); the scoring suite scans the transcript once for both.
 
 How a keyword "hit" is counted is a parameter: ``"presence"`` counts each keyword at most once
 in an agent's text of a round (its messages of the round joined by line breaks; Local-DDx's
