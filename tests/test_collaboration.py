@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 
 from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest import ingest_lddx
-from mas_eval.metrics.diagnosis.collaboration import credibility, keyword_hits, round_credibility, tempo_scores
+from mas_eval.metrics.diagnosis.collaboration import (
+    KEYWORDS,
+    credibility,
+    keyword_hits,
+    keyword_scan,
+    round_credibility,
+    tempo_scores,
+)
 from mas_eval.metrics.diagnosis.vote import credibility_vote
 from tests.conftest import LDDX, needs_lddx
 from tests.oracles import collaboration as oracle
@@ -78,6 +85,21 @@ def test_presence_and_occurrence_counting_differ_only_on_repeats() -> None:
     assert both.rows() == [(2, 3), (0, 0)]
 
 
+def test_the_keyword_scan_finds_what_a_search_of_the_lowercased_text_finds() -> None:
+    # Lowercasing turns the Kelvin sign into "k" (and "İ" into "i" and a combining dot), so the
+    # lowercased text holds "risk factor" where the text spells it with a Kelvin sign.
+    texts = ["RIS\u212a FACTORS", "Risk factor", "EVİDENCE", "evidencevidence, SUPPORT", "**Reasoning**", "", None]
+    frame = pl.LazyFrame({"text": texts}, schema={"text": pl.String})
+    scanned = keyword_scan(frame).collect()
+    lowered = frame.select(pl.col("text").str.to_lowercase()).collect()["text"]
+    for i, word in enumerate(KEYWORDS):
+        expected = lowered.str.contains(word, literal=True).to_list()
+        found = [None if bits is None else bool(bits >> i & 1) for bits in scanned["_keywords"]]
+        assert found == expected, word
+    assert scanned["_marked"].to_list() == [False, False, False, False, True, False, None]
+    assert scanned["_chars"].to_list() == [len(t) if t is not None else None for t in texts]
+
+
 def test_equal_ranks_give_the_action_score_of_the_diagnosis_that_sorts_first_in_any_row_order() -> None:
     # The agent ranked two diagnoses with evidence both 2nd (its 1st has none, so is not
     # structured): the first-ranked structured one is "Opioid overdose" (2 items, action 20), not
@@ -103,7 +125,8 @@ words = st.sampled_from(
     [
         "evidence", "support", "challenge", "clinical reasoning", "risk factors", "**Reasoning**", "consider",
         "integrate", "recommend", "plan", "next", "Evidence", "DIAGNOSIS", "findings", "studies", "the", "patient",
-        "with", "fever", "and", "question", "alternative", "differential", "weigh", "should",
+        "with", "fever", "and", "question", "alternative", "differential", "weigh", "should", "RIS\u212a FACTOR",
+        "EVİDENCE",
     ]
 )  # fmt: skip
 texts = st.lists(words, min_size=0, max_size=60).map(" ".join)

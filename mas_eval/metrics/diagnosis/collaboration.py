@@ -2,7 +2,9 @@ r"""Collaboration metrics of a diagnostic team (the LDDx v6 metrics guide): Temp
 
 Both are keyword counts over the transcript, computed with Polars string expressions over
 every message of every run at once. The keyword lists, weights and thresholds are the guide's
-("TempoScore", "Dr. Reed's Assessment & Credibility Score").
+("TempoScore", "Dr. Reed's Assessment & Credibility Score"). Under ``"presence"`` one
+multi-pattern (Aho-Corasick) pass over each text finds all the keywords of both metrics
+(:func:`keyword_scan`); the scoring suite scans the transcript once for both.
 
 How a keyword "hit" is counted is a parameter: ``"presence"`` counts each keyword at most once
 in an agent's text of a round (its messages of the round joined by line breaks; Local-DDx's
@@ -12,6 +14,7 @@ every occurrence.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -24,12 +27,14 @@ __all__ = [
     "ACTION_KEYWORDS",
     "HIGH_VALUE_KEYWORDS",
     "INSIGHT_KEYWORDS",
+    "KEYWORDS",
     "STRUCTURED_MARKERS",
     "SYNTHESIS_KEYWORDS",
     "VALENCE_KEYWORDS",
     "Counting",
     "credibility",
     "keyword_hits",
+    "keyword_scan",
     "round_credibility",
     "tempo_scores",
 ]
@@ -57,6 +62,16 @@ VALENCE_KEYWORDS = (
     "evidence", "research", "studies", "guidelines", "consider", "alternative", "question", "challenge", "disagree",
 )  # fmt: skip
 
+#: Every keyword above once, in this order: a message's keyword bits (:func:`_keyword_bits`) hold bit
+#: ``i`` when its lowercased text holds ``KEYWORDS[i]``.
+KEYWORDS = tuple(
+    dict.fromkeys((*HIGH_VALUE_KEYWORDS, *INSIGHT_KEYWORDS, *SYNTHESIS_KEYWORDS, *ACTION_KEYWORDS, *VALENCE_KEYWORDS))
+)
+#: The characters other than ASCII whose lowercase holds an ASCII letter (Unicode's lowercase
+#: mapping, which ``str.to_lowercase`` applies): the Kelvin sign is ``k``; ``İ`` is ``i`` and a
+#: combining dot above, so its ``i`` can only end a match of an ASCII keyword.
+_KELVIN, _DOTTED_I = "\u212a", "\u0130"
+
 #: Points per hit, and the cap of each component.
 INSIGHT_POINTS, SYNTHESIS_POINTS, ACTION_POINTS, COMPONENT_CAP = 2.5, 4.0, 3.0, 20.0
 #: Base score weights: (2.5 I + 1.5 S + 1.0 A) x valence.
@@ -78,6 +93,64 @@ def keyword_hits(text: pl.Expr, keywords: Sequence[str], counting: Counting = "p
     else:
         parts = [text.str.count_matches(word, literal=True).cast(pl.UInt32) for word in keywords]
     return pl.sum_horizontal(parts)
+
+
+def _spellings(word: str) -> list[str]:
+    """The strings, up to ASCII case, whose lowercase is ``word`` (lowercase ASCII) or ends with it.
+
+    Each ``k`` may be the Kelvin sign, a final ``i`` may be ``İ`` (see :data:`_KELVIN`): so a
+    case-insensitive search for these in a text finds ``word`` where the lowercased text holds it.
+    """
+    options = [(c, _KELVIN) if c == "k" else (c,) for c in word]
+    if word.endswith("i"):
+        options[-1] = (*options[-1], _DOTTED_I)
+    # A product over the letters of one keyword of a fixed list: a handful of spellings at most.
+    return ["".join(letters) for letters in itertools.product(*options)]
+
+
+def _keyword_bits(text: pl.Expr, keywords: Sequence[str] = KEYWORDS) -> pl.Expr:
+    """Which ``keywords`` (lowercase ASCII, at most 64) the lowercased ``text`` holds: bit ``i`` for ``keywords[i]``.
+
+    ``UInt64``, null for a null text. One multi-pattern (Aho-Corasick) pass over the text,
+    overlapping matches included, ASCII case ignored, finds what a literal search of each keyword
+    in the lowercased text finds, without lowercasing the text: :func:`_spellings` adds the
+    spellings of a keyword that lowercase to it through a character other than ASCII.
+    """
+    spellings = {spelling: 1 << i for i, word in enumerate(keywords) for spelling in _spellings(word)}
+    bits = {spelling.lower(): bit for spelling, bit in spellings.items()}
+    found = text.str.extract_many(list(spellings), ascii_case_insensitive=True, overlapping=True)
+    # A found string, lowercased, is one of the keywords (or a spelling of it lowercased, as Python does):
+    # its bit. The bits of a message are the OR of those of its matches, null for none (0 here).
+    word = pl.element().str.to_lowercase().replace_strict(bits, return_dtype=pl.UInt64)
+    held = found.list.eval(word.bitwise_or()).list.first().fill_null(0)
+    return pl.when(text.is_not_null()).then(held)
+
+
+def _held(bits: pl.Expr, words: Sequence[str], keywords: Sequence[str] = KEYWORDS) -> pl.Expr:
+    """How many of ``words`` the keyword ``bits`` (of ``keywords``) hold (``UInt32``)."""
+    mask = sum(1 << keywords.index(word) for word in words)
+    return (bits & pl.lit(mask, dtype=pl.UInt64)).bitwise_count_ones().cast(pl.UInt32)
+
+
+def keyword_scan(messages: pl.LazyFrame) -> pl.LazyFrame:
+    """``messages`` with what :func:`tempo_scores` and :func:`round_credibility` read of each text.
+
+    Adds ``_keywords`` (``UInt64``: bit ``i`` set when the lowercased text holds
+    ``KEYWORDS[i]``), ``_marked`` (the text holds a structured marker) and ``_chars`` (its length
+    in characters), all null for a null text. Both functions scan the messages themselves when
+    given them without these columns; scanned once and passed to both, the transcript is read once.
+    """
+    text = pl.col("text")
+    return messages.with_columns(
+        _keywords=_keyword_bits(text),
+        _marked=text.str.contains_any(list(STRUCTURED_MARKERS)),
+        _chars=text.str.len_chars(),
+    )
+
+
+def _scanned(messages: pl.LazyFrame) -> pl.LazyFrame:
+    """``messages`` as :func:`keyword_scan` gives them, scanning them unless that is done."""
+    return messages if "_keywords" in messages.collect_schema() else keyword_scan(messages)
 
 
 def tempo_scores(
@@ -117,13 +190,18 @@ def tempo_scores(
     keywords, case-insensitive, or a structured marker) and :math:`P` the participants (agents
     who responded). Other rounds: 1.
     """
-    lowered = pl.col("text").str.to_lowercase()
-    high_value = (keyword_hits(lowered, HIGH_VALUE_KEYWORDS) >= HIGH_VALUE_MIN) | pl.any_horizontal(
-        [pl.col("text").str.contains(marker, literal=True) for marker in STRUCTURED_MARKERS]
+    high_value = (_held(pl.col("_keywords"), HIGH_VALUE_KEYWORDS) >= HIGH_VALUE_MIN) | pl.col("_marked")
+    # Only the debate's responses are counted: the other rounds' count is null.
+    messages = _scanned(messages)
+    debated = (
+        messages.filter(pl.col("round") == debate_round)
+        .group_by("run_id", "round")
+        .agg(high_value_responses=high_value.sum().cast(pl.Int64))
     )
-    per_round = messages.group_by("run_id", "round").agg(
-        participants=pl.col("agent_id").n_unique().cast(pl.Int64),
-        high_value_responses=high_value.sum().cast(pl.Int64),
+    per_round = (
+        messages.group_by("run_id", "round")
+        .agg(participants=pl.col("agent_id").n_unique().cast(pl.Int64))
+        .join(debated, on=["run_id", "round"], how="left")
     )
     every_mention = pl.col("mentions").fill_null(1).sum()
     counted = every_mention if count_mentions else pl.col("diagnosis").str.to_lowercase().str.strip_chars().n_unique()
@@ -203,36 +281,51 @@ def round_credibility(
     # same hits without building the joined strings (a copy of the whole transcript).
     lists = {"insight": INSIGHT_KEYWORDS, "synthesis": SYNTHESIS_KEYWORDS, "action": ACTION_KEYWORDS,
              "valence": VALENCE_KEYWORDS}  # fmt: skip
-    keywords = list(dict.fromkeys(word for words in lists.values() for word in words))
-    column = {word: f"_k{i}" for i, word in enumerate(keywords)}
-    lowered = pl.col("text").str.to_lowercase()
-    if counting == "presence":
-        found = [lowered.str.contains(word, literal=True).alias(column[word]) for word in keywords]
-        combined = [pl.col(column[word]).any().cast(pl.UInt32) for word in keywords]
-    else:
-        found = [lowered.str.count_matches(word, literal=True).alias(column[word]) for word in keywords]
-        combined = [pl.col(column[word]).sum().cast(pl.UInt32) for word in keywords]
-
-    def hits(name: str) -> pl.Expr:
-        return pl.sum_horizontal(pl.col(column[word]) for word in lists[name])
-
     scored = messages.filter(~pl.col("round").is_in(list(left_out))) if left_out else messages
-    texts = (
-        scored.select("run_id", "agent_id", "round", *found, _chars=pl.col("text").str.len_chars())
-        .group_by("run_id", "agent_id", "round")
-        # Null messages are left out of the joined text, as str.join leaves them out.
-        .agg(*combined, length=pl.col("_chars").sum() + (pl.col("_chars").count().cast(pl.Int64) - 1).clip(0))
-    )
+    # Null messages are left out of the joined text, as str.join leaves them out.
+    length = (pl.col("_chars").sum() + (pl.col("_chars").count().cast(pl.Int64) - 1).clip(0)).alias("length")
+    if counting == "presence":
+        # The keywords an agent's text of a round holds: those any of its messages holds.
+        texts = (
+            _scanned(scored)
+            .group_by("run_id", "agent_id", "round")
+            .agg(length, pl.col("_keywords").bitwise_or().fill_null(0))
+        )
+
+        def hits(name: str) -> pl.Expr:
+            return _held(pl.col("_keywords"), lists[name])
+    else:
+        keywords = list(dict.fromkeys(word for words in lists.values() for word in words))
+        column = {word: f"_k{i}" for i, word in enumerate(keywords)}
+        lowered = pl.col("_lowered")
+        found = [lowered.str.count_matches(word, literal=True).alias(column[word]) for word in keywords]
+        texts = (
+            scored.select(
+                "run_id",
+                "agent_id",
+                "round",
+                _chars=pl.col("text").str.len_chars(),
+                _lowered=pl.col("text").str.to_lowercase(),
+            )
+            .select("run_id", "agent_id", "round", "_chars", *found)
+            .group_by("run_id", "agent_id", "round")
+            .agg(length, *(pl.col(column[word]).sum().cast(pl.UInt32) for word in keywords))
+        )
+
+        def hits(name: str) -> pl.Expr:
+            return pl.sum_horizontal(pl.col(column[word]) for word in lists[name])
+
     length, valence_hits = pl.col("length"), hits("valence")
     structured = (
         ddx.filter((pl.col("round") == structured_round) & pl.col("evidence").is_not_null())
+        .with_columns(_items=pl.col("evidence").list.len())  # the counts are sorted, not the lists
         .group_by("run_id", "agent_id", "round")
         .agg(
             n=pl.len(),
-            evidence_total=pl.col("evidence").list.len().sum(),
+            evidence_total=pl.col("_items").sum(),
             # Equal ranks go to the diagnosis that sorts first (unique per agent and round, as
             # the key), not to whichever row came first.
-            first_evidence=pl.col("evidence").sort_by("rank", "diagnosis").first().list.len(),
+            first_evidence=pl.col("_items").sort_by("rank", "diagnosis").first(),
         )
     )
     n, average = pl.col("n").cast(pl.Float64), pl.col("evidence_total") / pl.col("n")

@@ -679,8 +679,12 @@ def match_pairs(
         shown = ", ".join(f"{c} ({left_schema[c]} vs {right_schema[c]})" for c in differ)
         msg = f"match_pairs: the by column(s) {shown} have different types in left and right; cast one side"
         raise SchemaError(msg)
-    grouped = lefts.join(rights, on=groups, how="inner") if groups else lefts.join(rights, how="cross")
-    grouped = grouped.collect()
+    # Each side sorted and unique: pairs in the order of the output, without sorting all of them.
+    lefts, rights = lefts.sort([*groups, "left"]), rights.sort([*groups, "right"])
+    if groups:
+        grouped = lefts.join(rights, on=groups, how="inner", maintain_order="left_right").collect()
+    else:
+        grouped = lefts.join(rights, how="cross").sort("left", "right").collect()
 
     strings = pl.concat([grouped.select(raw="left"), grouped.select(raw="right")]).unique().lazy()
     features = _string_features(strings, table).collect()
@@ -709,7 +713,7 @@ def match_pairs(
     resolved = resolved.select(
         "left", "right", pl.col("tier").fill_null(pl.lit("unmatched", dtype=TIER)), pl.col("score").fill_null(0.0)
     )
-    return grouped.join(resolved, on=["left", "right"], how="left").sort([*groups, "left", "right"])
+    return grouped.join(resolved, on=["left", "right"], how="left", maintain_order="left")
 
 
 def assign(pairs: pl.DataFrame) -> pl.DataFrame:

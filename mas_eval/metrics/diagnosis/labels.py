@@ -27,6 +27,7 @@ and Local-DDx's evaluators (``ddx_evaluator_v6.py``; v8's ``ddx_evaluator_v9.py`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -77,6 +78,8 @@ CONSIDERATION_WINDOW = 100
 
 _INTERVENTIONS_FILE = "interventions.csv"
 _PLACEHOLDER = "{dx}"
+#: A part of an exclusion pattern on one side of ``{dx}`` that is a plain phrase, with ``.*`` before or after it.
+_PHRASE = re.compile(r"(?:\.\*)?([A-Za-z0-9 ]*)(?:\.\*)?")
 _REQUIRED = {
     "runs": (RUN_KEY, "case_id"),
     "ddx": (RUN_KEY, "round", "agent_id", "diagnosis", "stance", "mentions", "evidence"),
@@ -223,6 +226,38 @@ def _best(pairs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _phrases_needed(patterns: tuple[str, ...]) -> list[list[str]] | None:
+    """Per pattern, the plain phrases a text holds (any case) wherever the pattern matches in it.
+
+    A pattern's parts before and after ``{dx}`` are each an alternative's consecutive pieces, so
+    where the pattern matches, each part matches too, by itself; a part that is a plain phrase
+    with ``.*`` around it (``"exclude.*"``) matches where the phrase does. ``None`` when some
+    pattern has no such part (``"{dx}"``, or a part with other syntax): then any text may match.
+    """
+    needed = []
+    for pattern in patterns:
+        parts = [_PHRASE.fullmatch(part) for part in pattern.split(_PLACEHOLDER)]
+        phrases = [part[1] for part in parts if part is not None and part[1]]
+        if None in parts or not phrases:
+            return None
+        needed.append(phrases)
+    return needed
+
+
+def _may_rule_out(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr | None:
+    """False for a text in which none of ``patterns`` can match, whatever the diagnosis; ``None`` when unknown."""
+    needed = _phrases_needed(patterns)
+    if needed is None:
+        return None
+    # Phrases of letters, digits and spaces: literal in a regex, matched in any case as the patterns are.
+    alone = sorted({phrases[0] for phrases in needed if len(phrases) == 1})
+    tests = [text.str.contains(f"(?i:{'|'.join(alone)})")] if alone else []
+    tests += [
+        pl.all_horizontal(text.str.contains(f"(?i:{p})") for p in phrases) for phrases in needed if len(phrases) > 1
+    ]
+    return pl.any_horizontal(tests)
+
+
 def _excluded_in_debate(truth: pl.DataFrame, debate: pl.LazyFrame, patterns: tuple[str, ...]) -> pl.DataFrame:
     """The (run, ground truth) pairs a debate message rules out by one of ``patterns`` (one line, any case)."""
     escaped = pl.col("diagnosis").str.escape_regex()
@@ -231,14 +266,15 @@ def _excluded_in_debate(truth: pl.DataFrame, debate: pl.LazyFrame, patterns: tup
         before, after = pattern.split(_PLACEHOLDER)
         parts += [pl.lit(("|" if i else "") + before), escaped, pl.lit(after)]
     parts.append(pl.lit(")"))
-    return (
-        truth.lazy()
-        .join(debate.select(RUN_KEY, "text"), on=RUN_KEY)
-        .filter(pl.col("text").is_not_null() & pl.col("text").str.contains(pl.concat_str(parts)))
-        .select(RUN_KEY, "diagnosis")
-        .unique()
-        .collect()
-    )
+    text = pl.col("text")
+    # Each message is first tested once for what every pattern needs whatever the diagnosis; only
+    # those that pass are paired with the run's diagnoses. The pairs go in diagnosis order, so that
+    # the regex of one diagnosis serves its pairs one after another (Polars keeps recent ones):
+    # eagerly, as a lazy query drops the sort and tests the pairs inside the join, several times slower.
+    may = _may_rule_out(text, patterns)
+    messages = debate.select(RUN_KEY, "text").filter(text.is_not_null() if may is None else may).collect()
+    pairs = truth.sort("diagnosis").join(messages, on=RUN_KEY, maintain_order="left")
+    return pairs.filter(text.str.contains(pl.concat_str(parts))).select(RUN_KEY, "diagnosis").unique()
 
 
 def _considered_in_transcript(
@@ -262,8 +298,9 @@ def _considered_in_transcript(
     length = dx.str.len_chars()
     mentioned = (
         truth.lazy()
-        .join(messages.select(RUN_KEY, "text").drop_nulls(), on=RUN_KEY)
-        .with_columns(_dx=pl.col("diagnosis").str.to_lowercase(), _text=pl.col("text").str.to_lowercase())
+        .with_columns(_dx=pl.col("diagnosis").str.to_lowercase())
+        # Each message lowercased once, before it is paired with each of its run's diagnoses.
+        .join(messages.select(RUN_KEY, _text=pl.col("text").str.to_lowercase()).drop_nulls(), on=RUN_KEY)
         .filter((dx != "") & text.str.contains(dx, literal=True))
         .with_row_index(row)
         .with_columns(text.str.split(dx).list.eval(pl.element().str.len_chars()).alias(piece))

@@ -16,7 +16,7 @@ import polars as pl
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.data.vocabulary import DEBATE, VOTING
 from mas_eval.metrics.codes import CODE, KeyCodes
-from mas_eval.metrics.diagnosis.collaboration import credibility, round_credibility, tempo_scores
+from mas_eval.metrics.diagnosis.collaboration import credibility, keyword_scan, round_credibility, tempo_scores
 from mas_eval.metrics.diagnosis.equivalence import synonym_table
 from mas_eval.metrics.diagnosis.labels import classify, intervention_keywords, label_counts
 from mas_eval.metrics.diagnosis.params import DiagnosisParams
@@ -86,8 +86,12 @@ def compute(tables: Tables, params: DiagnosisParams, codes: KeyCodes) -> dict[st
     ``tables``: ``runs, ddx`` and (empty when absent) ``ground_truth, messages, interventions``,
     keyed by codes.
     """
+    # The transcript and the ddx table are read from their files once, and each text scanned for
+    # keywords once: the labels, the TempoScores, the credibility and the vote all read these rows.
+    messages = keyword_scan(tables["messages"].select(RUN_KEY, "round", "agent_id", "text")).collect().lazy()
+    ddx = tables["ddx"].collect().lazy()
+    tables = {**tables, "messages": messages, "ddx": ddx}
     labels = _labels(tables, params, codes)
-    messages, ddx = tables["messages"], tables["ddx"]
     rounds = tempo_scores(messages, ddx, count_mentions=params.tempo_count_mentions)
     # Read by the agents' table and by the vote: materialised once.
     left_out = () if params.credibility_debate else (DEBATE,)
