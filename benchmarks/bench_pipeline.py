@@ -4,6 +4,11 @@ Usage (from the repository root)::
 
     .venv/bin/python benchmarks/bench_pipeline.py                  # 200,000 and 1,000,000 runs
     .venv/bin/python benchmarks/bench_pipeline.py 200000 --workers 2
+    .venv/bin/python benchmarks/bench_pipeline.py --keep-logs /tmp/logs   # the JSONL kept for the next call
+
+``--keep-logs DIR`` makes each size's JSONL once, in ``DIR/<runs>/``, and starts at the ingest
+when it is there: two versions (``PYTHONPATH`` set to each checkout) are then timed on the same
+logs, alternating, without simulating them twice.
 
 Each stage is one fresh process, as a user runs it (``python -m mas_eval.cli`` is ``mas-eval``):
 
@@ -66,9 +71,13 @@ def _run(name: str, command: list[str]) -> dict[str, Any]:
     return {"stage": name, "seconds": round(seconds, 2), "peak_rss_mb": round(usage.ru_maxrss * scale / 2**20, 1)}
 
 
-def bench(runs: int, seed: int, workers: int, shards: int, workdir: Path) -> dict[str, Any]:
+def bench(runs: int, seed: int, workers: int, shards: int, workdir: Path, logs: Path | None = None) -> dict[str, Any]:
+    """Time the stages in ``workdir``; with ``logs``, a folder holding ``runs.jsonl`` made by an
+    earlier call for the same runs and seed, the first two stages are skipped and it is read."""
     cli = [sys.executable, "-m", "mas_eval.cli"]
     simulated, jsonl, dataset = workdir / "simulated", workdir / "runs.jsonl", workdir / "dataset"
+    if logs is not None:
+        jsonl = logs / "runs.jsonl"
     scores, comparisons, report = workdir / "scores", workdir / "comparisons.parquet", workdir / "report.html"
     report_args = ["--comparisons", str(comparisons), "--dataset", str(dataset), "--out", str(report)]
     stages = [
@@ -79,11 +88,11 @@ def bench(runs: int, seed: int, workers: int, shards: int, workdir: Path) -> dic
         ("compare", [*cli, "compare", str(scores), "--by", "task", "--out", str(comparisons)]),
         ("report", [*cli, "report", str(scores), *report_args]),
     ]
+    if logs is not None:
+        stages = stages[2:]
     rows = []
     for name, command in stages:
         row = _run(name, command)
-        if name == "export":
-            row["jsonl_mb"] = round(jsonl.stat().st_size / 1e6, 1)
         rows.append(row)
         print(f"{runs:>9,} runs  {name:<8} {row['seconds']:7.2f} s  peak {row['peak_rss_mb']:7,.0f} MB", flush=True)
     from_jsonl = sum(r["seconds"] for r in rows if r["stage"] in FROM_JSONL)
@@ -91,6 +100,7 @@ def bench(runs: int, seed: int, workers: int, shards: int, workdir: Path) -> dic
     return {
         "runs": runs,
         "stages": rows,
+        "jsonl_mb": round(jsonl.stat().st_size / 1e6, 1),
         "jsonl_to_report_seconds": round(from_jsonl, 2),
         "total_seconds": round(sum(r["seconds"] for r in rows), 2),
         "peak_rss_mb": max(r["peak_rss_mb"] for r in rows),
@@ -104,11 +114,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--workers", type=int, default=2, help="score --workers (default 2)")
     parser.add_argument("--shards", type=int, default=8, help="ingest --shards (default 8)")
     parser.add_argument("--output", type=Path, default=OUT, help="JSON result file")
+    parser.add_argument(
+        "--keep-logs",
+        type=Path,
+        help="keep each size's JSONL in DIR/<runs>/ and reuse it when there (to time two versions on the same logs)",
+    )
     args = parser.parse_args(argv)
     results = []
     for runs in args.runs:
+        logs = None
+        if args.keep_logs is not None:
+            logs = args.keep_logs / str(runs)
+            if not (logs / "runs.jsonl").is_file():
+                logs.mkdir(parents=True, exist_ok=True)
+                subprocess.run(
+                    [sys.executable, "-m", "mas_eval.cli", "simulate", "--runs", str(runs), "--seed", str(args.seed),
+                     "--out", str(logs / "simulated")],
+                    check=True, stdout=subprocess.DEVNULL,
+                )  # fmt: skip
+                export = [sys.executable, "-c", _EXPORT, str(logs / "simulated"), str(logs / "runs.jsonl")]
+                subprocess.run(export, check=True)
         with tempfile.TemporaryDirectory(prefix="bench_pipeline_") as tmp:
-            results.append(bench(runs, args.seed, args.workers, args.shards, Path(tmp)))
+            results.append(bench(runs, args.seed, args.workers, args.shards, Path(tmp), logs))
     result: dict[str, Any] = {
         "benchmark": "pipeline",
         "parameters": {"runs": args.runs, "seed": args.seed, "workers": args.workers, "shards": args.shards},

@@ -124,7 +124,7 @@ def _rows() -> list[str]:
         p = data["parameters"]
         for r in data["results"]:
             stages = {stage["stage"]: stage for stage in r["stages"]}
-            jsonl = stages.get("export", {}).get("jsonl_mb")
+            jsonl = r.get("jsonl_mb")
             for name in ("ingest", "score", "compare", "report"):
                 stage = stages[name]
                 rows.append(
