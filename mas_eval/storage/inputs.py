@@ -44,6 +44,7 @@ __all__ = [
     "is_scores_folder",
     "parquet_files",
     "read_csv",
+    "read_ipc",
     "read_parquet",
     "reading",
     "scan_parquet",
@@ -268,6 +269,13 @@ def read_parquet(files: Path | Sequence[Path], **options: Any) -> pl.DataFrame:
     """Polars' ``read_parquet`` of exactly ``files``: no glob pattern, no hive partition columns."""
     sources = [files] if isinstance(files, Path) else list(files)
     return pl.read_parquet(sources, glob=False, hive_partitioning=False, **options)
+
+
+def read_ipc(file: Path) -> pl.DataFrame:
+    """Polars' ``read_ipc`` of exactly ``file``: an uncompressed Arrow IPC file that this package wrote
+    (a worker's tables, :func:`~mas_eval.scoring.shards.score_shards_in_memory`), which Polars maps
+    into memory instead of copying."""
+    return pl.read_ipc(file)
 
 
 def read_csv(file: Path, **options: Any) -> pl.DataFrame:

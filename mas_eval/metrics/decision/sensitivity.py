@@ -122,6 +122,7 @@ def ranking_stability(
     if draws == 0 or len(a) == 0:
         return np.zeros(runs), np.zeros(runs, dtype=bool)
     from scipy import sparse  # only when asked for: importing the package does not load scipy
+
     run_starts, run_segment = _segments(alternative_run)
     criterion_run = run_of(rows.by_criterion.keys).astype(np.int64)
     criterion_starts, criterion_segment = _segments(criterion_run)
