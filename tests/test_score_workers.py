@@ -202,8 +202,8 @@ def test_validation_in_the_shards_raises_what_validate_raises(case: str, shuffle
     ds = Dataset.open(folder)
     assert _error(ds.validate) == expected
     for workers in (1, 2):
-        assert _error(lambda: mas_eval.score(ds, validate=True, workers=workers)) == expected
-        assert _error(lambda: score_shards(ds, tmp_path / "out", workers=workers, validate=True)) == expected
+        assert _error(lambda w=workers: mas_eval.score(ds, validate=True, workers=w)) == expected
+        assert _error(lambda w=workers: score_shards(ds, tmp_path / "out", workers=w, validate=True)) == expected
     assert not (tmp_path / "out").exists()
 
 
