@@ -87,9 +87,7 @@ def test_a_family_registered_at_run_time_is_scored_in_this_process(toy: families
     assert "n_turns" in Scores.open(out).runs.columns
 
 
-def test_a_preset_changed_at_run_time_is_scored_in_this_process(
-    sharded: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_preset_changed_at_run_time_is_scored_in_this_process(sharded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(PRESETS["spec"], "decision", {"gt_boost": 0.5})
     scores = mas_eval.score(Dataset.open(sharded), workers=2)
     assert scores.params["gt_boost"] == 0.5
