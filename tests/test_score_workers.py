@@ -53,6 +53,8 @@ def assert_same_scores(got: Scores, want: Scores) -> None:
 def test_in_memory_workers_give_the_tables_of_one_process(sharded: Path) -> None:
     ds = Dataset.open(sharded)
     here = mas_eval.score(ds, workers=1)
+    # The shards' tables joined in run order are those of scoring the Dataset whole.
+    assert_same_scores(here, mas_eval.score(Dataset.open(ROOT / "data" / "sample")))
     steps: list[str] = []
     assert_same_scores(mas_eval.score(ds, workers=2, progress=steps.append), here)
     # The progress of scoring in workers: before the first shard and after each.
