@@ -13,6 +13,10 @@ such as an item's ``task``), and :meth:`~mas_eval.Scores.open` and :meth:`~mas_e
 put the others back. Repeated on every agent and alternative row, they had been a third of the
 time of writing a shard's tables. With ``workers=K`` the shards
 are scored in ``K`` processes, each with ``POLARS_MAX_THREADS`` set to its share of the cores.
+
+:func:`score_shards_in_memory` scores the shards in worker processes as well, for
+:func:`mas_eval.score` without ``out``, and gathers their tables here. With ``validate``, each
+shard is validated in the process that scores it (:meth:`Dataset.validate_shard`).
 """
 
 from __future__ import annotations
