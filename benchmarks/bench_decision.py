@@ -125,7 +125,7 @@ def bench_in_memory_vs_bulk(n: int, workdir: Path, shards: int, workers: int, re
     for _ in range(repeats):  # interleaved: a drift in the machine's speed hits both alike
         for mode in measured:
             done = subprocess.run(
-                [sys.executable, __file__, "--score-mode", mode, "--workers", str(workers), str(folder)],
+                [sys.executable, __file__, "--score-mode", mode, str(folder), "--workers", str(workers)],
                 capture_output=True,
                 text=True,
                 check=True,
