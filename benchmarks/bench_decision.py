@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_decision.py                    # 1,000,000 and 100,000 runs
     python benchmarks/bench_decision.py --runs 200000      # one size
     python benchmarks/bench_decision.py --oracle-runs 5000 # oracle sample size
+    python benchmarks/bench_decision.py --in-memory-vs-bulk --runs 1000000   # score(ds) against score(ds, out=...)
 
 Each size is simulated with 5 agents, 4 alternatives and 3 criteria per run (seed 1),
 written to Parquet, then scored from Parquet in a fresh process so that its peak RSS is
@@ -12,6 +13,13 @@ the scoring's own; the median of ``--repeats`` such runs is reported. The oracle
 (``tests/oracles/decision.py``, plain Python per run) is timed on the first
 ``--oracle-runs`` runs of the 100,000-run dataset; its runs/s is the rate the vectorised
 code is compared with. Results go to ``reports/benchmarks/decision.json``.
+
+``--in-memory-vs-bulk`` measures instead, on each size written in ``--shards`` shards, what a
+notebook's ``score(ds)`` takes (the shards scored in worker processes, one per core, their
+tables gathered here) against the bulk path ``score(ds, out=..., workers=--workers)``, in
+interleaved fresh processes, each with the peak of its whole process tree (this process and
+its workers, sampled every 20 ms from ``/proc``). Results go to
+``reports/benchmarks/decision_in_memory.json``.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -33,10 +42,11 @@ sys.path.insert(0, str(ROOT))
 import polars as pl  # noqa: E402
 
 import mas_eval  # noqa: E402
-from benchmarks.machine import peak_rss_gb  # noqa: E402
+from benchmarks.machine import environment, peak_rss_gb  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "decision.json"
+IN_MEMORY_OUT = ROOT / "reports" / "benchmarks" / "decision_in_memory.json"
 SHAPE = {"agents": (5, 5), "alternatives": (4, 4), "criteria": (3, 3)}
 
 
@@ -46,6 +56,92 @@ def score_in_this_process(folder: str) -> dict:
     scores = mas_eval.score(ds)
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "peak_rss_gb": peak_rss_gb(), "runs": scores.runs.height}
+
+
+class TreePeak:
+    """The largest sum of resident memory of this process and its descendants, sampled every 20 ms
+    from ``/proc`` (Linux): the peak of a parent and its workers together, which neither's own
+    peak says."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> TreePeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @staticmethod
+    def _tree_rss() -> int:
+        parents, rss = {}, {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                status = Path(f"/proc/{entry}/status").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+            rss[int(entry)] = next(
+                (int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0
+            )
+        tree, todo = {os.getpid()}, [os.getpid()]
+        while todo:
+            parent = todo.pop()
+            for pid, ppid in parents.items():
+                if ppid == parent and pid not in tree:
+                    tree.add(pid)
+                    todo.append(pid)
+        return sum(rss.get(pid, 0) for pid in tree) * 1024
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, self._tree_rss())
+
+
+def score_mode_in_this_process(folder: str, mode: str, workers: int) -> dict:
+    ds = Dataset.open(folder)
+    with TreePeak() as peak, tempfile.TemporaryDirectory(prefix="mas_eval_bench_") as tmp:
+        start = time.perf_counter()
+        if mode == "in-memory":
+            runs = mas_eval.score(ds).runs.height
+        else:
+            out = mas_eval.score(ds, out=Path(tmp) / "scores", workers=workers)
+            runs = mas_eval.Scores.manifest(out)["rows"]["runs"]
+        seconds = time.perf_counter() - start
+    return {"mode": mode, "seconds": seconds, "tree_peak_gb": peak.peak / 2**30, "runs": runs}
+
+
+def bench_in_memory_vs_bulk(n: int, workdir: Path, shards: int, workers: int, repeats: int) -> dict:
+    folder = workdir / f"decision_{n}_{shards}"
+    mas_eval.simulate(n, seed=1, **SHAPE).write(folder, overwrite=True, validate=False, shards=shards)
+    measured: dict[str, list[dict]] = {"in-memory": [], "bulk": []}
+    for _ in range(repeats):  # interleaved: a drift in the machine's speed hits both alike
+        for mode in measured:
+            done = subprocess.run(
+                [sys.executable, __file__, "--score-mode", mode, str(folder), "--workers", str(workers)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            measured[mode].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    row: dict = {"runs": n, "shards": shards, "bulk_workers": workers, "in_memory_workers": "default (cores)"}
+    for mode, runs in measured.items():
+        row[mode] = {
+            "seconds": round(statistics.median(r["seconds"] for r in runs), 2),
+            "seconds_each": [round(r["seconds"], 2) for r in runs],
+            "tree_peak_gb": round(max(r["tree_peak_gb"] for r in runs), 2),
+        }
+    ratios = [a["seconds"] / b["seconds"] for a, b in zip(measured["in-memory"], measured["bulk"], strict=True)]
+    row["in_memory_over_bulk"] = round(statistics.median(ratios), 2)
+    print(json.dumps(row), flush=True)
+    return row
 
 
 def _score_in_fresh_process(folder: Path) -> dict:
@@ -127,9 +223,29 @@ def main() -> None:
     parser.add_argument("--oracle-runs", type=int, default=10_000, help="oracle sample, from the 100k dataset")
     parser.add_argument("--repeats", type=int, default=3, help="fresh-process scorings per size (median)")
     parser.add_argument("--score-only", help=argparse.SUPPRESS)
+    parser.add_argument("--in-memory-vs-bulk", action="store_true", help="score(ds) against score(ds, out=...)")
+    parser.add_argument("--shards", type=int, default=16, help="with --in-memory-vs-bulk: shards of the Dataset")
+    parser.add_argument("--workers", type=int, default=2, help="with --in-memory-vs-bulk: the bulk path's workers")
+    parser.add_argument("--score-mode", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.score_only:
         print(json.dumps(score_in_this_process(args.score_only)))
+        return
+    if args.score_mode:
+        print(json.dumps(score_mode_in_this_process(args.score_mode[1], args.score_mode[0], args.workers)))
+        return
+    if args.in_memory_vs_bulk:
+        with tempfile.TemporaryDirectory(prefix="mas_eval_bench_") as tmp:
+            rows = [bench_in_memory_vs_bulk(n, Path(tmp), args.shards, args.workers, args.repeats) for n in args.runs]
+        report = {
+            "benchmark": "score(ds) in memory (shards in worker processes) vs score(ds, out=..., workers=K)",
+            "targets": {"in memory over bulk": 1.3},
+            "machine": environment(),
+            "results": rows,
+        }
+        IN_MEMORY_OUT.parent.mkdir(parents=True, exist_ok=True)
+        IN_MEMORY_OUT.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"wrote {IN_MEMORY_OUT}")
         return
     with tempfile.TemporaryDirectory(prefix="mas_eval_bench_") as tmp:
         rows = [bench(n, Path(tmp), args.oracle_runs if n == 100_000 else None, args.repeats) for n in args.runs]

@@ -19,13 +19,14 @@ keyword (``score(ds, preset="crisis-mas-poc", gt_boost=None)``) or on the comman
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, field, fields
 from typing import Any, ClassVar, Self
 
 from mas_eval.constraints import Constraint, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 
-__all__ = ["PRESETS", "Params", "check_preset", "param", "preset_section"]
+__all__ = ["PRESETS", "Params", "as_shipped", "check_preset", "param", "preset_section"]
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "spec": {},
@@ -86,6 +87,16 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         },
     },
 }
+
+
+#: The presets as this module defines them: what a new process has once it imports ``mas_eval``.
+_SHIPPED = copy.deepcopy(PRESETS)
+
+
+def as_shipped() -> bool:
+    """Whether :data:`PRESETS` holds what this module defines: a preset added or changed at run time
+    would not exist in a worker process, which would score with other parameters."""
+    return PRESETS == _SHIPPED
 
 
 def check_preset(preset: object) -> str:

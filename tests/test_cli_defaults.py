@@ -140,7 +140,9 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "preset": Mirrors(score, "preset"),
         "set_": OVERRIDES,
         "pairwise": CliOnly("adds the override pairwise=True; off leaves the preset's value"),
-        "skip_validation": CliOnly("the command runs Dataset.validate first; score() checks only what it relies on"),
+        "skip_validation": CliOnly(
+            "the command validates (score(validate=True)); score() by default checks only what it relies on"
+        ),
         "workers": Mirrors(score, "workers"),
         "engine": Mirrors(score, "engine"),
         "scheduler": Mirrors(score, "scheduler"),

@@ -89,14 +89,22 @@ def sharded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def signalled_while_working(
-    args: list[str], work: Path, sig: signal.Signals, under_way: Callable[[int], bool], *, group: bool = False
+    args: list[str],
+    work: Path,
+    sig: signal.Signals,
+    under_way: Callable[[int], bool],
+    *,
+    group: bool = False,
+    to: Callable[[int], int] | None = None,
 ) -> int:
-    """Start ``mas-eval ARGS`` in ``work``, send ``sig`` once ``under_way(pid)`` (to its whole process
-    group with ``group``, as a terminal sends Ctrl-C); check that no process of it survives, and
-    return its exit code. What it printed is in ``<work>.log``."""
+    """Start ``mas-eval ARGS`` (or ``python ARGS`` when ``args[0]`` is a script) in ``work``, send
+    ``sig`` once ``under_way(pid)`` (to its whole process group with ``group``, as a terminal
+    sends Ctrl-C; to the process ``to(pid)`` names with ``to``); check that no process of it
+    survives, and return its exit code. What it printed is in ``<work>.log``."""
     log = (work.parent / f"{work.name}.log").open("w")
+    program = [] if args[0].endswith(".py") else ["-m", "mas_eval.cli"]
     child = subprocess.Popen(
-        [sys.executable, "-m", "mas_eval.cli", *args],
+        [sys.executable, *program, *args],
         cwd=work,
         env=checkout_env(COLUMNS="200"),
         stdout=log,
@@ -115,6 +123,8 @@ def signalled_while_working(
         seen.update(descendants(child.pid))
         if group:
             os.killpg(child.pid, sig)
+        elif to is not None:
+            os.kill(to(child.pid), sig)
         else:
             child.send_signal(sig)
         code = child.wait(STOP)
@@ -163,6 +173,37 @@ def test_killing_score_with_workers_leaves_no_process_and_no_staging(
     assert tree(sharded) == read
     assert run(capsys, "score", sharded, "--out", work / "S", "--skip-validation").code == 0
     assert [p.name for p in work.iterdir()] == ["S"]
+
+
+def _workers_of(pid: int) -> list[int]:
+    return [p for p in descendants(pid) if b"spawn_main" in _cmdline(p)]
+
+
+@pytest.mark.parametrize("how", ["Ctrl-C", "a worker killed"])
+def test_scoring_in_memory_with_workers_leaves_no_process_behind(sharded: Path, tmp_path: Path, how: str) -> None:
+    # A notebook's (or a script's) score(ds) scores the shards in worker processes: Ctrl-C stops
+    # them, and a worker that dies (the out-of-memory killer) fails the call instead of hanging it.
+    work = tmp_path / "work"
+    work.mkdir()
+    script = work / "notebook.py"
+    script.write_text(f"import mas_eval\nmas_eval.score(mas_eval.Dataset.open({str(sharded)!r}), workers=2)\n")
+    if how == "Ctrl-C":
+        code = signalled_while_working(
+            [str(script)], work, signal.SIGINT, lambda pid: len(_workers_of(pid)) >= 2, group=True
+        )
+        assert code != 0
+        # The workers leave Ctrl-C to this process: one traceback, not one per process.
+        assert (tmp_path / "work.log").read_text().count("KeyboardInterrupt") == 1
+    else:
+        code = signalled_while_working(
+            [str(script)],
+            work,
+            signal.SIGKILL,
+            lambda pid: len(_workers_of(pid)) >= 2,
+            to=lambda pid: _workers_of(pid)[0],
+        )
+        assert code == 1
+        assert "BrokenProcessPool" in (tmp_path / "work.log").read_text()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

@@ -183,8 +183,6 @@ def test_score_with_out_writes_the_folder_and_returns_its_path(sharded: Path, wh
     plain = mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "plain")
     assert (plain / "runs.parquet").is_file() and "shards" not in Scores.manifest(plain)
     assert_same_scores(Scores.open(plain), whole)
-    with pytest.raises(InvalidParameterError, match="need out=PATH"):
-        mas_eval.score(Dataset.open(sharded), workers=2)
     with pytest.raises(InvalidParameterError, match="workers must be an integer"):
         mas_eval.score(Dataset.open(sharded), workers=True)
     with pytest.raises(OutputExistsError, match="already exists; pass overwrite=True"):

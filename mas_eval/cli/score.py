@@ -57,14 +57,15 @@ def score(
         bool,
         flag(
             "--skip-validation",
-            help="Skip the full validation (scoring still refuses data that break the rules its formulas rely on).",
+            help="Skip the full validation, done where each shard is read (scoring still refuses data that "
+            "break the rules its formulas rely on).",
         ),
     ] = False,
     workers: Annotated[
-        int,
+        int | None,
         typer.Option(
-            help="Score the shards of a sharded Dataset in this many processes "
-            "(each with POLARS_MAX_THREADS = cores / workers).",
+            help="Score and validate the shards of a sharded Dataset in this many processes "
+            "(each with POLARS_MAX_THREADS = cores / workers); default 1.",
             min=1,
         ),
     ] = _SCORE["workers"],
@@ -95,6 +96,8 @@ def score(
 
     A sharded Dataset (written with --shards) is scored shard by shard, each shard's tables
     written as it finishes, so memory is set by a shard; the Scores folder is sharded alike.
+    Each shard is validated where it is scored (by its worker with --workers), then the few
+    rules that compare runs across shards; a broken rule is reported for the whole Dataset.
     """
     from mas_eval.scoring.shards import ENGINES
     from mas_eval.storage.dataset import Dataset
@@ -112,20 +115,18 @@ def score(
         msg = "score: --scheduler is an option of --engine dask; pass --engine dask or drop it"
         raise InvalidParameterError(msg)
     ds = Dataset.open(dataset)
-    if workers > 1 and ds.shards == 1 and engine != "dask":
+    if workers is not None and workers > 1 and ds.shards == 1 and engine != "dask":
         msg = (
             f"score: --workers {workers} needs a sharded Dataset, and {dataset} has one file per table; "
             f"write one with: mas-eval reshard {dataset} --shards N --out NEW"
         )
         raise InvalidParameterError(msg)
     with steps() as shown:
-        if not skip_validation:
-            shown.start("validate")
-            ds.validate()
         score_dataset(
             ds,
             preset,
             out=out,
+            validate=not skip_validation,
             workers=workers,
             engine=engine,
             scheduler=scheduler,
@@ -139,7 +140,7 @@ def score(
     rows = manifest.get("rows") or {name: _rows(out, name) for name in manifest["tables"]}
     tables = ", ".join(f"{name} ({count:,} rows)" for name, count in rows.items())
     shards = manifest.get("shards")
-    layout = "" if shards is None else f" in {shards:,} shards ({workers} worker(s), {engine})"
+    layout = "" if shards is None else f" in {shards:,} shards ({workers or 1} worker(s), {engine})"
     console.print(
         f"scored {rows.get('runs', 0):,} runs{layout} with preset {literal(repr(preset))} in {elapsed:.1f} s "
         f"into {literal(out)}: {literal(tables)}",

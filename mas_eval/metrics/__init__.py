@@ -16,6 +16,7 @@ from mas_eval.metrics.answers.suite import answer_scores as answer_scores
 from mas_eval.metrics.decision import FAMILY as _DECISION
 from mas_eval.metrics.diagnosis import FAMILY as _DIAGNOSIS
 from mas_eval.metrics.diagnosis.scores import diagnosis_scores as diagnosis_scores
+from mas_eval.metrics.family import mark_imported as _mark_imported
 from mas_eval.metrics.family import register as _register
 from mas_eval.metrics.outcomes import FAMILY as _OUTCOMES
 
@@ -24,3 +25,5 @@ _register(_DECISION)
 _register(_DIAGNOSIS)
 _register(_ANSWERS)
 _register(_OUTCOMES)
+# What a worker process has once it imports mas_eval (family.as_imported).
+_mark_imported()

@@ -159,6 +159,25 @@ def register(family: Family) -> Family:
     return family
 
 
+#: The families :mod:`mas_eval.metrics` registers on import (:func:`mark_imported`): those any new
+#: process has, and no others, once it imports ``mas_eval``.
+_IMPORTED: tuple[Family, ...] = ()
+
+
+def mark_imported() -> None:
+    """Record the families registered now as those importing :mod:`mas_eval.metrics` registers."""
+    global _IMPORTED
+    _IMPORTED = tuple(_FAMILIES.values())
+
+
+def as_imported() -> bool:
+    """Whether the registered families are those a freshly started process has, the same objects in
+    the same order: a family registered (or replaced, or removed) at run time would not exist in a
+    worker process, which would score without it."""
+    current = tuple(_FAMILIES.values())
+    return len(current) == len(_IMPORTED) and all(a is b for a, b in zip(current, _IMPORTED, strict=True))
+
+
 def unregister(name: str) -> None:
     """Remove family ``name`` and everything it registered."""
     _FAMILIES.pop(name, None)

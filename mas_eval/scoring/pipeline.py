@@ -18,9 +18,15 @@ from typing import Any, overload
 
 from mas_eval.constraints import NONE, Predicate, check_parameter
 from mas_eval.errors import InvalidParameterError
-from mas_eval.scoring.run import score_by_shard, score_in_memory
+from mas_eval.scoring.run import score_in_memory
 from mas_eval.scoring.scores import Scores
-from mas_eval.scoring.shards import ShardsScored, check_workers, score_shards
+from mas_eval.scoring.shards import (
+    ShardsScored,
+    check_workers,
+    default_workers,
+    score_shards,
+    score_shards_in_memory,
+)
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import check_compression, check_target
 from mas_eval.storage.scores_folder import COMPRESSION
@@ -35,7 +41,8 @@ def score(
     *,
     progress: Callable[[str], object] | None = ...,
     out: None = ...,
-    workers: int = ...,
+    workers: int | None = ...,
+    validate: bool = ...,
     engine: str = ...,
     client: Any = ...,
     scheduler: str | None = ...,
@@ -52,7 +59,8 @@ def score(
     *,
     progress: Callable[[str], object] | None = ...,
     out: str | Path,
-    workers: int = ...,
+    workers: int | None = ...,
+    validate: bool = ...,
     engine: str = ...,
     client: Any = ...,
     scheduler: str | None = ...,
@@ -68,7 +76,8 @@ def score(
     *,
     progress: Callable[[str], object] | None = None,
     out: str | Path | None = None,
-    workers: int = 1,
+    workers: int | None = None,
+    validate: bool = False,
     engine: str = "processes",
     client: Any = None,
     scheduler: str | None = None,
@@ -89,19 +98,34 @@ def score(
         ``"spec"`` (the source documents' formulas, default) or a reference system's preset,
         e.g. ``"crisis-mas-poc"`` (:mod:`mas_eval.presets`).
     progress : callable, optional
-        Called with the name of each step as it starts: ``"encoding keys"``, then
-        ``"family <name>"`` for each family that runs, then ``"assembling tables"`` (and
-        ``"write"`` with ``out``); meant for a progress display (the CLI shows each step with
-        its elapsed time). A Dataset scored shard by shard (see ``out``) reports instead,
-        before the first shard and after each, a :class:`~mas_eval.scoring.shards.ShardsScored`
-        step, ``"scored 3 of 10 shards"``, whose ``done`` and ``total`` feed a progress bar.
+        Called with the name of each step as it starts: ``"validate"`` (with ``validate``),
+        ``"encoding keys"``, then ``"family <name>"`` for each family that runs, then
+        ``"assembling tables"`` (and ``"write"`` with ``out``); meant for a progress display
+        (the CLI shows each step with its elapsed time). A sharded Dataset scored with ``out``
+        or in worker processes reports instead, before the first shard and after each, a
+        :class:`~mas_eval.scoring.shards.ShardsScored` step, ``"scored 3 of 10 shards"``, whose
+        ``done`` and ``total`` feed a progress bar.
     out : str or Path, optional
         Write the Scores folder here instead of returning the tables, and return its path. A
         sharded Dataset (``write(shards=N)``) is then scored shard by shard, each shard's tables
         written as it finishes, so memory is set by a shard, not by the Dataset
         (:func:`~mas_eval.scoring.shards.score_shards`); :meth:`Scores.open` reads the folder.
-    workers : int, default 1
-        With ``out`` and a sharded Dataset: processes scoring shards side by side.
+    workers : int, optional
+        Processes scoring the shards of a sharded Dataset side by side (1: one after another,
+        in this process). With ``out``, 1 by default. Without it, by default one per core this
+        process may use, at most :data:`~mas_eval.scoring.shards.MEMORY_WORKERS` and one per
+        shard; each worker sends its shard's tables back through a temporary file, and the
+        tables are those of scoring in this process, bit for bit. The shards are scored in this
+        process, whatever ``workers``, for a Dataset built in memory (:meth:`Dataset.from_frames`:
+        a worker opens the Dataset's folder itself) and when a metric family or preset was added
+        or changed at run time (a worker would not have it). Workers are spawned without running
+        the caller's script again: a script needs no ``if __name__ == "__main__":`` guard.
+    validate : bool, default False
+        Check every rule of :meth:`Dataset.validate` too, where the data are read: a sharded
+        Dataset's shards each in the worker that scores it (:meth:`Dataset.validate_shard`),
+        then the few rules across shards (:meth:`Dataset.validate_across`); an unsharded one
+        before it is scored. A broken rule is raised as :meth:`Dataset.validate` words it for
+        the whole Dataset. ``mas-eval score`` validates unless given ``--skip-validation``.
     engine, client, scheduler
         With ``out``: ``engine="dask"`` maps the shards over a Dask distributed cluster, the
         ``client`` given, or one of ``scheduler`` (an address), or a ``LocalCluster`` of
@@ -134,9 +158,9 @@ def score(
         compute anyway (so it costs little): a null or repeated ``run_id``; an agent whose
         masses are negative, NaN, sum to more than 1 or are all zero; a confidence outside
         [0, 1], a negative or non-finite usage value or agent or criterion weight; a NaN score
-        or a satisfaction-scale score outside [0, 1]. :meth:`Dataset.validate` checks every rule
-        (types, duplicate keys in every table, dangling references, unknown kinds too); the
-        CLI runs it before scoring.
+        or a satisfaction-scale score outside [0, 1]. With ``validate``, every rule of
+        :meth:`Dataset.validate` (types, duplicate keys in every table, dangling references,
+        unknown kinds too); the CLI validates by default.
     UnreadableFileError
         A file of the Dataset is truncated or corrupt (the message names it).
 
@@ -152,8 +176,10 @@ def score(
     """
     check_parameter("ds", ds, [_DATASET], where="score")
     check_parameter("progress", progress, [Predicate(callable, "a callable taking a step"), NONE], where="score")
-    workers = check_workers(workers)
+    check_parameter("validate", validate, [Predicate(lambda v: isinstance(v, bool), "True or False")], where="score")
+    chosen_workers = None if workers is None else check_workers(workers)
     if out is not None:
+        workers = 1 if chosen_workers is None else chosen_workers
         if ds.shards > 1 or workers != 1 or engine != "processes":
             if progress is not None:
                 progress(ShardsScored(0, ds.shards))
@@ -168,23 +194,28 @@ def score(
                 overwrite=overwrite,
                 progress=None if progress is None else _counting(progress),
                 compression=COMPRESSION if compression is None else compression,
+                validate=validate,
                 **overrides,
             )
         chosen = check_compression("zstd" if compression is None else compression)
         inputs = [ds.source] if ds.source is not None else []
         check_target(out, overwrite=overwrite, inputs=inputs)  # before the work, not after it
-        scores = score(ds, preset, progress=progress, **overrides)
+        scores = score(ds, preset, progress=progress, validate=validate, **overrides)
         if progress is not None:
             progress("write")
         return scores.write(out, overwrite=overwrite, compression=chosen)
-    if workers != 1 or engine != "processes" or client is not None or scheduler is not None or compression is not None:
+    if engine != "processes" or client is not None or scheduler is not None or compression is not None:
         msg = (
-            "score: workers, engine, client, scheduler and compression need out=PATH: "
-            "shards' tables are written as they finish"
+            "score: engine, client, scheduler and compression need out=PATH: shards' tables are written as they finish"
         )
         raise InvalidParameterError(msg)
     if ds.shards > 1:
-        return score_by_shard(ds, preset, progress, overrides)
+        workers = default_workers(ds.shards) if chosen_workers is None else chosen_workers
+        return score_shards_in_memory(ds, preset, progress, overrides, workers=workers, validate=validate)
+    if validate:
+        if progress is not None:
+            progress("validate")
+        ds.validate()
     return score_in_memory(ds, preset, progress, overrides)
 
 

@@ -7,14 +7,15 @@ Dataset in memory, one shard at a time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import polars as pl
 
 from mas_eval.data.schema import RUN_ID_COLUMNS, RUN_KEY, TABLES
 from mas_eval.data.validation import check_run_keys, check_unique_keys
-from mas_eval.errors import DataError
+from mas_eval.errors import DataError, SchemaError
 from mas_eval.metrics import registry
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.family import Family, families, resolve_params
@@ -24,7 +25,15 @@ from mas_eval.storage.scores_folder import in_run_order
 from mas_eval.storage.sharding import check_shard_runs, sharded
 from mas_eval.storage.stored_codes import ShardCodes
 
-__all__ = ["encoded_tables", "named_union", "score_by_shard", "score_in_memory", "with_named_columns"]
+__all__ = [
+    "encoded_tables",
+    "joined_shards",
+    "named_union",
+    "score_by_shard",
+    "score_in_memory",
+    "whole_dataset_errors",
+    "with_named_columns",
+]
 
 #: The key of the frame of carried run columns (registry.CARRIED) among the families' runs frames.
 _CARRIED = "_carried"
@@ -154,15 +163,35 @@ def _merged(table: str, frames: list[pl.LazyFrame | pl.DataFrame]) -> pl.LazyFra
 
 
 def score_by_shard(
-    ds: Dataset, preset: str, progress: Callable[[str], object] | None, overrides: dict[str, Any]
+    ds: Dataset,
+    preset: str,
+    progress: Callable[[str], object] | None,
+    overrides: dict[str, Any],
+    *,
+    validate: bool = False,
 ) -> Scores:
     """A sharded Dataset scored in memory one shard at a time, its tables concatenated in run order.
 
     The tables of scoring it whole, bit for bit (a run's rows are all in one shard, and its sums
     add only its own rows), for the memory of one shard's inputs: scored whole, the shards'
-    rows would first be gathered and sorted by run.
+    rows would first be gathered and sorted by run. With ``validate``, each shard is validated
+    before it is scored (:meth:`Dataset.validate_shard`), and the rules across shards after.
     """
-    parts = [score_in_memory(ds.shard(index), preset, progress, overrides) for index in range(ds.shards)]
+    parts = []
+    facts = []
+    for index in range(ds.shards):
+        shard = ds.shard(index)
+        if validate:
+            facts.append(shard.validate_shard())
+        parts.append(score_in_memory(shard, preset, progress, overrides))
+    if validate:
+        ds.validate_across(facts)
+    return joined_shards(parts)
+
+
+def joined_shards(parts: list[Scores]) -> Scores:
+    """The shards' Scores (in shard order) as one: each table's shards concatenated in run order,
+    every shard's ``runs`` given every column named by the data in any of them."""
     first = parts[0]
     names = list(dict.fromkeys(name for part in parts for name in part.names))
     named = named_union([part.named for part in parts])
@@ -182,6 +211,26 @@ def score_by_shard(
     return Scores(
         tables=tables, preset=first.preset, params=first.params, ran=first.ran, skipped=first.skipped, named=named
     )
+
+
+@contextlib.contextmanager
+def whole_dataset_errors(ds: Dataset, *, validate: bool) -> Iterator[None]:
+    """With ``validate``: a broken rule found in a shard raised as :meth:`Dataset.validate` words it.
+
+    A shard's check counts and names what that shard holds; the user is owed the counts and
+    keys of the whole Dataset, so on this error path only the Dataset is validated whole. An
+    error that whole validation does not find (a scoring error of its own) is raised as it was.
+    """
+    try:
+        yield
+    except (DataError, SchemaError) as exc:
+        if not validate:
+            raise
+        failure = exc
+    else:
+        return
+    ds.validate()
+    raise failure
 
 
 def _plan(ds: Dataset) -> tuple[list[Family], dict[str, str]]:

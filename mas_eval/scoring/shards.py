@@ -13,6 +13,10 @@ such as an item's ``task``), and :meth:`~mas_eval.Scores.open` and :meth:`~mas_e
 put the others back. Repeated on every agent and alternative row, they had been a third of the
 time of writing a shard's tables. With ``workers=K`` the shards
 are scored in ``K`` processes, each with ``POLARS_MAX_THREADS`` set to its share of the cores.
+
+:func:`score_shards_in_memory` scores the shards in worker processes as well, for
+:func:`mas_eval.score` without ``out``, and gathers their tables here. With ``validate``, each
+shard is validated in the process that scores it (:meth:`Dataset.validate_shard`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ import functools
 import multiprocessing
 import os
 import signal
+import sys
+import tempfile
 import threading
+import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -34,10 +41,19 @@ import polars as pl
 
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError, option
-from mas_eval.metrics.family import resolve_params
-from mas_eval.scoring.run import named_union, score_in_memory, with_named_columns
+from mas_eval.metrics.family import as_imported, resolve_params
+from mas_eval.presets import as_shipped
+from mas_eval.scoring.run import (
+    joined_shards,
+    named_union,
+    score_by_shard,
+    score_in_memory,
+    whole_dataset_errors,
+    with_named_columns,
+)
+from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
-from mas_eval.storage.inputs import read_parquet
+from mas_eval.storage.inputs import read_ipc, read_parquet
 from mas_eval.storage.manifests import write_manifest
 from mas_eval.storage.outputs import atomic_directory, check_compression
 from mas_eval.storage.scores_folder import COMPRESSION, MANIFEST, shard_file
@@ -45,14 +61,20 @@ from mas_eval.storage.scores_folder import COMPRESSION, MANIFEST, shard_file
 __all__ = [
     "ENGINES",
     "MAX_WORKERS",
+    "MEMORY_WORKERS",
     "Engine",
     "ShardsScored",
     "check_workers",
+    "default_workers",
     "score_shards",
+    "score_shards_in_memory",
 ]
 
 #: The most worker processes: each holds a shard and a Polars thread pool.
 MAX_WORKERS = 256
+#: The most worker processes :func:`score_shards_in_memory` starts by default: each holds a
+#: shard's inputs and tables besides the tables the caller gathers.
+MEMORY_WORKERS = 8
 #: Where shards are scored: here or in local processes, or on a Dask distributed cluster.
 Engine = Literal["processes", "dask"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -85,9 +107,12 @@ def _score_one(
     preset: str,
     overrides: dict[str, Any],
     compression: str = COMPRESSION,
+    validate: bool = False,
 ) -> dict[str, Any]:
-    """Score shard ``index`` (of ``ds``, or of the Dataset at ``source`` in a worker) and write its tables."""
+    """Score shard ``index`` (of ``ds``, or of the Dataset at ``source`` in a worker) and write its
+    tables; with ``validate``, check the shard's rules first (:meth:`Dataset.validate_shard`)."""
     dataset = (ds if ds is not None else Dataset.open(source)).shard(index)  # type: ignore[arg-type]
+    facts = dataset.validate_shard() if validate else None
     # Tables but runs hold only run_id of the run's identifying columns (those they carry
     # themselves aside): Scores.open and Scores.scan join the others from runs.
     scores = score_in_memory(dataset, preset, None, overrides, run_columns=False)
@@ -107,6 +132,7 @@ def _score_one(
         "skipped": scores.skipped,
         "params": scores.params,
         "named": scores.named,
+        "facts": facts,
     }
 
 
@@ -118,10 +144,46 @@ def _worker_dataset(source: Path) -> Dataset:
 
 
 def _score_in_worker(
-    source: Path, index: int, staging: Path, preset: str, overrides: dict[str, Any], compression: str
+    source: Path, index: int, staging: Path, preset: str, overrides: dict[str, Any], compression: str, validate: bool
 ) -> dict[str, Any]:
     """:func:`_score_one` in a process of :func:`score_shards`' pool."""
-    return _score_one(None, _worker_dataset(source), index, staging, preset, overrides, compression)
+    return _score_one(None, _worker_dataset(source), index, staging, preset, overrides, compression, validate)
+
+
+def _tables_in_worker(
+    source: Path, index: int, folder: Path, preset: str, overrides: dict[str, Any], validate: bool
+) -> dict[str, Any]:
+    """Shard ``index`` scored in a process of :func:`score_shards_in_memory`'s pool, its tables
+    written to ``folder`` as Arrow IPC files for the caller to map (:func:`_gathered`)."""
+    dataset = _worker_dataset(source).shard(index)
+    facts = dataset.validate_shard() if validate else None
+    scores = score_in_memory(dataset, preset, None, overrides)
+    for name, frame in scores.tables.items():
+        frame.write_ipc(folder / f"{index}-{name}.arrow", compression="uncompressed")
+    return {
+        "index": index,
+        "tables": scores.names,
+        "preset": scores.preset,
+        "params": scores.params,
+        "ran": scores.ran,
+        "skipped": scores.skipped,
+        "named": scores.named,
+        "facts": facts,
+    }
+
+
+def _gathered(folder: Path, result: dict[str, Any]) -> Scores:
+    """A shard's :class:`Scores` from the files :func:`_tables_in_worker` wrote: memory-mapped, not copied."""
+    index = result["index"]
+    tables = {name: read_ipc(folder / f"{index}-{name}.arrow") for name in result["tables"]}
+    return Scores(
+        tables=tables,
+        preset=result["preset"],
+        params=result["params"],
+        ran=result["ran"],
+        skipped=result["skipped"],
+        named=result["named"],
+    )
 
 
 @contextmanager
@@ -232,6 +294,85 @@ def check_workers(workers: object) -> int:
     return int(workers)  # type: ignore[call-overload]
 
 
+def default_workers(shards: int) -> int:
+    """The processes :func:`score_shards_in_memory` starts by default: one per core this process may
+    run on, at most :data:`MEMORY_WORKERS` and one per shard."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13
+    if count is not None:
+        cores = count() or 1
+    elif hasattr(os, "sched_getaffinity"):
+        cores = len(os.sched_getaffinity(0))
+    else:  # pragma: no cover - macOS, Windows
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MEMORY_WORKERS, shards))
+
+
+def workers_score_alike() -> bool:
+    """Whether a worker process scores as this one: the metric families and presets are those that
+    importing ``mas_eval`` gives (a spawned worker has no others; scored there, the results would
+    silently differ)."""
+    return as_imported() and as_shipped()
+
+
+@contextmanager
+def _main_hidden() -> Iterator[None]:
+    """``__main__`` replaced by an empty module while the pool's workers start.
+
+    A spawned worker runs the parent's main script (or module) again, as ``__mp_main__``, before
+    it takes a task (``multiprocessing.spawn.get_preparation_data`` records its path, which
+    ``_fixup_main_from_path`` runs): a script that scores at its top level, without
+    ``if __name__ == "__main__":``, would score again in each worker, whose own pool then fails.
+    The workers run functions of ``mas_eval`` alone, on arguments of plain types, so they need
+    nothing of ``__main__``: with an empty one there, nothing is recorded and they import only
+    ``mas_eval``. Workers start in this thread, as the tasks are submitted.
+    """
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is None:
+            sys.modules.pop("__main__", None)
+        else:
+            sys.modules["__main__"] = main
+
+
+def _in_pool(
+    task: Callable[..., dict[str, Any]],
+    arguments: list[tuple[Any, ...]],
+    workers: int,
+    progress: Callable[[int, int], object] | None,
+) -> list[dict[str, Any]]:
+    """``task(*args)`` for each of ``arguments`` in ``workers`` spawned processes; the results, as
+    they finish (each followed by ``progress(done, total)``).
+
+    Polars is not safe to fork (its thread pools would be copied mid-use), so the workers are
+    spawned, with ``__main__`` hidden (:func:`_main_hidden`) and SIGINT blocked
+    (:func:`_sigint_blocked`); each dies with this process (:func:`_die_with`). An error in a
+    task, a worker that died, or a signal here stops every worker at once (:func:`_stop`).
+    """
+    total = len(arguments)
+    spawn = multiprocessing.get_context("spawn")
+    pool_of = ProcessPoolExecutor(
+        min(workers, total), mp_context=spawn, initializer=_start_worker, initargs=(os.getpid(),)
+    )
+    results: list[dict[str, Any]] = []
+    with _thread_share(workers), pool_of as pool:
+        with _sigint_blocked(), _main_hidden():  # the workers start as the tasks are submitted
+            pending: set[Future[dict]] = {pool.submit(task, *args) for args in arguments}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    results.append(future.result())  # a task's error is raised here, as it was raised
+                    if progress is not None:
+                        progress(len(results), total)
+        except BaseException:
+            _stop(pool)  # no shard starts, nor runs on, after one failed or a signal came
+            raise
+    return results
+
+
 def _dask_client_class() -> Any:
     """``dask.distributed.Client``, or an :class:`InvalidParameterError` saying how to install it."""
     try:
@@ -315,6 +456,7 @@ def _on_dask(
     overrides: dict[str, Any],
     progress: Callable[[int, int], object] | None,
     compression: str,
+    validate: bool,
 ) -> list[dict[str, Any]]:
     """Every shard scored as one task of a Dask cluster (module docstring); their results, as they finish."""
     from dask.distributed import as_completed
@@ -328,6 +470,7 @@ def _on_dask(
         [preset] * total,
         [overrides] * total,
         [compression] * total,
+        [validate] * total,
         pure=False,
     )
     results = []
@@ -385,6 +528,7 @@ def score_shards(
     overwrite: bool = False,
     progress: Callable[[int, int], object] | None = None,
     compression: str = COMPRESSION,
+    validate: bool = False,
     **overrides: Any,
 ) -> Path:
     """Score a sharded Dataset shard by shard into the Scores folder ``out``; return its path.
@@ -401,8 +545,10 @@ def score_shards(
     workers
         Processes scoring shards side by side (1: in this process). Each worker opens the
         Dataset's folder itself and runs with ``POLARS_MAX_THREADS`` = cores // workers. The
-        workers are spawned, so a script that passes ``workers > 1`` must call this under
-        ``if __name__ == "__main__":`` (a notebook and ``mas-eval score --workers`` need nothing).
+        workers are spawned (Polars is not safe to fork) without running the caller's main
+        script again, so a script needs no ``if __name__ == "__main__":`` around the call. With
+        a metric family or preset added or changed at run time (which a worker would not have),
+        the shards are scored in this process.
     engine
         ``"processes"`` (default: this process, or ``workers`` local processes) or ``"dask"``:
         the shards are mapped over a Dask distributed cluster (``client.map``), each task
@@ -423,6 +569,12 @@ def score_shards(
     compression
         The Parquet compression of the files, one of :data:`~mas_eval.storage.outputs.COMPRESSIONS`; by default none
         (:data:`COMPRESSION`: the scores barely compress, and writing them is a third of the work).
+    validate
+        Check every rule of :meth:`Dataset.validate` as well, each shard's where it is scored
+        (:meth:`Dataset.validate_shard`, in the worker that reads it), then the few that compare
+        runs across shards and ``ground_truth``'s own here (:meth:`Dataset.validate_across`).
+        A broken rule is raised as :meth:`Dataset.validate` words it for the whole Dataset (its
+        counts and keys): on that error path only, the Dataset is validated whole here.
 
     Returns
     -------
@@ -460,8 +612,16 @@ def score_shards(
         raise InvalidParameterError(msg)
     if engine == "dask":
         _dask_client_class()  # a missing extra fails before any work
+    if not workers_score_alike():
+        if engine == "dask":
+            msg = (
+                "score: engine='dask' scores in processes that know only the metric families and presets "
+                "mas_eval defines, and some were added or changed here; score with engine='processes'"
+            )
+            raise InvalidParameterError(msg)
+        workers = 1  # a worker would score without them: here, the results are the same as ever
     inputs = [ds.source] if ds.source is not None else []
-    with contextlib.ExitStack() as dask:
+    with contextlib.ExitStack() as dask, whole_dataset_errors(ds, validate=validate):
         # The cluster is reached (or started) before anything is written, and closed (its worker
         # processes with it) however scoring ends, by an error or a signal.
         if engine == "dask" and client is None:
@@ -479,6 +639,7 @@ def score_shards(
             overwrite,
             progress,
             compression,
+            validate,
         )
 
 
@@ -495,6 +656,7 @@ def _score_into(
     overwrite: bool,
     progress: Callable[[int, int], object] | None,
     compression: str,
+    validate: bool,
 ) -> Path:
     """:func:`score_shards` once its arguments are checked (and its Dask client is there)."""
     total = ds.shards
@@ -502,7 +664,9 @@ def _score_into(
         results: list[dict] = []
         if engine == "dask":
             try:
-                results = _on_dask(client, ds.source, total, staging, preset, overrides, progress, compression)
+                results = _on_dask(
+                    client, ds.source, total, staging, preset, overrides, progress, compression, validate
+                )
             except BaseException:
                 # A cancelled task runs on to its end: the cluster we started stops first (its workers
                 # with it), then the staging is removed.
@@ -510,30 +674,16 @@ def _score_into(
                 raise
         elif workers == 1 or total == 1:
             for index in range(total):
-                results.append(_score_one(None, ds, index, staging, preset, overrides, compression))
+                results.append(_score_one(None, ds, index, staging, preset, overrides, compression, validate))
                 if progress is not None:
                     progress(len(results), total)
         else:
-            spawn = multiprocessing.get_context("spawn")
-            pool_of = ProcessPoolExecutor(
-                min(workers, total), mp_context=spawn, initializer=_start_worker, initargs=(os.getpid(),)
-            )
-            with _thread_share(workers), pool_of as pool:
-                with _sigint_blocked():  # the workers start as the shards are submitted
-                    pending: set[Future[dict]] = {
-                        pool.submit(_score_in_worker, ds.source, index, staging, preset, overrides, compression)
-                        for index in range(total)
-                    }
-                try:
-                    while pending:
-                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                        for future in done:
-                            results.append(future.result())  # a shard's error is raised here, as it was raised
-                            if progress is not None:
-                                progress(len(results), total)
-                except BaseException:
-                    _stop(pool)  # no shard starts, nor runs on, after one failed or a signal came
-                    raise
+            arguments = [
+                (ds.source, index, staging, preset, overrides, compression, validate) for index in range(total)
+            ]
+            results = _in_pool(_score_in_worker, arguments, workers, progress)
+        if validate:
+            ds.validate_across([r["facts"] for r in results])
         names = _fill_empty(staging, results)
         named = _same_named_columns(staging, results, compression)
         first = min(results, key=lambda r: r["index"])
@@ -548,3 +698,49 @@ def _score_into(
         }
         write_manifest(staging, MANIFEST, manifest)
     return out
+
+
+def score_shards_in_memory(
+    ds: Dataset,
+    preset: str,
+    progress: Callable[[str], object] | None,
+    overrides: dict[str, Any],
+    *,
+    workers: int,
+    validate: bool = False,
+) -> Scores:
+    """A sharded Dataset scored in memory, its shards in ``workers`` processes; the tables of
+    :func:`~mas_eval.scoring.run.score_by_shard`, bit for bit.
+
+    Each worker scores a shard as :func:`~mas_eval.scoring.run.score_by_shard` does and writes
+    its tables as uncompressed Arrow IPC files in a temporary folder, which this process maps
+    into memory and joins (:func:`~mas_eval.scoring.run.joined_shards`). Handing them back
+    pickled instead copies every table twice more, through a pipe that this process reads one
+    result at a time.
+
+    The shards are scored in this process, one after another, when ``workers`` is 1, when the
+    Dataset was not opened from a folder (a worker opens it itself) and when a metric family or
+    preset was added or changed at run time (:func:`workers_score_alike`). ``progress`` gets a
+    :class:`ShardsScored` step before the first shard and after each (in this process: each
+    shard's steps, as :func:`mas_eval.score` reports them). With ``validate``, each shard is
+    validated where it is scored, as by :func:`score_shards`.
+    """
+    total = ds.shards
+    if workers == 1 or total == 1 or ds.source is None or not workers_score_alike():
+        with whole_dataset_errors(ds, validate=validate):
+            return score_by_shard(ds, preset, progress, overrides, validate=validate)
+    resolve_params(preset, overrides)  # a bad preset or value fails before any worker starts
+    if progress is not None:
+        progress(ShardsScored(0, total))
+    counted = None if progress is None else (lambda done, total: progress(ShardsScored(done, total)))
+    with (
+        whole_dataset_errors(ds, validate=validate),
+        tempfile.TemporaryDirectory(prefix="mas_eval_shards_", ignore_cleanup_errors=True) as tmp,
+    ):
+        folder = Path(tmp)
+        arguments = [(ds.source, index, folder, preset, overrides, validate) for index in range(total)]
+        results = sorted(_in_pool(_tables_in_worker, arguments, workers, counted), key=lambda r: r["index"])
+        if validate:
+            ds.validate_across([r["facts"] for r in results])
+        # Joined before the folder goes: the joined tables are copies, and the mapped files can go.
+        return joined_shards([_gathered(folder, result) for result in results])

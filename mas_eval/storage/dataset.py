@@ -24,7 +24,7 @@ import polars as pl
 
 from mas_eval.constraints import Interval, check_parameter
 from mas_eval.data.schema import RUN_KEY, TABLES, Table, required_tables
-from mas_eval.data.validation import check_types, validate_tables
+from mas_eval.data.validation import check_across_parts, check_types, validate_part, validate_tables
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import (
@@ -44,6 +44,7 @@ from mas_eval.storage.sharding import (
     SHARDS_ENTRY,
     ShardLayout,
     check_placement,
+    check_shard_runs,
     check_shards,
     sharded,
     write_sharded_table,
@@ -462,6 +463,47 @@ class Dataset:
             validate_tables(self._raw)
             self._check_shards()
         return self
+
+    def validate_shard(self) -> pl.DataFrame:
+        """Check the rules a run's own rows decide, on this shard (a Dataset that :meth:`shard` gave).
+
+        What :meth:`validate` checks, but for the rules that compare runs with each other and
+        those of ``ground_truth`` (:meth:`validate_across`): types, keys, values, references
+        and sums within the shard's runs, and every run in the shard its id hashes to. That it
+        holds in every shard, and :meth:`validate_across`, is :meth:`validate` of the Dataset:
+        a run's rows all lie in its shard, so a repeated key or a dangling reference is within
+        one. Scoring calls it where each shard is read (``score(ds, validate=True)``).
+
+        Returns
+        -------
+        polars.DataFrame
+            Small facts (each score name's pass/fail kinds) for :meth:`validate_across`.
+
+        Raises
+        ------
+        SchemaError, DataError
+            As :meth:`validate`, but counting and naming what this shard holds only.
+        """
+        tables = {name: frame for name, frame in self._raw.items() if sharded(name)}
+        with self.reading():
+            # The shard's stored codes, when they describe its files: its keys checked as integers.
+            stored = self.stored_codes
+            read = None if stored is None else stored.read(list(tables))
+            codes = {} if read is None else {name: ShardCodes.keys(name, tables[name], read[name]) for name in tables}
+            facts = validate_part(tables, codes)
+            if self.shard_position is not None:
+                check_shard_runs(self._raw["runs"].select(RUN_KEY).collect()[RUN_KEY], *self.shard_position)
+        return facts
+
+    def validate_across(self, facts: list[pl.DataFrame]) -> None:
+        """Check the rules :meth:`validate_shard` leaves: across runs (a score name pass/fail in every
+        run or none, a repeat of a case its own epoch) and ``ground_truth``'s own, read whole.
+
+        ``facts`` are what :meth:`validate_shard` returned for every shard.
+        """
+        with self.reading():
+            whole = {name: frame for name, frame in self._raw.items() if not sharded(name)}
+            check_across_parts(self._raw["runs"], facts, whole)
 
     def _check_shards(self) -> None:
         """Every run of a sharded table lies in the shard its id hashes to (else per-shard work is wrong)."""

@@ -52,7 +52,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.data.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_KEY
+from mas_eval.data.schema import LABEL_COLUMNS, LABEL_KINDS, RUN_KEY, TABLES
 from mas_eval.storage.inputs import read_parquet, scan_parquet
 from mas_eval.storage.manifests import Lenient, ListOf, MapOf, Obj
 from mas_eval.storage.sharding import PART, SHARD_COLUMN, shard_folder, sharded
@@ -300,6 +300,19 @@ class ShardCodes:
                 if top is not None and top >= sizes[kind]:
                     return False
         return True
+
+    @staticmethod
+    def keys(name: str, table: pl.LazyFrame, codes: pl.DataFrame) -> pl.LazyFrame:
+        """Table ``name``'s key columns, row for row, as ``codes`` (:meth:`read`) where they are coded and
+        as ``table`` holds them otherwise: what :func:`~mas_eval.data.validation.validate_part` checks
+        the keys' order and references on."""
+        coded = code_columns(name)
+        plain = [column for column in TABLES[name].key if column not in coded]
+        side_by_side = pl.concat(
+            [codes.lazy().select(column for column in TABLES[name].key if column in coded), table.select(plain)],
+            how="horizontal",
+        )
+        return side_by_side.select(TABLES[name].key)
 
     @staticmethod
     def coded(name: str, table: pl.LazyFrame, codes: pl.DataFrame) -> pl.LazyFrame:
