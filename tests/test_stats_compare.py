@@ -487,7 +487,7 @@ def test_non_converging_mixed_fit_falls_back(monkeypatch: pytest.MonkeyPatch) ->
             warnings.warn("Gradient optimization failed", ConvergenceWarning, stacklevel=1)
             return type("Result", (), {"converged": False})()
 
-    monkeypatch.setattr("mas_eval.stats.mixed.MixedLM", NotConverging)
+    monkeypatch.setattr("statsmodels.regression.mixed_linear_model.MixedLM", NotConverging)
     row = compare(_repeated(3, 1.0), "y", pair_on="case", method="mixed", test="welch").row(0, named=True)
     assert row["test"] == "welch"
     assert "did not converge: Gradient optimization failed" in row["warning"]
@@ -501,7 +501,7 @@ def test_failing_mixed_fit_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
         def fit(self, **kwargs: object) -> object:
             raise np.linalg.LinAlgError("Singular matrix")
 
-    monkeypatch.setattr("mas_eval.stats.mixed.MixedLM", Failing)
+    monkeypatch.setattr("statsmodels.regression.mixed_linear_model.MixedLM", Failing)
     row = compare(_repeated(4, 1.0), "y", pair_on="case", method="mixed").row(0, named=True)
     assert "fit failed: LinAlgError: Singular matrix" in row["warning"]
     assert row["p_value"] is not None

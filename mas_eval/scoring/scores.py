@@ -22,6 +22,7 @@ from mas_eval.storage.scores_folder import (
     read_table,
     scan_table,
     scores_folder,
+    stored_rows,
     table_files,
 )
 
@@ -191,16 +192,23 @@ class Scores(Mapping[str, pl.DataFrame]):
             A table's file is truncated or corrupt.
         """
         root = scores_folder(path)
-        manifest, names, shards = read_layout(root)
+        manifest, every, shards = read_layout(root)
+        names = every
         if tables is not None:
             check_parameter("tables", tables, [_TABLE_NAMES], where="Scores.open")
-            names = [name for name in names if name in tables]
+            names = [name for name in every if name in tables]
         families = manifest.get("families", {})
         with reading(table_files(root, names, shards)):
             read: dict[str, pl.DataFrame] = {}
             for name in names:
                 read[name] = read_table(root, name, shards, read.get("runs"))
-        check_rows(root, manifest, read)
+        # The tables left unread are still counted (from their footers), so that a folder changed
+        # after scoring is refused whichever tables are asked for.
+        unread = [name for name in every if name not in read] if manifest.get("rows") else []
+        with reading(table_files(root, unread, shards)):
+            check_rows(
+                root, manifest, {name: frame.height for name, frame in read.items()} | stored_rows(root, unread, shards)
+            )
         return cls(
             tables=read,
             preset=manifest.get("preset", "spec"),

@@ -47,6 +47,7 @@ __all__ = [
     "score_order",
     "scores_folder",
     "shard_file",
+    "stored_rows",
     "table_files",
     "with_run_columns",
 ]
@@ -140,15 +141,21 @@ def read_layout(root: Path) -> tuple[dict, list[str], int | None]:
     return manifest, ["runs", *(n for n in names if n != "runs")], shards
 
 
-def check_rows(root: Path, manifest: dict, tables: dict[str, pl.DataFrame]) -> None:
-    """The tables read hold the rows the manifest of a sharded folder records (``"rows"``), else a SchemaError."""
+def check_rows(root: Path, manifest: dict, heights: dict[str, int]) -> None:
+    """The tables counted (name → rows) hold the rows the manifest of a sharded folder records
+    (``"rows"``), else a SchemaError."""
     for name, rows in manifest.get("rows", {}).items():
-        if name in tables and tables[name].height != rows:
+        if name in heights and heights[name] != rows:
             msg = (
-                f"{root / name}: {tables[name].height:,} rows, where {MANIFEST.path(root)} records {rows:,}; the "
+                f"{root / name}: {heights[name]:,} rows, where {MANIFEST.path(root)} records {rows:,}; the "
                 "folder was changed after scoring: restore it from a copy, or score the Dataset again"
             )
             raise SchemaError(msg)
+
+
+def stored_rows(root: Path, names: list[str], shards: int | None) -> dict[str, int]:
+    """The rows of tables ``names`` of a Scores folder, from their files' footers (no value is read)."""
+    return {name: scan_parquet(table_files(root, [name], shards)).select(pl.len()).collect().item() for name in names}
 
 
 def shard_file(root: Path, table: str, index: int) -> Path:
