@@ -62,6 +62,29 @@ def _rows() -> list[str]:
                 f"| score, decision suite{note} | {r['runs']:,} | {r['score_seconds']:.1f} s{spread} | "
                 f"{r['runs_per_second']:,} runs/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_decision.py` |"
             )
+    in_memory = RESULTS / "decision_in_memory.json"
+    if in_memory.is_file():
+        for r in json.loads(in_memory.read_text())["results"]:
+            for label, key in (("in memory, worker processes", "in-memory"), ("written, 2 workers", "bulk")):
+                m = r[key]
+                ratio = f", {r['in_memory_over_bulk']}x the written path's time" if key == "in-memory" else ""
+                rows.append(
+                    f"| score, decision suite, {r['shards']} shards, {label}{ratio} (whole process) | "
+                    f"{r['runs']:,} | {m['seconds']:.1f} s | {r['runs'] / m['seconds']:,.0f} runs/s | "
+                    f"{m['tree_peak_gb']:.2f} GB (with workers) | `benchmarks/bench_decision.py` |"
+                )
+    medaisure = RESULTS / "medaisure.json"
+    if medaisure.is_file():
+        r = json.loads(medaisure.read_text())["result"]
+        for label, key in (
+            ("score, answers family, MedAISure's two metrics", "mas_eval"),
+            ("MedAISure's own code, the same pairs", "medaisure"),
+        ):
+            note = f", {r['ratio']}x MedAISure's pairs/s (CPU {r['cpu_ratio']}x)" if key == "mas_eval" else ""
+            rows.append(
+                f"| {label}{note} | {r['pairs']:,} | {r[key]['seconds']:.1f} s | "
+                f"{r[key]['pairs_per_second']:,} answers/s | - | `benchmarks/bench_medaisure.py` |"
+            )
     ddx = RESULTS / "ddx.json"
     if ddx.is_file():
         r = json.loads(ddx.read_text())["result"]
