@@ -201,7 +201,9 @@ def test_validation_in_the_shards_raises_what_validate_raises(case: str, shuffle
                 pl.read_parquet(shard).reverse().write_parquet(shard)
     ds = Dataset.open(folder)
     assert _error(ds.validate) == expected
-    for workers in (1, 2):
+    # Worker processes hand an error back one way for every kind: tried once per kind (shuffled),
+    # as starting them is most of the test's time.
+    for workers in (1, 2) if shuffled else (1,):
         assert _error(lambda w=workers: mas_eval.score(ds, validate=True, workers=w)) == expected
         assert _error(lambda w=workers: score_shards(ds, tmp_path / "out", workers=w, validate=True)) == expected
     assert not (tmp_path / "out").exists()
