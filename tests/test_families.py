@@ -72,7 +72,7 @@ def toy() -> Iterator[families.Family]:
         families.unregister("run_length")
 
 
-def _with_messages() -> Dataset:
+def with_messages() -> Dataset:
     messages = pl.DataFrame(
         {
             "run_id": ["r1", "r1", "r1", "r2"],
@@ -86,7 +86,7 @@ def _with_messages() -> Dataset:
 
 
 def test_a_registered_family_runs_and_adds_its_columns_and_table(toy: families.Family) -> None:
-    scores = mas_eval.score(_with_messages())
+    scores = mas_eval.score(with_messages())
     assert scores.ran == ["decision", "run_length"]
     assert scores.skipped == {
         "diagnosis": "the Dataset has no 'ddx' table",
@@ -103,13 +103,13 @@ def test_a_registered_family_runs_and_adds_its_columns_and_table(toy: families.F
 
 
 def test_its_parameters_come_from_score_and_are_checked(toy: families.Family) -> None:
-    scores = mas_eval.score(_with_messages(), min_turn_chars=5)
+    scores = mas_eval.score(with_messages(), min_turn_chars=5)
     assert scores.params["min_turn_chars"] == 5 and scores.params["gt_boost"] == 0.9
     assert scores.runs["n_turns"].to_list() == [2, 1, None]
     with pytest.raises(
         InvalidParameterError, match=r"min_turn_chars=-1 is invalid; min_turn_chars must be an integer >= 0"
     ):
-        mas_eval.score(_with_messages(), min_turn_chars=-1)
+        mas_eval.score(with_messages(), min_turn_chars=-1)
 
 
 def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family, tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family
 def test_written_read_back_and_driven_from_the_cli(
     toy: families.Family, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _with_messages().write(tmp_path / "ds")
+    folder = with_messages().write(tmp_path / "ds")
     with pytest.raises(SystemExit) as exited:
         main(["score", str(folder), "--out", str(tmp_path / "s"), "--set", "min_turn_chars=5"])
     assert exited.value.code in (0, None)
@@ -178,7 +178,7 @@ def test_a_runs_frame_breaking_the_contract_is_an_error_naming_the_family(broken
     families.register(families.Family("sloppy", ("runs", "messages"), (), RunLengthParams, compute))
     try:
         with pytest.raises(RuntimeError, match="family 'sloppy' returned a runs frame that is not one row per run"):
-            mas_eval.score(_with_messages())
+            mas_eval.score(with_messages())
     finally:
         families.unregister("sloppy")
 

@@ -26,7 +26,7 @@ from mas_eval.presets import PRESETS
 from mas_eval.scoring.shards import MEMORY_WORKERS, ShardsScored, default_workers, score_shards
 from mas_eval.storage.sharding import shard_folder
 from tests.conftest import checkout_env, tiny_frames
-from tests.test_families import TOY, _with_messages
+from tests.test_families import TOY, with_messages
 
 ROOT = Path(__file__).resolve().parents[1]
 Frames = dict[str, pl.DataFrame]
@@ -80,7 +80,7 @@ def toy() -> Iterator[families.Family]:
 
 def test_a_family_registered_at_run_time_is_scored_in_this_process(toy: families.Family, tmp_path: Path) -> None:
     # A spawned worker knows only the families mas_eval registers: scored there, n_turns would be missing.
-    folder = _with_messages().write(tmp_path / "ds", shards=2)
+    folder = with_messages().write(tmp_path / "ds", shards=2)
     steps: list[str] = []
     scores = mas_eval.score(Dataset.open(folder), workers=2, progress=steps.append)
     assert scores.ran == ["decision", "run_length"] and "n_turns" in scores.runs.columns
