@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +85,31 @@ def checkout_env(base: Mapping[str, str] | None = None, **variables: str) -> dic
     env = {**(os.environ if base is None else base), **variables}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CHECKOUT), env.get("PYTHONPATH")]))
     return env
+
+
+def session_root(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The temporary folder that every pytest-xdist worker of this session shares (its own without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
+def built_once(root: Path, name: str, make: Callable[[Path], dict[str, Any]]) -> tuple[Path, dict[str, Any]]:
+    """Folder ``root/name`` made by ``make`` once in the whole session, and what ``make`` returned.
+
+    The first worker to ask makes it (holding a lock on ``root/name.lock``), the others wait and
+    read it: a build that takes seconds (the documentation site, the demo, inspect_ai's logs)
+    is paid once, not once per worker. ``make`` returns a JSON object, recorded beside the folder.
+    A build that raised is tried again by the next caller, in a fresh folder.
+    """
+    folder = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record = root / f"{name}.json"
+        if not record.is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            record.write_text(json.dumps(make(folder)), encoding="utf-8")
+        return folder, json.loads(record.read_text(encoding="utf-8"))
 
 
 def run_python(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -216,31 +244,34 @@ class Logs:
 
 
 @pytest.fixture(scope="session")
-def inspect_eval_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder of two ``.eval`` logs, a single agent's and a two-role debate's, written once per
-    session by inspect_ai itself (:mod:`tests.inspect_logs`: offline, its mock model, ``INSPECT_SAMPLES``
-    questions x ``INSPECT_EPOCHS``). Skips the test when inspect_ai is not installed."""
+def inspect_logs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Logs:
+    """Two ``.eval`` logs, a single agent's and a two-role debate's, written by inspect_ai itself
+    (:mod:`tests.inspect_logs`: offline, its mock model, ``INSPECT_SAMPLES`` questions x
+    ``INSPECT_EPOCHS``), the same converted to ``.json`` and a log whose evaluation failed: written
+    once per session (:func:`built_once`) and read by every module. Skips the test when
+    inspect_ai is not installed."""
     pytest.importorskip("inspect_ai")
-    from tests.inspect_logs import write_logs
 
-    folder = tmp_path_factory.mktemp("inspect") / "eval"
-    write_logs(folder, samples=INSPECT_SAMPLES, epochs=INSPECT_EPOCHS)
-    return folder
+    def make(root: Path) -> dict[str, Any]:
+        from inspect_ai.log import read_eval_log, write_eval_log
+
+        from tests.inspect_logs import write_failing_log, write_logs
+
+        write_logs(root / "eval", samples=INSPECT_SAMPLES, epochs=INSPECT_EPOCHS)
+        (root / "json").mkdir()
+        for file in sorted((root / "eval").glob("*.eval")):
+            log = read_eval_log(str(file))
+            write_eval_log(log, str(root / "json" / file.with_suffix(".json").name), format="json")
+        return {"failing": str(write_failing_log(root / "failing"))}
+
+    root, made = built_once(session_root(tmp_path_factory, worker_id), "inspect-logs", make)
+    return Logs(root / "eval", root / "json", Path(made["failing"]))
 
 
 @pytest.fixture(scope="session")
-def inspect_logs(inspect_eval_dir: Path) -> Logs:
-    """``inspect_eval_dir``'s logs, the same converted to ``.json`` and a log whose evaluation failed,
-    shared by every module that reads them."""
-    from inspect_ai.log import read_eval_log, write_eval_log
-
-    from tests.inspect_logs import write_failing_log
-
-    root = inspect_eval_dir.parent
-    (root / "json").mkdir()
-    for file in sorted(inspect_eval_dir.glob("*.eval")):
-        write_eval_log(read_eval_log(str(file)), str(root / "json" / file.with_suffix(".json").name), format="json")
-    return Logs(inspect_eval_dir, root / "json", write_failing_log(root / "failing"))
+def inspect_eval_dir(inspect_logs: Logs) -> Path:
+    """The folder of ``inspect_logs``' ``.eval`` logs (read only)."""
+    return inspect_logs.eval_dir
 
 
 @pytest.fixture(scope="session")
@@ -250,5 +281,28 @@ def docs_site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Any:
     from tests.docs_site import shared_build
     from tests.test_notebooks import PROBES
 
-    root = tmp_path_factory.getbasetemp()
-    return shared_build(root if worker_id == "master" else root.parent, PROBES)
+    return shared_build(session_root(tmp_path_factory, worker_id), PROBES)
+
+
+@pytest.fixture(scope="session")
+def demo_at_80_columns(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``mas-eval demo`` of the bundled data in a fresh process and an 80-column terminal, and the
+    folder it wrote (read only): run once in the session (:func:`built_once`).
+
+    The data and outputs sit below a folder whose path alone is wider than the terminal, so a
+    path printed in a one-line title would be cut on every machine, not only on one with a long
+    checkout. The demo takes seconds (its figures): one run serves what it prints and what it writes.
+    """
+
+    def make(folder: Path) -> dict[str, Any]:
+        deep = folder / ("a-folder-with-a-long-name-" * 4)
+        shutil.copytree(CHECKOUT / "data", deep / "data")
+        done = run_cli_process("demo", "--data", deep / "data", "--out", deep / "demo", columns=80)
+        return {"args": list(map(str, done.args)), "code": done.returncode, "out": done.stdout, "err": done.stderr}
+
+    folder, made = built_once(session_root(tmp_path_factory, worker_id), "demo-80-columns", make)
+    done = subprocess.CompletedProcess(made["args"], made["code"], made["out"], made["err"])
+    assert done.returncode == 0, done.stderr
+    return done, folder / ("a-folder-with-a-long-name-" * 4) / "demo"

@@ -18,7 +18,6 @@ one pytest-xdist worker builds it; should another ask, it waits on a lock and re
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -27,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import CHECKOUT, checkout_env
+from tests.conftest import CHECKOUT, built_once, checkout_env
 
 NOTEBOOKS = sorted((CHECKOUT / "notebooks").glob("*.ipynb"))
 BEFORE = "import os as _os\n_os.environ['MAS_EVAL_FIGURES'] = {folder!r}\n"
@@ -89,18 +88,15 @@ def build(folder: Path, probes: dict[str, str]) -> Site:
     seconds = time.perf_counter() - start
     noise = "Kernel is running over TCP without encryption"
     log = "\n".join(line for line in (done.stdout + done.stderr).splitlines() if noise not in line)
-    site = Site(folder, done.returncode, log, seconds)
-    (folder / "result.json").write_text(json.dumps({"returncode": done.returncode, "log": log, "seconds": seconds}))
-    return site
+    return Site(folder, done.returncode, log, seconds)
 
 
 def shared_build(root: Path, probes: dict[str, str]) -> Site:
     """The session's site under ``root``: built by the first caller, read by the others."""
-    folder = root / "docs-site"
-    with open(root / "docs-site.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        result = folder / "result.json"
-        if not result.is_file():
-            return build(folder, probes)
-        done = json.loads(result.read_text())
-        return Site(folder, done["returncode"], done["log"], done["seconds"])
+
+    def make(folder: Path) -> dict[str, object]:
+        site = build(folder, probes)
+        return {"returncode": site.returncode, "log": site.log, "seconds": site.seconds}
+
+    folder, done = built_once(root, "docs-site", make)
+    return Site(folder, done["returncode"], done["log"], done["seconds"])

@@ -4,7 +4,6 @@ a help that lists everything, progress, and a summary a reader can use (issue 9,
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -138,21 +137,6 @@ def test_system_means_are_metrics_as_rows(folders: dict[str, Path]) -> None:
     text = _printed(80, lambda c: print_system_means(means, out=c))
     assert "…" not in text
     assert re.search(r"efficiency_score\s+0\.\d{4}\s+0\.\d{4}", text)
-
-
-@pytest.fixture(scope="module")
-def demo_at_80_columns(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """``mas-eval demo`` in a fresh process and an 80-column terminal, and the folder it wrote (read only).
-
-    The data and outputs sit below a folder whose path alone is wider than the terminal, so a
-    path printed in a one-line title would be cut on every machine, not only on one with a long
-    checkout. The demo takes seconds (its figures): one run serves what it prints and what it writes.
-    """
-    deep = tmp_path_factory.mktemp("demo") / ("a-folder-with-a-long-name-" * 4)
-    shutil.copytree(DATA, deep / "data")
-    done = run_cli_process("demo", "--data", deep / "data", "--out", deep / "demo", columns=80)
-    assert done.returncode == 0, done.stderr
-    return done, deep / "demo"
 
 
 def test_the_demo_at_80_columns_cuts_nothing(demo_at_80_columns: tuple[subprocess.CompletedProcess[str], Path]) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import polars as pl
 from polars.testing import assert_frame_equal
-from rich.console import Console
 
 from mas_eval import Dataset
-from mas_eval.cli.demo import run_demo
 from mas_eval.ingest import ingest_jsonl
 from mas_eval.report import load_json
 from mas_eval.simulation.decision import simulate
@@ -59,8 +58,8 @@ def test_ingest_of_bundled_records_gives_the_documented_tables(tmp_path: Path) -
         assert_frame_equal(ingested.collect(name), frame)
 
 
-def test_demo_writes_its_outputs(tmp_path: Path) -> None:
-    out = run_demo(DATA, tmp_path / "demo", console=Console(file=open("/dev/null", "w", encoding="utf-8")))  # noqa: SIM115
+def test_demo_writes_its_outputs(demo_at_80_columns: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, out = demo_at_80_columns  # the bundled data's demo, run once in the session (tests/conftest.py)
     report = load_json(out / "report.json")
     assert report["provenance"]["mas_eval_version"]
     assert set(report["provenance"]["inputs"]) == {"dataset"}

@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 from matplotlib.ticker import FuncFormatter
-from scipy import stats as sps
+from scipy.special import stdtrit
 
 from mas_eval.constraints import Options, check_columns, numeric_value, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
@@ -464,7 +464,9 @@ def t_half_width(sd: np.ndarray, n: np.ndarray, level: float = 0.95) -> np.ndarr
     sd, n = np.asarray(sd, dtype=float), np.asarray(n, dtype=float)
     ok = n >= 2
     out = np.full(sd.shape, np.nan)
-    out[ok] = sps.t.ppf(0.5 + level / 2, n[ok] - 1) * sd[ok] / np.sqrt(n[ok])
+    # ``scipy.special.stdtrit(df, p)`` is what ``scipy.stats.t.ppf(p, df)`` computes, without the
+    # second of importing scipy.stats that every report and figure would otherwise pay.
+    out[ok] = stdtrit(n[ok] - 1, 0.5 + level / 2) * sd[ok] / np.sqrt(n[ok])
     return out
 
 
