@@ -12,6 +12,9 @@ child process, then ingested in another, so that the ingest's peak RSS is its ow
 generator's. The peak is the child's ``VmHWM`` (Linux; elsewhere ``ru_maxrss``): a child's
 ``ru_maxrss`` starts at its parent's RSS when it was forked, which the generator would inflate
 had it run in this process. It includes importing the package, as ``mas-eval ingest`` does.
+A third child only parses the same file with Arrow's JSON reader, as the ingest's fast path
+does, and drops what it read: the floor of an ingest with that parser on this machine, beside
+which the ingest's time is given as a ratio (``ingest_to_parse_ratio``).
 Writes ``reports/benchmarks/ingest.json`` and prints one line per size. Input MB are 10**6
 bytes; RSS MB are 2**20 bytes, as in the other benchmarks.
 """
@@ -36,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from machine import environment  # noqa: E402  (benchmarks/machine.py, beside this script)
 
 from mas_eval.ingest import export_jsonl, ingest_jsonl  # noqa: E402
-from mas_eval.ingest.jsonl import CHUNK_BYTES  # noqa: E402
+from mas_eval.ingest.jsonl import CHUNK_BYTES, arrow_record  # noqa: E402
 from mas_eval.simulation.decision import simulate  # noqa: E402
 
 SEED = 20240917
@@ -84,6 +87,29 @@ def ingest_in_this_process(path: Path, out: Path, chunk_bytes: int) -> dict[str,
     }
 
 
+def parse_in_this_process(path: Path, chunk_bytes: int) -> dict[str, Any]:
+    """Only parse ``path``, as the ingest's fast path parses it: Arrow's JSON reader with the record's
+    schema (:func:`~mas_eval.ingest.jsonl.arrow_record`), on pieces of about ``chunk_bytes`` ending at
+    a newline, blocks of 1 MiB parsed on every core, each table dropped. No checks, no flattening,
+    nothing written: the floor of an ingest with this parser on this machine."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    options = pj.ParseOptions(explicit_schema=arrow_record(), unexpected_field_behavior="error")
+    reading = pj.ReadOptions(use_threads=True, block_size=2**20)
+    rows = 0
+    start = time.perf_counter()
+    with path.open("rb") as handle:
+        rest = b""
+        while block := handle.read(chunk_bytes):
+            piece, _, rest = (rest + block).rpartition(b"\n")
+            if piece:
+                rows += pj.read_json(pa.BufferReader(piece), read_options=reading, parse_options=options).num_rows
+        if rest.strip():
+            rows += pj.read_json(pa.BufferReader(rest), read_options=reading, parse_options=options).num_rows
+    return {"seconds": time.perf_counter() - start, "runs": rows, "peak_rss_mb": _peak_rss_mb()}
+
+
 def _in_fresh_process(*args: str | int | Path) -> dict[str, Any]:
     done = subprocess.run([sys.executable, __file__, *map(str, args)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -98,6 +124,8 @@ def bench(records: int, seed: int, chunk_bytes: int, workdir: Path) -> dict[str,
     out = workdir / f"ds_{records}"
     ingested = _in_fresh_process("--ingest-only", path, out, "--chunk-bytes", chunk_bytes)
     assert ingested["runs"] == records, ingested
+    parsed = _in_fresh_process("--parse-only", path, "--chunk-bytes", chunk_bytes)
+    assert parsed["runs"] == records, parsed
     # The next size's file must fit on the disk too.
     path.unlink()
     shutil.rmtree(out)
@@ -110,6 +138,9 @@ def bench(records: int, seed: int, chunk_bytes: int, workdir: Path) -> dict[str,
         "ingest_seconds": round(seconds, 2),
         "records_per_second": round(records / seconds),
         "mb_per_second": round(size_mb / seconds, 1),
+        "parse_only_seconds": round(parsed["seconds"], 2),
+        "parse_only_records_per_second": round(records / parsed["seconds"]),
+        "ingest_to_parse_ratio": round(seconds / parsed["seconds"], 2),
         "peak_rss_mb": round(ingested["peak_rss_mb"], 1),
         "ru_maxrss_mb": round(ingested["ru_maxrss_mb"], 1),
         "rss_after_import_mb": round(ingested["rss_after_import_mb"], 1),
@@ -118,7 +149,9 @@ def bench(records: int, seed: int, chunk_bytes: int, workdir: Path) -> dict[str,
     }
     print(
         f"ingest {records:,} records ({size_mb:,.0f} MB): {seconds:.1f} s ({records / seconds:,.0f} records/s, "
-        f"{size_mb / seconds:.1f} MB/s); peak RSS {row['peak_rss_mb']:,.0f} MB in {row['chunks']} chunks",
+        f"{size_mb / seconds:.1f} MB/s); peak RSS {row['peak_rss_mb']:,.0f} MB in {row['chunks']} chunks; "
+        f"Arrow's parse alone {parsed['seconds']:.1f} s ({records / parsed['seconds']:,.0f} records/s), "
+        f"ingest {row['ingest_to_parse_ratio']:.2f}x it",
         flush=True,
     )
     return row
@@ -133,10 +166,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     )
     parser.add_argument("--output", type=Path, default=OUT, help="JSON result file")
     parser.add_argument("--ingest-only", nargs=2, type=Path, metavar=("JSONL", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--parse-only", type=Path, metavar="JSONL", help=argparse.SUPPRESS)
     parser.add_argument("--generate-only", nargs=3, metavar=("RECORDS", "SEED", "JSONL"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.ingest_only:
         print(json.dumps(ingest_in_this_process(*args.ingest_only, args.chunk_bytes)))
+        return None
+    if args.parse_only:
+        print(json.dumps(parse_in_this_process(args.parse_only, args.chunk_bytes)))
         return None
     if args.generate_only:
         records, seed, path = args.generate_only

@@ -41,6 +41,12 @@ def _rows() -> list[str]:
                 f"| ingest JSONL ({r['input_mb']:,.0f} MB) | {r['records']:,} | {r['ingest_seconds']:.1f} s | "
                 f"{r['records_per_second']:,} runs/s | {rss:.2f} GB | `benchmarks/bench_ingest.py` |"
             )
+            if "parse_only_seconds" in r:  # the floor: Arrow's JSON reader alone on the same file
+                rows.append(
+                    f"| plain read: Arrow's JSON parse alone, the ingest's floor ({r['input_mb']:,.0f} MB) | "
+                    f"{r['records']:,} | {r['parse_only_seconds']:.1f} s (ingest {r['ingest_to_parse_ratio']:.2f}x) | "
+                    f"{r['parse_only_records_per_second']:,} runs/s | - | `benchmarks/bench_ingest.py` |"
+                )
     logs = RESULTS / "ingest_logs.json"
     if logs.is_file():
         data = json.loads(logs.read_text())

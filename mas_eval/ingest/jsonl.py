@@ -53,6 +53,7 @@ __all__ = [
     "USAGE_FIELD",
     "IngestResult",
     "RecordList",
+    "arrow_record",
     "ingest_jsonl",
     "record_dtype",
 ]
@@ -615,8 +616,12 @@ def _arrow_type(dtype: pl.DataType) -> pa.DataType:
 
 
 @functools.cache
-def _arrow_record() -> pa.Schema:
-    """The record as Arrow's JSON reader reads it: the schema's own dtypes (numbers typed, not text)."""
+def arrow_record() -> pa.Schema:
+    """The record as Arrow's JSON reader reads it: the schema's own dtypes (numbers typed, not text).
+
+    What :func:`ingest_jsonl` reads a clean chunk with; ``benchmarks/bench_ingest.py`` times the
+    same reader alone on the same file, the floor of an ingest.
+    """
     import pyarrow as pa
 
     return pa.schema([pa.field(fld.name, _arrow_type(fld.dtype)) for fld in record_dtype().fields])
@@ -702,7 +707,7 @@ def _arrow_tables(chunk: _Chunk) -> dict[str, pl.DataFrame] | None:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    options = pj.ParseOptions(explicit_schema=_arrow_record(), unexpected_field_behavior="error")
+    options = pj.ParseOptions(explicit_schema=arrow_record(), unexpected_field_behavior="error")
     # Blocks are parsed in parallel; a line longer than a block is an error to Arrow.
     reading = pj.ReadOptions(use_threads=True, block_size=max(_ARROW_BLOCK_BYTES, 2 * longest))
     try:
