@@ -235,6 +235,21 @@ def test_sharded_ingest_writes_the_files_of_dataset_write(tmp_path: Path) -> Non
             assert json.loads((sharded / file).read_text()) == json.loads((written / file).read_text())
 
 
+def test_sharded_rows_held_or_written_at_every_chunk_give_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Rows held to the end (one scratch part per table and shard) or written out at every chunk
+    # (a part per chunk): the same files, byte for byte.
+    records = tmp_path / "runs.jsonl"
+    export_jsonl(mas_eval.simulate(200, seed=13), records)
+    held = ingest_jsonl([records, SMALL], tmp_path / "held", chunk_bytes=30_000, shards=3).out
+    monkeypatch.setattr(jsonl, "_HELD_BYTES", 1)
+    every = ingest_jsonl([records, SMALL], tmp_path / "every", chunk_bytes=7_000, shards=3).out
+    files = sorted(p.relative_to(held) for p in held.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(every) for p in every.rglob("*") if p.is_file())
+    assert [(held / f).read_bytes() == (every / f).read_bytes() for f in files] == [True] * len(files)
+
+
 def test_a_write_that_fails_on_the_writer_thread_is_raised_and_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -186,8 +186,10 @@ def write_sorted_shards(scratch: Path, spec: Table, folder: Path, shards: int, s
         if parts.is_dir():
             rows = scan_parquet(parquet_files(parts)).collect()
             # Rows often come in key order already (a Dataset written before, records exported by
-            # run): a check of the order is far cheaper than a sort, and gives the same file.
-            (rows if _in_order(rows, key) else rows.sort(key)).write_parquet(target / PART)
+            # run): a check of the order is far cheaper than a sort, and gives the same file. One
+            # chunk, so that the file's row groups depend on its rows alone, not on how many
+            # scratch files they were staged in.
+            (rows.rechunk() if _in_order(rows, key) else rows.sort(key)).write_parquet(target / PART)
         else:
             pl.DataFrame(schema=schema).write_parquet(target / PART)
 
