@@ -901,7 +901,7 @@ def ingest_jsonl(
     reader takes about two fifths of the CPU time, the per-chunk validation and the Parquet
     writes most of the rest; with them, sorting the shards and storing their codes a third.
     Staging a sharded table's rows every 32 MiB rather than every chunk (a file per table, shard
-    and chunk) took the same 200,000 records with ``--shards 8`` from 22.9 s to 19.9 s of wall
+    and chunk) took the same 200,000 records with ``--shards 8`` from 22.7 s to 19.9 s of wall
     time (30.9 CPU seconds against 34.1; alternating fresh processes, 2 cores, nothing else running)
     for 431 MB peak RSS against 355.
 
