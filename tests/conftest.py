@@ -306,3 +306,14 @@ def demo_at_80_columns(
     done = subprocess.CompletedProcess(made["args"], made["code"], made["out"], made["err"])
     assert done.returncode == 0, done.stderr
     return done, folder / ("a-folder-with-a-long-name-" * 4) / "demo"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that build what the session shares first, the documentation site's before all.
+
+    pytest-xdist hands tests out in this order, so the site's build (the longest setup of the
+    suite, over a minute) starts with the session on one worker while the others take the rest;
+    collected late, it ran alone at the end. Otherwise the order is pytest's.
+    """
+    first = ("docs_site", "demo_at_80_columns")
+    items.sort(key=lambda item: next((i for i, name in enumerate(first) if name in item.fixturenames), len(first)))

@@ -129,8 +129,10 @@ def _succeeded(done: Outcome) -> None:
 
 # No shrinking: an example takes seconds, so shrinking a failure takes many minutes, and the
 # failing example is printed as drawn (the pieces it is made of say what broke).
+#: Three drawn examples in the suite (``FUZZ_NAMES_EXAMPLES=40`` for a longer hunt), beside the
+#: hand-made example of every awkward piece at once below.
 @settings(
-    max_examples=4,
+    max_examples=int(os.environ.get("FUZZ_NAMES_EXAMPLES", "3")),
     phases=[Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

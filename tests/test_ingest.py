@@ -400,14 +400,22 @@ def _mixed_lines() -> list[str]:
     return lines
 
 
+@pytest.fixture(scope="module")
+def mixed_whole(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, IngestResult]:
+    """A file of the mixed lines (:func:`_mixed_lines`), and it ingested in one chunk with the
+    malformed lines set aside (both read only)."""
+    tmp = tmp_path_factory.mktemp("whole")
+    path = _write(tmp / "runs.jsonl", _mixed_lines())
+    return path, ingest_jsonl([path], tmp / "whole", skip_invalid=True)
+
+
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(chunk_bytes=st.integers(1, 3_000))
 def test_any_chunk_size_gives_the_same_dataset_and_rejects(
-    tmp_path_factory: pytest.TempPathFactory, chunk_bytes: int
+    tmp_path_factory: pytest.TempPathFactory, mixed_whole: tuple[Path, IngestResult], chunk_bytes: int
 ) -> None:
     tmp = tmp_path_factory.mktemp("chunks")
-    path = _write(tmp / "runs.jsonl", _mixed_lines())
-    whole = ingest_jsonl([path], tmp / "whole", skip_invalid=True)
+    path, whole = mixed_whole
     chunked = ingest_jsonl([path], tmp / "chunked", skip_invalid=True, chunk_bytes=chunk_bytes)
     assert (chunked.runs, chunked.rejected) == (whole.runs, whole.rejected) == (12, 9)
     assert chunked.rejects.read_text(encoding="utf-8") == whole.rejects.read_text(
