@@ -38,7 +38,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from machine import environment, peak_rss_gb, run_fresh  # noqa: E402  (benchmarks/machine.py, beside this script)
+from machine import environment, peak_rss_gb, run_fresh, write_json  # noqa: E402  (benchmarks/machine.py, beside this script)
 
 import mas_eval  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
@@ -325,8 +325,7 @@ def main(argv: list[str] | None = None) -> None:
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "result": row,
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.output, report)
     oracle = row["oracle"]
     print(
         f"score {row['runs']:,} runs ({row['text_mb']:,.0f} MB of text): {row['score_seconds']:.1f} s "

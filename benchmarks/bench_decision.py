@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 import polars as pl  # noqa: E402
 
 import mas_eval  # noqa: E402
-from benchmarks.machine import environment, peak_rss_gb  # noqa: E402
+from benchmarks.machine import environment, peak_rss_gb, write_json  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "decision.json"
@@ -243,9 +243,7 @@ def main() -> None:
             "machine": environment(),
             "results": rows,
         }
-        IN_MEMORY_OUT.parent.mkdir(parents=True, exist_ok=True)
-        IN_MEMORY_OUT.write_text(json.dumps(report, indent=2) + "\n")
-        print(f"wrote {IN_MEMORY_OUT}")
+        write_json(IN_MEMORY_OUT, report)
         return
     with tempfile.TemporaryDirectory(prefix="mas_eval_bench_") as tmp:
         rows = [bench(n, Path(tmp), args.oracle_runs if n == 100_000 else None, args.repeats) for n in args.runs]
@@ -256,9 +254,7 @@ def main() -> None:
         "mas_eval_version": mas_eval.__version__,
         "results": rows,
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {OUT}")
+    write_json(OUT, report)
 
 
 if __name__ == "__main__":

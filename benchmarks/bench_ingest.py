@@ -26,7 +26,6 @@ import datetime as dt
 import json
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from machine import environment  # noqa: E402  (benchmarks/machine.py, beside this script)
+from machine import environment, run_fresh, write_json  # noqa: E402  (benchmarks/machine.py, beside this script)
 
 from mas_eval.ingest import export_jsonl, ingest_jsonl  # noqa: E402
 from mas_eval.ingest.jsonl import CHUNK_BYTES, arrow_record  # noqa: E402
@@ -110,21 +109,16 @@ def parse_in_this_process(path: Path, chunk_bytes: int) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - start, "runs": rows, "peak_rss_mb": _peak_rss_mb()}
 
 
-def _in_fresh_process(*args: str | int | Path) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, __file__, *map(str, args)], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def bench(records: int, seed: int, chunk_bytes: int, workdir: Path) -> dict[str, Any]:
     path = workdir / f"runs_{records}.jsonl"
-    generated = _in_fresh_process("--generate-only", records, seed, path)
+    generated = run_fresh(__file__, "--generate-only", records, seed, path)
     assert generated["records"] == records, generated
     size = path.stat().st_size
     size_mb = size / 1e6
     out = workdir / f"ds_{records}"
-    ingested = _in_fresh_process("--ingest-only", path, out, "--chunk-bytes", chunk_bytes)
+    ingested = run_fresh(__file__, "--ingest-only", path, out, "--chunk-bytes", chunk_bytes)
     assert ingested["runs"] == records, ingested
-    parsed = _in_fresh_process("--parse-only", path, "--chunk-bytes", chunk_bytes)
+    parsed = run_fresh(__file__, "--parse-only", path, "--chunk-bytes", chunk_bytes)
     assert parsed["runs"] == records, parsed
     # The next size's file must fit on the disk too.
     path.unlink()
@@ -189,9 +183,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         "environment": environment(),
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.output}")
+    write_json(args.output, result)
     return result
 
 

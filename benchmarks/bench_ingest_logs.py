@@ -26,7 +26,6 @@ import argparse
 import datetime as dt
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,8 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_ingest import _peak_rss_mb  # noqa: E402  (benchmarks/bench_ingest.py, beside this script)
-from machine import environment  # noqa: E402
+from machine import environment, peak_rss_gb, run_fresh, write_json  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "ingest_logs.json"
 CACHE = Path.home() / ".cache" / "mas_eval" / "bench_inspect_logs"
@@ -83,7 +81,7 @@ def ingest_in_this_process(folder: Path, out: Path) -> dict[str, Any]:
     result = ingest_inspect(folder, out)
     seconds = time.perf_counter() - start
     rows = dict(result.dataset.summary().select("table", "rows").rows())
-    return {"seconds": seconds, "runs": result.runs, "rows": rows, "peak_rss_mb": _peak_rss_mb()}
+    return {"seconds": seconds, "runs": result.runs, "rows": rows, "peak_rss_mb": peak_rss_gb() * 1024}
 
 
 def samples_df_in_this_process(folder: Path) -> dict[str, Any]:
@@ -92,12 +90,7 @@ def samples_df_in_this_process(folder: Path) -> dict[str, Any]:
     start = time.perf_counter()
     frame = samples_df(str(folder), quiet=True)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "rows": len(frame), "peak_rss_mb": _peak_rss_mb()}
-
-
-def _in_fresh_process(*args: str | Path) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, __file__, *map(str, args)], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return {"seconds": seconds, "rows": len(frame), "peak_rss_mb": peak_rss_gb() * 1024}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any] | None:
@@ -123,8 +116,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     total = args.samples * EPOCHS * args.logs
     size_mb = sum(f.stat().st_size for f in files) / 1e6
     with tempfile.TemporaryDirectory(prefix="bench_ingest_logs_") as tmp:
-        ours = _in_fresh_process("--ingest-only", folder, Path(tmp) / "ds")
-    theirs = _in_fresh_process("--samples-df-only", folder)
+        ours = run_fresh(__file__, "--ingest-only", folder, Path(tmp) / "ds")
+    theirs = run_fresh(__file__, "--samples-df-only", folder)
     assert ours["runs"] == theirs["rows"] == total, (ours, theirs)
     rows = [
         {
@@ -157,9 +150,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         "environment": environment(inspect_ai=_inspect_version()),
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.output}")
+    write_json(args.output, result)
     return result
 
 

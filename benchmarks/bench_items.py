@@ -36,7 +36,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from machine import environment, peak_rss_gb, run_fresh  # noqa: E402  (benchmarks/machine.py, beside this script)
+from machine import environment, peak_rss_gb, run_fresh, write_json  # noqa: E402  (benchmarks/machine.py, beside this script)
 
 import mas_eval  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
@@ -242,10 +242,8 @@ def main() -> None:
         "targets": TARGETS,
         "result": result,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    print(f"wrote {args.out}")
+    write_json(args.out, report)
 
 
 if __name__ == "__main__":

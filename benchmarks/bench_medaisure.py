@@ -59,7 +59,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from machine import environment  # noqa: E402  (benchmarks/machine.py, beside this script)
+from machine import environment, write_json  # noqa: E402  (benchmarks/machine.py, beside this script)
 
 import mas_eval  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
@@ -168,6 +168,18 @@ def agreement(answers: pl.DataFrame, items: pl.DataFrame, accuracy: list[dict], 
     return {"pairs": answers.height, "equal": equal}
 
 
+def _timing(timed: str, seconds: list[float], cpu: float, pairs: int) -> dict[str, Any]:
+    """One side's entry of the result: what was timed, its median and each repeat, pairs/s, median CPU."""
+    median = statistics.median(seconds)
+    return {
+        "timed": timed,
+        "seconds": round(median, 3),
+        "seconds_each": [round(s, 3) for s in seconds],
+        "pairs_per_second": round(pairs / median),
+        "cpu_seconds": round(cpu, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clinical", type=Path, required=True, help="MedAISure's clinical.py, or a checkout folder")
@@ -200,20 +212,18 @@ def main() -> None:
         "items_per_case": args.items,
         "seed": args.seed,
         "mean_chars": answers.select(pl.col(c).str.len_chars().mean().round(1) for c in TEXTS).row(0, named=True),
-        "medaisure": {
-            "timed": "ClinicalAccuracyMetric().calculate + ReasoningQualityMetric().calculate, all pairs",
-            "seconds": round(t_theirs, 3),
-            "seconds_each": [round(s, 3) for s in theirs],
-            "pairs_per_second": round(answers.height / t_theirs),
-            "cpu_seconds": round(cpu_theirs, 3),
-        },
-        "mas_eval": {
-            "timed": 'mas_eval.score(Dataset.from_frames(runs=..., answers=...), preset="medaisure"), whole call',
-            "seconds": round(t_ours, 3),
-            "seconds_each": [round(s, 3) for s in ours],
-            "pairs_per_second": round(answers.height / t_ours),
-            "cpu_seconds": round(cpu_ours, 3),
-        },
+        "medaisure": _timing(
+            "ClinicalAccuracyMetric().calculate + ReasoningQualityMetric().calculate, all pairs",
+            theirs,
+            cpu_theirs,
+            answers.height,
+        ),
+        "mas_eval": _timing(
+            'mas_eval.score(Dataset.from_frames(runs=..., answers=...), preset="medaisure"), whole call',
+            ours,
+            cpu_ours,
+            answers.height,
+        ),
         "ratio": round(t_theirs / t_ours, 1),
         "cpu_ratio": round(cpu_theirs / cpu_ours, 1),
         "agreement": agreement(answers, items, accuracy, reasoning),
@@ -225,10 +235,8 @@ def main() -> None:
         "medaisure_code": {"file": file.name, "sha256": hashlib.sha256(file.read_bytes()).hexdigest()},
         "result": result,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    print(f"wrote {args.out}")
+    write_json(args.out, report)
 
 
 if __name__ == "__main__":

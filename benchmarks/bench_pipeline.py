@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import subprocess
 import sys
@@ -42,7 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from machine import environment  # noqa: E402  (benchmarks/machine.py, beside this script)
+from machine import environment, write_json  # noqa: E402  (benchmarks/machine.py, beside this script)
 
 SEED = 20240917
 OUT = ROOT / "reports" / "benchmarks" / "pipeline.json"
@@ -143,9 +142,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "environment": environment(),
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.output}")
+    write_json(args.output, result)
     return result
 
 

@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 import polars as pl  # noqa: E402
 
 import mas_eval  # noqa: E402
-from benchmarks.machine import environment, peak_rss_gb, run_fresh  # noqa: E402
+from benchmarks.machine import environment, peak_rss_gb, run_fresh, write_json  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
 from mas_eval.storage.sharding import PART, SHARD_COLUMN  # noqa: E402
 from mas_eval.storage.stored_codes import write_codes  # noqa: E402
@@ -228,9 +228,7 @@ def main() -> None:
             small, large = by_size[1_000_000][mode], by_size[10_000_000][mode]
             ratio = small["runs_per_second"] / large["runs_per_second"]
             report[f"{mode}_runs_per_second_1m_over_10m"] = round(ratio, 2)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {OUT}")
+    write_json(OUT, report)
 
 
 if __name__ == "__main__":

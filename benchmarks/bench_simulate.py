@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import inspect
-import json
 import resource
 import sys
 import tempfile
@@ -28,7 +27,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from machine import environment  # noqa: E402  (benchmarks/machine.py, beside this script)
+from machine import environment, write_json  # noqa: E402  (benchmarks/machine.py, beside this script)
 
 from mas_eval import Dataset  # noqa: E402
 from mas_eval.simulation.decision import simulate  # noqa: E402
@@ -105,8 +104,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "environment": environment(numpy=np.__version__),
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.output, result)
     validate_part = "" if validate_s is None else f", validate {validate_s:.1f} s"
     print(
         f"simulate {args.runs:,} runs: generate {generate_s:.1f} s + write {write_s:.1f} s = {total_s:.1f} s "

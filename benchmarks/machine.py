@@ -47,11 +47,19 @@ def peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**30
 
 
-def run_fresh(script: str, *args: str) -> dict[str, Any]:
+def run_fresh(script: str, *args: str | int | Path) -> dict[str, Any]:
     """Run ``python script *args`` in a fresh interpreter (so its peak RSS is its own) and return the JSON
     object its last line of output prints; a failure exits, quoting the end of its stderr."""
-    done = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, check=False)
+    command = [sys.executable, script, *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         name = os.path.basename(script).removesuffix(".py")
-        sys.exit(f"{name}: scoring failed (exit {done.returncode}):\n{done.stderr.strip()[-4000:]}")
+        sys.exit(f"{name} {' '.join(command[2:])}: failed (exit {done.returncode}):\n{done.stderr.strip()[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write a benchmark's result to ``path`` (its folder made if need be), indented, and say so."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"wrote {path}")
