@@ -200,6 +200,13 @@ def _without_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonl, "_arrow_tables", lambda chunk: None)
 
 
+def _same_files(left: Path, right: Path) -> list[Path]:
+    """The files under ``left``, relative to it, asserted to be the files under ``right``."""
+    files = sorted(p.relative_to(left) for p in left.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(right) for p in right.rglob("*") if p.is_file())
+    return files
+
+
 @pytest.mark.parametrize("shards", [None, 3])
 def test_ingest_gives_the_same_folder_with_and_without_the_fast_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shards: int | None
@@ -209,9 +216,7 @@ def test_ingest_gives_the_same_folder_with_and_without_the_fast_path(
     fast = ingest_jsonl([records, SMALL], tmp_path / "fast", chunk_bytes=40_000, shards=shards).out
     _without_fast_path(monkeypatch)
     general = ingest_jsonl([records, SMALL], tmp_path / "general", chunk_bytes=40_000, shards=shards).out
-    files = sorted(p.relative_to(fast) for p in fast.rglob("*") if p.is_file())
-    assert files == sorted(p.relative_to(general) for p in general.rglob("*") if p.is_file())
-    for file in files:
+    for file in _same_files(fast, general):
         if file.suffix == ".parquet":
             assert_frame_equal(pl.read_parquet(fast / file), pl.read_parquet(general / file), check_exact=True)
         else:
@@ -226,9 +231,7 @@ def test_sharded_ingest_writes_the_files_of_dataset_write(tmp_path: Path) -> Non
     sharded = ingest_jsonl([records, SMALL], tmp_path / "sharded", chunk_bytes=30_000, shards=4).out
     plain = Dataset.open(ingest_jsonl([records, SMALL], tmp_path / "plain").out)
     written = plain.write(tmp_path / "written", shards=4)
-    files = sorted(p.relative_to(written) for p in written.rglob("*") if p.is_file())
-    assert files == sorted(p.relative_to(sharded) for p in sharded.rglob("*") if p.is_file())
-    for file in files:
+    for file in _same_files(written, sharded):
         if file.suffix == ".parquet":
             assert_frame_equal(pl.read_parquet(sharded / file), pl.read_parquet(written / file), check_exact=True)
         else:
@@ -245,8 +248,7 @@ def test_sharded_rows_held_or_written_at_every_chunk_give_the_same_bytes(
     held = ingest_jsonl([records, SMALL], tmp_path / "held", chunk_bytes=30_000, shards=3).out
     monkeypatch.setattr(jsonl, "_HELD_BYTES", 1)
     every = ingest_jsonl([records, SMALL], tmp_path / "every", chunk_bytes=7_000, shards=3).out
-    files = sorted(p.relative_to(held) for p in held.rglob("*") if p.is_file())
-    assert files == sorted(p.relative_to(every) for p in every.rglob("*") if p.is_file())
+    files = _same_files(held, every)
     assert [(held / f).read_bytes() == (every / f).read_bytes() for f in files] == [True] * len(files)
 
 
