@@ -189,9 +189,12 @@ def score_by_shard(
     return joined_shards(parts)
 
 
-def joined_shards(parts: list[Scores]) -> Scores:
+def joined_shards(parts: list[Scores], released: Callable[[str], object] | None = None) -> Scores:
     """The shards' Scores (in shard order) as one: each table's shards concatenated in run order,
-    every shard's ``runs`` given every column named by the data in any of them."""
+    every shard's ``runs`` given every column named by the data in any of them.
+
+    ``released(name)`` is called once table ``name`` of every part has been joined and let go.
+    """
     first = parts[0]
     names = list(dict.fromkeys(name for part in parts for name in part.names))
     named = named_union([part.named for part in parts])
@@ -208,6 +211,8 @@ def joined_shards(parts: list[Scores]) -> Scores:
         frames = [part.tables.pop(name) for part in parts if name in part.tables]
         tables[name] = in_run_order(pl.concat(frames, rechunk=False))
         del frames
+        if released is not None:
+            released(name)
     return Scores(
         tables=tables, preset=first.preset, params=first.params, ran=first.ran, skipped=first.skipped, named=named
     )
