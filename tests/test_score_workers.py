@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -61,6 +63,32 @@ def test_in_memory_workers_give_the_tables_of_one_process(sharded: Path) -> None
     counts = [(step.done, step.total) for step in steps if isinstance(step, ShardsScored)]
     assert counts == [(k, 5) for k in range(6)] and len(steps) == 6
     assert_same_scores(mas_eval.score(ds, validate=True), here)
+
+
+def _removals_done() -> None:
+    """Wait for the threads that remove the workers' files (never waited for by ``score``)."""
+    for thread in threading.enumerate():
+        if thread.name.startswith("mas_eval_remove"):
+            thread.join()
+
+
+def test_the_workers_files_are_removed_after_scoring_and_after_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    frames = tiny_frames()
+    good = Dataset.open(Dataset.from_frames(**frames).write(tmp_path / "good", shards=2))
+    assert mas_eval.score(good, workers=2).runs.height == frames["runs"].height
+    _removals_done()
+    assert list(scratch.iterdir()) == []
+    BROKEN["negative mass"](frames)
+    bad = Dataset.open(Dataset.from_frames(**frames).write(tmp_path / "bad", shards=2, validate=False))
+    with pytest.raises(DataError, match="mass"):
+        mas_eval.score(bad, workers=2, validate=True)
+    _removals_done()
+    assert list(scratch.iterdir()) == []
 
 
 def test_default_workers_are_the_cores_capped() -> None:
