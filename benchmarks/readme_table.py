@@ -75,7 +75,7 @@ def _rows() -> list[str]:
                 m = r[key]
                 ratio = f", {r['in_memory_over_bulk']}x the written path's time" if key == "in-memory" else ""
                 rows.append(
-                    f"| score, decision suite, {r['shards']} shards, {label}{ratio} (whole process) | "
+                    f"| score, decision suite, {r['shards']} shards, {label}{ratio} (the call, in a fresh process) | "
                     f"{r['runs']:,} | {m['seconds']:.1f} s | {r['runs'] / m['seconds']:,.0f} runs/s | "
                     f"{m['tree_peak_gb']:.2f} GB (with workers) | `benchmarks/bench_decision.py` |"
                 )
