@@ -752,7 +752,9 @@ def score_shards_in_memory(
     its tables as uncompressed Arrow IPC files in a temporary folder, which this process maps
     into memory and joins (:func:`~mas_eval.scoring.run.joined_shards`). Handing them back
     pickled instead copies every table twice more, through a pipe that this process reads one
-    result at a time.
+    result at a time. As in a sharded Scores folder, tables but ``runs`` come back led by
+    ``run_id`` alone, and the run's other identifying columns are put back once they are in run
+    order. The files are removed on a thread that this call does not wait for.
 
     The shards are scored in this process, one after another, when ``workers`` is 1, when the
     Dataset was not opened from a folder (a worker opens it itself) and when a metric family or
