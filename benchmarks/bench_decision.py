@@ -18,7 +18,7 @@ code is compared with. Results go to ``reports/benchmarks/decision.json``.
 notebook's ``score(ds)`` takes (the shards scored in worker processes, one per core, their
 tables gathered here) against the bulk path ``score(ds, out=..., workers=--workers)``, in
 interleaved fresh processes, each with the peak of its whole process tree (this process and
-its workers, sampled every 20 ms from ``/proc``). Results go to
+its workers, sampled every 50 ms from ``/proc``). Results go to
 ``reports/benchmarks/decision_in_memory.json``.
 """
 

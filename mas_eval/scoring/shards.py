@@ -168,7 +168,7 @@ def _tables_in_worker(
     # columns: fewer bytes to write, map, order and remove; the parent puts them back once ordered.
     scores = score_in_memory(dataset, preset, None, overrides, run_columns=False)
     for name, frame in scores.tables.items():
-        frame.write_ipc(folder / f"{index}-{name}.arrow", compression="uncompressed")
+        frame.write_ipc(_ipc_file(folder, index, name), compression="uncompressed")
     return {
         "index": index,
         "tables": scores.names,
@@ -181,6 +181,11 @@ def _tables_in_worker(
     }
 
 
+def _ipc_file(folder: Path, index: int, name: str) -> Path:
+    """The file in which :func:`_tables_in_worker` hands back table ``name`` of shard ``index``."""
+    return folder / f"{index}-{name}.arrow"
+
+
 def _removed(files: list[Path]) -> None:
     """``files`` removed, as far as they can be (one still mapped on Windows stays for the folder's cleanup)."""
     for file in files:
@@ -191,7 +196,7 @@ def _removed(files: list[Path]) -> None:
 def _gathered(folder: Path, result: dict[str, Any]) -> Scores:
     """A shard's :class:`Scores` from the files :func:`_tables_in_worker` wrote: memory-mapped, not copied."""
     index = result["index"]
-    tables = {name: read_ipc(folder / f"{index}-{name}.arrow") for name in result["tables"]}
+    tables = {name: read_ipc(_ipc_file(folder, index, name)) for name in result["tables"]}
     return Scores(
         tables=tables,
         preset=result["preset"],
@@ -385,12 +390,11 @@ def _in_pool(
     """
     total = len(arguments)
     spawn = multiprocessing.get_context("spawn")
-    pool_of = ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         min(workers, total), mp_context=spawn, initializer=_start_worker, initargs=(os.getpid(),)
     )
     results: list[dict[str, Any]] = []
     with _thread_share(workers):
-        pool = pool_of
         with _sigint_blocked(), _main_hidden():  # the workers start as the tasks are submitted
             pending: set[Future[dict]] = {pool.submit(task, *args) for args in arguments}
         try:
@@ -784,7 +788,7 @@ def score_shards_in_memory(
                 ds.validate_across([r["facts"] for r in results])
             joined = joined_shards(
                 [_gathered(folder, result) for result in results],
-                lambda name: removing.submit(_removed, [folder / f"{r['index']}-{name}.arrow" for r in results]),
+                lambda name: removing.submit(_removed, [_ipc_file(folder, r["index"], name) for r in results]),
             )
     finally:
         removing.submit(shutil.rmtree, folder, ignore_errors=True)
