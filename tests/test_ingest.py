@@ -45,6 +45,10 @@ def _every_table() -> Dataset:
                 "input_tokens": [6, None, None, 30],
                 "output_tokens": [4, None, None, 10],
                 "cost_usd": [0.001, None, None, 0.3],
+                "tool_calls": [2, None, 0, None],
+                "tool_errors": [1, None, 0, None],
+                "target": ["x", None, "flu", None],
+                "metadata": ['{"level": 2}', None, None, "{}"],
             }
         ),
         agents=pl.DataFrame(
@@ -105,6 +109,11 @@ def _every_table() -> Dataset:
                 "turn": [1, 2, 1],
                 "text": ["I think flu.", None, 'Quote " and \\ and é'],
                 "source": ["generate", None, "input"],
+                "role": ["assistant", None, "user"],
+                "model": ["m-large", None, None],
+                "input_tokens": [12, None, None],
+                "output_tokens": [3, None, None],
+                "seconds": [0.5, None, None],
             }
         ),
         interventions=pl.DataFrame({"run_id": ["r3", "r3"], "text": ["fluids", "rest"]}),
@@ -130,6 +139,31 @@ def _every_table() -> Dataset:
                 "output_tokens": [20, 5, 7],
                 "cost_usd": [0.01, None, 0.002],
                 "seconds": [1.5, 0.25, None],
+                "evaluator": [None, True, False],
+            }
+        ),
+        tool_calls=pl.DataFrame(
+            {
+                "run_id": ["r1", "r1"],
+                "agent_id": ["a", "b"],
+                "turn": [1, 2],
+                "tool": ["bash", "python"],
+                "arguments": ['{"cmd": "ls"}', None],
+                "error": [None, "timeout"],
+                "seconds": [0.2, None],
+                "message_turn": [1, None],
+                "call_id": ["call_1", None],
+            }
+        ),
+        annotations=pl.DataFrame(
+            {
+                "run_id": ["r1", "r1", "r2"],
+                "mode": ["1.1", "2.3", "1.1"],
+                "annotator": ["ann1", "ann1", "ann2"],
+                "agent_id": [None, "b", None],
+                "round": [None, "2", None],
+                "category": ["spec", None, "spec"],
+                "present": [True, False, True],
             }
         ),
         outcomes=pl.DataFrame(
@@ -138,6 +172,8 @@ def _every_table() -> Dataset:
                 "name": ["match", "match", "f1"],
                 "value": [1.0, 0.0, 0.4],
                 "passed": [True, False, None],
+                "answer": ["x", None, None],
+                "explanation": [None, "wrong <b>x</b>", None],
             }
         ),
     ).validate()
@@ -272,6 +308,8 @@ def test_ingest_small_file(tmp_path: Path) -> None:
         "answers": 1,
         "usage": 2,
         "outcomes": 2,
+        "tool_calls": 1,
+        "annotations": 2,
     }
     runs = ds.collect("runs")
     assert runs.row(0, named=True) == {
@@ -293,6 +331,10 @@ def test_ingest_small_file(tmp_path: Path) -> None:
         "input_tokens": 1200,
         "output_tokens": 300,
         "cost_usd": 0.02,
+        "tool_calls": None,
+        "tool_errors": None,
+        "target": None,
+        "metadata": None,
     }
     r2 = runs.row(1, named=True)
     assert r2["variant"] is None and r2["seed"] is None and r2["iterations"] is None and r2["tokens"] is None
@@ -335,7 +377,18 @@ def test_ingest_small_file(tmp_path: Path) -> None:
         ("logistics", 5, 500, 0.008),
         ("medic", 7, 700, 0.012),
     ]
-    assert ds.collect("outcomes").rows() == [("r1", "f1", 0.75, None), ("r1", "match", 1.0, True)]
+    assert ds.collect("outcomes").select("run_id", "name", "value", "passed").rows() == [
+        ("r1", "f1", 0.75, None),
+        ("r1", "match", 1.0, True),
+    ]
+    assert ds.collect("tool_calls").select("run_id", "agent_id", "turn", "tool", "arguments", "error").rows() == [
+        ("r4", "solo", 1, "lookup", '{"term": "cold"}', None)
+    ]
+    assert ds.collect("annotations").select("annotator", "present", "category").rows() == [
+        ("rater_a", False, None),
+        ("rater_b", True, "specification"),
+    ]
+    assert ds.collect("runs").filter(run_id="r4").select("target", "tool_calls").row(0) == ("common cold", 1)
 
 
 def test_tables_without_rows_are_not_written(tmp_path: Path) -> None:
@@ -363,9 +416,9 @@ def test_chunking_gives_the_same_result(tmp_path: Path) -> None:
     whole = Dataset.open(ingest_jsonl([SMALL], tmp_path / "whole").out)
     # chunk_bytes=1: the blank line is a chunk of its own (writing no part file).
     for chunk_bytes, ends, parts in [
-        (1, [1732, 1733, 1956, 2651, 3170], 4),
-        (225, [1732, 1956, 2651, 3170], 4),
-        (4000, [3170], 1),
+        (1, [1732, 1733, 1956, 2651, 3524], 4),
+        (225, [1732, 1956, 2651, 3524], 4),
+        (4000, [3524], 1),
     ]:
         calls: list[int] = []
         out = tmp_path / f"chunks{chunk_bytes}"

@@ -102,7 +102,7 @@ def test_sharded_scoring_gives_the_same_scores_even_when_a_shard_lacks_a_name(tm
     frames = {name: ds[name].collect() for name in ds.table_names}
     # One run alone has the score "rare": every shard but its own lacks the name.
     rare = pl.DataFrame({"run_id": ["r0000007"], "name": ["rare"], "value": [2.5], "passed": [None]})
-    frames["outcomes"] = pl.concat([frames["outcomes"], rare.cast(frames["outcomes"].schema)])
+    frames["outcomes"] = pl.concat([frames["outcomes"], rare], how="diagonal_relaxed")
     whole = mas_eval.score(Dataset.from_frames(**frames))
     folder = Dataset.from_frames(**frames).write(tmp_path / "ds", shards=4)
     in_memory = mas_eval.score(Dataset.open(folder))

@@ -48,6 +48,7 @@ LABEL_COLUMNS: dict[str, dict[str, str]] = {
     "ddx": {"agent_id": "agent_id"},
     "messages": {"agent_id": "agent_id"},
     "usage": {"agent_id": "agent_id"},
+    "tool_calls": {"agent_id": "agent_id"},
 }
 #: The kinds of label, sorted.
 LABEL_KINDS: tuple[str, ...] = tuple(sorted({kind for columns in LABEL_COLUMNS.values() for kind in columns.values()}))
@@ -153,6 +154,10 @@ TABLES: dict[str, Table] = {
                 ),
                 Column("output_tokens", _I, "Tokens the models generated, when the log splits them.", nonnegative=True),
                 Column("cost_usd", _F, "Estimated cost in US dollars.", nonnegative=True),
+                Column("tool_calls", _I, "Tool calls the agents made.", nonnegative=True),
+                Column("tool_errors", _I, "Tool calls that ended in an error.", nonnegative=True),
+                Column("target", _S, "The answer the benchmark expected (inspect_ai's sample target), as text."),
+                Column("metadata", _S, "The case's metadata as the log recorded it, as JSON text."),
             ),
             "One row per logged run of a system on a case.",
             parent=None,
@@ -270,6 +275,11 @@ TABLES: dict[str, Table] = {
                     _S,
                     'Where the message came from, as inspect_ai records it: "input" (the prompt) or "generate".',
                 ),
+                Column("role", _S, 'The speaker\'s role in the chat: "system", "user", "assistant" or "tool".'),
+                Column("model", _S, "The model that generated the message, when a model did."),
+                Column("input_tokens", _I, "Tokens sent in the model call that generated it.", nonnegative=True),
+                Column("output_tokens", _I, "Tokens generated in that call.", nonnegative=True),
+                Column("seconds", _F, "Time that call took, in seconds.", nonnegative=True),
             ),
             "Transcript of a run.",
         ),
@@ -313,8 +323,30 @@ TABLES: dict[str, Table] = {
                 Column("output_tokens", _I, "Tokens the model generated.", nonnegative=True),
                 Column("cost_usd", _F, "Cost of the calls in US dollars.", nonnegative=True),
                 Column("seconds", _F, "Time spent in the calls, in seconds.", nonnegative=True),
+                Column(
+                    "evaluator",
+                    pl.Boolean(),
+                    "Whether the calls are the evaluator's (a scorer or judge model grading the run), not the "
+                    "system's: they are not the system's cost. Null is read as the system's.",
+                ),
             ),
             "Per-agent (and per-model) usage of a run: calls, tokens, cost and time.",
+        ),
+        Table(
+            "tool_calls",
+            ("run_id", "agent_id", "turn"),
+            (
+                _RUN_ID,
+                _key("agent_id", "Agent that called the tool."),
+                _key("turn", "Position of the call in the run (1 = first), over all its agents.", _I),
+                Column("tool", _S, "The tool's name.", required=True),
+                Column("arguments", _S, "The arguments, as JSON text."),
+                Column("error", _S, "What the tool reported as its error; null when the call succeeded."),
+                Column("seconds", _F, "Time the call took, in seconds.", nonnegative=True),
+                Column("message_turn", _I, "`messages.turn` of the message that asked for the call.", nonnegative=True),
+                Column("call_id", _S, "The call's id as the log names it."),
+            ),
+            "Tool calls the agents made in a run.",
         ),
         Table(
             "outcomes",
@@ -331,6 +363,8 @@ TABLES: dict[str, Table] = {
                     "For a pass/fail score, whether the run passed (value 1) or failed (value 0); null for a score "
                     "of other values. A score is pass/fail in every run or in none.",
                 ),
+                Column("answer", _S, "The answer the scorer extracted from the run's output."),
+                Column("explanation", _S, "The scorer's explanation of its value (a judge's reasoning)."),
             ),
             "Each scorer's result for the run, as the evaluation tool recorded it.",
         ),
@@ -352,6 +386,24 @@ TABLES: dict[str, Table] = {
                 Column("text", _S, "The recorded text (a label's pair as JSON), else null."),
             ),
             "What a run's own log recorded (its scores, counts, labels ...), kept to check reproductions against.",
+        ),
+        Table(
+            "annotations",
+            ("run_id", "mode", "annotator"),
+            (
+                _RUN_ID,
+                _key("mode", 'The failure mode annotated, e.g. MAST\'s "1.1 Disobey task specification".'),
+                _key("annotator", "Who annotated (a person, or a judge model)."),
+                Column("agent_id", _S, "The agent the annotation is of; null when it is of the whole run."),
+                Column("round", _S, "The round the annotation is of; null when it is of the whole run."),
+                Column(
+                    "category", _S, "The mode's category in its taxonomy, e.g. MAST's \"Inter-agent misalignment\"."
+                ),
+                Column(
+                    "present", pl.Boolean(), "Whether the annotator found the failure mode in the run.", required=True
+                ),
+            ),
+            "Failure-mode annotations of runs (a taxonomy such as MAST's), one row per run, mode and annotator.",
         ),
     )
 }

@@ -60,7 +60,17 @@ __all__ = [
 
 #: ``runs`` columns that a record holds in its ``usage`` object rather than at the top level.
 USAGE_FIELD = "usage"
-USAGE = ("iterations", "api_calls", "seconds", "tokens", "input_tokens", "output_tokens", "cost_usd")
+USAGE = (
+    "iterations",
+    "api_calls",
+    "seconds",
+    "tokens",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "tool_calls",
+    "tool_errors",
+)
 
 #: Default bytes of input decoded at a time by :func:`ingest_jsonl` (16 MiB). A chunk costs 12 to
 #: 30 times its size in memory at its peak (the most for small records with much ground truth):
@@ -120,6 +130,8 @@ RECORD_LISTS = (
     RecordList("answers", "runs", "answers", ("run_id",)),
     RecordList("usage", "runs", "agent_usage", ("run_id",)),
     RecordList("outcomes", "runs", "outcomes", ("run_id",)),
+    RecordList("tool_calls", "runs", "tools", ("run_id",)),
+    RecordList("annotations", "runs", "annotations", ("run_id",)),
 )
 _BY_TABLE = {lst.table: lst for lst in RECORD_LISTS}
 _RUNS_TOP = [c for c in TABLES["runs"].names if c not in USAGE]

@@ -169,17 +169,19 @@ def coded_table(
 
     ``hidden`` holds the codes (and vocabulary sizes) that expressions gather from, e.g. the
     fragments of a message; they are dropped by the final select. ``where`` names the simulator in
-    an internal error. Names, order and dtypes come
-    from the schema, so a drift in schema.py shows up here.
+    an internal error. Names, order and dtypes come from the schema: ``columns`` names some of the
+    table's columns in the schema's order (those it leaves out are null), so a drift in schema.py
+    (a column renamed or moved) shows up here.
     """
     spec = TABLES[name]
-    if list(columns) != spec.names:
-        msg = f"{where}: internal error, {name} columns {list(columns)} != schema {spec.names}"
+    given = list(columns)
+    if [c for c in spec.names if c in columns] != given:
+        msg = f"{where}: internal error, {name} columns {given} are not in the order of schema {spec.names}"
         raise AssertionError(msg)
     stored: list[pl.Series] = []
     select: list[pl.Expr] = []
     for column in spec.columns:
-        value = columns[column.name]
+        value = columns.get(column.name)
         if value is None:
             select.append(pl.lit(None, dtype=column.dtype).alias(column.name))
         elif isinstance(value, pl.Expr):
