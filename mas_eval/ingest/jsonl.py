@@ -179,7 +179,8 @@ def record_dtype(*, permissive: bool = False) -> pl.Struct:
     --------
     >>> record_dtype().to_schema()["usage"]  # doctest: +NORMALIZE_WHITESPACE
     Struct({'iterations': Int64, 'api_calls': Int64, 'seconds': Float64, 'tokens': Int64,
-            'input_tokens': Int64, 'output_tokens': Int64, 'cost_usd': Float64})
+            'input_tokens': Int64, 'output_tokens': Int64, 'cost_usd': Float64,
+            'tool_calls': Int64, 'tool_errors': Int64})
     """
     return cast(pl.Struct, _item_dtype("runs", permissive))
 
