@@ -12,6 +12,8 @@
 * :func:`pass_at_k`, :func:`cost_per_correct`, :func:`compute_matched`, :func:`accuracy_cost_frontier` —
   statistics over epochs (repeats of a case): pass@k, pass^k, majority vote, cost per correct
   answer, the single agent given the MAS's compute, and the accuracy–cost frontier.
+* :func:`pass_at_k_intervals` — pass@k and pass^k per system with the SE over cases and a seeded
+  bootstrap interval, and the paired difference of two systems at each k.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`display`, :func:`summary_view`, :func:`write_comparisons` — show, print and save a comparison table
   (``display(table)`` shows it in Jupyter as ``mas-eval compare`` prints it).
@@ -58,7 +60,13 @@ if TYPE_CHECKING:
     from mas_eval.stats.comparison import compare
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
-    from mas_eval.stats.epochs import accuracy_cost_frontier, compute_matched, cost_per_correct, pass_at_k
+    from mas_eval.stats.epochs import (
+        accuracy_cost_frontier,
+        compute_matched,
+        cost_per_correct,
+        pass_at_k,
+        pass_at_k_intervals,
+    )
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.proportions import (
         mcnemar_exact,
@@ -83,6 +91,7 @@ __getattr__, __dir__ = lazy_attributes(
         "compute_matched": "mas_eval.stats.epochs",
         "cost_per_correct": "mas_eval.stats.epochs",
         "pass_at_k": "mas_eval.stats.epochs",
+        "pass_at_k_intervals": "mas_eval.stats.epochs",
         "power": "mas_eval.stats.power_analysis",
         "mcnemar_exact": "mas_eval.stats.proportions",
         "mcnemar_power": "mas_eval.stats.proportions",
@@ -125,6 +134,7 @@ __all__ = [
     "merge_statistics",
     "paired_difference",
     "pass_at_k",
+    "pass_at_k_intervals",
     "pass_rates",
     "power",
     "proportion_interval",
