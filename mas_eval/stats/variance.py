@@ -76,6 +76,7 @@ from mas_eval.stats._common import (
     COLUMN_NAME,
     COLUMN_NAMES,
     ENGINE,
+    GROUP,
     PROBABILITY,
     as_lazy,
     check_columns,
@@ -145,13 +146,17 @@ def _scores(
     """The finite scores ``_y`` keyed by ``groups, case, epoch[, judge]`` (differences when
     ``paired``), sorted, and per group the values set aside (``_aside``) and unmatched (``_unmatched``).
 
-    ``groups`` is never empty: the ungrouped call passes a constant column."""
+    Without ``groups`` the frames have a constant key, :data:`~mas_eval.stats._common.GROUP`."""
     schema = frame.collect_schema()
     check_columns(schema, [metric], f"{where}: metric")
     named = [*groups, case, epoch, *([judge] if judge else []), *([system] if paired else [])]
     check_columns(schema, named, f"{where}: scores")
     check_no_nulls(frame, named, f"{where}: scores")
     value = numeric_value(schema, metric, f"{where}: metric")
+    if not groups:
+        # The ungrouped call is one group: a constant key, added once the user's columns are checked.
+        groups = [GROUP]
+        frame = frame.with_columns(**{GROUP: pl.lit(0, pl.Int8)})
     keys = [*groups, case, epoch, *([judge] if judge else [])]
     if paired:
         frame = frame.filter(pl.col(system).is_in(list(paired)))
@@ -169,8 +174,9 @@ def _scores(
     data = data.filter(pl.col("_y").is_not_null()).drop("_bad")
     repeated = data.select(*keys, *([system] if paired else [])).is_duplicated()
     if repeated.any():
-        shown = format_keys(data.filter(repeated).select(*keys).unique(maintain_order=True).iter_rows(named=True))
-        what = ", ".join([*keys, *([system] if paired else [])])
+        named_keys = [k for k in [*keys, *([system] if paired else [])] if k != GROUP]
+        shown = format_keys(data.filter(repeated).select(named_keys).unique(maintain_order=True).iter_rows(named=True))
+        what = ", ".join(named_keys)
         msg = f"{where}: more than one score of the same {what}: {shown}; keep one score per key"
         raise DataError(msg)
     if paired:
@@ -467,12 +473,9 @@ def variance_components(
     """
     where = "variance_components"
     groups = column_list(by, "by")
-    keys = groups or ["_g"]
-    frame = as_lazy(scores)
-    if not groups:
-        frame = frame.with_columns(_g=pl.lit(0, pl.Int8))
+    keys = groups or [GROUP]
     pair = (paired[0], paired[1]) if paired else None
-    data, aside = _scores(frame, metric, keys, case, epoch, judge, pair, system, where)
+    data, aside = _scores(as_lazy(scores), metric, groups, case, epoch, judge, pair, system, where)
     run = [case, epoch]
     incomplete = pl.DataFrame(schema={**{k: data.schema[k] for k in keys}, "_incomplete": pl.Int64})
     if judge is not None:
@@ -524,7 +527,7 @@ def variance_components(
     out = rows.with_columns(pl.lit(difference, pl.String).alias("difference"), pl.lit(method).alias("method")).select(
         *keys, *COMPONENT_COLUMNS
     )
-    return out if groups else out.drop("_g")
+    return out if groups else out.drop(GROUP)
 
 
 def _notes(table: pl.DataFrame) -> list[list[str]]:
@@ -573,9 +576,10 @@ def _anova_rows(table: pl.DataFrame, keys: list[str], judged: bool, confidence: 
     else:
         values["case"] = satterthwaite([1.0 / n0, -1.0 / n0], [ms_case, ms_epoch], [df_case, df_epoch], confidence)
         values["epoch"] = satterthwaite([np.ones_like(a)], [ms_epoch], [df_epoch], confidence)
-    f = ms_case / ms_epoch
     with np.errstate(all="ignore"):
-        icc = (f - 1.0) / (f + n0 - 1.0)
+        f = ms_case / ms_epoch
+        # (F - 1)/(F + n0 - 1), written so that no epoch noise at all (MS_epoch = 0) gives 1, not inf/inf.
+        icc = (ms_case - ms_epoch) / (ms_case + (n0 - 1.0) * ms_epoch)
     icc_low, icc_high = icc_interval(f, df_case, df_epoch, n0, confidence)
     mean_epochs = big_n / a
     names = list(values)
@@ -693,9 +697,9 @@ def _design_inputs(components: Any, paired: bool, where: str) -> tuple[pl.DataFr
     check_columns(frame.schema, ["quantity", "estimate", "judges", "difference"], f"{where}: components",
                   fix="pass the output of variance_components")  # fmt: skip
     groups = [c for c in frame.columns if c not in COMPONENT_COLUMNS]
-    keys = groups or ["_g"]
+    keys = groups or [GROUP]
     if not groups:
-        frame = frame.with_columns(_g=pl.lit(0))
+        frame = frame.with_columns(**{GROUP: pl.lit(0)})
     is_paired = frame["difference"].is_not_null().any()
     if paired and not is_paired:
         msg = (
@@ -901,7 +905,7 @@ def plan(
               "se": pl.Float64, "power": pl.Float64, "cost": pl.Float64, "reaches": pl.Boolean,
               "chosen": pl.Boolean, "note": pl.String}  # fmt: skip
     out = pl.DataFrame(rows, schema=schema)
-    return out.drop("_g") if keys == ["_g"] else out
+    return out.drop(GROUP) if keys == [GROUP] else out
 
 
 def _counts(value: object) -> bool:
@@ -985,4 +989,4 @@ def design_power(
         })
         for g in range(wide.height)
     ])  # fmt: skip
-    return out.drop("_g") if keys == ["_g"] else out
+    return out.drop(GROUP) if keys == [GROUP] else out
