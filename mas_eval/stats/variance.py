@@ -177,7 +177,10 @@ def _scores(
         named_keys = [k for k in [*keys, *([system] if paired else [])] if k != GROUP]
         shown = format_keys(data.filter(repeated).select(named_keys).unique(maintain_order=True).iter_rows(named=True))
         what = ", ".join(named_keys)
-        msg = f"{where}: more than one score of the same {what}: {shown}; keep one score per key"
+        msg = (
+            f"{where}: more than one score of the same {what}: {shown}; keep one score per key (several systems: "
+            "group by their column, by='system', or take their difference, paired=(treatment, control))"
+        )
         raise DataError(msg)
     if paired:
         treatment, control = paired
