@@ -495,21 +495,21 @@ def pass_at_k_intervals(
     polars.DataFrame
         One row per (``by`` group, system or difference, k, measure), sorted; the ``by`` columns, then
 
-        ================== =============================================================
-        system             the system (the treatment, on a difference's rows)
-        control            null on a system's rows; the control on a difference's rows
-        k                  the k
-        measure            ``"pass@k"`` or ``"pass^k"``
-        cases              cases in the estimate: those with at least k epochs (of both
-                           systems, for a difference)
-        estimate           mean over those cases of the per-case unbiased estimate (or
-                           of its paired difference)
-        se                 standard error of that mean over cases, :math:`s/\sqrt{N}`
-        ci_low, ci_high    :math:`\text{estimate} \pm t_{N-1}\,\text{se}`, clipped to
-                           [0, 1] (a difference: [-1, 1])
+        =================== =============================================================
+        system              the system (the treatment, on a difference's rows)
+        control             null on a system's rows; the control on a difference's rows
+        k                   the k
+        measure             ``"pass@k"`` or ``"pass^k"``
+        cases               cases in the estimate: those with at least k epochs (of both
+                            systems, for a difference)
+        estimate            mean over those cases of the per-case unbiased estimate (or
+                            of its paired difference)
+        se                  standard error of that mean over cases, :math:`s/\sqrt{N}`
+        ci_low, ci_high     :math:`\text{estimate} \pm t_{N-1}\,\text{se}`, clipped to
+                            [0, 1] (a difference: [-1, 1])
         boot_low, boot_high percentile bootstrap interval over resampled cases
-        note               cases left out, values set aside, or why an interval is null
-        ================== =============================================================
+        note                cases left out, values set aside, or why an interval is null
+        =================== =============================================================
 
     Raises
     ------
