@@ -36,7 +36,9 @@ from mas_eval.simulation.decision import simulate
 from mas_eval.simulation.diagnosis import simulate_diagnosis
 from mas_eval.simulation.outcomes import simulate_outcomes
 from mas_eval.stats.comparison import compare
+from mas_eval.stats.epochs import pass_at_k_intervals
 from mas_eval.stats.report import write_comparisons
+from mas_eval.stats.variance import plan, variance_components
 from mas_eval.storage.dataset import Dataset
 
 
@@ -168,6 +170,25 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "treatment": Mirrors(build, "treatment"),
         "control": Mirrors(build, "control"),
         "overwrite": Mirrors(Report.write, "overwrite"),
+    },
+    "pass-at-k": {
+        "scores": CliOnly("the Scores folder whose runs table is read (Scores.scan)"),
+        "metric": Mirrors(pass_at_k_intervals, "metric"),
+        "k": Mirrors(pass_at_k_intervals, "k", lambda ks: ",".join(map(str, ks))),
+        **{
+            name: Mirrors(pass_at_k_intervals, name)
+            for name in ("by", "treatment", "control", "n_boot", "seed", "resample_epochs", "confidence")
+        },
+    },
+    "variance": {
+        "scores": CliOnly("the Scores folder whose runs table is read (Scores.scan)"),
+        "metric": Mirrors(variance_components, "metric"),
+        **{name: Mirrors(variance_components, name) for name in ("by", "judge", "method", "confidence", "paired")},
+        "mde": CliOnly("optional: the design is planned (plan's required mde) only when given"),
+        **{
+            name: Mirrors(plan, name)
+            for name in ("power", "alpha", "cost_per_run", "cost_per_case", "max_epochs", "max_cases")
+        },
     },
     "reproduce": {
         "dataset": DATASET,

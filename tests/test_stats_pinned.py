@@ -245,3 +245,56 @@ def test_crisis_mas_poc_block_reports_population_sds() -> None:
     chosen = baseline_comparison(frame, metrics=metrics, sd_ddof=0)["statistical_significance"]["decision_quality"]
     assert chosen["single_agent_std"] == pytest.approx(np.std(single), abs=1e-12)
     assert chosen["t_statistic"] == spec["t_statistic"]
+
+
+# --- variance components: Shrout & Fleiss (1979) through R's psych::ICC ------------------------------
+
+# Shrout & Fleiss (1979), "Intraclass correlations: uses in assessing rater reliability", Table 2:
+# six targets (rows) rated by four judges (columns); psych's ICC help page and tests use it as `sf`.
+SHROUT_FLEISS = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
+
+
+def _shrout_fleiss() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "case_id": [i for i, row in enumerate(SHROUT_FLEISS) for _ in row],
+            "judge": [j for row in SHROUT_FLEISS for j in range(len(row))],
+            "score": [float(v) for row in SHROUT_FLEISS for v in row],
+        }
+    )
+
+
+def test_one_way_icc_matches_r_psych_icc_on_shrout_fleiss() -> None:
+    # R: psych::ICC(ratings) on the Shrout & Fleiss matrix, as printed in dwoll/RExRepos md/interRaterICC.md:
+    #   Single_raters_absolute ICC1 0.17 F 1.8 df1 5 df2 18 p 0.16477 lower bound -0.133 upper bound 0.72
+    # (psych's tests/testthat/test_ICC.R: round(ICC(1,1), 2) == .17; Shrout & Fleiss Table 4: .17).
+    from mas_eval.stats import variance_components
+
+    table = variance_components(_shrout_fleiss().with_columns(epoch=pl.col("judge")), "score")
+    icc = table.filter(pl.col("quantity") == "icc").row(0, named=True)
+    assert icc["estimate"] == pytest.approx(0.17, abs=5e-3)
+    assert icc["estimate"] == pytest.approx((11.241667 - 6.263889) / (11.241667 + 3 * 6.263889), abs=1e-6)
+    assert icc["ci_low"] == pytest.approx(-0.133, abs=5e-4)
+    assert icc["ci_high"] == pytest.approx(0.72, abs=5e-3)
+    case = table.filter(pl.col("quantity") == "case").row(0, named=True)
+    epoch = table.filter(pl.col("quantity") == "epoch").row(0, named=True)
+    # The one-way mean squares of Shrout & Fleiss Table 3: BMS = 11.24, WMS = 6.26 on 5 and 18 df.
+    assert epoch["estimate"] == pytest.approx(6.26, abs=5e-3) and epoch["dof"] == 18
+    assert case["estimate"] == pytest.approx((11.24 - 6.26) / 4, abs=5e-3)
+
+
+def test_judge_icc_matches_r_psych_icc_on_shrout_fleiss() -> None:
+    # R: psych::ICC(ratings), same source:
+    #   Single_random_raters ICC2 0.29 F 11.0 df1 5 df2 15 p 0.00013 lower bound 0.019 upper bound 0.76
+    # (Shrout & Fleiss Table 4: ICC(2,1) = .29; two-way mean squares JMS = 32.49, EMS = 1.02).
+    from mas_eval.stats import variance_components
+
+    table = variance_components(_shrout_fleiss().with_columns(epoch=pl.lit(1)), "score", judge="judge")
+    row = table.filter(pl.col("quantity") == "judge_icc").row(0, named=True)
+    assert row["estimate"] == pytest.approx(0.29, abs=5e-3)
+    assert row["ci_low"] == pytest.approx(0.019, abs=5e-4)
+    assert row["ci_high"] == pytest.approx(0.76, abs=5e-3)
+    residual = table.filter(pl.col("quantity") == "residual").row(0, named=True)
+    judge = table.filter(pl.col("quantity") == "judge").row(0, named=True)
+    assert residual["estimate"] == pytest.approx(1.02, abs=5e-3) and residual["dof"] == 15
+    assert judge["estimate"] == pytest.approx((32.49 - 1.02) / 6, abs=5e-3)

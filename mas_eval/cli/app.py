@@ -23,7 +23,7 @@ from typing import Annotated
 import typer
 
 from mas_eval._version import __version__
-from mas_eval.cli import benchmark, compare, dataset, demo, ingest, score, simulate
+from mas_eval.cli import benchmark, compare, dataset, demo, epochs, ingest, score, simulate
 from mas_eval.cli.common import Command, Group, set_epilog
 from mas_eval.cli.terminal import console, err_console, literal
 from mas_eval.errors import MasEvalError, command_line
@@ -63,6 +63,8 @@ app.command(cls=Command, name="combined-score")(benchmark.combined_score)
 app.command(cls=Command, epilog=set_epilog())(score.score)
 app.command(cls=Command)(compare.compare)
 app.command(cls=Command)(compare.report)
+app.command(cls=Command, name="pass-at-k")(epochs.pass_at_k)
+app.command(cls=Command)(epochs.variance)
 app.command(cls=Command, epilog=set_epilog())(score.reproduce)
 app.command(cls=Command)(dataset.validate)
 app.command(cls=Command)(dataset.reshard)

@@ -6,6 +6,8 @@
 * :func:`reliability` — reliability diagram per system, with its ECE.
 * :func:`cost_quality` — mean quality against mean cost, with the Pareto front.
 * :func:`accuracy_cost_frontier` — each system's pass rate against its spending per case as k epochs grow.
+* :func:`pass_at_k` — pass@k and pass^k of each system against k, with their intervals as bands.
+* :func:`design_power` — a comparison's power against cases, one curve per number of epochs.
 * :func:`consensus_quality` — quality against consensus, with binned means per system.
 * :func:`beliefs` — one run's agents × alternatives belief masses.
 * :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
@@ -35,8 +37,10 @@ if TYPE_CHECKING:
     from mas_eval.plots.belief_map import beliefs
     from mas_eval.plots.calibration import reliability
     from mas_eval.plots.comparison import forest
+    from mas_eval.plots.design import design_power
     from mas_eval.plots.frontier import accuracy_cost_frontier
     from mas_eval.plots.items import item_scores
+    from mas_eval.plots.pass_k import pass_at_k
     from mas_eval.plots.runs import consensus_quality, cost_quality, distributions, paired
     from mas_eval.plots.teamwork import collaboration
 
@@ -54,6 +58,8 @@ __getattr__, __dir__ = lazy_attributes(
         "forest": "mas_eval.plots.comparison",
         "accuracy_cost_frontier": "mas_eval.plots.frontier",
         "item_scores": "mas_eval.plots.items",
+        "pass_at_k": "mas_eval.plots.pass_k",
+        "design_power": "mas_eval.plots.design",
         "consensus_quality": "mas_eval.plots.runs",
         "cost_quality": "mas_eval.plots.runs",
         "distributions": "mas_eval.plots.runs",
@@ -69,11 +75,13 @@ __all__ = [
     "collaboration",
     "consensus_quality",
     "cost_quality",
+    "design_power",
     "distributions",
     "forest",
     "item_scores",
     "paired",
     "paper_style",
+    "pass_at_k",
     "reliability",
     "save",
     "system_colours",

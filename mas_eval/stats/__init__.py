@@ -12,6 +12,10 @@
 * :func:`pass_at_k`, :func:`cost_per_correct`, :func:`compute_matched`, :func:`accuracy_cost_frontier` —
   statistics over epochs (repeats of a case): pass@k, pass^k, majority vote, cost per correct
   answer, the single agent given the MAS's compute, and the accuracy–cost frontier.
+* :func:`pass_at_k_intervals` — pass@k and pass^k per system with the SE over cases and a seeded
+  bootstrap interval, and the paired difference of two systems at each k.
+* :func:`variance_components`, :func:`plan`, :func:`design_power` — between-case, epoch and judge
+  variance with the ICC and the design effect, and the cases × epochs that reach a power at least cost.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`display`, :func:`summary_view`, :func:`write_comparisons` — show, print and save a comparison table
   (``display(table)`` shows it in Jupyter as ``mas-eval compare`` prints it).
@@ -58,7 +62,13 @@ if TYPE_CHECKING:
     from mas_eval.stats.comparison import compare
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
-    from mas_eval.stats.epochs import accuracy_cost_frontier, compute_matched, cost_per_correct, pass_at_k
+    from mas_eval.stats.epochs import (
+        accuracy_cost_frontier,
+        compute_matched,
+        cost_per_correct,
+        pass_at_k,
+        pass_at_k_intervals,
+    )
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.proportions import (
         mcnemar_exact,
@@ -70,6 +80,7 @@ if TYPE_CHECKING:
     from mas_eval.stats.reliability import calibration, reliability_table
     from mas_eval.stats.report import display, summary_view, write_comparisons
     from mas_eval.stats.sufficient import SufficientStatistics, merge_statistics, sufficient_statistics
+    from mas_eval.stats.variance import design_power, plan, variance_components
 
 # SciPy and statsmodels load with the first function used, not with the package.
 __getattr__, __dir__ = lazy_attributes(
@@ -83,6 +94,7 @@ __getattr__, __dir__ = lazy_attributes(
         "compute_matched": "mas_eval.stats.epochs",
         "cost_per_correct": "mas_eval.stats.epochs",
         "pass_at_k": "mas_eval.stats.epochs",
+        "pass_at_k_intervals": "mas_eval.stats.epochs",
         "power": "mas_eval.stats.power_analysis",
         "mcnemar_exact": "mas_eval.stats.proportions",
         "mcnemar_power": "mas_eval.stats.proportions",
@@ -97,6 +109,9 @@ __getattr__, __dir__ = lazy_attributes(
         "SufficientStatistics": "mas_eval.stats.sufficient",
         "merge_statistics": "mas_eval.stats.sufficient",
         "sufficient_statistics": "mas_eval.stats.sufficient",
+        "design_power": "mas_eval.stats.variance",
+        "plan": "mas_eval.stats.variance",
+        "variance_components": "mas_eval.stats.variance",
     },
 )
 
@@ -119,18 +134,22 @@ __all__ = [
     "compare",
     "compute_matched",
     "cost_per_correct",
+    "design_power",
     "display",
     "mcnemar_exact",
     "mcnemar_power",
     "merge_statistics",
     "paired_difference",
     "pass_at_k",
+    "pass_at_k_intervals",
     "pass_rates",
+    "plan",
     "power",
     "proportion_interval",
     "reliability_table",
     "sufficient_statistics",
     "summary_view",
     "ttest_from_summary",
+    "variance_components",
     "write_comparisons",
 ]

@@ -1,0 +1,995 @@
+r"""Variance components of repeated evaluations (case, epoch, judge), the ICC, the design effect,
+and the design of cases × epochs they imply for a comparison.
+
+A score :math:`y_{iel}` of case :math:`i`, epoch :math:`e` (a run of the case) and, when several
+scorers score every run, judge :math:`l`, is modelled as
+
+.. math:: y_{iel} = \mu + a_i + b_{ie} + j_l + \varepsilon_{iel},
+
+with independent random effects of variances :math:`\sigma^2_\text{case}`,
+:math:`\sigma^2_\text{epoch}`, :math:`\sigma^2_\text{judge}` and :math:`\sigma^2_\text{residual}`
+(without judges :math:`b_{ie}` and :math:`\varepsilon` are one term, the epoch variance). How
+much of a system's spread is the cases' and how much its repeats' decides whether more epochs or
+more cases buy precision (Miller 2024, "Adding Error Bars to Evals", arXiv 2411.00640, §3–5).
+
+ANOVA (method of moments)
+    With :math:`a` cases, :math:`n_i` epochs of case :math:`i`, :math:`N = \sum n_i` runs and
+    :math:`L` judges, the sums of squares of the run scores (their judge means, with judges)
+    give :math:`MS_\text{case} = L\,SS_B/(a-1)` and :math:`MS_\text{epoch} = L\,SS_W/(N-a)`;
+    with judges the runs × judges table gives :math:`MS_\text{judge}` and :math:`MS_\text{res}`
+    on :math:`L-1` and :math:`(N-1)(L-1)` degrees of freedom. For unequal :math:`n_i` the
+    case mean square's coefficient is :math:`n_0 = (N - \sum n_i^2/N)/(a-1)` (Searle, Casella
+    & McCulloch 1992, *Variance Components*, §3.5; Snedecor & Cochran's :math:`n_0`). Then
+
+    .. math::
+        \hat\sigma^2_\text{case} = \frac{MS_\text{case} - MS_\text{epoch}}{n_0 L},\quad
+        \hat\sigma^2_\text{epoch} = \frac{MS_\text{epoch} - MS_\text{res}}{L},\quad
+        \hat\sigma^2_\text{judge} = \frac{MS_\text{judge} - MS_\text{res}}{N},\quad
+        \hat\sigma^2_\text{residual} = MS_\text{res}
+
+    (without judges :math:`L = 1` and :math:`MS_\text{res}` drops out:
+    :math:`\hat\sigma^2_\text{epoch} = MS_\text{epoch}`). An estimate may be negative: the
+    component is then indistinguishable from 0 (its note says so).
+
+Intervals
+    A component :math:`\hat\sigma^2 = \sum_k c_k MS_k` has Satterthwaite's (1946) approximate
+    degrees of freedom :math:`\nu = \hat\sigma^4 / \sum_k (c_k MS_k)^2/\nu_k` and the interval
+    :math:`[\nu\hat\sigma^2/\chi^2_{\nu,1-\alpha/2},\ \nu\hat\sigma^2/\chi^2_{\nu,\alpha/2}]`
+    (exact for a single mean square; Searle, Casella & McCulloch 1992, §3.6d). The ICC of two
+    epochs of a case, :math:`\rho = \sigma^2_\text{case}/(\sigma^2_\text{case} +
+    \sigma^2_\text{epoch} + \sigma^2_\text{residual}/L)`, is
+    :math:`\hat\rho = (F-1)/(F+n_0-1)` with :math:`F = MS_\text{case}/MS_\text{epoch}`, and its
+    interval is the exact F-based one of the one-way model (Shrout & Fleiss 1979, ICC(1,1);
+    Searle 1971, *Linear Models*, §9.8): :math:`F_L = F/F_{1-\alpha/2}(a-1, N-a)`,
+    :math:`F_U = F\,F_{1-\alpha/2}(N-a, a-1)`, limits :math:`(F_{L,U}-1)/(F_{L,U}+n_0-1)`
+    (exact when balanced; with :math:`n_0` an approximation otherwise). With judges,
+    ``judge_icc`` is the agreement of two judges on one run, Shrout & Fleiss's ICC(2,1) on the
+    runs × judges table, with McGraw & Wong's (1996, "Forming inferences about some intraclass
+    correlation coefficients", Psychological Methods 1, 30–46, case 2A) approximate interval.
+
+Design effect
+    :math:`1 + (\bar m - 1)\hat\rho` with :math:`\bar m = N/a` epochs per case (Kish 1965,
+    *Survey Sampling*): the factor by which clustering inflates the variance of a mean over
+    :math:`N` runs compared with :math:`N` independent cases. :math:`N` runs are worth
+    :math:`N / \text{deff}` independent cases.
+
+REML
+    ``method="reml"`` fits the same model by restricted maximum likelihood with statsmodels'
+    ``MixedLM`` (crossed judges as variance components of one group); it equals ANOVA on a
+    balanced design whose components are positive, and never goes below 0. It gives points only.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+from scipy import stats
+
+from mas_eval.constraints import NONE, Boolean, Interval, Options, Predicate, validate_params
+from mas_eval.errors import DataError, InvalidParameterError, format_keys
+from mas_eval.stats._common import (
+    COLUMN_NAME,
+    COLUMN_NAMES,
+    ENGINE,
+    GROUP,
+    PROBABILITY,
+    as_lazy,
+    check_columns,
+    check_no_nulls,
+    column_list,
+    group_label,
+    numeric_value,
+)
+
+__all__ = [
+    "COMPONENT_COLUMNS",
+    "PLAN_COLUMNS",
+    "VarianceMethod",
+    "design_power",
+    "plan",
+    "variance_components",
+]
+
+Array = NDArray[np.float64]
+
+#: How :func:`variance_components` estimates: the ANOVA (method of moments) or REML.
+VarianceMethod = Literal["anova", "reml"]
+
+#: The columns :func:`variance_components` returns after its ``by`` columns.
+COMPONENT_COLUMNS = (
+    "quantity", "estimate", "ci_low", "ci_high", "share", "dof", "cases", "runs", "epochs", "judges",
+    "difference", "method", "note",
+)  # fmt: skip
+#: The columns :func:`plan` returns after the ``by`` columns.
+PLAN_COLUMNS = ("epochs", "cases", "runs", "se", "power", "cost", "reaches", "chosen", "note")
+
+#: Largest number of cases :func:`plan` considers.
+MAX_CASES = 10_000_000
+#: Largest number of epochs :func:`plan` considers.
+MAX_EPOCHS = 1_000
+
+_COMPONENTS = ("case", "epoch", "judge", "residual")
+
+
+def _pair(value: object) -> bool:
+    return (
+        isinstance(value, tuple | list)
+        and len(value) == 2
+        and all(isinstance(v, str) for v in value)
+        and value[0] != value[1]
+    )
+
+
+#: Constraint of ``paired``: two distinct system names.
+SYSTEM_PAIR = Predicate(_pair, "a (treatment, control) pair of two different system names")
+
+
+# --- reading the scores ---------------------------------------------------------------------------
+
+
+def _scores(
+    frame: pl.LazyFrame,
+    metric: str,
+    groups: list[str],
+    case: str,
+    epoch: str,
+    judge: str | None,
+    paired: tuple[str, str] | None,
+    system: str,
+    where: str,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The finite scores ``_y`` keyed by ``groups, case, epoch[, judge]`` (differences when
+    ``paired``), sorted, and per group the values set aside (``_aside``) and unmatched (``_unmatched``).
+
+    Without ``groups`` the frames have a constant key, :data:`~mas_eval.stats._common.GROUP`."""
+    schema = frame.collect_schema()
+    check_columns(schema, [metric], f"{where}: metric")
+    named = [*groups, case, epoch, *([judge] if judge else []), *([system] if paired else [])]
+    check_columns(schema, named, f"{where}: scores")
+    check_no_nulls(frame, named, f"{where}: scores")
+    value = numeric_value(schema, metric, f"{where}: metric")
+    if not groups:
+        # The ungrouped call is one group: a constant key, added once the user's columns are checked.
+        groups = [GROUP]
+        frame = frame.with_columns(**{GROUP: pl.lit(0, pl.Int8)})
+    keys = [*groups, case, epoch, *([judge] if judge else [])]
+    if paired:
+        frame = frame.filter(pl.col(system).is_in(list(paired)))
+    raw = frame.select(
+        *keys, *([system] if paired else []), _y=value, _bad=pl.col(metric).is_not_null() & value.is_null()
+    )
+    data = raw.collect(engine=ENGINE)
+    if schema[metric].is_float():
+        # NaN is null already; ±inf cannot be a score either: set aside like NaN, and counted.
+        infinite = data["_y"].is_infinite()
+        data = data.with_columns(
+            _bad=pl.col("_bad") | infinite, _y=pl.when(infinite).then(None).otherwise(pl.col("_y"))
+        )
+    aside = data.group_by(groups).agg(_aside=pl.col("_bad").sum().cast(pl.Int64))
+    data = data.filter(pl.col("_y").is_not_null()).drop("_bad")
+    repeated = data.select(*keys, *([system] if paired else [])).is_duplicated()
+    if repeated.any():
+        named_keys = [k for k in [*keys, *([system] if paired else [])] if k != GROUP]
+        shown = format_keys(data.filter(repeated).select(named_keys).unique(maintain_order=True).iter_rows(named=True))
+        what = ", ".join(named_keys)
+        msg = (
+            f"{where}: more than one score of the same {what}: {shown}; keep one score per key (several systems: "
+            "group by their column, by='system', or take their difference, paired=(treatment, control))"
+        )
+        raise DataError(msg)
+    if paired:
+        treatment, control = paired
+        mine = data.filter(pl.col(system) == treatment).drop(system)
+        theirs = data.filter(pl.col(system) == control).drop(system).rename({"_y": "_yc"})
+        for role, name, part in (("treatment", treatment, mine), ("control", control, theirs)):
+            if part.height == 0:
+                msg = f"{where}: paired: no score of the {role} {name!r} in {metric!r}; check the system names"
+                raise DataError(msg)
+        both = mine.join(theirs, on=keys, how="full", nulls_equal=True, coalesce=True)
+        unmatched = both.group_by(groups).agg(
+            _unmatched=(pl.col("_y").is_null() | pl.col("_yc").is_null()).sum().cast(pl.Int64)
+        )
+        aside = aside.join(unmatched, on=groups, how="full", nulls_equal=True, coalesce=True)
+        data = both.drop_nulls(["_y", "_yc"]).select(*keys, _y=pl.col("_y") - pl.col("_yc"))
+    return data.sort(keys, nulls_last=True), aside
+
+
+def _one_way(obs: pl.DataFrame, groups: list[str], case: str, value: str) -> pl.DataFrame:
+    """Per group: cases ``a``, observations ``N``, :math:`\\sum n_i^2`, ``ssb``, ``ssw`` of ``value`` over cases."""
+    keys = groups
+    per_case = obs.group_by([*keys, case], maintain_order=True).agg(
+        n=pl.len().cast(pl.Float64),
+        mean=pl.col(value).mean(),
+        ssw=(pl.col(value) - pl.col(value).mean()).pow(2).sum(),
+    )
+    grand = (pl.col("n") * pl.col("mean")).sum().over(keys) / pl.col("n").sum().over(keys)
+    return (
+        per_case.with_columns(_dev=pl.col("n") * (pl.col("mean") - grand).pow(2))
+        .group_by(keys, maintain_order=True)
+        .agg(
+            a=pl.len().cast(pl.Float64),
+            N=pl.col("n").sum(),
+            sum_n2=pl.col("n").pow(2).sum(),
+            ssb=pl.col("_dev").sum(),
+            ssw=pl.col("ssw").sum(),
+        )
+    )
+
+
+def _two_way(obs: pl.DataFrame, groups: list[str], run: list[str], judge: str) -> pl.DataFrame:
+    """Per group, on the complete runs × judges table: judges ``L``, ``ss_runs``, ``ss_judge``, ``ss_res``."""
+    keys = groups
+    y = pl.col("_y")
+    grand = y.mean().over(keys)
+    run_mean = y.mean().over([*keys, *run])
+    judge_mean = y.mean().over([*keys, judge])
+    return (
+        obs.with_columns(
+            _run=(run_mean - grand).pow(2),
+            _judge=(judge_mean - grand).pow(2),
+            _res=(y - run_mean - judge_mean + grand).pow(2),
+        )
+        .group_by(keys, maintain_order=True)
+        .agg(
+            L=pl.col(judge).n_unique().cast(pl.Float64),
+            ss_runs=pl.col("_run").sum(),
+            ss_judge=pl.col("_judge").sum(),
+            ss_res=pl.col("_res").sum(),
+        )
+    )
+
+
+# --- the estimators -------------------------------------------------------------------------------
+
+
+def satterthwaite(
+    coefficients: Sequence[Array], mean_squares: Sequence[Array], dofs: Sequence[Array], confidence: float
+) -> tuple[Array, Array, Array, Array]:
+    r"""``(estimate, dof, low, high)`` of :math:`\sum_k c_k MS_k` with Satterthwaite's degrees of freedom.
+
+    NaN limits where the estimate is not positive (its interval is not defined).
+
+    >>> est, dof, low, high = satterthwaite([np.array([0.25]), np.array([-0.25])], [np.array([11.24]),
+    ...     np.array([6.26])], [np.array([5.0]), np.array([18.0])], 0.95)
+    >>> round(float(est[0]), 3), round(float(dof[0]), 2), round(float(low[0]), 3), round(float(high[0]), 2)
+    (1.245, 0.9, 0.237, 2585.51)
+    """
+    terms = [c * m for c, m in zip(coefficients, mean_squares, strict=True)]
+    estimate = sum(terms)
+    with np.errstate(all="ignore"):
+        denominator = sum(t**2 / d for t, d in zip(terms, dofs, strict=True))
+        dof = np.where(estimate > 0, estimate**2 / denominator, np.nan)
+        tail = (1.0 - confidence) / 2.0
+        ok = np.isfinite(dof) & (dof > 0)
+        safe = np.where(ok, dof, 1.0)
+        low = np.where(ok, safe * estimate / stats.chi2.ppf(1.0 - tail, safe), np.nan)
+        high = np.where(ok, safe * estimate / stats.chi2.ppf(tail, safe), np.nan)
+    return np.asarray(estimate, dtype=float), dof, low, high
+
+
+def icc_interval(f: Array, df1: Array, df2: Array, n0: Array, confidence: float) -> tuple[Array, Array]:
+    r"""The exact F-based interval of the one-way ICC (Shrout & Fleiss 1979, ICC(1,1)), elementwise.
+
+    >>> low, high = icc_interval(np.array([11.24 / 6.26]), np.array([5.0]), np.array([18.0]), np.array([4.0]), 0.95)
+    >>> round(float(low[0]), 3), round(float(high[0]), 3)
+    (-0.133, 0.723)
+    """
+    tail = (1.0 - confidence) / 2.0
+    with np.errstate(all="ignore"):
+        f_low = f / stats.f.ppf(1.0 - tail, df1, df2)
+        f_high = f * stats.f.ppf(1.0 - tail, df2, df1)
+        return (f_low - 1.0) / (f_low + n0 - 1.0), (f_high - 1.0) / (f_high + n0 - 1.0)
+
+
+def agreement_icc(
+    msr: Array, msc: Array, mse: Array, n: Array, k: Array, confidence: float
+) -> tuple[Array, Array, Array]:
+    r"""Shrout & Fleiss's ICC(2,1) of ``n`` targets by ``k`` judges, with McGraw & Wong's (1996) interval.
+
+    :math:`\hat\rho = (MS_R - MS_E)/(MS_R + (k-1)MS_E + k(MS_C - MS_E)/n)`; the limits use
+    :math:`F^* = F_{1-\alpha/2}(n-1, \nu)` and :math:`F_* = F_{1-\alpha/2}(\nu, n-1)` with
+    :math:`\nu = (a MS_C + b MS_E)^2 / ((a MS_C)^2/(k-1) + (b MS_E)^2/((n-1)(k-1)))`,
+    :math:`a = k\hat\rho/(n(1-\hat\rho))`, :math:`b = 1 + k\hat\rho(n-1)/(n(1-\hat\rho))`.
+
+    >>> icc, low, high = agreement_icc(np.array([11.24167]), np.array([32.48611]), np.array([1.019444]),
+    ...                                np.array([6.0]), np.array([4.0]), 0.95)
+    >>> round(float(icc[0]), 3), round(float(low[0]), 3), round(float(high[0]), 3)
+    (0.29, 0.019, 0.761)
+    """
+    tail = (1.0 - confidence) / 2.0
+    with np.errstate(all="ignore"):
+        icc = (msr - mse) / (msr + (k - 1.0) * mse + k * (msc - mse) / n)
+        a = k * icc / (n * (1.0 - icc))
+        b = 1.0 + k * icc * (n - 1.0) / (n * (1.0 - icc))
+        nu = (a * msc + b * mse) ** 2 / ((a * msc) ** 2 / (k - 1.0) + (b * mse) ** 2 / ((n - 1.0) * (k - 1.0)))
+        f_star = stats.f.ppf(1.0 - tail, n - 1.0, nu)
+        f_low_star = stats.f.ppf(1.0 - tail, nu, n - 1.0)
+        spread = k * msc + (k * n - k - n) * mse
+        low = n * (msr - f_star * mse) / (f_star * spread + n * msr)
+        high = n * (f_low_star * msr - mse) / (spread + n * f_low_star * msr)
+    return icc, low, high
+
+
+def _reml(obs: pl.DataFrame, case: str, run: list[str], judge: str | None, with_epoch: bool) -> dict[str, float] | str:
+    """REML components of one group (statsmodels ``MixedLM``), or why there are none."""
+    from statsmodels.regression.mixed_linear_model import MixedLM, VCSpec
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+    y = obs["_y"].to_numpy().astype(float)
+    size = y.size
+    codes = {
+        "case": obs[case].rank("dense").to_numpy() - 1,
+        **({"epoch": obs.select(pl.struct(run).rank("dense")).to_series().to_numpy() - 1} if with_epoch else {}),
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            if judge is None:
+                result = MixedLM(y, np.ones((size, 1)), groups=codes["case"]).fit(reml=True)
+                found = {"case": float(np.asarray(result.cov_re).ravel()[0]), "epoch": float(result.scale)}
+            else:
+                codes["judge"] = obs[judge].rank("dense").to_numpy() - 1
+                names = list(codes)
+                mats = [[(codes[name][:, None] == np.arange(codes[name].max() + 1)).astype(float)] for name in names]
+                columns = [[[str(i) for i in range(m[0].shape[1])]] for m in mats]
+                model = MixedLM(
+                    y, np.ones((size, 1)), groups=np.zeros(size), exog_re=np.zeros((size, 0)),
+                    exog_vc=VCSpec(names, columns, mats),
+                )  # fmt: skip
+                result = model.fit(reml=True)
+                found = {**dict(zip(names, map(float, result.vcomp), strict=True)), "residual": float(result.scale)}
+        except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, FloatingPointError) as exc:
+            return f"REML fit failed ({type(exc).__name__}: {exc})"
+    if not getattr(result, "converged", False):
+        problems = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+        return "REML fit did not converge" + (f" ({problems[0]})" if problems else "")
+    return found
+
+
+# --- variance components --------------------------------------------------------------------------
+
+
+@validate_params(
+    {
+        "metric": [COLUMN_NAME],
+        "by": [COLUMN_NAMES, NONE],
+        "case": [COLUMN_NAME],
+        "epoch": [COLUMN_NAME],
+        "judge": [COLUMN_NAME, NONE],
+        "method": [Options.of(VarianceMethod)],
+        "confidence": [PROBABILITY],
+        "paired": [SYSTEM_PAIR, NONE],
+        "system": [COLUMN_NAME],
+    }
+)
+def variance_components(
+    scores: Any,
+    metric: str,
+    by: str | Sequence[str] | None = None,
+    *,
+    case: str = "case_id",
+    epoch: str = "epoch",
+    judge: str | None = None,
+    method: VarianceMethod = "anova",
+    confidence: float = 0.95,
+    paired: tuple[str, str] | None = None,
+    system: str = "system",
+) -> pl.DataFrame:
+    r"""Between-case, within-case (epoch) and judge variance of a score, with the ICC and the design effect.
+
+    Parameters
+    ----------
+    scores : polars.DataFrame, polars.LazyFrame or Scores
+        One row per scored run (per run and judge, with ``judge``): ``case``, ``epoch``,
+        ``metric``, the ``by`` columns (and ``judge``, ``system``).
+    metric : str
+        The score: numeric or boolean (pass/fail works: the components of a 0/1 outcome).
+    by : str or list of str, optional
+        Grouping columns (``"system"`` for each system's own components; a task).
+    case, epoch : str
+        The case column and the epoch column (which repeat of the case a run is).
+    judge : str, optional
+        The scorer column when several scorers score each run: adds the judge and residual
+        components and ``judge_icc``. A run lacking a judge's score is set aside.
+    method : {"anova", "reml"}
+        ANOVA (method of moments, with intervals) or REML (statsmodels ``MixedLM``; points only).
+    confidence : float
+        Level of the intervals, in (0, 1).
+    paired : (str, str), optional
+        ``(treatment, control)``: the components of the paired difference treatment − control on
+        each (case, epoch[, judge]) both systems have (epoch e of one set against epoch e of the
+        other: repeats are exchangeable). What :func:`plan` needs for a paired design.
+    system : str
+        The system column, read when ``paired`` is given.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (``by`` group, quantity), the ``by`` columns then
+
+        =========== ==============================================================
+        quantity    ``case``, ``epoch`` (with ``judge``: also ``judge`` and
+                    ``residual``), ``icc``, ``design_effect`` (and ``judge_icc``)
+        estimate    the component's variance; the ICC; the design effect
+        ci_low      lower limit: Satterthwaite's for a component, the exact F
+                    interval for ``icc`` (mapped for ``design_effect``), McGraw &
+                    Wong's for ``judge_icc``; null under REML or when undefined
+        ci_high     upper limit, likewise
+        share       a component's share of their sum (negative ones counted as 0)
+        dof         a component's Satterthwaite degrees of freedom
+        cases       cases :math:`a`
+        runs        runs :math:`N` (case and epoch pairs)
+        epochs      mean epochs per case, :math:`N/a`
+        judges      judges :math:`L` (1 without ``judge``)
+        difference  ``"treatment - control"`` when ``paired``, else null
+        method      ``"anova"`` or ``"reml"``
+        note        values set aside, a negative estimate, an unbalanced design
+        =========== ==============================================================
+
+    Raises
+    ------
+    InvalidParameterError
+        A parameter outside the values above.
+    SchemaError
+        A named column is missing, or the metric is not numeric or boolean.
+    DataError
+        A null key; two scores of one key; a group with fewer than 2 cases; without ``judge``,
+        a group whose cases all have one epoch (no within-case variance to estimate).
+
+    Notes
+    -----
+    The estimators and intervals are in :mod:`mas_eval.stats.variance`. Non-finite scores
+    (NaN, ±inf) are set aside like nulls and counted in the note (one rule for every score).
+    With judges and one epoch per case the epoch variance cannot be told from the case
+    variance: the ``case`` row holds both and the ``epoch``, ``icc`` and ``design_effect`` rows
+    are null (as in Shrout & Fleiss's targets × judges design).
+
+    Examples
+    --------
+    Shrout & Fleiss's (1979) six targets rated by four judges, as psych's ``ICC`` example: read
+    as four repeats of each case, the ICC is their ICC(1,1) = 0.166 (-0.133, 0.723); with the
+    judges named, ``judge_icc`` is their ICC(2,1) = 0.290 (0.019, 0.761).
+
+    >>> import polars as pl
+    >>> ratings = [9, 2, 5, 8, 6, 1, 3, 2, 8, 4, 6, 8, 7, 1, 2, 6, 10, 5, 6, 9, 6, 2, 4, 7]
+    >>> sf = pl.DataFrame({"case_id": [i // 4 for i in range(24)], "epoch": 1,
+    ...                    "judge": [i % 4 for i in range(24)], "score": ratings})
+    >>> one_way = variance_components(sf.with_columns(epoch=pl.col("judge")), "score")
+    >>> with pl.Config(float_precision=3, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+    ...     print(one_way.select("quantity", "estimate", "ci_low", "ci_high", "share", "dof"))
+    ┌───────────────┬──────────┬────────┬──────────┬───────┬────────┐
+    │ quantity      ┆ estimate ┆ ci_low ┆ ci_high  ┆ share ┆ dof    │
+    ╞═══════════════╪══════════╪════════╪══════════╪═══════╪════════╡
+    │ case          ┆ 1.244    ┆ 0.236  ┆ 2608.741 ┆ 0.166 ┆ 0.903  │
+    │ epoch         ┆ 6.264    ┆ 3.576  ┆ 13.699   ┆ 0.834 ┆ 18.000 │
+    │ icc           ┆ 0.166    ┆ -0.133 ┆ 0.723    ┆ null  ┆ null   │
+    │ design_effect ┆ 1.497    ┆ 0.601  ┆ 3.168    ┆ null  ┆ null   │
+    └───────────────┴──────────┴────────┴──────────┴───────┴────────┘
+    >>> two_way = variance_components(sf, "score", judge="judge")
+    >>> [round(v, 3) for v in two_way.filter(pl.col("quantity") == "judge_icc").row(0)[1:3]]
+    [0.29, 0.019]
+    """
+    where = "variance_components"
+    groups = column_list(by, "by")
+    keys = groups or [GROUP]
+    pair = (paired[0], paired[1]) if paired else None
+    data, aside = _scores(as_lazy(scores), metric, groups, case, epoch, judge, pair, system, where)
+    run = [case, epoch]
+    incomplete = pl.DataFrame(schema={**{k: data.schema[k] for k in keys}, "_incomplete": pl.Int64})
+    if judge is not None:
+        # Only runs scored by every judge of their group: the runs × judges table must be complete.
+        complete = pl.col(judge).n_unique().over([*keys, *run]) == pl.col(judge).n_unique().over(keys)
+        flagged = data.with_columns(_complete=complete)
+        incomplete = (
+            flagged.filter(~pl.col("_complete"))
+            .group_by(keys)
+            .agg(_incomplete=pl.struct(run).n_unique().cast(pl.Int64))
+        )
+        data = flagged.filter(pl.col("_complete")).drop("_complete")
+        runs = data.group_by([*keys, *run], maintain_order=True).agg(_y=pl.col("_y").mean())
+        one = _one_way(runs, keys, case, "_y").join(
+            _two_way(data, keys, run, judge), on=keys, how="left", nulls_equal=True, maintain_order="left"
+        )
+    else:
+        runs = data
+        one = _one_way(runs, keys, case, "_y").with_columns(
+            L=pl.lit(1.0), ss_runs=pl.lit(None, pl.Float64), ss_judge=pl.lit(None, pl.Float64),
+            ss_res=pl.lit(None, pl.Float64),
+        )  # fmt: skip
+    few = one.filter(pl.col("a") < 2)
+    if few.height:
+        shown = ", ".join(group_label(keys, row) for row in few.select(keys).iter_rows())
+        msg = (
+            f"{where}: fewer than 2 cases in {shown}; the between-case variance needs at least 2 "
+            "(drop that group, or score more cases)"
+        )
+        raise DataError(msg)
+    if judge is None:
+        flat = one.filter(pl.col("N") <= pl.col("a"))
+        if flat.height:
+            shown = ", ".join(group_label(keys, row) for row in flat.select(keys).iter_rows())
+            msg = (
+                f"{where}: every case has one epoch in {shown}; the within-case (epoch) variance needs a case "
+                "with 2 or more (run more epochs, or name the scorer column with judge= if the repeats are judges)"
+            )
+            raise DataError(msg)
+    table = (
+        one.join(aside, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        .join(incomplete, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        .sort(keys, nulls_last=True)
+    )
+    rows = _anova_rows(table, keys, judge is not None, confidence)
+    if method == "reml":
+        rows = _reml_rows(rows, runs if judge is None else data, keys, case, run, judge)
+    difference = f"{pair[0]} - {pair[1]}" if pair else None
+    out = rows.with_columns(pl.lit(difference, pl.String).alias("difference"), pl.lit(method).alias("method")).select(
+        *keys, *COMPONENT_COLUMNS
+    )
+    return out if groups else out.drop(GROUP)
+
+
+def _notes(table: pl.DataFrame) -> list[list[str]]:
+    """Per group: the values set aside, the incomplete runs and unmatched pairs, and an unbalanced design."""
+    notes: list[list[str]] = []
+    columns = table.columns
+    for row in table.iter_rows(named=True):
+        said = []
+        if row.get("_aside"):
+            said.append(f"{row['_aside']:,} non-finite score(s) set aside, like nulls")
+        if "_incomplete" in columns and row.get("_incomplete"):
+            said.append(f"{row['_incomplete']:,} run(s) not scored by every judge set aside")
+        if "_unmatched" in columns and row.get("_unmatched"):
+            said.append(f"{row['_unmatched']:,} score(s) without the other system's on the same key set aside")
+        notes.append(said)
+    return notes
+
+
+def _anova_rows(table: pl.DataFrame, keys: list[str], judged: bool, confidence: float) -> pl.DataFrame:
+    """The ANOVA rows of every group at once: numpy over the groups' mean squares."""
+    a, big_n, sum_n2 = (table[c].to_numpy() for c in ("a", "N", "sum_n2"))
+    L = table["L"].to_numpy().astype(float)  # noqa: N806 (the judges' L of the formulas)
+    df_case, df_epoch = a - 1.0, big_n - a
+    n0 = (big_n - sum_n2 / big_n) / df_case
+    with np.errstate(all="ignore"):
+        ms_case = L * table["ssb"].to_numpy() / df_case
+        ms_epoch = np.where(df_epoch > 0, L * table["ssw"].to_numpy() / np.where(df_epoch > 0, df_epoch, 1.0), np.nan)
+    repeated = df_epoch > 0
+    values: dict[str, tuple[Array, Array, Array, Array]] = {}
+    if judged:
+        df_judge, df_res = L - 1.0, (big_n - 1.0) * (L - 1.0)
+        ms_judge = table["ss_judge"].to_numpy() / df_judge
+        ms_res = table["ss_res"].to_numpy() / df_res
+        ms_runs = table["ss_runs"].to_numpy() / (big_n - 1.0)
+        # With one epoch per case the case mean square is the runs' (epoch inside it).
+        case_ms, case_df = np.where(repeated, ms_case, ms_runs), np.where(repeated, df_case, big_n - 1.0)
+        case_below, case_below_df = np.where(repeated, ms_epoch, ms_res), np.where(repeated, df_epoch, df_res)
+        case_scale = np.where(repeated, n0 * L, L)
+        values["case"] = satterthwaite(
+            [1.0 / case_scale, -1.0 / case_scale], [case_ms, case_below], [case_df, case_below_df], confidence
+        )
+        values["epoch"] = satterthwaite([1.0 / L, -1.0 / L], [ms_epoch, ms_res], [df_epoch, df_res], confidence)
+        values["judge"] = satterthwaite([1.0 / big_n, -1.0 / big_n], [ms_judge, ms_res], [df_judge, df_res], confidence)
+        values["residual"] = satterthwaite([np.ones_like(L)], [ms_res], [df_res], confidence)
+        judge_icc = agreement_icc(ms_runs, ms_judge, ms_res, big_n, L, confidence)
+    else:
+        values["case"] = satterthwaite([1.0 / n0, -1.0 / n0], [ms_case, ms_epoch], [df_case, df_epoch], confidence)
+        values["epoch"] = satterthwaite([np.ones_like(a)], [ms_epoch], [df_epoch], confidence)
+    with np.errstate(all="ignore"):
+        f = ms_case / ms_epoch
+        # (F - 1)/(F + n0 - 1), written so that no epoch noise at all (MS_epoch = 0) gives 1, not inf/inf.
+        icc = (ms_case - ms_epoch) / (ms_case + (n0 - 1.0) * ms_epoch)
+    icc_low, icc_high = icc_interval(f, df_case, df_epoch, n0, confidence)
+    mean_epochs = big_n / a
+    names = list(values)
+    positive = [np.where(values[name][0] > 0, values[name][0], 0.0) for name in names]
+    total = sum(positive)
+    notes = _notes(table)
+    rows = []
+    for g in range(table.height):
+        key = dict(zip(keys, table.row(g)[: len(keys)], strict=True))
+        common = {
+            "cases": int(a[g]), "runs": int(big_n[g]), "epochs": float(mean_epochs[g]), "judges": int(L[g]),
+        }  # fmt: skip
+        group_notes = list(notes[g])
+        balanced = sum_n2[g] == big_n[g] ** 2 / a[g]
+        if not balanced and repeated[g]:
+            group_notes.append(f"unbalanced (epochs per case vary): n0 = {n0[g]:.4g}; the ICC interval is approximate")
+        for i, name in enumerate(names):
+            estimate, dof, low, high = (v[g] for v in values[name])
+            said = list(group_notes)
+            if name == "case" and judged and not repeated[g]:
+                said.append("one epoch per case: this holds the epoch variance too")
+            if name == "epoch" and judged and not repeated[g]:
+                said.append("one epoch per case: the epoch variance cannot be told from the case variance")
+                estimate = np.nan
+            elif estimate <= 0:
+                said.append("negative ANOVA estimate: indistinguishable from 0, no interval")
+            rows.append({
+                **key, "quantity": name, "estimate": estimate, "ci_low": low, "ci_high": high,
+                "share": positive[i][g] / total[g] if total[g] > 0 and np.isfinite(estimate) else np.nan,
+                "dof": dof, **common, "note": "; ".join(said) or None,
+            })  # fmt: skip
+        icc_row = {"estimate": icc[g], "ci_low": icc_low[g], "ci_high": icc_high[g]} if repeated[g] else {}
+        deff = {k: 1.0 + (mean_epochs[g] - 1.0) * v for k, v in icc_row.items()}
+        for name, row in (("icc", icc_row), ("design_effect", deff)):
+            said = list(group_notes) + ([] if repeated[g] else ["one epoch per case: no ICC of epochs"])
+            rows.append({
+                **key, "quantity": name, "estimate": row.get("estimate", np.nan), "ci_low": row.get("ci_low", np.nan),
+                "ci_high": row.get("ci_high", np.nan), "share": np.nan, "dof": np.nan, **common,
+                "note": "; ".join(said) or None,
+            })  # fmt: skip
+        if judged:
+            rows.append({
+                **key, "quantity": "judge_icc", "estimate": judge_icc[0][g], "ci_low": judge_icc[1][g],
+                "ci_high": judge_icc[2][g], "share": np.nan, "dof": np.nan, **common,
+                "note": "; ".join(group_notes) or None,
+            })  # fmt: skip
+    schema = {
+        **{k: table.schema[k] for k in keys}, "quantity": pl.String, "estimate": pl.Float64, "ci_low": pl.Float64,
+        "ci_high": pl.Float64, "share": pl.Float64, "dof": pl.Float64, "cases": pl.Int64, "runs": pl.Int64,
+        "epochs": pl.Float64, "judges": pl.Int64, "note": pl.String,
+    }  # fmt: skip
+    out = pl.DataFrame(rows, schema=schema)
+    return out.with_columns(pl.col("estimate", "ci_low", "ci_high", "share", "dof").fill_nan(None))
+
+
+def _reml_rows(
+    rows: pl.DataFrame, data: pl.DataFrame, keys: list[str], case: str, run: list[str], judge: str | None
+) -> pl.DataFrame:
+    """The ANOVA rows with REML's points in place of the estimates, and no intervals."""
+    fitted: list[dict[str, Any]] = []
+    parts = data.partition_by(keys, as_dict=True, maintain_order=True)
+    # One MixedLM fit per group, as statsmodels fits one model at a time; never one per run.
+    for values, part in parts.items():
+        group = rows.filter(pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in zip(keys, values, strict=True)))
+        with_epoch = bool(group["runs"][0] > group["cases"][0])
+        found = _reml(part, case, run, judge, with_epoch)
+        estimates: dict[str, float | None]
+        if isinstance(found, str):
+            estimates, reason = {}, found
+        else:
+            estimates, reason = dict(found), None
+        epochs = float(group["epochs"][0])
+        c, e = estimates.get("case"), estimates.get("epoch")
+        r = estimates.get("residual", 0.0)
+        judges = float(group["judges"][0])
+        if c is not None and e is not None:
+            icc = c / (c + e + (r or 0.0) / judges) if judge else c / (c + e)
+            estimates["icc"], estimates["design_effect"] = icc, 1.0 + (epochs - 1.0) * icc
+        if judge and c is not None and "judge" in estimates:
+            between = c + (e or 0.0)
+            estimates["judge_icc"] = between / (between + estimates["judge"] + (r or 0.0))
+        components = [estimates.get(name) for name in _COMPONENTS if name in estimates]
+        total = sum(v for v in components if v is not None)
+        for row in group.iter_rows(named=True):
+            name = row["quantity"]
+            value = estimates.get(name)
+            kept = [n for n in (row["note"] or "").split("; ") if n and not n.startswith("negative ANOVA")]
+            said = [*kept, reason or "REML: points only; method='anova' gives intervals"]
+            fitted.append({
+                **row, "estimate": value, "ci_low": None, "ci_high": None, "dof": None,
+                "share": value / total if name in _COMPONENTS and value is not None and total > 0 else None,
+                "note": "; ".join(said),
+            })  # fmt: skip
+    return pl.DataFrame(fitted, schema=rows.schema)
+
+
+# --- planning a comparison ------------------------------------------------------------------------
+
+
+def _two_sided_power(se: Array, dof: Array, mde: float, alpha: float) -> Array:
+    r"""Power of the two-sided t test of a difference ``mde`` with standard error ``se``: noncentral t."""
+    with np.errstate(all="ignore"):
+        crit = stats.t.ppf(1.0 - alpha / 2.0, dof)
+        ncp = mde / se
+        upper, lower = stats.nct.sf(crit, dof, ncp), stats.nct.cdf(-crit, dof, ncp)
+        # SciPy's noncentral t returns NaN far in a tail (large df and ncp), where the normal is exact enough.
+        upper = np.where(np.isnan(upper), stats.norm.sf(crit - ncp), upper)
+        lower = np.where(np.isnan(lower), stats.norm.cdf(-crit - ncp), lower)
+        return upper + lower
+
+
+def _design_inputs(components: Any, paired: bool, where: str) -> tuple[pl.DataFrame, list[str]]:
+    """Per group of ``components``: ``case``, ``epoch`` and ``residual`` variances (negatives as 0) and ``judges``."""
+    frame = as_lazy(components).collect(engine=ENGINE)
+    check_columns(frame.schema, ["quantity", "estimate", "judges", "difference"], f"{where}: components",
+                  fix="pass the output of variance_components")  # fmt: skip
+    groups = [c for c in frame.columns if c not in COMPONENT_COLUMNS]
+    keys = groups or [GROUP]
+    if not groups:
+        frame = frame.with_columns(**{GROUP: pl.lit(0)})
+    is_paired = frame["difference"].is_not_null().any()
+    if paired and not is_paired:
+        msg = (
+            f"{where}: paired=True needs the components of the paired difference, "
+            "variance_components(..., paired=(treatment, control)); these are one system's scores: pass paired=False"
+        )
+        raise InvalidParameterError(msg)
+    if not paired and is_paired:
+        msg = f"{where}: paired=False needs one system's components; these are of a paired difference: pass paired=True"
+        raise InvalidParameterError(msg)
+    value = pl.col("estimate").clip(lower_bound=0.0)
+    wide = frame.group_by(keys, maintain_order=True).agg(
+        **{name: value.filter(pl.col("quantity") == name).first() for name in ("case", "epoch")},
+        residual=value.filter(pl.col("quantity") == "residual").first().fill_null(0.0),
+        judges=pl.col("judges").first().cast(pl.Float64),
+    )
+    missing = wide.filter(pl.col("case").is_null() | pl.col("epoch").is_null())
+    if missing.height:
+        shown = ", ".join(group_label(keys, row) for row in missing.select(keys).iter_rows())
+        msg = (
+            f"{where}: no case or epoch variance in {shown} (one epoch per case, or a failed fit); "
+            "a design needs both: estimate them from runs with repeated epochs"
+        )
+        raise DataError(msg)
+    return wide.sort(keys, nulls_last=True), keys
+
+
+def _standard_error(wide: pl.DataFrame, cases: Array, epochs: Array, paired: bool) -> tuple[Array, Array]:
+    r"""SE of the difference of means and its dof, for each group (rows) × design (columns)."""
+    c = wide["case"].to_numpy()[:, None]
+    within = (wide["epoch"].to_numpy() + wide["residual"].to_numpy() / wide["judges"].to_numpy())[:, None]
+    per_case = c + within / epochs
+    if paired:
+        return np.sqrt(per_case / cases), cases - 1.0
+    return np.sqrt(2.0 * per_case / cases), 2.0 * cases - 2.0
+
+
+@validate_params(
+    {
+        "mde": [Interval(float, 0, None, closed="neither")],
+        "power": [PROBABILITY],
+        "alpha": [PROBABILITY],
+        "cost_per_run": [Interval(float, 0, None, closed="neither")],
+        "cost_per_case": [Interval(float, 0, None)],
+        "max_epochs": [Interval(int, 1, MAX_EPOCHS)],
+        "max_cases": [Interval(int, 2, MAX_CASES)],
+        "paired": [Boolean()],
+    }
+)
+def plan(
+    components: Any,
+    *,
+    mde: float,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    cost_per_run: float = 1.0,
+    cost_per_case: float = 0.0,
+    max_epochs: int = 10,
+    max_cases: int = 100_000,
+    paired: bool = True,
+) -> pl.DataFrame:
+    r"""The cases × epochs that reach a power at least cost, given the variance components.
+
+    Parameters
+    ----------
+    components : polars.DataFrame
+        The output of :func:`variance_components` (``paired=(treatment, control)`` for a paired
+        design); each ``by`` group is planned on its own.
+    mde : float
+        The smallest difference of means (treatment − control) worth detecting, > 0, in the
+        score's units.
+    power : float
+        The power to reach, in (0, 1).
+    alpha : float
+        Two-sided significance level, in (0, 1).
+    cost_per_run : float
+        What one run (one system, one case, one epoch, scored by every judge) costs, > 0.
+    cost_per_case : float
+        What one more case costs whatever its epochs (writing and checking it), >= 0.
+    max_epochs : int
+        The most epochs per case considered (1 to 1,000).
+    max_cases : int
+        The most cases there are (a benchmark's size), 2 to 10,000,000.
+    paired : bool
+        Both systems run the same cases (a paired t test on the case means' differences), or
+        different cases (a two-sample t test).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (``by`` group, epochs from 1 to ``max_epochs``), the ``by`` columns then
+
+        ======== ===================================================================
+        epochs   epochs per case and system, :math:`m`
+        cases    the fewest cases that reach ``power`` with m epochs (``max_cases``
+                 when none does)
+        runs     runs of both systems, :math:`2nm`
+        se       standard error of the difference of means
+        power    the power of that design
+        cost     :math:`2nm\cdot\text{cost\_per\_run} + n'\cdot\text{cost\_per\_case}`
+                 (:math:`n' = n` paired, :math:`2n` otherwise)
+        reaches  whether the design reaches ``power``
+        chosen   the cheapest design that reaches it (fewer runs, then fewer epochs,
+                 among equal costs)
+        note     why no design is chosen
+        ======== ===================================================================
+
+    Raises
+    ------
+    InvalidParameterError
+        A parameter outside the values above; ``paired`` not matching how the components were
+        estimated.
+    SchemaError
+        ``components`` lacks the columns of :func:`variance_components`.
+    DataError
+        A group without a case or epoch variance.
+
+    Notes
+    -----
+    With :math:`n` cases of :math:`m` epochs, a case's mean score has variance
+    :math:`v(m) = \sigma^2_\text{case} + (\sigma^2_\text{epoch} + \sigma^2_\text{residual}/L)/m`
+    (the judges' own offsets are common to both systems and cancel). Paired, the components
+    are those of the difference and :math:`SE = \sqrt{v(m)/n}` on :math:`n-1` degrees of
+    freedom; unpaired, both systems share the components and :math:`SE = \sqrt{2v(m)/n}` on
+    :math:`2n-2`. Power is the two-sided t test's, from the noncentral t with noncentrality
+    :math:`\text{mde}/SE`. Negative ANOVA components count as 0.
+
+    Since :math:`m\,v(m) = m\sigma^2_\text{case} + \sigma^2_\text{within}` grows with
+    :math:`m`, without ``cost_per_case`` the cheapest design has one epoch whenever the cases
+    vary; epochs pay when cases are few (``max_cases``) or dear: the optimum is near
+    :math:`m^* = \sqrt{(\text{cost\_per\_case}/\text{cost\_per\_run})\,
+    \sigma^2_\text{within}/\sigma^2_\text{case}}` (Cochran 1977, *Sampling Techniques*, §10.6;
+    Miller 2024, §5).
+
+    Examples
+    --------
+    A benchmark of 150 cases: epochs must make up for the cases it lacks.
+
+    >>> import polars as pl
+    >>> components = pl.DataFrame({"quantity": ["case", "epoch"], "estimate": [0.02, 0.2], "judges": 1,
+    ...                            "difference": "mas - single"})
+    >>> table = plan(components, mde=0.06, max_cases=150, max_epochs=6)
+    >>> with pl.Config(float_precision=3, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+    ...     print(table.drop("note"))
+    ┌────────┬───────┬──────┬───────┬───────┬──────────┬─────────┬────────┐
+    │ epochs ┆ cases ┆ runs ┆ se    ┆ power ┆ cost     ┆ reaches ┆ chosen │
+    ╞════════╪═══════╪══════╪═══════╪═══════╪══════════╪═════════╪════════╡
+    │ 1      ┆ 150   ┆ 300  ┆ 0.038 ┆ 0.344 ┆ 300.000  ┆ false   ┆ false  │
+    │ 2      ┆ 150   ┆ 600  ┆ 0.028 ┆ 0.559 ┆ 600.000  ┆ false   ┆ false  │
+    │ 3      ┆ 150   ┆ 900  ┆ 0.024 ┆ 0.698 ┆ 900.000  ┆ false   ┆ false  │
+    │ 4      ┆ 150   ┆ 1200 ┆ 0.022 ┆ 0.788 ┆ 1200.000 ┆ false   ┆ false  │
+    │ 5      ┆ 133   ┆ 1330 ┆ 0.021 ┆ 0.801 ┆ 1330.000 ┆ true    ┆ true   │
+    │ 6      ┆ 119   ┆ 1428 ┆ 0.021 ┆ 0.803 ┆ 1428.000 ┆ true    ┆ false  │
+    └────────┴───────┴──────┴───────┴───────┴──────────┴─────────┴────────┘
+    """
+    where = "plan"
+    wide, keys = _design_inputs(components, paired, where)
+    epochs = np.arange(1, max_epochs + 1, dtype=float)[None, :]
+    groups = wide.height
+    # The fewest cases per (group, epochs) by bisection over all of them at once: power grows with n.
+    low = np.full((groups, max_epochs), 2.0)
+    high = np.full((groups, max_epochs), float(max_cases))
+
+    def reached(n: Array) -> Array:
+        se, dof = _standard_error(wide, n, epochs, paired)
+        return _two_sided_power(se, dof, mde, alpha) >= power
+
+    ok_high = reached(high)
+    ok_low = reached(low)
+    while np.any((high - low > 1) & ok_high & ~ok_low):
+        middle = np.floor((low + high) / 2.0)
+        ok = reached(middle)
+        high = np.where(ok, middle, high)
+        low = np.where(ok, low, middle)
+    cases = np.where(ok_low, low, high)
+    se, dof = _standard_error(wide, cases, epochs, paired)
+    achieved = _two_sided_power(se, dof, mde, alpha)
+    reaches = achieved >= power
+    runs = 2.0 * cases * epochs
+    cost = runs * cost_per_run + (1.0 if paired else 2.0) * cases * cost_per_case
+    # The cheapest design that reaches the power; among equal costs fewer runs, then fewer epochs.
+    ranked = np.where(reaches, cost, np.inf)
+    order = np.lexsort((np.broadcast_to(epochs, ranked.shape), runs, ranked), axis=1)[:, 0]
+    chosen = np.zeros_like(reaches)
+    any_reach = reaches.any(axis=1)
+    chosen[np.arange(groups)[any_reach], order[any_reach]] = True
+    rows = []
+    for g in range(groups):
+        key = dict(zip(keys, wide.row(g)[: len(keys)], strict=True))
+        note = None if any_reach[g] else (
+            f"no design up to {max_cases:,} cases and {max_epochs} epochs reaches power {power:g}: "
+            "raise max_cases or max_epochs, or accept a larger mde"
+        )  # fmt: skip
+        rows += [
+            {
+                **key, "epochs": int(epochs[0, j]), "cases": int(cases[g, j]), "runs": int(runs[g, j]),
+                "se": float(se[g, j]), "power": float(achieved[g, j]), "cost": float(cost[g, j]),
+                "reaches": bool(reaches[g, j]), "chosen": bool(chosen[g, j]), "note": note,
+            }
+            for j in range(max_epochs)
+        ]  # fmt: skip
+    schema = {**{k: wide.schema[k] for k in keys}, "epochs": pl.Int64, "cases": pl.Int64, "runs": pl.Int64,
+              "se": pl.Float64, "power": pl.Float64, "cost": pl.Float64, "reaches": pl.Boolean,
+              "chosen": pl.Boolean, "note": pl.String}  # fmt: skip
+    out = pl.DataFrame(rows, schema=schema)
+    return out.drop(GROUP) if keys == [GROUP] else out
+
+
+def _counts(value: object) -> bool:
+    if isinstance(value, bool | str | bytes):
+        return False
+    items = [value] if isinstance(value, int) else value
+    try:
+        items = list(items)  # type: ignore[call-overload]
+    except TypeError:
+        return False
+    return bool(items) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in items)
+
+
+#: Constraint of ``epochs`` and ``cases`` grids: an integer >= 1 or a non-empty list of them.
+COUNTS = Predicate(_counts, "an integer >= 1 or a non-empty list of them")
+
+
+@validate_params(
+    {
+        "mde": [Interval(float, 0, None, closed="neither")],
+        "alpha": [PROBABILITY],
+        "epochs": [COUNTS],
+        "cases": [COUNTS, NONE],
+        "paired": [Boolean()],
+    }
+)
+def design_power(
+    components: Any,
+    *,
+    mde: float,
+    alpha: float = 0.05,
+    epochs: int | Sequence[int] = (1, 2, 4, 8),
+    cases: int | Sequence[int] | None = None,
+    paired: bool = True,
+) -> pl.DataFrame:
+    r"""Power over a grid of cases for several epoch counts: the curves :func:`mas_eval.plots.design_power` draws.
+
+    Parameters
+    ----------
+    components : polars.DataFrame
+        The output of :func:`variance_components`, as for :func:`plan`.
+    mde, alpha, paired
+        As for :func:`plan`.
+    epochs : int or list of int
+        The epoch counts, one curve each.
+    cases : int or list of int, optional
+        The case counts (each >= 2 is drawn); by default about 60 from 2 to twice the cases
+        one epoch needs for 80 % power (at most 100,000).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (``by`` group, epochs, cases): the ``by`` columns, ``epochs``, ``cases``,
+        ``se`` and ``power`` (as :func:`plan` computes them).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> components = pl.DataFrame({"quantity": ["case", "epoch"], "estimate": [0.02, 0.2], "judges": 1,
+    ...                            "difference": "mas - single"})
+    >>> curves = design_power(components, mde=0.05, epochs=[1, 4], cases=[100, 400])
+    >>> [(e, n, round(p, 3)) for e, n, p in curves.select("epochs", "cases", "power").iter_rows()]
+    [(1, 100, 0.184), (1, 400, 0.566), (4, 100, 0.465), (4, 400, 0.965)]
+    """
+    wide, keys = _design_inputs(components, paired, "design_power")
+    counts = sorted(set([epochs] if isinstance(epochs, int) else epochs))
+    if cases is None:
+        one = plan(components, mde=mde, alpha=alpha, max_epochs=1, paired=paired)
+        top = int(min(100_000, max(10, 2 * int(one["cases"].max()))))
+        grid = sorted({int(v) for v in np.unique(np.geomspace(2, top, 60).round())})
+    else:
+        grid = sorted({c for c in ([cases] if isinstance(cases, int) else cases) if c >= 2})
+    n = np.tile(np.asarray(grid, dtype=float), len(counts))[None, :]
+    m = np.repeat(np.asarray(counts, dtype=float), len(grid))[None, :]
+    se, dof = _standard_error(wide, n, m, paired)
+    achieved = _two_sided_power(se, dof, mde, alpha)
+    out = pl.concat([
+        pl.DataFrame({
+            **{k: [wide[k][g]] * n.shape[1] for k in keys},
+            "epochs": m[0].astype(np.int64), "cases": n[0].astype(np.int64), "se": se[g], "power": achieved[g],
+        })
+        for g in range(wide.height)
+    ])  # fmt: skip
+    return out.drop(GROUP) if keys == [GROUP] else out
