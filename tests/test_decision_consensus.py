@@ -223,7 +223,8 @@ def test_sensitivity_analysis_case() -> None:
         stability_sweep_high=0.6,
     )
     assert run_row(scores)["ranking_stability"] == pytest.approx(1 - 1 / 11, abs=1e-12)
-    assert run_row(scores)["num_winner_changes"] == 1  # A3 to A1 between 0.45 and 0.5
+    # Its test prints "Number of winner changes: 1" (A3 to A1 between 0.45 and 0.5).
+    assert run_row(scores)["num_winner_changes"] == 1
     mcda = column_by(scores.alternatives, "alternative", "mcda_score")
     assert mcda == pytest.approx({"A1": 0.55, "A2": 0.35, "A3": 0.7428571428571429}, abs=1e-12)
     # Swept only up to 0.45, A3 always wins: fully stable.
@@ -249,6 +250,8 @@ def test_winner_changes_count_each_change_along_the_sweep_not_the_distinct_winne
     # 0.65t + 0.05(1 - t) = 0.05 + 0.6t; A, scored on x and y only, has 0.6t / (t + (1 - t)/2) = 1.2t/(1 + t).
     # t = 0: B .05 > A 0;  t = .1: B .11 > A .10909;  t = .2: A .2 > B .17;  ...  t = .8: A .53333 > B .53;
     # t = .9: B .59 > A .56842;  t = 1: B .65 > A .6. Winners B B A A A A A A A B B: 2 changes, 2 winners.
+    # (Its sensitivity_analysis, run on these alternatives as criteria_scores with weights x, y, z = 1, returns
+    # the same winners, num_winner_changes 2 and stability_score 0.9090909090909091.)
     scores = one_run(
         scores={"A": {"x": 0.6, "y": 0.0}, "B": {"x": 0.65, "y": 0.05, "z": 0.05}},
         criteria={c: {"weight": 1.0, "kind": "benefit", "scale": "satisfaction"} for c in ("x", "y", "z")},
