@@ -223,6 +223,8 @@ def test_sensitivity_analysis_case() -> None:
         stability_sweep_high=0.6,
     )
     assert run_row(scores)["ranking_stability"] == pytest.approx(1 - 1 / 11, abs=1e-12)
+    # Its test prints "Number of winner changes: 1" (A3 to A1 between 0.45 and 0.5).
+    assert run_row(scores)["num_winner_changes"] == 1
     mcda = column_by(scores.alternatives, "alternative", "mcda_score")
     assert mcda == pytest.approx({"A1": 0.55, "A2": 0.35, "A3": 0.7428571428571429}, abs=1e-12)
     # Swept only up to 0.45, A3 always wins: fully stable.
@@ -236,6 +238,37 @@ def test_sensitivity_analysis_case() -> None:
         stability_sweep_high=0.45,
     )
     assert run_row(narrow)["ranking_stability"] == 1.0
+    assert run_row(narrow)["num_winner_changes"] == 0
+
+
+def test_winner_changes_count_each_change_along_the_sweep_not_the_distinct_winners() -> None:
+    # crisis_mas_poc, decision_framework/mcda_engine.py, MCDAEngine.sensitivity_analysis: winner_changes
+    # lists each step whose winner differs from the step before, num_winner_changes = len(winner_changes);
+    # stability_score = 1 - (len(set(winners)) - 1) / len(winners). Its calculate_weighted_score divides
+    # by the weights of the criteria an alternative is scored on.
+    # Sweeping x over linspace(0, 1, 11), y and z get (1 - t)/2 each: B, scored on x, y, z, has
+    # 0.65t + 0.05(1 - t) = 0.05 + 0.6t; A, scored on x and y only, has 0.6t / (t + (1 - t)/2) = 1.2t/(1 + t).
+    # t = 0: B .05 > A 0;  t = .1: B .11 > A .10909;  t = .2: A .2 > B .17;  ...  t = .8: A .53333 > B .53;
+    # t = .9: B .59 > A .56842;  t = 1: B .65 > A .6. Winners B B A A A A A A A B B: 2 changes, 2 winners.
+    # (Its sensitivity_analysis, run on these alternatives as criteria_scores with weights x, y, z = 1, returns
+    # the same winners, num_winner_changes 2 and stability_score 0.9090909090909091.)
+    scores = one_run(
+        scores={"A": {"x": 0.6, "y": 0.0}, "B": {"x": 0.65, "y": 0.05, "z": 0.05}},
+        criteria={c: {"weight": 1.0, "kind": "benefit", "scale": "satisfaction"} for c in ("x", "y", "z")},
+        preset=POC,
+        stability_draws=11,
+        stability_criterion="x",
+    )
+    row = run_row(scores)
+    assert row["num_winner_changes"] == 2
+    assert row["ranking_stability"] == pytest.approx(1 - 1 / 11, abs=1e-12)  # 2 distinct winners
+    # Random weightings have no order to change along: the column is null.
+    random = one_run(
+        scores={"A": {"x": 0.6, "y": 0.0}, "B": {"x": 0.65, "y": 0.05, "z": 0.05}},
+        stability_draws=11,
+    )
+    assert run_row(random)["num_winner_changes"] is None
+    assert run_row(random)["ranking_stability"] is not None
 
 
 def test_random_perturbation_is_seeded_and_bounded() -> None:
@@ -248,6 +281,7 @@ def test_random_perturbation_is_seeded_and_bounded() -> None:
     small = run_row(one_run(**kwargs, stability_draws=200, stability_perturbation=0.01))
     assert small["ranking_stability"] == 1.0
     assert run_row(one_run(**kwargs))["ranking_stability"] is None  # not asked for
+    assert run_row(one_run(**kwargs))["num_winner_changes"] is None
 
 
 def test_a_sweep_needs_its_criterion() -> None:

@@ -291,3 +291,19 @@ def test_the_consensus_table_counts_the_decision_runs_and_their_conflicts() -> N
     for level in ("low", "moderate", "high"):
         counted = dict(levels.filter(pl.col("severity_level") == level).select("system", "len").iter_rows())
         assert table[f"{level}_conflicts"].to_list() == [counted.get(system, 0) for system in table["system"]]
+
+
+def test_the_consensus_table_gives_the_sweep_s_winner_changes_when_scored() -> None:
+    from tests.decision_helpers import one_run
+
+    # One run swept over 11 weights (test_decision_consensus: winners B, B, A, ..., A, B, B change twice).
+    scores = {"A": {"x": 0.6, "y": 0.0}, "B": {"x": 0.65, "y": 0.05, "z": 0.05}}
+    criteria = {c: {"weight": 1.0, "kind": "benefit", "scale": "satisfaction"} for c in ("x", "y", "z")}
+    beliefs = {"g": {"A": 0.6, "B": 0.4}, "h": {"A": 0.3, "B": 0.7}}
+    swept = one_run(scores=scores, criteria=criteria, beliefs=beliefs, preset="crisis-mas-poc",
+                    stability_draws=11, stability_criterion="x")  # fmt: skip
+    section = build(swept).section("consensus")
+    assert section.tables[0].frame["winner_changes_per_run"].to_list() == [2.0]
+    assert any(line.startswith("winner_changes_per_run:") for line in section.text)
+    unswept = build(one_run(scores=scores, criteria=criteria, beliefs=beliefs)).section("consensus")
+    assert "winner_changes_per_run" not in unswept.tables[0].frame.columns

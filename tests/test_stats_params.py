@@ -100,7 +100,7 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     baseline_comparison: (
         {"run_metrics": RUNS, "metrics": {"decision_quality": "dqs"}},
         {
-            "metrics": [5, "dqs", ["dqs"], {"decision_quality": 5}],
+            "metrics": [5, "dqs", ["dqs"], {"decision_quality": 5}, {"improvement": "dqs"}],
             "preset": ["nope", "Spec", None],
             "test": ["paired", "mannwhitney", "t"],
             "alpha": [0, 1, "0.05"],

@@ -221,6 +221,26 @@ def test_baseline_comparison_reproduces_the_seed_block() -> None:
     }  # fmt: skip
     assert expected_keys <= set(sig)
     assert sig["alpha"] == 0.05
+    # crisis_mas_poc, evaluation/metrics.py, MetricsEvaluator.compare_to_baseline: improvement =
+    # np.mean([dq improvement, confidence improvement]) = (-.130 + -.060) / 2 = -.095, and
+    # improvement_percentage = improvement * 100 = -9.5 (points, not relative to the baseline).
+    assert out["improvement"] == pytest.approx(-0.095, abs=1e-12)
+    assert out["improvement_percentage"] == pytest.approx(-9.5, abs=1e-10)
+    assert list(out) == ["decision_quality", "confidence", "improvement", "improvement_percentage",
+                         "statistical_significance"]  # fmt: skip
+
+
+def test_the_overall_improvement_is_the_mean_of_the_blocks_present() -> None:
+    # One block: its own difference, 0.78 - 0.74 = 0.04 (crisis_mas_poc averages the blocks it has).
+    frame = pl.DataFrame({"system": ["mas", "mas", "single", "single"], "dqs": [0.8, 0.76, 0.75, 0.73]})
+    out = baseline_comparison(frame, metrics={"decision_quality": "dqs"})
+    assert out["improvement"] == pytest.approx(0.04, abs=1e-12)
+    assert out["improvement_percentage"] == pytest.approx(4.0, abs=1e-10)
+    # A block with no control runs has no difference: it is left out, and with none left both are None.
+    only_mas = pl.DataFrame({"system": ["mas", "mas", "single"], "dqs": [0.8, 0.76, None]})
+    empty = baseline_comparison(only_mas, metrics={"decision_quality": "dqs"})
+    assert empty["decision_quality"]["improvement"] is None
+    assert (empty["improvement"], empty["improvement_percentage"]) == (None, None)
 
 
 def test_improvement_percentage_is_null_when_the_baseline_is_zero() -> None:

@@ -104,6 +104,8 @@ _ENUMERATION = re.compile(r"\s*(?:\d+(?:\s*-\s*\d+)?\s*[.)]|[-*•])\s*")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 #: Where a list line's diagnosis ends: a spaced dash or a colon ("AKI - 85% - ...", "AKI: because ...").
 _HEAD_END = re.compile(r"\s+[-–—]\s+|:\s|:$")
+#: Markup around a whole diagnosis that Local-DDx v8.6's list parser leaves: ``**AKI**``, ``[AKI]``.
+_WRAPPED = re.compile(r"\*\*(?P<bold>[^*]+)\*\*|\[(?P<bracketed>[^\[\]]+)\]")
 
 _KINDS: dict[str, tuple[type, ...]] = {"object": (dict,), "array": (list,), "string": (str,)}
 _ARTICLE = {"object": "an object", "array": "an array", "string": "a string"}
@@ -170,6 +172,26 @@ def _diagnosis_of_line(line: str) -> str:
     if bold:
         text = bold.group(1)
     return _HEAD_END.split(text, maxsplit=1)[0].strip(" *[]:\t")
+
+
+def _unwrapped(diagnosis: str) -> str:
+    """A diagnosis without the list markup around the whole of it: ``**AKI**`` and ``[AKI]`` give ``AKI``.
+
+    >>> _unwrapped("**Acute Myocardial Infarction (AMI)**"), _unwrapped("[Neonatal Sepsis]"), _unwrapped("Gout")
+    ('Acute Myocardial Infarction (AMI)', 'Neonatal Sepsis', 'Gout')
+    """
+    text = diagnosis.strip()
+    wrapped = _WRAPPED.fullmatch(text)
+    return (wrapped["bold"] or wrapped["bracketed"]).strip() if wrapped else text
+
+
+def _named_items(recorded: list[Any]) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """The items of a round's ``all_diagnoses`` that name their ``agent`` (v8.6), by agent, with their positions."""
+    named: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for i, item in enumerate(recorded):
+        if isinstance(item, dict) and isinstance(item.get("agent"), str):
+            named.setdefault(item["agent"], []).append((i, item))
+    return named
 
 
 def _evidence(value: Any) -> list[str]:
@@ -495,15 +517,21 @@ class _Run:
     def _read_independent(
         self, responses: dict[str, Any], speakers: dict[str, str], metadata: dict[str, Any], meta: str
     ) -> None:
-        """Each agent's differential: its response's ``structured_data`` (v8), else ``metadata.diagnoses_by_agent``.
+        """Each agent's differential: its response's ``structured_data`` (v8.5), else its
+        ``metadata.diagnoses_by_agent`` entry (v6), else the ``metadata.all_diagnoses`` items naming it (v8.6).
 
-        That is Local-DDx's own rule for ``metadata.all_diagnoses``, the list its later rounds read.
+        That is the order in which Local-DDx itself fills ``metadata.all_diagnoses`` (the list its
+        later rounds and its TempoScore read): the structured data, else the diagnoses parsed from
+        the text. v8.6 files keep the parsed ones only there, each item naming its ``agent``.
         """
         by_agent = metadata.get("diagnoses_by_agent")
         if not isinstance(by_agent, dict):
             by_agent = {}
+        recorded = metadata.get("all_diagnoses")
+        named = _named_items(recorded) if isinstance(recorded, list) else {}
         responses_at = meta.removesuffix(".metadata") + ".responses"
         taken = 0
+        silent: list[str] = []
         for key, response in responses.items():
             agent = speakers[key]
             structured = response.get("structured_data")
@@ -524,7 +552,10 @@ class _Run:
             items = by_agent.get(key)
             at = _child(_child(meta, "diagnoses_by_agent"), key)
             if not isinstance(items, list):
-                self.warn(at, "missing, and the response has no structured_data; the agent's differential is skipped")
+                if key in named:
+                    taken += self._read_parsed(agent, named.pop(key), _child(meta, "all_diagnoses"))
+                else:
+                    silent.append(key)
                 continue
             for rank, item in enumerate(items, start=1):
                 item_at = _child(at, rank - 1)
@@ -544,9 +575,37 @@ class _Run:
                     evidence=None,
                 )
             taken += len(items)
-        recorded = metadata.get("all_diagnoses")
+        if silent:
+            self.warn(
+                meta,
+                f"{len(silent)} agent(s) give no differential the file records (no structured_data, no "
+                f"diagnoses_by_agent entry, no all_diagnoses item naming them): {', '.join(map(repr, silent))}; "
+                "they have no rows in this round",
+            )
         if isinstance(recorded, list) and len(recorded) != taken:
             self._attribute_unheard(recorded, responses, speakers, meta, taken)
+
+    def _read_parsed(self, agent: str, items: list[tuple[int, dict[str, Any]]], at: str) -> int:
+        """One agent's ``all_diagnoses`` items (v8.6: what Local-DDx parsed from the response's text).
+
+        ``rank`` is the item's place among the agent's; the diagnosis is unwrapped from the list
+        markup Local-DDx's parser left around it (``**Pneumothorax**``, ``[Endometriosis]``);
+        ``evidence`` is null, as for ``diagnoses_by_agent``: the reasoning is free text, in the message.
+        """
+        for rank, (i, item) in enumerate(items, start=1):
+            diagnosis = item.get("diagnosis")
+            if isinstance(diagnosis, str):
+                diagnosis = _unwrapped(diagnosis)
+            self.ddx(
+                INDEPENDENT,
+                agent,
+                diagnosis,
+                _child(_child(at, i), "diagnosis"),
+                stance="proposed",
+                rank=rank,
+                evidence=None,
+            )
+        return len(items)
 
     def _attribute_unheard(
         self, recorded: list[Any], responses: dict[str, Any], speakers: dict[str, str], meta: str, taken: int

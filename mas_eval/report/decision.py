@@ -1,8 +1,9 @@
 """The decision family's report sections: distributions, paired differences, calibration, cost, consensus.
 
 They show the decision family's run columns (``dqs``, ``decision_confidence``, ``gt_match``,
-the usage columns, ``consensus_reached``, ``num_conflicts``, ``ranking_stability``) and its
-``conflicts`` table; each section says why it is omitted when the scores lack them.
+the usage columns, ``consensus_reached``, ``num_conflicts``, ``ranking_stability``,
+``num_winner_changes``) and its ``conflicts`` table; each section says why it is omitted when
+the scores lack them.
 """
 
 from __future__ import annotations
@@ -126,6 +127,11 @@ def _consensus_section(runs: pl.DataFrame, conflicts: pl.DataFrame | None) -> Se
         pl.col("consensus_reached").cast(pl.Float64).mean().alias("consensus_reached"),
         pl.col("num_conflicts").cast(pl.Float64).mean().alias("conflicts_per_run"),
         *([pl.col("ranking_stability").mean()] if has_values(runs, "ranking_stability") else []),
+        *(
+            [pl.col("num_winner_changes").cast(pl.Float64).mean().alias("winner_changes_per_run")]
+            if has_values(runs, "num_winner_changes")
+            else []
+        ),
     )
     if conflicts is not None and conflicts.height:
         levels = conflicts.group_by("system").agg(
@@ -141,5 +147,10 @@ def _consensus_section(runs: pl.DataFrame, conflicts: pl.DataFrame | None) -> Se
     ]
     if has_values(runs, "ranking_stability"):
         text.append("ranking_stability: share of weight perturbations that keep the MCDA top alternative.")
+    if has_values(runs, "num_winner_changes"):
+        text.append(
+            "winner_changes_per_run: steps of the one-criterion weight sweep whose MCDA winner differs from the "
+            "step before (crisis_mas_poc's num_winner_changes), per run."
+        )
     table = ReportTable("consensus", "Consensus and conflicts per system", per_run.sort("system"))
     return Section("consensus", title, text=text, tables=[table])

@@ -24,8 +24,14 @@ DEFAULT_SD_DDOF = 1
 SEED_METRICS: dict[str, str] = {"decision_quality": "dqs", "confidence": "decision_confidence"}
 
 
+#: Keys of the output beside the blocks: a block may not take their names.
+RESERVED = ("improvement", "improvement_percentage", "statistical_significance")
+
+
 def _blocks(value: object) -> bool:
-    return isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    return isinstance(value, Mapping) and all(
+        isinstance(k, str) and k not in RESERVED and isinstance(v, str) for k, v in value.items()
+    )
 
 
 def _sd(sample_sd: float | None, n: int | None, ddof: int) -> float | None:
@@ -40,7 +46,10 @@ def _sd(sample_sd: float | None, n: int | None, ddof: int) -> float | None:
 
 @validate_params(
     {
-        "metrics": [Predicate(_blocks, "a dict of block names to metric columns (strings)"), NONE],
+        "metrics": [
+            Predicate(_blocks, f"a dict of block names (none of {', '.join(RESERVED)}) to metric columns (strings)"),
+            NONE,
+        ],
         "preset": [Options(tuple(PRESETS))],
         "test": [Options.of(SummaryTest), NONE],
         "alpha": [PROBABILITY],
@@ -100,7 +109,10 @@ def baseline_comparison(
         the methodology's keys ``t_statistic``, ``p_value``, ``significant``, ``alpha``,
         ``cohens_d``, ``effect_size``, ``multi_agent_mean``, ``single_agent_mean``,
         ``multi_agent_std``, ``single_agent_std``, ``n_multi``, ``n_single``, and ``test``
-        and ``warning``. Unrounded; None where undefined.
+        and ``warning``. Top-level ``improvement``: the mean of the blocks' ``improvement``
+        (crisis_mas_poc: of the DQS and confidence blocks, the default ones), and
+        ``improvement_percentage``: 100 × that mean (percentage points, not relative to a
+        baseline, unlike the blocks'). Unrounded; None where undefined.
 
     Raises
     ------
@@ -112,6 +124,12 @@ def baseline_comparison(
     The methodology prints ``t 2.341, p .0234, d .567`` for means .745/.680, SDs .082/.091 and n
     10/10; its own formulas give Welch t 1.678, p .111, d .750 (pinned in the tests). No
     multiple-comparison correction is applied, as in the methodology.
+
+    The overall ``improvement`` is crisis_mas_poc's (``evaluation/metrics.py``,
+    ``MetricsEvaluator.compare_to_baseline``): ``np.mean`` of the decision-quality and
+    confidence improvements present, and ``improvement_percentage = improvement * 100``. A block
+    whose improvement is undefined is left out of the mean (crisis_mas_poc leaves out a block it
+    has no results for); with none left both are None (crisis_mas_poc: 0.0, and no percentage).
 
     Examples
     --------
@@ -133,6 +151,11 @@ def baseline_comparison(
     >>> sig = out["statistical_significance"]["decision_quality"]
     >>> round(sig["t_statistic"], 4), sig["test"], sig["n_multi"], sig["n_single"]
     (-5.8138, 'welch', 2, 2)
+
+    Overall, the mean of the two differences, (-.130 - .060) / 2:
+
+    >>> round(out["improvement"], 3), round(out["improvement_percentage"], 1)
+    (-0.095, -9.5)
     """
     section = preset_section(preset, "statistics")
     chosen = test or section.get("test", DEFAULT_TEST)
@@ -175,5 +198,10 @@ def baseline_comparison(
             "test": row["test"],
             "warning": row["warning"],
         }
+    # crisis_mas_poc's overall figure: the mean of the blocks' differences (two numbers, not runs).
+    differences = [block["improvement"] for block in out.values() if block["improvement"] is not None]
+    overall = math.fsum(differences) / len(differences) if differences else None
+    out["improvement"] = overall
+    out["improvement_percentage"] = None if overall is None else 100 * overall
     out["statistical_significance"] = significance
     return out

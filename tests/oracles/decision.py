@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, pairwise
 
 
 @dataclass
@@ -491,20 +491,30 @@ def ranking_stability(run: Run, *, mcda: str, draws: int, perturbation: float, s
     return kept / draws
 
 
-def swept_stability(run: Run, *, mcda: str, steps: int, criterion: str, low: float, high: float) -> float | None:
-    """crisis_mas_poc's sweep: 1 - (distinct top alternatives - 1) / steps as one weight runs from low to high."""
+def swept_winners(run: Run, *, mcda: str, steps: int, criterion: str, low: float, high: float) -> list[str] | None:
+    """crisis_mas_poc's sweep: the top alternative at each step as one weight runs from low to high."""
     criteria = sorted({c for s in run.scores.values() for c in s})
     if steps == 0 or criterion not in criteria:
         return None
     given = criteria_weights(run)
     w = {c: given[c] if given else 1.0 for c in criteria}
     others = sum(w[c] for c in criteria if c != criterion)
-    winners = set()
+    winners = []
     for k in range(steps):
         t = low + (high - low) * k / (steps - 1) if steps > 1 else low
         weights = {c: t if c == criterion else w[c] * (1 - t) / others if others > 0 else w[c] for c in criteria}
-        winners.add(first_within(mcda_scores(run, mcda, weights)))
-    return 1 - (len(winners) - 1) / steps
+        winners.append(first_within(mcda_scores(run, mcda, weights)))
+    return winners
+
+
+def swept_stability(winners: list[str] | None) -> float | None:
+    """1 - (distinct top alternatives - 1) / steps."""
+    return None if winners is None else 1 - (len(set(winners)) - 1) / len(winners)
+
+
+def winner_changes(winners: list[str] | None) -> int | None:
+    """Steps whose top alternative is not the previous step's: A, B, A is 2."""
+    return None if winners is None else sum(a != b for a, b in pairwise(winners))
 
 
 def score_run(run: Run, params: dict) -> dict:
@@ -529,7 +539,7 @@ def score_run(run: Run, params: dict) -> dict:
     row["consensus_reached"] = None if level is None else level >= p["consensus_threshold"]
     row["num_conflicts"] = len(found) if run.beliefs else None
     if p["stability_method"] == "sweep":
-        row["ranking_stability"] = swept_stability(
+        winners = swept_winners(
             run,
             mcda=p["mcda"],
             steps=p["stability_draws"],
@@ -537,7 +547,10 @@ def score_run(run: Run, params: dict) -> dict:
             low=p["stability_sweep_low"],
             high=p["stability_sweep_high"],
         )
+        row["ranking_stability"] = swept_stability(winners)
+        row["num_winner_changes"] = winner_changes(winners)
     else:
+        row["num_winner_changes"] = None  # random weightings have no order
         row["ranking_stability"] = ranking_stability(
             run,
             mcda=p["mcda"],

@@ -48,6 +48,7 @@ SPELLING = [
     (rf"({LETTER}{{2}})is(e|ed|es|ing|ation|ations)({NOT_WORD}|\Z)", r"\1iz\2\3"),
 ]
 HEAD = rf"^(.*?) ({'|'.join(CAUSE_PHRASES)})(?: |\Z)"
+CAUSE = rf"^(.*?) (?:{'|'.join(CAUSE_PHRASES)}) (.+)\Z"
 EXCLUDED = STOPWORDS | GENERIC | NEGATIONS | set(QUALIFIERS)
 
 
@@ -93,11 +94,20 @@ def head(text: str) -> tuple[str, str | None]:
     return (m.group(1), m.group(2)) if m else (text, None)
 
 
+def cause(text: str) -> str | None:
+    """The text after the first cause phrase, unless a negation word stands just before it."""
+    m = re.match(CAUSE, text)
+    if m is None or m.group(1).split(" ")[-1] in NEGATIONS:
+        return None
+    return m.group(2)
+
+
 def core(text: str) -> str:
     return " ".join(w for w in text.split() if w not in QUALIFIERS)
 
 
 def fold(word: str) -> str:
+    word = re.sub(r"^(.{2,})ies\Z", r"\1y", word)  # bodies -> body
     return re.sub(r"^(.{2,}[^siu])s\Z", r"\1", word)
 
 
@@ -133,6 +143,7 @@ def resolve(rows: Iterable[tuple[str, str]]) -> dict[str, str]:
 @dataclass
 class Features:
     n: str
+    cause: str | None
     keys: set[str]
     tokens: set[str]
     negated: set[str]
@@ -166,7 +177,7 @@ def features(raw: str, synonyms: dict[str, str]) -> Features:
             qualifiers.setdefault(kind, set()).add(value)
     if phrase == "secondary to":
         qualifiers.setdefault("origin", set()).add("secondary")
-    return Features(n, keys, tokens, negated, tokens - negated, qualifiers)
+    return Features(n, cause(n), keys, tokens, negated, tokens - negated, qualifiers)
 
 
 def conflict(a: Features, b: Features) -> bool:
@@ -174,6 +185,26 @@ def conflict(a: Features, b: Features) -> bool:
         if not a.qualifiers[kind] & b.qualifiers[kind]:
             return True
     return bool(a.negated & b.plain or b.negated & a.plain)
+
+
+def deterministic(a: Features, b: Features, *, threshold: float, min_tokens: int) -> tuple[str, float] | None:
+    """The first deterministic tier (exact to token_set) that matches, or None."""
+    if not a.n or not b.n:
+        return None
+    if a.n == b.n:
+        return "exact", 1.0
+    if conflict(a, b):
+        return None
+    if a.keys & b.keys:
+        return "synonym", 1.0
+    common = len(a.tokens & b.tokens)
+    small, large = sorted([len(a.tokens), len(b.tokens)])
+    if common == small and small >= min_tokens and small != large:
+        return "containment", small / large
+    union = len(a.tokens | b.tokens)
+    if union and common / union >= threshold:
+        return "token_set", common / union
+    return None
 
 
 def match(
@@ -188,21 +219,14 @@ def match(
 ) -> tuple[str, float]:
     """The best tier and its score for one pair."""
     a, b = features(left, synonyms), features(right, synonyms)
-    if not a.n or not b.n:
-        return "unmatched", 0.0
-    if a.n == b.n:
-        return "exact", 1.0
-    if not conflict(a, b):
-        if a.keys & b.keys:
-            return "synonym", 1.0
-        common = len(a.tokens & b.tokens)
-        small, large = sorted([len(a.tokens), len(b.tokens)])
-        if common == small and small >= min_tokens and small != large:
-            return "containment", small / large
-        union = len(a.tokens | b.tokens)
-        if union and common / union >= threshold:
-            return "token_set", common / union
-    if judge is not None:
+    found = deterministic(a, b, threshold=threshold, min_tokens=min_tokens)
+    if found is not None:
+        return found
+    if a.n and b.n and a.cause is not None:  # "X due to Y" on the left names Y too: Y against the right
+        by_cause = deterministic(features(a.cause, synonyms), b, threshold=threshold, min_tokens=min_tokens)
+        if by_cause is not None:
+            return "cause", by_cause[1]
+    if judge is not None and a.n and b.n:
         score = float(judge(a.n, b.n))
         if score >= judge_threshold:
             return "judge", score

@@ -60,6 +60,7 @@ COLUMNS = (
     _d("runs", "consensus_reached", "consensus_level ≥ consensus_threshold."),
     _d("runs", "num_conflicts", "Pairs of agents in conflict (rows of the conflicts table).", 0, None),
     _d("runs", "ranking_stability", "Share of seeded weight perturbations that keep the MCDA top alternative.", 0, 1),
+    _d("runs", "num_winner_changes", "Steps of the weight sweep whose MCDA winner is not the step before's.", 0, None),
     _d("agents", "contribution", "(c_i + H_norm(m_i)) / 2.", 0, 1),
     _d("agents", "normalized_entropy", "Entropy of the agent's beliefs / ln N.", 0, 1),
     _d("agents", "confidence", "The agent's confidence.", 0, 1),

@@ -83,8 +83,10 @@ class DecisionParams(Params):
         weightings that keep the top alternative. ``"sweep"`` (crisis_mas_poc's MCDA engine's
         ``sensitivity_analysis``): criterion ``stability_criterion``'s weight takes
         ``stability_draws`` evenly spaced values from ``stability_sweep_low`` to
-        ``stability_sweep_high``, the others rescaled to sum to 1 minus it, and
-        ``ranking_stability`` is ``1 - (distinct top alternatives - 1) / stability_draws``.
+        ``stability_sweep_high``, the others rescaled to sum to 1 minus it,
+        ``ranking_stability`` is ``1 - (distinct top alternatives - 1) / stability_draws``, and
+        ``num_winner_changes`` counts the steps whose top alternative differs from the step
+        before's (null under ``"random"``: its weightings have no order).
     stability_criterion
         The criterion a sweep varies (a run without a score on it: null).
     stability_sweep_low, stability_sweep_high

@@ -7,7 +7,9 @@ multiplies each criterion weight by :math:`1 + \delta (2u_{ck} - 1)`, :math:`u_{
 [0, 1), so every weight moves at once by at most the fraction :math:`\delta`, as in a Monte
 Carlo weight-sensitivity analysis. Method ``"sweep"`` is crisis_mas_poc's MCDA engine's
 ``sensitivity_analysis`` instead: one criterion's weight over an even grid, the value
-:math:`1 - (D - 1)/K` for :math:`D` distinct winners (:func:`ranking_stability`). The scores:
+:math:`1 - (D - 1)/K` for :math:`D` distinct winners (:func:`ranking_stability`), and
+``num_winner_changes``, the steps of the grid whose winner differs from the previous step's
+(winners A, B, A: two changes, two distinct winners). The scores:
 
 * weighted sum: :math:`S_a = \sum_c w'_c s_{ac} / \sum_c w'_c` over the criteria ``a`` is
   scored on (the mean of :math:`s_{ac}` when the weights sum to 0), :math:`w_c` the given
@@ -105,22 +107,25 @@ def ranking_stability(
     perturbation: float,
     seed: int,
     sweep: tuple[int | None, float, float] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    r"""``(values, valid)`` per run (``run_ids`` in run-code order): the share of ``draws`` perturbed
-    weightings whose top alternative is the unperturbed one's.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    r"""``(values, valid, changes)`` per run (``run_ids`` in run-code order): the share of ``draws``
+    perturbed weightings whose top alternative is the unperturbed one's; ``changes`` None.
 
-    With ``sweep = (criterion code, low, high)``, crisis_mas_poc's one-criterion sweep instead:
-    the criterion's weight :math:`t_k` runs through ``numpy.linspace(low, high, draws)``, every
+    With ``sweep = (criterion code, low, high)``, crisis_mas_poc's one-criterion sweep instead
+    (``decision_framework/mcda_engine.py``, ``MCDAEngine.sensitivity_analysis``): the
+    criterion's weight :math:`t_k` runs through ``numpy.linspace(low, high, draws)``, every
     other weight :math:`w_c` becomes :math:`w_c (1 - t_k) / \sum_{c' \ne c^*} w_{c'}` (unchanged
-    when that sum is 0), and the value is :math:`1 - (D - 1) / K`, :math:`D` the distinct top
-    alternatives; null for a run without a score on the criterion (a code of None: every run).
+    when that sum is 0), the value is :math:`1 - (D - 1) / K`, :math:`D` the distinct top
+    alternatives, and ``changes`` is its ``num_winner_changes``: the number of :math:`k \ge 2`
+    whose top alternative is not step :math:`k - 1`'s (random weightings have no order: None).
+    Null (not valid) for a run without a score on the criterion (a code of None: every run).
     """
     runs = len(run_ids)
     a = rows.by_alternative
     alternative_run = run_of(a.keys)
     scored = np.bincount(alternative_run, minlength=runs) > 0
     if draws == 0 or len(a) == 0:
-        return np.zeros(runs), np.zeros(runs, dtype=bool)
+        return np.zeros(runs), np.zeros(runs, dtype=bool), None if sweep is None else np.zeros(runs, dtype=np.int64)
     from scipy import sparse  # only when asked for: importing the package does not load scipy
 
     run_starts, run_segment = _segments(alternative_run)
@@ -179,7 +184,7 @@ def ranking_stability(
         kept += (top == reference).sum(axis=0)
     share = np.zeros(runs)
     share[alternative_run[run_starts]] = kept / draws
-    return share, scored
+    return share, scored, None
 
 
 def _swept(
@@ -190,7 +195,7 @@ def _swept(
     runs: int,
     segments: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
     scored: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """crisis_mas_poc's one-criterion sweep (see :func:`ranking_stability`)."""
     code, low, high = sweep
     keys = rows.by_criterion.keys
@@ -207,7 +212,9 @@ def _swept(
     top = _top(scores_of(np.ones_like(weights), weights), run_starts, run_segment)
     ordered = np.sort(top, axis=0)
     distinct = 1 + (ordered[1:] != ordered[:-1]).sum(axis=0)
+    changes = (top[1:] != top[:-1]).sum(axis=0)  # in step order: A, B, A changes twice
     alternative_run = run_of(rows.by_alternative.keys)
-    out = np.zeros(runs)
+    out, changed = np.zeros(runs), np.zeros(runs, dtype=np.int64)
     out[alternative_run[run_starts]] = 1.0 - (distinct - 1) / steps
-    return out, scored & has_it
+    changed[alternative_run[run_starts]] = changes
+    return out, scored & has_it, changed

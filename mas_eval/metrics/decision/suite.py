@@ -200,6 +200,7 @@ def _runs_out(
     agent_terms: dict[str, Nullable],
     alternatives: pl.DataFrame,
     stability: Nullable,
+    winner_changes: Nullable,
     params: DecisionParams,
     codes: KeyCodes,
 ) -> pl.DataFrame:
@@ -244,13 +245,14 @@ def _runs_out(
         "consensus_reached": conflicts.consensus_reached(*beliefs.consensus_level, params.consensus_threshold),
         "num_conflicts": beliefs.conflicts.per_run,
         "ranking_stability": stability,
+        "num_winner_changes": winner_changes,
     }
     return (
         runs.select("run_id", *(pl.col(column).alias(name) for column, name in USAGE.items()))
         .with_columns(to_series(name, values, valid) for name, (values, valid) in computed.items())
         .with_columns(
             names.gather(to_series("dqs_method", method, method_valid)).alias("dqs_method"),
-            pl.col("num_agents", "unique_preferences", "num_conflicts").cast(pl.Int64),
+            pl.col("num_agents", "unique_preferences", "num_conflicts", "num_winner_changes").cast(pl.Int64),
             pl.col("top_preference").cast(pl.UInt32),
         )
     )
@@ -297,7 +299,7 @@ def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str
         agents_out, share = _agents_out(beliefs, params)
         agent_terms = _agent_run_terms(beliefs, share, codes.runs.height)
         alternatives, criteria_rows_ = _alternatives_out(tables, beliefs, params, codes)
-        stability = sensitivity.ranking_stability(
+        stability, stable, winner_changes = sensitivity.ranking_stability(
             criteria_rows_,
             codes.runs["run_id"],
             mcda=params.mcda,
@@ -306,7 +308,12 @@ def compute(tables: Tables, params: DecisionParams, codes: KeyCodes) -> dict[str
             seed=params.stability_seed,
             sweep=_sweep(params, codes),
         )
-        runs = _runs_out(tables, beliefs, agent_terms, alternatives, stability, params, codes)
+        # Winner changes are counted along a sweep only: random weightings have no order (null).
+        if winner_changes is None:
+            changes = (np.zeros(len(stability), dtype=np.int64), np.zeros(len(stability), dtype=bool))
+        else:
+            changes = (winner_changes, stable)
+        runs = _runs_out(tables, beliefs, agent_terms, alternatives, (stability, stable), changes, params, codes)
     out: dict[str, pl.LazyFrame | pl.DataFrame] = {"runs": runs, "agents": agents_out, "alternatives": alternatives}
     if params.pairwise:
         agent = beliefs.agent

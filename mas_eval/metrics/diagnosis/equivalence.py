@@ -15,10 +15,19 @@ tier                      rule (on normalised strings, see :func:`normalise`)   
                           with at least ``min_tokens`` tokens in the smaller
 ``token_set``             Jaccard similarity of the informative-token sets                   the Jaccard value
                           ``>= threshold``
+``cause``                 the *left* string names a cause ("hypoglycemia due to insulinoma")  the cause's score
+                          and that cause matches the right string by one of the tiers above
 ``judge``                 an optional user callable, asked once per unresolved unique        its answer
                           normalised pair, answers cached on disk
 ``unmatched``             none of the above                                                  0
 ========================  ================================================================  ====================
+
+The ``cause`` tier is one-way, the one rule that is: left is the system's diagnosis (a final list)
+and right what it is checked against (the ground truth). "X due to Y" asserts Y, so a system that
+wrote it named the ground truth "Y": Local-DDx's judge accepted "Hypoglycemia Due To Insulinoma"
+for "insulinoma". The other way round it would not be sound: a system that wrote only "Y" names the
+cause of the ground truth "X due to Y", whose diagnosis is X (the consequence), and "hypertensive
+nephropathy" (kidney damage caused by hypertension) is not "hypertension due to renal disease".
 
 Everything is computed once per unique string and once per unique pair of strings (joins and
 list expressions, no per-row Python), then joined back to the pairs of each group, so repeated
@@ -65,7 +74,7 @@ __all__ = [
 ]
 
 #: The tiers, best first; ``tier`` columns are this Enum.
-TIERS = ("exact", "synonym", "containment", "token_set", "judge", "unmatched")
+TIERS = ("exact", "synonym", "containment", "token_set", "cause", "judge", "unmatched")
 TIER = pl.Enum(TIERS)
 
 #: Words of uncertainty, dropped by :func:`normalise` ("suspected PE" names PE), with "r/o" and "rule out".
@@ -127,6 +136,8 @@ _SPELLING = (
     (rf"(\p{{L}}{{2}})is(e|ed|es|ing|ation|ations)({_NOT_WORD}|$)", "${1}iz${2}${3}"),  # generalised
 )
 _HEAD = rf"^(.*?) ({'|'.join(CAUSE_PHRASES)})(?: |$)"
+#: The cause a cause tail names: "hypoglycemia due to insulinoma" → "insulinoma".
+_CAUSE = rf"^(.*?) (?:{'|'.join(CAUSE_PHRASES)}) (.+)$"
 _RULE_OUT = r"(^| )rule(?: rule| out)* out( |$)"
 _SYNONYMS_FILE = "synonyms.csv"
 
@@ -232,6 +243,13 @@ def _aliases(text: pl.Expr) -> pl.Expr:
 def _head(text: pl.Expr) -> pl.Expr:
     """The text before the first cause phrase ("hypertension secondary to ckd" → "hypertension")."""
     return pl.coalesce(text.str.extract(_HEAD, 1), text)
+
+
+def _cause(text: pl.Expr) -> pl.Expr:
+    """The text after the first cause phrase ("hypertension secondary to ckd" → "ckd"); null when there is
+    none, or when a negation word stands just before the phrase ("not due to" names no cause)."""
+    denied = text.str.extract(_CAUSE, 1).str.split(" ").list.last().is_in(list(NEGATIONS))
+    return pl.when(~denied).then(text.str.extract(_CAUSE, 2))
 
 
 def _without(text: pl.Expr, words: frozenset[str] | Sequence[str]) -> pl.Expr:
@@ -370,16 +388,17 @@ def follow_chains(mapping: pl.DataFrame) -> pl.DataFrame:
 
 
 def _tokens(text: pl.Expr) -> pl.Expr:
-    """Informative tokens: plural ``s`` folded, stopwords, generic words, qualifiers and negations out."""
+    """Informative tokens: plurals folded (``-ies`` → ``-y``, then a final ``s``); stopwords, generic words,
+    qualifiers and negations out."""
     word = pl.element()
     excluded = sorted(STOPWORDS | GENERIC | NEGATIONS | set(QUALIFIERS))
-    folded = word.str.replace(r"^(.{2,}[^siu])s$", "${1}")
+    folded = word.str.replace(r"^(.{2,})ies$", "${1}y").str.replace(r"^(.{2,}[^siu])s$", "${1}")
     return text.list.eval(folded).list.eval(word.filter((word != "") & ~word.is_in(excluded))).list.unique()
 
 
 def _string_features(strings: pl.LazyFrame, table: pl.DataFrame) -> pl.LazyFrame:
-    """One row per unique raw string: ``n`` (normalised), ``keys``, ``tokens``, ``negated``, ``plain`` and
-    the qualifier masks ``course``, ``origin``, ``side``."""
+    """One row per unique raw string: ``n`` (normalised), ``cause`` (normalised, or null), ``keys``, ``tokens``,
+    ``negated``, ``plain`` and the qualifier masks ``course``, ``origin``, ``side``."""
     lookup = table.lazy()
     prepared = strings.with_columns(prepared=_prepare(pl.col("raw")))
     alias = pl.col("prepared").str.extract_all(r"\([^()]*\)")
@@ -414,6 +433,7 @@ def _string_features(strings: pl.LazyFrame, table: pl.DataFrame) -> pl.LazyFrame
     main = forms.filter("main").select(
         "raw",
         n="form",
+        cause=_cause(pl.col("form")),
         secondary=pl.col("phrase") == "secondary to",
         said=pl.col("head").str.split(" "),
         canonical=pl.coalesce("by_head", "by_core", "head").str.split(" "),
@@ -427,6 +447,7 @@ def _string_features(strings: pl.LazyFrame, table: pl.DataFrame) -> pl.LazyFrame
     main = main.select(
         "raw",
         "n",
+        "cause",
         tokens=_tokens(pl.col("canonical")),
         negated=_tokens(negated),
         **{kind: mask.cast(pl.Int8) for kind, mask in masks.items()},
@@ -478,6 +499,41 @@ def _deterministic(pairs: pl.LazyFrame, *, threshold: float, min_tokens: int) ->
         .then(jaccard)
     )
     return pairs.with_columns(tier=tier.cast(TIER), score=score, usable=usable)
+
+
+def _by_cause(
+    resolved: pl.DataFrame, features: pl.DataFrame, table: pl.DataFrame, *, threshold: float, min_tokens: int
+) -> pl.DataFrame:
+    """``resolved`` with tier ``cause`` where the left string's cause matches the right string and nothing else did.
+
+    The cause ("insulinoma" of "hypoglycemia due to insulinoma") is compared with the right string
+    as a diagnosis of its own, by the tiers above (exact to token_set, with their conflicts); the
+    pair takes that comparison's score.
+    """
+    asked = resolved.filter(pl.col("tier").is_null() & pl.col("usable") & pl.col("cause_l").is_not_null())
+    if asked.is_empty():
+        return resolved.drop("cause_l")
+    causes = _string_features(asked.select(raw="cause_l").unique().lazy(), table).drop("cause")
+    pairs = (
+        asked.lazy()
+        .select("left", "right", "cause_l")
+        .join(causes.rename(lambda c: f"{c}_l"), left_on="cause_l", right_on="raw_l")
+        .join(features.lazy().rename(lambda c: f"{c}_r"), left_on="right", right_on="raw_r")
+    )
+    found = (
+        _deterministic(pairs, threshold=threshold, min_tokens=min_tokens)
+        .filter(pl.col("tier").is_not_null())
+        .select("left", "right", by_cause="score")
+        .collect()
+    )
+    return (
+        resolved.join(found, on=["left", "right"], how="left")
+        .with_columns(
+            tier=pl.when(pl.col("by_cause").is_not_null()).then(pl.lit("cause", dtype=TIER)).otherwise("tier"),
+            score=pl.coalesce("score", "by_cause"),
+        )
+        .drop("cause_l", "by_cause")
+    )
 
 
 # --- the judge ------------------------------------------------------------------------------------------
@@ -593,7 +649,9 @@ def match_pairs(
     Parameters
     ----------
     left, right
-        Frames of diagnoses, e.g. a system's final list and the ground truth.
+        Frames of diagnoses, e.g. a system's final list and the ground truth. Every tier is
+        symmetric but ``cause``, which reads the left string's cause: put on the left the
+        diagnoses whose cause may stand for them (the system's), on the right what they are checked against.
     left_on, right_on
         Their diagnosis columns (strings). Null diagnoses are ignored.
     by
@@ -632,8 +690,11 @@ def match_pairs(
     table's canonical name for ``x`` (or ``x``). Its *keys* are, for the normalised string and each
     alias, ``canon(head)``, ``canon(core)`` and the cores of those two. Its *name* is
     ``canon(head)`` if the table has the head, else ``canon(core)`` if it has the core, else the
-    head; its *informative tokens* are the name's words with a plural ``s`` folded (``stones`` →
-    ``stone``) and without :data:`STOPWORDS`, :data:`GENERIC`, :data:`NEGATIONS` and qualifiers.
+    head; its *informative tokens* are the name's words with plurals folded (``bodies`` → ``body``,
+    then ``stones`` → ``stone``: "dementia with Lewy bodies" has the tokens of "Lewy body dementia")
+    and without :data:`STOPWORDS`, :data:`GENERIC`, :data:`NEGATIONS` and qualifiers. Its *cause* is
+    the normalised text after the first cause phrase ("insulinoma" of "hypoglycemia due to
+    insulinoma"), none when a negation word stands just before the phrase ("not due to").
 
     A pair has a *conflict* when, for a qualifier class (course: acute/subacute/chronic; origin:
     primary/secondary; side: left/right), both strings carry values (in the head, the name, or
@@ -648,6 +709,10 @@ def match_pairs(
       their Jaccard similarity), so a short name found in a long sentence matches, weakly;
     * ``token_set``: no conflict and :math:`J = |A \cap B| / |A \cup B| \ge` ``threshold``
       (score :math:`J`; equal sets, e.g. word order changed, score 1);
+    * ``cause``: none of the above, and the left string's cause, compared with the right string as
+      a diagnosis of its own, matches it by one of the four tiers above (conflicts included); the
+      score is that tier's. One-way (see the module's notes): "sepsis secondary to pneumonia"
+      matches "pneumonia", "pneumonia" does not match "sepsis secondary to pneumonia";
     * ``judge``: the judge's score, when at least ``judge_threshold``;
     * otherwise ``unmatched`` (score 0). A string that normalises to nothing matches nothing.
 
@@ -658,6 +723,11 @@ def match_pairs(
     >>> pairs = match_pairs(left, right, left_on="dx", right_on="dx")
     >>> pairs.filter(pl.col("tier") != "unmatched").select("tier", "score").rows()
     [('synonym', 1.0), ('token_set', 1.0)]
+    >>> system, truth = pl.DataFrame({"dx": ["Hypoglycemia due to insulinoma"]}), pl.DataFrame({"dx": ["Insulinoma"]})
+    >>> match_pairs(system, truth, left_on="dx", right_on="dx").select("tier", "score").rows()
+    [('cause', 1.0)]
+    >>> match_pairs(truth, system, left_on="dx", right_on="dx").select("tier", "score").rows()
+    [('unmatched', 0.0)]
     """
     groups = [by] if isinstance(by, str) else list(by or [])
     reserved = sorted(set(groups) & {"left", "right", "tier", "score"})
@@ -696,9 +766,9 @@ def match_pairs(
         .join(features.lazy().rename(lambda c: f"{c}_r"), left_on="right", right_on="raw_r")
     )
     resolved = _deterministic(unique_pairs, threshold=threshold, min_tokens=min_tokens).select(
-        "left", "right", "n_l", "n_r", "usable", "tier", "score"
+        "left", "right", "n_l", "n_r", "usable", "cause_l", "tier", "score"
     )
-    resolved = resolved.collect()
+    resolved = _by_cause(resolved.collect(), features, table, threshold=threshold, min_tokens=min_tokens)
     open_pairs = resolved.filter(pl.col("tier").is_null() & pl.col("usable"))
     if open_pairs.height and (judge is not None or cache_path is not None):
         asked = open_pairs.select(left="n_l", right="n_r").unique()
@@ -733,7 +803,7 @@ def assign(pairs: pl.DataFrame) -> pl.DataFrame:
     Notes
     -----
     Pairs are taken in the order: higher ``score``, then better tier (exact, synonym,
-    containment, token_set, judge), then ``left`` and ``right`` in code-point order; a pair is
+    containment, token_set, cause, judge), then ``left`` and ``right`` in code-point order; a pair is
     kept when neither its left nor its right string is taken yet. This is computed in rounds: a
     pair first in that order among all open pairs of its left string and of its right string is
     kept (greedy would keep it too), the strings it uses are closed, repeat; the result equals the

@@ -48,7 +48,7 @@ COLUMNS = (
     _m("runs", "system_safety_coverage", "(TP + TM-SM) / total_gt.", 0, 1),
     _m("labels", "label", "TP, FP, CAA, FN, AE or TM-SM."),
     _m("labels", "matched_to", "The other side's diagnosis (TP), the can't-miss one (CAA), the treated one (TM-SM)."),
-    _m("labels", "tier", "Equivalence tier of that match: exact, synonym, containment, token_set, judge."),
+    _m("labels", "tier", "Equivalence tier of that match: exact, synonym, containment, token_set, cause, judge."),
     _m("labels", "score", "Equivalence score of that match.", 0, 1),
     _m("rounds", "participants", "Agents who responded in the round.", 0),
     _m("rounds", "unique_diagnoses", "Independent round: diagnoses stated (unique, or every mention).", 0),
