@@ -10,10 +10,10 @@ modules follow the data: the record's layout (:mod:`~.record`), reading lines an
 from __future__ import annotations
 
 from mas_eval.ingest.jsonl.arrow import arrow_record
-from mas_eval.ingest.jsonl.decoding import json_type
 from mas_eval.ingest.jsonl.ingest import IngestResult, ingest_jsonl
 from mas_eval.ingest.jsonl.lines import BYTES_CEILING, CHUNK_BYTES, LINE_OVERHEAD, MAX_LINE_BYTES
 from mas_eval.ingest.jsonl.record import RECORD_LISTS, USAGE, USAGE_FIELD, RecordList, record_dtype
+from mas_eval.ingest.recipe import json_type
 
 __all__ = [
     "BYTES_CEILING",

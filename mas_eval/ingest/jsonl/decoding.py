@@ -20,21 +20,9 @@ from mas_eval.errors import IngestError, option
 from mas_eval.ingest.jsonl.lines import PROBLEMS, Chunk, chunk_lines
 from mas_eval.ingest.jsonl.misspelt import misspelt_fields
 from mas_eval.ingest.jsonl.record import BY_TABLE, RECORD_LISTS, RUNS_TOP, USAGE, USAGE_FIELD, json_path, record_dtype
+from mas_eval.ingest.recipe import json_type
 
-__all__ = ["chunk_tables", "json_type"]
-
-
-def json_type(value: Any) -> str:
-    """How a message names a JSON value's type: ``"null"``, ``"a number"``, ``"an array"``..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
+__all__ = ["chunk_tables"]
 
 
 def _expected(dtype: pl.DataType) -> str:

@@ -24,6 +24,7 @@ from mas_eval.ingest.jsonl.writing import (
     staged_dataset,
     table_folder,
 )
+from mas_eval.ingest.recipe import LFS_FIX, LFS_PROBLEM, is_lfs_pointer
 from mas_eval.storage.dataset import MANIFEST
 from mas_eval.storage.inputs import describe_path, parquet_files
 from mas_eval.storage.manifests import write_manifest
@@ -68,6 +69,9 @@ def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int, ma
             what = describe_path(file)
             fix = "it is ingested already" if what == "is a Dataset folder" else "pass JSONL files of run records"
             msg = f"{file} {what}, not a JSONL file; {fix} (ingest reads files of one JSON object per line)"
+            raise IngestError(msg)
+        if is_lfs_pointer(file):
+            msg = f"{file}: {LFS_PROBLEM}; {LFS_FIX}"
             raise IngestError(msg)
     for name, value in [("chunk_bytes", chunk_bytes), ("max_line_bytes", max_line_bytes)]:
         check_parameter(name, value, [Interval(int, 0, BYTES_CEILING, closed="right")], where="ingest_jsonl")
