@@ -62,20 +62,20 @@ def test_a_line_over_the_limit_is_never_held_whole(tmp_path: Path) -> None:
     path.write_bytes(b'{"run_id": "' + b"r" * 20_000_000)  # 20 MB, no newline
     tracemalloc.start()
     try:
-        chunks = list(jsonl._chunks(path, jsonl.CHUNK_BYTES, 1_000))
+        chunks = list(jsonl.lines.chunks(path, jsonl.CHUNK_BYTES, 1_000))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert [(c.first, c.long, c.position) for c in chunks] == [(1, {1: 20_000_012}, 20_000_012)]
     assert chunks[0].lines == [b'{"run_id": "' + b"r" * 988]  # its first 1,000 bytes
-    assert peak < 4 * jsonl._READ_BYTES  # a few reads, not the line
+    assert peak < 4 * jsonl.lines._READ_BYTES  # a few reads, not the line
 
 
 @pytest.mark.parametrize("read_bytes", [1, 7, 100, 2**20])
 def test_lines_over_the_limit_are_found_whatever_the_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_bytes: int
 ) -> None:
-    monkeypatch.setattr(jsonl, "_READ_BYTES", read_bytes)  # a line spans many reads, or a read many lines
+    monkeypatch.setattr(jsonl.lines, "_READ_BYTES", read_bytes)  # a line spans many reads, or a read many lines
     long = _record("r2", note="é" * 600)  # over the limit, and cut inside no character
     size = len(long.encode())
     lines = [_record("r1"), long, "", _record("r3"), long.replace("r2", "r4"), _record("r5")]
@@ -111,7 +111,7 @@ def test_blank_lines_count_in_the_chunk(tmp_path: Path, name: str) -> None:
     path = _write(tmp_path / name, [""] * 1_000 + [_record("r1")])
     per_chunk = 10
     chunk_bytes = per_chunk * (1 + jsonl.LINE_OVERHEAD) - 1  # ten blank lines take a chunk past it
-    chunks = list(jsonl._chunks(path, chunk_bytes, jsonl.MAX_LINE_BYTES))
+    chunks = list(jsonl.lines.chunks(path, chunk_bytes, jsonl.MAX_LINE_BYTES))
     counts = [len(c.lines) for c in chunks if c.lines]
     assert sum(counts) == 1_001
     assert counts[:-1] == [per_chunk] * 100 and counts[-1] == 1

@@ -483,7 +483,7 @@ def test_decoding_in_slices_gives_the_same_result(
 ) -> None:
     path = _write(tmp_path / "runs.jsonl", _mixed_lines())
     whole = ingest_jsonl([path], tmp_path / "whole", skip_invalid=True)
-    monkeypatch.setattr(jsonl, "_DECODE_BYTES", decode_bytes)  # a chunk is decoded in several slices
+    monkeypatch.setattr(jsonl.decoding, "_DECODE_BYTES", decode_bytes)  # a chunk is decoded in several slices
     sliced = ingest_jsonl([path], tmp_path / "sliced", skip_invalid=True)
     assert sliced.rejects.read_text(encoding="utf-8") == whole.rejects.read_text(encoding="utf-8")
     _assert_same(Dataset.open(whole.out), Dataset.open(sliced.out))
@@ -707,7 +707,7 @@ def test_steps_across_chunks_in_several_passes(tmp_path: Path, monkeypatch: pyte
     lines = [_record(f"r{i}", case_id=f"c{i % 7}", ground_truth=[f"d{i % 3}", "flu"]) for i in range(40)]
     path = _write(tmp_path / "runs.jsonl", lines)
     one_pass = Dataset.open(ingest_jsonl([path], tmp_path / "one", chunk_bytes=300).out)
-    monkeypatch.setattr(jsonl, "_ROWS_PER_PASS", 5)
+    monkeypatch.setattr(jsonl.writing, "_ROWS_PER_PASS", 5)
     passes = ingest_jsonl([path], tmp_path / "passes", chunk_bytes=300)
     assert len(list((passes.out / "ground_truth").glob("*.parquet"))) > 1
     _assert_same(one_pass, Dataset.open(passes.out))

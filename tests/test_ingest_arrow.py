@@ -26,16 +26,16 @@ from mas_eval.storage.sharding import write_sorted_shards
 SMALL = Path(__file__).parent / "data" / "run_records_small.jsonl"
 
 
-def _chunk(lines: list[str | bytes]) -> jsonl._Chunk:
+def _chunk(lines: list[str | bytes]) -> jsonl.lines.Chunk:
     encoded = [line.encode() if isinstance(line, str) else line for line in lines]
-    return jsonl._Chunk(first=1, lines=encoded, long={}, position=0)
+    return jsonl.lines.Chunk(first=1, lines=encoded, long={}, position=0)
 
 
-def _general(chunk: jsonl._Chunk) -> dict[str, pl.DataFrame]:
+def _general(chunk: jsonl.lines.Chunk) -> dict[str, pl.DataFrame]:
     """The general path's tables of ``chunk``; IngestError on its first malformed line."""
     counts = {"runs": 0, "rejected": 0, "chunks": 0}
     dtype = record_dtype(permissive=True)
-    return jsonl._chunk_tables(Path("in.jsonl"), chunk, dtype, counts, None, jsonl.MAX_LINE_BYTES)
+    return jsonl.decoding.chunk_tables(Path("in.jsonl"), chunk, dtype, counts, None, jsonl.MAX_LINE_BYTES)
 
 
 def _assert_same_tables(fast: dict[str, pl.DataFrame], general: dict[str, pl.DataFrame]) -> None:
@@ -146,7 +146,7 @@ def _lines(draw: st.DrawFn) -> list[str | bytes]:
 @given(_lines())
 def test_the_fast_path_reads_a_chunk_as_the_general_path_or_leaves_it(lines: list[str | bytes]) -> None:
     chunk = _chunk(lines)
-    fast = jsonl._arrow_tables(chunk)
+    fast = jsonl.arrow.arrow_tables(chunk)
     event("left to the general path" if fast is None else "read by Arrow")
     if fast is None:
         return
@@ -159,7 +159,7 @@ def test_exported_records_take_the_fast_path(tmp_path: Path) -> None:
     records = tmp_path / "runs.jsonl"
     export_jsonl(Dataset.open(ingest_jsonl([SMALL], tmp_path / "ds").out), records)
     lines = records.read_bytes().splitlines()
-    fast = jsonl._arrow_tables(_chunk(lines))
+    fast = jsonl.arrow.arrow_tables(_chunk(lines))
     assert fast is not None
     assert all(fast[name].height for name in TABLES if name != "reported")
     _assert_same_tables(fast, _general(_chunk(lines)))
@@ -180,7 +180,7 @@ def test_exported_records_take_the_fast_path(tmp_path: Path) -> None:
 )
 def test_what_the_general_path_must_read_is_left_to_it(odd: str) -> None:
     line = '{"run_id": "r1", "system": "mas", "case_id": "c1", ' + odd + "}"
-    assert jsonl._arrow_tables(_chunk([line])) is None
+    assert jsonl.arrow.arrow_tables(_chunk([line])) is None
 
 
 @pytest.mark.parametrize(
@@ -193,11 +193,11 @@ def test_what_the_general_path_must_read_is_left_to_it(odd: str) -> None:
     ],
 )
 def test_lines_that_are_not_one_object_each_are_left_to_the_general_path(lines: list[str]) -> None:
-    assert jsonl._arrow_tables(_chunk(lines)) is None
+    assert jsonl.arrow.arrow_tables(_chunk(lines)) is None
 
 
 def _without_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(jsonl, "_arrow_tables", lambda chunk: None)
+    monkeypatch.setattr(jsonl.ingest, "arrow_tables", lambda chunk: None)
 
 
 def _same_files(left: Path, right: Path) -> list[Path]:
@@ -246,7 +246,7 @@ def test_sharded_rows_held_or_written_at_every_chunk_give_the_same_bytes(
     records = tmp_path / "runs.jsonl"
     export_jsonl(mas_eval.simulate(200, seed=13), records)
     held = ingest_jsonl([records, SMALL], tmp_path / "held", chunk_bytes=30_000, shards=3).out
-    monkeypatch.setattr(jsonl, "_HELD_BYTES", 1)
+    monkeypatch.setattr(jsonl.writing, "_HELD_BYTES", 1)
     every = ingest_jsonl([records, SMALL], tmp_path / "every", chunk_bytes=7_000, shards=3).out
     files = _same_files(held, every)
     assert [(held / f).read_bytes() == (every / f).read_bytes() for f in files] == [True] * len(files)
@@ -259,7 +259,7 @@ def test_a_write_that_fails_on_the_writer_thread_is_raised_and_leaves_nothing(
         msg = "no space left on device"
         raise OSError(msg)
 
-    monkeypatch.setattr(jsonl, "_store", fail)
+    monkeypatch.setattr(jsonl.writing, "_store", fail)
     with pytest.raises(OSError, match="no space left"):
         ingest_jsonl([SMALL], tmp_path / "ds")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
@@ -273,7 +273,7 @@ def test_a_write_failure_comes_before_a_later_malformed_line(tmp_path: Path, mon
         msg = "no space left on device"
         raise OSError(msg)
 
-    monkeypatch.setattr(jsonl, "_store", fail)
+    monkeypatch.setattr(jsonl.writing, "_store", fail)
     with pytest.raises(OSError, match="no space left") as caught:
         ingest_jsonl([path], tmp_path / "ds", chunk_bytes=SMALL.stat().st_size)
     assert isinstance(caught.value.__cause__, IngestError)

@@ -274,7 +274,7 @@ def test_ingest_writes_the_dataset_and_its_rejects_together(
     source = tmp_path / "in.jsonl"
     source.write_text((DATA / "sample.jsonl").read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
     rejects = tmp_path / "rejects.jsonl"
-    import mas_eval.ingest.jsonl as jsonl
+    import mas_eval.ingest.jsonl.ingest as jsonl
 
     real = jsonl.write_manifest
 

@@ -21,6 +21,7 @@ from mas_eval.errors import InvalidParameterError
 from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
 from mas_eval.ingest.logs import LogIngestResult
 from mas_eval.ingest.otlp import ingest_otlp
+from mas_eval.ingest.recipe import Paths, parse_paths
 
 __all__ = ["INGEST_FORMATS", "LOG_FORMATS", "ingest"]
 
@@ -48,12 +49,15 @@ _OTLP = defaults_of(ingest_otlp)
 
 def ingest(
     files: Annotated[
-        list[Path],
+        list[str],
         typer.Argument(
             help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
             "ddx_results_*.json files or folders holding them; inspect: inspect_ai .eval or .json logs or folders; "
             "lm-eval: results_*.json files (their samples_*.jsonl beside them) or folders; otlp: OTLP JSON trace "
-            "files or folders; table: CSV or Parquet tables, a row per run."
+            "files or folders; table: CSV or Parquet tables (or folders), a row per run. With a log format, "
+            "PATH=SYSTEM names the system of PATH's runs (two logs of one model under two names): a path that "
+            "exists as written, '=' and all, is that path; else the text is split at the first '=' whose left "
+            "part exists, and SYSTEM may hold '=' itself."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
@@ -141,18 +145,25 @@ def ingest(
             "--max-line-mb": (("jsonl",), max_line_mb != _MAX_LINE_MB),
         },
     )
+    paths = parse_paths(files)
     if format_ in LOG_FORMATS:
         common = {"overwrite": overwrite, "skip_invalid": skip_invalid, "shards": shards}
-        _print_log_result(_read_logs(format_, files, out, map_, system, system_attribute, case_attribute, common))
+        _print_log_result(_read_logs(format_, paths, out, map_, system, system_attribute, case_attribute, common))
         return
+    if isinstance(paths, dict):
+        msg = (
+            "ingest: PATH=SYSTEM names the system of a log format's runs; canonical JSONL records name their own "
+            "(drop =SYSTEM, or pass --format)"
+        )
+        raise InvalidParameterError(msg)
     for name, value in [("--chunk-mb", chunk_mb), ("--max-line-mb", max_line_mb)]:
         check_parameter(name, value, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest")
     chunk_bytes = max(1, round(chunk_mb * 2**20))
-    total = sum(f.stat().st_size for f in files if f.is_file())
+    total = sum(f.stat().st_size for f in paths if f.is_file())
     with progress(bytes_done=True) as bar:
         task = bar.add_task("ingesting", total=total or None)
         result = ingest_jsonl(
-            files,
+            paths,
             out,
             overwrite=overwrite,
             skip_invalid=skip_invalid,
@@ -180,7 +191,7 @@ def _refuse_others(format_: str, options: dict[str, tuple[tuple[str, ...], bool]
 
 def _read_logs(
     format_: str,
-    files: list[Path],
+    files: Paths,
     out: Path,
     map_: list[str] | None,
     system: str | None,

@@ -33,7 +33,7 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,16 +41,23 @@ from typing import Any
 import polars as pl
 
 from mas_eval.data.schema import TABLES
-from mas_eval.errors import IngestError, InvalidParameterError, option
-from mas_eval.ingest.logs import LogIngestResult, conform, dataset_of
-from mas_eval.storage.inputs import describe_path, input_file
-from mas_eval.storage.outputs import check_target
-from mas_eval.storage.sharding import check_shards
+from mas_eval.errors import IngestError
+from mas_eval.ingest.logs import LogIngestResult, conform
+from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, read_json
 
-__all__ = ["FORMAT_VERSION", "INSTALL", "SUFFIXES", "ingest_inspect"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "INSTALL", "SUFFIXES", "ingest_inspect"]
 
 #: The files a folder argument stands for: inspect_ai's two log formats.
 SUFFIXES = (".eval", ".json")
+#: inspect_ai's logs, for the recipe of every log adapter.
+FORMAT = LogFormat(
+    name="inspect_ai",
+    files="inspect_ai .eval or .json logs",
+    suffixes=SUFFIXES,
+    in_folder="no .eval or .json logs directly",
+    record="inspect_ai sample",
+    skips="log(s) or sample(s)",
+)
 #: How to install what reading a zstandard-compressed ``.eval`` log needs.
 INSTALL = "pip install 'mas_eval[inspect]'"
 #: The newest log format version read: inspect_ai 0.3.285 writes version 2. A newer version may
@@ -108,31 +115,12 @@ _OLD_SAMPLE_FIELDS = ("score", "transcript")
 _CONVERT = "rewrite it in the current layout with `inspect log convert` (to the other format: .eval <-> .json)"
 
 
-class _InvalidError(Exception):
-    """A log (``sample`` None) or one sample of it that cannot be ingested: what, and the fix."""
-
-    def __init__(self, problem: str, fix: str | None = None, *, sample: str | None = None) -> None:
-        super().__init__(problem)
-        self.problem, self.fix, self.sample = problem, fix, sample
-
-    def reason(self) -> str:
-        return f"{self.sample}: {self.problem}" if self.sample else self.problem
-
-    def error(self, file: Path) -> IngestError:
-        fix = self.fix or f"fix the log, or pass {option('skip_invalid')} to skip what cannot be read"
-        return IngestError(f"{file}: {self.reason()}; {fix}")
-
-
-def _skip_fix(what: str) -> str:
-    return f"or pass {option('skip_invalid')} to skip {what}"
-
-
 # -- the two layouts ----------------------------------------------------------------------------
 
 
 def _read_json_log(file: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and samples of a ``.json`` log: one document, the header's fields beside ``samples``."""
-    doc = json.loads(file.read_bytes())
+    doc = read_json(file, what="an inspect_ai log")
     if not isinstance(doc, dict):
         msg = f"the document is a JSON {type(doc).__name__}, not an object"
         raise ValueError(msg)
@@ -229,12 +217,12 @@ def _check_version(header: dict[str, Any]) -> None:
         msg = f"its log format version is {version!r}, not a number"
         raise ValueError(msg)
     if version > FORMAT_VERSION:
-        fix = f"upgrade mas_eval to read it, {_skip_fix('this log')}"
+        fix = "upgrade mas_eval to read it"
         problem = (
             f"its log format version is {version}, newer than the {FORMAT_VERSION} this reader knows "
             "(format version of inspect_ai 0.3.285)"
         )
-        raise _InvalidError(problem, fix)
+        raise InvalidInputError(problem, fix=fix)
 
 
 # -- values -------------------------------------------------------------------------------------
@@ -338,7 +326,6 @@ class _Log:
     results: list[dict[str, Any]] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
 
     def freeze(self) -> None:
         """The rows into one frame per table: the strings go to Arrow, the Python objects are freed."""
@@ -366,11 +353,11 @@ def _check_header(header: dict[str, Any]) -> None:
         said = (error["message"] if error is not None else "").strip().splitlines()
         why = f" ({said[0][:200]})" if said else ""
         problem = f"the evaluation ended with an error{why}"
-        fix = f"re-run the failed samples with `inspect eval-retry` and ingest its log, {_skip_fix('this log')}"
+        fix = "re-run the failed samples with `inspect eval-retry` and ingest its log"
     else:
         problem = f"the evaluation has status {status!r}, not 'success'"
-        fix = f"ingest the log of a finished evaluation, {_skip_fix('this log')}"
-    raise _InvalidError(problem, fix)
+        fix = "ingest the log of a finished evaluation"
+    raise InvalidInputError(problem, fix=fix)
 
 
 def _eval_id(header: dict[str, Any]) -> str:
@@ -379,7 +366,7 @@ def _eval_id(header: dict[str, Any]) -> str:
     eval_id = spec.get("eval_id") or ""
     if not eval_id or (header.get("results") or {}).get("scorer") is not None:
         problem = "it is in an older inspect_ai layout (no eval id, or a single scorer's results)"
-        raise _InvalidError(problem, f"{_CONVERT}, {_skip_fix('this log')}")
+        raise InvalidInputError(problem, fix=_CONVERT)
     return eval_id
 
 
@@ -409,16 +396,18 @@ def _results(header: dict[str, Any]) -> list[dict[str, Any]]:
 def _check_sample(sample: dict[str, Any]) -> None:
     if any(old in sample for old in _OLD_SAMPLE_FIELDS):
         problem = "is in an older inspect_ai layout (a 'score' or 'transcript' field)"
-        raise _InvalidError(problem, f"{_CONVERT}, {_skip_fix('such samples')}", sample=_where(sample))
+        raise InvalidInputError(problem, where=_where(sample), fix=_CONVERT, skip="skip such samples")
     error = sample.get("error")
     if error is not None:
         said = error["message"].strip().splitlines()
         why = f" ({said[0][:200]})" if said else ""
-        fix = f"re-run it with `inspect eval-retry` and ingest that log, {_skip_fix('the samples that failed')}"
-        raise _InvalidError(f"the sample failed{why}", fix, sample=_where(sample))
+        fix = "re-run it with `inspect eval-retry` and ingest that log"
+        raise InvalidInputError(
+            f"the sample failed{why}", where=_where(sample), fix=fix, skip="skip the samples that failed"
+        )
     if not sample.get("scores"):
-        fix = f"score the log first (`inspect score LOG`), {_skip_fix('the samples without a score')}"
-        raise _InvalidError("has no score", fix, sample=_where(sample))
+        fix = "score the log first (`inspect score LOG`)"
+        raise InvalidInputError("has no score", where=_where(sample), fix=fix, skip="skip the samples without a score")
 
 
 def _read_sample(log: _Log, header: dict[str, Any], sample: dict[str, Any], run_id: str, system: str) -> None:
@@ -533,11 +522,11 @@ def _usage_without_events(
         rows.append((run_id, model, model, None, p - spent[0], o - spent[1], rest_cost, None))
 
 
-def _read_log(file: Path, system: str | None, skip_invalid: bool, seen: dict[str, Any]) -> _Log:
-    """The rows of one log; a sample that cannot be ingested is an error, or skipped with ``skip_invalid``."""
+def _read_log(file: Path, system: str | None, ingest: Ingest, seen: dict[str, Any]) -> _Log:
+    """The rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``."""
     log = _Log(file)
     with _without_cyclic_gc():
-        _read_into(log, file, system, skip_invalid, seen)
+        _read_into(log, file, system, ingest, seen)
     log.freeze()
     return log
 
@@ -556,7 +545,7 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _read_into(log: _Log, file: Path, system: str | None, skip_invalid: bool, seen: dict[str, Any]) -> None:
+def _read_into(log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[str, Any]) -> None:
     """``log``'s rows, read from ``file``; ``seen`` gets its keys only when the whole log was read."""
     # A log that is not what inspect_ai writes fails anywhere in its reading (a broken zip or
     # JSON, a field missing or of another type): each is this file's problem, said in one line.
@@ -569,27 +558,22 @@ def _read_into(log: _Log, file: Path, system: str | None, skip_invalid: bool, se
         mine: dict[Any, Path] = {}
         for sample in samples:
             run_id = f"{eval_id}/{sample['id']}/{sample['epoch']}"
-            try:
+            with ingest.attempt():
                 _check_sample(sample)
                 _check_across(sample, run_id, name, header["eval"]["task"], file, seen, mine)
-            except _InvalidError as invalid:
-                if not skip_invalid:
-                    raise
-                log.skipped.append(invalid.reason())
-                continue
-            _read_sample(log, header, sample, run_id, name)
-            log.run_ids.append(run_id)
-    except (_InvalidError, IngestError):
+                _read_sample(log, header, sample, run_id, name)
+                log.run_ids.append(run_id)
+    except (InvalidInputError, IngestError):
         raise
     except Exception as exc:  # any other failure is the file's: it is not a log as inspect_ai writes it
         raise _unreadable(exc) from None
     seen.update(mine)
 
 
-def _unreadable(exc: Exception) -> _InvalidError:
+def _unreadable(exc: Exception) -> InvalidInputError:
     said = " ".join(str(exc).split())[:300] or type(exc).__name__
-    fix = f"pass a complete .eval or .json log written by inspect_ai, {_skip_fix('this log')}"
-    return _InvalidError(f"inspect_ai cannot read it ({type(exc).__name__}: {said})", fix)
+    fix = "pass a complete .eval or .json log written by inspect_ai"
+    return InvalidInputError(f"inspect_ai cannot read it ({type(exc).__name__}: {said})", fix=fix)
 
 
 def _check_across(
@@ -609,44 +593,23 @@ def _check_across(
     earlier = seen.get(run_id) or mine.get(run_id)
     if earlier is not None:
         fix = "pass each log once (a copy of a log has the same eval id)"
-        raise _InvalidError(f"its run_id {run_id!r} is also one of {earlier}", fix, sample=_where(sample))
+        raise InvalidInputError(f"its run_id {run_id!r} is also one of {earlier}", where=_where(sample), fix=fix)
     repeat = (system, task, str(sample["id"]), sample["epoch"])
     earlier = seen.get(repeat) or mine.get(repeat)
     if earlier is not None:
-        fix = (
-            f"name the systems apart ({option('system', 'NAME', cli='--system NAME')}, one ingest each), "
-            "or pass only one of the two logs"
-        )
+        fix = "name the two logs' systems apart ({log: system}; on the command line LOG=SYSTEM), or pass only one"
         msg = f"system {system!r} ran this sample and epoch of task {task!r} in {earlier} too"
-        raise _InvalidError(msg, fix, sample=_where(sample))
+        raise InvalidInputError(msg, where=_where(sample), fix=fix)
     mine[run_id] = mine[repeat] = file
 
 
 # -- the ingest ---------------------------------------------------------------------------------
 
 
-def _expand(given: list[Path]) -> list[Path]:
-    """The files the arguments stand for: a file itself, a folder its ``.eval`` and ``.json`` files, sorted."""
-    files: list[Path] = []
-    fix = "pass inspect_ai .eval or .json logs, or a folder holding them"
-    for path in given:
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix in SUFFIXES and p.is_file())
-            if not found:
-                msg = f"{path}: no .eval or .json logs directly in this folder; {fix}"
-                raise IngestError(msg)
-            files.extend(found)
-            continue
-        file = input_file(path, "an inspect_ai log", fix, error=IngestError)
-        if file.suffix not in SUFFIXES:
-            msg = f"{file} {describe_path(file)} without the .eval or .json suffix of an inspect_ai log; {fix}"
-            raise IngestError(msg)
-        files.append(file)
-    return files
-
-
 def _frames(logs: list[_Log]) -> dict[str, pl.DataFrame]:
     """One DataFrame per table; tables without rows are left out (``runs`` never is)."""
+    if not logs:
+        return {"runs": pl.DataFrame(schema=TABLES["runs"].polars_schema)}
     frames = {name: pl.concat([log.frames[name] for log in logs]) for name in _TABLES}
     # A name is pass/fail only when every one of its values is a pass or a fail: one "P", one
     # number, and the name's values are scores like any other (validate() holds to it).
@@ -667,8 +630,28 @@ def _frames(logs: list[_Log]) -> dict[str, pl.DataFrame]:
     return {name: frame for name, frame in frames.items() if frame.height or name == "runs"}
 
 
+class _Reader:
+    """inspect_ai logs read one at a time, with the rules that span logs."""
+
+    def __init__(self) -> None:
+        self.logs: list[_Log] = []
+        self.seen: dict[Any, Path] = {}
+
+    def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
+        if file.suffix not in SUFFIXES:
+            problem = "has neither the .eval nor the .json suffix of an inspect_ai log"
+            raise InvalidInputError(problem, fix="pass inspect_ai .eval or .json logs")
+        log = _read_log(file, system, ingest, self.seen)
+        if log.run_ids:
+            self.logs.append(log)
+            ingest.warnings.extend(log.warnings)
+
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+        return _frames(self.logs)
+
+
 def ingest_inspect(
-    paths: Sequence[str | Path] | str | Path,
+    paths: Paths,
     out: str | Path | None = None,
     *,
     system: str | None = None,
@@ -683,13 +666,15 @@ def ingest_inspect(
     paths
         ``.eval`` or ``.json`` logs written by inspect_ai, or folders: a folder stands for the
         ``.eval`` and ``.json`` files directly in it (not in its sub-folders), sorted by name. A
-        single path is accepted too. The files are only read.
+        single path is accepted too, and ``{path: system}`` names the system of each path's runs
+        (None: ``system``), so that two logs of the same model, solver and task can be told
+        apart. The files are only read.
     out
         The Dataset folder to write, atomically; it may not be, hold or lie inside one of
         ``paths``. None: nothing is written, the Dataset is returned in memory.
     system
-        ``runs.system`` of every run read. None: each log's model, solver (with its
-        arguments) and task arguments, e.g. ``"openai/gpt-4o debate (agents=3)"``.
+        ``runs.system`` of the runs of a path not named in ``paths``. None: each log's model,
+        solver (with its arguments) and task arguments, e.g. ``"openai/gpt-4o debate (agents=3)"``.
     overwrite
         Replace an existing ``out``.
     skip_invalid
@@ -726,48 +711,6 @@ def ingest_inspect(
     ``messages``, the log's aggregate results (each scorer's metrics) to ``reported`` with
     source ``"results"`` for every run of the log. docs/ingest/inspect.md gives every field.
     """
-    count = check_shards(shards, where="ingest")
-    given = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
-    if not given:
-        msg = "no input given; pass inspect_ai .eval or .json logs, or folders holding them"
-        raise IngestError(msg)
-    if system is not None and (not isinstance(system, str) or not system.strip()):
-        msg = f"ingest: system={system!r} is not a name; pass a non-empty string, or None for the logs' own"
-        raise InvalidParameterError(msg)
-    target = check_target(out, overwrite=overwrite, inputs=given) if out is not None else None
-    files: list[Path] = []
-    resolved: set[Path] = set()
-    for file in _expand(given):
-        if file.resolve() not in resolved:
-            resolved.add(file.resolve())
-            files.append(file)
-    accepted: list[_Log] = []
-    skipped: list[tuple[Path, str]] = []
-    seen: dict[Any, Path] = {}
-    for file in files:
-        try:
-            log = _read_log(file, system, skip_invalid, seen)
-        except _InvalidError as invalid:
-            if not skip_invalid:
-                raise invalid.error(file) from None
-            skipped.append((file, invalid.reason()))
-            continue
-        skipped.extend((file, reason) for reason in log.skipped)
-        if log.run_ids:
-            accepted.append(log)
-    if not accepted:
-        first = f": {skipped[0][0]}: {skipped[0][1]}" if skipped else ""
-        msg = (
-            f"no inspect_ai sample could be ingested ({len(skipped)} log(s) or sample(s) skipped{first}); "
-            "nothing was written"
-        )
-        raise IngestError(msg)
-    dataset = dataset_of(_frames(accepted), target, overwrite=overwrite, inputs=given, shards=count)
-    return LogIngestResult(
-        out=target,
-        dataset=dataset,
-        runs=sum(len(log.run_ids) for log in accepted),
-        files=tuple(log.file for log in accepted),
-        skipped=tuple(skipped),
-        warnings=tuple(w for log in accepted for w in log.warnings),
+    return ingest_logs(
+        FORMAT, _Reader(), paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards
     )

@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,15 +35,12 @@ from mas_eval.data.vocabulary import (
     TEAM,
     VOTING,
 )
-from mas_eval.errors import IngestError, option
-from mas_eval.ingest.jsonl import json_type
-from mas_eval.ingest.logs import LogIngestResult, dataset_of
-from mas_eval.storage.inputs import describe_path
-from mas_eval.storage.outputs import check_target
-from mas_eval.storage.sharding import check_shards
+from mas_eval.ingest.logs import LogIngestResult
+from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, json_type, read_json
 
 __all__ = [
     "EVALUATION_FIELDS",
+    "FORMAT",
     "PATTERN",
     "SYSTEM",
     "LddxIngestResult",
@@ -52,8 +49,17 @@ __all__ = [
 
 #: The files a folder argument stands for.
 PATTERN = "ddx_results_*.json"
-#: ``runs.system`` of every Local-DDx run.
+#: ``runs.system`` of every Local-DDx run, unless another is named.
 SYSTEM = MAS
+#: Local-DDx's files, for the recipe of every log adapter.
+FORMAT = LogFormat(
+    name="Local-DDx",
+    files=f"Local-DDx {PATTERN} files",
+    prefix="ddx_results_",
+    suffixes=(".json",),
+    in_folder=f"no {PATTERN} files",
+    record="Local-DDx result",
+)
 #: Rounds a file must have: without the independent differentials there is no diagnosis to score.
 REQUIRED_ROUNDS = (INDEPENDENT,)
 
@@ -116,21 +122,6 @@ _ARTICLE = {"object": "an object", "array": "an array", "string": "a string"}
 
 #: What :func:`ingest_lddx` read and wrote (the result every log adapter returns).
 LddxIngestResult = LogIngestResult
-
-
-class _InvalidFileError(Exception):
-    """A file that cannot be ingested: where in it (a JSON path, or "" for the whole file), what, and the fix."""
-
-    def __init__(self, where: str, problem: str, fix: str | None = None) -> None:
-        super().__init__(problem)
-        self.where, self.problem, self.fix = where, problem, fix
-
-    def reason(self) -> str:
-        return f"{self.where}: {self.problem}" if self.where else self.problem
-
-    def error(self, file: Path) -> IngestError:
-        fix = self.fix or f"fix the file, or pass {option('skip_invalid')} to skip the files that cannot be read"
-        return IngestError(f"{file}: {self.reason()}; {fix}")
 
 
 # -- JSON helpers -----------------------------------------------------------------------------
@@ -203,30 +194,6 @@ def _evidence(value: Any) -> list[str]:
     return []
 
 
-def _load(file: Path) -> Any:
-    """The file's JSON; an :class:`_InvalidFileError` saying why it cannot be read (truncated, not JSON, not UTF-8)."""
-    try:
-        raw = file.read_bytes()
-    except OSError as exc:
-        raise _InvalidFileError("", f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise _InvalidFileError("", f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if not text.strip():
-        raise _InvalidFileError("", "is empty, not a Local-DDx result")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
-        # A string left open, or an error at the very end, means the text stops before the JSON does.
-        if exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip()):
-            raise _InvalidFileError("", f"is truncated: the JSON stops before it is complete ({where})") from None
-        raise _InvalidFileError("", f"is not valid JSON ({where})") from None
-    except RecursionError:
-        raise _InvalidFileError("", "cannot be decoded: nested too deeply") from None
-
-
 # -- one file ---------------------------------------------------------------------------------
 
 
@@ -249,8 +216,8 @@ _TABLES = tuple(
 class _Run:
     """The rows of one file, and its warnings."""
 
-    def __init__(self, file: Path) -> None:
-        self.file = file
+    def __init__(self, file: Path, system: str) -> None:
+        self.file, self.system = file, system
         self.run_id = file.name.removesuffix(".json")
         self.warnings: list[str] = []
         self.columns: dict[str, dict[str, list[Any]]] = {t: {c: [] for c in TABLES[t].names} for t in _TABLES}
@@ -274,10 +241,12 @@ class _Run:
             others = [k for k in obj if k != key]
             hint = difflib.get_close_matches(key, others, n=1, cutoff=0.75)
             found = f"null, expected {_ARTICLE[kind]}" if key in obj else "missing"
-            raise _InvalidFileError(where, found + (f" (the file has {hint[0]!r}: misspelt?)" if hint else ""))
+            raise InvalidInputError(
+                where=where, problem=found + (f" (the file has {hint[0]!r}: misspelt?)" if hint else "")
+            )
         value = obj[key]
         if not isinstance(value, _KINDS[kind]):
-            raise _InvalidFileError(where, f"expected {_ARTICLE[kind]}, got {json_type(value)}")
+            raise InvalidInputError(where=where, problem=f"expected {_ARTICLE[kind]}, got {json_type(value)}")
         return value
 
     def want(self, obj: dict[str, Any], key: str, path: str, kind: str, skipped: str) -> Any:
@@ -396,16 +365,18 @@ class _Run:
     # -- the file --
 
     def read(self) -> _Run:
-        doc = _load(self.file)
+        doc = read_json(self.file, what="a Local-DDx result")
         if not isinstance(doc, dict):
-            raise _InvalidFileError("$", f"expected an object (a Local-DDx result), got {json_type(doc)}")
+            raise InvalidInputError(where="$", problem=f"expected an object (a Local-DDx result), got {json_type(doc)}")
         if "case_id" not in doc and "error" in doc:
-            raise _InvalidFileError("$", f"holds no results: Local-DDx wrote {doc['error']!r} instead")
+            raise InvalidInputError(where="$", problem=f"holds no results: Local-DDx wrote {doc['error']!r} instead")
         self.case_id = self.need(doc, "case_id", "$", "string")
         transcript = self.need(doc, "full_transcript", "$", "object")
         if "rounds" not in transcript and ("note" in transcript or "error" in transcript):
             said = transcript.get("note", transcript.get("error"))
-            raise _InvalidFileError("$.full_transcript", f"holds no transcript: Local-DDx wrote {said!r} instead")
+            raise InvalidInputError(
+                where="$.full_transcript", problem=f"holds no transcript: Local-DDx wrote {said!r} instead"
+            )
         self._read_agents(self.need(transcript, "agents", "$.full_transcript", "array"))
         rounds = self.need(transcript, "rounds", "$.full_transcript", "object")
         for name in REQUIRED_ROUNDS:
@@ -422,7 +393,7 @@ class _Run:
                 self.warn(where, f"{seconds!r} is not a number of seconds; runs.seconds is null")
                 seconds = None
             self.record("sequence_metadata", sequence, "$.full_transcript.sequence_metadata")
-        self.row("runs", run_id=self.run_id, system=SYSTEM, case_id=self.case_id, seconds=seconds)
+        self.row("runs", run_id=self.run_id, system=self.system, case_id=self.case_id, seconds=seconds)
         self.record("transcript", transcript, "$.full_transcript", skip=("agents", "rounds", "sequence_metadata"))
 
         for name, rnd in rounds.items():
@@ -444,7 +415,7 @@ class _Run:
         for i, agent in enumerate(agents):
             where = _child(path, i)
             if not isinstance(agent, dict):
-                raise _InvalidFileError(where, f"expected an object (an agent), got {json_type(agent)}")
+                raise InvalidInputError(where=where, problem=f"expected an object (an agent), got {json_type(agent)}")
             name = self.need(agent, "name", where, "string")
             role = agent.get("specialty")
             if not isinstance(role, str):
@@ -465,20 +436,20 @@ class _Run:
 
     def _read_round(self, name: str, rnd: Any, path: str) -> None:
         if not isinstance(rnd, dict):
-            raise _InvalidFileError(path, f"expected an object (a round), got {json_type(rnd)}")
+            raise InvalidInputError(where=path, problem=f"expected an object (a round), got {json_type(rnd)}")
         if name not in ROUNDS:
             self.warn(path, "not a Local-DDx round this adapter knows; only its responses and scalars are read")
         responses = self.need(rnd, "responses", path, "object")
         where = _child(path, "responses")
         if not responses:
-            raise _InvalidFileError(where, "the round has no responses")
+            raise InvalidInputError(where=where, problem="the round has no responses")
         if rnd.get("success") is False:
             self.warn(path, f"the round failed (success: false, error: {rnd.get('error')!r}); its rows may be partial")
         speakers = {}
         for turn, (key, response) in enumerate(responses.items(), start=1):
             at = _child(where, key)
             if not isinstance(response, dict):
-                raise _InvalidFileError(at, f"expected an object (a response), got {json_type(response)}")
+                raise InvalidInputError(where=at, problem=f"expected an object (a response), got {json_type(response)}")
             text = self.need(response, "content", at, "string")
             speakers[key] = self.speaker(key, at)
             self.row("messages", run_id=self.run_id, round=name, agent_id=speakers[key], turn=turn, text=text)
@@ -757,8 +728,8 @@ class _Run:
     def _read_truth(self, truth: list[Any]) -> None:
         for i, diagnosis in enumerate(truth):
             if not isinstance(diagnosis, str):
-                raise _InvalidFileError(
-                    f"$.ground_truth_diagnoses[{i}]", f"expected a string, got {json_type(diagnosis)}"
+                raise InvalidInputError(
+                    where=f"$.ground_truth_diagnoses[{i}]", problem=f"expected a string, got {json_type(diagnosis)}"
                 )
         self.truth = frozenset(truth)
         for diagnosis in dict.fromkeys(truth):
@@ -820,31 +791,11 @@ class _Run:
 # -- the ingest -------------------------------------------------------------------------------
 
 
-def _expand(given: list[Path]) -> list[Path]:
-    """The files the arguments stand for: a file itself, a folder its ``ddx_results_*.json`` files, sorted."""
-    files: list[Path] = []
-    for path in given:
-        if path.is_dir():
-            found = sorted(p for p in path.glob(PATTERN) if p.is_file())
-            if not found:
-                msg = f"{path}: no {PATTERN} files in this folder; pass Local-DDx result files or a folder holding them"
-                raise IngestError(msg)
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            what = describe_path(path)
-            problem = "no such file or folder" if what == "does not exist" else f"it {what}"
-            msg = f"{path}: {problem}; pass Local-DDx {PATTERN} files or a folder holding them"
-            raise IngestError(msg)
-    return files
-
-
 def _check_across(run: _Run, truths: dict[str, tuple[frozenset[str], Path]], runs: dict[str, Path]) -> None:
     """The rules that span files: a run_id (file name) once, one ground truth per case."""
     if run.run_id in runs:
         msg = f"its run_id {run.run_id!r} (the file name) is also that of {runs[run.run_id]}"
-        raise _InvalidFileError("", msg, "rename one of them, or pass only one")
+        raise InvalidInputError(msg, fix="rename one of them, or pass only one")
     if run.case_id in truths:
         truth, other = truths[run.case_id]
         if truth != run.truth:
@@ -853,8 +804,8 @@ def _check_across(run: _Run, truths: dict[str, tuple[frozenset[str], Path]], run
                 f"case {run.case_id!r} has a different ground truth in {other} "
                 f"(only here: {only_here}; only there: {only_there})"
             )
-            fix = f"make the two files' ground truth agree, or pass {option('skip_invalid')} to skip this file"
-            raise _InvalidFileError("$.ground_truth_diagnoses", msg, fix)
+            fix = "make the two files' ground truth agree"
+            raise InvalidInputError(msg, where="$.ground_truth_diagnoses", fix=fix, skip="skip this file")
 
 
 def _frames(runs: list[_Run]) -> dict[str, pl.DataFrame]:
@@ -872,10 +823,31 @@ def _frames(runs: list[_Run]) -> dict[str, pl.DataFrame]:
     return frames
 
 
+class _Reader:
+    """Local-DDx files read one run each, with the rules that span files."""
+
+    def __init__(self) -> None:
+        self.runs: list[_Run] = []
+        self.truths: dict[str, tuple[frozenset[str], Path]] = {}
+        self.run_files: dict[str, Path] = {}
+
+    def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
+        run = _Run(file, system or SYSTEM).read()
+        _check_across(run, self.truths, self.run_files)
+        self.truths.setdefault(run.case_id, (run.truth, file))
+        self.run_files[run.run_id] = file
+        self.runs.append(run)
+        ingest.warnings.extend(run.warnings)
+
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+        return _frames(self.runs)
+
+
 def ingest_lddx(
-    paths: Sequence[str | Path] | str | Path,
+    paths: Paths,
     out: str | Path | None = None,
     *,
+    system: str | None = None,
     overwrite: bool = False,
     skip_invalid: bool = False,
     shards: int | None = None,
@@ -887,11 +859,14 @@ def ingest_lddx(
     paths
         ``ddx_results_*.json`` files written by Local-DDx, or folders: a folder stands for
         every ``ddx_results_*.json`` file in it (not in its sub-folders), sorted by name. A
-        single path is accepted too. The files are only read.
+        single path is accepted too, and ``{path: system}`` names the system of each path's runs
+        (None: ``system``). The files are only read.
     out
         The Dataset folder to write (``<out>/<table>.parquet``), atomically; it may not be,
         hold or lie inside one of ``paths``. None: nothing is written, the Dataset is returned
         in memory.
+    system
+        ``runs.system`` of the runs of a path not named in ``paths``; None: ``"mas"``.
     overwrite
         Replace an existing ``out``.
     skip_invalid
@@ -973,44 +948,6 @@ def ingest_lddx(
     refinements. What cannot be mapped (an optional field missing or of another kind, a list
     item without a diagnosis) is skipped with a warning naming the file and JSON path.
     """
-    count = check_shards(shards, where="ingest")
-    given = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
-    if not given:
-        msg = f"no input given; pass Local-DDx {PATTERN} files or folders holding them"
-        raise IngestError(msg)
-    target = check_target(out, overwrite=overwrite, inputs=given) if out is not None else None
-    files: list[Path] = []
-    seen: set[Path] = set()
-    for file in _expand(given):
-        if file.resolve() not in seen:
-            seen.add(file.resolve())
-            files.append(file)
-    accepted: list[_Run] = []
-    skipped: list[tuple[Path, str]] = []
-    truths: dict[str, tuple[frozenset[str], Path]] = {}
-    run_files: dict[str, Path] = {}
-    for file in files:
-        try:
-            run = _Run(file).read()
-            _check_across(run, truths, run_files)
-        except _InvalidFileError as invalid:
-            if not skip_invalid:
-                raise invalid.error(file) from None
-            skipped.append((file, invalid.reason()))
-            continue
-        truths.setdefault(run.case_id, (run.truth, file))
-        run_files[run.run_id] = file
-        accepted.append(run)
-    if not accepted:
-        first = f": {skipped[0][0]}: {skipped[0][1]}" if skipped else ""
-        msg = f"no Local-DDx result could be ingested ({len(skipped)} file(s) skipped{first}); nothing was written"
-        raise IngestError(msg)
-    dataset = dataset_of(_frames(accepted), target, overwrite=overwrite, inputs=given, shards=count)
-    return LddxIngestResult(
-        out=target,
-        dataset=dataset,
-        runs=len(accepted),
-        files=tuple(run.file for run in accepted),
-        skipped=tuple(skipped),
-        warnings=tuple(w for run in accepted for w in run.warnings),
+    return ingest_logs(
+        FORMAT, _Reader(), paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards
     )

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,20 +23,37 @@ from typing import Any
 import polars as pl
 
 from mas_eval.data.schema import TABLES
-from mas_eval.errors import IngestError, InvalidParameterError, MasEvalError, option
-from mas_eval.ingest.jsonl import json_type
-from mas_eval.ingest.logs import LogIngestResult, dataset_of
-from mas_eval.storage.inputs import input_file
-from mas_eval.storage.manifests import read_json
-from mas_eval.storage.outputs import check_target
-from mas_eval.storage.sharding import check_shards
+from mas_eval.errors import IngestError
+from mas_eval.ingest.logs import LogIngestResult
+from mas_eval.ingest.recipe import (
+    Ingest,
+    InvalidInputError,
+    LogFormat,
+    Paths,
+    ingest_logs,
+    json_type,
+    lines,
+    read_json,
+)
 
-__all__ = ["PATTERN", "SAMPLES_PREFIX", "ingest_lm_eval"]
+__all__ = ["FORMAT", "PATTERN", "SAMPLES_PREFIX", "ingest_lm_eval"]
 
 #: The files a folder argument stands for (in it and its sub-folders: lm-eval writes a folder per model).
 PATTERN = "results_*.json"
 #: How a samples file's name starts: ``samples_<task>_<timestamp>.jsonl``.
 SAMPLES_PREFIX = "samples_"
+#: lm-eval's results files, for the recipe of every log adapter.
+FORMAT = LogFormat(
+    name="lm-eval",
+    files="lm-eval's results_<timestamp>.json files (written beside the samples)",
+    prefix="results_",
+    suffixes=(".json",),
+    recursive=True,
+    in_folder=f"no {PATTERN} file",
+    record="lm-eval sample",
+    skips="item(s)",
+    located="{file}, {where}",
+)
 #: The largest results file read: they hold configurations and the environment, never samples.
 MAX_RESULTS_BYTES = 64 * 2**20
 #: Separates a task from its doc_id in ``case_id``: lm-eval's task names never hold it.
@@ -49,28 +65,8 @@ _NOT_METRICS = frozenset({"alias", "name", "sample_len", "samples"})
 
 
 def _fix_line(what: str = "fix the line (lm-eval writes one JSON object a line)") -> str:
-    """The fix of a bad samples line, spelt for the interface in use (a call, when the message is made)."""
-    return f"{what}, or pass {option('skip_invalid')} to set the line aside"
-
-
-class _InvalidError(Exception):
-    """A file (or one of its lines) that cannot be ingested: where, what, and the fix."""
-
-    def __init__(self, file: Path, where: str, problem: str, fix: str, *, message: str | None = None) -> None:
-        super().__init__(problem)
-        self.file, self.where, self.problem, self.fix = file, where, problem, fix
-        self.message = message  # a whole message already naming the file and the fix
-
-    def reason(self) -> str:
-        if self.message is not None:
-            return self.message
-        return f"{self.where}: {self.problem}" if self.where else self.problem
-
-    def error(self) -> IngestError:
-        if self.message is not None:
-            return IngestError(self.message)
-        where = f", {self.where}" if self.where else ""
-        return IngestError(f"{self.file}{where}: {self.problem}; {self.fix}")
+    """The fix of a bad samples line (the recipe adds how to set it aside)."""
+    return what
 
 
 # -- file names -------------------------------------------------------------------------------
@@ -79,48 +75,6 @@ class _InvalidError(Exception):
 def _timestamp(name: str, suffix: str) -> str:
     """The timestamp lm-eval puts after the last ``_`` of a file name (``get_file_datetime``)."""
     return name.removesuffix(suffix)[name.rfind("_") + 1 :]
-
-
-def _walk(folder: Path) -> Iterator[Path]:
-    """The results files under ``folder``, depth first in name order; hidden entries and linked folders skipped."""
-    with os.scandir(folder) as listing:
-        entries = sorted(listing, key=lambda entry: entry.name)
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            yield from _walk(Path(entry.path))
-        elif entry.name.startswith("results_") and entry.name.endswith(".json") and entry.is_file():
-            yield Path(entry.path)
-
-
-def _expand(given: list[Path]) -> list[Path]:
-    """The results files the arguments stand for: a file itself, a folder the results files under it."""
-    files: list[Path] = []
-    for path in given:
-        if path.is_dir():
-            found = list(_walk(path))
-            if not found:
-                msg = (
-                    f"{path}: no {PATTERN} file in this folder or under it; "
-                    "pass lm-eval's --output_path folder or its results files"
-                )
-                raise IngestError(msg)
-            files.extend(found)
-            continue
-        fix = "pass lm-eval's results_<timestamp>.json files (written beside the samples) or a folder holding them"
-        file = input_file(path, f"an lm-eval {PATTERN} file", fix, error=IngestError)
-        if file.name.startswith(SAMPLES_PREFIX):
-            msg = (
-                f"{file}: a samples file, which does not name its model; "
-                "pass the results_<timestamp>.json beside it, or its folder"
-            )
-            raise IngestError(msg)
-        files.append(file)
-    unique: dict[Path, Path] = {}
-    for file in files:
-        unique.setdefault(file.resolve(), file)
-    return list(unique.values())
 
 
 def _samples_files(results: Path, timestamp: str) -> dict[str, Path]:
@@ -192,19 +146,16 @@ class _Run:
 
 def _read_results(file: Path, system: str | None) -> _Run:
     fix = "pass the results_<timestamp>.json lm-eval wrote, unedited"
-    try:
-        doc = read_json(file, fix=fix, max_bytes=MAX_RESULTS_BYTES, error=IngestError)
-    except MasEvalError as exc:  # not JSON, truncated, empty, not UTF-8: read_json's message names the file
-        raise _InvalidError(file, "", str(exc), fix, message=str(exc)) from None
+    doc = read_json(file, what="an lm-eval results file", fix=fix, max_bytes=MAX_RESULTS_BYTES)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         found = json_type(doc) if not isinstance(doc, dict) else "no $.results object"
-        raise _InvalidError(file, "", f"not an lm-eval results file ({found})", fix)
+        raise InvalidInputError(f"not an lm-eval results file ({found})", fix=fix)
     tasks = {name: entry for name, entry in doc["results"].items() if isinstance(entry, dict)}
     named = system if system is not None else _system_of(doc)
     if not named:
-        raise _InvalidError(
-            file, "$.model_name", "missing, and $.config names no model", "pass system= to name the model"
-        )
+        problem = "missing, and $.config names no model"
+        fix = "name it: pass system=NAME, or the file as {path: NAME} (on the command line RESULTS=NAME)"
+        raise InvalidInputError(problem, where="$.model_name", fix=fix)
     subtasks = doc.get("group_subtasks") if isinstance(doc.get("group_subtasks"), dict) else {}
     config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
     seed = config.get("random_seed")
@@ -267,28 +218,15 @@ class _Samples:
         self.metric_names = metric_names
         self.seen: dict[tuple[str, str], int] = {}
         self.docs: set[str] = set()
-        self.skipped: list[tuple[Path, str]] = []
         self.not_numeric: dict[str, int] = {}
 
-    def read(self, *, skip_invalid: bool) -> None:
-        try:
-            handle = self.file.open("rb")
-        except OSError as exc:
-            fix = "make it readable, or pass " + option("skip_invalid") + " to skip it"
-            raise _InvalidError(self.file, "", f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix) from None
-        with handle:
-            for number, raw in enumerate(handle, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    self._line(raw, number)
-                except _InvalidError as invalid:
-                    if not skip_invalid:
-                        raise
-                    self.skipped.append((self.file, invalid.reason()))
+    def read(self, ingest: Ingest) -> None:
+        """Every line read; a line that cannot be, set aside (or refused) by ``ingest``."""
+        for number, raw in lines(self.file):
+            with ingest.attempt(f"line {number}", file=self.file):
+                self._line(raw, number)
 
     def _line(self, raw: bytes, number: int) -> None:
-        where = f"line {number}"
         try:
             sample = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -296,22 +234,20 @@ class _Samples:
                 problem = "truncated: the last line stops before its JSON does"
             else:
                 problem = f"not valid JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason})"
-            raise _InvalidError(self.file, where, problem, _fix_line()) from None
+            raise InvalidInputError(problem, fix=_fix_line()) from None
         except RecursionError:
-            raise _InvalidError(self.file, where, "nested too deeply to decode", _fix_line()) from None
+            raise InvalidInputError("nested too deeply to decode", fix=_fix_line()) from None
         if not isinstance(sample, dict):
-            raise _InvalidError(
-                self.file, where, f"{json_type(sample)}, not a sample object (a JSON object)", _fix_line()
-            )
+            raise InvalidInputError(f"{json_type(sample)}, not a sample object (a JSON object)", fix=_fix_line())
         try:
             doc_id = _doc_id(sample)
         except ValueError as exc:
-            raise _InvalidError(self.file, where, str(exc), _fix_line("restore the line as lm-eval wrote it")) from None
+            raise InvalidInputError(str(exc), fix=_fix_line("restore the line as lm-eval wrote it")) from None
         filter_ = sample.get("filter") if isinstance(sample.get("filter"), str) else "none"
         if (doc_id, filter_) in self.seen:
             first = self.seen[doc_id, filter_]
             problem = f"doc_id {doc_id} under filter {filter_!r} is also on line {first}"
-            raise _InvalidError(self.file, where, problem, _fix_line("keep one line per document and filter"))
+            raise InvalidInputError(problem, fix=_fix_line("keep one line per document and filter"))
         metrics = sample.get("metrics")
         if isinstance(metrics, list) and all(isinstance(m, str) for m in metrics):
             names = list(dict.fromkeys(metrics))
@@ -320,7 +256,7 @@ class _Samples:
         missing = [m for m in names if m not in sample]
         if missing:
             problem = f"lists metric {missing[0]!r} in $.metrics but has no value for it"
-            raise _InvalidError(self.file, where, problem, _fix_line("restore the line as lm-eval wrote it"))
+            raise InvalidInputError(problem, fix=_fix_line("restore the line as lm-eval wrote it"))
         self.seen[doc_id, filter_] = number
         group, columns = self.group, self.columns
         for metric in names:
@@ -440,8 +376,55 @@ def _frames(runs: list[_Run], groups: list[tuple[int, str]], columns: _Columns) 
 # -- the ingest -------------------------------------------------------------------------------
 
 
+class _Reader:
+    """Results files read one at a time, each with the samples files of its run beside it."""
+
+    def __init__(self) -> None:
+        self.runs: list[_Run] = []
+        self.groups: list[tuple[int, str]] = []
+        self.columns = _Columns()
+
+    def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
+        if file.name.startswith(SAMPLES_PREFIX):
+            fix = "pass the results_<timestamp>.json beside it, or its folder"
+            raise InvalidInputError("a samples file, which does not name its model", fix=fix)
+        run = _read_results(file, system)
+        run.samples = _samples_files(file, run.timestamp)
+        if not run.samples:
+            fix = "run lm-eval with --log_samples, and keep its samples files beside the results"
+            raise InvalidInputError(f"no samples_<task>_{run.timestamp}.jsonl beside it", fix=fix)
+        self.runs.append(run)
+        for task in sorted(set(run.tasks) - set(run.samples) - run.groups):
+            ingest.warnings.append(
+                f"{file}: task {task!r} has no samples_{task}_{run.timestamp}.jsonl beside it; not read"
+            )
+        for task, samples in run.samples.items():
+            with ingest.attempt(file=samples):
+                if task not in run.tasks:
+                    known = ", ".join(sorted(run.tasks)) or "none"
+                    problem = f"task {task!r} is not in the results beside it ({file.name}, whose tasks are: {known})"
+                    raise InvalidInputError(problem, fix="keep each samples file beside the results of its own run")
+                metrics = frozenset(k.split(",", 1)[0] for k in run.tasks[task] if k not in _NOT_METRICS)
+                reader = _Samples(samples, task, metrics, len(self.groups), self.columns)
+                reader.read(ingest)
+                ingest.read_beside(samples)
+                ingest.warnings.extend(reader.warnings())
+                self.groups.append((len(self.runs) - 1, task))
+
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+        frames = _frames(self.runs, self.groups, self.columns)
+        duplicated = frames["runs"].filter(pl.col("run_id").is_duplicated())
+        if duplicated.height:
+            msg = (
+                f"run_id {duplicated['run_id'][0]!r} comes from two results files of the same model and timestamp; "
+                "pass each run's results once"
+            )
+            raise IngestError(msg)
+        return frames
+
+
 def ingest_lm_eval(
-    paths: Sequence[str | Path] | str | Path,
+    paths: Paths,
     out: str | Path | None = None,
     *,
     system: str | None = None,
@@ -458,13 +441,15 @@ def ingest_lm_eval(
         every ``results_*.json`` file in it and its sub-folders (lm-eval's ``--output_path``
         holds one folder per model), in name order. Each results file is read with the
         ``samples_<task>_<timestamp>.jsonl`` files beside it that carry its timestamp, as
-        lm-eval names them. A single path is accepted too. The files are only read.
+        lm-eval names them. A single path is accepted too, and ``{path: system}`` names the
+        system of each path's runs (None: ``system``). The files are only read.
     out
         The Dataset folder to write (``<out>/<table>.parquet``), atomically; it may not be,
         hold or lie inside one of ``paths``. None: nothing is written, the Dataset is returned
         in memory.
     system
-        ``runs.system`` of every run; None: the model each results file names (``model_name``,
+        ``runs.system`` of the runs of a path not named in ``paths``; None: the model each
+        results file names (``model_name``,
         else the ``pretrained=`` / ``model=`` of its ``config.model_args``).
     overwrite
         Replace an existing ``out``.
@@ -520,86 +505,6 @@ def ingest_lm_eval(
     the filtered response only: a response has no score of its own, so repeats are not epochs;
     their number is in ``reported``.
     """
-    count = check_shards(shards, where="ingest")
-    if system is not None and (not isinstance(system, str) or not system.strip()):
-        msg = f"ingest_lm_eval: system={system!r}; pass the model's name (a non-empty string), or None to read it"
-        raise InvalidParameterError(msg)
-    given = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
-    if not given:
-        msg = f"no input given; pass lm-eval {PATTERN} files or folders holding them"
-        raise IngestError(msg)
-    target = check_target(out, overwrite=overwrite, inputs=given) if out is not None else None
-    results_files = _expand(given)
-    runs: list[_Run] = []
-    groups: list[tuple[int, str]] = []
-    columns = _Columns()
-    skipped: list[tuple[Path, str]] = []
-    warnings: list[str] = []
-    read: list[Path] = []
-
-    def invalid(problem: _InvalidError) -> None:
-        if not skip_invalid:
-            raise problem.error() from None
-        skipped.append((problem.file, problem.reason()))
-
-    for file in results_files:
-        try:
-            run = _read_results(file, system)
-            run.samples = _samples_files(file, run.timestamp)
-            if not run.samples:
-                raise _InvalidError(
-                    file,
-                    "",
-                    f"no samples_<task>_{run.timestamp}.jsonl beside it",
-                    "run lm-eval with --log_samples, and keep its samples files beside the results",
-                )
-        except _InvalidError as problem:
-            invalid(problem)
-            continue
-        runs.append(run)
-        read.append(file)
-        for task in sorted(set(run.tasks) - set(run.samples) - run.groups):
-            warnings.append(f"{file}: task {task!r} has no samples_{task}_{run.timestamp}.jsonl beside it; not read")
-        for task, samples in run.samples.items():
-            if task not in run.tasks:
-                known = ", ".join(sorted(run.tasks)) or "none"
-                problem = _InvalidError(
-                    samples,
-                    "",
-                    f"task {task!r} is not in the results beside it ({file.name}, whose tasks are: {known})",
-                    "keep each samples file beside the results of its own run",
-                )
-                invalid(problem)
-                continue
-            metrics = frozenset(k.split(",", 1)[0] for k in run.tasks[task] if k not in _NOT_METRICS)
-            reader = _Samples(samples, task, metrics, len(groups), columns)
-            try:
-                reader.read(skip_invalid=skip_invalid)
-            except _InvalidError as problem:
-                invalid(problem)  # raises, but when the file as a whole cannot be opened and skip_invalid is set
-                continue
-            skipped.extend(reader.skipped)
-            warnings.extend(reader.warnings())
-            read.append(samples)
-            groups.append((len(runs) - 1, task))
-    if not columns.runs["doc_id"]:
-        first = f": {skipped[0][0]}: {skipped[0][1]}" if skipped else ""
-        msg = f"no lm-eval sample could be ingested ({len(skipped)} item(s) skipped{first}); nothing was written"
-        raise IngestError(msg)
-    frames = _frames(runs, groups, columns)
-    duplicated = frames["runs"].filter(pl.col("run_id").is_duplicated())
-    if duplicated.height:
-        msg = (
-            f"run_id {duplicated['run_id'][0]!r} comes from two results files of the same model and timestamp; "
-            "pass each run's results once"
-        )
-        raise IngestError(msg)
-    dataset = dataset_of(frames, target, overwrite=overwrite, inputs=given, shards=count)
-    return LogIngestResult(
-        out=target,
-        dataset=dataset,
-        runs=frames["runs"].height,
-        files=tuple(read),
-        skipped=tuple(skipped),
-        warnings=tuple(warnings),
+    return ingest_logs(
+        FORMAT, _Reader(), paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards
     )

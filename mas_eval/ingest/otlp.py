@@ -16,24 +16,21 @@ import binascii
 import json
 import math
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from mas_eval.errors import IngestError, option
-from mas_eval.ingest.jsonl import json_type
-from mas_eval.ingest.logs import LogIngestResult, conform, dataset_of
-from mas_eval.storage.inputs import input_file
-from mas_eval.storage.outputs import check_target
-from mas_eval.storage.sharding import check_shards
+from mas_eval.errors import option
+from mas_eval.ingest.logs import LogIngestResult, conform
+from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, json_type, lines
 
 __all__ = [
     "CASE_ATTRIBUTE",
     "EPOCH_ATTRIBUTE",
     "EVALUATION_EVENT",
     "FAIL_LABELS",
+    "FORMAT",
     "MODEL_OPERATIONS",
     "NO_AGENT",
     "PASS_LABELS",
@@ -68,6 +65,15 @@ NO_AGENT = "(no agent)"
 UNKNOWN_MODEL = "(unknown)"
 #: The files a folder argument stands for (the Collector's file exporter writes ``.json``).
 SUFFIXES = (".json", ".jsonl")
+#: OTLP JSON files, for the recipe of every log adapter.
+FORMAT = LogFormat(
+    name="OTLP",
+    files="OTLP JSON files",
+    suffixes=SUFFIXES,
+    in_folder="no .json or .jsonl files",
+    record="trace",
+    skips="line(s) or trace(s)",
+)
 
 _TRACE_HEX = re.compile(r"[0-9a-fA-F]{32}")
 _SPAN_HEX = re.compile(r"[0-9a-fA-F]{16}")
@@ -109,17 +115,13 @@ _KEY = ["trace_id", "span_id"]
 _VALUE_KINDS = ("stringValue", "boolValue", "intValue", "doubleValue", "arrayValue", "kvlistValue", "bytesValue")
 
 
-class _InvalidError(Exception):
-    """A line or a trace that cannot be ingested: what is wrong with it."""
-
-
 # -- one line ---------------------------------------------------------------------------------
 
 
 def _value(any_value: Any, where: str) -> Any:
     """The Python value of an OTLP JSON ``AnyValue`` (``intValue`` may be a string or a number); None if unset."""
     if not isinstance(any_value, dict):
-        raise _InvalidError(f"{where}: expected an AnyValue object, got {json_type(any_value)}")
+        raise InvalidInputError(f"{where}: expected an AnyValue object, got {json_type(any_value)}")
     kind = next((k for k in _VALUE_KINDS if k in any_value), None)
     if kind is None:
         return None
@@ -139,17 +141,17 @@ def _value(any_value: Any, where: str) -> Any:
             return _attributes(value.get("values", []), where)
     except ValueError:
         pass
-    raise _InvalidError(f"{where}: {kind} {json.dumps(value)[:40]} is not a valid {kind}")
+    raise InvalidInputError(f"{where}: {kind} {json.dumps(value)[:40]} is not a valid {kind}")
 
 
 def _attributes(items: Any, where: str) -> dict[str, Any]:
     """``[{key, value}]`` as a dict."""
     if not isinstance(items, list):
-        raise _InvalidError(f"{where}: attributes are {json_type(items)}, not an array")
+        raise InvalidInputError(f"{where}: attributes are {json_type(items)}, not an array")
     found: dict[str, Any] = {}
     for item in items:
         if not (isinstance(item, dict) and isinstance(item.get("key"), str)):
-            raise _InvalidError(f"{where}: an attribute is not a {{key, value}} object")
+            raise InvalidInputError(f"{where}: an attribute is not a {{key, value}} object")
         found[item["key"]] = _value(item.get("value", {}), f"{where} attribute {item['key']}")
     return found
 
@@ -192,7 +194,7 @@ def _count(attributes: dict[str, Any], key: str, where: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _InvalidError(f"{where}: {key} is {value!r}, not a count of tokens (a whole number >= 0)")
+        raise InvalidInputError(f"{where}: {key} is {value!r}, not a count of tokens (a whole number >= 0)")
     return value
 
 
@@ -206,34 +208,90 @@ class _Reader:
             "task": TASK_ATTRIBUTE,
             "variant": VARIANT_ATTRIBUTE,
         }
+        self.system_attribute, self.case_attribute = system_attribute, case_attribute
         self.spans: dict[str, list[Any]] = {c: [] for c in _SPAN_SCHEMA}
         self.events: dict[str, list[Any]] = {c: [] for c in _EVENT_SCHEMA}
+        self.files: list[Path] = []
 
-    def line(self, text: str, file: int, number: int) -> None:
-        """Add the spans of one line; an :class:`_InvalidError` leaves nothing of the line behind."""
+    def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
+        """Every line of ``file``; a line that cannot be read is set aside (or refused) by ``ingest``."""
+        index = len(self.files)
+        self.files.append(file)
+        for number, raw in lines(file):
+            with ingest.attempt(f"line {number}"):
+                try:
+                    text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InvalidInputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+                if text.strip():  # a line of a byte-order mark alone is blank
+                    self.line(text, index, number, system)
+
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+        """The traces read as runs and their tables; a trace that cannot be a run is set aside (or refused)."""
+        spans = pl.DataFrame(self.spans, schema=_SPAN_SCHEMA)
+        unique = spans.unique(_KEY, keep="first", maintain_order=True)
+        if unique.height < spans.height:
+            ingest.warnings.append(
+                f"{spans.height - unique.height} span(s) read more than once (same trace and span id); kept once"
+            )
+        # A parent that is not in the trace (a trace exported in part) makes its child a root.
+        known = unique.select("trace_id", pl.col("span_id").alias("parent_id"), pl.lit(True).alias("known"))
+        spans = (
+            unique.join(known, on=["trace_id", "parent_id"], how="left", maintain_order="left")
+            .with_columns(pl.when(pl.col("known")).then(pl.col("parent_id")).alias("parent_id"))
+            .drop("known")
+        )
+        walk = _walk(spans)
+        runs = _runs(spans, walk)
+        problems = _problems(runs, self.system_attribute, self.case_attribute)
+        if problems.height:
+            for trace, file, line, problem, fix in problems.rows():
+                where = f"trace {trace} (first span at line {line})"
+                ingest.set_aside(InvalidInputError(problem, where=where, fix=fix, file=self.files[file]))
+            bad = problems.select("trace_id")
+            runs, spans, walk = (frame.join(bad, on="trace_id", how="anti") for frame in (runs, spans, walk))
+        agents, usage = _agents_and_usage(spans, walk)
+        # Every table in the runs' order (the order traces were first read).
+        order = runs.select(pl.col("trace_id").alias("run_id")).with_row_index("order")
+        agents = agents.join(order, on="run_id", maintain_order="left").sort("order", maintain_order=True)
+        usage = usage.join(order, on="run_id").sort("order", "agent_id", "model")
+        outcomes = _outcomes(pl.DataFrame(self.events, schema=_EVENT_SCHEMA), walk, ingest.warnings)
+        outcomes = outcomes.join(order, on="run_id").sort("order", "name")
+        frames = {
+            "runs": conform(runs.rename({"trace_id": "run_id"}), "runs"),
+            "agents": conform(agents, "agents"),
+            "usage": conform(usage, "usage"),
+            "outcomes": conform(outcomes, "outcomes"),
+        }
+        return {name: frame for name, frame in frames.items() if frame.height or name == "runs"}
+
+    def line(self, text: str, file: int, number: int, system: str | None = None) -> None:
+        """Add the spans of one line (each of ``system``, if given); an invalid line leaves nothing behind."""
         try:
             request = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise _InvalidError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+            raise InvalidInputError(f"not JSON ({exc.msg} at column {exc.colno})") from None
         except RecursionError:
-            raise _InvalidError("not JSON that can be read: nested too deeply") from None
+            raise InvalidInputError("not JSON that can be read: nested too deeply") from None
         if not isinstance(request, dict) or not isinstance(request.get("resourceSpans", []), list):
             got = json_type(request) if not isinstance(request, dict) else "an object without a resourceSpans array"
-            raise _InvalidError(f"expected an OTLP ExportTraceServiceRequest object, got {got}")
+            raise InvalidInputError(f"expected an OTLP ExportTraceServiceRequest object, got {got}")
         spans: dict[str, list[Any]] = {c: [] for c in _SPAN_SCHEMA}
         events: dict[str, list[Any]] = {c: [] for c in _EVENT_SCHEMA}
         for r, resource_spans in enumerate(request.get("resourceSpans", [])):
             where = f"resourceSpans[{r}]"
             if not isinstance(resource_spans, dict):
-                raise _InvalidError(f"{where}: expected an object, got {json_type(resource_spans)}")
+                raise InvalidInputError(f"{where}: expected an object, got {json_type(resource_spans)}")
             resource = resource_spans.get("resource") or {}
             shared = _attributes(resource.get("attributes", []), f"{where}.resource")
             for s, scope_spans in enumerate(resource_spans.get("scopeSpans", [])):
                 items = scope_spans.get("spans", []) if isinstance(scope_spans, dict) else None
                 if not isinstance(items, list):
-                    raise _InvalidError(f"{where}.scopeSpans[{s}]: expected an object with a spans array")
+                    raise InvalidInputError(f"{where}.scopeSpans[{s}]: expected an object with a spans array")
                 for i, span in enumerate(items):
                     self._span(span, shared, f"{where}.scopeSpans[{s}].spans[{i}]", spans, events)
+        if system is not None:  # the system named for the file, whatever its spans say
+            spans["system"] = [system] * len(spans["system"])
         rows = len(spans["trace_id"])
         spans["file"], spans["line"] = [file] * rows, [number] * rows
         for name, column in spans.items():
@@ -250,14 +308,14 @@ class _Reader:
         events: dict[str, list[Any]],
     ) -> None:
         if not isinstance(span, dict):
-            raise _InvalidError(f"{where}: expected a span object, got {json_type(span)}")
+            raise InvalidInputError(f"{where}: expected a span object, got {json_type(span)}")
         trace_id = _id(span.get("traceId"), _TRACE_HEX, 16)
         span_id = _id(span.get("spanId"), _SPAN_HEX, 8)
         if trace_id is None or span_id is None:
             field, value = ("traceId", span.get("traceId")) if trace_id is None else ("spanId", span.get("spanId"))
             size = 32 if trace_id is None else 16
             shown = "missing" if value in (None, "") else f"{json.dumps(value)[:40]}, not {size} hex digits (non-zero)"
-            raise _InvalidError(f"{where} ({span.get('name')!r}): {field} {shown}")
+            raise InvalidInputError(f"{where} ({span.get('name')!r}): {field} {shown}")
         name = span.get("name") if isinstance(span.get("name"), str) else ""
         attributes = _attributes(span.get("attributes", []), where)
         operation = _text(attributes.get(OPERATION))
@@ -267,7 +325,7 @@ class _Reader:
         context = {column: _text(attributes.get(key, resource.get(key))) for column, key in self.context.items()}
         epoch = attributes.get(EPOCH_ATTRIBUTE, resource.get(EPOCH_ATTRIBUTE))
         if epoch is not None and (isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0):
-            raise _InvalidError(f"{where}: {EPOCH_ATTRIBUTE} is {epoch!r}, not a whole number >= 0")
+            raise InvalidInputError(f"{where}: {EPOCH_ATTRIBUTE} is {epoch!r}, not a whole number >= 0")
         row = {
             "trace_id": trace_id,
             "span_id": span_id,
@@ -291,10 +349,10 @@ class _Reader:
             values = _attributes(event.get("attributes", []), at)
             evaluation = _text(values.get("gen_ai.evaluation.name"))
             if evaluation is None:
-                raise _InvalidError(f"{at}: a {EVALUATION_EVENT} event without gen_ai.evaluation.name")
+                raise InvalidInputError(f"{at}: a {EVALUATION_EVENT} event without gen_ai.evaluation.name")
             score = values.get("gen_ai.evaluation.score.value")
             if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-                raise _InvalidError(f"{at}: gen_ai.evaluation.score.value is {score!r}, not a number")
+                raise InvalidInputError(f"{at}: gen_ai.evaluation.score.value is {score!r}, not a number")
             label = values.get("gen_ai.evaluation.score.label")
             event_row = {
                 "trace_id": trace_id,
@@ -352,7 +410,7 @@ def _sum(column: str) -> pl.Expr:
     return pl.when(pl.col(column).count() > 0).then(pl.col(column).sum())
 
 
-def _runs(spans: pl.DataFrame, walk: pl.DataFrame, system: str | None) -> pl.DataFrame:
+def _runs(spans: pl.DataFrame, walk: pl.DataFrame) -> pl.DataFrame:
     """One row per trace, in the order traces were first read; with ``problem`` for a trace that cannot be a run."""
     located = spans.join(walk.select(*_KEY, "depth", pl.col("up").alias("loop")), on=_KEY, how="left")
     model = pl.col("operation").is_in(MODEL_OPERATIONS)
@@ -379,8 +437,6 @@ def _runs(spans: pl.DataFrame, walk: pl.DataFrame, system: str | None) -> pl.Dat
         )
         .sort("first_file", "first_line", maintain_order=True)
     )
-    if system is not None:
-        runs = runs.with_columns(system=pl.lit(system))
     return runs.with_columns(
         input_tokens=pl.when(pl.col("_has_input") > 0).then("input_tokens"),
         output_tokens=pl.when(pl.col("_has_output") > 0).then("output_tokens"),
@@ -458,40 +514,36 @@ def _outcomes(events: pl.DataFrame, walk: pl.DataFrame, warnings: list[str]) -> 
 # -- the ingest -------------------------------------------------------------------------------
 
 
-def _expand(given: list[Path]) -> list[Path]:
-    """The files the arguments stand for: a file itself, a folder its ``.json``/``.jsonl`` files, sorted."""
-    files: list[Path] = []
-    for path in given:
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix in SUFFIXES and p.is_file())
-            if not found:
-                msg = f"{path}: no .json or .jsonl files in this folder; pass OTLP JSON files or a folder holding them"
-                raise IngestError(msg)
-            files.extend(found)
-        else:
-            files.append(input_file(path, "an OTLP JSON file", "pass OTLP JSON files", error=IngestError))
-    return files
-
-
-def _problems(runs: pl.DataFrame, system_attribute: str, case_attribute: str, system: str | None) -> pl.DataFrame:
-    """``trace_id, first_file, first_line, problem`` of each trace that cannot be a run."""
+def _problems(runs: pl.DataFrame, system_attribute: str, case_attribute: str) -> pl.DataFrame:
+    """``trace_id, first_file, first_line, problem, fix`` of each trace that cannot be a run."""
     fix_case = f"set it on the root span or the resource, or pass {option('case_attribute', '...')}"
-    fix_system = f"set it, or pass {option('system', '...')} or {option('system_attribute', '...')}"
-    problem = (
+    fix_system = f"set it, or name the file's system, or pass {option('system_attribute', '...')}"
+    found = (
         pl.when(pl.col("loops"))
-        .then(pl.lit("its spans' parents form a loop, so it has no root span"))
-        .when(pl.col("case_id").is_null())
-        .then(pl.lit(f"no span or resource has the case attribute {case_attribute!r}; {fix_case}"))
-    )
-    if system is None:
-        problem = problem.when(pl.col("system").is_null()).then(
-            pl.lit(f"no span or resource has the system attribute {system_attribute!r}; {fix_system}")
+        .then(
+            pl.struct(
+                problem=pl.lit("its spans' parents form a loop, so it has no root span"), fix=pl.lit(None, pl.String())
+            )
         )
-    return runs.select("trace_id", "first_file", "first_line", problem.alias("problem")).drop_nulls("problem")
+        .when(pl.col("case_id").is_null())
+        .then(
+            pl.struct(
+                problem=pl.lit(f"no span or resource has the case attribute {case_attribute!r}"), fix=pl.lit(fix_case)
+            )
+        )
+        .when(pl.col("system").is_null())
+        .then(
+            pl.struct(
+                problem=pl.lit(f"no span or resource has the system attribute {system_attribute!r}"),
+                fix=pl.lit(fix_system),
+            )
+        )
+    )
+    return runs.select("trace_id", "first_file", "first_line", found.alias("found")).drop_nulls("found").unnest("found")
 
 
 def ingest_otlp(
-    paths: Sequence[str | Path] | str | Path,
+    paths: Paths,
     out: str | Path | None = None,
     *,
     system: str | None = None,
@@ -509,12 +561,14 @@ def ingest_otlp(
         OTLP JSON files, one ``ExportTraceServiceRequest`` object per line (what the
         OpenTelemetry Collector's file exporter writes), or folders: a folder stands for its
         ``.json`` and ``.jsonl`` files (not those of its sub-folders), sorted by name. A single
-        path is accepted too. A trace may be spread over several lines and files.
+        path is accepted too, and ``{path: system}`` names the system of each path's runs (None:
+        ``system``). A trace may be spread over several lines and files.
     out
         The Dataset folder to write, atomically; it may not be, hold or lie inside one of
         ``paths``. None: the Dataset is returned in memory.
     system
-        ``runs.system`` of every run (e.g. ``"mas"``), instead of reading it from ``system_attribute``.
+        ``runs.system`` of the runs of a path not named in ``paths`` (e.g. ``"mas"``), instead of
+        reading it from ``system_attribute``.
     system_attribute
         The span or resource attribute holding a run's system (default: the service name).
     case_attribute
@@ -560,94 +614,7 @@ def ingest_otlp(
     span is nearest above them, and model. ``gen_ai.evaluation.result`` span events become
     ``outcomes``. ``docs/ingest/otlp.md`` gives every rule.
     """
-    count = check_shards(shards, where="ingest")
-    given = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
-    if not given:
-        msg = "no input given; pass OTLP JSON files or folders holding them"
-        raise IngestError(msg)
-    target = check_target(out, overwrite=overwrite, inputs=given) if out is not None else None
-    files: list[Path] = []
-    seen: set[Path] = set()
-    for file in _expand(given):
-        if file.resolve() not in seen:
-            seen.add(file.resolve())
-            files.append(file)
-    fix = f"fix the file, or pass {option('skip_invalid')} to skip what cannot be read"
     reader = _Reader(system_attribute, case_attribute)
-    skipped: list[tuple[Path, str]] = []
-    for index, file in enumerate(files):
-        try:
-            handle = file.open("rb")
-        except OSError as exc:
-            msg = f"{file}: cannot be read ({exc.strerror or exc}); check the file's permissions"
-            raise IngestError(msg) from None
-        with handle:
-            for number, raw in enumerate(handle, start=1):
-                try:
-                    text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-                    if text.strip():
-                        reader.line(text, index, number)
-                except UnicodeDecodeError as exc:
-                    problem = f"not UTF-8 text ({exc.reason} at byte {exc.start})"
-                    if not skip_invalid:
-                        msg = f"{file}: line {number}: {problem}; {fix}"
-                        raise IngestError(msg) from None
-                    skipped.append((file, f"line {number}: {problem}"))
-                except _InvalidError as invalid:
-                    if not skip_invalid:
-                        msg = f"{file}: line {number}: {invalid}; {fix}"
-                        raise IngestError(msg) from None
-                    skipped.append((file, f"line {number}: {invalid}"))
-    warnings: list[str] = []
-    spans = pl.DataFrame(reader.spans, schema=_SPAN_SCHEMA)
-    unique = spans.unique(_KEY, keep="first", maintain_order=True)
-    if unique.height < spans.height:
-        warnings.append(
-            f"{spans.height - unique.height} span(s) read more than once (same trace and span id); kept once"
-        )
-    # A parent that is not in the trace (a trace exported in part) makes its child a root.
-    known = unique.select("trace_id", pl.col("span_id").alias("parent_id"), pl.lit(True).alias("known"))
-    spans = (
-        unique.join(known, on=["trace_id", "parent_id"], how="left", maintain_order="left")
-        .with_columns(pl.when(pl.col("known")).then(pl.col("parent_id")).alias("parent_id"))
-        .drop("known")
-    )
-    walk = _walk(spans)
-    runs = _runs(spans, walk, system)
-    problems = _problems(runs, system_attribute, case_attribute, system)
-    if problems.height:
-        if not skip_invalid:
-            trace, file, line, problem = problems.row(0)
-            msg = f"{files[file]}: trace {trace} (first span at line {line}): {problem}"
-            raise IngestError(msg)
-        for trace, file, line, problem in problems.rows():
-            skipped.append((files[file], f"trace {trace} (first span at line {line}): {problem}"))
-        bad = problems.select("trace_id")
-        runs, spans, walk = (frame.join(bad, on="trace_id", how="anti") for frame in (runs, spans, walk))
-    if not runs.height:
-        first = f": {skipped[0][0]}: {skipped[0][1]}" if skipped else ""
-        msg = f"no trace could be ingested ({len(skipped)} line(s) or trace(s) skipped{first}); nothing was written"
-        raise IngestError(msg)
-    agents, usage = _agents_and_usage(spans, walk)
-    # Every table in the runs' order (the order traces were first read).
-    order = runs.select(pl.col("trace_id").alias("run_id")).with_row_index("order")
-    agents = agents.join(order, on="run_id", maintain_order="left").sort("order", maintain_order=True)
-    usage = usage.join(order, on="run_id").sort("order", "agent_id", "model")
-    outcomes = _outcomes(pl.DataFrame(reader.events, schema=_EVENT_SCHEMA), walk, warnings)
-    outcomes = outcomes.join(order, on="run_id").sort("order", "name")
-    frames = {
-        "runs": conform(runs.rename({"trace_id": "run_id"}), "runs"),
-        "agents": conform(agents, "agents"),
-        "usage": conform(usage, "usage"),
-        "outcomes": conform(outcomes, "outcomes"),
-    }
-    frames = {name: frame for name, frame in frames.items() if frame.height or name == "runs"}
-    dataset = dataset_of(frames, target, overwrite=overwrite, inputs=given, shards=count)
-    return LogIngestResult(
-        out=target,
-        dataset=dataset,
-        runs=runs.height,
-        files=tuple(files),
-        skipped=tuple(skipped),
-        warnings=tuple(warnings),
+    return ingest_logs(
+        FORMAT, reader, paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards
     )

@@ -15,17 +15,25 @@ import polars as pl
 
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError, InvalidParameterError, option
-from mas_eval.ingest.logs import LogIngestResult, conform, dataset_of
-from mas_eval.storage.inputs import input_file, read_csv, read_parquet
-from mas_eval.storage.outputs import check_target
-from mas_eval.storage.sharding import check_shards
+from mas_eval.ingest.logs import LogIngestResult, conform
+from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs
+from mas_eval.storage.inputs import read_csv, read_parquet
 
-__all__ = ["AUTO_MAPPED", "CSV_SUFFIXES", "PARQUET_SUFFIXES", "RUN_COLUMNS", "ingest_table", "parse_map"]
+__all__ = ["AUTO_MAPPED", "CSV_SUFFIXES", "FORMAT", "PARQUET_SUFFIXES", "RUN_COLUMNS", "ingest_table", "parse_map"]
 
 #: The ``runs`` columns a table's column can be mapped to.
 RUN_COLUMNS: tuple[str, ...] = tuple(TABLES["runs"].names)
 CSV_SUFFIXES = (".csv",)
 PARQUET_SUFFIXES = (".parquet", ".pq")
+#: Tables of runs, for the recipe of every log adapter.
+FORMAT = LogFormat(
+    name="table",
+    files="CSV or Parquet tables of runs",
+    suffixes=CSV_SUFFIXES + PARQUET_SUFFIXES,
+    in_folder="no .csv or .parquet files",
+    record="run",
+    skips="file(s) or row(s)",
+)
 #: The runs columns a file's column of the same name is mapped to unasked: what identifies a run and what it
 #: cost. A decision's ``recommended``, ``correct`` and ``confidence`` are mapped only when named in
 #: ``columns``, since a notebook's ``correct`` column is usually a score.
@@ -88,21 +96,24 @@ def _read(file: Path) -> pl.DataFrame:
     elif name.endswith(PARQUET_SUFFIXES):
         kind, read = "Parquet", lambda: read_parquet(file)
     else:
-        msg = f"{file}: not a .csv or .parquet file; pass a CSV or Parquet table of runs, one row per run"
-        raise IngestError(msg)
+        raise InvalidInputError(
+            "not a .csv or .parquet file", fix="pass a CSV or Parquet table of runs, one row per run"
+        )
     try:
         return read()
     except (OSError, pl.exceptions.PolarsError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        msg = f"{file}: cannot be read as {kind} ({first}); check that it is a {kind} table of runs"
-        raise IngestError(msg) from None
+        fix = f"check that it is a {kind} table of runs"
+        raise InvalidInputError(f"cannot be read as {kind} ({first})", fix=fix) from None
 
 
 class _Part:
-    """One file's runs rows, outcome rows, invalid rows and warnings."""
+    """One file's runs rows, outcome rows, invalid rows and warnings; ``system`` names every run's system."""
 
-    def __init__(self, file: Path, index: int, frame: pl.DataFrame, columns: dict[str, str]) -> None:
-        self.file, self.warnings = file, []
+    def __init__(
+        self, file: Path, index: int, frame: pl.DataFrame, columns: dict[str, str], system: str | None
+    ) -> None:
+        self.file, self.warnings, self.system = file, [], system
         present = frame.columns
         mapping = {c: c for c in AUTO_MAPPED if c in present and c not in columns} | columns
         for column, source in mapping.items():
@@ -113,7 +124,7 @@ class _Part:
                 )
                 raise IngestError(msg)
         for column in _REQUIRED:
-            if column not in mapping:
+            if column not in mapping and not (column == "system" and system is not None):
                 msg = (
                     f"{file}: no column gives runs.{column} (its columns are: {', '.join(present)}); "
                     f"pass {_fix_map(column)}"
@@ -148,7 +159,12 @@ class _Part:
             problems.append(
                 pl.when(wrong).then(pl.format(f"{source!r} (runs.{column}) holds {{}}, not {schema[column]}", shown))
             )
+        if self.system is not None:  # the system named for the file, whatever a column says
+            values = [value for value in values if value.meta.output_name() != "system"]
+            values.append(pl.lit(self.system, schema["system"]).alias("system"))
         for column in _REQUIRED:
+            if column == "system" and self.system is not None:
+                continue
             source = self.mapping[column]
             problems.append(pl.when(pl.col(source).is_null()).then(pl.lit(f"{source!r} (runs.{column}) is empty")))
         checked = rows.select("file", "row", *values, pl.coalesce(problems).alias("problem"))
@@ -177,11 +193,57 @@ class _Part:
         return long.filter(pl.col("value").is_finite()), pass_fail
 
 
+class _Reader:
+    """Tables read one at a time; their rows checked together once all are read (a run id spans files)."""
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        self.mapping = mapping
+        self.parts: list[_Part] = []
+
+    def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
+        part = _Part(file, len(self.parts), _read(file), self.mapping, system)
+        self.parts.append(part)
+        ingest.warnings.extend(part.warnings)
+
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+        if not self.parts:
+            return {"runs": pl.DataFrame(schema=TABLES["runs"].polars_schema)}
+        parts, files = self.parts, [part.file for part in self.parts]
+        runs = pl.concat([part.runs for part in parts], how="diagonal_relaxed")
+        invalid = pl.concat([part.invalid for part in parts])
+        if "run_id" not in runs.columns:
+            group = [c for c in _ID_PARTS if c in runs.columns]
+            number = pl.col("epoch") if "epoch" in runs.columns else pl.int_range(1, pl.len() + 1).over(group)
+            parts_of_id = [*(pl.col(c) for c in group), number.cast(pl.String())]
+            runs = runs.with_columns(pl.concat_str(parts_of_id, separator="/", ignore_nulls=True).alias("run_id"))
+        # A run id seen before, or null (a mapped run_id column with a gap), makes a row invalid too.
+        first = pl.struct("file", "row").first().over("run_id")
+        repeated = runs.filter(pl.col("run_id").is_null() | pl.col("run_id").is_duplicated()).with_columns(
+            first.alias("first")
+        )
+        duplicates = repeated.filter(pl.col("run_id").is_null() | (pl.struct("file", "row") != pl.col("first")))
+        invalid = pl.concat([invalid, _duplicate_problems(duplicates, files)]).sort("file", "row")
+        # An error path: a loop over the rows that cannot be runs.
+        for file, row, problem in invalid.rows():
+            where = f"row {row}"
+            ingest.set_aside(
+                InvalidInputError(problem, where=where, fix="fix the table", skip="skip such rows", file=files[file])
+            )
+        if invalid.height:
+            runs = runs.join(invalid.select("file", "row"), on=["file", "row"], how="anti", maintain_order="left")
+        frames = {"runs": conform(runs, "runs")}
+        outcomes = _outcome_rows(parts, runs)
+        if outcomes.height:
+            frames["outcomes"] = outcomes
+        return frames
+
+
 def ingest_table(
-    paths: Sequence[str | Path] | str | Path,
+    paths: Paths,
     out: str | Path | None = None,
     *,
     columns: Mapping[str, str] | None = None,
+    system: str | None = None,
     overwrite: bool = False,
     skip_invalid: bool = False,
     shards: int | None = None,
@@ -191,8 +253,10 @@ def ingest_table(
     Parameters
     ----------
     paths
-        ``.csv`` or ``.parquet`` files (a single path is accepted too); the files are only read
-        and their rows are stacked, in order.
+        ``.csv`` or ``.parquet`` files, or folders (a folder stands for the ``.csv``,
+        ``.parquet`` and ``.pq`` files directly in it, sorted by name); a single path is
+        accepted too, and ``{path: system}`` names the system of every run of a path (None:
+        ``system``). The files are only read and their rows are stacked, in order.
     out
         The Dataset folder to write, atomically; it may not be, hold or lie inside one of
         ``paths``. None: the Dataset is returned in memory.
@@ -200,7 +264,10 @@ def ingest_table(
         For each ``runs`` column, the file's column holding it: ``{"system": "model",
         "case_id": "question"}``. A file's column already named like a ``runs`` column
         (:data:`AUTO_MAPPED`: all but ``recommended``, ``correct`` and ``confidence``) is mapped to
-        it without being named here. ``system`` and ``case_id`` must be given either way.
+        it without being named here. ``system`` (unless named for the path) and ``case_id``
+        must be given either way.
+    system
+        ``runs.system`` of every run of a path not named in ``paths``, instead of a column's.
     overwrite
         Replace an existing ``out``.
     skip_invalid
@@ -239,54 +306,15 @@ def ingest_table(
     are left out): pass/fail (``passed`` set) when boolean, or integer with only the values 0
     and 1, in every file; string (and other) columns are ignored with a warning.
     """
-    count = check_shards(shards, where="ingest")
-    mapping = _check_columns(columns)
-    given = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
-    if not given:
-        msg = "no input given; pass CSV or Parquet tables of runs"
-        raise IngestError(msg)
-    target = check_target(out, overwrite=overwrite, inputs=given) if out is not None else None
-    files = [
-        input_file(p, "a CSV or Parquet file", "pass CSV or Parquet tables of runs", error=IngestError) for p in given
-    ]
-    parts = [_Part(file, index, _read(file), mapping) for index, file in enumerate(files)]
-    runs = pl.concat([part.runs for part in parts], how="diagonal_relaxed")
-    invalid = pl.concat([part.invalid for part in parts])
-    if "run_id" not in runs.columns:
-        group = [c for c in _ID_PARTS if c in runs.columns]
-        number = pl.col("epoch") if "epoch" in runs.columns else pl.int_range(1, pl.len() + 1).over(group)
-        parts_of_id = [*(pl.col(c) for c in group), number.cast(pl.String())]
-        runs = runs.with_columns(pl.concat_str(parts_of_id, separator="/", ignore_nulls=True).alias("run_id"))
-    # A run id seen before, or null (a mapped run_id column with a gap), makes a row invalid too.
-    first = pl.struct("file", "row").first().over("run_id")
-    repeated = runs.filter(pl.col("run_id").is_null() | pl.col("run_id").is_duplicated()).with_columns(
-        first.alias("first")
-    )
-    duplicates = repeated.filter(pl.col("run_id").is_null() | (pl.struct("file", "row") != pl.col("first")))
-    invalid = pl.concat([invalid, _duplicate_problems(duplicates, files)])
-    if invalid.height:
-        invalid = invalid.sort("file", "row")
-        if not skip_invalid:
-            file, row, problem = invalid.row(0)
-            fix = f"fix the table, or pass {option('skip_invalid')} to skip such rows"
-            msg = f"{files[file]}: row {row}: {problem}; {fix}"
-            raise IngestError(msg)
-        runs = runs.join(invalid.select("file", "row"), on=["file", "row"], how="anti", maintain_order="left")
-    if not runs.height:
-        msg = f"no run could be ingested ({invalid.height} row(s) skipped); nothing was written"
-        raise IngestError(msg)
-    frames = {"runs": conform(runs, "runs")}
-    outcomes = _outcome_rows(parts, runs)
-    if outcomes.height:
-        frames["outcomes"] = outcomes
-    dataset = dataset_of(frames, target, overwrite=overwrite, inputs=given, shards=count)
-    return LogIngestResult(
-        out=target,
-        dataset=dataset,
-        runs=runs.height,
-        files=tuple(files),
-        skipped=tuple((files[f], f"row {r}: {p}") for f, r, p in invalid.rows()) if skip_invalid else (),
-        warnings=tuple(w for part in parts for w in part.warnings),
+    return ingest_logs(
+        FORMAT,
+        _Reader(_check_columns(columns)),
+        paths,
+        out,
+        system=system,
+        overwrite=overwrite,
+        skip_invalid=skip_invalid,
+        shards=shards,
     )
 
 
