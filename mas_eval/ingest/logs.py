@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -57,22 +58,28 @@ def dataset_of(
     overwrite: bool,
     inputs: Sequence[Path],
     shards: int,
+    notes: Sequence[str] = (),
 ) -> Dataset:
     """The validated Dataset of ``frames``; written atomically to ``target`` (``shards`` > 1: sharded) when given.
 
     ``target`` comes from :func:`~mas_eval.storage.outputs.check_target`, checked before any input
-    was read; ``inputs`` are the files read, which the output may not replace.
+    was read; ``inputs`` are the files read, which the output may not replace. ``notes`` (what
+    was read with a gap, or set to null because no run can have it) go into the folder's
+    manifest, so that the Dataset says what its tables leave out.
     """
     dataset = Dataset.from_frames(**frames).validate()
     if target is None:
         return dataset
     with atomic_directory(target, overwrite=overwrite, inputs=list(inputs)) as staging:
         if shards > 1:
-            dataset.write_tables(staging, shards=shards)
+            dataset.write_tables(staging, shards=shards, notes=list(notes))
         else:
             for name, frame in frames.items():
                 frame.write_parquet(staging / f"{name}.parquet")
-            write_manifest(staging, MANIFEST, {"tables": list(frames)})
+            manifest: dict[str, Any] = {"tables": list(frames)}
+            if notes:
+                manifest["notes"] = list(notes)
+            write_manifest(staging, MANIFEST, manifest)
     return Dataset.open(target)
 
 

@@ -623,7 +623,7 @@ def ingest_logs(
     frames = reader.frames(ingest)
     if not frames["runs"].height:
         raise ingest.nothing_read()
-    dataset = dataset_of(frames, target, overwrite=overwrite, inputs=inputs, shards=count)
+    dataset = dataset_of(frames, target, overwrite=overwrite, inputs=inputs, shards=count, notes=ingest.warnings)
     return LogIngestResult(
         out=target,
         dataset=dataset,

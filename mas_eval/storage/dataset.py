@@ -61,7 +61,10 @@ _SUMMARY_SCHEMA = {
 }
 MANIFEST = Manifest(
     DATASET_MANIFEST,
-    Obj({"tables": ListOf(str), "shards": SHARDS_ENTRY, "codes": CODES_ENTRY}, required=("tables",)),
+    Obj(
+        {"tables": ListOf(str), "shards": SHARDS_ENTRY, "codes": CODES_ENTRY, "notes": ListOf(str)},
+        required=("tables",),
+    ),
     fix="restore it from a copy of the Dataset, or remove it if the Dataset is not sharded",
 )
 
@@ -177,6 +180,7 @@ class Dataset:
         #: it records (None if it records none this version reads).
         self._codes_recorded = False
         self._labels: StoredLabels | None = None
+        self._notes: tuple[str, ...] = ()
         #: The stored integer codes of this shard's keys (:mod:`mas_eval.storage.stored_codes`), for a
         #: Dataset that :meth:`shard` gave; scoring reads them instead of encoding strings.
         self.stored_codes: ShardCodes | None = None
@@ -305,12 +309,29 @@ class Dataset:
         _check_listed(root, manifest, tables)
         opened = cls(tables, source=root, files=files, shard_files=shard_files)
         opened._schemas = schemas
+        opened._notes = tuple(manifest.get("notes", ()))
         if layout is not None and "codes" in manifest:
             opened._codes_recorded = True
             opened._labels = StoredLabels.of(manifest["codes"])
         return opened
 
     # -- access -------------------------------------------------------------------------------
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the ingest that wrote the folder said its tables leave out (its manifest's notes).
+
+        A value no run can have (a negative number of tokens or seconds) is set to null for its run
+        and said here, one line per file and field; an empty tuple for a Dataset made in memory.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from mas_eval import Dataset
+        >>> Dataset.from_frames(runs=pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]})).notes
+        ()
+        """
+        return self._notes
 
     @property
     def table_names(self) -> list[str]:
@@ -643,10 +664,11 @@ class Dataset:
             self.write_tables(staging, shards=count)
         return target
 
-    def write_tables(self, folder: Path, *, shards: int = 1) -> None:
+    def write_tables(self, folder: Path, *, shards: int = 1, notes: Sequence[str] = ()) -> None:
         """Write the tables and ``_dataset.json`` into the existing, empty ``folder`` (not atomically).
 
-        The writing half of :meth:`write`, for writers that stage a folder of their own (ingest).
+        The writing half of :meth:`write`, for writers that stage a folder of their own (ingest),
+        which may leave ``notes`` in the manifest (what the tables leave out).
         """
         for name in self._raw:
             try:
@@ -662,10 +684,10 @@ class Dataset:
                     raise  # the location's fault (disk full...): the atomic write names it
                 msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
                 raise DataError(msg) from exc
-        write_dataset_manifest(folder, self.table_names, shards)
+        write_dataset_manifest(folder, self.table_names, shards, notes=notes)
 
 
-def write_dataset_manifest(folder: Path, names: list[str], shards: int) -> None:
+def write_dataset_manifest(folder: Path, names: list[str], shards: int, *, notes: Sequence[str] = ()) -> None:
     """Write ``_dataset.json`` of the Dataset folder ``folder`` whose tables ``names`` are written.
 
     A sharded folder (``shards > 1``) records its layout and gets its stored codes
@@ -673,6 +695,8 @@ def write_dataset_manifest(folder: Path, names: list[str], shards: int) -> None:
     by :meth:`Dataset.write_tables` and the ingest that writes the shards itself.
     """
     manifest: dict[str, Any] = {"tables": names}
+    if notes:
+        manifest["notes"] = list(notes)
     if shards > 1:
         manifest["shards"] = ShardLayout(shards).manifest()
         codes = write_codes(folder, names, shards)
