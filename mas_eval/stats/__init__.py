@@ -13,14 +13,17 @@
   statistics over epochs (repeats of a case): pass@k, pass^k, majority vote, cost per correct
   answer, the single agent given the MAS's compute, and the accuracy–cost frontier.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
+* :func:`margin_test`, :func:`tango_test`, :func:`farrington_manning` — non-inferiority and
+  equivalence at a stated margin (``compare(..., margin=, hypothesis=)`` runs them on every row):
+  TOST on means, Tango's score test of paired pass rates, Farrington and Manning's of independent ones.
 * :func:`display`, :func:`summary_view`, :func:`write_comparisons` — show, print and save a comparison table
   (``display(table)`` shows it in Jupyter as ``mas-eval compare`` prints it).
 * :func:`sufficient_statistics`, :func:`merge_statistics` — per-shard sums that ``compare`` runs
   from once merged (:class:`SufficientStatistics`), for data that does not fit in memory.
 
 The values each option accepts are the ``Literal`` types :data:`Test`, :data:`SummaryTest`,
-:data:`Correction`, :data:`Method`, :data:`BootCI`, :data:`Design`, :data:`Alternative` and
-:data:`Strategy` (:mod:`~mas_eval.stats.options`), which the checks and the CLI's help read; a
+:data:`Correction`, :data:`Method`, :data:`BootCI`, :data:`Design`, :data:`Alternative`,
+:data:`Hypothesis` and :data:`Strategy` (:mod:`~mas_eval.stats.options`), which the checks and the CLI's help read; a
 value outside them, or a combination ``compare`` cannot run
 (:data:`~mas_eval.stats.options.COMPARE_RULES`), raises :class:`~mas_eval.errors.InvalidParameterError`
 before any data is read:
@@ -46,6 +49,7 @@ from mas_eval.stats.options import (
     BootCI,
     Correction,
     Design,
+    Hypothesis,
     Method,
     ProportionMethod,
     Strategy,
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
     from mas_eval.stats.epochs import accuracy_cost_frontier, compute_matched, cost_per_correct, pass_at_k
+    from mas_eval.stats.equivalence import farrington_manning, margin_test, tango_test
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.proportions import (
         mcnemar_exact,
@@ -83,6 +88,9 @@ __getattr__, __dir__ = lazy_attributes(
         "compute_matched": "mas_eval.stats.epochs",
         "cost_per_correct": "mas_eval.stats.epochs",
         "pass_at_k": "mas_eval.stats.epochs",
+        "farrington_manning": "mas_eval.stats.equivalence",
+        "margin_test": "mas_eval.stats.equivalence",
+        "tango_test": "mas_eval.stats.equivalence",
         "power": "mas_eval.stats.power_analysis",
         "mcnemar_exact": "mas_eval.stats.proportions",
         "mcnemar_power": "mas_eval.stats.proportions",
@@ -105,6 +113,7 @@ __all__ = [
     "BootCI",
     "Correction",
     "Design",
+    "Hypothesis",
     "Method",
     "MixedDqsMethodsError",
     "ProportionMethod",
@@ -120,6 +129,8 @@ __all__ = [
     "compute_matched",
     "cost_per_correct",
     "display",
+    "farrington_manning",
+    "margin_test",
     "mcnemar_exact",
     "mcnemar_power",
     "merge_statistics",
@@ -131,6 +142,7 @@ __all__ = [
     "reliability_table",
     "sufficient_statistics",
     "summary_view",
+    "tango_test",
     "ttest_from_summary",
     "write_comparisons",
 ]
