@@ -16,6 +16,8 @@
 * :func:`margin_test`, :func:`tango_test`, :func:`farrington_manning` — non-inferiority and
   equivalence at a stated margin (``compare(..., margin=, hypothesis=)`` runs them on every row):
   TOST on means, Tango's score test of paired pass rates, Farrington and Manning's of independent ones.
+* :func:`cost_effectiveness` — is the extra cost worth it? The incremental cost per extra unit of
+  quality (ICER) with Fieller's and a paired-bootstrap interval, dominance, and the acceptability curve.
 * :func:`display`, :func:`summary_view`, :func:`write_comparisons` — show, print and save a comparison table
   (``display(table)`` shows it in Jupyter as ``mas-eval compare`` prints it).
 * :func:`sufficient_statistics`, :func:`merge_statistics` — per-shard sums that ``compare`` runs
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
     from mas_eval.stats.baseline import baseline_comparison
     from mas_eval.stats.comparison import compare
     from mas_eval.stats.corrections import adjust_pvalues
+    from mas_eval.stats.cost_effectiveness import cost_effectiveness
     from mas_eval.stats.designs import ttest_from_summary
     from mas_eval.stats.epochs import accuracy_cost_frontier, compute_matched, cost_per_correct, pass_at_k
     from mas_eval.stats.equivalence import farrington_manning, margin_test, tango_test
@@ -83,6 +86,7 @@ __getattr__, __dir__ = lazy_attributes(
         "baseline_comparison": "mas_eval.stats.baseline",
         "compare": "mas_eval.stats.comparison",
         "adjust_pvalues": "mas_eval.stats.corrections",
+        "cost_effectiveness": "mas_eval.stats.cost_effectiveness",
         "ttest_from_summary": "mas_eval.stats.designs",
         "accuracy_cost_frontier": "mas_eval.stats.epochs",
         "compute_matched": "mas_eval.stats.epochs",
@@ -127,6 +131,7 @@ __all__ = [
     "calibration",
     "compare",
     "compute_matched",
+    "cost_effectiveness",
     "cost_per_correct",
     "display",
     "farrington_manning",
