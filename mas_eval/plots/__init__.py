@@ -6,6 +6,8 @@
 * :func:`reliability` — reliability diagram per system, with its ECE.
 * :func:`cost_quality` — mean quality against mean cost, with the Pareto front.
 * :func:`accuracy_cost_frontier` — each system's pass rate against its spending per case as k epochs grow.
+* :func:`cost_effectiveness_plane`, :func:`acceptability_curve` — is the extra cost worth it: the bootstrap
+  cloud of (difference in effect, difference in cost) with a price line, and the acceptability curve.
 * :func:`consensus_quality` — quality against consensus, with binned means per system.
 * :func:`beliefs` — one run's agents × alternatives belief masses.
 * :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from mas_eval.plots.belief_map import beliefs
     from mas_eval.plots.calibration import reliability
     from mas_eval.plots.comparison import forest
+    from mas_eval.plots.cost_effectiveness import acceptability_curve, cost_effectiveness_plane
     from mas_eval.plots.frontier import accuracy_cost_frontier
     from mas_eval.plots.items import item_scores
     from mas_eval.plots.runs import consensus_quality, cost_quality, distributions, paired
@@ -52,6 +55,8 @@ __getattr__, __dir__ = lazy_attributes(
         "reliability": "mas_eval.plots.calibration",
         "collaboration": "mas_eval.plots.teamwork",
         "forest": "mas_eval.plots.comparison",
+        "acceptability_curve": "mas_eval.plots.cost_effectiveness",
+        "cost_effectiveness_plane": "mas_eval.plots.cost_effectiveness",
         "accuracy_cost_frontier": "mas_eval.plots.frontier",
         "item_scores": "mas_eval.plots.items",
         "consensus_quality": "mas_eval.plots.runs",
@@ -64,10 +69,12 @@ __getattr__, __dir__ = lazy_attributes(
 __all__ = [
     "OKABE_ITO",
     "SYSTEM_COLOURS",
+    "acceptability_curve",
     "accuracy_cost_frontier",
     "beliefs",
     "collaboration",
     "consensus_quality",
+    "cost_effectiveness_plane",
     "cost_quality",
     "distributions",
     "forest",
