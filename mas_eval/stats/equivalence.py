@@ -40,7 +40,7 @@ of a cubic, in closed form, Farrington & Manning 1990, eq. 5; Miettinen & Nurmin
 their :math:`N/(N-1)` factor). Its inversion is Mee's (1984) score interval. The same as
 statsmodels' ``test_proportions_2indep(method="score", compare="diff", correction=False)`` where
 that function's restricted estimate is right: at a difference of 0. At others statsmodels 0.15
-has a count where a sample size belongs in the cubic (its issue #10269), so the tests check the
+has a count where a sample size belongs in the cubic (reported upstream), so the tests check the
 restricted estimate against a numerical maximisation of the likelihood instead.
 """
 
