@@ -36,7 +36,7 @@ from mas_eval.simulation.decision import simulate
 from mas_eval.simulation.diagnosis import simulate_diagnosis
 from mas_eval.simulation.outcomes import simulate_outcomes
 from mas_eval.stats.comparison import compare
-from mas_eval.stats.cost_effectiveness import cost_effectiveness
+from mas_eval.stats.economics import cost_effectiveness
 from mas_eval.stats.report import write_comparisons
 from mas_eval.storage.dataset import Dataset
 
@@ -268,7 +268,7 @@ def test_an_option_left_to_each_function_defaults_to_none(command: str, option: 
 def test_compares_defaults_read_from_its_source_are_its_signatures() -> None:
     # `mas-eval --help` reads them without importing the statistics layer (SciPy).
     assert source_defaults("mas_eval.stats.comparison", "compare") == defaults_of(compare)
-    assert source_defaults("mas_eval.stats.cost_effectiveness", "cost_effectiveness") == defaults_of(cost_effectiveness)
+    assert source_defaults("mas_eval.stats.economics", "cost_effectiveness") == defaults_of(cost_effectiveness)
 
 
 @pytest.mark.parametrize(

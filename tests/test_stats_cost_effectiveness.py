@@ -15,7 +15,7 @@ from scipy import stats as sps
 
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.stats import cost_effectiveness
-from mas_eval.stats.cost_effectiveness import (
+from mas_eval.stats.economics import (
     ACCEPTABILITY_COLUMNS,
     COST_EFFECTIVENESS_COLUMNS,
     REPLICATE_COLUMNS,
@@ -267,3 +267,13 @@ def test_a_group_with_too_few_cases_keeps_its_row_without_intervals() -> None:
     assert small["bootstrap_low"] is None and small["n_boot"] == 0
     assert "fewer than 2 paired cases" in small["warning"]
     assert table.filter(pl.col("task") == "t0")["fieller"].item() == "bounded"
+
+
+def test_the_function_is_not_shadowed_by_its_module() -> None:
+    import importlib
+
+    import mas_eval
+    import mas_eval.stats
+
+    importlib.import_module("mas_eval.stats.economics")
+    assert callable(mas_eval.stats.cost_effectiveness) and callable(mas_eval.cost_effectiveness)

@@ -32,7 +32,7 @@ __all__ = ["compare", "cost_effectiveness", "parse_margin", "report"]
 
 #: The defaults of :func:`mas_eval.stats.compare`'s parameters.
 _COMPARE = source_defaults("mas_eval.stats.comparison", "compare")
-_COST = source_defaults("mas_eval.stats.cost_effectiveness", "cost_effectiveness")
+_COST = source_defaults("mas_eval.stats.economics", "cost_effectiveness")
 _WRITE_COMPARISONS = defaults_of(write_comparisons)
 #: The defaults of :func:`mas_eval.report.build`'s and :meth:`~mas_eval.report.Report.write`'s parameters.
 _BUILD = defaults_of(build)

@@ -63,8 +63,8 @@ if TYPE_CHECKING:
     from mas_eval.stats.baseline import baseline_comparison
     from mas_eval.stats.comparison import compare
     from mas_eval.stats.corrections import adjust_pvalues
-    from mas_eval.stats.cost_effectiveness import cost_effectiveness
     from mas_eval.stats.designs import ttest_from_summary
+    from mas_eval.stats.economics import cost_effectiveness
     from mas_eval.stats.epochs import accuracy_cost_frontier, compute_matched, cost_per_correct, pass_at_k
     from mas_eval.stats.equivalence import farrington_manning, margin_test, tango_test
     from mas_eval.stats.power_analysis import power
@@ -86,7 +86,7 @@ __getattr__, __dir__ = lazy_attributes(
         "baseline_comparison": "mas_eval.stats.baseline",
         "compare": "mas_eval.stats.comparison",
         "adjust_pvalues": "mas_eval.stats.corrections",
-        "cost_effectiveness": "mas_eval.stats.cost_effectiveness",
+        "cost_effectiveness": "mas_eval.stats.economics",
         "ttest_from_summary": "mas_eval.stats.designs",
         "accuracy_cost_frontier": "mas_eval.stats.epochs",
         "compute_matched": "mas_eval.stats.epochs",

@@ -70,6 +70,9 @@ from mas_eval.stats._common import (
 )
 from mas_eval.stats.comparison import MAX_BOOT
 
+# The module is not named after its function: in the lazily exporting package a submodule
+# ``cost_effectiveness``, once imported, would stand where ``mas_eval.stats.cost_effectiveness`` is.
+
 __all__ = [
     "ACCEPTABILITY_COLUMNS",
     "COST_EFFECTIVENESS_COLUMNS",
