@@ -305,12 +305,15 @@ def _resampled_means(values: Array, n_boot: int, rng: np.random.Generator) -> Ar
     """
     n = values.shape[0]
     rows = max(1, MAX_ELEMENTS // max(n, 1))
+    # One contiguous array per column: taking from it is several times faster than a 3-d gather.
+    columns = [np.ascontiguousarray(values[:, j]) for j in range(values.shape[1])]
     out = np.empty((n_boot, values.shape[1]))
     # A loop over chunks of resamples (one for up to 4M drawn indices), each a vector operation.
     for start in range(0, n_boot, rows):
         stop = min(n_boot, start + rows)
         index = rng.integers(0, n, (stop - start, n))
-        out[start:stop] = values[index].mean(axis=1)
+        for j, column in enumerate(columns):
+            out[start:stop, j] = np.take(column, index).mean(axis=1)
     return out
 
 
