@@ -320,3 +320,16 @@ def test_the_building_blocks_refuse_a_margin_that_is_not_positive() -> None:
     ):
         with pytest.raises(InvalidParameterError, match=r"is invalid; (margin|hypothesis) must be"):
             call()
+
+
+def test_mixed_model_rows_shift_their_z_and_bootstrap_rows_keep_their_interval() -> None:
+    runs = paired_scores(80, 0.0, 3)
+    base = compare(runs, "dqs", pair_on="case_id", method="mixed").row(0, named=True)
+    tested = compare(runs, "dqs", pair_on="case_id", method="mixed", margin=0.05, hypothesis="noninferior")
+    se = (base["ci_high"] - base["ci_low"]) / (2 * sps.norm.ppf(0.975))
+    expected = margin_test(base["difference"], se, np.inf, margin=0.05)["p_value"].item()
+    assert tested["test"].item() == "mixed" and tested["p_value"].item() == pytest.approx(expected, rel=1e-9)
+    booted = compare(runs, "dqs", pair_on="case_id", n_boot=300, seed=1, margin=0.05, hypothesis="equivalent")
+    plain = compare(runs, "dqs", pair_on="case_id", n_boot=300, seed=1)
+    assert booted["ci_method"].item() == "bootstrap_bca"
+    assert (booted["ci_low"].item(), booted["ci_high"].item()) == (plain["ci_low"].item(), plain["ci_high"].item())
