@@ -35,7 +35,14 @@ if TYPE_CHECKING:
     from mas_eval.simulation.decision import simulate
     from mas_eval.simulation.diagnosis import simulate_diagnosis
     from mas_eval.simulation.outcomes import simulate_outcomes
-    from mas_eval.stats import baseline_comparison, calibration, compare, power, reliability_table
+    from mas_eval.stats import (
+        baseline_comparison,
+        calibration,
+        compare,
+        cost_effectiveness,
+        power,
+        reliability_table,
+    )
 
 # The statistics layer (SciPy, statsmodels) and the simulator load when first used.
 __getattr__, __dir__ = lazy_attributes(
@@ -46,7 +53,8 @@ __getattr__, __dir__ = lazy_attributes(
         "simulate_diagnosis": "mas_eval.simulation.diagnosis",
         "simulate_outcomes": "mas_eval.simulation.outcomes",
         **dict.fromkeys(
-            ("baseline_comparison", "calibration", "compare", "power", "reliability_table"), "mas_eval.stats"
+            ("baseline_comparison", "calibration", "compare", "cost_effectiveness", "power", "reliability_table"),
+            "mas_eval.stats",
         ),
     },
 )
@@ -67,6 +75,7 @@ __all__ = [
     "baseline_comparison",
     "calibration",
     "compare",
+    "cost_effectiveness",
     "plots",
     "power",
     "reliability_table",

@@ -36,6 +36,7 @@ from mas_eval.simulation.decision import simulate
 from mas_eval.simulation.diagnosis import simulate_diagnosis
 from mas_eval.simulation.outcomes import simulate_outcomes
 from mas_eval.stats.comparison import compare
+from mas_eval.stats.economics import cost_effectiveness
 from mas_eval.stats.epochs import pass_at_k_intervals
 from mas_eval.stats.report import write_comparisons
 from mas_eval.stats.variance import plan, variance_components
@@ -75,8 +76,10 @@ SIMULATORS = (simulate, simulate_diagnosis, simulate_answers, simulate_outcomes)
 #: The options of `mas-eval compare` that are parameters of `compare` by the same name.
 COMPARE_OPTIONS = (
     "by", "pair_on", "cluster", "test", "correction", "treatment", "control", "alpha", "confidence", "n_boot", "seed",
-    "boot_ci", "method", "allow_mixed_methods",
+    "boot_ci", "method", "allow_mixed_methods", "margin", "hypothesis",
 )  # fmt: skip
+#: The options of `mas-eval cost-effectiveness` that are parameters of `cost_effectiveness` by the same name.
+COST_OPTIONS = ("metric", "cost", "treatment", "control", "pair_on", "by", "n_boot", "seed", "confidence")
 DATASET = Mirrors(Dataset.open, "path")
 OVERRIDES = CliOnly("--set key=value: the function's **overrides, none unless given")
 
@@ -160,6 +163,12 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "out": CliOnly("optional: the table is written (write_comparisons' path) only when given"),
         "overwrite": Mirrors(write_comparisons, "overwrite"),
         "raw_csv": Mirrors(write_comparisons, "raw_csv"),
+    },
+    "cost-effectiveness": {
+        "scores": CliOnly("the Scores folder whose runs table is weighed (Scores.scan)"),
+        **{name: Mirrors(cost_effectiveness, name) for name in COST_OPTIONS},
+        "out": CliOnly("optional: the table is written (write_comparisons' path) only when given"),
+        "overwrite": Mirrors(write_comparisons, "overwrite"),
     },
     "report": {
         "scores": Mirrors(build, "scores"),
@@ -280,6 +289,7 @@ def test_an_option_left_to_each_function_defaults_to_none(command: str, option: 
 def test_compares_defaults_read_from_its_source_are_its_signatures() -> None:
     # `mas-eval --help` reads them without importing the statistics layer (SciPy).
     assert source_defaults("mas_eval.stats.comparison", "compare") == defaults_of(compare)
+    assert source_defaults("mas_eval.stats.economics", "cost_effectiveness") == defaults_of(cost_effectiveness)
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,8 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
             "allow_mixed_methods": [1, "yes", None],
             "system": [None, 3],
             "boot_ci": ["basic", "BCa"],
+            "margin": [0, -0.05, math.nan, math.inf, "0.05", True, {}, {"dqs": 0}, {"dqs": "0.1"}],
+            "hypothesis": ["non-inferior", "Equivalent", "inferior", 1],
         },
     ),
     power: (

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from mas_eval.stats import baseline_comparison, compare, ttest_from_summary
+from mas_eval.stats import baseline_comparison, compare, farrington_manning, tango_test, ttest_from_summary
 from mas_eval.stats.effects import d_confidence_interval, hedges_correction
 
 SLEEP_GROUP1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
@@ -318,3 +318,142 @@ def test_judge_icc_matches_r_psych_icc_on_shrout_fleiss() -> None:
     judge = table.filter(pl.col("quantity") == "judge").row(0, named=True)
     assert residual["estimate"] == pytest.approx(1.02, abs=5e-3) and residual["dof"] == 15
     assert judge["estimate"] == pytest.approx((32.49 - 1.02) / 6, abs=5e-3)
+
+
+# --- non-inferiority and equivalence ------------------------------------------------------------------
+
+# pingouin's documented example (pingouin.tost): a = [4, 7, 8, 6, 3, 2], b = [6, 8, 7, 10, 11, 9].
+TOST_A = [4.0, 7.0, 8.0, 6.0, 3.0, 2.0]
+TOST_B = [6.0, 8.0, 7.0, 10.0, 11.0, 9.0]
+
+
+def _two_systems(treatment: list[float], control: list[float], paired: bool = False) -> pl.DataFrame:
+    cases = list(range(len(treatment))) + list(range(len(control)))
+    frame = pl.DataFrame({"system": ["a"] * len(treatment) + ["b"] * len(control), "x": treatment + control})
+    return frame.with_columns(case=pl.Series(cases)) if paired else frame
+
+
+def test_tost_matches_pingouin_documented_example() -> None:
+    # pingouin docs, pingouin.tost: pg.tost(a, b) -> bound 1, dof 10, pval 0.965097 (Student's pooled t);
+    # pg.tost(a, b, bound=0.5, paired=True) -> bound 0.5, dof 5, pval 0.954854.
+    independent = compare(
+        _two_systems(TOST_A, TOST_B), "x", treatment="a", control="b", test="student", margin=1.0,
+        hypothesis="equivalent",
+    ).row(0, named=True)  # fmt: skip
+    assert (independent["dof"], round(independent["p_value"], 6)) == (10, 0.965097)
+    paired = compare(
+        _two_systems(TOST_A, TOST_B, paired=True), "x", treatment="a", control="b", pair_on="case", margin=0.5,
+        hypothesis="equivalent",
+    ).row(0, named=True)  # fmt: skip
+    assert (paired["dof"], round(paired["p_value"], 6)) == (5, 0.954854)
+
+
+@pytest.mark.parametrize(("test", "usevar"), [("welch", "unequal"), ("student", "pooled")])
+def test_tost_and_non_inferiority_match_statsmodels_on_sleep(sleep: pl.DataFrame, test: str, usevar: str) -> None:
+    # statsmodels.stats.weightstats.ttost_ind(group1, group2, -2, 2, usevar=usevar): the TOST p; and
+    # ttest_ind(group1, group2, alternative="larger", value=-2, usevar=usevar): the non-inferiority p.
+    from statsmodels.stats.weightstats import ttest_ind, ttost_ind
+
+    x1, x2 = np.array(SLEEP_GROUP1), np.array(SLEEP_GROUP2)
+    equivalent = _sleep_row(sleep, test=test, margin=2.0, hypothesis="equivalent")
+    assert equivalent["p_value"] == pytest.approx(ttost_ind(x1, x2, -2.0, 2.0, usevar=usevar)[0], rel=1e-10)
+    noninferior = _sleep_row(sleep, test=test, margin=2.0, hypothesis="noninferior")
+    t, p, _ = ttest_ind(x1, x2, alternative="larger", value=-2.0, usevar=usevar)
+    assert (noninferior["statistic"], noninferior["p_value"]) == (
+        pytest.approx(t, rel=1e-10),
+        pytest.approx(p, rel=1e-10),
+    )
+    # Pinned from statsmodels 0.15.0: Welch t_L = (-1.58 + 2)/0.849091 = 0.494647 on 17.78 df, p = 0.313454.
+    if test == "welch":
+        assert (round(noninferior["statistic"], 6), round(noninferior["p_value"], 6)) == (0.494647, 0.313454)
+
+
+def test_paired_tost_matches_statsmodels_ttost_paired_on_sleep(sleep: pl.DataFrame) -> None:
+    # statsmodels.stats.weightstats.ttost_paired(group1, group2, -2, 2) -> (p, (t1, p1, 9), (t2, p2, 9)).
+    from statsmodels.stats.weightstats import ttost_paired
+
+    expected = ttost_paired(np.array(SLEEP_GROUP1), np.array(SLEEP_GROUP2), -2.0, 2.0)
+    row = _sleep_row(sleep, pair_on="ID", margin=2.0, hypothesis="equivalent")
+    assert row["p_value"] == pytest.approx(expected[0], rel=1e-10)
+    # The lower test binds (d = -1.58 is nearer -2 than +2): its t is the row's statistic.
+    assert row["statistic"] == pytest.approx(expected[1][0], rel=1e-10)
+    # Pinned from statsmodels 0.15.0: t_L = 1.079806, p_L = 0.154157 (t_U = -9.2041, p_U = 3.6e-6):
+    # not equivalent within 2 hours at 5%.
+    assert (round(row["statistic"], 6), round(row["p_value"], 6)) == (1.079806, 0.154157)
+    assert row["verdict"] == "not shown"
+
+
+# Tango's (1998) score interval for paired proportions, published values as (a, b, c, d), level, (low, high);
+# the same tables the R package ratesci pins (pairbinci(..., method_RD = "Score", skew = FALSE, bcf = FALSE)).
+TANGO_PUBLISHED = [
+    ((43, 0, 1, 0), 0.90, (-0.096, 0.037)),  # Tango 1998, 44 patients, two diagnostic procedures
+    ((4, 9, 3, 16), 0.95, (-0.027, 0.390)),  # Tango 1998
+    ((1, 1, 7, 12), 0.95, (-0.517, -0.026)),  # Fagerland, Lydersen & Laake 2014, airway hyper-responsiveness
+    ((53, 16, 8, 9), 0.95, (-0.020, 0.207)),  # Agresti & Min 2005
+    ((7, 25, 2, 68), 0.95, (0.139, 0.321)),  # Chang et al. 2024
+]
+
+
+@pytest.mark.parametrize(("table", "level", "expected"), TANGO_PUBLISHED)
+def test_tango_interval_matches_published_examples(
+    table: tuple[int, int, int, int], level: float, expected: tuple[float, float]
+) -> None:
+    row = tango_test(*table, margin=0.1, confidence=level).row(0, named=True)
+    assert (round(row["ci_low"], 3), round(row["ci_high"], 3)) == expected
+
+
+def test_tango_interval_matches_tang_2010_to_four_places() -> None:
+    # Tang, Ling, Ling & Tian (2010) example (8, 3, 1, 2): Tango's interval -0.1670 to 0.4327.
+    row = tango_test(8, 3, 1, 2, margin=0.1).row(0, named=True)
+    assert (round(row["ci_low"], 4), round(row["ci_high"], 4)) == (-0.1670, 0.4327)
+
+
+def test_newcombe_method_10_matches_newcombe_1998_and_fagerland() -> None:
+    # Newcombe (1998), "Improved confidence intervals for the difference between binomial proportions
+    # based on paired data", worked example (20, 12, 2, 16): method 10 gives 0.0562 to 0.3292.
+    row = tango_test(20, 12, 2, 16, margin=0.1).row(0, named=True)
+    assert (round(row["newcombe_low"], 4), round(row["newcombe_high"], 4)) == (0.0562, 0.3292)
+    # Fagerland et al. (2014), airway hyper-responsiveness (1, 1, 7, 12): -0.507 to -0.026.
+    row = tango_test(1, 1, 7, 12, margin=0.1).row(0, named=True)
+    assert (round(row["newcombe_low"], 3), round(row["newcombe_high"], 3)) == (-0.507, -0.026)
+
+
+def test_tango_equivalence_of_tango_1998_example_through_compare() -> None:
+    # Tango (1998): 44 patients, 43 positive by both procedures, one by the second only. His 90% interval
+    # (-0.096, 0.037) lies within +-0.1, so the procedures are equivalent at 5% with delta = 0.1.
+    runs = pl.DataFrame(
+        {"system": ["new"] * 44 + ["standard"] * 44, "case_id": list(range(44)) * 2,
+         "positive": [True] * 43 + [False] + [True] * 44}
+    )  # fmt: skip
+    row = compare(
+        runs, "positive", treatment="new", control="standard", pair_on="case_id", confidence=0.9, margin=0.1,
+        hypothesis="equivalent",
+    ).row(0, named=True)  # fmt: skip
+    assert row["test"] == "tango"
+    assert (round(row["ci_low"], 3), round(row["ci_high"], 3)) == (-0.096, 0.037)
+    assert row["verdict"] == "equivalent within ±0.1"
+
+
+def test_farrington_manning_interval_matches_newcombe_1998_mee() -> None:
+    # Newcombe (1998), "Interval estimation for the difference between independent proportions",
+    # example (d), 5/56 against 0/29: Mee's score interval (Farrington and Manning's test inverted,
+    # no N/(N-1) factor) -0.0313 to 0.1926 (also ratesci::scoreci(5, 56, 0, 29, skew=F, bcf=F)).
+    row = farrington_manning(5, 56, 0, 29, margin=0.05).row(0, named=True)
+    assert (round(row["ci_low"], 4), round(row["ci_high"], 4)) == (-0.0313, 0.1926)
+
+
+def test_farrington_manning_matches_statsmodels_where_its_restricted_estimate_is_right() -> None:
+    # statsmodels.stats.proportion.test_proportions_2indep(30, 50, 35, 50, value=0, method="score",
+    # compare="diff", correction=False): at a difference of 0 the restricted estimate is the pooled rate,
+    # which statsmodels gets right (at other values its cubic has a count for a sample size: issue #10269;
+    # tests/test_stats_equivalence.py checks those against a numerical maximum of the likelihood).
+    from statsmodels.stats.proportion import test_proportions_2indep
+
+    from mas_eval.stats.equivalence import farrington_manning_tests
+
+    for x_t, n_t, x_c, n_c in [(30, 50, 35, 50), (12, 56, 4, 29), (48, 60, 40, 45)]:
+        ours = farrington_manning_tests(*(np.array([float(v)]) for v in (x_t, n_t, x_c, n_c)), np.array([0.0]))
+        theirs = test_proportions_2indep(x_t, n_t, x_c, n_c, value=0, method="score", compare="diff",
+                                         alternative="larger", correction=False)  # fmt: skip
+        assert ours["t_lower"][0] == pytest.approx(theirs.statistic, rel=1e-12)
+        assert ours["p_lower"][0] == pytest.approx(theirs.pvalue, rel=1e-10)

@@ -1,8 +1,10 @@
-"""``mas-eval compare`` and ``report``: what a Scores folder says about the MAS against its baseline.
+"""``mas-eval compare``, ``cost-effectiveness`` and ``report``: what a Scores folder says about the MAS
+against its baseline.
 
 ``compare`` calls :func:`mas_eval.stats.compare` on the runs table and prints the table;
+``cost-effectiveness`` calls :func:`mas_eval.stats.cost_effectiveness` and prints its rows;
 ``report`` calls :func:`mas_eval.report.build` and writes the report. Their options take the
-functions' defaults; ``compare``'s are read from its source (:func:`~mas_eval.cli.common.source_defaults`),
+functions' defaults; the statistics' are read from their source (:func:`~mas_eval.cli.common.source_defaults`),
 as importing the statistics layer loads SciPy, which ``mas-eval --help`` should not wait for.
 """
 
@@ -12,22 +14,25 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import polars as pl
 import typer
 
 from mas_eval.cli.common import OverwriteOpt, RawCsvOpt, choices, defaults_of, flag, source_defaults
-from mas_eval.cli.terminal import console, literal, print_comparisons, steps
+from mas_eval.cli.terminal import console, literal, print_comparisons, print_frame, steps
 from mas_eval.errors import InvalidParameterError
+from mas_eval.formatting import format_ci, format_number
 from mas_eval.metrics.family import compared_columns
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
-from mas_eval.stats.options import BootCI, Correction, Method, Test
+from mas_eval.stats.options import BootCI, Correction, Hypothesis, Method, Test
 from mas_eval.stats.report import write_comparisons
 from mas_eval.storage.outputs import check_target
 
-__all__ = ["compare", "report"]
+__all__ = ["compare", "cost_effectiveness", "parse_margin", "report"]
 
 #: The defaults of :func:`mas_eval.stats.compare`'s parameters.
 _COMPARE = source_defaults("mas_eval.stats.comparison", "compare")
+_COST = source_defaults("mas_eval.stats.economics", "cost_effectiveness")
 _WRITE_COMPARISONS = defaults_of(write_comparisons)
 #: The defaults of :func:`mas_eval.report.build`'s and :meth:`~mas_eval.report.Report.write`'s parameters.
 _BUILD = defaults_of(build)
@@ -87,6 +92,20 @@ def compare(
     allow_mixed_methods: Annotated[
         bool, flag("--allow-mixed-methods", help="Compare dqs across dqs_method values, with a warning.")
     ] = _COMPARE["allow_mixed_methods"],
+    margin: Annotated[
+        str | None,
+        typer.Option(
+            help="Margin of --hypothesis, in the metric's units: one number (0.05) or one per metric "
+            "(dqs=0.02,passed=0.05)."
+        ),
+    ] = _COMPARE["margin"],
+    hypothesis: Annotated[
+        str | None,
+        typer.Option(
+            help=f"One of {choices(Hypothesis)}: noninferior tests difference > -margin, equivalent "
+            "|difference| < margin (TOST); default: the two-sided test of no difference."
+        ),
+    ] = _COMPARE["hypothesis"],
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the full table (.parquet, .csv or .json).")
     ] = None,
@@ -130,12 +149,108 @@ def compare(
             method=method,  # type: ignore[arg-type]
             allow_mixed_methods=allow_mixed_methods,
             boot_ci=boot_ci,  # type: ignore[arg-type]
+            margin=parse_margin(margin),
+            hypothesis=hypothesis,  # type: ignore[arg-type]
         )
     title = f"{treatment} - {control}: {table.height} comparisons, p adjusted by {correction} (* p_adj <= {alpha:g})"
+    if "verdict" in table.columns:
+        title += f"; {hypothesis} at margin {margin} (p: the one-sided test's, TOST's larger)"
     print_comparisons(table, title=title, confidence=confidence)
     if out is not None:
         write_comparisons(table, out, overwrite=overwrite, raw_csv=raw_csv)
         console.print(f"wrote {table.height} comparisons to {literal(out)}", highlight=False)
+
+
+def parse_margin(text: str | None) -> float | dict[str, float] | None:
+    """``--margin``: one number, or ``metric=number`` pairs separated by commas; the checks are ``compare``'s.
+
+    >>> parse_margin("0.05"), parse_margin("dqs=0.02, passed=0.05"), parse_margin(None)
+    (0.05, {'dqs': 0.02, 'passed': 0.05}, None)
+    """
+    if text is None:
+        return None
+    try:
+        if "=" not in text:
+            return float(text)
+        pairs = [part.split("=", 1) for part in text.split(",") if part.strip()]
+        return {name.strip(): float(value) for name, value in pairs}
+    except ValueError:
+        msg = f"compare: --margin {text!r} is not a number (0.05) nor metric=number pairs (dqs=0.02,passed=0.05)"
+        raise InvalidParameterError(msg) from None
+
+
+def cost_effectiveness(
+    scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
+    metric: Annotated[
+        str, typer.Option("--metric", "-m", help="The effect, higher is better: a pass/fail outcome or a score.")
+    ],
+    cost: Annotated[str, typer.Option(help="Each run's cost (tokens work too).")] = _COST["cost"],
+    treatment: Annotated[str, typer.Option(help="Treatment system (differences = treatment - control).")] = _COST[
+        "treatment"
+    ],
+    control: Annotated[str, typer.Option(help="Control system.")] = _COST["control"],
+    pair_on: Annotated[
+        str, typer.Option("--pair-on", help="Case column both systems ran; none: two independent samples of runs.")
+    ] = _COST["pair_on"],
+    by: Annotated[str | None, typer.Option(help="Comma-separated grouping columns, e.g. task.")] = _COST["by"],
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples (0: none).")] = _COST["n_boot"],
+    seed: Annotated[int | None, typer.Option(help="Seed of the bootstrap.")] = _COST["seed"],
+    confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = _COST["confidence"],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the full table (.parquet, .csv or .json).")
+    ] = None,
+    overwrite: OverwriteOpt = _WRITE_COMPARISONS["overwrite"],
+) -> None:
+    """Is the extra cost worth it: the cost per extra unit of quality (ICER) with its intervals, and dominance."""
+    from mas_eval.scoring.scores import Scores
+    from mas_eval.stats import cost_effectiveness as cost_effectiveness_of
+    from mas_eval.stats.report import check_comparisons_path
+    from mas_eval.storage.inputs import reading
+
+    if out is not None:  # before the work, not after it
+        check_comparisons_path(out)
+        check_target(out, overwrite=overwrite, inputs=[scores])
+    runs = Scores.scan(scores, "runs")
+    with reading(Scores.table_files(scores, "runs")):
+        table = cost_effectiveness_of(
+            runs, metric, cost=cost, treatment=treatment, control=control,
+            pair_on=None if pair_on.strip().lower() in ("", "none") else pair_on,
+            by=by.split(",") if by else None, n_boot=n_boot, seed=seed, confidence=confidence,
+        )  # fmt: skip
+    level = f"{round(confidence * 100):g}%"
+    shown = table.select(
+        *table.columns[: table.columns.index("metric")],
+        "verdict",
+        pl.col("delta_effect").alias("effect difference"),
+        pl.col("delta_cost").alias("cost difference"),
+        pl.col("icer").alias("ICER"),
+    ).with_columns(
+        pl.Series(f"effect {level} CI", _intervals(table, "delta_effect")),
+        pl.Series(f"cost {level} CI", _intervals(table, "delta_cost")),
+        pl.Series("Fieller", [_fieller(row) for row in table.iter_rows(named=True)]),
+        pl.Series("bootstrap", [format_ci(row["bootstrap_low"], row["bootstrap_high"]) for row in table.iter_rows(
+            named=True)]),
+    )  # fmt: skip
+    print_frame(shown, title=f"{treatment} - {control}: {metric} against {cost} per case, {level} intervals")
+    for number, warning in enumerate((w for w in table["warning"].to_list() if w), start=1):
+        console.print(literal(f"[{number}] {warning}"), highlight=False)
+    if out is not None:
+        write_comparisons(table, out, overwrite=overwrite)
+        console.print(f"wrote {table.height} row(s) to {literal(out)}", highlight=False)
+
+
+def _intervals(table: pl.DataFrame, name: str) -> list[str]:
+    return [format_ci(low, high) for low, high in zip(table[f"{name}_low"], table[f"{name}_high"], strict=True)]
+
+
+def _fieller(row: dict[str, object]) -> str:
+    """Fieller's set as a reader reads it: an interval, two half-lines, or every ratio."""
+    low, high = row["fieller_low"], row["fieller_high"]
+    if row["fieller"] == "bounded":
+        return format_ci(low, high)  # type: ignore[arg-type]
+    if row["fieller"] == "exclusive":
+        return f"< {format_number(low)} or > {format_number(high)}"  # type: ignore[arg-type]
+    return "any ratio" if row["fieller"] == "unbounded" else ""
 
 
 def report(

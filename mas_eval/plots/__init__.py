@@ -8,6 +8,8 @@
 * :func:`accuracy_cost_frontier` — each system's pass rate against its spending per case as k epochs grow.
 * :func:`pass_at_k` — pass@k and pass^k of each system against k, with their intervals as bands.
 * :func:`design_power` — a comparison's power against cases, one curve per number of epochs.
+* :func:`cost_effectiveness_plane`, :func:`acceptability_curve` — is the extra cost worth it: the bootstrap
+  cloud of (difference in effect, difference in cost) with a price line, and the acceptability curve.
 * :func:`consensus_quality` — quality against consensus, with binned means per system.
 * :func:`beliefs` — one run's agents × alternatives belief masses.
 * :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from mas_eval.plots.belief_map import beliefs
     from mas_eval.plots.calibration import reliability
     from mas_eval.plots.comparison import forest
+    from mas_eval.plots.cost_effectiveness import acceptability_curve, cost_effectiveness_plane
     from mas_eval.plots.design import design_power
     from mas_eval.plots.frontier import accuracy_cost_frontier
     from mas_eval.plots.items import item_scores
@@ -56,6 +59,8 @@ __getattr__, __dir__ = lazy_attributes(
         "reliability": "mas_eval.plots.calibration",
         "collaboration": "mas_eval.plots.teamwork",
         "forest": "mas_eval.plots.comparison",
+        "acceptability_curve": "mas_eval.plots.cost_effectiveness",
+        "cost_effectiveness_plane": "mas_eval.plots.cost_effectiveness",
         "accuracy_cost_frontier": "mas_eval.plots.frontier",
         "item_scores": "mas_eval.plots.items",
         "pass_at_k": "mas_eval.plots.pass_k",
@@ -70,10 +75,12 @@ __getattr__, __dir__ = lazy_attributes(
 __all__ = [
     "OKABE_ITO",
     "SYSTEM_COLOURS",
+    "acceptability_curve",
     "accuracy_cost_frontier",
     "beliefs",
     "collaboration",
     "consensus_quality",
+    "cost_effectiveness_plane",
     "cost_quality",
     "design_power",
     "distributions",

@@ -85,6 +85,7 @@ _SERIF = ["Times New Roman", "Times", "Liberation Serif", "Nimbus Roman", "STIXG
 #: Axis units of the run columns whose unit is not their declared range.
 _UNITS = {
     "cost_usd": "USD",
+    "run_cost_usd": "USD",
     "processing_time_seconds": "s",
     "time_to_consensus": "iterations",
     "api_calls_used": "API calls",
@@ -97,6 +98,7 @@ _NAMES = {
     "dqs_raw": "DQS before boost",
     "gt_match": "Ground-truth match",
     "cost_usd": "Cost",
+    "run_cost_usd": "Cost",
     "tokens_used": "Tokens used",
     "processing_time_seconds": "Processing time",
     "er_unassigned": "ER unassigned belief",

@@ -147,6 +147,14 @@ def forest(
     estimate but no CI shows its estimate without a segment (text ``gid="forest_no_estimate"``
     or ``"forest_no_ci"``).
 
+    A table tested against a margin (``compare(..., margin=..., hypothesis=...)``: its ``margin``
+    and ``hypothesis`` columns) gets the margin drawn on the difference's axis: a dashed
+    segment at :math:`-\delta` across each row (non-inferiority), and one at :math:`+\delta` too
+    (equivalence), all in one ``LineCollection`` with ``gid="forest_margin"`` (two segments a row for
+    equivalence, one for non-inferiority), so that rows with different margins each show their own.
+    A filled circle then means the hypothesis was shown (its p, adjusted, at most ``alpha``), and
+    the legend says so. Cohen's d and Hedges' g are on another scale: no margin is drawn for them.
+
     Hedges' g is :math:`J d` with a small-sample factor :math:`J < 1`; its CI is taken as
     Cohen's d's CI times :math:`J = g / d` (times 1 when :math:`d = 0`), as the table stores
     no separate CI for g. The CIs are those ``compare`` computed (95% unless it was given
@@ -196,8 +204,12 @@ def forest(
     filled = ax.plot(value[significant], y[significant], markerfacecolor="black", gid="forest_significant", **marker)
     rest = has_value & ~significant
     hollow = ax.plot(value[rest], y[rest], markerfacecolor="white", gid="forest_not_significant", **marker)
-    filled[0].set_label(f"p ({correction}) ≤ {alpha:g}")
-    hollow[0].set_label(f"p ({correction}) > {alpha:g}")
+    shown = _hypothesis_shown(frame)
+    filled[0].set_label(f"{shown}p ({correction}) ≤ {alpha:g}")
+    hollow[0].set_label(f"{'not shown: ' if shown else ''}p ({correction}) > {alpha:g}")
+    handles = [filled[0], hollow[0]]
+    if effect == "difference" and "margin" in frame.columns:
+        handles += _draw_margins(ax, frame, y)
 
     # A loop over the few degenerate rows, to write what they lack.
     for row in np.flatnonzero(~has_ci):
@@ -214,5 +226,33 @@ def forest(
     ax.set_ylim(n - 0.5, -0.5)
     ax.tick_params(axis="y", length=0)
     ax.set_xlabel(_x_label(frame, effect, treatment, control))
-    legend_above(ax, [filled[0], hollow[0]])
+    legend_above(ax, handles)
     return fig
+
+
+def _hypothesis_shown(frame: pl.DataFrame) -> str:
+    """``"non-inferior: "`` or ``"equivalent: "`` when every row tested that hypothesis, else ``""``."""
+    tested = frame["hypothesis"].drop_nulls().unique().to_list() if "hypothesis" in frame.columns else []
+    words = {"noninferior": "non-inferior: ", "equivalent": "equivalent: "}
+    return words.get(tested[0], "") if len(tested) == 1 else ""
+
+
+def _draw_margins(ax: Axes, frame: pl.DataFrame, y: np.ndarray) -> list[Any]:
+    """Dashed segments at -margin (and +margin for equivalence) across each row that has a margin."""
+    margin = _floats(frame, "margin")
+    both = (
+        frame["hypothesis"].eq("equivalent").fill_null(False).to_numpy()
+        if "hypothesis" in frame.columns
+        else np.zeros(frame.height, dtype=bool)
+    )
+    has = np.isfinite(margin) & (margin > 0)
+    if not has.any():
+        return []
+    x = np.concatenate([-margin[has], margin[has & both]])
+    rows = np.concatenate([y[has], y[has & both]])
+    lines = ax.vlines(
+        x, rows - 0.5, rows + 0.5, colors="0.3", linestyles=(0, (4, 2)), linewidth=0.9, zorder=1, gid="forest_margin"
+    )
+    one = np.unique(margin[has]).size == 1
+    lines.set_label(f"margin {'±' if both[has].all() else '−'}{margin[has][0]:g}" if one else "margin")
+    return [lines]

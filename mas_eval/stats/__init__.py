@@ -17,14 +17,19 @@
 * :func:`variance_components`, :func:`plan`, :func:`design_power` — between-case, epoch and judge
   variance with the ICC and the design effect, and the cases × epochs that reach a power at least cost.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
+* :func:`margin_test`, :func:`tango_test`, :func:`farrington_manning` — non-inferiority and
+  equivalence at a stated margin (``compare(..., margin=, hypothesis=)`` runs them on every row):
+  TOST on means, Tango's score test of paired pass rates, Farrington and Manning's of independent ones.
+* :func:`cost_effectiveness` — is the extra cost worth it? The incremental cost per extra unit of
+  quality (ICER) with Fieller's and a paired-bootstrap interval, dominance, and the acceptability curve.
 * :func:`display`, :func:`summary_view`, :func:`write_comparisons` — show, print and save a comparison table
   (``display(table)`` shows it in Jupyter as ``mas-eval compare`` prints it).
 * :func:`sufficient_statistics`, :func:`merge_statistics` — per-shard sums that ``compare`` runs
   from once merged (:class:`SufficientStatistics`), for data that does not fit in memory.
 
 The values each option accepts are the ``Literal`` types :data:`Test`, :data:`SummaryTest`,
-:data:`Correction`, :data:`Method`, :data:`BootCI`, :data:`Design`, :data:`Alternative` and
-:data:`Strategy` (:mod:`~mas_eval.stats.options`), which the checks and the CLI's help read; a
+:data:`Correction`, :data:`Method`, :data:`BootCI`, :data:`Design`, :data:`Alternative`,
+:data:`Hypothesis` and :data:`Strategy` (:mod:`~mas_eval.stats.options`), which the checks and the CLI's help read; a
 value outside them, or a combination ``compare`` cannot run
 (:data:`~mas_eval.stats.options.COMPARE_RULES`), raises :class:`~mas_eval.errors.InvalidParameterError`
 before any data is read:
@@ -50,6 +55,7 @@ from mas_eval.stats.options import (
     BootCI,
     Correction,
     Design,
+    Hypothesis,
     Method,
     ProportionMethod,
     Strategy,
@@ -62,6 +68,7 @@ if TYPE_CHECKING:
     from mas_eval.stats.comparison import compare
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
+    from mas_eval.stats.economics import cost_effectiveness
     from mas_eval.stats.epochs import (
         accuracy_cost_frontier,
         compute_matched,
@@ -69,6 +76,7 @@ if TYPE_CHECKING:
         pass_at_k,
         pass_at_k_intervals,
     )
+    from mas_eval.stats.equivalence import farrington_manning, margin_test, tango_test
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.proportions import (
         mcnemar_exact,
@@ -89,12 +97,16 @@ __getattr__, __dir__ = lazy_attributes(
         "baseline_comparison": "mas_eval.stats.baseline",
         "compare": "mas_eval.stats.comparison",
         "adjust_pvalues": "mas_eval.stats.corrections",
+        "cost_effectiveness": "mas_eval.stats.economics",
         "ttest_from_summary": "mas_eval.stats.designs",
         "accuracy_cost_frontier": "mas_eval.stats.epochs",
         "compute_matched": "mas_eval.stats.epochs",
         "cost_per_correct": "mas_eval.stats.epochs",
         "pass_at_k": "mas_eval.stats.epochs",
         "pass_at_k_intervals": "mas_eval.stats.epochs",
+        "farrington_manning": "mas_eval.stats.equivalence",
+        "margin_test": "mas_eval.stats.equivalence",
+        "tango_test": "mas_eval.stats.equivalence",
         "power": "mas_eval.stats.power_analysis",
         "mcnemar_exact": "mas_eval.stats.proportions",
         "mcnemar_power": "mas_eval.stats.proportions",
@@ -120,6 +132,7 @@ __all__ = [
     "BootCI",
     "Correction",
     "Design",
+    "Hypothesis",
     "Method",
     "MixedDqsMethodsError",
     "ProportionMethod",
@@ -133,9 +146,12 @@ __all__ = [
     "calibration",
     "compare",
     "compute_matched",
+    "cost_effectiveness",
     "cost_per_correct",
     "design_power",
     "display",
+    "farrington_manning",
+    "margin_test",
     "mcnemar_exact",
     "mcnemar_power",
     "merge_statistics",
@@ -149,6 +165,7 @@ __all__ = [
     "reliability_table",
     "sufficient_statistics",
     "summary_view",
+    "tango_test",
     "ttest_from_summary",
     "variance_components",
     "write_comparisons",

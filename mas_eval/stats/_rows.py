@@ -19,7 +19,7 @@ from mas_eval.stats.corrections import adjust_pvalues
 from mas_eval.stats.effects import effect_size_label
 from mas_eval.stats.options import COMPARISON_COLUMNS
 
-__all__ = ["INFERENTIAL", "Patch", "Rows", "RowsBuilder", "warnings_on"]
+__all__ = ["INFERENTIAL", "INTERNAL", "Patch", "Rows", "RowsBuilder", "warnings_on"]
 
 _COUNTS = ("n_treatment", "n_control", "n_pairs", "n_clusters")
 _STRINGS = ("metric", "test", "ci_method", "d_type")
@@ -30,6 +30,9 @@ INFERENTIAL = (
     "statistic", "dof", "p_value", "ci_low", "ci_high", "cohens_d", "hedges_g", "d_ci_low", "d_ci_high",
     "power", "correlation",
 )  # fmt: skip
+#: Columns the rows carry for later steps but the table does not show: the standard error of the
+#: difference, which a test against a margin shifts by (``compare(..., hypothesis=...)``).
+INTERNAL = ("standard_error",)
 #: Columns that must be finite in a valid row (a NaN there is reported, never passed on silently).
 _REQUIRED = ("statistic", "p_value", "ci_low", "ci_high", "cohens_d")
 
@@ -160,7 +163,7 @@ class RowsBuilder:
         self.size = size
         self.cols = {
             name: np.full(size, None if name in _STRINGS else np.nan, dtype=_dtype(name))
-            for name in COMPARISON_COLUMNS
+            for name in (*COMPARISON_COLUMNS, *INTERNAL)
             if name not in _DERIVED
         }
         self.ok = np.ones(size, dtype=bool)

@@ -160,6 +160,7 @@ def cluster_step(
         "dof": dof,
         **inference,
         "ci_method": "cluster",
+        "standard_error": se,
         "d_ci_low": d_ci_low,
         "d_ci_high": d_ci_high,
         "power": observed_power(inference["statistic"], dof, alpha),

@@ -14,7 +14,7 @@ values, once per (group, metric) row. Which options combine is the table
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,13 +46,16 @@ from mas_eval.stats.cluster import (
     paired_cluster_sums,
 )
 from mas_eval.stats.designs import independent_rows, paired_rows, pooled_sd
+from mas_eval.stats.equivalence import MARGIN, hypothesis_step, verdicts
 from mas_eval.stats.guard import DQS_METRICS, dqs_method_guard
 from mas_eval.stats.mixed import mixed_step
 from mas_eval.stats.options import (
+    MARGIN_TESTS,
     PAIRED_TESTS,
     RANK_TESTS,
     BootCI,
     Correction,
+    Hypothesis,
     Method,
     Test,
     canonical_correction,
@@ -102,6 +105,14 @@ MAX_BOOT = 1_000_000
 
 _MORE_BOOT = "more resamples would only cost memory and time; 10,000 give a stable interval"
 _SEED_SEQUENCE = Predicate(lambda value: isinstance(value, np.random.SeedSequence), "a numpy SeedSequence")
+_MARGINS = Predicate(
+    lambda value: (
+        isinstance(value, Mapping)
+        and len(value) > 0
+        and all(isinstance(k, str) and MARGIN.is_satisfied_by(v) for k, v in value.items())
+    ),
+    "a mapping of metric names to positive numbers",
+)
 
 #: What each option of :func:`compare` accepts on its own (:data:`~mas_eval.stats.options.COMPARE_RULES`
 #: says which go together).
@@ -122,6 +133,8 @@ COMPARE_CONSTRAINTS = {
     "allow_mixed_methods": [Boolean()],
     "system": [COLUMN_NAME],
     "boot_ci": [Options.of(BootCI)],
+    "margin": [MARGIN, _MARGINS, NONE],
+    "hypothesis": [Options.of(Hypothesis), NONE],
 }
 
 
@@ -147,6 +160,10 @@ class _Request:
     allow_mixed_methods: bool
     #: ``test="auto"`` was asked for (``test`` holds what it resolved to).
     auto: bool = False
+    #: ``"noninferior"`` or ``"equivalent"``, or None for the two-sided test of no difference.
+    hypothesis: str | None = None
+    #: The margin of each metric, in request order (empty without a hypothesis).
+    margins: tuple[float, ...] = ()
 
     @property
     def paired(self) -> bool:
@@ -455,23 +472,40 @@ def _auto_cluster(runs: pl.LazyFrame, summary: Summary, base: Rows, request: _Re
     return Patch(columns=patch.columns, where=mask, warnings=notes, invalid=invalid)
 
 
+@dataclass(frozen=True)
+class _PassFail:
+    """What a test against a margin needs to know of the pass/fail rows: which they are, and their tables."""
+
+    #: Independent rows whose metric is pass/fail (Farrington and Manning's test where Welch's stays).
+    independent: np.ndarray | None = None
+    #: The paired 2x2 table of every row (Tango's test where McNemar's is).
+    paired_counts: dict[str, np.ndarray] | None = None
+
+
 def _pass_fail_patches(
     runs: pl.LazyFrame, summary: Summary, base: Rows, request: _Request, auto_cluster: str | None
-) -> list[Patch]:
-    """McNemar's test (paired) or clusters by case (independent) on the rows of pass/fail metrics."""
+) -> tuple[list[Patch], _PassFail]:
+    """McNemar's test (paired) or clusters by case (independent) on the rows of pass/fail metrics, and
+    what a test against a margin needs of those rows."""
     wanted = _mcnemar_wanted(request) and request.paired and summary.cases is not None
-    if not (wanted or auto_cluster is not None):
-        return []
+    plain = request.cluster is None and not request.n_boot and request.method == "default"
+    # An independent pass/fail metric tested against a margin is a difference of two proportions.
+    scored = request.hypothesis in MARGIN_TESTS and request.auto and not request.paired and plain
+    if not (wanted or auto_cluster is not None or scored):
+        return [], _PassFail()
     pass_fail = _pass_fail(runs, request)
     if not pass_fail.any():
-        return []
-    if auto_cluster is not None:
-        return [_auto_cluster(runs, summary, base, request, pass_fail)]
+        return [], _PassFail()
+    rows = np.tile(pass_fail, summary.groups.height)
+    if not wanted:
+        patches = [] if auto_cluster is None else [_auto_cluster(runs, summary, base, request, pass_fail)]
+        return patches, _PassFail(independent=rows)
     assert summary.cases is not None
     counts = paired_table_counts(summary.cases, summary.groups, request.keys, len(request.metrics))
-    rows = np.tile(pass_fail, summary.groups.height)
     explicit = request.test == "mcnemar"
-    return [mcnemar_step(base, counts, rows, explicit=explicit, confidence=request.confidence)]
+    return [mcnemar_step(base, counts, rows, explicit=explicit, confidence=request.confidence)], _PassFail(
+        paired_counts=counts
+    )
 
 
 def _mixed_methods_notes(
@@ -509,6 +543,8 @@ def compare(
     system: str = "system",
     *,
     boot_ci: BootCI = "bca",
+    margin: float | Mapping[str, float] | None = None,
+    hypothesis: Hypothesis | None = None,
 ) -> pl.DataFrame:
     r"""Compare a treatment system with a control system on many metrics, per group.
 
@@ -587,6 +623,25 @@ def compare(
         The column naming the system of each run.
     boot_ci : {"bca", "percentile"}
         Bootstrap interval type (keyword only).
+    margin : float or dict of str to float, optional
+        The margin :math:`\delta > 0` of ``hypothesis``, in each metric's units (0.05: five
+        points of a pass rate), or one per metric (``{"passed": 0.05, "dqs": 0.02}``, every
+        compared metric named). Keyword only; needs ``hypothesis``.
+    hypothesis : {"superior", "noninferior", "equivalent"}, optional
+        What each row tests (keyword only), higher being better. None or ``"superior"`` (the
+        default): the two-sided test of no difference, the table as above. ``"noninferior"``:
+        :math:`H_0: \Delta \le -\delta` against :math:`\Delta > -\delta`, one-sided;
+        ``"equivalent"``: two one-sided tests (TOST) of :math:`|\Delta| < \delta`
+        (:mod:`~mas_eval.stats.equivalence`). Means keep their design (Welch, Student, paired,
+        cluster-robust, mixed) and shift its t (or z) by the margin; with ``test="auto"`` a pass/fail
+        metric's paired table (McNemar's rows) gets Tango's score test and interval, and two
+        independent pass rates get Farrington and Manning's score test and Mee's interval.
+        ``statistic`` and ``p_value`` become the one-sided test's (TOST's larger p), so
+        ``correction`` adjusts those across the table (every group of ``by`` and every metric is
+        one test of the family) and ``significant`` means "shown"; ``power`` is null. Three
+        columns follow ``warning``: ``hypothesis``, ``margin`` and ``verdict``
+        (``"non-inferior at δ=0.05"``, ``"equivalent within ±0.05"``, ``"not shown"``, or null
+        for a row without a test). Not with a rank test.
 
     Returns
     -------
@@ -695,17 +750,30 @@ def compare(
     (7.602631, 0.000269641, 5.375872, 'large')
     >>> round(row["difference"], 3), round(row["improvement_percentage"], 2)
     (0.085, 11.41)
+
+    As good within 0.05? Non-inferiority is shown; equivalence within 0.01 is not:
+
+    >>> row = compare(runs, "dqs", margin=0.05, hypothesis="noninferior").row(0, named=True)
+    >>> round(row["p_value"], 9), row["verdict"]
+    (2.0565e-05, 'non-inferior at δ=0.05')
+    >>> compare(runs, "dqs", margin=0.01, hypothesis="equivalent")["verdict"].item()
+    'not shown'
     """
     names = (treatment, control)
     if treatment == control:
         msg = f"compare: treatment and control are both {treatment!r}; compare two different systems"
         raise InvalidParameterError(msg)
     check_combinations(
-        "compare", {"test": test, "pair_on": pair_on, "cluster": cluster, "n_boot": n_boot, "method": method}
-    )
+        "compare",
+        {
+            "test": test, "pair_on": pair_on, "cluster": cluster, "n_boot": n_boot, "method": method,
+            "hypothesis": hypothesis, "margin": margin,
+        },
+    )  # fmt: skip
     by_columns = column_list(by, "by")
+    metric_names = column_list(metrics, "metrics", required=True)
     request = _Request(
-        metrics=column_list(metrics, "metrics", required=True),
+        metrics=metric_names,
         by=by_columns,
         keys=by_columns or [GROUP],
         names=names,
@@ -722,6 +790,8 @@ def compare(
         method=method,
         boot_ci=boot_ci,
         allow_mixed_methods=allow_mixed_methods,
+        hypothesis=hypothesis if hypothesis in MARGIN_TESTS else None,
+        margins=_margins(margin, metric_names),
     )
     if isinstance(run_metrics, SufficientStatistics):
         return _compare_merged(run_metrics, request)
@@ -737,21 +807,44 @@ def compare(
 
     summary, base = _base_rows(runs, request)
     patches = _step_patches(counts, runs, summary, base, request, notes, guarded)
-    patches += _pass_fail_patches(runs, summary, base, request, auto_cluster)
+    pass_fail_patches, pass_fail = _pass_fail_patches(runs, summary, base, request, auto_cluster)
+    patches += pass_fail_patches
     present = None
     if request.by:
         names = [metric(i) for i in range(len(request.metrics))]
         present = runs.group_by(request.by).agg(pl.col(names).is_not_null().any()).collect(engine=ENGINE)
-    return _assemble(summary, base, patches, request, present)
+    return _assemble(summary, base, patches, request, present, pass_fail)
+
+
+def _margins(margin: float | Mapping[str, float] | None, metrics: list[str]) -> tuple[float, ...]:
+    """Each metric's margin: one number for all, or the mapping's (which must name every metric and no other)."""
+    if margin is None:
+        return ()
+    if not isinstance(margin, Mapping):
+        return tuple(float(margin) for _ in metrics)
+    missing = [name for name in metrics if name not in margin]
+    extra = [name for name in margin if name not in metrics]
+    if missing or extra:
+        parts = [f"no margin for {', '.join(map(repr, missing))}" if missing else "",
+                 f"margins for metrics not compared: {', '.join(map(repr, extra))}" if extra else ""]  # fmt: skip
+        msg = f"compare: margin: {'; '.join(p for p in parts if p)}; give one margin per compared metric, or one number"
+        raise InvalidParameterError(msg)
+    return tuple(float(margin[name]) for name in metrics)
 
 
 def _assemble(
-    summary: Summary, base: Rows, patches: Sequence[Patch], request: _Request, present: pl.DataFrame | None
+    summary: Summary,
+    base: Rows,
+    patches: Sequence[Patch],
+    request: _Request,
+    present: pl.DataFrame | None,
+    pass_fail: _PassFail | None = None,
 ) -> pl.DataFrame:
-    """The finished table: ``patches`` applied in order, the correction, the ``by`` columns, the rows that apply.
+    """The finished table: ``patches`` applied in order, the test against the margin, the correction, the
+    ``by`` columns, the rows that apply.
 
     ``present`` says, per ``by`` group, which metrics have any value among the compared runs
-    (column ``metric(i)``); None without ``by``.
+    (column ``metric(i)``); None without ``by``. ``pass_fail`` says which rows are pass rates.
     """
     table = base
     for patch in patches:
@@ -759,7 +852,21 @@ def _assemble(
 
     groups = summary.groups
     table = table.patched(Patch(columns={"metric": np.array(request.metrics * groups.height, dtype=object)}))
+    margins = np.tile(np.array(request.margins, dtype=float), groups.height)
+    if request.hypothesis is not None:
+        pass_fail = pass_fail or _PassFail()
+        step = hypothesis_step(
+            table, hypothesis=request.hypothesis, margin=margins, confidence=request.confidence,
+            paired_counts=pass_fail.paired_counts, independent_pass_fail=pass_fail.independent,
+        )  # fmt: skip
+        table = table.patched(step)
     body = table.finish(correction=request.correction, alpha=request.alpha)
+    if request.hypothesis is not None:
+        body = body.with_columns(
+            pl.lit(request.hypothesis).alias("hypothesis"),
+            pl.Series("margin", margins, dtype=pl.Float64),
+            pl.Series("verdict", verdicts(request.hypothesis, margins, body["significant"].to_list()), pl.String),
+        )
     if present is None:
         return body
     head = groups[pl.Series(np.repeat(np.arange(groups.height), len(request.metrics)))]

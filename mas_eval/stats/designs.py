@@ -122,6 +122,7 @@ def independent_rows(
         scale = np.sqrt(n_t * n_c / (n_t + n_c))
     inference = t_inference(difference, se, dof, confidence)
     _set_inference(rows, inference, dof, test)
+    rows.set("standard_error", se)
     # The CI of d inverts the Student statistic d * scale, also on Welch rows (d uses the pooled SD).
     _set_effect_sizes(rows, d=d, t=d * scale, df=df_pooled, scale=scale, confidence=confidence, d_type="d_s")
     rows.set("power", observed_power(inference["statistic"], dof, alpha))
@@ -165,6 +166,7 @@ def paired_rows(*, stats: dict[str, np.ndarray], alpha: float, confidence: float
         correlation = (var_t + var_c - var_d) / (2.0 * np.sqrt(var_t) * np.sqrt(var_c))
     inference = t_inference(mean_d, se, dof, confidence)
     _set_inference(rows, inference, dof, "paired")
+    rows.set("standard_error", se)
     _set_effect_sizes(
         rows, d=d_z, t=inference["statistic"], df=dof, scale=np.sqrt(n), confidence=confidence, d_type="d_z"
     )

@@ -138,6 +138,7 @@ def mixed_step(
             "dof": np.nan,
             **inference,
             "ci_method": "mixed",
+            "standard_error": se,
             "improvement_percentage": np.where(stats["mean_c"] == 0.0, np.nan, 100.0 * estimate / stats["mean_c"]),
             "cohens_d": estimate / sd,
             "hedges_g": hedges_correction(stats["n_t"] + stats["n_c"] - 2.0) * estimate / sd,

@@ -30,13 +30,16 @@ __all__ = [
     "COMPARISON_COLUMNS",
     "CORRECTION_ALIASES",
     "GIVEN",
+    "HYPOTHESIS_COLUMNS",
     "INDEPENDENT_TESTS",
+    "MARGIN_TESTS",
     "PAIRED_TESTS",
     "RANK_TESTS",
     "Alternative",
     "BootCI",
     "Correction",
     "Design",
+    "Hypothesis",
     "Method",
     "OptionRule",
     "ProportionMethod",
@@ -55,6 +58,10 @@ COMPARISON_COLUMNS = [
     "cohens_d", "hedges_g", "d_ci_low", "d_ci_high", "d_type", "effect_size", "power", "correlation", "warning",
 ]  # fmt: skip
 
+#: The columns a :func:`~mas_eval.stats.comparison.compare` table gains, after ``warning``, when a ``hypothesis``
+#: other than ``"superior"`` is tested: the hypothesis, its margin and what the test showed.
+HYPOTHESIS_COLUMNS = ["hypothesis", "margin", "verdict"]
+
 #: The t tests that run on group summaries alone (``ttest_from_summary``, ``baseline_comparison``).
 SummaryTest = Literal["welch", "student"]
 #: The tests of ``compare``; ``"auto"`` is ``"paired"`` when ``pair_on`` is given (``"mcnemar"`` for a
@@ -72,6 +79,10 @@ Design = Literal["independent", "paired"]
 Alternative = Literal["two-sided", "larger", "smaller"]
 #: Confidence intervals of a proportion (a pass rate): Wilson's score interval or Clopper–Pearson's exact one.
 ProportionMethod = Literal["wilson", "clopper-pearson"]
+#: What ``compare`` tests (higher is better): that the treatment differs from the control (``"superior"``,
+#: the two-sided test of no difference), is not worse by more than a margin (``"noninferior"``:
+#: difference > -margin) or lies within it (``"equivalent"``: -margin < difference < margin).
+Hypothesis = Literal["superior", "noninferior", "equivalent"]
 #: Binning of ``calibration`` / ``reliability_table``.
 Strategy = Literal["uniform", "quantile"]
 
@@ -82,6 +93,9 @@ PAIRED_TESTS: tuple[str, ...] = ("paired", "wilcoxon", "mcnemar")
 RANK_TESTS: tuple[str, ...] = ("mannwhitney", "wilcoxon")
 #: Tests of two independent samples: ``pair_on`` means nothing to them (outside the mixed model).
 INDEPENDENT_TESTS: tuple[str, ...] = tuple(t for t in get_args(Test) if t not in PAIRED_TESTS and t != "auto")
+
+#: The hypotheses tested against a margin.
+MARGIN_TESTS: tuple[str, ...] = ("noninferior", "equivalent")
 
 #: Stands for "any value but None (or 0)" in a rule's condition.
 GIVEN = "given"
@@ -139,6 +153,15 @@ COMPARE_RULES: tuple[OptionRule, ...] = (
     # With method="mixed", pair_on names the case of the random intercept, whatever the test.
     OptionRule((("test", INDEPENDENT_TESTS), ("method", ("default",))), "pair_on", False,
                "pair_on={pair_on!r} is only used by paired tests: use test='paired', 'wilcoxon' or 'auto'"),
+    OptionRule((("hypothesis", MARGIN_TESTS),), "margin", True,
+               "hypothesis={hypothesis!r} is tested against a margin: pass margin (> 0, in the metric's units, "
+               "e.g. margin=0.05 for a pass rate)"),
+    OptionRule((("hypothesis", (None, "superior")),), "margin", False,
+               "margin={margin!r} is the margin of a non-inferiority or equivalence test: pass "
+               "hypothesis='noninferior' or 'equivalent' (or drop margin)"),
+    OptionRule((("test", RANK_TESTS), ("hypothesis", MARGIN_TESTS)), "hypothesis", False,
+               "hypothesis={hypothesis!r} shifts a difference of means or proportions by the margin; a rank test "
+               "has none: use test='auto', 'welch', 'student' or 'paired'"),
 )  # fmt: skip
 
 

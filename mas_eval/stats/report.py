@@ -14,7 +14,7 @@ from mas_eval.constraints import check_columns
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.escaping import html_text, spreadsheet_restored, spreadsheet_safe, visible
 from mas_eval.formatting import format_ci, format_number, format_p, format_value
-from mas_eval.stats.options import COMPARISON_COLUMNS
+from mas_eval.stats.options import COMPARISON_COLUMNS, HYPOTHESIS_COLUMNS
 from mas_eval.storage.manifests import JSON, ListOf, MapOf, check_shape, read_json
 from mas_eval.storage.outputs import atomic_file
 
@@ -62,7 +62,7 @@ def group_columns(table: pl.DataFrame) -> list[str]:
     >>> group_columns(pl.DataFrame({"task": ["a"], "metric": ["dqs"], "p_value": [0.5]}))
     ['task']
     """
-    return [name for name in table.columns if name not in COMPARISON_COLUMNS]
+    return [name for name in table.columns if name not in COMPARISON_COLUMNS and name not in HYPOTHESIS_COLUMNS]
 
 
 def check_comparisons_path(path: str | Path) -> Path:
@@ -205,7 +205,8 @@ def comparison_cells(table: pl.DataFrame, *, confidence: float = 0.95) -> Compar
 
     The group and metric lead; then the difference, its CI, the adjusted p (``*`` when
     significant), Cohen's d, n (pairs, or runs), the two means, the effect label and the test.
-    Warnings become numbered notes, marked in a ``note`` column right after the metric.
+    Warnings become numbered notes, marked in a ``note`` column right after the metric. A table
+    tested against a margin (``compare(..., hypothesis=...)``) shows its ``verdict`` after them.
     """
     keys = group_columns(table)
     rows = table.to_dicts()
@@ -216,6 +217,11 @@ def comparison_cells(table: pl.DataFrame, *, confidence: float = 0.95) -> Compar
         headers.append(f"{round(confidence * 100):g}% CI" if header == "95% CI" else header)
         columns.append([cell(r) for r in rows])
         numeric.append(header not in ("effect", "test"))
+    if "verdict" in table.columns:
+        # A test against a margin: what it showed reads before the numbers behind it.
+        headers.insert(len(keys) + 1, "verdict")
+        columns.insert(len(keys) + 1, [r["verdict"] or "" for r in rows])
+        numeric.insert(len(keys) + 1, False)
     notes = [(i, r["warning"]) for i, r in enumerate(rows) if r.get("warning")]
     if notes:
         marks = {i: f"[{n}]" for n, (i, _) in enumerate(notes, start=1)}
@@ -224,7 +230,8 @@ def comparison_cells(table: pl.DataFrame, *, confidence: float = 0.95) -> Compar
         headers.insert(position, "note")
         columns.insert(position, [marks.get(i, "") for i in range(len(rows))])
         numeric.insert(position, False)
-    return ComparisonCells(headers, columns, numeric, len(keys) + 1 + bool(notes), [w for _, w in notes])
+    keep = len(keys) + 1 + bool(notes) + ("verdict" in table.columns)
+    return ComparisonCells(headers, columns, numeric, keep, [w for _, w in notes])
 
 
 class ComparisonDisplay:
