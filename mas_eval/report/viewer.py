@@ -455,6 +455,8 @@ def _per_run_tables(scores: Scores, ds: Dataset | None, run_index: pl.DataFrame)
             )
         if table.height == 0:
             continue
+        if spec.key == "tool_calls" or (spec.key == "messages" and _turns_number_the_run(table)):
+            table = table.sort("_run", "turn", "_row")
         columns = spec.columns or tuple(c for c in table.columns if c not in (*_IDS, "_row", "_run"))
         columns = tuple(c for c in columns if c in table.columns and table[c].null_count() < table.height)
         if spec.key in ("messages", "tool_calls", "outcomes"):  # the page reads these by name: keep them all
@@ -463,6 +465,14 @@ def _per_run_tables(scores: Scores, ds: Dataset | None, run_index: pl.DataFrame)
             continue
         out.append((spec, table.select("_run", *columns)))
     return out
+
+
+def _turns_number_the_run(messages: pl.DataFrame) -> bool:
+    """Whether every run numbers its messages' turns once each (1, 2, 3 ... over its rounds, as
+    inspect_ai's logs do): then the turns are the transcript's order, whatever order the rows are
+    stored in. Turns numbered within each round are not; the stored order is kept for those."""
+    per_run = messages.group_by("_run").agg(pl.col("turn").n_unique() == pl.len())
+    return bool(per_run.get_column("turn").all())
 
 
 def _plain(frame: pl.DataFrame) -> pl.DataFrame:
