@@ -65,7 +65,6 @@ def view(
         viewer.write(out, overwrite=overwrite, inputs=inputs)
     console.print(literal(viewer.metric_line), highlight=False)
     console.print(literal(viewer.comparison), highlight=False)
-    counts = "; ".join(f"{name}: {n:,}" for name, n in viewer.counts.items())
-    console.print(literal(f"{viewer.frame.height:,} cases ({counts})"), highlight=False)
+    console.print(literal(f"{viewer.frame.height:,} cases ({viewer.described_counts()})"), highlight=False)
     size = out.stat().st_size / 2**20
     console.print(f"wrote the case viewer to {literal(out)} ({size:.1f} MB)", highlight=False)

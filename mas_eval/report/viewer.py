@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
@@ -175,6 +176,14 @@ class CaseViewer:
         counted = self.frame.group_by("discordance").len()
         found = dict(zip(counted["discordance"].cast(pl.String).to_list(), counted["len"].to_list(), strict=True))
         return {name: found[name] for name in DISCORDANCE if name in found}
+
+    def described_counts(self) -> str:
+        """The counts of :attr:`counts` in one line, the classes named by the systems
+        (``"mas passed, single failed: 9; ..."``)."""
+        names = {"treatment": self.treatment, "control": self.control}
+        return "; ".join(
+            f"{re.sub('treatment|control', lambda m: names[m.group()], name)}: {n:,}" for name, n in self.counts.items()
+        )
 
     @property
     def metric_line(self) -> str:
@@ -604,6 +613,7 @@ def _encode(
             pieces[chunk].append(f'"{spec.key}":{line}')
         tables_meta.append({"key": spec.key, "title": spec.title, "columns": columns, "rows": table.height})
     chunks = [_escape_json("{" + ",".join(parts) + "}") for parts in pieces]
+    values = runs["value"].drop_nulls()
     meta = {
         "strings": pool.strings,
         "classes": list(DISCORDANCE),
@@ -617,9 +627,8 @@ def _encode(
         "cases": frame.height,
         "runs": runs.height,
         "epochs": bool(runs.height and runs.group_by("_case", "side").len()["len"].max() > 1),
-        "pass_fail": bool(
-            frame.height and frame["discordance"].cast(pl.String).is_in(DISCORDANCE[:2] + DISCORDANCE[4:6]).any()
-        ),
+        # A pass/fail metric: a run's value reads as passed or failed (a case's mean over epochs stays a number).
+        "pass_fail": bool(values.len() and values.is_in([0.0, 1.0]).all()),
     }
     return meta, _escape_json(cases_json), chunks
 

@@ -84,35 +84,30 @@
     for (var i = 0; i < col.length; i++) if (col[i] !== null) return true;
     return false;
   }
-  var COLS = [{ key: "#", label: ["#"], width: 48, num: true, value: function (i) { return i; },
+  // The table's columns; those of one system sit together under its name (``group``).
+  var COLS = [{ key: "#", label: "#", width: 44, num: true, group: null, value: function (i) { return i; },
                 text: function (i) { return String(i + 1); } }];
-  function caseColumn(key, label, width, num, fmt) {
-    COLS.push({ key: key, label: label, width: width, num: num,
+  function caseColumn(key, label, width, num, fmt, group) {
+    COLS.push({ key: key, label: label, width: width, num: num, group: group || null,
                 value: function (i) { return cases.get(key, i); },
                 text: function (i) { return fmt(cases.get(key, i), i); } });
   }
-  caseColumn("case", [meta.pair_on], 150, false, function (v) { return v === null ? "–" : v; });
-  if (any("task")) caseColumn("task", ["task"], 120, false, function (v) { return v === null ? "–" : v; });
-  COLS.push({ key: "discordance", label: ["class"], width: 230, num: false, badge: true,
+  caseColumn("case", meta.pair_on, 130, false, function (v) { return v === null ? "–" : v; });
+  if (any("task")) caseColumn("task", "task", 95, false, function (v) { return v === null ? "–" : v; });
+  COLS.push({ key: "discordance", label: "class", width: 215, num: false, badge: true, group: null,
               value: function (i) { return cases.get("discordance", i); },
               text: function (i) { return CLASS_LABELS[cases.get("discordance", i)]; } });
-  caseColumn("score_treatment", [T, meta.metric], 100, true,
-             function (v, i) { return fmtScore(v, cases.get("runs_treatment", i)); });
-  caseColumn("score_control", [C, meta.metric], 100, true,
-             function (v, i) { return fmtScore(v, cases.get("runs_control", i)); });
-  caseColumn("difference", ["difference"], 90, true, fmtDiff);
-  if (meta.epochs) {
-    caseColumn("runs_treatment", [T, "runs"], 64, true, fmtTokens);
-    caseColumn("runs_control", [C, "runs"], 64, true, fmtTokens);
-  }
-  if (any("tokens_treatment") || any("tokens_control")) {
-    caseColumn("tokens_treatment", [T, "tokens"], 90, true, fmtTokens);
-    caseColumn("tokens_control", [C, "tokens"], 90, true, fmtTokens);
-  }
-  if (any("cost_treatment") || any("cost_control")) {
-    caseColumn("cost_treatment", [T, "cost"], 90, true, fmtCost);
-    caseColumn("cost_control", [C, "cost"], 90, true, fmtCost);
-  }
+  caseColumn("difference", "difference", 92, true, fmtDiff);
+  var withTokens = any("tokens_treatment") || any("tokens_control");
+  var withCost = any("cost_treatment") || any("cost_control");
+  [["treatment", T], ["control", C]].forEach(function (side) {
+    var tag = side[0], group = side[1];
+    caseColumn("score_" + tag, meta.metric, 85, true,
+               function (v, i) { return fmtScore(v, cases.get("runs_" + tag, i)); }, group);
+    if (meta.epochs) caseColumn("runs_" + tag, "runs", 48, true, fmtTokens, group);
+    if (withTokens) caseColumn("tokens_" + tag, "tokens", 72, true, fmtTokens, group);
+    if (withCost) caseColumn("cost_" + tag, "cost", 84, true, fmtCost, group);
+  });
 
   // -- which cases are shown, in which order ----------------------------------------------------
   var view = { order: null, cls: "all", query: "", deep: false, sortKey: null, sortDir: 1, selected: -1 };
@@ -165,27 +160,31 @@
   // -- the table, virtually scrolled: only the rows in view are in the document ------------------
   var rowHeight = 28, OVERSCAN = 8;
   var wrap = byId("table-wrap"), tbody = byId("rows"), head = byId("head"), colgroup = byId("cols");
+  var thead = byId("cases").tHead;
 
   function buildHead() {
     var total = COLS.reduce(function (sum, col) { return sum + col.width; }, 0);
+    var groups = byId("groups"), last = null;
     COLS.forEach(function (col, k) {
       var c = el("col");
       c.style.width = (100 * col.width / total).toFixed(2) + "%";
       colgroup.appendChild(c);
-      var th = el("th", col.num ? "num" : "");
-      th.setAttribute("scope", "col");
-      if (col.label.length > 1) {
-        th.appendChild(el("span", "sys", col.label[0]));
-        th.appendChild(doc.createTextNode(col.label[1]));
-        th.title = col.label[0] + " " + col.label[1];
+      if (last !== null && col.group === last.group) {
+        last.th.colSpan += 1;
       } else {
-        th.textContent = col.label[0];
+        var cell = el("th", col.group === null ? "" : "group " + (col.group === T ? "treatment" : "control"), col.group);
+        if (col.group !== null) cell.title = col.group;
+        groups.appendChild(cell);
+        last = { group: col.group, th: cell };
       }
+      var th = el("th", col.num ? "num" : "", col.label);
+      th.setAttribute("scope", "col");
+      th.title = (col.group ? col.group + ": " : "") + col.label + " (click to sort)";
       th.addEventListener("click", function () {
         if (view.sortKey === k) view.sortDir = -view.sortDir; else { view.sortKey = k; view.sortDir = 1; }
-        Array.prototype.forEach.call(head.children, function (cell, j) {
-          if (j === k) cell.setAttribute("aria-sort", view.sortDir > 0 ? "ascending" : "descending");
-          else cell.removeAttribute("aria-sort");
+        Array.prototype.forEach.call(head.children, function (other, j) {
+          if (j === k) other.setAttribute("aria-sort", view.sortDir > 0 ? "ascending" : "descending");
+          else other.removeAttribute("aria-sort");
         });
         recompute();
       });
@@ -222,7 +221,7 @@
   function renderRows() {
     pending = false;
     var order = view.order, total = order.length;
-    var headHeight = head.getBoundingClientRect().height;
+    var headHeight = thead.getBoundingClientRect().height;
     var top = Math.max(0, wrap.scrollTop - headHeight);
     var first = Math.max(0, Math.floor(top / rowHeight) - OVERSCAN);
     var last = Math.min(total, Math.ceil((top + wrap.clientHeight) / rowHeight) + OVERSCAN);
@@ -256,7 +255,7 @@
   }
 
   function scrollToPosition(p) {
-    var headHeight = head.getBoundingClientRect().height;
+    var headHeight = thead.getBoundingClientRect().height;
     var y = p * rowHeight;
     if (y < wrap.scrollTop) wrap.scrollTop = y;
     else if (y + rowHeight + headHeight > wrap.scrollTop + wrap.clientHeight) {
