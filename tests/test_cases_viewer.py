@@ -255,8 +255,10 @@ def test_hostile_text_is_data_in_json_never_markup(tmp_path: Path) -> None:
     assert (tools["tool"], tools["arguments"], tools["error"]) == ("<svg onload=x>", HOSTILE, HOSTILE)
     cases_shown = _decoded(meta, blob["cases"], meta["case_columns"])
     assert HOSTILE_CASE in cases_shown["case"].to_list()
-    outcomes = _run_table(page, "outcomes").filter(pl.col("run_id") == "mas-000").row(0, named=True)
-    assert outcomes["explanation"] == MARKDOWN + "\n" + RTL
+    outcomes = _run_table(page, "outcomes").filter(pl.col("run_id") == "mas-000").sort("name").rows(named=True)
+    assert [row["name"] for row in outcomes] == [HOSTILE, "match"]
+    assert outcomes[1]["explanation"] == MARKDOWN + "\n" + RTL
+    assert meta["score_names"] == [HOSTILE]  # the hostile score's run column, named in the page's meta only
     assert len(chunks) == 1
     # The page's visible text holds none of it: the data are drawn by the script, as text.
     assert not any("pwned" in piece for piece in page.text)

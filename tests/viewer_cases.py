@@ -132,7 +132,8 @@ def paired_outcomes(passes: Sequence[tuple[bool | None, bool | None]], *, messag
 
 def hostile_dataset() -> Dataset:
     """:func:`paired_outcomes` of 6 cases (2 where only the MAS passed, 1 the reverse), whose first
-    case is :data:`HOSTILE_CASE` and its MAS run's messages, agent, tool call and scorer are hostile."""
+    case is :data:`HOSTILE_CASE` and its MAS run's messages, agent, tool call and scorer are hostile,
+    and every run has a second score named :data:`HOSTILE`."""
     ds = paired_outcomes([(True, False), (True, False), (False, True), (True, True), (False, False), (True, True)])
     frames = {name: ds.collect(name) for name in ds.table_names}
     first = "mas-000"
@@ -161,6 +162,9 @@ def hostile_dataset() -> Dataset:
         frames["tool_calls"], agent_id="<i>proposer</i>", arguments=HOSTILE, error=HOSTILE, tool="<svg onload=x>"
     )
     frames["outcomes"] = hostile(frames["outcomes"], answer=HOSTILE, explanation=MARKDOWN + "\n" + RTL)
+    # A score whose name is hostile: a run column of that name in the scores.
+    named = frames["outcomes"].with_columns(name=pl.lit(HOSTILE), value=pl.lit(0.5), passed=pl.lit(None, pl.Boolean))
+    frames["outcomes"] = pl.concat([frames["outcomes"], named])
     return Dataset.from_frames(**frames)
 
 

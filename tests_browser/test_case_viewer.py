@@ -151,6 +151,10 @@ def test_hostile_text_is_shown_as_text_and_runs_nothing(browser: webdriver.Chrom
     assert not browser.execute_script("return document.querySelectorAll('#detail img, #detail script, #detail svg, "
                                       "#detail b, #detail i, #detail table.md').length;")  # fmt: skip
     assert browser.execute_script("return typeof window.__pwned;") == "undefined"
+    tables = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#detail .pane.treatment table.data'), e => e.textContent);"
+    )
+    assert any(HOSTILE in text for text in tables)  # the score named HOSTILE, its name as text
     tool = detail.find_element(By.CSS_SELECTOR, ".pane.treatment .tool")
     assert "tool <svg onload=x>" in tool.text and "error: " + HOSTILE in tool.text
     # Searching the transcripts finds the case by its hostile text, still as text.

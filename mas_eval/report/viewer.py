@@ -392,7 +392,7 @@ def _score_columns(scores: Scores, metric: str, tokens: str | None, cost: str | 
         *(name for family in ("answers", "diagnosis") for name in get(family).outputs().get("runs", [])),
         *headline_columns(),
     ]
-    dropped = {metric, tokens, cost}
+    dropped = {metric, tokens, cost, *TOKEN_COLUMNS, *COST_COLUMNS}  # the run's tokens and cost are shown apart
     shown = [
         name
         for name in dict.fromkeys(names)
