@@ -78,7 +78,15 @@ _DATASET = Predicate(lambda value: isinstance(value, Dataset | str | Path), "a D
 
 
 def open_scores(scores: Scores | str | Path, where: str) -> Scores:
-    """``scores`` as :class:`~mas_eval.Scores`, read from its folder when given a path."""
+    """``scores`` as :class:`~mas_eval.Scores`, read from its folder when given a path.
+
+    Examples
+    --------
+    >>> open_scores(42, "cases")
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.InvalidParameterError: cases: scores must be a Scores object or a Scores folder, not int
+    """
     if isinstance(scores, Scores):
         return scores
     if isinstance(scores, str | Path):
@@ -88,7 +96,13 @@ def open_scores(scores: Scores | str | Path, where: str) -> Scores:
 
 
 def open_dataset(dataset: Dataset | str | Path | None, where: str) -> Dataset | None:
-    """``dataset`` as a :class:`~mas_eval.Dataset` (opened when given a path), or ``None``."""
+    """``dataset`` as a :class:`~mas_eval.Dataset` (opened when given a path), or ``None``.
+
+    Examples
+    --------
+    >>> open_dataset(None, "cases") is None
+    True
+    """
     if dataset is None or isinstance(dataset, Dataset):
         return dataset
     if isinstance(dataset, str | Path):

@@ -119,6 +119,8 @@ _TEXT = Predicate(lambda value: isinstance(value, str), "a string")
 def check_viewer_path(path: str | Path) -> str:
     """``.html``, or an error saying the case viewer is written as one HTML page.
 
+    Examples
+    --------
     >>> check_viewer_path("out/cases.html")
     '.html'
     """
@@ -131,6 +133,8 @@ def viewer_link(viewer: str | Path, page: str | Path) -> str:
     Always starting with ``./`` or ``../`` and percent-encoded, so that no file name reads as a
     URL of its own (``javascript:x.html``).
 
+    Examples
+    --------
     >>> viewer_link("out/cases.html", "out/report.html"), viewer_link("a b/#1.html", "report.html")
     ('./cases.html', './a%20b/%231.html')
     """
@@ -156,6 +160,17 @@ class CaseViewer:
         The sentence of the paired comparison (:func:`mas_eval.stats.compare`), or why there is none.
     title
         The page's title.
+
+    Examples
+    --------
+    >>> import mas_eval
+    >>> ds = mas_eval.simulate_outcomes(60, seed=1, epochs=1)
+    >>> viewer = case_viewer(mas_eval.score(ds), ds)
+    >>> viewer.described_counts()
+    'mas passed, single failed: 9; single passed, mas failed: 4; both passed: 11; both failed: 6'
+    >>> html = viewer.to_html()  # its meta, cases and runs, script, and one chunk of 60 runs' tables
+    >>> html.count("<script"), html.count("</script>")
+    (4, 4)
     """
 
     frame: pl.DataFrame
