@@ -184,7 +184,7 @@ def test_the_metric_defaults_to_each_familys_own_and_says_why() -> None:
         viewer = case_viewer(mas_eval.score(ds), ds)
         assert viewer.metric == metric and why in viewer.chosen, name
         assert viewer.frame["metric"].unique().to_list() == [metric]
-        assert metric in viewer.metric_line and "chosen by default" in viewer.metric_line
+        assert f"compared on {metric} (by default: {viewer.chosen})" in viewer.metric_line
 
 
 def test_bad_parameters_are_one_clear_error() -> None:
@@ -365,7 +365,7 @@ def test_view_writes_the_page_and_says_which_metric(
     done = run(capsys, "view", scores, "--dataset", ds, "--out", tmp_path / "cases.html")
     assert done.code == 0, done.err
     said = " ".join(done.out.split())
-    assert "Cases compared on match (the outcomes family's first pass/fail score, chosen by default)" in said
+    assert "Cases compared on match (by default: the outcomes family's first pass/fail score)" in said
     assert "McNemar's exact test" in said and "mas passed, single failed: 3; single passed, mas failed: 2" in said
     assert _page(tmp_path / "cases.html").data()[0]["metric"] == "match"
 

@@ -203,7 +203,7 @@ class CaseViewer:
     @property
     def metric_line(self) -> str:
         """The page's line saying which metric the cases are compared on, and why."""
-        how = "given" if self.chosen == "chosen" else f"{self.chosen}, chosen by default"
+        how = "as given" if self.chosen == "chosen" else f"by default: {self.chosen}"
         return (
             f"Cases compared on {self.metric} ({how}), {self.treatment} against {self.control}, "
             f"paired on {self.pair_on}."
