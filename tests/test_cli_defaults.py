@@ -29,6 +29,7 @@ from mas_eval.ingest import ingest_inspect, ingest_jsonl, ingest_lddx, ingest_lm
 from mas_eval.report.benchmark import BenchmarkReport, read_medaisure_report
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
+from mas_eval.report.viewer import CaseViewer, case_viewer
 from mas_eval.scoring.pipeline import score
 from mas_eval.scoring.reproduction import Reproduction, reproduce
 from mas_eval.simulation.answers import simulate_answers
@@ -178,6 +179,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "title": Mirrors(build, "title"),
         "treatment": Mirrors(build, "treatment"),
         "control": Mirrors(build, "control"),
+        "cases": CliOnly("optional: a second output, the case viewer (case_viewer's page), written only when given"),
         "overwrite": Mirrors(Report.write, "overwrite"),
     },
     "pass-at-k": {
@@ -198,6 +200,15 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
             name: Mirrors(plan, name)
             for name in ("power", "alpha", "cost_per_run", "cost_per_case", "max_epochs", "max_cases")
         },
+    },
+    "view": {
+        "scores": Mirrors(case_viewer, "scores"),
+        "out": Mirrors(CaseViewer.write, "path"),
+        **{
+            name: Mirrors(case_viewer, name)
+            for name in ("dataset", "metric", "treatment", "control", "pair_on", "title")
+        },
+        "overwrite": Mirrors(CaseViewer.write, "overwrite"),
     },
     "reproduce": {
         "dataset": DATASET,
