@@ -12,6 +12,8 @@
 * :func:`pass_at_k`, :func:`cost_per_correct`, :func:`compute_matched`, :func:`accuracy_cost_frontier` —
   statistics over epochs (repeats of a case): pass@k, pass^k, majority vote, cost per correct
   answer, the single agent given the MAS's compute, and the accuracy–cost frontier.
+* :func:`overhead` — each run's spending (tokens, calls, seconds, cost) as a multiple of the control
+  system's mean on the same case, per run or summarised per system.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`display`, :func:`summary_view`, :func:`write_comparisons` — show, print and save a comparison table
   (``display(table)`` shows it in Jupyter as ``mas-eval compare`` prints it).
@@ -56,6 +58,7 @@ from mas_eval.stats.options import (
 if TYPE_CHECKING:
     from mas_eval.stats.baseline import baseline_comparison
     from mas_eval.stats.comparison import compare
+    from mas_eval.stats.coordination import overhead
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
     from mas_eval.stats.epochs import accuracy_cost_frontier, compute_matched, cost_per_correct, pass_at_k
@@ -83,6 +86,7 @@ __getattr__, __dir__ = lazy_attributes(
         "compute_matched": "mas_eval.stats.epochs",
         "cost_per_correct": "mas_eval.stats.epochs",
         "pass_at_k": "mas_eval.stats.epochs",
+        "overhead": "mas_eval.stats.coordination",
         "power": "mas_eval.stats.power_analysis",
         "mcnemar_exact": "mas_eval.stats.proportions",
         "mcnemar_power": "mas_eval.stats.proportions",
@@ -123,6 +127,7 @@ __all__ = [
     "mcnemar_exact",
     "mcnemar_power",
     "merge_statistics",
+    "overhead",
     "paired_difference",
     "pass_at_k",
     "pass_rates",

@@ -144,3 +144,25 @@ def process(run: Row, messages: list[Row], usage: list[Row], tools: list[Row]) -
         "system_cost_usd": _first(_sum([u.get("cost_usd") for u in system]), run.get("cost_usd")),
     }
     return out, agents
+
+
+def overhead(runs: list[Row], metric: str, control: str) -> dict[str, float | None]:
+    """Per run id: its value of ``metric`` over the mean of the control's values on its case (values
+    that cannot be spending, negative or infinite, set aside); None where either is missing or the mean is 0."""
+
+    def usable(value: Any) -> float | None:
+        if value is None or value != value or value < 0 or value == float("inf"):
+            return None
+        return float(value)
+
+    by_case: dict[Any, list[float]] = {}
+    for run in sorted(runs, key=lambda r: r["run_id"]):
+        value = usable(run[metric])
+        if run["system"] == control and value is not None:
+            by_case.setdefault(run["case_id"], []).append(value)
+    out: dict[str, float | None] = {}
+    for run in runs:
+        value, controls = usable(run[metric]), by_case.get(run["case_id"])
+        mean = sum(controls) / len(controls) if controls else None
+        out[run["run_id"]] = value / mean if value is not None and mean else None
+    return out
