@@ -1,4 +1,5 @@
-"""The process family against its per-run oracle and a worked example, and its registration."""
+"""The process family against its per-run oracle and a worked example, its registration, sharded
+scoring (with the overhead statistic), and the simulator's planted imbalance and overhead."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 import mas_eval
 from mas_eval import Dataset, Scores
 from mas_eval.metrics import family as families
 from mas_eval.metrics import registry
 from mas_eval.metrics.process.outputs import SPENDING
+from mas_eval.simulation.outcomes import simulate_outcomes
+from mas_eval.stats import overhead
 from tests.conftest import tiny_frames
 from tests.oracles import process as oracle
 from tests.strategies import process_tables
@@ -179,3 +183,66 @@ def test_the_family_is_registered_and_skipped_without_a_trace(tmp_path: Path) ->
         ds = _worked()
         only = Dataset.from_frames(runs=ds.collect("runs"), **{name: ds.collect(name)})
         assert "process" in mas_eval.score(only).ran
+
+
+# --- shards and workers ------------------------------------------------------------------------------
+
+
+def test_sharded_scoring_and_the_overhead_are_those_of_an_unsharded_scoring(tmp_path: Path) -> None:
+    ds = simulate_outcomes(240, seed=5, epochs=3, trace=True, lead_share=0.6)
+    whole = mas_eval.score(ds)
+    folder = ds.write(tmp_path / "ds", shards=4)
+    # Shard by shard in this process, and in two worker processes writing a Scores folder.
+    in_memory = mas_eval.score(Dataset.open(folder), workers=1)
+    on_disk = Scores.open(mas_eval.score(Dataset.open(folder), out=tmp_path / "scores", workers=2))
+    for got in (in_memory, on_disk):
+        assert got.names == whole.names and got.ran == whole.ran
+        for name in whole.names:
+            assert_frame_equal(got[name], whole[name], check_exact=True)
+        for level in ("run", "system"):
+            assert_frame_equal(
+                overhead(got, level=level),
+                overhead(whole, level=level),
+                check_exact=True,  # type: ignore[arg-type]
+            )
+
+
+# --- the simulator's planted imbalance and overhead --------------------------------------------------
+
+
+def test_the_planted_imbalance_and_overhead_are_recovered() -> None:
+    # Teams of 3; the coordinator takes 80 % of the turns (each solver 10 %) over 20 rounds; the MAS
+    # spends 5 times the single agent's tokens.
+    ds = simulate_outcomes(
+        2_000, seed=7, epochs=5, trace=True, rounds=20, lead_share=0.8, agents=(3, 3), mas_tokens=5_000,
+        single_tokens=1_000,
+    )  # fmt: skip
+    scores = mas_eval.score(ds)
+    mas = scores.runs.filter(system="mas")
+    coordinator = scores["agent_process"].filter(system="mas", agent_id="coordinator")
+    assert coordinator["turn_share"].mean() == pytest.approx(0.8, abs=0.01)
+    # Shares (0.1, 0.1, 0.8): G = (-2 * 0.1 + 0 * 0.1 + 2 * 0.8) / 3.
+    assert mas["turn_gini"].mean() == pytest.approx(1.4 / 3, abs=0.02)
+    assert mas["turns"].unique().to_list() == [60] and mas["agents_active"].unique().to_list() == [3]
+    summary = overhead(scores, "system_tokens", level="system").filter(system="mas").row(0, named=True)
+    assert summary["ratio_of_means"] == pytest.approx(5, rel=0.03)
+    assert summary["mean_ratio"] == pytest.approx(5, rel=0.05) and summary["matched"] == 1_000
+    # The default: every agent speaks once a round, a balance of 1.
+    balanced = mas_eval.score(simulate_outcomes(200, seed=7, trace=True)).runs
+    assert balanced.filter(system="mas")["turn_balance"].unique().to_list() == [1.0]
+
+
+def test_the_simulated_trace_is_valid_and_reproducible() -> None:
+    a, b = (simulate_outcomes(120, seed=2, trace=True, tool_rate=1.0) for _ in range(2))
+    a.validate()
+    for name in a.table_names:
+        assert_frame_equal(a.collect(name), b.collect(name), check_exact=True)
+    plain = simulate_outcomes(120, seed=2)
+    for name in plain.table_names:  # the trace draws after everything else: the other tables are unchanged
+        expected = plain.collect(name)
+        assert_frame_equal(a.collect(name).select(expected.columns).drop("tool_calls", "tool_errors", strict=False),
+                           expected.drop("tool_calls", "tool_errors", strict=False), check_exact=True)  # fmt: skip
+    runs = a.collect("runs")
+    counted = a.collect("tool_calls").group_by("run_id").agg(pl.len().alias("n"), pl.col("error").count().alias("e"))
+    joined = runs.join(counted, on="run_id", how="left").with_columns(pl.col("n", "e").fill_null(0))
+    assert (joined["tool_calls"] == joined["n"]).all() and (joined["tool_errors"] == joined["e"]).all()
