@@ -27,8 +27,11 @@ sharing no word are absent from the product and add 0 to the sum; their number i
 :math:`|P_g| = \binom{n_g}{2} - \sum_a \binom{n_{g,a}}{2}`, with :math:`n_g` the round's turns
 and :math:`n_{g,a}` agent :math:`a`'s. The product's work is :math:`\sum_w m_w^2` over the words'
 turn counts :math:`m_w` in a round, its memory the pairs that share a word: at 50 turns a round,
-at most 1,225 pairs a round. Intersections are integers (exact); each round's Jaccard values
-are added in the order of its turns, so the result does not depend on the other runs (or shards).
+at most 1,225 pairs a round. Only rounds where two agents spoke are read, and words are
+numbered by an Enum of the distinct words, not sorted as strings. Intersections are integers
+(exact); each round's Jaccard values are added in the order of its turns, so the result does not
+depend on the other runs (or shards). Reading the words is most of the cost: a regular
+expression over every turn's text (docs/performance.md gives the figures).
 """
 
 from __future__ import annotations
@@ -55,8 +58,11 @@ def _starts(*columns: str) -> pl.Expr:
 
 def redundancy(turns: pl.LazyFrame, runs: int) -> pl.Series:
     """``redundancy`` per run (codes ``0 .. runs-1``) from the agents' turns (Notes); null where undefined."""
+    rounds = [RUN_KEY, "round"]
     rows = (
-        turns.select(*_ORDER, words(pl.col("text")).alias("words"))
+        # Only rounds where two agents spoke can hold a pair: the others' texts are not even read.
+        turns.filter(pl.col("agent_id").n_unique().over(rounds) > 1)
+        .select(*_ORDER, words(pl.col("text")).alias("words"))
         .filter(pl.col("words").list.len() > 0)
         .sort(_ORDER)
         .collect()
@@ -65,23 +71,22 @@ def redundancy(turns: pl.LazyFrame, runs: int) -> pl.Series:
         return pl.repeat(None, runs, dtype=pl.Float64, eager=True).alias("redundancy")
     from scipy import sparse  # only when there are turns to compare: importing mas_eval stays cheap
 
-    starts = rows.select(_starts(RUN_KEY, "round").alias("round"), _starts(RUN_KEY, "round", "agent_id").alias("agent"))
+    starts = rows.select(_starts(*rounds).alias("round"), _starts(*rounds, "agent_id").alias("agent"))
     new_round, new_agent = starts["round"].to_numpy(), starts["agent"].to_numpy()
     run, agent = rows[RUN_KEY].to_numpy(), rows["agent_id"].to_numpy()
     group = np.cumsum(new_round) - 1  # the turn's (run, round)
     groups = int(group[-1]) + 1
     size = rows["words"].list.len().to_numpy().astype(np.float64)
 
-    # A column per (round, word): the cells sorted by round and word number them in one pass.
-    cells = (
-        rows.select(pl.Series("group", group), pl.int_range(pl.len(), dtype=pl.Int64).alias("turn"), "words")
-        .explode("words")
-        .sort("group", "words")
-        .select("turn", _starts("group", "words").cum_sum().alias("column"))
-    )
-    turn, column = cells["turn"].to_numpy(), cells["column"].to_numpy() - 1
+    # A column per (round, word): words as codes (an Enum of the distinct words, no string sort),
+    # then each (round, word) pair numbered by its rank among the pairs.
+    cells = rows.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("turn"), "words").explode("words")
+    vocabulary = cells["words"].unique()
+    word = cells["words"].cast(pl.Enum(vocabulary)).to_physical().to_numpy().astype(np.int64)
+    turn = cells["turn"].to_numpy()
+    _, column = np.unique(group[turn] * len(vocabulary) + word, return_inverse=True)
     incidence = sparse.csr_matrix(
-        (np.ones(len(turn), dtype=np.int32), (turn, column)), shape=(rows.height, int(column[-1]) + 1)
+        (np.ones(len(turn), dtype=np.int32), (turn, column.reshape(-1))), shape=(rows.height, int(column.max()) + 1)
     )
     shared = (incidence @ incidence.T).tocsr()
     shared.sort_indices()
