@@ -4,7 +4,8 @@
 ``ground_truth``, ``interventions``) for some of the runs, ``datasets(answers=True)`` a random
 ``answers`` table (benchmark answers, the MedAISure metrics overview) for some of them, and
 ``datasets(outcomes=True)`` random ``outcomes`` and ``usage`` tables, so that every family runs on
-the same draw.
+the same draw. :func:`process_tables` draws traces (``messages`` with prompts and tool results
+among the turns, ``usage`` with the evaluator's rows, ``tool_calls``) for the process family.
 
 One draw gives both views of the same data, so a test can compare the vectorised metrics
 with the per-run oracle. Values come from small grids as well as continuous ranges so that
