@@ -16,6 +16,8 @@
   bootstrap interval, and the paired difference of two systems at each k.
 * :func:`variance_components`, :func:`plan`, :func:`design_power` — between-case, epoch and judge
   variance with the ICC and the design effect, and the cases × epochs that reach a power at least cost.
+* :func:`overhead` — each run's spending (tokens, calls, seconds, cost) as a multiple of the control
+  system's mean on the same case, per run or summarised per system.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`margin_test`, :func:`tango_test`, :func:`farrington_manning` — non-inferiority and
   equivalence at a stated margin (``compare(..., margin=, hypothesis=)`` runs them on every row):
@@ -66,6 +68,7 @@ from mas_eval.stats.options import (
 if TYPE_CHECKING:
     from mas_eval.stats.baseline import baseline_comparison
     from mas_eval.stats.comparison import compare
+    from mas_eval.stats.coordination import overhead
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
     from mas_eval.stats.economics import cost_effectiveness
@@ -107,6 +110,7 @@ __getattr__, __dir__ = lazy_attributes(
         "farrington_manning": "mas_eval.stats.equivalence",
         "margin_test": "mas_eval.stats.equivalence",
         "tango_test": "mas_eval.stats.equivalence",
+        "overhead": "mas_eval.stats.coordination",
         "power": "mas_eval.stats.power_analysis",
         "mcnemar_exact": "mas_eval.stats.proportions",
         "mcnemar_power": "mas_eval.stats.proportions",
@@ -155,6 +159,7 @@ __all__ = [
     "mcnemar_exact",
     "mcnemar_power",
     "merge_statistics",
+    "overhead",
     "paired_difference",
     "pass_at_k",
     "pass_at_k_intervals",
