@@ -492,7 +492,8 @@ def annotator_agreement(annotations: Any, *, pooled: bool = True) -> pl.DataFram
 
         ================== =============================================================
         mode, category     the failure mode and its category (null in the pooled row)
-        n_runs             runs at least two annotators labelled for the mode
+        n_runs             runs at least two annotators labelled for the mode (in the
+                           pooled row: such (run, mode) pairs)
         n_annotators       annotators who labelled the mode
         agreement          the share of agreeing pairs of labels within a run
                            (:math:`1 - D_o`, over the runs of ``n_runs``)
