@@ -46,6 +46,12 @@ class Mode:
         The category it belongs to, ``"System design issues"``.
     aliases
         Other spellings of its name that the taxonomy's own files use.
+
+    Examples
+    --------
+    >>> mode = Mode("2.3", "Task derailment", "Inter-agent misalignment")
+    >>> mode.label
+    '2.3 Task derailment'
     """
 
     code: str

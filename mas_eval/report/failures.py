@@ -37,12 +37,31 @@ _ABOUT = (
 
 
 def has_annotations(dataset: Dataset | None) -> bool:
-    """Whether ``dataset`` was given and has an ``annotations`` table."""
+    """Whether ``dataset`` was given and has an ``annotations`` table.
+
+    >>> import polars as pl
+    >>> from mas_eval import Dataset
+    >>> has_annotations(None), has_annotations(Dataset.from_frames(runs=pl.DataFrame({"run_id": ["r1"],
+    ...     "system": ["mas"], "case_id": ["q1"]})))
+    (False, False)
+    """
     return dataset is not None and "annotations" in dataset
 
 
 def failures_section(dataset: Dataset, treatment: str, control: str) -> Section:
-    """The "Failure modes" section of ``dataset``'s annotations: omitted, with why, when there are none."""
+    """The "Failure modes" section of ``dataset``'s annotations: omitted, with why, when there are none.
+
+    >>> import polars as pl
+    >>> from mas_eval import Dataset
+    >>> runs = pl.DataFrame({"run_id": ["m1", "s1"], "system": ["mas", "single"], "case_id": ["q1", "q1"]})
+    >>> labels = pl.DataFrame({"run_id": ["m1", "s1"], "mode": "1.3 Step repetition", "annotator": "judge",
+    ...                        "present": [True, False]})
+    >>> section = failures_section(Dataset.from_frames(runs=runs, annotations=labels), "mas", "single")
+    >>> section.tables[0].frame.select("system", "n", "present").rows()
+    [('mas', 1, 1), ('single', 1, 0)]
+    >>> section.text[-1]
+    'One annotator labelled the runs: no agreement to measure.'
+    """
     from mas_eval import plots, stats
 
     with dataset.reading():

@@ -369,7 +369,8 @@ def failure_differences(
         neither          neither (d)
         rate_treatment   :math:`(a + b)/n`
         rate_control     :math:`(a + c)/n`
-        difference       :math:`(b - c)/n`: positive when the treatment fails so more often
+        difference       :math:`(b - c)/n`: positive when the treatment's runs have the
+                         mode more often
         ci_low, ci_high  Newcombe's (1998) method 10 interval; null when n = 0
         p_value          McNemar's exact two-sided p; null when n = 0
         p_adjusted       ``p_value`` adjusted across the modes' rows
