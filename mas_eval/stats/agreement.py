@@ -76,6 +76,8 @@ def _ratings(
         pl.col(rater),
         rating.alias(_VALUE),
     ).filter(pl.col(_VALUE).is_not_null())
+    # Read once: every statistic below reads these rows in several branches of its query.
+    data = data.collect(engine=ENGINE).lazy()
     twice = data.group_by([*keys, *units, rater]).len().filter(pl.col("len") > 1).head(5).collect(engine=ENGINE)
     if twice.height:
         shown = format_keys(twice.drop("len", *([GROUP] if not by_columns else [])).to_dicts())
