@@ -25,7 +25,15 @@ from polars.testing import assert_frame_equal
 from mas_eval.cli import app, main
 from mas_eval.cli.common import defaults_of, source_defaults
 from mas_eval.cli.demo import run_demo
-from mas_eval.ingest import ingest_inspect, ingest_jsonl, ingest_lddx, ingest_lm_eval, ingest_otlp, ingest_table
+from mas_eval.ingest import (
+    ingest_annotations,
+    ingest_inspect,
+    ingest_jsonl,
+    ingest_lddx,
+    ingest_lm_eval,
+    ingest_otlp,
+    ingest_table,
+)
 from mas_eval.report.benchmark import BenchmarkReport, read_medaisure_report
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
@@ -112,12 +120,16 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
             Mirrors(ingest_lddx, "skip_invalid"),
             Mirrors(ingest_inspect, "skip_invalid"),
         ),
-        "map_": Mirrors(ingest_table, "columns"),
+        "map_": (Mirrors(ingest_table, "columns"), Mirrors(ingest_annotations, "columns")),
         "system": (
             Mirrors(ingest_otlp, "system"),
             Mirrors(ingest_lm_eval, "system"),
             Mirrors(ingest_inspect, "system"),
+            Mirrors(ingest_annotations, "system"),
         ),
+        "into": Mirrors(ingest_annotations, "into"),
+        "taxonomy": Mirrors(ingest_annotations, "taxonomy"),
+        "annotator": Mirrors(ingest_annotations, "annotator"),
         "system_attribute": Mirrors(ingest_otlp, "system_attribute"),
         "case_attribute": Mirrors(ingest_otlp, "case_attribute"),
         "rejects": Mirrors(ingest_jsonl, "rejects"),

@@ -2,8 +2,8 @@
 
 ``--format jsonl`` runs :func:`~mas_eval.ingest.ingest_jsonl`; each log format runs its adapter
 (:data:`LOG_FORMATS`: Local-DDx results, inspect_ai logs, lm-evaluation-harness samples, OTLP
-traces, a table of runs); the options take their defaults, and an option of another format is
-refused. A MedAISure report holds a model's benchmark scores, not runs, so it makes no Dataset:
+traces, a table of runs, failure-mode annotations); the options take their defaults, and an option
+of another format is refused. A MedAISure report holds a model's benchmark scores, not runs, so it makes no Dataset:
 ``mas-eval benchmark-report`` reads it (:mod:`mas_eval.cli.benchmark`).
 """
 
@@ -32,6 +32,7 @@ LOG_FORMATS = {
     "lm-eval": "lm-eval",
     "otlp": "OTLP",
     "table": "table",
+    "annotations": "annotation",
 }
 #: The formats `mas-eval ingest --format` reads.
 INGEST_FORMATS = ("jsonl", *LOG_FORMATS)
@@ -54,7 +55,8 @@ def ingest(
             help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
             "ddx_results_*.json files or folders holding them; inspect: inspect_ai .eval or .json logs or folders; "
             "lm-eval: results_*.json files (their samples_*.jsonl beside them) or folders; otlp: OTLP JSON trace "
-            "files or folders; table: CSV or Parquet tables (or folders), a row per run. With a log format, "
+            "files or folders; table: CSV or Parquet tables (or folders), a row per run; annotations: CSV or JSON "
+            "files of failure-mode annotations (MAST's, Who&When's) or folders. With a log format, "
             "PATH=SYSTEM names the system of PATH's runs (two logs of one model under two names): a path that "
             "exists as written, '=' and all, is that path; else the text is split at the first '=' whose left "
             "part exists, and SYSTEM may hold '=' itself."
@@ -67,7 +69,8 @@ def ingest(
             "--format",
             help="Input format: jsonl (canonical run records), lddx (Local-DDx result files), inspect (inspect_ai "
             "eval logs), lm-eval (lm-evaluation-harness --log_samples output), otlp (OpenTelemetry GenAI traces as "
-            "OTLP JSON) or table (a CSV or Parquet table of runs). A MedAISure report is not runs: "
+            "OTLP JSON), table (a CSV or Parquet table of runs) or annotations (failure-mode annotations of runs: "
+            "docs/ingest/annotations.md). A MedAISure report is not runs: "
             "`mas-eval benchmark-report` reads it.",
         ),
     ] = "jsonl",
@@ -104,15 +107,16 @@ def ingest(
         list[str] | None,
         typer.Option(
             "--map",
-            help="--format table: the source column of each runs column, e.g. system=model,case_id=question "
-            "(repeatable).",
+            help="--format table: the source column of each runs column, e.g. system=model,case_id=question; "
+            "--format annotations: of each annotation column, e.g. run_id=trace,present=label (repeatable).",
         ),
     ] = None,
     system: Annotated[
         str | None,
         typer.Option(
-            help="--format inspect, lm-eval or otlp: every run's system, instead of the one the log names (inspect: "
-            "the model, solver and task arguments; lm-eval: the model; otlp: --system-attribute's value)."
+            help="--format inspect, lm-eval, otlp or annotations: every run's system, instead of the one the log "
+            "names (inspect: the model, solver and task arguments; lm-eval: the model; otlp: --system-attribute's "
+            "value; annotations: MAST's mas_name, Who&When's folder)."
         ),
     ] = None,
     system_attribute: Annotated[
@@ -121,6 +125,28 @@ def ingest(
     case_attribute: Annotated[
         str, typer.Option(help="--format otlp: the span or resource attribute holding a run's case.")
     ] = _OTLP["case_attribute"],
+    into: Annotated[
+        Path | None,
+        typer.Option(
+            help="--format annotations: the Dataset whose runs the annotations are of; OUT is that Dataset with "
+            "them added (an annotation of a run it does not hold is refused). Without it, the files give each "
+            "run's system and case."
+        ),
+    ] = None,
+    taxonomy: Annotated[
+        str | None,
+        typer.Option(
+            help="--format annotations: the taxonomy every mode must be of (mast: MAST's 14 modes, by code or code "
+            "and name), which fills each annotation's category."
+        ),
+    ] = None,
+    annotator: Annotated[
+        str | None,
+        typer.Option(
+            help="--format annotations: the annotator of a CSV without an annotator column, or of MAST's "
+            "mast_annotation flags and Who&When's logs."
+        ),
+    ] = None,
 ) -> None:
     """Flatten canonical JSONL run records (see run_record.schema.json), or another tool's logs, into a Dataset."""
     from mas_eval.storage.sharding import check_shards
@@ -136,8 +162,11 @@ def ingest(
     _refuse_others(
         format_,
         {
-            "--map": (("table",), map_ is not None),
-            "--system": (("inspect", "lm-eval", "otlp"), system is not None),
+            "--map": (("table", "annotations"), map_ is not None),
+            "--system": (("inspect", "lm-eval", "otlp", "annotations"), system is not None),
+            "--into": (("annotations",), into is not None),
+            "--taxonomy": (("annotations",), taxonomy is not None),
+            "--annotator": (("annotations",), annotator is not None),
             "--system-attribute": (("otlp",), system_attribute != _OTLP["system_attribute"]),
             "--case-attribute": (("otlp",), case_attribute != _OTLP["case_attribute"]),
             "--rejects": (("jsonl",), rejects is not None),
@@ -148,6 +177,9 @@ def ingest(
     paths = parse_paths(files)
     if format_ in LOG_FORMATS:
         common = {"overwrite": overwrite, "skip_invalid": skip_invalid, "shards": shards}
+        if format_ == "annotations":
+            _print_log_result(_read_annotations(paths, out, map_, system, into, taxonomy, annotator, common))
+            return
         _print_log_result(_read_logs(format_, paths, out, map_, system, system_attribute, case_attribute, common))
         return
     if isinstance(paths, dict):
@@ -217,6 +249,29 @@ def _read_logs(
         columns = parse_map(map_) if map_ else None
         result = adapters.ingest_table(files, out, columns=columns, **common)
     return result, LOG_FORMATS[format_]
+
+
+def _read_annotations(
+    files: Paths,
+    out: Path,
+    map_: list[str] | None,
+    system: str | None,
+    into: Path | None,
+    taxonomy: str | None,
+    annotator: str | None,
+    common: dict[str, Any],
+) -> tuple[LogIngestResult, str]:
+    """:func:`~mas_eval.ingest.ingest_annotations` on ``files``, and what its files are called."""
+    from mas_eval.data.taxonomies import TAXONOMIES
+    from mas_eval.ingest.annotations import ingest_annotations
+    from mas_eval.ingest.table import parse_map
+
+    check_parameter("--taxonomy", taxonomy, [Options((*TAXONOMIES, None))], where="ingest")
+    columns = parse_map(map_, target="ANNOTATION_COLUMN", example="run_id=trace,present=label") if map_ else None
+    result = ingest_annotations(
+        files, out, into=into, columns=columns, taxonomy=taxonomy, annotator=annotator, system=system, **common
+    )
+    return result, LOG_FORMATS["annotations"]
 
 
 def _print_log_result(read: tuple[LogIngestResult, str]) -> None:

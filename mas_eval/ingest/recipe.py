@@ -563,6 +563,7 @@ def ingest_logs(
     overwrite: bool,
     skip_invalid: bool,
     shards: int | None,
+    beside: Sequence[Path] = (),
 ) -> LogIngestResult:
     """The recipe: ``paths`` read by ``reader`` into a Dataset, written to ``out`` if given.
 
@@ -579,6 +580,9 @@ def ingest_logs(
         As every log adapter takes them (:func:`~mas_eval.ingest.ingest_inspect`).
     system
         The system of every run of a path given without one; None: the one each file names.
+    beside
+        Other inputs the Reader reads (a Dataset the rows are joined onto): like ``paths``, the
+        output may not be, hold or lie inside one.
 
     Returns
     -------
@@ -615,7 +619,7 @@ def ingest_logs(
     """
     count = check_shards(shards, where="ingest")
     given = _given(fmt, paths, system)
-    inputs = [path for path, _ in given]
+    inputs = [*(path for path, _ in given), *beside]
     target = check_target(out, overwrite=overwrite, inputs=inputs) if out is not None else None
     ingest = Ingest(fmt, skip_invalid=skip_invalid)
     for file, named in log_files(fmt, given):

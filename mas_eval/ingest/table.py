@@ -48,10 +48,14 @@ def _fix_map(column: str) -> str:
     return option("columns", {column: "COLUMN"}, cli=f"--map {column}=COLUMN")
 
 
-def parse_map(specs: str | Sequence[str]) -> dict[str, str]:
+def parse_map(
+    specs: str | Sequence[str], *, target: str = "RUNS_COLUMN", example: str = "system=model,case_id=question"
+) -> dict[str, str]:
     """``--map`` text as the ``columns`` of :func:`ingest_table`: ``"system=model,case_id=question"``.
 
     Several texts (the option given more than once) are read as one, comma-separated list.
+    ``target`` and ``example`` word the error for another adapter's columns
+    (:func:`~mas_eval.ingest.ingest_annotations` maps annotation columns).
 
     >>> parse_map(["system=model,case_id=question", "tokens=total"])
     {'system': 'model', 'case_id': 'question', 'tokens': 'total'}
@@ -66,10 +70,10 @@ def parse_map(specs: str | Sequence[str]) -> dict[str, str]:
     for item in (part.strip() for text in texts for part in text.split(",")):
         column, equals, source = (s.strip() for s in item.partition("="))
         if not (equals and column and source):
-            msg = f"--map: {item!r} is not RUNS_COLUMN=SOURCE_COLUMN; write e.g. --map system=model,case_id=question"
+            msg = f"--map: {item!r} is not {target}=SOURCE_COLUMN; write e.g. --map {example}"
             raise InvalidParameterError(msg)
         if column in mapping:
-            msg = f"--map: {column} is mapped twice ({mapping[column]!r} and {source!r}); map each runs column once"
+            msg = f"--map: {column} is mapped twice ({mapping[column]!r} and {source!r}); map each column once"
             raise InvalidParameterError(msg)
         mapping[column] = source
     return mapping
