@@ -631,6 +631,43 @@ def test_openinference_spans_read_as_agents_model_and_tool_calls(tmp_path: Path)
     ]
 
 
+def test_openllmetry_spans_from_before_the_genai_conventions(tmp_path: Path) -> None:
+    team = Team("mas")
+    workflow = team.span("support.workflow", 0, 10, mas_eval__case_id="c", traceloop__span__kind="workflow")
+    agent = team.span("triage.agent", 1, 9, workflow, traceloop__span__kind="agent", traceloop__entity__name="triage")
+    team.span(
+        "openai.chat",
+        2,
+        3,
+        agent,
+        llm__request__type="chat",
+        gen_ai__request__model="gpt-4o-mini",
+        gen_ai__usage__prompt_tokens=412,
+        gen_ai__usage__completion_tokens=27,
+        **{"gen_ai__prompt__0__role": "user", "gen_ai__prompt__0__content": "Where is A-1187?"},
+        **{"gen_ai__completion__0__role": "assistant", "gen_ai__completion__0__tool_calls__0__id": "call_9"},
+    )
+    team.span(
+        "lookup_order.tool",
+        3,
+        4,
+        agent,
+        traceloop__span__kind="tool",
+        traceloop__entity__name="lookup_order",
+        traceloop__entity__input='{"order_id": "A-1187"}',
+    )
+    ds = ingest_otlp(write(tmp_path / "t.json", request_line(team.finished()))).dataset
+    assert ds.collect("agents")["agent_id"].to_list() == ["triage"]
+    assert ds.collect("usage").select("agent_id", "model", "input_tokens", "output_tokens").rows() == [
+        ("triage", "gpt-4o-mini", 412, 27)
+    ]
+    assert ds.collect("messages").select("turn", "role", "text").rows() == [
+        (1, "user", "Where is A-1187?"),
+        (2, "assistant", None),
+    ]
+    assert ds.collect("tool_calls").select("tool", "arguments").rows() == [("lookup_order", '{"order_id": "A-1187"}')]
+
+
 # -- the judge apart ---------------------------------------------------------------------------------
 
 

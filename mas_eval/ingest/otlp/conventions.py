@@ -97,7 +97,11 @@ _CALL_ID = re.compile(r"(?:message\.)?tool_calls\.(\d+)\.(?:tool_call\.)?id")
 
 @dataclass(slots=True)
 class Message:
-    """One message of a model call: its role, text (None if it holds none) and the tool calls it asks for."""
+    """One message of a model call: its role, text (None if it holds none) and the tool calls it asks for.
+
+    >>> Message("assistant", None, ("call_1",)).calls
+    ('call_1',)
+    """
 
     role: str
     text: str | None
@@ -106,7 +110,11 @@ class Message:
 
 @dataclass(slots=True)
 class Tool:
-    """What an ``execute_tool`` span (OpenInference: TOOL) called."""
+    """What an ``execute_tool`` span (OpenInference: TOOL) called: the tool, its arguments (JSON text), the call's id.
+
+    >>> Tool("lookup_order", '{"order_id": "A-1187"}', "call_1").name
+    'lookup_order'
+    """
 
     name: str
     arguments: str | None
@@ -115,7 +123,11 @@ class Tool:
 
 @dataclass(slots=True)
 class Evaluation:
-    """A ``gen_ai.evaluation.result``: name, time, score (None if none, or set aside), label, explanation."""
+    """A ``gen_ai.evaluation.result``: name, time, score (None if none, or set aside), label, explanation.
+
+    >>> Evaluation("accuracy", None, None, "pass", None).label
+    'pass'
+    """
 
     name: str
     time: int | None
@@ -125,7 +137,13 @@ class Evaluation:
 
 
 class Recorded(Impossible):
-    """An :class:`~mas_eval.ingest.values.Impossible` that keeps what was added, to add it to another."""
+    """An :class:`~mas_eval.ingest.values.Impossible` that keeps what was added, to add it to another.
+
+    >>> recorded = Recorded()
+    >>> recorded.add("seconds", -2.0, "line 3")
+    >>> recorded.added
+    [('seconds', -2.0, 'line 3')]
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -138,7 +156,13 @@ class Recorded(Impossible):
 
 @dataclass(slots=True)
 class Notes:
-    """What reading one document set aside, said once per file (:meth:`lines`) once the document is kept."""
+    """What reading one document set aside, said once per file (:meth:`lines`) once the document is kept.
+
+    >>> notes = Notes()
+    >>> notes.set_aside.append("line 2: field 'gen_ai.evaluation.score.value' is inf, not a finite number")
+    >>> notes.lines("traces.json")
+    ["traces.json: 1 value(s) set aside, which no run can have (line 2: field 'gen_ai.evaluation.score.value' is inf, not a finite number)"]
+    """  # noqa: E501
 
     impossible: Recorded = field(default_factory=Recorded)
     #: Values set aside (an infinite score), each with where it was.
@@ -177,7 +201,12 @@ class Span:
     ``kind`` is ``"agent"``, ``"model"`` (a model call), ``"tool"`` or None; ``evaluator`` names
     the evaluator when the span is an evaluation (its model calls are the judge's, not the
     system's); ``seconds`` is its duration; ``file``, ``line`` and ``order`` say where and when
-    it was read (``line`` None for a file read as one document).
+    it was read (``line`` None for a file read as one document). :func:`read_span` makes it.
+
+    >>> times = (None, None, None, None)  # start, end, seconds, error
+    >>> span = Span("t", "s", None, "chat", *times, "model", None, None, "m", 3, 1, [], [], None, [], {}, 0)
+    >>> span.kind, span.input_tokens
+    ('model', 3)
     """
 
     trace_id: str
@@ -414,13 +443,12 @@ def _event_body(attributes: dict[str, Any]) -> dict[str, Any]:
 
 def _conversation(raw: RawSpan, where: str, notes: Notes, noted: str) -> tuple[list[Message], list[Message]]:
     """The messages a model call sent and received: from the first source that has them."""
-    attributes = dict(raw.attributes)
+    attributes = raw.attributes
     per_message: tuple[list[Message], list[Message]] = ([], [])
     legacy: tuple[list[Message], list[Message]] = ([], [])
     for event in raw.events:
         if event.name == "gen_ai.client.inference.operation.details":
-            for key, value in event.attributes.items():
-                attributes.setdefault(key, value)
+            attributes = {**event.attributes, **attributes}  # the span's own attributes first
         elif event.name in _MESSAGE_EVENTS:
             found = _message(_event_body(event.attributes), _MESSAGE_EVENTS[event.name], event.name, where)
             if found is not None:
@@ -531,7 +559,16 @@ def read_span(raw: RawSpan, context: dict[str, str], notes: Notes, *, place: str
 
     ``context`` maps each run column read from an attribute (``system``, ``case_id``, ``task``,
     ``variant``) to the attribute; ``notes`` collects what is set aside; ``place`` leads every
-    place named (``"line 3: "``).
+    place named in a note (``"line 3: "``).
+
+    >>> from mas_eval.ingest.otlp.shapes import RawSpan
+    >>> usage = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "claude", "gen_ai.response.model": "claude-4",
+    ...          "gen_ai.usage.input_tokens": 100, "gen_ai.usage.cache_read.input_tokens": 300}
+    >>> start, resource = 10**18, {"service.name": "mas"}
+    >>> raw = RawSpan("t" * 32, "s" * 16, None, "chat", start, start + 2 * 10**9, None, usage, resource, [], "")
+    >>> span = read_span(raw, {"system": "service.name"}, Notes())
+    >>> span.kind, span.model, span.input_tokens, span.seconds, span.context
+    ('model', 'claude-4', 400, 2.0, {'system': 'mas'})
     """
     where, noted = raw.where, f"{place}{raw.where}"  # a problem is named within its line; a note, with it
     attributes = raw.attributes

@@ -79,7 +79,13 @@ _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR")
 
 @dataclass(slots=True)
 class RawEvent:
-    """A span event as read: its name, time (nanoseconds, None if unknown) and attributes."""
+    """A span event as read: its name, time (nanoseconds, None if unknown) and attributes.
+
+    Examples
+    --------
+    >>> RawEvent("gen_ai.choice", None, {"index": 0}).attributes
+    {'index': 0}
+    """
 
     name: str
     time: int | None
@@ -93,6 +99,14 @@ class RawSpan:
     ``error`` is None unless the span's status is an error, then its message ("" if none);
     ``start`` and ``end`` are nanoseconds since the epoch (None if unknown); ``where`` is the
     span's place in its document (``resourceSpans[0].scopeSpans[1].spans[4]``).
+
+    Examples
+    --------
+    :func:`spans_of` makes them:
+
+    >>> span = RawSpan("5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174", None, "chat", 1, 2, None, {}, {}, [], "")
+    >>> span.parent_id is None, span.end - span.start
+    (True, 1)
     """
 
     trace_id: str
@@ -176,7 +190,11 @@ def shape_of(document: Any) -> str | None:
 
 
 def not_a_shape(document: Any) -> str:
-    """What a document of no known shape is, and what was expected."""
+    """What a document of no known shape is, and what was expected.
+
+    >>> not_a_shape({"spans": []}).split("; ")[-1]
+    "got an object with the keys 'spans'"
+    """
     if isinstance(document, dict):
         keys = ", ".join(quoted(key, 30) for key in list(document)[:5])
         got = f"an object with the keys {keys}"
@@ -192,6 +210,13 @@ def spans_of(document: Any, shape: str, *, at: str = "") -> Iterator[RawSpan]:
     """The spans of ``document``, of ``shape`` (:func:`shape_of`), in the order written.
 
     ``at`` leads every place named in a problem (``"$[2]"`` for the third request of a list).
+
+    >>> resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "mas"}}]}
+    >>> span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "7uGbfsPBsXQ=", "name": "chat",
+    ...         "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001500000000"}
+    >>> request = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [span]}]}]}
+    >>> [(s.span_id, s.name, s.end - s.start, s.resource) for s in spans_of(request, "otlp")]
+    [('eee19b7ec3c1b174', 'chat', 1500000000, {'service.name': 'mas'})]
     """
     if shape == "jaeger":
         yield from _jaeger(document)
@@ -276,6 +301,9 @@ def attributes(items: Any, where: str) -> dict[str, Any]:
 
     Most values are one string or one number: those are read here directly; the place of a
     problem is only spelled out when there is one.
+
+    >>> attributes([{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "412"}}], "span")
+    {'gen_ai.usage.input_tokens': 412}
     """
     found: dict[str, Any] = {}
     for item in _array(items, f"{where}.attributes"):
@@ -323,7 +351,13 @@ def _id(value: Any, size: int, *, name: str, where: str, required: bool = True) 
 
 def nanoseconds(value: Any, field: str, where: str, *, scale: int = 1) -> int | None:
     """A time in nanoseconds (OTLP's ``fixed64``: 0 to 2**64 - 1; 0 and "" are unknown) from ``value``
-    in units of ``scale`` nanoseconds (1000: Jaeger's microseconds)."""
+    in units of ``scale`` nanoseconds (1000: Jaeger's microseconds).
+
+    >>> nanoseconds("18446744073709551615", "endTimeUnixNano", "span"), nanoseconds(0, "startTime", "span")
+    (18446744073709551615, None)
+    >>> nanoseconds(1509533706470949, "startTime", "span", scale=1000)
+    1509533706470949000
+    """
     if type(value) is str and value.isdigit() and len(value) < 20:  # the usual case: OTLP JSON's decimal string
         number = int(value)
         return None if number == 0 else _scaled(number, scale, field, where)

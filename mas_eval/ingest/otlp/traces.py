@@ -52,7 +52,12 @@ FAIL_LABELS = ("fail", "failed", "false", "incorrect", "no", "failure")
 @dataclass(slots=True)
 class Step:
     """A span as the walk reached it: its depth (0 = a root), the agent span it belongs to
-    (itself, for an agent), the agent span above it, and the evaluation it lies in (the nearest)."""
+    (itself, for an agent), the agent span above it, and the evaluation it lies in (the nearest).
+    :func:`walk` makes them (its example).
+
+    >>> Step.__slots__
+    ('span', 'depth', 'agent', 'above', 'evaluator')
+    """
 
     span: Span
     depth: int
@@ -63,7 +68,11 @@ class Step:
 
 @dataclass
 class Walked:
-    """A trace walked: its steps in the order visited, its roots, and how many spans were orphans."""
+    """A trace walked: its steps in the order visited, its roots, and how many spans were orphans.
+
+    >>> Walked([], [], 0).orphans
+    0
+    """
 
     steps: list[Step]
     roots: list[Span]
@@ -82,6 +91,20 @@ def walk(spans: list[Span]) -> Walked:
     ------
     InvalidInputError
         Some spans are not reached from any root: their parents form a loop.
+
+    Examples
+    --------
+    An agent span, a model call whose parent was not exported, and a call under that one:
+
+    >>> from mas_eval.ingest.otlp.shapes import RawSpan
+    >>> from mas_eval.ingest.otlp.conventions import Notes, read_span
+    >>> def span(span_id, parent, operation):
+    ...     attributes = {"gen_ai.operation.name": operation}
+    ...     raw = RawSpan("t" * 32, span_id, parent, operation, 1, 2, None, attributes, {}, [], "")
+    ...     return read_span(raw, {}, Notes())
+    >>> walked = walk([span("c", "b", "chat"), span("a", None, "invoke_agent"), span("b", "gone", "chat")])
+    >>> [(step.span.span_id, step.depth, step.agent.span_id) for step in walked.steps], walked.orphans
+    ([('a', 0, 'a'), ('b', 1, 'a'), ('c', 2, 'a')], 1)
     """
     known = {span.span_id for span in spans}
     children: dict[str, list[Span]] = {}
@@ -127,7 +150,11 @@ def walk(spans: list[Span]) -> Walked:
 
 @dataclass
 class Rows:
-    """The rows of every run, table by table (tuples in each table's column order), and what to say."""
+    """The rows of every run, table by table (tuples in each table's column order), and what to say.
+
+    >>> Rows().runs
+    []
+    """
 
     runs: list[tuple[Any, ...]] = field(default_factory=list)
     agents: list[tuple[Any, ...]] = field(default_factory=list)
@@ -186,19 +213,11 @@ TOOL_COLUMNS = ("run_id", "agent_id", "turn", "tool", "arguments", "error", "sec
 def _nearest(steps: list[Step]) -> tuple[Any, ...]:
     """The run's ``system, case_id, task, variant, epoch``: each the value of the span nearest the
     root that has one (ties: the earlier start, then the earlier read)."""
-    best: list[tuple[Any, ...] | None] = [None] * 5
-    found: list[Any] = [None] * 5
-    for step in steps:
-        span = step.span
-        context = span.context
-        values = (context["system"], context["case_id"], context["task"], context["variant"], span.epoch)
-        rank = None
-        for k, value in enumerate(values):
-            if value is None:
-                continue
-            rank = rank or (step.depth, *_when(span))
-            if best[k] is None or rank < best[k]:  # type: ignore[operator]
-                best[k], found[k] = rank, value
+    ranked = sorted(steps, key=lambda step: (step.depth, *_when(step.span)))
+    found = []
+    for column in ("system", "case_id", "task", "variant"):
+        found.append(next((v for s in ranked if (v := s.span.context.get(column)) is not None), None))
+    found.append(next((s.span.epoch for s in ranked if s.span.epoch is not None), None))
     return tuple(found)
 
 
@@ -224,6 +243,18 @@ def run_rows(
     ------
     InvalidInputError
         A sum of token counts beyond what a column holds.
+
+    Examples
+    --------
+    >>> from mas_eval.ingest.otlp.shapes import RawSpan
+    >>> from mas_eval.ingest.otlp.conventions import Notes, read_span
+    >>> def span(span_id, parent, **attributes):
+    ...     return read_span(RawSpan("t" * 32, span_id, parent, "", 1, 2, None, attributes, {}, [], ""), {}, Notes())
+    >>> spans = [span("a", None, **{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "solo"}),
+    ...          span("b", "a", **{"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 7})]
+    >>> rows, context = run_rows("t" * 32, walk(spans), count_evaluator=False, impossible=Impossible(), where="trace t")
+    >>> rows.agents, rows.usage[0][1:6]
+    ([('tttttttttttttttttttttttttttttttt', 'solo')], ('solo', '(unknown)', 1, 7, None))
     """
     rows = Rows()
     steps = walked.steps
@@ -374,6 +405,11 @@ def outcome_rows(evaluations: list[tuple[str, Evaluation, int]]) -> tuple[list[t
     whose every run's result has a pass/fail label is pass/fail: ``passed`` from the label, ``value``
     1 or 0. Any other name is a number: ``value`` is the score, else the label's 1 (pass) or 0
     (fail); a result with neither is left out. Each rule that applied is said once per name.
+
+    >>> found = [("r1", Evaluation("accuracy", 5, None, "pass", None), 0),
+    ...          ("r2", Evaluation("accuracy", 5, None, "FAIL", "wrong"), 0)]
+    >>> outcome_rows(found)
+    ([('r1', 'accuracy', 1.0, True, None), ('r2', 'accuracy', 0.0, False, 'wrong')], [])
     """
     chosen: dict[tuple[str, str], tuple[Evaluation, int]] = {}
     seen: dict[tuple[str, str], int] = {}
