@@ -242,3 +242,15 @@ def test_negative_counts_and_durations_are_set_to_null_and_said(
     said = printed.replace("\n", "")
     assert f"warning: {file}: field 'gen_ai.usage.input_tokens' was negative in 1 record(s) (line 1:" in said
     assert f"warning: {file}: field 'seconds' was negative in 1 record(s) (line 1:" in said
+
+
+def test_odd_values_where_nothing_is_read_from_them_are_passed_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An event named by an object (no event the conventions name), a message whose parts are a number
+    # and whose tool calls are text: read as what they are, never a traceback.
+    root = agent()
+    root["events"] = [{"name": {"not": "a name"}, "attributes": []}]
+    odd = json.dumps([{"role": "assistant", "parts": 5, "tool_calls": "call_1", "content": "ok"}])
+    ds, _, _ = _ingested(line(root, chat(1, gen_ai__output__messages=odd)), tmp_path, capsys)
+    assert ds.collect("messages").select("role", "text").rows() == [("assistant", "ok")]

@@ -352,7 +352,8 @@ def _message(item: Any, default: str, key: str, where: str) -> Message | None:
         item = item["message"]
     texts: list[str] = []
     calls: list[str] = []
-    for part in item.get("parts") or []:
+    parts = item.get("parts")
+    for part in parts if isinstance(parts, list) else ():
         _part(part, texts, calls)
     content = item.get("content")
     if isinstance(content, list):
@@ -360,7 +361,8 @@ def _message(item: Any, default: str, key: str, where: str) -> Message | None:
             _part(part, texts, calls)
     elif content is not None:
         texts.append(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
-    for call in item.get("tool_calls") or []:
+    requested = item.get("tool_calls")
+    for call in requested if isinstance(requested, list) else ():
         if isinstance(call, dict) and isinstance(call.get("id"), str):
             calls.append(call["id"])
     said = "\n".join(texts) if texts else None

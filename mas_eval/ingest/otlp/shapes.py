@@ -406,7 +406,7 @@ def _events(items: Any, where: str) -> list[RawEvent]:
         at = f"{where}.events[{e}]"
         event = _object(event, at, optional=False)
         name = event.get("name")
-        if name not in KEPT_EVENTS:
+        if not isinstance(name, str) or name not in KEPT_EVENTS:
             continue
         time = nanoseconds(event.get("timeUnixNano"), "timeUnixNano", at)
         found.append(RawEvent(name, time, attributes(event.get("attributes"), at)))
@@ -548,14 +548,15 @@ def _jaeger_span(span: Any, processes: dict[str, dict[str, Any]], where: str) ->
     if "process" in span:
         resource = _jaeger_resource(span["process"], f"{where}.process")
     else:
-        resource = processes.get(span.get("processID"), {})
+        process = span.get("processID")
+        resource = processes.get(process, {}) if isinstance(process, str) else {}
     events = []
     for g, log in enumerate(_array(span.get("logs"), f"{where}.logs")):
         at = f"{where}.logs[{g}]"
         log = _object(log, at, optional=False)
         fields = _tags(log.get("fields"), at)
         name_ = fields.pop("event", None)
-        if name_ in KEPT_EVENTS:
+        if isinstance(name_, str) and name_ in KEPT_EVENTS:
             events.append(RawEvent(name_, nanoseconds(log.get("timestamp"), "timestamp", at, scale=1000), fields))
     return RawSpan(
         trace_id=trace_id,
