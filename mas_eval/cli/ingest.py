@@ -98,7 +98,8 @@ def ingest(
         typer.Option(
             "--max-line-mb",
             help="Longest line read, in MiB: a longer one is a malformed line (never held whole; a line is decoded "
-            "at 12-30x its size). Raise it for records this large.",
+            "at 12-30x its size). Raise it for records this large. --format otlp: also the largest file read as "
+            "one JSON document.",
         ),
     ] = _MAX_LINE_MB,
     shards: ShardsOpt = _INGEST["shards"],
@@ -147,6 +148,14 @@ def ingest(
             "mast_annotation flags and Who&When's logs."
         ),
     ] = None,
+    count_evaluator: Annotated[
+        bool,
+        flag(
+            "--count-evaluator",
+            help="--format otlp: count an evaluator's model calls (an LLM judge's) in the runs' api_calls and "
+            "tokens; by default they are only usage rows of their own, marked evaluator.",
+        ),
+    ] = _OTLP["count_evaluator"],
 ) -> None:
     """Flatten canonical JSONL run records (see run_record.schema.json), or another tool's logs, into a Dataset."""
     from mas_eval.storage.sharding import check_shards
@@ -169,10 +178,14 @@ def ingest(
             "--annotator": (("annotations",), annotator is not None),
             "--system-attribute": (("otlp",), system_attribute != _OTLP["system_attribute"]),
             "--case-attribute": (("otlp",), case_attribute != _OTLP["case_attribute"]),
+            "--count-evaluator": (("otlp",), count_evaluator != _OTLP["count_evaluator"]),
             "--rejects": (("jsonl",), rejects is not None),
             "--chunk-mb": (("jsonl",), chunk_mb != _CHUNK_MB),
-            "--max-line-mb": (("jsonl",), max_line_mb != _MAX_LINE_MB),
+            "--max-line-mb": (("jsonl", "otlp"), max_line_mb != _MAX_LINE_MB),
         },
+    )
+    check_parameter(
+        "--max-line-mb", max_line_mb, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest"
     )
     paths = parse_paths(files)
     if format_ in LOG_FORMATS:
@@ -180,7 +193,13 @@ def ingest(
         if format_ == "annotations":
             _print_log_result(_read_annotations(paths, out, map_, system, into, taxonomy, annotator, common))
             return
-        _print_log_result(_read_logs(format_, paths, out, map_, system, system_attribute, case_attribute, common))
+        otlp = {
+            "system_attribute": system_attribute,
+            "case_attribute": case_attribute,
+            "count_evaluator": count_evaluator,
+            "max_line_bytes": max(1, round(max_line_mb * 2**20)),
+        }
+        _print_log_result(_read_logs(format_, paths, out, map_, system, otlp, common))
         return
     if isinstance(paths, dict):
         msg = (
@@ -188,8 +207,7 @@ def ingest(
             "(drop =SYSTEM, or pass --format)"
         )
         raise InvalidParameterError(msg)
-    for name, value in [("--chunk-mb", chunk_mb), ("--max-line-mb", max_line_mb)]:
-        check_parameter(name, value, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest")
+    check_parameter("--chunk-mb", chunk_mb, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest")
     chunk_bytes = max(1, round(chunk_mb * 2**20))
     total = sum(f.stat().st_size for f in paths if f.is_file())
     with progress(bytes_done=True) as bar:
@@ -227,8 +245,7 @@ def _read_logs(
     out: Path,
     map_: list[str] | None,
     system: str | None,
-    system_attribute: str,
-    case_attribute: str,
+    otlp: dict[str, Any],
     common: dict[str, Any],
 ) -> tuple[LogIngestResult, str]:
     """The adapter of log format ``format_`` run on ``files``, and what its files are called."""
@@ -242,9 +259,7 @@ def _read_logs(
     elif format_ == "lm-eval":
         result = adapters.ingest_lm_eval(files, out, system=system, **common)
     elif format_ == "otlp":
-        result = ingest_otlp(
-            files, out, system=system, system_attribute=system_attribute, case_attribute=case_attribute, **common
-        )
+        result = ingest_otlp(files, out, system=system, **otlp, **common)
     else:
         columns = parse_map(map_) if map_ else None
         result = adapters.ingest_table(files, out, columns=columns, **common)
@@ -278,7 +293,12 @@ def _print_log_result(read: tuple[LogIngestResult, str]) -> None:
     """The files read, the rows per table, what was skipped and the warnings of a log adapter's ingest."""
     result, kind = read
     rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
-    line = f"ingested {result.runs:,} runs from {len(result.files):,} {kind} file(s) into {result.out}: {rows}"
+    shapes: dict[str, int] = {}
+    for _, shape in result.read_as:
+        shapes[shape] = shapes.get(shape, 0) + 1
+    read_as = "; ".join(shape if len(shapes) == 1 else f"{n:,} as {shape}" for shape, n in shapes.items())
+    read_as = f" (read as {read_as})" if read_as else ""
+    line = f"ingested {result.runs:,} runs from {len(result.files):,} {kind} file(s){read_as} into {result.out}: {rows}"
     console.print(literal(line), highlight=False, soft_wrap=True)
     for file, reason in result.skipped:
         console.print(f"[yellow]skipped {literal(file)}: {literal(reason)}[/]", highlight=False, soft_wrap=True)

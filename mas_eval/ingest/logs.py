@@ -41,6 +41,9 @@ class LogIngestResult:
         ``skip_invalid=True``; otherwise empty.
     warnings
         What was read with a gap, each naming the file and where in it.
+    read_as
+        ``(file, how)`` of each file read, for a format whose files come in several shapes (an
+        OTLP file's shape and layout: ``"Grafana Tempo trace (batches), one document"``); else empty.
     """
 
     out: Path | None
@@ -49,6 +52,7 @@ class LogIngestResult:
     files: tuple[Path, ...]
     skipped: tuple[tuple[Path, str], ...]
     warnings: tuple[str, ...]
+    read_as: tuple[tuple[Path, str], ...] = ()
 
 
 def dataset_of(

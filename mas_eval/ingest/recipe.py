@@ -210,6 +210,9 @@ class Ingest:
         ``(file, reason)`` of what was set aside.
     warnings
         What was read with a gap, each naming the file and where in it.
+    read_as
+        How a Reader read each file, for a format whose files come in several shapes (OTLP's:
+        ``"Jaeger JSON export, one document"``); the ingest's summary says it.
 
     Examples
     --------
@@ -231,6 +234,7 @@ class Ingest:
         self.files: list[Path] = []
         self.skipped: list[tuple[Path, str]] = []
         self.warnings: list[str] = []
+        self.read_as: dict[Path, str] = {}
         self._reading: Path | None = None
 
     def set_aside(self, invalid: InvalidInputError, *, whole: bool = False) -> None:
@@ -272,6 +276,7 @@ class Ingest:
             reader.read(file, system, self)
         except InvalidInputError as invalid:
             del self.files[marks[0] :], self.skipped[marks[1] :], self.warnings[marks[2] :]
+            self.read_as.pop(file, None)
             self.set_aside(invalid, whole=True)
         finally:
             self._reading = None
@@ -635,4 +640,5 @@ def ingest_logs(
         files=tuple(ingest.files),
         skipped=tuple(ingest.skipped),
         warnings=tuple(ingest.warnings),
+        read_as=tuple(ingest.read_as.items()),
     )

@@ -51,6 +51,7 @@ __all__ = [
     "integer",
     "number",
     "text",
+    "unsigned",
 ]
 
 #: The range of an Int64 column: the Dataset's integer columns.
@@ -106,6 +107,43 @@ def integer(value: Any, field: str, *, strings: bool = False, minimum: int | Non
         raise _refuse(field, value, "beyond the largest integer a column holds (2**63 - 1)")
     if minimum is not None and number_ < minimum:
         raise _refuse(field, value, f"less than {minimum}")
+    return number_
+
+
+def unsigned(value: Any, field: str, *, bits: int = 64, strings: bool = False) -> int | None:
+    """``value`` as an unsigned integer of ``bits`` bits (protobuf's ``fixed64``), or None.
+
+    For a value that is no column's own but an operand (an OTLP time in nanoseconds, up to
+    2**64 - 1, of which only differences become columns), kept as Python's exact integer.
+    ``strings=True`` also reads a decimal string. A boolean, a fractional or non-finite number,
+    a negative one or one of more than ``bits`` bits is refused.
+
+    >>> unsigned("18446744073709551615", "startTimeUnixNano", strings=True)
+    18446744073709551615
+    >>> unsigned(2**64, "startTimeUnixNano")
+    Traceback (most recent call last):
+    ...
+    mas_eval.ingest.recipe.InvalidInputError: field 'startTimeUnixNano' is 18446744073709551616, beyond the largest unsigned 64-bit integer (2**64 - 1)
+    """  # noqa: E501
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise _refuse(field, value, "a boolean, not a whole number")
+    if isinstance(value, str) and strings:
+        try:
+            number_ = int(value.strip())
+        except ValueError:
+            raise _refuse(field, value, "not a whole number") from None
+    elif isinstance(value, int):
+        number_ = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number_ = int(value)
+    else:
+        raise _refuse(field, value, "not a whole number")
+    if number_ < 0:
+        raise _refuse(field, value, "negative, not an unsigned integer")
+    if number_ >= 2**bits:
+        raise _refuse(field, value, f"beyond the largest unsigned {bits}-bit integer (2**{bits} - 1)")
     return number_
 
 
