@@ -62,7 +62,10 @@ def _by_system(result: LogIngestResult, table: str) -> pl.DataFrame:
 def test_each_document_of_each_model_is_one_run_paired_by_case(ingested: LogIngestResult) -> None:
     runs = ingested.dataset.collect("runs")
     assert ingested.runs == runs.height == 40
-    assert ingested.skipped == () and ingested.warnings == ()
+    assert ingested.skipped == ()
+    # Both runs were `--limit 20` of COPA's 100 documents (n-samples): each samples file says so once.
+    assert len(ingested.warnings) == 2
+    assert all("lm-eval scored 20 of the task's 100 documents (a --limit run" in w for w in ingested.warnings)
     assert sorted(runs["system"].unique()) == ["hf-internal-testing/tiny-random-gpt2", "sshleifer/tiny-gpt2"]
     cases = runs.group_by("system").agg(pl.col("case_id").sort())["case_id"].to_list()
     assert cases[0] == cases[1] and len(cases[0]) == 20  # the two models' runs pair up on every case
@@ -182,7 +185,7 @@ def test_filters_name_the_outcomes_and_repeats_are_recorded(tmp_path: Path) -> N
     bleu = reported.filter(pl.col("name") == "bleu,maj@8")
     assert bleu.height == 20 and json.loads(bleu["text"][0]) == [["ref"], ["pred"]]
     assert reported.filter(pl.col("name") == "exact_match_stderr,score-first")["text"].unique().to_list() == ["N/A"]
-    assert len(result.warnings) == 1 and "'bleu'" in result.warnings[0]
+    assert len(result.warnings) == 2 and "'bleu'" in result.warnings[0] and "--limit run" in result.warnings[1]
 
 
 # -- bad input --------------------------------------------------------------------------------
