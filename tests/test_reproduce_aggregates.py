@@ -113,9 +113,8 @@ def test_every_lm_eval_aggregate_is_reproduced(lm_eval_dataset: Dataset) -> None
     assert set(summary["items"]) == {2}  # one per model's results file
     assert _all_reproduced(summary) and result.disagreements.is_empty()
     # Both were `--limit 20` runs of COPA's 100 documents: the 100 is listed, with why it is not recomputed.
-    assert result.not_compared.rows() == [
-        ("n-samples.original", 2, "the task's documents before --limit; lm-eval scored 20 of them (n-samples.effective)")
-    ]
+    why = "the task's documents before --limit; lm-eval scored 20 of them (n-samples.effective)"
+    assert result.not_compared.rows() == [("n-samples.original", 2, why)]
 
 
 def test_a_tampered_lm_eval_value_is_a_disagreement_naming_it(lm_eval_dataset: Dataset) -> None:
