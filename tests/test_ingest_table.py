@@ -30,7 +30,7 @@ def results() -> pl.DataFrame:
             "f1": [0.5, 1.0, float("nan"), 0.25, 0.0],  # floats: a number (NaN: missing)
             "steps": [3, 4, 1, 1, 2],  # integers beyond 0/1: a number
             "tokens": [1200, 900, 300, 310, 280],  # named like a runs column: mapped to it
-            "notes": ["ok", "", "x", "y", "z"],  # text: ignored, with a warning
+            "notes": ["ok", "", "x", "y", "z"],  # text: a run attribute
         }
     )
 
@@ -52,6 +52,8 @@ def test_rows_become_runs_and_scores_become_outcomes(table_file: Path, tmp_path:
     assert (result.runs, result.files, result.skipped) == (5, (table_file,), ())
     assert ds.table_names == ["runs", "outcomes"]
     runs = ds.collect("runs").select("run_id", "system", "case_id", "tokens").rows()
+    notes = ds.collect("runs")["notes"].to_list()  # text that is no score: kept as a run attribute
+    assert notes in (["ok", "", "x", "y", "z"], ["ok", None, "x", "y", "z"])  # a CSV's empty cell is null
     # No run_id column: system/case_id/n, n counting a system's rows of the case.
     assert runs == [
         ("mas/q1/1", "mas", "q1", 1200),
@@ -73,9 +75,11 @@ def test_rows_become_runs_and_scores_become_outcomes(table_file: Path, tmp_path:
     assert ("single/q1/1", "f1") not in outcomes  # NaN is missing
     assert outcomes[("mas/q2/1", "steps")] == (4.0, None)
     assert len(outcomes) == 5 * 4 - 2
+    # No score named: `steps` (whole numbers beyond 0 and 1) was taken as one, with the way to keep it apart.
     assert result.warnings == (
-        f"{table_file}: column(s) 'notes' neither mapped nor numeric or boolean; ignored (map one with "
-        "columns={'COLUMN': 'COLUMN'} to keep it)",
+        f"{table_file}: took column(s) 'steps' (whole numbers beyond 0 and 1) as scores; if they describe the runs "
+        "(rounds, agents), name the score columns with scores=['SCORE', '...'] and the others are kept as run "
+        "attributes",
     )
 
 
@@ -126,11 +130,12 @@ def test_a_run_id_twice_and_bad_values_name_the_row_and_skip_invalid_sets_them_a
     columns = {**MAP, "run_id": "id", "epoch": "epoch"}
     with pytest.raises(IngestError) as error:
         ingest_table(tmp_path / "t.csv", columns=columns)
-    assert str(error.value).startswith(f"{tmp_path / 't.csv'}: row 3: 'epoch' (runs.epoch) holds x, not Int64; ")
+    said = f"{tmp_path / 't.csv'}: row 3: 'epoch' (runs.epoch) holds x, not a whole number; "
+    assert str(error.value).startswith(said)
     result = ingest_table(tmp_path / "t.csv", columns=columns, skip_invalid=True)
     assert result.dataset.collect("runs")["run_id"].to_list() == ["a", "b", "e"]
     assert [reason for _, reason in result.skipped] == [
-        "row 3: 'epoch' (runs.epoch) holds x, not Int64",
+        "row 3: 'epoch' (runs.epoch) holds x, not a whole number",
         f"row 4: run_id 'a' is that of {tmp_path / 't.csv'} row 1 too; give each run its own id (or an epoch)",
     ]
     assert set(result.dataset.collect("outcomes")["run_id"]) == {"a", "b", "e"}
@@ -185,7 +190,7 @@ def test_cli_ingests_a_table_and_errors_in_one_line(tmp_path: Path, capsys: pyte
     printed = capsys.readouterr().out
     assert printed.startswith(f"ingested 5 runs from 1 table file(s) into {out}:")
     assert "runs 5, outcomes 18" in printed
-    assert "warning: " in printed and "'notes'" in printed
+    assert "warning: " in printed and "'steps'" in printed and "--scores SCORE" in printed
     for args, expected in [
         (["--map", "system=model,case_id"], "error: --map: 'case_id' is not RUNS_COLUMN=SOURCE_COLUMN"),
         (["--map", "system=model,case_id=prompt"], "no column 'prompt' (for runs.case_id)"),
