@@ -555,6 +555,11 @@ class _Reader:
             ingest.warnings.append(
                 f"{file}: task {task!r} has no samples_{task}_{run.timestamp}.jsonl beside it; not read"
             )
+        for group in sorted(run.groups & set(run.tasks) - set(run.samples)):
+            ingest.warnings.append(
+                f"{file}: group {group!r} aggregates its tasks' numbers (lm-eval's aggregate_subtask_metrics); a "
+                "group has no samples of its own, so its numbers are not kept: its tasks' are"
+            )
         for task, samples in run.samples.items():
             with ingest.attempt(file=samples):
                 text(task, "the task in the samples file's name")
