@@ -42,7 +42,7 @@ def inspect_dataset(inspect_eval_dir: Path, tmp_path_factory: pytest.TempPathFac
 
 @pytest.fixture(scope="module")
 def lm_eval_dataset() -> Dataset:
-    return ingest_lm_eval(LM_EVAL).dataset
+    return ingest_lm_eval([TINY, LM_EVAL / "hf-internal-testing__tiny-random-gpt2"]).dataset
 
 
 def _tampered(ds: Dataset, name: str, system_part: str, factor: float) -> Dataset:

@@ -493,7 +493,8 @@ def _lm_eval_apart(
     * a number recorded as text (``"N/A"``: a standard error lm-eval did not compute);
     * every metric of a log whose samples hold other than the documents lm-eval scored
       (``n-samples.effective``, itself then a disagreement): its numbers are over other documents;
-    * ``n-samples.original`` of a ``--limit`` run: the task's documents, of which lm-eval scored fewer.
+    * ``n-samples.original``: the task's documents, of which lm-eval scored ``n-samples.effective`` (fewer
+      in a ``--limit`` run), the count compared.
     """
     named = reported.join(logs.select(RUN_KEY, "log"), on=RUN_KEY).unique(["log", "name"], keep="first")
     parsed = named.with_columns(parsed=pl.col("name").str.extract_groups(_LM_EVAL_NAME)).unnest("parsed")
@@ -556,13 +557,17 @@ def _lm_eval_apart(
     original = task_info.filter(pl.col("name") == "n-samples.original").join(
         task_info.filter(pl.col("name") == _SCORED).select("log", scored="value"), on="log"
     )
-    limited = original.filter(pl.col("value") != pl.col("scored")).select(
+    limited = original.select(
         "log",
         "name",
-        reason=pl.format(
-            "the task's documents before --limit; lm-eval scored {} of them (n-samples.effective)",
-            pl.col("scored").cast(pl.Int64),
-        ),
+        reason=pl.when(pl.col("value") != pl.col("scored"))
+        .then(
+            pl.format(
+                "the task's documents before --limit; lm-eval scored {} of them (n-samples.effective)",
+                pl.col("scored").cast(pl.Int64),
+            )
+        )
+        .otherwise(pl.lit("the task's documents, every one of which lm-eval scored: n-samples.effective is compared")),
     )
     apart = pl.concat([over_others, by_kind.join(over_others, on=["log", "name"], how="anti"), limited])
     return apart.unique(["log", "name"], keep="first", maintain_order=True)
