@@ -418,9 +418,16 @@ class _Part:
             said = f"{source!r} (runs.{column}) holds "
             if target.is_integer():
                 # Never truncated: 100.7 tokens and epoch 1.6 are errors, not 100 and 1.
-                if source_type.is_float():
-                    wrong = wrong | (given.is_not_null() & (given != given.round(0)))
-                problem = pl.concat_str(_quoted(said), shown, _quoted(", not a whole number"))
+                fraction = given.is_not_null() & (given != given.round(0)) if source_type.is_float() else pl.lit(False)
+                too_large = source_type.is_numeric() & ~fraction
+                wrong = wrong | fraction
+                problem = pl.concat_str(
+                    _quoted(said),
+                    shown,
+                    pl.when(too_large)
+                    .then(_quoted(", beyond the largest integer a column holds (2**63 - 1)"))
+                    .otherwise(_quoted(", not a whole number")),
+                )
             elif target.is_float():
                 wrong = wrong | (cast.is_infinite().fill_null(False))
                 problem = pl.concat_str(_quoted(said), shown, _quoted(", not a finite number"))
