@@ -324,6 +324,12 @@ class Dataset:
             with reading(files[name]):
                 tables[name] = scan_table_folder(name, entry, files[name])
         _check_listed(root, manifest, tables)
+        if "runs" not in tables:
+            msg = (
+                f"{root}: holds no runs table (runs.parquet or runs/), so it is not a Dataset folder; pass the folder "
+                "`mas-eval ingest` or `mas-eval simulate` wrote"
+            )
+            raise SchemaError(msg)
         opened = cls(tables, source=root, files=files, shard_files=shard_files)
         opened._schemas = schemas
         opened._notes = tuple(manifest.get("notes", ()))
