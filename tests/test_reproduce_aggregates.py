@@ -166,3 +166,67 @@ def test_the_command_names_a_tampered_lm_eval_value(
     printed = capsys.readouterr().out
     assert "first 1 of 1 disagreements:" in printed
     assert "acc_stderr,none · hf-internal-testing/tiny-random-gpt2 / copa / epoch 1" in printed
+
+
+# -- what the Dataset came from ---------------------------------------------------------------
+
+RUNS = pl.DataFrame({"run_id": ["r1", "r2"], "system": ["mas", "single"], "case_id": ["c1", "c1"]})
+
+
+@pytest.mark.parametrize(
+    ("formats", "says"),
+    [
+        (["OTLP"], "its runs were ingested from OTLP, which record no numbers of their own to recompute; reproduce "
+                   "checks those of Local-DDx result files, inspect_ai logs or lm-eval results"),
+        (["table", "canonical JSONL"], "ingested from table, canonical JSONL, which record no numbers"),
+        (["lm-eval"], "though its runs come from lm-eval; ingest those files again with this version (mas-eval "
+                      "ingest --format lm-eval keeps what they recorded)"),
+        ([], "nothing recorded to compare with; reproduce checks the numbers of Local-DDx result files"),
+    ],
+)  # fmt: skip
+def test_nothing_to_reproduce_says_what_the_datasets_format_records(
+    formats: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Dataset.from_frames(runs=RUNS).with_origin(formats=formats).write(tmp_path / "ds")
+    assert Dataset.open(tmp_path / "ds").formats == tuple(formats)
+    with pytest.raises(SystemExit) as exited:
+        main(["reproduce", str(tmp_path / "ds")])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert says in err and ("--format lddx)" not in err or not formats)
+
+
+def test_a_table_ingest_is_not_sent_to_local_ddx(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mas_eval.ingest import ingest_table
+
+    RUNS.with_columns(ok=pl.Series([1, 0])).write_csv(tmp_path / "runs.csv")
+    ingest_table(tmp_path / "runs.csv", tmp_path / "ds", columns={"system": "system", "case_id": "case_id"})
+    with pytest.raises(SchemaError, match="its runs were ingested from table, which record no numbers of their own"):
+        reproduce(Dataset.open(tmp_path / "ds"))
+
+
+def test_a_reported_source_reproduce_does_not_know_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reported = pl.DataFrame({"run_id": ["r1"], "source": ["judge"], "name": ["x"], "item": [0], "value": [1.0]})
+    Dataset.from_frames(runs=RUNS, reported=reported).write(tmp_path / "ds")
+    with pytest.raises(SystemExit) as exited:
+        main(["reproduce", str(tmp_path / "ds")])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{tmp_path / 'ds'}: its 'reported' table holds source(s) 'judge', which reproduce does not read" in err
+    # Beside a log's aggregates, the aggregates are compared and the unknown source listed as not read.
+    lm = ingest_lm_eval(TINY).dataset.frames()
+    extra = lm["reported"].head(1).with_columns(source=pl.lit("judge"))
+    result = reproduce(Dataset.from_frames(**{**lm, "reported": pl.concat([lm["reported"], extra])}))
+    assert result.disagreements.is_empty()
+    assert ("source 'judge'", 0, "a source of the reported table that reproduce does not read") in set(
+        result.not_compared.rows()
+    )
+
+
+def test_local_ddx_numbers_without_the_tables_that_recompute_them_are_one_line(tmp_path: Path) -> None:
+    reported = pl.DataFrame({"run_id": ["r1"], "source": ["evaluation"], "name": ["tp_count"], "item": [0],
+                             "value": [1.0]})  # fmt: skip
+    with pytest.raises(SchemaError, match="holds Local-DDx's numbers, but the diagnosis family that recomputes"):
+        reproduce(Dataset.from_frames(runs=RUNS, reported=reported))
