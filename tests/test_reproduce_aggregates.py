@@ -150,7 +150,8 @@ def test_the_command_prints_the_summary_and_writes_it(
     assert exited.value.code == 0
     printed = capsys.readouterr().out
     assert "recomputed from outcomes" in printed and "match/stderr" in printed
-    assert "disagreements:" not in printed and "not recomputed: completed_samples" in printed
+    assert "disagreements:" not in printed and "recorded but not recomputed:\n  completed_samples (" in printed
+    assert "): no outcome or statistic recomputes it" in printed  # each listed with its reason
     written = json.loads((out / "reproduction.json").read_text())
     assert written["preset"] is None and {row["metric"] for row in written["summary"]} == INSPECT_COMPARED
     assert written["disagreements"] == [] and written["not_compared"]
