@@ -636,6 +636,9 @@ def ingest_lm_eval(
     shards
         ``None`` or 1: one file per table. ``N`` (2 to 10,000): the sharded layout of
         :meth:`Dataset.write <mas_eval.storage.dataset.Dataset.write>`.
+    max_line_bytes
+        The longest samples line read, in bytes (16 MiB): a longer one is refused (or set aside)
+        without being held, read past in bounded pieces.
 
     Returns
     -------
@@ -646,13 +649,16 @@ def ingest_lm_eval(
     Raises
     ------
     InvalidParameterError
-        ``system`` is not a non-empty string.
+        ``system`` is not a non-empty string; ``max_line_bytes`` is not from 1 to 2**30.
     IngestError
-        A path does not exist, is a samples file, or a folder holds no results file; or
-        (without ``skip_invalid``) a results file is not lm-eval's or has no samples file
-        beside it, a samples file is of a task its results do not hold, or a samples line is
-        not JSON (or truncated), has no ``doc_id``, or repeats a document and filter. The
-        message names the file, the line and the fix. Also when nothing at all can be ingested.
+        A path does not exist, is a samples file, or a folder holds no results file; two results
+        files hold the same model's runs at the same time (both named); or (without
+        ``skip_invalid``) a results file is not lm-eval's, names no model, holds a value no column
+        can hold, or has no samples file beside it, a samples file is of a task its results do not
+        hold, or a samples line is not JSON (or truncated), longer than ``max_line_bytes``, has no
+        ``doc_id``, holds a value no column can hold (a lone surrogate, an integer of 4,300
+        digits or more, a number beyond 1e308), or repeats a document and filter. The message
+        names the file, the line and the fix. Also when nothing at all can be ingested.
     OutputError, OutputExistsError
         ``out`` is, holds or lies inside an input, exists without ``overwrite``, or cannot be
         written; checked before any file is read. Nothing is written.
@@ -675,6 +681,14 @@ def ingest_lm_eval(
       ``n-shot``, ``version``, ``n-samples.original``, ``n-samples.effective``; source
       "sample", the sample's ``target``, ``doc_hash``, ``prompt_hash``, ``target_hash``,
       ``repeats`` (responses per request) and ``filtered_resps,<filter>`` (JSON).
+
+    Each samples file's documents are compared with the results' ``n-samples`` of its task: a
+    warning says a ``--limit`` run (lm-eval scored fewer documents than the task has) and a file
+    holding fewer documents than lm-eval scored (cut short, or lines set aside), whose recorded
+    numbers :func:`~mas_eval.scoring.reproduction.reproduce_aggregates` then lists apart. How each
+    metric is aggregated over the task (``configs.<task>.metric_list``, else the aggregation
+    lm-eval registers the built-in metric with: :data:`DEFAULT_AGGREGATIONS`) is kept in
+    ``reported`` (source "task", ``aggregation.<metric>``), with ``bootstrap_iters`` and ``limit``.
 
     lm-eval's ``repeats`` (several responses to one request) are reduced by the task's filters
     (take the first, majority vote) before any metric is computed, and the samples file scores
