@@ -469,3 +469,31 @@ def test_the_longest_line_is_a_parameter(tmp_path: Path) -> None:
                                           r"\(max_line_bytes=1000\)"):  # fmt: skip
         ingest_lm_eval(tmp_path / "in", max_line_bytes=1000)
     assert ingest_lm_eval(tmp_path / "in", max_line_bytes=longest).runs == 20
+
+
+def test_corpus_level_metrics_and_their_bootstrap_stderrs_are_listed_with_why(tmp_path: Path) -> None:
+    from mas_eval.scoring.reproduction import reproduce
+
+    folder = _generative(tmp_path / "gen")
+    results = folder / f"results_{STAMP}.json"
+    doc = json.loads(results.read_text(encoding="utf-8"))
+    # As lm-eval records a generative task with bleu (aggregated by sacrebleu over the corpus) and a
+    # mean: bleu's stderr is a bootstrap of `bootstrap_iters` (100,000 in this run's config) resamples.
+    doc["results"]["copa"] |= {"bleu,maj@8": 12.5, "bleu_stderr,maj@8": 0.7, "exact_match,maj@8": 0.35,
+                               "exact_match_stderr,maj@8": 0.1094243309804831}  # fmt: skip
+    doc["configs"] = {"copa": {"metric_list": [{"metric": "exact_match", "aggregation": "mean"}, {"metric": "bleu"}]}}
+    results.write_text(json.dumps(doc), encoding="utf-8")
+    done = reproduce(ingest_lm_eval(folder).dataset)
+    reasons = dict(done.not_compared.select("metric", "reason").rows())
+    assert reasons["bleu,maj@8"] == (
+        "not the mean of per-document values: a corpus-level BLEU (sacrebleu.corpus_bleu) over every document's "
+        "pair; not recomputed"
+    )
+    assert reasons["bleu_stderr,maj@8"] == (
+        "a bootstrap standard error (lm-eval's bootstrap_stderr, 100000 resamples) of bleu; not recomputed"
+    )
+    assert reasons["exact_match_stderr,score-first"].startswith("recorded as 'N/A': lm-eval computed no standard")
+    summary = {row["metric"]: (row["reproduced"], row["items"]) for row in done.summary.iter_rows(named=True)}
+    # exact_match of maj@8: 7 of 20 documents (doc_id % 3 == 0), its stderr lm-eval's mean_stderr of them.
+    assert summary["exact_match,maj@8"] == (1, 1) and summary["exact_match_stderr,maj@8"] == (1, 1)
+    assert summary["exact_match,score-first"] == (1, 1)
