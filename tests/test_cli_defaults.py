@@ -121,6 +121,9 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
             Mirrors(ingest_inspect, "skip_invalid"),
         ),
         "map_": (Mirrors(ingest_table, "columns"), Mirrors(ingest_annotations, "columns")),
+        "scores": Mirrors(ingest_table, "scores"),
+        "wide": Mirrors(ingest_table, "wide"),
+        "wide_score": Mirrors(ingest_table, "wide_score"),
         "system": (
             Mirrors(ingest_otlp, "system"),
             Mirrors(ingest_lm_eval, "system"),
@@ -138,6 +141,8 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "max_line_mb": (
             Mirrors(ingest_jsonl, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
             Mirrors(ingest_otlp, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
+            Mirrors(ingest_lm_eval, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
+            Mirrors(ingest_table, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
         ),
         "shards": (Mirrors(ingest_jsonl, "shards"), Mirrors(ingest_lddx, "shards"), Mirrors(ingest_inspect, "shards")),
         "overwrite": (Mirrors(ingest_jsonl, "overwrite"), Mirrors(ingest_lddx, "overwrite")),
@@ -247,6 +252,12 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
     "summary": {
         "dataset": DATASET,
         "as_json": CliOnly("prints JSON instead of a table: display only"),
+    },
+    "combine": {
+        "datasets": CliOnly("required: the Dataset folders Dataset.concat puts together, each Dataset.open'ed"),
+        "out": Mirrors(Dataset.write, "path"),
+        "shards": Mirrors(Dataset.write, "shards"),
+        "overwrite": Mirrors(Dataset.write, "overwrite"),
     },
     "demo": {
         "out": Mirrors(run_demo, "out"),

@@ -71,6 +71,7 @@ app.command(cls=Command, epilog=set_epilog())(score.reproduce)
 app.command(cls=Command)(dataset.validate)
 app.command(cls=Command)(dataset.reshard)
 app.command(cls=Command)(dataset.summary)
+app.command(cls=Command)(dataset.combine)
 app.command(cls=Command)(demo.demo)
 
 

@@ -22,6 +22,7 @@ from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
 from mas_eval.ingest.logs import LogIngestResult
 from mas_eval.ingest.otlp import ingest_otlp
 from mas_eval.ingest.recipe import Paths, parse_paths
+from mas_eval.ingest.table import ingest_table
 
 __all__ = ["INGEST_FORMATS", "LOG_FORMATS", "ingest"]
 
@@ -46,6 +47,8 @@ _CHUNK_MB = _INGEST["chunk_bytes"] / 2**20
 _MAX_LINE_MB = _INGEST["max_line_bytes"] / 2**20
 #: The defaults of ``ingest_otlp``'s parameters.
 _OTLP = defaults_of(ingest_otlp)
+#: The defaults of ``ingest_table``'s parameters.
+_TABLE = defaults_of(ingest_table)
 
 
 def ingest(
@@ -98,8 +101,8 @@ def ingest(
         typer.Option(
             "--max-line-mb",
             help="Longest line read, in MiB: a longer one is a malformed line (never held whole; a line is decoded "
-            "at 12-30x its size). Raise it for records this large. --format otlp: also the largest file read as "
-            "one JSON document.",
+            "at 12-30x its size). Raise it for records this large. Also for --format lm-eval (a samples line), "
+            "table (a CSV line) and otlp (a line, or the largest file read as one JSON document).",
         ),
     ] = _MAX_LINE_MB,
     shards: ShardsOpt = _INGEST["shards"],
@@ -112,6 +115,25 @@ def ingest(
             "--format annotations: of each annotation column, e.g. run_id=trace,present=label (repeatable).",
         ),
     ] = None,
+    scores: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scores",
+            help="--format table: the score columns, comma-separated (repeatable); every other column not mapped is "
+            "kept as a run attribute (compare --by num_rounds). Default: every numeric or boolean column not mapped "
+            "is a score.",
+        ),
+    ] = None,
+    wide: Annotated[
+        str | None,
+        typer.Option(
+            help="--format table: a paper's table, one column per system: each score column's cells are the runs of "
+            "the system it is named after (or the task, variant or case_id named here).",
+        ),
+    ] = _TABLE["wide"],
+    wide_score: Annotated[
+        str, typer.Option("--wide-score", help="--format table with --wide: the name of the score its cells hold.")
+    ] = _TABLE["wide_score"],
     system: Annotated[
         str | None,
         typer.Option(
@@ -172,6 +194,9 @@ def ingest(
         format_,
         {
             "--map": (("table", "annotations"), map_ is not None),
+            "--scores": (("table",), scores is not None),
+            "--wide": (("table",), wide != _TABLE["wide"]),
+            "--wide-score": (("table",), wide_score != _TABLE["wide_score"]),
             "--system": (("inspect", "lm-eval", "otlp", "annotations"), system is not None),
             "--into": (("annotations",), into is not None),
             "--taxonomy": (("annotations",), taxonomy is not None),
@@ -181,7 +206,7 @@ def ingest(
             "--count-evaluator": (("otlp",), count_evaluator != _OTLP["count_evaluator"]),
             "--rejects": (("jsonl",), rejects is not None),
             "--chunk-mb": (("jsonl",), chunk_mb != _CHUNK_MB),
-            "--max-line-mb": (("jsonl", "otlp"), max_line_mb != _MAX_LINE_MB),
+            "--max-line-mb": (("jsonl", "lm-eval", "table", "otlp"), max_line_mb != _MAX_LINE_MB),
         },
     )
     check_parameter(
@@ -189,17 +214,23 @@ def ingest(
     )
     paths = parse_paths(files)
     if format_ in LOG_FORMATS:
+        check_parameter(
+            "--max-line-mb", max_line_mb, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest"
+        )
         common = {"overwrite": overwrite, "skip_invalid": skip_invalid, "shards": shards}
         if format_ == "annotations":
             _print_log_result(_read_annotations(paths, out, map_, system, into, taxonomy, annotator, common))
             return
-        otlp = {
-            "system_attribute": system_attribute,
-            "case_attribute": case_attribute,
-            "count_evaluator": count_evaluator,
-            "max_line_bytes": max(1, round(max_line_mb * 2**20)),
-        }
-        _print_log_result(_read_logs(format_, paths, out, map_, system, otlp, common))
+        line_bytes = max(1, round(max_line_mb * 2**20))
+        own = {
+            "lm-eval": {"system": system, "max_line_bytes": line_bytes},
+            "inspect": {"system": system},
+            "otlp": {"system": system, "system_attribute": system_attribute, "case_attribute": case_attribute,
+                     "count_evaluator": count_evaluator, "max_line_bytes": line_bytes},
+            "table": {"columns": map_, "scores": scores, "wide": wide, "wide_score": wide_score,
+                      "max_line_bytes": line_bytes},
+        }  # fmt: skip
+        _print_log_result(_read_logs(format_, paths, out, own.get(format_, {}), common))
         return
     if isinstance(paths, dict):
         msg = (
@@ -240,29 +271,25 @@ def _refuse_others(format_: str, options: dict[str, tuple[tuple[str, ...], bool]
 
 
 def _read_logs(
-    format_: str,
-    files: Paths,
-    out: Path,
-    map_: list[str] | None,
-    system: str | None,
-    otlp: dict[str, Any],
-    common: dict[str, Any],
+    format_: str, files: Paths, out: Path, own: dict[str, Any], common: dict[str, Any]
 ) -> tuple[LogIngestResult, str]:
-    """The adapter of log format ``format_`` run on ``files``, and what its files are called."""
+    """The adapter of log format ``format_`` run on ``files`` with its ``own`` options; what its files are called."""
     from mas_eval import ingest as adapters
-    from mas_eval.ingest.table import parse_map
+    from mas_eval.ingest.table import parse_map, parse_scores
 
     if format_ == "lddx":
         result = adapters.ingest_lddx(files, out, **common)
     elif format_ == "inspect":
-        result = adapters.ingest_inspect(files, out, system=system, **common)
+        result = adapters.ingest_inspect(files, out, **own, **common)
     elif format_ == "lm-eval":
-        result = adapters.ingest_lm_eval(files, out, system=system, **common)
+        result = adapters.ingest_lm_eval(files, out, **own, **common)
     elif format_ == "otlp":
-        result = ingest_otlp(files, out, system=system, **otlp, **common)
+        result = ingest_otlp(files, out, **own, **common)
     else:
-        columns = parse_map(map_) if map_ else None
-        result = adapters.ingest_table(files, out, columns=columns, **common)
+        mapped, named = own.pop("columns"), own.pop("scores")
+        columns = parse_map(mapped) if mapped else None
+        scores = parse_scores(named) if named is not None else None
+        result = ingest_table(files, out, columns=columns, scores=scores, **own, **common)
     return result, LOG_FORMATS[format_]
 
 

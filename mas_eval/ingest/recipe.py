@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,7 @@ __all__ = [
     "LogFormat",
     "Paths",
     "Reader",
+    "bounded_lines",
     "ingest_logs",
     "is_lfs_pointer",
     "json_type",
@@ -61,6 +63,7 @@ __all__ = [
     "log_files",
     "parse_paths",
     "read_json",
+    "too_long_integer",
 ]
 
 #: What a log adapter's ``paths`` may be: one path, several, or each path with the system of its
@@ -348,12 +351,15 @@ def _folder_files(fmt: LogFormat, folder: Path) -> list[Path]:
     """The format's files in ``folder`` (and under it, if ``fmt.recursive``), sorted by their path's parts.
 
     Walked with a list of folders still to list, not by recursion; a folder reached again through a
-    symbolic link into a folder above it is refused, since the walk would never end.
+    symbolic link into a folder above it is refused, since the walk would never end. A folder's real
+    path is its parent's and its name, unless it is a symbolic link: resolving every folder's path
+    anew would cost a look-up per folder above it, each as deep (minutes at 1,100 levels).
     """
     found: list[Path] = []
-    pending = [(folder, frozenset({os.path.realpath(folder)}))]
+    top = os.path.realpath(folder)
+    pending = [(folder, top, frozenset({top}))]
     while pending:
-        current, above = pending.pop()
+        current, current_real, above = pending.pop()
         try:
             with os.scandir(current) as listing:
                 entries = list(listing)
@@ -366,11 +372,11 @@ def _folder_files(fmt: LogFormat, folder: Path) -> list[Path]:
             if entry.is_dir():
                 if not fmt.recursive:
                     continue
-                real = os.path.realpath(entry.path)
+                real = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(current_real, entry.name)
                 if real in above:
                     msg = f"{entry.path}: a symbolic link to {real}, a folder it lies in, so it never ends; remove it"
                     raise IngestError(msg)
-                pending.append((Path(entry.path), above | {real}))
+                pending.append((Path(entry.path), real, above | {real}))
             elif fmt.holds(entry.name) and entry.is_file():
                 found.append(Path(entry.path))
     return sorted(found, key=lambda path: path.parts)
@@ -529,6 +535,23 @@ def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int |
         raise InvalidInputError(f"is not valid JSON ({where})", fix=fix) from None
     except RecursionError:
         raise InvalidInputError("cannot be decoded: nested too deeply", fix=fix) from None
+    except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise InvalidInputError(f"cannot be decoded: {too_long_integer(exc)}", fix=fix) from None
+
+
+def too_long_integer(exc: ValueError) -> str:
+    """What :func:`json.loads` refused when it raised ``exc``, other than a syntax error: an integer
+    written with more digits than Python converts (4,300 by default), which no field can hold.
+
+    >>> try:
+    ...     json.loads("1" * 5000)
+    ... except ValueError as exc:
+    ...     too_long_integer(exc)
+    'an integer of 5000 digits, more than any field can hold'
+    """
+    digits = re.search(r"value has (\d+) digits", str(exc))
+    size = f"of {digits.group(1)} digits" if digits else "too long to convert"
+    return f"an integer {size}, more than any field can hold"
 
 
 def lines(file: Path) -> Iterator[tuple[int, bytes]]:
@@ -553,6 +576,53 @@ def lines(file: Path) -> Iterator[tuple[int, bytes]]:
         for number, raw in enumerate(handle, start=1):
             if raw.strip():
                 yield number, raw
+
+
+#: How much of a line longer than the limit :func:`bounded_lines` reads at a time, to skip it.
+_SKIP_PIECE = 2**20
+
+
+def bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
+    """``(number, line, size)`` of each line of ``file`` that is not blank, as :func:`lines` reads them,
+    but a line longer than ``max_bytes`` (without its newline) is never held: it comes as
+    ``(number, None, size)``, its size in bytes counted as it is read past in bounded pieces.
+
+    Memory is bounded by ``max_bytes``, whatever the file holds (a 1 GiB line is read past in
+    1 MiB pieces). An :class:`InvalidInputError` if the file cannot be opened.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as file:
+    ...     _ = file.write(b'{"a": 1}\\n' + b"x" * 50 + b"\\n\\n{}")
+    ...     file.flush()
+    ...     [(number, line, size) for number, line, size in bounded_lines(Path(file.name), 20)]
+    [(1, b'{"a": 1}\\n', 8), (2, None, 50), (4, b'{}', 2)]
+    """
+    if is_lfs_pointer(file):
+        raise InvalidInputError(LFS_PROBLEM, fix=LFS_FIX, file=file)
+    try:
+        handle = file.open("rb")
+    except OSError as exc:
+        fix = "make it readable"
+        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix=fix, file=file) from None
+    with handle:
+        number = 0
+        while True:
+            # One byte more than the limit, and the newline: a line that fits ends within them.
+            raw = handle.readline(max_bytes + 2)
+            if not raw:
+                return
+            number += 1
+            size = len(raw) - raw.endswith(b"\n")
+            if size <= max_bytes:
+                if raw.strip():
+                    yield number, raw, size
+                continue
+            while not raw.endswith(b"\n"):
+                raw = handle.readline(_SKIP_PIECE)
+                if not raw:
+                    break
+                size += len(raw) - raw.endswith(b"\n")
+            yield number, None, size
 
 
 # -- the ingest -------------------------------------------------------------------------------
@@ -632,7 +702,9 @@ def ingest_logs(
     frames = reader.frames(ingest)
     if not frames["runs"].height:
         raise ingest.nothing_read()
-    dataset = dataset_of(frames, target, overwrite=overwrite, inputs=inputs, shards=count, notes=ingest.warnings)
+    dataset = dataset_of(
+        frames, target, overwrite=overwrite, inputs=inputs, shards=count, notes=ingest.warnings, formats=[fmt.name]
+    )
     return LogIngestResult(
         out=target,
         dataset=dataset,
