@@ -18,6 +18,7 @@ from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of, flag
 from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
+from mas_eval.ingest.inspect_logs import ingest_inspect
 from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
 from mas_eval.ingest.logs import LogIngestResult
 from mas_eval.ingest.otlp import ingest_otlp
@@ -45,6 +46,9 @@ _CHUNK_MB = _INGEST["chunk_bytes"] / 2**20
 _MAX_LINE_MB = _INGEST["max_line_bytes"] / 2**20
 #: The defaults of ``ingest_otlp``'s parameters.
 _OTLP = defaults_of(ingest_otlp)
+#: The defaults of ``ingest_inspect``'s parameters, and ``--max-member-mb``'s in MiB.
+_INSPECT = defaults_of(ingest_inspect)
+_MAX_MEMBER_MB = _INSPECT["max_member_bytes"] / 2**20
 
 
 def ingest(
@@ -121,6 +125,22 @@ def ingest(
     case_attribute: Annotated[
         str, typer.Option(help="--format otlp: the span or resource attribute holding a run's case.")
     ] = _OTLP["case_attribute"],
+    count_evaluator: Annotated[
+        bool,
+        flag(
+            "--count-evaluator",
+            help="--format inspect: count the model calls a scorer made grading a run (a judge's) in the run's "
+            "tokens, calls and cost; by default they are left out (in usage with evaluator true).",
+        ),
+    ] = _INSPECT["count_evaluator"],
+    max_member_mb: Annotated[
+        float,
+        typer.Option(
+            "--max-member-mb",
+            help="--format inspect: the most a .eval log's member (a sample's JSON) is inflated to, in MiB: a "
+            "larger one is refused, never held whole (a zip bomb). Raise it for samples this large.",
+        ),
+    ] = _MAX_MEMBER_MB,
 ) -> None:
     """Flatten canonical JSONL run records (see run_record.schema.json), or another tool's logs, into a Dataset."""
     from mas_eval.storage.sharding import check_shards
@@ -143,12 +163,17 @@ def ingest(
             "--rejects": (("jsonl",), rejects is not None),
             "--chunk-mb": (("jsonl",), chunk_mb != _CHUNK_MB),
             "--max-line-mb": (("jsonl",), max_line_mb != _MAX_LINE_MB),
+            "--count-evaluator": (("inspect",), count_evaluator != _INSPECT["count_evaluator"]),
+            "--max-member-mb": (("inspect",), max_member_mb != _MAX_MEMBER_MB),
         },
     )
+    check_parameter("--max-member-mb", max_member_mb, [Interval(float, 0, None, closed="neither")], where="ingest")
+    inspect_options = {"count_evaluator": count_evaluator, "max_member_bytes": max(1, round(max_member_mb * 2**20))}
     paths = parse_paths(files)
     if format_ in LOG_FORMATS:
         common = {"overwrite": overwrite, "skip_invalid": skip_invalid, "shards": shards}
-        _print_log_result(_read_logs(format_, paths, out, map_, system, system_attribute, case_attribute, common))
+        read = _read_logs(format_, paths, out, map_, system, system_attribute, case_attribute, common, inspect_options)
+        _print_log_result(read)
         return
     if isinstance(paths, dict):
         msg = (
@@ -198,6 +223,7 @@ def _read_logs(
     system_attribute: str,
     case_attribute: str,
     common: dict[str, Any],
+    inspect_options: dict[str, Any],
 ) -> tuple[LogIngestResult, str]:
     """The adapter of log format ``format_`` run on ``files``, and what its files are called."""
     from mas_eval import ingest as adapters
@@ -206,7 +232,7 @@ def _read_logs(
     if format_ == "lddx":
         result = adapters.ingest_lddx(files, out, **common)
     elif format_ == "inspect":
-        result = adapters.ingest_inspect(files, out, system=system, **common)
+        result = adapters.ingest_inspect(files, out, system=system, **inspect_options, **common)
     elif format_ == "lm-eval":
         result = adapters.ingest_lm_eval(files, out, system=system, **common)
     elif format_ == "otlp":

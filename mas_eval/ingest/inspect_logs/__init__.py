@@ -2,21 +2,26 @@
 
 inspect_ai (UK AISI, MIT-licensed) writes one log per evaluated task: its header (the task, the
 model and its roles, the solver, the aggregate results) and one sample per dataset item and
-epoch, with its messages, the model calls made (events), token usage and scores.
+epoch, with its messages, the model and tool calls made (events), token usage and scores.
 :func:`ingest_inspect` makes each sample and epoch one run; docs/ingest/inspect.md lists the
 mapping field by field.
 
 The logs are read here, with :mod:`json` and :mod:`zipfile`, not through inspect_ai's reader:
 that one validates every sample into its pydantic models (the whole transcript of each model
-call), over ten times the cost of decoding the JSON and taking the few fields mapped. So every fact about the
-two on-disk layouts (format version 2, as inspect_ai 0.3.285 writes it) lives in this module:
+call), many times the cost of decoding the JSON and taking the fields mapped. So every fact about
+the on-disk layouts lives in this package, in the order a log is read:
 
-- a ``.eval`` log is a zip archive: ``header.json`` (the log without its samples, written when
-  the evaluation ends; before that only ``_journal/start.json``) and one member
-  ``samples/<id>_epoch_<epoch>.json`` per sample, compressed with zstandard (or deflate, or
-  stored). A member written twice (a re-run sample) counts by its last copy. Samples are taken
-  in inspect_ai's order: by epoch, then by id (an integer id as if zero-padded to 20 digits);
-- a ``.json`` log is one JSON document: the header's fields and ``samples``, in its order.
+- :mod:`~mas_eval.ingest.inspect_logs.archive`: a ``.eval`` log is a zip archive: ``header.json``
+  (the log without its samples, written when the evaluation ends; before that only
+  ``_journal/start.json``) and one member ``samples/<id>_epoch_<epoch>.json`` per sample,
+  compressed with zstandard (or deflate, or stored), each inflated no further than
+  ``max_member_bytes``. A member written twice (a re-run sample) counts by its last copy. A
+  ``.json`` log is one JSON document: the header's fields and ``samples``;
+- :mod:`~mas_eval.ingest.inspect_logs.layout`: the header, and the older layouts migrated as
+  inspect_ai 0.3.285's reader migrates them (a derived eval id, a single scorer's results, a
+  sample's single score; format version 3);
+- :mod:`~mas_eval.ingest.inspect_logs.sample`: one sample into rows (the judge's calls apart,
+  tool calls, messages with the tokens of the call that wrote them).
 
 Reading a zstandard-compressed ``.eval`` log needs the ``zstandard`` package, which inspect_ai
 installs: ``pip install 'mas_eval[inspect]'``. ``.json`` logs need nothing beyond the standard
@@ -27,12 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
-import math
-import re
-import struct
-import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,12 +39,33 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import Interval, check_parameter
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError
+from mas_eval.ingest.inspect_logs.archive import INSTALL, MAX_MEMBER_BYTES, Archive, MemberTooLarge
+from mas_eval.ingest.inspect_logs.layout import (
+    FORMAT_VERSION,
+    Header,
+    decode,
+    header_of,
+    may_hold_surrogates,
+    migrate_sample,
+    system_of,
+)
+from mas_eval.ingest.inspect_logs.sample import FIELDS, Rows, read_sample, where_of
 from mas_eval.ingest.logs import LogIngestResult, conform
-from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, read_json
+from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, json_type
+from mas_eval.ingest.values import Impossible, identifier, integer
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "INSTALL", "SUFFIXES", "ingest_inspect"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "INSTALL",
+    "MAX_MEMBER_BYTES",
+    "SUFFIXES",
+    "ingest_inspect",
+    "system_of",
+]
 
 #: The files a folder argument stands for: inspect_ai's two log formats.
 SUFFIXES = (".eval", ".json")
@@ -58,477 +78,248 @@ FORMAT = LogFormat(
     record="inspect_ai sample",
     skips="log(s) or sample(s)",
 )
-#: How to install what reading a zstandard-compressed ``.eval`` log needs.
-INSTALL = "pip install 'mas_eval[inspect]'"
-#: The newest log format version read: inspect_ai 0.3.285 writes version 2. A newer version may
-#: lay its samples out otherwise, so it is refused rather than misread.
-FORMAT_VERSION = 2
-#: ``messages.round`` of every message: an inspect_ai sample is one conversation.
-ROUND = "1"
-#: Score values inspect_ai's ``value_to_float`` maps to a number of its own (CORRECT, INCORRECT,
-#: PARTIAL, NOANSWER), and whether each is a pass (True), a fail (False) or neither (None).
-_SENTINELS: dict[str, tuple[float, bool | None]] = {
-    "C": (1.0, True),
-    "I": (0.0, False),
-    "P": (0.5, None),
-    "N": (0.0, None),
-}
-#: Strings ``value_to_float`` reads as yes or no.
-_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
-#: Where a condensed log moved a message's text: ``attachment://<hash>`` (the hash keys ``sample.attachments``).
-_ATTACHMENT = re.compile(r"attachment://([0-9a-fA-F]+)")
 #: The tables an inspect_ai log gives rows to, in the schema's order.
-_TABLES = tuple(t for t in TABLES if t in {"runs", "agents", "messages", "usage", "outcomes", "reported"})
-#: The columns each table's rows (tuples) hold, in order; the table's other columns are null.
-_FIELDS: dict[str, tuple[str, ...]] = {
-    "runs": (
-        "run_id",
-        "system",
-        "case_id",
-        "task",
-        "epoch",
-        "api_calls",
-        "seconds",
-        "tokens",
-        "input_tokens",
-        "output_tokens",
-        "cost_usd",
-    ),
-    "agents": ("run_id", "agent_id", "role"),
-    "messages": ("run_id", "round", "agent_id", "turn", "text", "source"),
-    "usage": ("run_id", "agent_id", "model", "calls", "input_tokens", "output_tokens", "cost_usd", "seconds"),
-    "outcomes": ("run_id", "name", "value", "passed"),
-    "reported": ("run_id", "source", "name", "item", "value", "text"),
-}
+_TABLES = tuple(t for t in TABLES if t in FIELDS)
 #: Members of a ``.eval`` log: the header of a finished evaluation, the start record written
 #: before it, and the folder of the samples.
 _HEADER, _START, _SAMPLES = "header.json", "_journal/start.json", "samples/"
-#: A zip member's local header: its signature, fixed length, and where the lengths of the name
-#: and the extra field that follow it are (the data starts after both).
-_LOCAL_SIGNATURE, _LOCAL_SIZE, _LOCAL_LENGTHS = b"PK\x03\x04", 30, struct.Struct("<HH")
-#: The zip compression methods of ``.eval`` members: none, deflate, zstandard (inspect_ai's own).
-_STORED, _DEFLATED, _ZSTD = 0, 8, 93
-#: What inspect_ai's older layouts hold that this reader does not map; such a log is rewritten in
-#: the current layout by inspect_ai's ``inspect log convert`` (reading it migrates it).
-_OLD_SAMPLE_FIELDS = ("score", "transcript")
-#: The fix for a log in an older layout.
-_CONVERT = "rewrite it in the current layout with `inspect log convert` (to the other format: .eval <-> .json)"
-
-
-# -- the two layouts ----------------------------------------------------------------------------
-
-
-def _read_json_log(file: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The header and samples of a ``.json`` log: one document, the header's fields beside ``samples``."""
-    doc = read_json(file, what="an inspect_ai log")
-    if not isinstance(doc, dict):
-        msg = f"the document is a JSON {type(doc).__name__}, not an object"
-        raise ValueError(msg)
-    _check_version(doc)
-    return doc, doc.get("samples") or []
-
-
-def _read_eval_log(file: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The header and samples of a ``.eval`` log (a zip archive), the samples in inspect_ai's order.
-
-    The archive's directory comes from :mod:`zipfile`; the members are read and decompressed
-    here, as zipfile cannot decompress zstandard before Python 3.14.
-    """
-    try:
-        archive = zipfile.ZipFile(file)
-    except zipfile.BadZipFile as exc:
-        # zipfile's words for a missing end-of-central-directory record: a cut-off download or copy.
-        if str(exc) != "File is not a zip file":
-            raise
-        msg = "EOCD not found: the zip archive is truncated, or the file is not one"
-        raise ValueError(msg) from None
-    with archive, file.open("rb") as raw:
-        # A member written twice (a re-run sample) is read from its last copy, as inspect_ai does.
-        members = {info.filename: info for info in archive.infolist()}
-        # One decompressor for the log's members: its context is reused.
-        zstd = _zstd() if any(info.compress_type == _ZSTD for info in members.values()) else None
-        if _HEADER in members:
-            header = _member(raw, members[_HEADER], zstd)
-        elif _START in members:
-            # The evaluation has not finished: only its start record is there.
-            header = {"status": "started", **_member(raw, members[_START], zstd)}
-        else:
-            msg = f"neither {_HEADER} nor {_START} is in the archive: not an inspect_ai .eval log"
-            raise ValueError(msg)
-        _check_version(header)
-        if header.get("status") != "success":  # refused whole (_check_header): its samples are not read
-            return header, []
-        samples = [
-            _member(raw, info, zstd)
-            for name, info in members.items()
-            if name.startswith(_SAMPLES) and name.endswith(".json")
-        ]
-    samples.sort(key=lambda s: (s["epoch"], s["id"] if isinstance(s["id"], str) else str(s["id"]).zfill(20)))
-    return header, samples
-
-
-def _member(raw: Any, info: zipfile.ZipInfo, zstd: Any) -> Any:
-    """One member of the archive, decompressed (``zstd``: the decompressor of a zstandard member),
-    checked against its CRC and decoded from JSON."""
-    raw.seek(info.header_offset)
-    local = raw.read(_LOCAL_SIZE)
-    if local[:4] != _LOCAL_SIGNATURE:
-        msg = f"member {info.filename} has no local header where the archive's directory says"
-        raise ValueError(msg)
-    name_length, extra_length = _LOCAL_LENGTHS.unpack_from(local, _LOCAL_SIZE - _LOCAL_LENGTHS.size)
-    raw.seek(info.header_offset + _LOCAL_SIZE + name_length + extra_length)
-    data = raw.read(info.compress_size)
-    if info.compress_type == _ZSTD:
-        data = _unzstd(data, zstd)
-    elif info.compress_type == _DEFLATED:
-        data = zlib.decompress(data, -zlib.MAX_WBITS)
-    elif info.compress_type != _STORED:
-        msg = f"member {info.filename} uses zip compression method {info.compress_type}, not one inspect_ai writes"
-        raise ValueError(msg)
-    if zlib.crc32(data) != info.CRC:
-        msg = f"member {info.filename} is corrupt (its CRC does not match)"
-        raise ValueError(msg)
-    return json.loads(data)
-
-
-def _unzstd(data: bytes, decompressor: Any) -> bytes:
-    """zstandard-compressed bytes decompressed; a member may hold several frames, one after another."""
-    parts = []
-    while data:
-        frame = decompressor.decompressobj()
-        parts.append(frame.decompress(data))
-        data = frame.unused_data
-    return b"".join(parts)
-
-
-def _zstd() -> Any:
-    """A zstandard decompressor, imported on first use: only zstandard-compressed .eval logs need it."""
-    try:
-        import zstandard
-    except ImportError:
-        msg = f"reading inspect_ai .eval logs needs zstandard, which is not installed; install it with: {INSTALL}"
-        raise IngestError(msg) from None
-    return zstandard.ZstdDecompressor()
-
-
-def _check_version(header: dict[str, Any]) -> None:
-    version = header.get("version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        msg = f"its log format version is {version!r}, not a number"
-        raise ValueError(msg)
-    if version > FORMAT_VERSION:
-        fix = "upgrade mas_eval to read it"
-        problem = (
-            f"its log format version is {version}, newer than the {FORMAT_VERSION} this reader knows "
-            "(format version of inspect_ai 0.3.285)"
-        )
-        raise InvalidInputError(problem, fix=fix)
-
-
-# -- values -------------------------------------------------------------------------------------
-
-
-def _score_value(value: Any) -> tuple[float | None, bool | None, str | None]:
-    """``(value, passed, problem)`` of one score value, by inspect_ai's ``value_to_float`` defaults.
-
-    "C" is 1 and passed, "I" 0 and failed, "P" 0.5 and "N" 0 (neither); a boolean is 1 or 0 and
-    passed or failed; a number is itself; "yes"/"true" and "no"/"false" are 1 and 0, a numeric
-    string its number. What ``value_to_float`` cannot read it counts as 0 (with a warning), and
-    so does this; a value that is not finite is left out (``value`` None) with the problem said.
-    """
-    if isinstance(value, bool):
-        return float(value), value, None
-    if isinstance(value, int | float):
-        number = float(value)
-        return (number, None, None) if math.isfinite(number) else (None, None, f"is {value!r}, not finite; left out")
-    if isinstance(value, str):
-        if value in _SENTINELS:
-            number, passed = _SENTINELS[value]
-            return number, passed, None
-        word = _WORDS.get(value.lower())
-        if word is not None:
-            return word, None, None
-        try:
-            number = float(value)
-        except ValueError:
-            return 0.0, None, f"is {value!r}, which inspect_ai's value_to_float reads as 0; recorded as 0"
-        if math.isfinite(number):
-            return number, None, None
-        return None, None, f"is {value!r}, not finite; left out"
-    return None, None, f"is {type(value).__name__}, not a score value; left out"
-
-
-def _text(message: dict[str, Any], attachments: dict[str, str]) -> str:
-    """A message's text (a list of content parts: their text parts, a line each), with the contents
-    a condensed log moved to the sample's attachments put back."""
-    text = message["content"]
-    if not isinstance(text, str):
-        text = "\n".join(part["text"] for part in text if part["type"] == "text")
-    if "attachment://" in text:
-        text = _ATTACHMENT.sub(lambda m: attachments.get(m.group(1), m.group(0)), text)
-    return text
-
-
-def _seconds(value: float | None) -> float | None:
-    # A time written as a whole number is an int in JSON: inspect_ai's float field makes it a float.
-    return None if value is None else float(value)
-
-
-def _usage_numbers(usage: dict[str, Any] | None) -> tuple[int, int, int, float | None]:
-    """``(input, output, total, cost)`` of one ``ModelUsage``: input counts the cache reads and writes too."""
-    if usage is None:
-        return 0, 0, 0, None
-    prompt = (
-        usage.get("input_tokens", 0)
-        + (usage.get("input_tokens_cache_read") or 0)
-        + (usage.get("input_tokens_cache_write") or 0)
-    )
-    cost = usage.get("total_cost")
-    return prompt, usage.get("output_tokens", 0), usage.get("total_tokens", 0), None if cost is None else float(cost)
-
-
-def _sum_or_none(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
-
-
-def system_of(header: dict[str, Any]) -> str:
-    """``runs.system`` of a log's samples: its model, solver (and the solver's arguments) and task arguments.
-
-    >>> system_of({"eval": {"model": "openai/gpt-4o", "solver": None, "task_args": {"agents": 3}},
-    ...            "plan": {"steps": [{"solver": "debate"}]}})
-    'openai/gpt-4o debate (agents=3)'
-    """
-    spec = header["eval"]
-    solver = spec.get("solver") or "+".join(step["solver"] for step in (header.get("plan") or {}).get("steps", []))
-    if spec.get("solver_args"):
-        solver += (
-            "(" + ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in sorted(spec["solver_args"].items())) + ")"
-        )
-    words = [spec["model"], solver] if solver else [spec["model"]]
-    if spec.get("task_args"):
-        args = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in sorted(spec["task_args"].items()))
-        words.append(f"({args})")
-    return " ".join(words)
-
-
-# -- one log ------------------------------------------------------------------------------------
+#: The fix for a log that is not as inspect_ai writes it.
+_FIX = "pass a complete .eval or .json log written by inspect_ai"
 
 
 @dataclass
 class _Log:
-    """The rows of one log (a tuple of ``_FIELDS[table]`` each, then its frames), and its warnings."""
+    """The rows of one log (then its frames), its aggregate results, runs and warnings."""
 
     file: Path
-    rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=lambda: {t: [] for t in _TABLES})
+    rows: Rows
     frames: dict[str, pl.DataFrame] = field(default_factory=dict)
     #: The log's aggregate results: one ``reported`` row (without run_id) each, given to every run of the log.
     results: list[dict[str, Any]] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    unscored: int = 0
 
     def freeze(self) -> None:
         """The rows into one frame per table: the strings go to Arrow, the Python objects are freed."""
-        for name, rows in self.rows.items():
-            columns = list(zip(*rows, strict=True)) or [()] * len(_FIELDS[name])
+        for name, rows in self.rows.tables.items():
+            columns = list(zip(*rows, strict=True)) or [()] * len(FIELDS[name])
             schema = TABLES[name].polars_schema
             frame = pl.DataFrame(
-                dict(zip(_FIELDS[name], columns, strict=True)), schema={c: schema[c] for c in _FIELDS[name]}
+                dict(zip(FIELDS[name], columns, strict=True)), schema={c: schema[c] for c in FIELDS[name]}
             )
             self.frames[name] = conform(frame, name)
-        self.rows = {}
+        self.rows.tables = {}
 
 
-def _where(sample: dict[str, Any]) -> str:
-    return f"sample {sample['id']!r}, epoch {sample['epoch']}"
-
-
-def _check_header(header: dict[str, Any]) -> None:
+def _check_status(header: Header, has_samples: bool) -> None:
     """A log whose evaluation did not finish is refused whole: its samples are a biased part of the task."""
-    status = header.get("status", "started")
-    if status == "success":
+    if header.status == "success":
         return
-    if status == "error":
-        error = header.get("error")
-        said = (error["message"] if error is not None else "").strip().splitlines()
-        why = f" ({said[0][:200]})" if said else ""
-        problem = f"the evaluation ended with an error{why}"
+    empty = "" if has_samples else " and holds no samples"
+    if header.status == "error":
+        why = f" ({header.error})" if header.error else ""
+        problem = f"the evaluation ended with an error{why}{empty}"
         fix = "re-run the failed samples with `inspect eval-retry` and ingest its log"
     else:
-        problem = f"the evaluation has status {status!r}, not 'success'"
+        problem = f"the evaluation has status {header.status!r}, not 'success'{empty}"
         fix = "ingest the log of a finished evaluation"
     raise InvalidInputError(problem, fix=fix)
 
 
-def _eval_id(header: dict[str, Any]) -> str:
-    """The log's eval id; a log without one (an older layout) is refused: inspect_ai derives it on reading."""
-    spec = header["eval"]
-    eval_id = spec.get("eval_id") or ""
-    if not eval_id or (header.get("results") or {}).get("scorer") is not None:
-        problem = "it is in an older inspect_ai layout (no eval id, or a single scorer's results)"
-        raise InvalidInputError(problem, fix=_CONVERT)
-    return eval_id
+def _no_samples() -> InvalidInputError:
+    problem = "holds no samples (a header-only log: its results without the samples they came from)"
+    fix = "ingest the log with its samples (inspect_ai writes them unless told not to: --no-log-samples)"
+    return InvalidInputError(problem, fix=fix)
 
 
-def _results(header: dict[str, Any]) -> list[dict[str, Any]]:
-    """The log's own aggregate results: each scorer's metrics, its reducer and sample counts, the totals."""
-    rows: list[dict[str, Any]] = []
-    results = header.get("results")
-    if results is None:
-        return rows
-    for name in ("total_samples", "completed_samples"):
-        rows.append({"source": "results", "name": name, "item": 0, "value": float(results.get(name, 0))})
-    for score in results.get("scores") or []:
-        # A dict-valued scorer's results are named by key, as its outcomes are named "<scorer>/<key>".
-        outcome = score["name"] if score["name"] == score["scorer"] else f"{score['scorer']}/{score['name']}"
-        for key, metric in (score.get("metrics") or {}).items():
-            value = float(metric["value"])
-            rows.append({"source": "results", "name": f"{outcome}/{key}", "item": 0, "value": value})
-        for count in ("scored_samples", "unscored_samples"):
-            if score.get(count) is not None:
-                value = float(score[count])
-                rows.append({"source": "results", "name": f"{outcome}/{count}", "item": 0, "value": value})
-        if score.get("reducer") is not None:
-            rows.append({"source": "results", "name": f"{outcome}/reducer", "item": 0, "text": score["reducer"]})
-    return rows
+class _Reading:
+    """One log being read: its header, rows, the runs it holds so far, and the rules that span logs."""
 
+    def __init__(self, log: _Log, header: Header, system: str | None, ingest: Ingest, seen: dict[Any, Path]) -> None:
+        self.log, self.header, self.ingest, self.seen = log, header, ingest, seen
+        self.system = system if system is not None else header.system
+        self.mine: dict[Any, Path] = {}
 
-def _check_sample(sample: dict[str, Any]) -> None:
-    if any(old in sample for old in _OLD_SAMPLE_FIELDS):
-        problem = "is in an older inspect_ai layout (a 'score' or 'transcript' field)"
-        raise InvalidInputError(problem, where=_where(sample), fix=_CONVERT, skip="skip such samples")
-    error = sample.get("error")
-    if error is not None:
-        said = error["message"].strip().splitlines()
-        why = f" ({said[0][:200]})" if said else ""
-        fix = "re-run it with `inspect eval-retry` and ingest that log"
-        raise InvalidInputError(
-            f"the sample failed{why}", where=_where(sample), fix=fix, skip="skip the samples that failed"
-        )
-    if not sample.get("scores"):
-        fix = "score the log first (`inspect score LOG`)"
-        raise InvalidInputError("has no score", where=_where(sample), fix=fix, skip="skip the samples without a score")
+    def sample(self, sample: Any, check_text: bool) -> None:
+        """Read one decoded sample, or set it aside (``ingest.attempt``) with nothing of it kept."""
+        if not isinstance(sample, dict):
+            raise InvalidInputError(f"a sample is {json_type(sample)}, not an object", fix=_FIX)
+        where = where_of(sample)
+        rows = self.log.rows
+        with self.ingest.attempt(where):
+            marks = {name: len(table) for name, table in rows.tables.items()}
+            warned = len(rows.warnings)
+            mine, kept = rows.impossible, Impossible()
+            rows.impossible = kept
+            try:
+                self._read(sample, check_text)
+            except InvalidInputError:
+                for name, table in rows.tables.items():
+                    del table[marks[name] :]
+                del rows.warnings[warned:]
+                raise
+            except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+                for name, table in rows.tables.items():
+                    del table[marks[name] :]
+                del rows.warnings[warned:]
+                said = " ".join(str(exc).split())[:200] or type(exc).__name__
+                problem = f"is not a sample as inspect_ai writes one ({type(exc).__name__}: {said})"
+                raise InvalidInputError(problem, fix=_FIX, skip="skip such samples") from None
+            finally:
+                rows.impossible = mine
+            mine.absorb(kept)
 
-
-def _read_sample(log: _Log, header: dict[str, Any], sample: dict[str, Any], run_id: str, system: str) -> None:
-    """The rows of one sample (one run)."""
-    rows = log.rows
-    events = sample.get("events") or []
-    calls = [e for e in events if e.get("event") == "model"]
-    model_usage = sample.get("model_usage") or {}
-    prompt = output = total = 0
-    costs: list[float | None] = []
-    for usage in model_usage.values():
-        p, o, t, c = _usage_numbers(usage)
-        prompt, output, total = prompt + p, output + o, total + t
-        costs.append(c)
-    used = bool(model_usage)
-    total_time, working_time = _seconds(sample.get("total_time")), _seconds(sample.get("working_time"))
-    rows["runs"].append(
-        (
+    def _read(self, sample: dict[str, Any], check_text: bool) -> None:
+        header = self.header
+        migrate_sample(sample, header.first_score)
+        case = identifier(sample.get("id"), "sample id")
+        epoch = sample.get("epoch")
+        if epoch is None:
+            raise InvalidInputError("field 'epoch' is missing (null), not an epoch number (1 = first)")
+        epoch = integer(epoch, "epoch", minimum=1)
+        sample["epoch"] = epoch
+        run_id = f"{header.eval_id}/{case}/{epoch}"
+        error = sample.get("error")
+        if error is not None:
+            message = error.get("message") if isinstance(error, dict) else error
+            said = str(message or "").strip().splitlines()
+            why = f" ({said[0][:200]})" if said else ""
+            fix = "re-run it with `inspect eval-retry` and ingest that log"
+            raise InvalidInputError(f"the sample failed{why}", fix=fix, skip="skip the samples that failed")
+        self._check_across(run_id, case, epoch)
+        if not sample.get("scores"):
+            self.log.unscored += 1
+        read_sample(
+            self.log.rows,
+            sample,
             run_id,
-            system,
-            str(sample["id"]),
-            header["eval"]["task"],
-            sample["epoch"],
-            len(calls) if events else None,
-            total_time if total_time is not None else working_time,
-            total if used else None,
-            prompt if used else None,
-            output if used else None,
-            _sum_or_none(costs),
+            self.system,
+            header.task,
+            header.roles,
+            header.model,
+            check_text=check_text,
         )
-    )
-    if working_time is not None:
-        rows["reported"].append((run_id, "sample", "working_time", 0, working_time, None))
-    # Scores: one outcome per scorer, or per key of a scorer whose value is a dict.
-    for scorer, score in sample["scores"].items():
-        value = score["value"]
-        named = [(f"{scorer}/{k}", v) for k, v in value.items()] if isinstance(value, dict) else [(scorer, value)]
-        for name, item in named:
-            number, passed, problem = _score_value(item)
-            if problem is not None:
-                log.warnings.append(f"{log.file}: {_where(sample)}: score {name!r} {problem}")
-            if number is not None:
-                rows["outcomes"].append((run_id, name, number, passed))
-    # Usage per agent and model: each model call (event) is the role's that made it, or the model's.
-    agents: dict[str, str | None] = {}
-    by_message: dict[str, str] = {}
-    if calls:
-        grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for call in calls:
-            role, model = call.get("role"), call["model"]
-            agent = role or model
-            agents.setdefault(agent, role)
-            grouped.setdefault((agent, model), []).append(call)
-            choices = (call["output"] or {}).get("choices")
-            if choices and choices[0]["message"].get("id"):
-                by_message[choices[0]["message"]["id"]] = agent
-        for (agent, model), made in grouped.items():
-            numbers = [_usage_numbers((c["output"] or {}).get("usage")) for c in made]
-            rows["usage"].append(
-                (
-                    run_id,
-                    agent,
-                    model,
-                    len(made),
-                    sum(n[0] for n in numbers),
-                    sum(n[1] for n in numbers),
-                    _sum_or_none([n[3] for n in numbers]),
-                    _sum_or_none([_seconds(c.get("working_time")) for c in made]),
-                )
+        self.log.run_ids.append(run_id)
+        self.mine[run_id] = self.mine[(self.system, header.task, case, epoch)] = self.log.file
+
+    def _check_across(self, run_id: str, case: str, epoch: int) -> None:
+        """The rules that span samples and logs: a sample and epoch once in a log; a run_id once;
+        a system's sample and epoch of a task once.
+
+        ``seen`` holds the keys of the logs accepted before, ``mine`` those of this log so far (kept
+        apart, so that a log refused part way leaves nothing behind).
+        """
+        file = self.log.file
+        if run_id in self.mine:
+            problem = (
+                "is in this log twice (inspect_ai writes each sample and epoch once: the log was edited or merged)"
             )
-    else:
-        _usage_without_events(log, header, sample, run_id, agents)
-    for agent, role in agents.items():
-        rows["agents"].append((run_id, agent, role))
-    attachments = sample.get("attachments") or {}
-    messages = rows["messages"]
-    for turn, message in enumerate(sample.get("messages") or [], start=1):
-        speaker = message["role"]
-        if speaker == "assistant":
-            speaker = by_message.get(message.get("id") or "") or message.get("model") or speaker
-        messages.append((run_id, ROUND, speaker, turn, _text(message, attachments), message.get("source")))
+            raise InvalidInputError(problem, fix="keep one copy of the sample in the log")
+        earlier = self.seen.get(run_id)
+        if earlier is not None:
+            fix = "pass each log once (a copy of a log has the same eval id)"
+            raise InvalidInputError(f"its run_id {run_id!r} is also one of {earlier}", fix=fix)
+        repeat = (self.system, self.header.task, case, epoch)
+        earlier = self.seen.get(repeat) or self.mine.get(repeat)
+        if earlier is not None:
+            fix = "name the two logs' systems apart ({log: system}; on the command line LOG=SYSTEM), or pass only one"
+            msg = f"system {self.system!r} ran this sample and epoch of task {self.header.task!r} in {earlier} too"
+            raise InvalidInputError(msg, fix=fix)
+        del file
 
 
-def _usage_without_events(
-    log: _Log, header: dict[str, Any], sample: dict[str, Any], run_id: str, agents: dict[str, str | None]
-) -> None:
-    """``usage`` from the sample's totals when its events were not logged: no calls, no time.
-
-    A role's model is the one the header binds it to; what a model used beyond its roles' usage
-    is the model's own (calls made without a role).
-    """
-    rows = log.rows["usage"]
-    spec = header["eval"]
-    bound = spec.get("model_roles") or {}
-    by_model: dict[str, list[int]] = {}
-    for role, usage in (sample.get("role_usage") or {}).items():
-        # A role bound to a list of models (fallbacks) names no one model: the eval's model stands.
-        config = bound.get(role)
-        model = (config.get("model") if isinstance(config, dict) else None) or spec["model"]
-        p, o, _, c = _usage_numbers(usage)
-        agents.setdefault(role, role)
-        rows.append((run_id, role, model, None, p, o, c, None))
-        spent = by_model.setdefault(model, [0, 0])
-        spent[0], spent[1] = spent[0] + p, spent[1] + o
-    for model, usage in (sample.get("model_usage") or {}).items():
-        p, o, _, c = _usage_numbers(usage)
-        spent = by_model.get(model, [0, 0])
-        if model in by_model and p <= spent[0] and o <= spent[1]:
-            continue
-        agents.setdefault(model, None)
-        rest_cost = c if model not in by_model else None
-        rows.append((run_id, model, model, None, p - spent[0], o - spent[1], rest_cost, None))
-
-
-def _read_log(file: Path, system: str | None, ingest: Ingest, seen: dict[str, Any]) -> _Log:
+def _read_log(
+    file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], *, count_evaluator: bool, limit: int
+) -> _Log:
     """The rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``."""
-    log = _Log(file)
+    log = _Log(file, Rows(count_evaluator=count_evaluator))
     with _without_cyclic_gc():
-        _read_into(log, file, system, ingest, seen)
+        try:
+            reading = _read_eval if file.suffix == ".eval" else _read_json
+            reading(log, file, system, ingest, seen, limit)
+        except (InvalidInputError, IngestError):
+            raise
+        except MemberTooLarge as exc:
+            raise InvalidInputError(str(exc), fix="it may be a zip bomb: check where the log came from") from None
+        except Exception as exc:  # any other failure is the file's: it is not a log as inspect_ai writes it
+            raise _unreadable(exc) from None
     log.freeze()
     return log
+
+
+def _read_json(log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int) -> None:
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})") from None
+    if not data.strip():
+        raise InvalidInputError("is empty, not an inspect_ai log", fix=_FIX)
+    doc = decode(data, "the log")
+    header = header_of(doc)
+    samples = doc.get("samples") or []
+    if not isinstance(samples, list):
+        raise InvalidInputError(f"field 'samples' is {json_type(samples)}, not a list", fix=_FIX)
+    _check_status(header, bool(samples))
+    if not samples:
+        raise _no_samples()
+    check_text = bool(may_hold_surrogates(data))
+    del data
+    reading = _Reading(log, header, system, ingest, seen)
+    for sample in samples:
+        reading.sample(sample, check_text)
+    _finish(log, reading, header)
+    del limit
+
+
+def _read_eval(log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int) -> None:
+    with Archive(file, limit=limit) as archive:
+        members = archive.members
+        if _HEADER in members:
+            doc = decode(archive.read(_HEADER), f"member {_HEADER}")
+        elif _START in members:
+            # The evaluation has not finished: only its start record is there.
+            doc = decode(archive.read(_START), f"member {_START}")
+            if isinstance(doc, dict):
+                doc = {"status": "started", **doc}
+        else:
+            msg = f"neither {_HEADER} nor {_START} is in the archive: not an inspect_ai .eval log"
+            raise InvalidInputError(msg, fix=_FIX)
+        header = header_of(doc)
+        names = [name for name in members if name.startswith(_SAMPLES) and name.endswith(".json")]
+        _check_status(header, bool(names))
+        if not names:
+            raise _no_samples()
+        reading = _Reading(log, header, system, ingest, seen)
+        for name in names:
+            data = archive.read(name)
+            reading.sample(decode(data, f"member {name}"), bool(may_hold_surrogates(data)))
+    _finish(log, reading, header)
+
+
+def _finish(log: _Log, reading: _Reading, header: Header) -> None:
+    """The log's results, warnings and notes, once every sample was read."""
+    ingest, rows = reading.ingest, log.rows
+    log.results = [
+        {"source": "results", "name": r.name, "item": 0, "value": r.value, "text": r.text} for r in header.results
+    ]
+    file = log.file
+    notes = [f"{file}: {warning}" for warning in header.warnings]
+    notes += [f"{file}: {warning}" for warning in rows.warnings]
+    notes += rows.impossible.lines(file)
+    if log.unscored:
+        notes.append(
+            f"{file}: {log.unscored} sample(s) have no score: their runs have no outcomes "
+            "(`inspect score LOG` scores a log)"
+        )
+    if rows.evaluator_calls:
+        counted = (
+            "counted in the runs' tokens, calls and cost as the system's (count_evaluator; usage.evaluator false)"
+            if rows.count_evaluator
+            else "in usage with evaluator = true, left out of the runs' tokens, calls and cost"
+        )
+        notes.append(f"{file}: {rows.evaluator_calls} model call(s) made in scoring (a judge's) are {counted}")
+    ingest.warnings.extend(notes)
+    reading.seen.update(reading.mine)
 
 
 @contextlib.contextmanager
@@ -545,62 +336,9 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _read_into(log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[str, Any]) -> None:
-    """``log``'s rows, read from ``file``; ``seen`` gets its keys only when the whole log was read."""
-    # A log that is not what inspect_ai writes fails anywhere in its reading (a broken zip or
-    # JSON, a field missing or of another type): each is this file's problem, said in one line.
-    try:
-        header, samples = (_read_eval_log if file.suffix == ".eval" else _read_json_log)(file)
-        _check_header(header)
-        eval_id = _eval_id(header)
-        name = system if system is not None else system_of(header)
-        log.results = _results(header)
-        mine: dict[Any, Path] = {}
-        for sample in samples:
-            run_id = f"{eval_id}/{sample['id']}/{sample['epoch']}"
-            with ingest.attempt():
-                _check_sample(sample)
-                _check_across(sample, run_id, name, header["eval"]["task"], file, seen, mine)
-                _read_sample(log, header, sample, run_id, name)
-                log.run_ids.append(run_id)
-    except (InvalidInputError, IngestError):
-        raise
-    except Exception as exc:  # any other failure is the file's: it is not a log as inspect_ai writes it
-        raise _unreadable(exc) from None
-    seen.update(mine)
-
-
 def _unreadable(exc: Exception) -> InvalidInputError:
     said = " ".join(str(exc).split())[:300] or type(exc).__name__
-    fix = "pass a complete .eval or .json log written by inspect_ai"
-    return InvalidInputError(f"inspect_ai cannot read it ({type(exc).__name__}: {said})", fix=fix)
-
-
-def _check_across(
-    sample: dict[str, Any],
-    run_id: str,
-    system: str,
-    task: str,
-    file: Path,
-    seen: dict[Any, Path],
-    mine: dict[Any, Path],
-) -> None:
-    """The rules that span logs: a run_id once; a system's sample and epoch of a task once.
-
-    ``seen`` holds the keys of the logs accepted before, ``mine`` those of this log so far (kept
-    apart, so that a log refused part way leaves nothing behind).
-    """
-    earlier = seen.get(run_id) or mine.get(run_id)
-    if earlier is not None:
-        fix = "pass each log once (a copy of a log has the same eval id)"
-        raise InvalidInputError(f"its run_id {run_id!r} is also one of {earlier}", where=_where(sample), fix=fix)
-    repeat = (system, task, str(sample["id"]), sample["epoch"])
-    earlier = seen.get(repeat) or mine.get(repeat)
-    if earlier is not None:
-        fix = "name the two logs' systems apart ({log: system}; on the command line LOG=SYSTEM), or pass only one"
-        msg = f"system {system!r} ran this sample and epoch of task {task!r} in {earlier} too"
-        raise InvalidInputError(msg, where=_where(sample), fix=fix)
-    mine[run_id] = mine[repeat] = file
+    return InvalidInputError(f"inspect_ai cannot read it ({type(exc).__name__}: {said})", fix=_FIX)
 
 
 # -- the ingest ---------------------------------------------------------------------------------
@@ -616,13 +354,9 @@ def _frames(logs: list[_Log]) -> dict[str, pl.DataFrame]:
     frames["outcomes"] = frames["outcomes"].with_columns(
         passed=pl.when(pl.col("passed").is_not_null().all().over("name")).then(pl.col("passed"))
     )
+    schema = {c: t for c, t in TABLES["reported"].polars_schema.items() if c != "run_id"}
     results = [
-        pl.DataFrame({"run_id": log.run_ids}).join(
-            pl.DataFrame(
-                log.results, schema={c: t for c, t in TABLES["reported"].polars_schema.items() if c != "run_id"}
-            ),
-            how="cross",
-        )
+        pl.DataFrame({"run_id": log.run_ids}).join(pl.DataFrame(log.results, schema=schema), how="cross")
         for log in logs
         if log.results and log.run_ids
     ]
@@ -633,18 +367,18 @@ def _frames(logs: list[_Log]) -> dict[str, pl.DataFrame]:
 class _Reader:
     """inspect_ai logs read one at a time, with the rules that span logs."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, count_evaluator: bool, max_member_bytes: int) -> None:
         self.logs: list[_Log] = []
         self.seen: dict[Any, Path] = {}
+        self.count_evaluator, self.limit = count_evaluator, max_member_bytes
 
     def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
         if file.suffix not in SUFFIXES:
             problem = "has neither the .eval nor the .json suffix of an inspect_ai log"
             raise InvalidInputError(problem, fix="pass inspect_ai .eval or .json logs")
-        log = _read_log(file, system, ingest, self.seen)
+        log = _read_log(file, system, ingest, self.seen, count_evaluator=self.count_evaluator, limit=self.limit)
         if log.run_ids:
             self.logs.append(log)
-            ingest.warnings.extend(log.warnings)
 
     def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
         return _frames(self.logs)
@@ -658,6 +392,8 @@ def ingest_inspect(
     overwrite: bool = False,
     skip_invalid: bool = False,
     shards: int | None = None,
+    count_evaluator: bool = False,
+    max_member_bytes: int = MAX_MEMBER_BYTES,
 ) -> LogIngestResult:
     """Read inspect_ai evaluation logs into a Dataset, written to ``out`` if given.
 
@@ -679,38 +415,71 @@ def ingest_inspect(
         Replace an existing ``out``.
     skip_invalid
         Set aside the logs (an evaluation that did not finish, a file inspect_ai cannot read)
-        and samples (failed, not scored) that cannot be ingested, listed with their reasons in
-        ``skipped``, and ingest the rest, instead of failing at the first.
+        and samples (failed, a value no column can hold) that cannot be ingested, listed with
+        their reasons in ``skipped``, and ingest the rest, instead of failing at the first.
     shards
         ``None`` or 1: one file per table. ``N`` (2 to 10,000): the sharded layout of
         :meth:`Dataset.write <mas_eval.storage.dataset.Dataset.write>`.
+    count_evaluator
+        Count the model calls made in scoring (a model-graded scorer's judge) in the runs'
+        ``tokens``, ``input_tokens``, ``output_tokens``, ``api_calls`` and ``cost_usd``. By
+        default they are left out: the judge's tokens are not the system's cost. Either way they
+        are in ``usage``, under the scorer's name, with ``evaluator = true`` (left out) or
+        ``false`` (counted as the system's).
+    max_member_bytes
+        The most a ``.eval`` member (a sample's JSON) is inflated to, in bytes (default 128 MiB):
+        a larger one is refused, never held whole, so a zip bomb cannot exhaust memory.
 
     Returns
     -------
     LogIngestResult
-        The Dataset (and its folder), the runs and logs read, what was skipped, the warnings.
+        The Dataset (and its folder), the runs and logs read, what was skipped, the warnings
+        (also in the Dataset's manifest: values set to null, samples without a score, the
+        judge's calls set apart).
 
     Raises
     ------
     IngestError
         A zstandard-compressed ``.eval`` log is read without zstandard installed; a path does
         not exist, is not a log, or a folder holds none; or (without ``skip_invalid``) a log
-        cannot be ingested: its evaluation ended with an error or did not finish, it cannot be
-        read (truncated, corrupt), it is of a newer format version or an older inspect_ai
-        layout, a sample failed or has no score, a log is given twice, or two logs hold the
+        cannot be ingested: its evaluation ended with an error or did not finish, it holds no
+        samples, it cannot be read (truncated, corrupt, a member inflating beyond
+        ``max_member_bytes``), it is of a newer format version, a sample failed, holds a value
+        no column can hold or is in the log twice, a log is given twice, or two logs hold the
         same sample and epoch of a task for one system. One line naming the file, the sample
         and the fix. Also when nothing at all can be ingested.
+    InvalidParameterError
+        ``max_member_bytes`` is not a positive whole number of bytes.
     OutputError, OutputExistsError
         ``out`` is, holds or lies inside an input, exists without ``overwrite``, or cannot be
         written; checked before any log is read. Nothing is written.
 
     Notes
     -----
-    One sample and epoch is one run, ``run_id`` = ``<eval_id>/<sample id>/<epoch>``; scores
-    go to ``outcomes``, model calls to ``usage`` (a role is an agent), the messages to
-    ``messages``, the log's aggregate results (each scorer's metrics) to ``reported`` with
-    source ``"results"`` for every run of the log. docs/ingest/inspect.md gives every field.
+    One sample and epoch is one run, ``run_id`` = ``<eval_id>/<sample id>/<epoch>`` (a log
+    without an eval id gets the one inspect_ai derives on reading it); scores go to
+    ``outcomes`` (with the scorer's answer and explanation), model calls to ``usage`` (a role is
+    an agent; a scorer's judge an agent of its own, ``evaluator = true``), tool calls to
+    ``tool_calls``, the messages to ``messages``, the log's aggregate results (each scorer's
+    metrics) to ``reported`` with source ``"results"`` for every run of the log.
+    docs/ingest/inspect.md gives every field.
+
+    Examples
+    --------
+    >>> import tempfile, json
+    >>> log = {"version": 2, "status": "success", "eval": {"task": "add", "model": "mockllm/model",
+    ...        "eval_id": "e1", "created": "2025-01-01T00:00:00+00:00"},
+    ...        "samples": [{"id": 1, "epoch": 1, "target": "2", "scores": {"match": {"value": "C"}},
+    ...                     "messages": [{"role": "user", "content": "1+1?"}]}]}
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "add.json"
+    ...     _ = path.write_text(json.dumps(log))
+    ...     result = ingest_inspect(path)
+    >>> result.dataset.collect("runs").select("run_id", "case_id", "target").rows()
+    [('e1/1/1', '1', '2')]
     """
+    check_parameter("max_member_bytes", max_member_bytes, [Interval(int, 1, None)], where="ingest_inspect")
+    reader = _Reader(count_evaluator=bool(count_evaluator), max_member_bytes=max_member_bytes)
     return ingest_logs(
-        FORMAT, _Reader(), paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards
+        FORMAT, reader, paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards
     )
