@@ -156,28 +156,65 @@ def score_value(value: Any) -> tuple[float | None, bool | None, str | None]:
     return None, None, f"is {json_type(value)}, not a score value; left out"
 
 
-def _count(value: Any, name: str, rows: Rows, where: str) -> int | None:
+class _Unknown:
+    """A value set to null because no run can have it (a negative count or time): a sum over it is unknown too."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+#: What :func:`_count` and :func:`_seconds` give for an impossible value (recorded in ``rows.impossible``).
+UNKNOWN: Any = _Unknown()
+
+
+def _count(value: Any, name: str, rows: Rows, where: str) -> Any:
+    """``value`` as a count: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
     # The common case (a non-negative int) without a call; anything else through values.count.
     if type(value) is int and 0 <= value <= INT64_MAX:
         return value
-    return count(value, name, rows.impossible, where=where)
+    result = count(value, name, rows.impossible, where=where)
+    return UNKNOWN if result is None and value is not None else result
 
 
-def _seconds(value: Any, name: str, rows: Rows, where: str) -> float | None:
+def _seconds(value: Any, name: str, rows: Rows, where: str) -> Any:
+    """``value`` as seconds or a cost: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
     if type(value) is float and 0.0 <= value < math.inf:
         return value
-    return duration(value, name, rows.impossible, where=where)
+    result = duration(value, name, rows.impossible, where=where)
+    return UNKNOWN if result is None and value is not None else result
 
 
-def _usage(usage: Any, rows: Rows, where: str) -> tuple[int | None, int | None, int | None, float | None]:
+def _add(values: Any, name: str) -> Any:
+    """The exact sum of counts (None when none is recorded), :data:`UNKNOWN` when one is."""
+    values = list(values)
+    if any(v is UNKNOWN for v in values):
+        return UNKNOWN
+    return checked_sum(values, name)
+
+
+def _sum(values: Any) -> Any:
+    """The sum of times or costs (None when none is recorded), :data:`UNKNOWN` when one is."""
+    present = [v for v in values if v is not None]
+    if any(v is UNKNOWN for v in present):
+        return UNKNOWN
+    return sum(present) if present else None
+
+
+def _known(value: Any) -> Any:
+    """A value as its column holds it: :data:`UNKNOWN` is null."""
+    return None if value is UNKNOWN else value
+
+
+def _usage(usage: Any, rows: Rows, where: str) -> tuple[Any, Any, Any, Any]:
     """``(input, output, total, cost)`` of one ``ModelUsage``: input counts the cache reads and writes,
-    total is ``total_tokens`` (input + output when it is not recorded); None where not recorded."""
+    total is ``total_tokens`` (input + output when it is not recorded or 0); None where not
+    recorded, :data:`UNKNOWN` where impossible."""
     if usage is None:
         return None, None, None, None
     if not isinstance(usage, dict):
         raise InvalidInputError(f"a usage record is {json_type(usage)}, not an object", where=where)
     get = usage.get
-    prompt = checked_sum(
+    prompt = _add(
         (
             _count(get("input_tokens"), "input_tokens", rows, where),
             _count(get("input_tokens_cache_read"), "input_tokens_cache_read", rows, where),
@@ -187,15 +224,10 @@ def _usage(usage: Any, rows: Rows, where: str) -> tuple[int | None, int | None, 
     )
     output = _count(get("output_tokens"), "output_tokens", rows, where)
     total = _count(get("total_tokens"), "total_tokens", rows, where)
-    if not total and (prompt or output):
-        total = checked_sum((prompt, output), "total_tokens")
+    if not total and total is not UNKNOWN and (prompt or output):
+        total = _add((prompt, output), "total_tokens")
     cost = get("total_cost")
     return prompt, output, total, None if cost is None else _seconds(cost, "total_cost", rows, where)
-
-
-def _sum(values: list[Any]) -> Any:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
 
 
 class _Scoring:
@@ -467,9 +499,9 @@ def read_sample(
                 message.get("source"),
                 role,
                 speaker_model if isinstance(speaker_model, str) else None,
-                None if call is None else call.prompt,
-                None if call is None else call.output,
-                None if call is None else call.seconds,
+                None if call is None else _known(call.prompt),
+                None if call is None else _known(call.output),
+                None if call is None else _known(call.seconds),
             )
         )
     # -- tool calls: asked for in messages, made in events, answered in tool messages ------------
@@ -490,17 +522,17 @@ def read_sample(
                     agent,
                     call_model,
                     len(group),
-                    checked_sum([c.prompt for c in group], "input_tokens"),
-                    checked_sum([c.output for c in group], "output_tokens"),
-                    _sum([c.cost for c in group]),
-                    _sum([c.seconds for c in group]),
+                    _known(_add([c.prompt for c in group], "input_tokens")),
+                    _known(_add([c.output for c in group], "output_tokens")),
+                    _known(_sum([c.cost for c in group])),
+                    _known(_sum([c.seconds for c in group])),
                     # The judge's calls: apart (true), or counted as the system's when asked (false).
                     (not rows.count_evaluator) if judge else None,
                 )
             )
-        prompt = checked_sum([c.prompt for c in counted], "input_tokens")
-        output = checked_sum([c.output for c in counted], "output_tokens")
-        total = checked_sum([c.total for c in counted], "tokens")
+        prompt = _add([c.prompt for c in counted], "input_tokens")
+        output = _add([c.output for c in counted], "output_tokens")
+        total = _add([c.total for c in counted], "tokens")
         cost = _sum([c.cost for c in counted])
         api_calls: int | None = len(counted)
     else:
@@ -511,7 +543,7 @@ def read_sample(
         tables["agents"].append((run_id, agent, role))
     # -- the run ----------------------------------------------------------------------------------
     total_time = _seconds(sample.get("total_time"), "total_time", rows, where)
-    working_time = _seconds(sample.get("working_time"), "working_time", rows, where)
+    working_time = _known(_seconds(sample.get("working_time"), "working_time", rows, where))
     target = sample.get("target")
     if isinstance(target, list):
         target = "; ".join(str(t) for t in target)
@@ -526,11 +558,12 @@ def read_sample(
             task,
             epoch,
             api_calls,
-            total_time if total_time is not None else working_time,
-            total,
-            prompt,
-            output,
-            cost,
+            # The wall clock, else the working time; an impossible wall clock is not replaced.
+            _known(total_time) if total_time is not None else working_time,
+            _known(total),
+            _known(prompt),
+            _known(output),
+            _known(cost),
             made,
             failed,
             text(target, "target") if check_text else target,
@@ -568,7 +601,7 @@ def _tool_calls(
         nonlocal made, failed
         made += 1
         failed += error is not None
-        seconds = _seconds(event.get("working_time"), "tool working_time", rows, where) if event else None
+        seconds = _known(_seconds(event.get("working_time"), "tool working_time", rows, where)) if event else None
         out.append(
             (
                 run_id,
@@ -634,7 +667,7 @@ def _without_events(
     model: str,
     agents: dict[str, str | None],
     where: str,
-) -> tuple[int | None, int | None, int | None, float | None]:
+) -> tuple[Any, Any, Any, Any]:
     """``usage`` from the sample's totals when its events were not logged: no calls, no time, no judge.
 
     A role's model is the one the header binds it to; what a model used beyond its roles' usage
@@ -642,7 +675,7 @@ def _without_events(
     cost)``: the sums of ``model_usage``.
     """
     out = rows.tables["usage"]
-    by_model: dict[str, list[int]] = {}
+    by_model: dict[str, list[Any]] = {}
     role_usage = sample.get("role_usage") or {}
     model_usage = sample.get("model_usage") or {}
     for role, usage in role_usage.items():
@@ -650,26 +683,27 @@ def _without_events(
         bound = roles.get(role) or model
         p, o, _, c = _usage(usage, rows, where)
         agents.setdefault(role, role)
-        out.append((run_id, role, bound, None, p, o, c, None, None))
+        out.append((run_id, role, bound, None, _known(p), _known(o), _known(c), None, None))
         spent = by_model.setdefault(bound, [0, 0])
-        spent[0], spent[1] = spent[0] + (p or 0), spent[1] + (o or 0)
-    totals: list[tuple[int | None, int | None, int | None, float | None]] = []
+        spent[0], spent[1] = _add((spent[0], p), "input_tokens"), _add((spent[1], o), "output_tokens")
+    totals: list[tuple[Any, Any, Any, Any]] = []
     for name, usage in model_usage.items():
         p, o, t, c = _usage(usage, rows, where)
         totals.append((p, o, t, c))
         spent = by_model.get(name, [0, 0])
-        if name in by_model and (p or 0) <= spent[0] and (o or 0) <= spent[1]:
+        known = UNKNOWN not in (p, o, *spent)
+        if name in by_model and known and (p or 0) <= spent[0] and (o or 0) <= spent[1]:
             continue
         agents.setdefault(name, None)
         rest_cost = c if name not in by_model else None
-        rest_p = None if p is None else p - spent[0]
-        rest_o = None if o is None else o - spent[1]
-        out.append((run_id, name, name, None, rest_p, rest_o, rest_cost, None, None))
+        rest_p = None if p is None else p - spent[0] if known else UNKNOWN
+        rest_o = None if o is None else o - spent[1] if known else UNKNOWN
+        out.append((run_id, name, name, None, _known(rest_p), _known(rest_o), _known(rest_cost), None, None))
     if not totals:
         return None, None, None, None
     return (
-        checked_sum([t[0] for t in totals], "input_tokens"),
-        checked_sum([t[1] for t in totals], "output_tokens"),
-        checked_sum([t[2] for t in totals], "tokens"),
+        _add([t[0] for t in totals], "input_tokens"),
+        _add([t[1] for t in totals], "output_tokens"),
+        _add([t[2] for t in totals], "tokens"),
         _sum([t[3] for t in totals]),
     )
