@@ -48,7 +48,6 @@ from mas_eval.ingest.inspect_logs.layout import (
     Header,
     decode,
     header_of,
-    may_hold_surrogates,
     migrate_sample,
     system_of,
 )
@@ -133,43 +132,44 @@ def _no_samples() -> InvalidInputError:
 
 
 class _Reading:
-    """One log being read: its header, rows, the runs it holds so far, and the rules that span logs."""
+    """One log being read: its header, rows, the runs it holds so far, and the rules that span logs.
 
-    def __init__(self, log: _Log, header: Header, system: str | None, ingest: Ingest, seen: dict[Any, Path]) -> None:
+    ``check_text``: whether every text is checked for a lone surrogate (see :func:`_read_log`).
+    """
+
+    def __init__(
+        self, log: _Log, header: Header, system: str | None, ingest: Ingest, seen: dict[Any, Path], check_text: bool
+    ) -> None:
         self.log, self.header, self.ingest, self.seen = log, header, ingest, seen
         self.system = system if system is not None else header.system
+        self.check_text = check_text
         self.mine: dict[Any, Path] = {}
 
-    def sample(self, sample: Any, check_text: bool) -> None:
-        """Read one decoded sample, or set it aside (``ingest.attempt``) with nothing of it kept."""
+    def sample(self, sample: Any) -> None:
+        """Read one decoded sample, or set it aside (as ``ingest.attempt`` does) with nothing of it kept."""
         if not isinstance(sample, dict):
             raise InvalidInputError(f"a sample is {json_type(sample)}, not an object", fix=_FIX)
-        where = where_of(sample)
         rows = self.log.rows
-        with self.ingest.attempt(where):
-            marks = {name: len(table) for name, table in rows.tables.items()}
-            warned = len(rows.warnings)
-            mine, kept = rows.impossible, Impossible()
-            rows.impossible = kept
-            try:
-                self._read(sample, check_text)
-            except InvalidInputError:
-                for name, table in rows.tables.items():
-                    del table[marks[name] :]
-                del rows.warnings[warned:]
-                raise
-            except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
-                for name, table in rows.tables.items():
-                    del table[marks[name] :]
-                del rows.warnings[warned:]
-                said = " ".join(str(exc).split())[:200] or type(exc).__name__
-                problem = f"is not a sample as inspect_ai writes one ({type(exc).__name__}: {said})"
-                raise InvalidInputError(problem, fix=_FIX, skip="skip such samples") from None
-            finally:
-                rows.impossible = mine
+        marks = [len(table) for table in rows.tables.values()]
+        warned = len(rows.warnings)
+        mine, kept = rows.impossible, Impossible()
+        rows.impossible = kept
+        try:
+            self._read(sample)
+        except (InvalidInputError, KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+            for table, mark in zip(rows.tables.values(), marks, strict=True):
+                del table[mark:]
+            del rows.warnings[warned:]
+            invalid = exc if isinstance(exc, InvalidInputError) else _malformed(exc)
+            where = where_of(sample)
+            invalid.where = f"{where}: {invalid.where}" if invalid.where else where
+            self.ingest.set_aside(invalid)
+        else:
             mine.absorb(kept)
+        finally:
+            rows.impossible = mine
 
-    def _read(self, sample: dict[str, Any], check_text: bool) -> None:
+    def _read(self, sample: dict[str, Any]) -> None:
         header = self.header
         migrate_sample(sample, header.first_score)
         case = identifier(sample.get("id"), "sample id")
@@ -197,7 +197,7 @@ class _Reading:
             header.task,
             header.roles,
             header.model,
-            check_text=check_text,
+            check_text=self.check_text,
         )
         self.log.run_ids.append(run_id)
         self.mine[run_id] = self.mine[(self.system, header.task, case, epoch)] = self.log.file
@@ -209,7 +209,6 @@ class _Reading:
         ``seen`` holds the keys of the logs accepted before, ``mine`` those of this log so far (kept
         apart, so that a log refused part way leaves nothing behind).
         """
-        file = self.log.file
         if run_id in self.mine:
             problem = (
                 "is in this log twice (inspect_ai writes each sample and epoch once: the log was edited or merged)"
@@ -225,18 +224,71 @@ class _Reading:
             fix = "name the two logs' systems apart ({log: system}; on the command line LOG=SYSTEM), or pass only one"
             msg = f"system {self.system!r} ran this sample and epoch of task {self.header.task!r} in {earlier} too"
             raise InvalidInputError(msg, fix=fix)
-        del file
+
+    def notes(self) -> list[str]:
+        """What the log's reading left out or set apart, once every sample was read: a line each."""
+        log, rows, file = self.log, self.log.rows, self.log.file
+        notes = [f"{file}: {warning}" for warning in self.header.warnings]
+        notes += [f"{file}: {warning}" for warning in rows.warnings]
+        notes += rows.impossible.lines(file)
+        if log.unscored:
+            notes.append(
+                f"{file}: {log.unscored} sample(s) have no score: their runs have no outcomes "
+                "(`inspect score LOG` scores a log)"
+            )
+        if rows.evaluator_calls:
+            counted = (
+                "counted in the runs' tokens, calls and cost as the system's (count_evaluator; usage.evaluator false)"
+                if rows.count_evaluator
+                else "in usage with evaluator = true, left out of the runs' tokens, calls and cost"
+            )
+            notes.append(f"{file}: {rows.evaluator_calls} model call(s) made in scoring (a judge's) are {counted}")
+        return notes
+
+
+def _malformed(exc: Exception) -> InvalidInputError:
+    said = " ".join(str(exc).split())[:200] or type(exc).__name__
+    problem = f"is not a sample as inspect_ai writes one ({type(exc).__name__}: {said})"
+    return InvalidInputError(problem, fix=_FIX, skip="skip such samples")
 
 
 def _read_log(
     file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], *, count_evaluator: bool, limit: int
 ) -> _Log:
-    """The rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``."""
+    """The rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``.
+
+    A lone surrogate (which JSON's ``\\ud800`` can write and no UTF-8 text can hold) is rare, and
+    checking every text for one costs a tenth of the reading: so the log is read without that
+    check, and only when its rows cannot become columns for holding one is it read again with
+    every text checked, which names the sample and the field.
+    """
+    skipped = len(ingest.skipped)
+    try:
+        return _read_log_once(file, system, ingest, seen, count_evaluator=count_evaluator, limit=limit, check=False)
+    except UnicodeEncodeError:
+        del ingest.skipped[skipped:]
+    try:
+        return _read_log_once(file, system, ingest, seen, count_evaluator=count_evaluator, limit=limit, check=True)
+    except UnicodeEncodeError:
+        problem = "holds text that is not valid Unicode (a lone surrogate, which JSON's \\ud800 escapes can write)"
+        raise InvalidInputError(problem, fix=_FIX) from None
+
+
+def _read_log_once(
+    file: Path,
+    system: str | None,
+    ingest: Ingest,
+    seen: dict[Any, Path],
+    *,
+    count_evaluator: bool,
+    limit: int,
+    check: bool,
+) -> _Log:
     log = _Log(file, Rows(count_evaluator=count_evaluator))
     with _without_cyclic_gc():
         try:
-            reading = _read_eval if file.suffix == ".eval" else _read_json
-            reading(log, file, system, ingest, seen, limit)
+            read = _read_eval if file.suffix == ".eval" else _read_json
+            reading = read(log, file, system, ingest, seen, limit, check)
         except (InvalidInputError, IngestError):
             raise
         except MemberTooLarge as exc:
@@ -244,10 +296,20 @@ def _read_log(
         except Exception as exc:  # any other failure is the file's: it is not a log as inspect_ai writes it
             raise _unreadable(exc) from None
     log.freeze()
+    header = reading.header
+    log.results = [
+        {"source": "results", "name": r.name, "item": 0, "value": r.value, "text": r.text} for r in header.results
+    ]
+    ingest.warnings.extend(reading.notes())
+    seen.update(reading.mine)
     return log
 
 
-def _read_json(log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int) -> None:
+def _read_json(
+    log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int, check: bool
+) -> _Reading:
+    """A ``.json`` log (``limit`` is a ``.eval`` member's; a ``.json`` log is read whole)."""
+    del limit
     try:
         data = file.read_bytes()
     except OSError as exc:
@@ -255,6 +317,7 @@ def _read_json(log: _Log, file: Path, system: str | None, ingest: Ingest, seen: 
     if not data.strip():
         raise InvalidInputError("is empty, not an inspect_ai log", fix=_FIX)
     doc = decode(data, "the log")
+    del data
     header = header_of(doc)
     samples = doc.get("samples") or []
     if not isinstance(samples, list):
@@ -262,16 +325,16 @@ def _read_json(log: _Log, file: Path, system: str | None, ingest: Ingest, seen: 
     _check_status(header, bool(samples))
     if not samples:
         raise _no_samples()
-    check_text = bool(may_hold_surrogates(data))
-    del data
-    reading = _Reading(log, header, system, ingest, seen)
+    reading = _Reading(log, header, system, ingest, seen, check)
     for sample in samples:
-        reading.sample(sample, check_text)
-    _finish(log, reading, header)
-    del limit
+        reading.sample(sample)
+    return reading
 
 
-def _read_eval(log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int) -> None:
+def _read_eval(
+    log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int, check: bool
+) -> _Reading:
+    """A ``.eval`` log, a member at a time (each inflated no further than ``limit`` bytes)."""
     with Archive(file, limit=limit) as archive:
         members = archive.members
         if _HEADER in members:
@@ -289,37 +352,10 @@ def _read_eval(log: _Log, file: Path, system: str | None, ingest: Ingest, seen: 
         _check_status(header, bool(names))
         if not names:
             raise _no_samples()
-        reading = _Reading(log, header, system, ingest, seen)
+        reading = _Reading(log, header, system, ingest, seen, check)
         for name in names:
-            data = archive.read(name)
-            reading.sample(decode(data, f"member {name}"), bool(may_hold_surrogates(data)))
-    _finish(log, reading, header)
-
-
-def _finish(log: _Log, reading: _Reading, header: Header) -> None:
-    """The log's results, warnings and notes, once every sample was read."""
-    ingest, rows = reading.ingest, log.rows
-    log.results = [
-        {"source": "results", "name": r.name, "item": 0, "value": r.value, "text": r.text} for r in header.results
-    ]
-    file = log.file
-    notes = [f"{file}: {warning}" for warning in header.warnings]
-    notes += [f"{file}: {warning}" for warning in rows.warnings]
-    notes += rows.impossible.lines(file)
-    if log.unscored:
-        notes.append(
-            f"{file}: {log.unscored} sample(s) have no score: their runs have no outcomes "
-            "(`inspect score LOG` scores a log)"
-        )
-    if rows.evaluator_calls:
-        counted = (
-            "counted in the runs' tokens, calls and cost as the system's (count_evaluator; usage.evaluator false)"
-            if rows.count_evaluator
-            else "in usage with evaluator = true, left out of the runs' tokens, calls and cost"
-        )
-        notes.append(f"{file}: {rows.evaluator_calls} model call(s) made in scoring (a judge's) are {counted}")
-    ingest.warnings.extend(notes)
-    reading.seen.update(reading.mine)
+            reading.sample(decode(archive.read(name), f"member {name}"))
+    return reading
 
 
 @contextlib.contextmanager

@@ -187,7 +187,8 @@ def _seconds(value: Any, name: str, rows: Rows, where: str) -> Any:
 def _add(values: Any, name: str) -> Any:
     """The exact sum of counts (None when none is recorded), :data:`UNKNOWN` when one is."""
     values = list(values)
-    if any(v is UNKNOWN for v in values):
+    # ``in`` compares by identity first: UNKNOWN has no __eq__ of its own.
+    if UNKNOWN in values:
         return UNKNOWN
     return checked_sum(values, name)
 
@@ -195,7 +196,7 @@ def _add(values: Any, name: str) -> Any:
 def _sum(values: Any) -> Any:
     """The sum of times or costs (None when none is recorded), :data:`UNKNOWN` when one is."""
     present = [v for v in values if v is not None]
-    if any(v is UNKNOWN for v in present):
+    if UNKNOWN in present:
         return UNKNOWN
     return sum(present) if present else None
 
@@ -211,9 +212,26 @@ def _usage(usage: Any, rows: Rows, where: str) -> tuple[Any, Any, Any, Any]:
     recorded, :data:`UNKNOWN` where impossible."""
     if usage is None:
         return None, None, None, None
-    if not isinstance(usage, dict):
+    if type(usage) is not dict:
         raise InvalidInputError(f"a usage record is {json_type(usage)}, not an object", where=where)
     get = usage.get
+    i, o, t = get("input_tokens"), get("output_tokens"), get("total_tokens")
+    r, w, cost = get("input_tokens_cache_read"), get("input_tokens_cache_write"), get("total_cost")
+    # The common record (non-negative ints, a cost that is a float or none) without a call per value:
+    # the same results as the checks below give it.
+    if (
+        type(i) is int
+        and type(o) is int
+        and type(t) is int
+        and (r is None or type(r) is int)
+        and (w is None or type(w) is int)
+        and (cost is None or (type(cost) is float and 0.0 <= cost < math.inf))
+    ):
+        prompt = i + (r or 0) + (w or 0)
+        if min(i, o, t, r or 0, w or 0) >= 0 and max(prompt + o, t) <= INT64_MAX:
+            if not t and (prompt or o):
+                t = prompt + o
+            return prompt, o, t, cost
     prompt = _add(
         (
             _count(get("input_tokens"), "input_tokens", rows, where),
@@ -399,9 +417,22 @@ def read_sample(
     scoring = _Scoring()
     last_agent: str | None = None
     events = sample.get("events") or []
+    spans, opened = scoring.spans, scoring.open
     for event in events:
-        kind = event.get("event") if isinstance(event, dict) else None
-        if kind == "model":
+        kind = event.get("event") if type(event) is dict else None
+        # Spans are most of the events: taken in here rather than by a call each.
+        if kind == "span_begin":
+            span = event.get("id")
+            if type(span) is str:
+                spans[span] = (event.get("type"), event.get("name"), event.get("parent_id"))
+                opened.append(span)
+        elif kind == "span_end":
+            span = event.get("id")
+            if opened and opened[-1] == span:
+                opened.pop()
+            elif span in opened:
+                scoring.event(event)
+        elif kind == "model":
             scorer = scoring.scorer(event)
             call_model = event.get("model")
             if not isinstance(call_model, str):
@@ -438,7 +469,7 @@ def read_sample(
                 tool_events[call_id] = (event, agent)
             else:
                 loose_tools.append((event, agent))
-        elif kind in ("span_begin", "span_end", "step"):
+        elif kind == "step":
             scoring.event(event)
     judged = [call for call in calls if call.judge]
     rows.evaluator_calls += len(judged)
