@@ -122,6 +122,8 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "rejects": Mirrors(ingest_jsonl, "rejects"),
         "chunk_mb": Mirrors(ingest_jsonl, "chunk_bytes", lambda chunk_bytes: chunk_bytes / 2**20),
         "max_line_mb": Mirrors(ingest_jsonl, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
+        "count_evaluator": Mirrors(ingest_inspect, "count_evaluator"),
+        "max_member_mb": Mirrors(ingest_inspect, "max_member_bytes", lambda max_member_bytes: max_member_bytes / 2**20),
         "shards": (Mirrors(ingest_jsonl, "shards"), Mirrors(ingest_lddx, "shards"), Mirrors(ingest_inspect, "shards")),
         "overwrite": (Mirrors(ingest_jsonl, "overwrite"), Mirrors(ingest_lddx, "overwrite")),
     },

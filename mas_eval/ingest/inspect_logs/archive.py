@@ -22,6 +22,7 @@ named as corrupt.
 
 from __future__ import annotations
 
+import mmap
 import struct
 import zipfile
 import zlib
@@ -120,6 +121,12 @@ class Archive:
             }
         self.limit = limit
         self._raw: IO[bytes] = file.open("rb")
+        # The file mapped, not read: a member is a slice of it (no two reads per member), and the
+        # pages of a log larger than memory are the kernel's to drop.
+        try:
+            self._map: Any = mmap.mmap(self._raw.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):  # an empty file, or one that cannot be mapped: read it as a file
+            self._map = None
         self._zstd: Any = None
 
     def __enter__(self) -> Archive:
@@ -130,20 +137,27 @@ class Archive:
 
     def close(self) -> None:
         """Close the file."""
+        if self._map is not None:
+            self._map.close()
         self._raw.close()
 
     def compressed(self, name: str) -> bytes:
         """The compressed bytes of member ``name``, as they lie in the file."""
         member = self.members[name]
-        raw = self._raw
-        raw.seek(member.offset)
-        local = raw.read(_LOCAL_SIZE)
+        if self._map is not None:
+            local = self._map[member.offset : member.offset + _LOCAL_SIZE]
+        else:
+            self._raw.seek(member.offset)
+            local = self._raw.read(_LOCAL_SIZE)
         if local[:4] != _LOCAL_SIGNATURE:
             msg = f"member {name} has no local header where the archive's directory says"
             raise ValueError(msg)
         name_length, extra_length = _LOCAL_LENGTHS.unpack_from(local, _LOCAL_SIZE - _LOCAL_LENGTHS.size)
-        raw.seek(member.offset + _LOCAL_SIZE + name_length + extra_length)
-        return raw.read(member.compressed)
+        start = member.offset + _LOCAL_SIZE + name_length + extra_length
+        if self._map is not None:
+            return self._map[start : start + member.compressed]
+        self._raw.seek(start)
+        return self._raw.read(member.compressed)
 
     def read(self, name: str) -> bytes:
         """Member ``name`` decompressed and checked against its CRC; :class:`MemberTooLarge` past the bound."""
