@@ -414,3 +414,39 @@ def test_cli_ingests_the_logs_and_refuses_bad_ones(
     done = run(capsys, "ingest", "--format", "inspect", unscored, "--system", "s", "-o", tmp_path / "s")
     assert done.code == 0 and "1 sample(s) have no score" in " ".join(done.out.split())
     assert not (tmp_path / "bad").exists()
+
+
+def test_an_assistant_turn_that_only_calls_tools_reads_as_its_calls(logs: Logs, tmp_path: Path) -> None:
+    """A call asked for by an assistant message and answered by a tool message with an error: one
+    ``tool_calls`` row naming both turns and the error; the message's text is the call."""
+
+    def tools(doc: dict[str, Any]) -> None:
+        messages = doc["samples"][0]["messages"]
+        asking = next(m for m in messages if m["role"] == "assistant")
+        asking["content"] = ""
+        asking["tool_calls"] = [{"id": "c1", "function": "bash", "arguments": {"cmd": "ls", "timeout": 5}}]
+        at = messages.index(asking)
+        answer = {"role": "tool", "content": "", "tool_call_id": "c1", "function": "bash"}
+        answer["error"] = {"type": "timeout", "message": "no answer in 5 s"}
+        messages.insert(at + 1, answer)
+
+    file = _edited_json(logs, tmp_path, "tools.json", tools)
+    doc = json.loads(file.read_text())
+    sample = doc["samples"][0]
+    run_id = f"{doc['eval']['eval_id']}/{sample['id']}/{sample['epoch']}"
+    ds = ingest_inspect(file).dataset
+    calls = ds.collect("tool_calls")
+    assert calls.height == 1
+    call = calls.row(0, named=True)
+    messages = ds.collect("messages").filter(pl.col("run_id") == run_id).sort("turn")
+    asked = messages.filter(pl.col("text").str.starts_with("[tool call]")).row(0, named=True)
+    assert asked["text"] == '[tool call] bash(cmd="ls", timeout=5)' and asked["role"] == "assistant"
+    assert (call["run_id"], call["turn"], call["tool"], call["call_id"]) == (run_id, 1, "bash", "c1")
+    assert json.loads(call["arguments"]) == {"cmd": "ls", "timeout": 5}
+    assert call["error"] == "timeout: no answer in 5 s" and call["message_turn"] == asked["turn"]
+    assert call["agent_id"] == asked["agent_id"]
+    runs = ds.collect("runs").filter(pl.col("run_id") == run_id)
+    assert runs.select("tool_calls", "tool_errors").row(0) == (1, 1)
+    assert ds.collect("runs").filter(pl.col("run_id") != run_id)["tool_calls"].unique().to_list() == [0]
+    # The target and the sample's metadata are kept as the log has them.
+    assert runs["target"].to_list() == [sample["target"]]
