@@ -1,23 +1,25 @@
-"""Benchmark of `mas_eval.ingest.ingest_inspect`: 100,000 inspect_ai samples, beside inspect's own `samples_df`.
+"""Benchmark of `mas_eval.ingest.ingest_inspect` beside inspect_ai's own `samples_df`, on the same logs, in one run.
 
 Usage (from the repository root)::
 
-    .venv/bin/python benchmarks/bench_ingest_logs.py                    # 100 logs of 100 samples x 10 epochs
-    .venv/bin/python benchmarks/bench_ingest_logs.py --logs 10          # 10,000 samples
-    .venv/bin/python benchmarks/bench_ingest_logs.py --cache /tmp/logs  # where the logs are kept
+    .venv/bin/python benchmarks/bench_ingest_logs.py                       # 600 questions x 10 epochs, two logs
+    .venv/bin/python benchmarks/bench_ingest_logs.py --baseline ../main    # and another checkout's ingest
+    .venv/bin/python benchmarks/bench_ingest_logs.py --cache /tmp/logs     # where the logs are kept
 
 The logs are made once and kept in a cache folder outside the repository (default
-``~/.cache/mas_eval/bench_inspect_logs``): inspect_ai itself, with its mock model, runs the
-single-agent task of ``tests/inspect_logs.py`` on ``--samples`` questions for 10 epochs; that
-log is then written again ``--logs`` times by inspect's own writer with a new eval id, task
-name and sample uuids each (so the copies are distinct evaluations, not repeats of one). Generating every sample
-with inspect would take longer than the ingest being measured.
+``~/.cache/mas_eval/bench_inspect_logs``): inspect_ai itself, with its mock model, runs the two
+tasks of ``tests/inspect_logs.py`` (a single agent, and a two-role debate of two rounds) on
+``--samples`` questions for 10 epochs each: 12,000 samples in two ``.eval`` logs by default.
 
-The ingest (``ingest_inspect(folder, out)``, every table written) and inspect_ai's
-``samples_df(folder)`` (its summary table of the samples: ids, scores, tokens, no messages or
-events) each run in a fresh process, whose peak RSS (``VmHWM``) is its own, imports included.
-Writes ``reports/benchmarks/ingest_logs.json`` and prints one line per reader. RSS MB are 2**20
-bytes, as in the other benchmarks.
+Each reader runs ``--repeat`` times, alternating, each time in a fresh process whose peak RSS
+(``VmHWM``) is its own, imports included: the ingest (``ingest_inspect(folder, out)``, every table
+written), inspect_ai's ``samples_df(folder)`` (its summary table of the samples: ids, scores,
+tokens, no messages or events), and with ``--baseline`` the ingest of another checkout (e.g. the
+one before a change). The best time of each is kept (this machine is shared: the others' load
+only slows a run). Writes ``reports/benchmarks/ingest_logs.json``: the seconds (and the CPU
+seconds of the best run: threads add theirs), MB of log read per second, the ratio to
+``samples_df``, peak RSS. RSS MB are 2**20 bytes, as in the other
+benchmarks; MB of log are 10**6 bytes of the ``.eval`` files.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import shutil
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,68 +38,61 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from machine import environment, peak_rss_gb, run_fresh, write_json  # noqa: E402
+from machine import environment, peak_rss_gb, write_json  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "ingest_logs.json"
 CACHE = Path.home() / ".cache" / "mas_eval" / "bench_inspect_logs"
 EPOCHS = 10
 
 
-def make_logs(cache: Path, samples: int, logs: int) -> list[Path]:
-    """``logs`` .eval logs of ``samples`` x 10 epochs in ``cache`` (kept: made once per size)."""
-    from inspect_ai import eval as run_eval
-    from inspect_ai.log import read_eval_log, write_eval_log
-    from inspect_ai.model import get_model
+def make_logs(cache: Path, samples: int) -> list[Path]:
+    """The single agent's and the debate's .eval logs of ``samples`` questions x 10 epochs (made once)."""
+    from tests.inspect_logs import write_logs
 
-    from tests.inspect_logs import mock_answers, yes_no_tasks
-
-    folder = cache / f"{samples}x{EPOCHS}x{logs}"
+    folder = cache / f"debate_{samples}x{EPOCHS}"
     done = folder / "_complete"
-    if done.is_file():
-        return sorted(folder.glob("*.eval"))
-    shutil.rmtree(folder, ignore_errors=True)
-    base = cache / f"base_{samples}x{EPOCHS}"
-    if not any(base.glob("*.eval")):
-        model = get_model("mockllm/single", custom_outputs=mock_answers("single", 0.6))
-        single, _ = yes_no_tasks(samples, model, (EPOCHS, EPOCHS))
-        run_eval(single, epochs=EPOCHS, log_dir=str(base), display="none", max_samples=64)
-    log = read_eval_log(str(next(base.glob("*.eval"))))
-    uuids = [sample.uuid for sample in log.samples or []]
-    folder.mkdir(parents=True)
-    for k in range(logs):
-        log.eval.eval_id = f"bench{k:05d}"
-        log.eval.task = f"yes_no_{k:05d}"
-        # samples_df keeps one row per sample uuid: each copy's samples are new samples.
-        for sample, uuid in zip(log.samples or [], uuids, strict=True):
-            sample.uuid = f"{uuid}-{k:05d}"
-        write_eval_log(log, str(folder / f"log_{k:05d}.eval"))
-    done.touch()
+    if not done.is_file():
+        for old in folder.glob("*.eval"):
+            old.unlink()
+        write_logs(folder, samples=samples, epochs=EPOCHS)
+        done.touch()
     return sorted(folder.glob("*.eval"))
 
 
 def ingest_in_this_process(folder: Path, out: Path) -> dict[str, Any]:
     from mas_eval.ingest import ingest_inspect
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = ingest_inspect(folder, out)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     rows = dict(result.dataset.summary().select("table", "rows").rows())
-    return {"seconds": seconds, "runs": result.runs, "rows": rows, "peak_rss_mb": peak_rss_gb() * 1024}
+    return {"seconds": seconds, "cpu": cpu, "runs": result.runs, "rows": rows, "peak_rss_mb": peak_rss_gb() * 1024}
 
 
 def samples_df_in_this_process(folder: Path) -> dict[str, Any]:
     from inspect_ai.analysis import samples_df
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     frame = samples_df(str(folder), quiet=True)
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, "rows": len(frame), "peak_rss_mb": peak_rss_gb() * 1024}
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"seconds": seconds, "cpu": cpu, "runs": len(frame), "peak_rss_mb": peak_rss_gb() * 1024}
+
+
+def _fresh(checkout: Path, *args: str | Path) -> dict[str, Any]:
+    """This script run with ``args`` in a fresh interpreter that imports ``checkout``'s mas_eval."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), str(ROOT)])}
+    command = [sys.executable, __file__, *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command[2:])}: failed (exit {done.returncode}):\n{done.stderr.strip()[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=100, help="questions per log (each run 10 epochs); default 100")
-    parser.add_argument("--logs", type=int, default=100, help="logs; default 100 (100,000 samples in all)")
+    parser.add_argument("--samples", type=int, default=600, help="questions per task (each run 10 epochs); 600")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each reader, alternating; the best is kept")
+    parser.add_argument("--baseline", type=Path, help="another checkout whose ingest_inspect is timed beside")
     parser.add_argument("--cache", type=Path, default=CACHE, help=f"where the logs are kept (default {CACHE})")
     parser.add_argument("--output", type=Path, default=OUT, help="JSON result file")
     parser.add_argument("--ingest-only", nargs=2, type=Path, metavar=("FOLDER", "OUT"), help=argparse.SUPPRESS)
@@ -110,41 +106,55 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         return None
 
     start = time.perf_counter()
-    files = make_logs(args.cache, args.samples, args.logs)
+    files = make_logs(args.cache, args.samples)
     made = time.perf_counter() - start
     folder = files[0].parent
-    total = args.samples * EPOCHS * args.logs
+    total = 2 * args.samples * EPOCHS
     size_mb = sum(f.stat().st_size for f in files) / 1e6
-    with tempfile.TemporaryDirectory(prefix="bench_ingest_logs_") as tmp:
-        ours = run_fresh(__file__, "--ingest-only", folder, Path(tmp) / "ds")
-    theirs = run_fresh(__file__, "--samples-df-only", folder)
-    assert ours["runs"] == theirs["rows"] == total, (ours, theirs)
-    rows = [
-        {
-            "reader": "mas_eval ingest_inspect (every table, written)",
-            "samples": total,
-            "seconds": round(ours["seconds"], 2),
-            "samples_per_second": round(total / ours["seconds"]),
-            "peak_rss_mb": round(ours["peak_rss_mb"], 1),
-            "rows": ours["rows"],
-        },
-        {
-            "reader": "inspect_ai samples_df (summaries only)",
-            "samples": total,
-            "seconds": round(theirs["seconds"], 2),
-            "samples_per_second": round(total / theirs["seconds"]),
-            "peak_rss_mb": round(theirs["peak_rss_mb"], 1),
-        },
-    ]
+    readers = {"mas_eval ingest_inspect (every table, written)": ROOT}
+    if args.baseline is not None:
+        readers[f"mas_eval ingest_inspect of {args.baseline.resolve()} (baseline)"] = args.baseline.resolve()
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in [*readers, "inspect_ai samples_df (summaries only)"]}
+    for _ in range(args.repeat):
+        for name, checkout in readers.items():
+            with tempfile.TemporaryDirectory(prefix="bench_ingest_logs_") as tmp:
+                runs[name].append(_fresh(checkout, "--ingest-only", folder, Path(tmp) / "ds"))
+        runs["inspect_ai samples_df (summaries only)"].append(_fresh(ROOT, "--samples-df-only", folder))
+    rows = []
+    theirs = min(r["seconds"] for r in runs["inspect_ai samples_df (summaries only)"])
+    for name, measured in runs.items():
+        assert all(r["runs"] == total for r in measured), (name, measured)
+        best = min(measured, key=lambda r: r["seconds"])
+        rows.append(
+            {
+                "reader": name,
+                "samples": total,
+                "seconds": round(best["seconds"], 2),
+                "all_seconds": [round(r["seconds"], 2) for r in measured],
+                "cpu_seconds": round(best["cpu"], 2),
+                "mb_per_second": round(size_mb / best["seconds"], 1),
+                "samples_per_second": round(total / best["seconds"]),
+                "times_samples_df": round(theirs / best["seconds"], 2),
+                "peak_rss_mb": round(max(r["peak_rss_mb"] for r in measured), 1),
+                **({"rows": best["rows"]} if "rows" in best else {}),
+            }
+        )
     for row in rows:
         print(
-            f"{row['reader']}: {total:,} samples in {row['seconds']:.1f} s ({row['samples_per_second']:,}/s), "
+            f"{row['reader']}: {total:,} samples ({size_mb:.1f} MB) in {row['seconds']:.2f} s "
+            f"({row['mb_per_second']:.1f} MB/s, {row['times_samples_df']:.2f}x samples_df), "
             f"peak RSS {row['peak_rss_mb']:,.0f} MB",
             flush=True,
         )
     result: dict[str, Any] = {
         "benchmark": "ingest_inspect",
-        "parameters": {"samples": args.samples, "epochs": EPOCHS, "logs": args.logs, "input_mb": round(size_mb, 1)},
+        "parameters": {
+            "samples": args.samples,
+            "epochs": EPOCHS,
+            "logs": len(files),
+            "input_mb": round(size_mb, 1),
+            "repeat": args.repeat,
+        },
         "results": rows,
         "logs_made_seconds": round(made, 1),
         "environment": environment(inspect_ai=_inspect_version()),

@@ -364,6 +364,8 @@ def outcome_tables(draw: st.DrawFn, runs: pl.DataFrame) -> dict[str, pl.DataFram
                     "input_tokens": draw(_counts),
                     "output_tokens": draw(_counts),
                     "cost_usd": draw(st.one_of(st.none(), st.sampled_from([0.0, 0.1, 0.2, 0.3]), st.floats(0, 1))),
+                    # A judge's calls (true) are apart from the system's (null or false).
+                    "evaluator": draw(st.sampled_from([None, False, True])),
                 }
             )
     n = len(ids)
@@ -374,7 +376,8 @@ def outcome_tables(draw: st.DrawFn, runs: pl.DataFrame) -> dict[str, pl.DataFram
     }
     out_schema = {"run_id": pl.String, "name": pl.String, "value": pl.Float64, "passed": pl.Boolean}
     usage_schema = {"run_id": pl.String, "agent_id": pl.String, "model": pl.String, "calls": pl.Int64,
-                    "input_tokens": pl.Int64, "output_tokens": pl.Int64, "cost_usd": pl.Float64}  # fmt: skip
+                    "input_tokens": pl.Int64, "output_tokens": pl.Int64, "cost_usd": pl.Float64,
+                    "evaluator": pl.Boolean}  # fmt: skip
     return {
         "runs": runs.with_columns(
             pl.Series(column, values, dtype=pl.Float64 if column == "cost_usd" else pl.Int64)

@@ -135,7 +135,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "annotator": Mirrors(ingest_annotations, "annotator"),
         "system_attribute": Mirrors(ingest_otlp, "system_attribute"),
         "case_attribute": Mirrors(ingest_otlp, "case_attribute"),
-        "count_evaluator": Mirrors(ingest_otlp, "count_evaluator"),
+        "count_evaluator": (Mirrors(ingest_otlp, "count_evaluator"), Mirrors(ingest_inspect, "count_evaluator")),
         "rejects": Mirrors(ingest_jsonl, "rejects"),
         "chunk_mb": Mirrors(ingest_jsonl, "chunk_bytes", lambda chunk_bytes: chunk_bytes / 2**20),
         "max_line_mb": (
@@ -144,6 +144,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
             Mirrors(ingest_lm_eval, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
             Mirrors(ingest_table, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
         ),
+        "max_member_mb": Mirrors(ingest_inspect, "max_member_bytes", lambda max_member_bytes: max_member_bytes / 2**20),
         "shards": (Mirrors(ingest_jsonl, "shards"), Mirrors(ingest_lddx, "shards"), Mirrors(ingest_inspect, "shards")),
         "overwrite": (Mirrors(ingest_jsonl, "overwrite"), Mirrors(ingest_lddx, "overwrite")),
     },

@@ -192,15 +192,16 @@ def _bad_inputs(logs: Logs, folder: Path) -> dict[str, tuple[Path, list[str]]]:
     doc = json.loads(sorted(logs.json_dir.glob("*.json"))[1].read_text())
     doc["version"] = 99
     newer.write_text(json.dumps(doc))
+    del where
     return {
         "failing": (failing, ["ended with an error", "the tool server went away", "eval-retry"]),
-        "unscored": (unscored, [where, "has no score", "inspect score"]),
+        "unscored": (unscored, []),
         "truncated": (truncated, ["inspect_ai cannot read it", "EOCD not found", "complete .eval or .json log"]),
         "newer": (newer, ["format version is 99", "upgrade mas_eval"]),
     }
 
 
-@pytest.mark.parametrize("case", ["failing", "unscored", "truncated", "newer"])
+@pytest.mark.parametrize("case", ["failing", "truncated", "newer"])
 def test_a_bad_log_is_one_line_naming_file_sample_and_fix(logs: Logs, tmp_path: Path, case: str) -> None:
     file, says = _bad_inputs(logs, tmp_path / "in")[case]
     with pytest.raises(IngestError) as raised:
@@ -228,12 +229,12 @@ def test_skip_invalid_ingests_the_rest_and_lists_the_rejects(logs: Logs, tmp_pat
     bad = _bad_inputs(logs, tmp_path / "in")
     files = [path for path, _ in bad.values()]
     result = ingest_inspect(files, skip_invalid=True)
-    # The unscored log's other samples are ingested; the other three logs are skipped whole.
-    assert result.runs == SAMPLES * EPOCHS - 1
+    # The log with an unscored sample is ingested whole (as inspect_ai reads it), the sample said
+    # to have no score; the other three logs are skipped whole.
+    assert result.runs == SAMPLES * EPOCHS
     assert result.files == (bad["unscored"][0],)
-    assert sorted(file.name for file, _ in result.skipped) == sorted(file.name for file in files)
-    reasons = dict((file.name, reason) for file, reason in result.skipped)
-    assert "has no score" in reasons["unscored.json"]
+    assert sorted(file.name for file, _ in result.skipped) == sorted(f.name for f in files if f.name != "unscored.json")
+    assert [w for w in result.warnings if "1 sample(s) have no score" in w]
 
 
 def _rezip(source: Path, target: Path, *, method: int = zipfile.ZIP_DEFLATED, drop: tuple[str, ...] = ()) -> Path:
@@ -350,17 +351,9 @@ def test_an_unfinished_an_older_or_a_corrupt_log_is_refused_in_one_line(logs: Lo
     data[at + 1 : at + 6] = b"EPOCH"
     corrupt.write_bytes(bytes(data))
 
-    def transcript(doc: dict[str, Any]) -> None:
-        doc["samples"][0]["transcript"] = {"events": doc["samples"][0].pop("events"), "content": {}}
-
-    def no_eval_id(doc: dict[str, Any]) -> None:
-        doc["eval"]["eval_id"] = ""
-
     cases = {
         unfinished: ["status 'started'", "finished evaluation"],
         corrupt: ["inspect_ai cannot read it", "CRC does not match"],
-        _edited_json(logs, tmp_path, "transcript.json", transcript): ["older inspect_ai layout", "inspect log convert"],
-        _edited_json(logs, tmp_path, "no_eval_id.json", no_eval_id): ["older inspect_ai layout", "inspect log convert"],
     }
     for file, says in cases.items():
         with pytest.raises(IngestError) as raised:
@@ -369,9 +362,39 @@ def test_an_unfinished_an_older_or_a_corrupt_log_is_refused_in_one_line(logs: Lo
         assert "\n" not in message and message.startswith(f"{file}: "), message
         for text in [*says, "skip_invalid=True"]:
             assert text in message, (text, message)
-    result = ingest_inspect(list(cases), skip_invalid=True)
-    assert result.runs == SAMPLES * EPOCHS - 1  # the older sample set aside, the rest of its log read
-    assert len(result.skipped) == 4
+    result = ingest_inspect([*cases, logs.files[1]], skip_invalid=True)
+    assert result.runs == SAMPLES * EPOCHS and len(result.skipped) == 2
+
+
+def test_older_layouts_are_read_as_inspect_reads_them(logs: Logs, tmp_path: Path) -> None:
+    """A sample's ``transcript`` (events and attachments), a single ``score``, results of one
+    ``scorer``, and no eval id: inspect_ai's reader migrates them, and so does the ingest."""
+
+    def older(doc: dict[str, Any]) -> None:
+        doc["eval"]["eval_id"] = ""
+        scores = doc["results"]["scores"]
+        doc["results"] = {
+            "scorer": {k: v for k, v in scores[0].items() if k != "metrics"},
+            "metrics": scores[0]["metrics"],
+        }
+        for sample in doc["samples"]:
+            sample["transcript"] = {"events": sample.pop("events"), "content": sample.pop("attachments", {})}
+            sample["score"] = sample.pop("scores")["match"]
+
+    file = _edited_json(logs, tmp_path, "older.json", older)
+    theirs = read_eval_log(str(file))
+    ours = ingest_inspect(file).dataset
+    runs = ours.collect("runs")
+    assert sorted(runs["run_id"]) == sorted(_run_id(theirs, s) for s in theirs.samples or [])
+    match = ours.collect("outcomes").filter(pl.col("name") == "match")
+    assert match.height == SAMPLES * EPOCHS
+    assert dict(zip(match["run_id"], match["value"], strict=True)) == {
+        _run_id(theirs, s): {"C": 1.0, "I": 0.0}[s.scores["match"].value]  # type: ignore[index]
+        for s in theirs.samples or []
+    }
+    assert ours.collect("usage")["calls"].sum() == sum(
+        e.event == "model" for s in theirs.samples or [] for e in s.events
+    )
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -388,8 +411,42 @@ def test_cli_ingests_the_logs_and_refuses_bad_ones(
     done = run(capsys, "ingest", "--format", "lddx", logs.failing, "--system", "x", "--out", tmp_path / "bad")
     assert_refused(done, says="--system applies to --format inspect or lm-eval or otlp or annotations only")
     unscored, _ = _unscored(logs, tmp_path)
-    done = run(
-        capsys, "ingest", "--format", "inspect", unscored, "--skip-invalid", "--system", "s", "-o", tmp_path / "s"
-    )
-    assert done.code == 0 and "has no score" in " ".join(done.out.split())
+    done = run(capsys, "ingest", "--format", "inspect", unscored, "--system", "s", "-o", tmp_path / "s")
+    assert done.code == 0 and "1 sample(s) have no score" in " ".join(done.out.split())
     assert not (tmp_path / "bad").exists()
+
+
+def test_an_assistant_turn_that_only_calls_tools_reads_as_its_calls(logs: Logs, tmp_path: Path) -> None:
+    """A call asked for by an assistant message and answered by a tool message with an error: one
+    ``tool_calls`` row naming both turns and the error; the message's text is the call."""
+
+    def tools(doc: dict[str, Any]) -> None:
+        messages = doc["samples"][0]["messages"]
+        asking = next(m for m in messages if m["role"] == "assistant")
+        asking["content"] = ""
+        asking["tool_calls"] = [{"id": "c1", "function": "bash", "arguments": {"cmd": "ls", "timeout": 5}}]
+        at = messages.index(asking)
+        answer = {"role": "tool", "content": "", "tool_call_id": "c1", "function": "bash"}
+        answer["error"] = {"type": "timeout", "message": "no answer in 5 s"}
+        messages.insert(at + 1, answer)
+
+    file = _edited_json(logs, tmp_path, "tools.json", tools)
+    doc = json.loads(file.read_text())
+    sample = doc["samples"][0]
+    run_id = f"{doc['eval']['eval_id']}/{sample['id']}/{sample['epoch']}"
+    ds = ingest_inspect(file).dataset
+    calls = ds.collect("tool_calls")
+    assert calls.height == 1
+    call = calls.row(0, named=True)
+    messages = ds.collect("messages").filter(pl.col("run_id") == run_id).sort("turn")
+    asked = messages.filter(pl.col("text").str.starts_with("[tool call]")).row(0, named=True)
+    assert asked["text"] == '[tool call] bash(cmd="ls", timeout=5)' and asked["role"] == "assistant"
+    assert (call["run_id"], call["turn"], call["tool"], call["call_id"]) == (run_id, 1, "bash", "c1")
+    assert json.loads(call["arguments"]) == {"cmd": "ls", "timeout": 5}
+    assert call["error"] == "timeout: no answer in 5 s" and call["message_turn"] == asked["turn"]
+    assert call["agent_id"] == asked["agent_id"]
+    runs = ds.collect("runs").filter(pl.col("run_id") == run_id)
+    assert runs.select("tool_calls", "tool_errors").row(0) == (1, 1)
+    assert ds.collect("runs").filter(pl.col("run_id") != run_id)["tool_calls"].unique().to_list() == [0]
+    # The target and the sample's metadata are kept as the log has them.
+    assert runs["target"].to_list() == [sample["target"]]

@@ -184,3 +184,36 @@ def test_the_planted_effects_are_recovered() -> None:
     assert majority == pytest.approx(0.80, abs=0.05) and majority > rate["mas"]
     coordinator = mas_eval.score(ds)["agent_usage"].filter(agent_id="coordinator")["token_share"].mean()
     assert 0.3 < coordinator < 0.55  # Gamma(2) against Gamma(1) for each of 2-4 solvers
+
+
+def test_a_judge_s_usage_is_apart_from_the_run_s_and_cost_per_correct_says_so() -> None:
+    """A judge's usage rows (evaluator true) are not the system's: out of run_tokens, run_calls,
+    run_cost_usd and the shares, counted as evaluator_tokens and evaluator_cost_usd. Values by hand."""
+    runs = pl.DataFrame({"run_id": ["a", "b"], "system": ["mas", "single"], "case_id": ["c1", "c1"], "epoch": [1, 1]})
+    outcomes = pl.DataFrame({"run_id": ["a", "b"], "name": "ok", "value": [1.0, 1.0], "passed": [True, True]})
+    usage = pl.DataFrame(
+        {
+            "run_id": ["a", "a", "a", "b"],
+            "agent_id": ["critic", "proposer", "model_graded_fact", "single"],
+            "model": "m",
+            "calls": [2, 2, 1, 1],
+            "input_tokens": [100, 300, 50, 80],
+            "output_tokens": [0, 0, 10, 20],
+            "cost_usd": [0.1, 0.3, 0.05, 0.02],
+            "evaluator": [None, False, True, None],
+        }
+    )
+    scores = mas_eval.score(Dataset.from_frames(runs=runs, outcomes=outcomes, usage=usage))
+    got = {r["run_id"]: r for r in scores.runs.iter_rows(named=True)}
+    assert (got["a"]["run_tokens"], got["a"]["run_calls"]) == (400, 4)
+    assert got["a"]["run_cost_usd"] == pytest.approx(0.4)
+    assert (got["a"]["evaluator_tokens"], got["a"]["evaluator_cost_usd"]) == (60, pytest.approx(0.05))
+    assert got["b"]["evaluator_tokens"] is None and got["b"]["run_tokens"] == 100
+    shares = {r["agent_id"]: r for r in scores["agent_usage"].filter(pl.col("run_id") == "a").iter_rows(named=True)}
+    assert shares["critic"]["token_share"] == pytest.approx(0.25) and shares["proposer"]["call_share"] == 0.5
+    assert shares["model_graded_fact"]["token_share"] is None and shares["model_graded_fact"]["tokens"] == 60
+    table = mas_eval.stats.cost_per_correct(scores, "ok", cost=None)
+    mas = table.filter(pl.col("system") == "mas").row(0, named=True)
+    assert (mas["tokens"], mas["tokens_per_correct"], mas["evaluator_tokens"]) == (400.0, 400.0, 60.0)
+    assert "a judge's tokens (evaluator_tokens) are left out" in mas["note"]
+    assert table.filter(pl.col("system") == "single")["note"].to_list() == [None]

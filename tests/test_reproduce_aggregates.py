@@ -19,15 +19,23 @@ from mas_eval import Dataset
 from mas_eval.cli import main
 from mas_eval.errors import SchemaError
 from mas_eval.ingest import ingest_lm_eval
-from mas_eval.scoring.reproduction import reproduce, reproduce_aggregates
-from tests.conftest import INSPECT_EPOCHS, INSPECT_SAMPLES
+from mas_eval.scoring.reproduction import PERCENT_BASIS, reproduce, reproduce_aggregates
+from tests.conftest import INSPECT_EPOCHS, INSPECT_SAMPLES, Logs
 
 LM_EVAL = Path(__file__).parent / "data" / "lm_eval"
 TINY = LM_EVAL / "sshleifer__tiny-gpt2"
 INSPECT_COMPARED = (
-    {f"{score}/{stat}" for score in ("match", "graded") for stat in ("accuracy", "stderr", "scored_samples")}
-    | {f"shape/{key}/{stat}" for key in ("messages", "short") for stat in ("mean", "scored_samples")}
-    | {"total_samples"}
+    {
+        f"{score}/{stat}"
+        for score in ("match", "graded")
+        for stat in ("accuracy", "stderr", "scored_samples", "unscored_samples")
+    }
+    | {
+        f"shape/{key}/{stat}"
+        for key in ("messages", "short")
+        for stat in ("mean", "scored_samples", "unscored_samples")
+    }
+    | {"total_samples", "completed_samples"}
 )
 
 
@@ -70,9 +78,7 @@ def test_every_inspect_aggregate_is_reproduced_log_by_log(inspect_dataset: Path)
     assert _all_reproduced(summary) and result.disagreements.is_empty()
     counts = summary.filter(pl.col("metric").str.ends_with("samples"))
     assert counts["tolerance"].null_count() == counts.height  # counts must be equal
-    # What nothing recomputes is said, not silently dropped.
-    assert "completed_samples" in set(result.not_compared["metric"])
-    assert set(result.not_compared["metric"]).isdisjoint(INSPECT_COMPARED)
+    assert result.not_compared.is_empty()
 
 
 def test_inspects_stderr_is_of_the_case_means_not_of_the_runs(inspect_dataset: Path) -> None:
@@ -104,6 +110,54 @@ def test_a_tampered_inspect_value_is_a_disagreement_naming_it(inspect_dataset: P
     stderr = result.summary.filter(pl.col("metric") == "match/stderr").row(0, named=True)
     assert (stderr["reproduced"], stderr["items"]) == (1, 2)
     assert _all_reproduced(result.summary.filter(pl.col("metric") != "match/stderr"))
+
+
+@pytest.fixture(scope="module")
+def reduced_log(inspect_logs: Logs, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The debate's log scored again by inspect_ai itself (``inspect_ai.score``) with every reducer
+    mas_eval recomputes: one results entry per reducer, each computed by inspect_ai's own code."""
+    from inspect_ai import score as rescore
+    from inspect_ai.log import read_eval_log, write_eval_log
+    from inspect_ai.scorer import match
+
+    log = read_eval_log(str(inspect_logs.files[1]))
+    reducers = ["mean", "median", "mode", "max", "pass_at_2", "pass_k_2", "at_least_2"]
+    scored = rescore(log, match(), epochs_reducer=reducers, action="overwrite", display="none")
+    file = tmp_path_factory.mktemp("reduced") / "reduced.eval"
+    write_eval_log(scored, str(file))
+    return file
+
+
+def test_every_reducer_inspect_computes_is_recomputed(reduced_log: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
+    from mas_eval.ingest import ingest_inspect
+
+    result = reproduce_aggregates(ingest_inspect(reduced_log).dataset)
+    recorded = {
+        (s.reducer, name): m.value
+        for s in read_eval_log(str(reduced_log)).results.scores
+        for name, m in s.metrics.items()
+    }  # type: ignore[union-attr]
+    assert len({reducer for reducer, _ in recorded}) == 7
+    summary = result.summary
+    assert _all_reproduced(summary) and result.disagreements.is_empty() and result.not_compared.is_empty()
+    # Each reducer's accuracy and stderr, by inspect_ai's own code, is reproduced: the first as match/...,
+    # the others as match [<reducer>]/...
+    names = set(summary["metric"])
+    for reducer in ("median", "mode", "max", "pass_at_2", "pass_k_2", "at_least_2"):
+        assert {f"match [{reducer}]/accuracy", f"match [{reducer}]/stderr"} <= names, reducer
+    # The reducers give different numbers here: a wrong one would show.
+    assert len({round(v, 9) for (reducer, name), v in recorded.items() if name == "accuracy"}) >= 4
+
+
+def test_an_accuracy_in_percent_is_named_as_such_and_another_factor_is_not(inspect_dataset: Path) -> None:
+    ds = _tampered(Dataset.open(inspect_dataset), "match/accuracy", "single", 100.0)
+    result = reproduce_aggregates(ds)
+    rows = result.summary.filter(pl.col("metric") == "match/accuracy")
+    assert dict(zip(rows["basis"], rows["reproduced"], strict=True)) == {"outcomes": 1, PERCENT_BASIS: 1}
+    off = reproduce_aggregates(_tampered(Dataset.open(inspect_dataset), "match/accuracy", "single", 10.0))
+    assert off.disagreements["metric"].to_list() == ["match/accuracy"]
 
 
 def test_every_lm_eval_aggregate_is_reproduced(lm_eval_dataset: Dataset) -> None:
@@ -150,11 +204,10 @@ def test_the_command_prints_the_summary_and_writes_it(
     assert exited.value.code == 0
     printed = capsys.readouterr().out
     assert "recomputed from outcomes" in printed and "match/stderr" in printed
-    assert "disagreements:" not in printed and "recorded but not recomputed:\n  completed_samples (" in printed
-    assert "): no outcome or statistic recomputes it" in printed  # each listed with its reason
+    assert "disagreements:" not in printed and "not recomputed" not in printed
     written = json.loads((out / "reproduction.json").read_text())
     assert written["preset"] is None and {row["metric"] for row in written["summary"]} == INSPECT_COMPARED
-    assert written["disagreements"] == [] and written["not_compared"]
+    assert written["disagreements"] == [] and "not_compared" not in written
 
 
 def test_the_command_names_a_tampered_lm_eval_value(

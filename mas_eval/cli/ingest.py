@@ -18,6 +18,7 @@ from mas_eval.cli.common import OverwriteOpt, ShardsOpt, defaults_of, flag
 from mas_eval.cli.terminal import console, literal, progress
 from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
+from mas_eval.ingest.inspect_logs import ingest_inspect
 from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
 from mas_eval.ingest.logs import LogIngestResult
 from mas_eval.ingest.otlp import ingest_otlp
@@ -49,6 +50,9 @@ _MAX_LINE_MB = _INGEST["max_line_bytes"] / 2**20
 _OTLP = defaults_of(ingest_otlp)
 #: The defaults of ``ingest_table``'s parameters.
 _TABLE = defaults_of(ingest_table)
+#: The defaults of ``ingest_inspect``'s parameters, and ``--max-member-mb``'s in MiB.
+_INSPECT = defaults_of(ingest_inspect)
+_MAX_MEMBER_MB = _INSPECT["max_member_bytes"] / 2**20
 
 
 def ingest(
@@ -174,10 +178,19 @@ def ingest(
         bool,
         flag(
             "--count-evaluator",
-            help="--format otlp: count an evaluator's model calls (an LLM judge's) in the runs' api_calls and "
-            "tokens; by default they are only usage rows of their own, marked evaluator.",
+            help="--format inspect and otlp: count the model calls an evaluator made grading a run (an LLM "
+            "judge's) in the run's tokens, calls and cost; by default they are left out (usage rows of their own, "
+            "marked evaluator).",
         ),
-    ] = _OTLP["count_evaluator"],
+    ] = _INSPECT["count_evaluator"],
+    max_member_mb: Annotated[
+        float,
+        typer.Option(
+            "--max-member-mb",
+            help="--format inspect: the most a .eval log's member (a sample's JSON) is inflated to, in MiB: a "
+            "larger one is refused, never held whole (a zip bomb). Raise it for samples this large.",
+        ),
+    ] = _MAX_MEMBER_MB,
 ) -> None:
     """Flatten canonical JSONL run records (see run_record.schema.json), or another tool's logs, into a Dataset."""
     from mas_eval.storage.sharding import check_shards
@@ -203,15 +216,17 @@ def ingest(
             "--annotator": (("annotations",), annotator is not None),
             "--system-attribute": (("otlp",), system_attribute != _OTLP["system_attribute"]),
             "--case-attribute": (("otlp",), case_attribute != _OTLP["case_attribute"]),
-            "--count-evaluator": (("otlp",), count_evaluator != _OTLP["count_evaluator"]),
             "--rejects": (("jsonl",), rejects is not None),
             "--chunk-mb": (("jsonl",), chunk_mb != _CHUNK_MB),
             "--max-line-mb": (("jsonl", "lm-eval", "table", "otlp"), max_line_mb != _MAX_LINE_MB),
+            "--count-evaluator": (("inspect", "otlp"), count_evaluator != _INSPECT["count_evaluator"]),
+            "--max-member-mb": (("inspect",), max_member_mb != _MAX_MEMBER_MB),
         },
     )
     check_parameter(
         "--max-line-mb", max_line_mb, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest"
     )
+    check_parameter("--max-member-mb", max_member_mb, [Interval(float, 0, None, closed="neither")], where="ingest")
     paths = parse_paths(files)
     if format_ in LOG_FORMATS:
         check_parameter(
@@ -224,7 +239,8 @@ def ingest(
         line_bytes = max(1, round(max_line_mb * 2**20))
         own = {
             "lm-eval": {"system": system, "max_line_bytes": line_bytes},
-            "inspect": {"system": system},
+            "inspect": {"system": system, "count_evaluator": count_evaluator,
+                        "max_member_bytes": max(1, round(max_member_mb * 2**20))},
             "otlp": {"system": system, "system_attribute": system_attribute, "case_attribute": case_attribute,
                      "count_evaluator": count_evaluator, "max_line_bytes": line_bytes},
             "table": {"columns": map_, "scores": scores, "wide": wide, "wide_score": wide_score,

@@ -280,6 +280,18 @@ class Impossible:
         """The fields that held an impossible value, in the order first found."""
         return list(self._found)
 
+    def absorb(self, other: Impossible) -> None:
+        """Add what ``other`` recorded (a record's values, kept once the record is accepted).
+
+        >>> log, record = Impossible(), Impossible()
+        >>> record.add("tokens", -1, "sample 2")
+        >>> log.absorb(record)
+        >>> log.fields()
+        ['tokens']
+        """
+        for field, found in other._found.items():
+            self._found.setdefault(field, []).extend(found)
+
     def lines(self, file: object) -> list[str]:
         """One report line per field: the file, how many records, the first examples."""
         out = []

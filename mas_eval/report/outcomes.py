@@ -15,7 +15,8 @@ section. It holds:
   majority over as many epochs as match the treatment's tokens) and the accuracy–cost frontier
   (:func:`~mas_eval.stats.accuracy_cost_frontier`, drawn by
   :func:`~mas_eval.plots.accuracy_cost_frontier`);
-* tokens and cost per correct answer (:func:`~mas_eval.stats.cost_per_correct`).
+* tokens and cost per correct answer (:func:`~mas_eval.stats.cost_per_correct`): the system's
+  own (``run_tokens``, ``run_cost_usd``), a judge's calls grading the runs apart (``evaluator_tokens``).
 
 A part whose inputs are absent (no epochs, no tokens, one system) is a line saying so.
 """
@@ -152,7 +153,10 @@ def _epochs(
         except MasEvalError as exc:
             text.append(f"No cost per correct answer of {name}: {exc}.")
         else:
-            caption = f"{name}: tokens and cost per run and per correct answer, per system"
+            caption = (
+                f"{name}: tokens and cost per run and per correct answer, per system; the system's own calls "
+                f"({', '.join(c for c in (tokens, cost) if c)}), a judge's calls grading the runs left out"
+            )
             tables.append(ReportTable(f"outcome_cost_{name}", caption, table))
     if not epochs:
         return

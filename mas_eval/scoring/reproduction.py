@@ -35,12 +35,21 @@ from mas_eval.errors import SchemaError
 from mas_eval.escaping import spreadsheet_safe
 from mas_eval.metrics.diagnosis.equivalence import match_pairs
 from mas_eval.metrics.diagnosis.scores import RULES, score_expressions
+from mas_eval.metrics.outcomes.epochs import pass_at, pass_hat
 from mas_eval.scoring import Scores, score
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import atomic_directory
 from mas_eval.storage.provenance import provenance
 
-__all__ = ["AGGREGATE_STATISTICS", "COUNT_FIELDS", "SCORE_FIELDS", "Reproduction", "reproduce", "reproduce_aggregates"]
+__all__ = [
+    "AGGREGATE_STATISTICS",
+    "COUNT_FIELDS",
+    "PERCENT_BASIS",
+    "SCORE_FIELDS",
+    "Reproduction",
+    "reproduce",
+    "reproduce_aggregates",
+]
 
 #: Our count column → the name Local-DDx's evaluation block records it under.
 COUNT_FIELDS = {
@@ -332,11 +341,13 @@ AGGREGATE_SOURCE = "results"
 #: case's value: the mean of its runs, or the log's recorded reducer of them): inspect_ai's
 #: ``accuracy`` and ``mean`` and lm-eval's ``<metric>`` are the mean; ``stderr`` (lm-eval's
 #: ``<metric>_stderr``) is ``std / sqrt(n)``; ``std`` and ``var`` are the sample ones (ddof 1,
-#: 0 below two cases, as inspect_ai has them); inspect's ``<score>/scored_samples`` is ``n``;
-#: inspect's ``total_samples`` and lm-eval's ``sample_len`` the log's runs.
-AGGREGATE_STATISTICS = ("accuracy", "mean", "stderr", "std", "var", "scored_samples", "runs")
-#: inspect_ai reducers of a case's epochs that are recomputed (the default is the mean).
-_REDUCERS = ("mean", "median", "max")
+#: 0 below two cases, as inspect_ai has them); inspect's ``<score>/scored_samples`` is ``n`` and
+#: ``<score>/unscored_samples`` the log's other cases; inspect's ``total_samples`` and
+#: ``completed_samples`` and lm-eval's ``sample_len`` the log's runs.
+AGGREGATE_STATISTICS = ("accuracy", "mean", "stderr", "std", "var", "scored_samples", "unscored_samples", "runs")
+#: inspect_ai reducers of a case's epochs that are recomputed (the default is the mean), as
+#: inspect_ai names them in a log (``pass_at_2``: ``pass_at(k=2)``).
+_REDUCERS = r"^(?:(?P<plain>mean|median|mode|max)|(?P<counted>pass_at|pass_k|at_least)_(?P<k>[1-9][0-9]{0,3}))$"
 #: The ``reported`` sources the log adapters write (inspect_ai, lm-eval).
 _LOG_SOURCES = (AGGREGATE_SOURCE, "sample", "task")
 #: The ``reported`` sources of Local-DDx's numbers that :func:`reproduce` recomputes (the adapter
@@ -345,7 +356,6 @@ _LDDX_SOURCES = ("credibility", "evaluation", "label", "tempo")
 #: The formats whose logs record numbers of their own (:attr:`Dataset.formats <mas_eval.Dataset.formats>`),
 #: with the ``mas-eval ingest --format`` that keeps them in ``reported``.
 _RECORDING_FORMATS = {"Local-DDx": "lddx", "inspect_ai": "inspect", "lm-eval": "lm-eval"}
-_COUNTS = ("scored_samples", "runs")
 #: lm-eval's ``reported`` (source "task") count of the documents it scored of a task, after ``--limit``:
 #: recomputed as the log's runs.
 _SCORED = "n-samples.effective"
@@ -370,14 +380,23 @@ _LM_EVAL_AGGREGATIONS = {
     "brier_score": "a Brier score over every document's predicted distribution",
     "bypass": "a placeholder (999) of a metric lm-eval does not aggregate",
 }
-#: Run-level aggregates (of no one outcome): the log's runs.
-_RUN_LEVEL = {"total_samples": "runs", "sample_len": "runs"}
-_INSPECT_NAME = r"^(?P<outcome>.+)/(?P<stat>accuracy|mean|stderr|std|var|scored_samples)$"
+_COUNTS = ("scored_samples", "unscored_samples", "runs")
+#: Run-level aggregates (of no one outcome): the log's runs (inspect_ai's samples completed
+#: without an error are its runs, since a failed sample is not ingested).
+_RUN_LEVEL = {"total_samples": "runs", "completed_samples": "runs", "sample_len": "runs"}
+#: An inspect_ai aggregate's name: the score (``match``; a dict-valued scorer's key ``shape/short``;
+#: a score reduced a second way ``match [pass_at_2]``), then the metric.
+_INSPECT_STATS = "accuracy|mean|stderr|std|var|scored_samples|unscored_samples"
+_INSPECT_NAME = rf"^(?P<label>(?P<outcome>.+?)(?: \[[^\]]+\])?)/(?P<stat>{_INSPECT_STATS})$"
 _LM_EVAL_NAME = r"^(?P<metric>.+?)(?P<se>_stderr)?,(?P<filter>.+)$"
+#: The statistics a log may record in percent (R's vitals writes an accuracy of 1 as 100).
+_PERCENT_STATS = ("accuracy", "mean")
+#: How a row of an aggregate recorded in percent is named in the summary's ``basis``.
+PERCENT_BASIS = "outcomes (recorded in percent)"
 
 
 def _logs(reported: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
-    """Each run that recorded aggregates with its log: ``run_id, log, label, case_id``.
+    """Each run that recorded aggregates with its log: ``run_id, case_id, epoch, log, label``.
 
     The adapters repeat a log's aggregates on each of its runs, so the runs of one system and task
     that recorded the same aggregates (name, value, text) are one log; a run of lm-eval (recorded
@@ -394,6 +413,7 @@ def _logs(reported: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     return runs.join(fingerprints, on=RUN_KEY, how="inner").select(
         RUN_KEY,
         "case_id",
+        "epoch",
         log=pl.concat_str(
             pl.col("system").fill_null(""),
             pl.lit("\x00"),
@@ -414,7 +434,8 @@ def _logs(reported: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
 
 def _recorded_aggregates(reported: pl.DataFrame, logs: pl.DataFrame) -> pl.DataFrame:
     """Each recorded number once per log, with what it would be recomputed as: ``log, name, value,
-    outcome, stat, reducer`` (every parse of the name: inspect_ai's and lm-eval's)."""
+    outcome, stat, reducer`` (every parse of the name: inspect_ai's and lm-eval's; ``reducer`` the
+    one the log recorded for the score, null for the mean)."""
     numbers = (
         reported.filter(pl.col("value").is_not_null())
         .join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
@@ -425,9 +446,12 @@ def _recorded_aggregates(reported: pl.DataFrame, logs: pl.DataFrame) -> pl.DataF
         reported.filter(pl.col("name").str.ends_with("/reducer") & pl.col("text").is_not_null())
         .join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
         .unique(["log", "name"], keep="first")
-        .select("log", outcome=pl.col("name").str.strip_suffix("/reducer"), reducer="text")
+        .select("log", label=pl.col("name").str.strip_suffix("/reducer"), reducer="text")
     )
     inspect = numbers.with_columns(parsed=pl.col("name").str.extract_groups(_INSPECT_NAME)).unnest("parsed")
+    inspect = inspect.join(reducers, on=["log", "label"], how="left").select(
+        "log", "name", "value", "outcome", "stat", "reducer"
+    )
     lm = numbers.with_columns(parsed=pl.col("name").str.extract_groups(_LM_EVAL_NAME)).unnest("parsed")
     lm = lm.select(
         "log",
@@ -435,35 +459,93 @@ def _recorded_aggregates(reported: pl.DataFrame, logs: pl.DataFrame) -> pl.DataF
         "value",
         outcome=pl.concat_str("metric", pl.lit(","), "filter"),
         stat=pl.when(pl.col("se").is_not_null()).then(pl.lit("stderr")).otherwise(pl.lit("mean")),
+        reducer=pl.lit(None, pl.String),
     )
-    run_level = numbers.filter(pl.col("name").is_in(list(_RUN_LEVEL))).with_columns(
-        outcome=pl.lit(""), stat=pl.col("name").replace_strict(_RUN_LEVEL, return_dtype=pl.String)
+    run_level = numbers.filter(pl.col("name").is_in(list(_RUN_LEVEL))).select(
+        "log",
+        "name",
+        "value",
+        outcome=pl.lit(""),
+        stat=pl.col("name").replace_strict(_RUN_LEVEL, return_dtype=pl.String),
+        reducer=pl.lit(None, pl.String),
     )
-    candidates = pl.concat([inspect.select(lm.columns), lm, run_level.select(lm.columns)])
-    candidates = candidates.filter(pl.col("outcome").is_not_null())
-    return candidates.join(reducers, on=["log", "outcome"], how="left")
+    candidates = pl.concat([inspect, lm, run_level]).filter(pl.col("outcome").is_not_null())
+    return candidates.with_columns(reducer=pl.col("reducer").fill_null("mean"))
+
+
+def _case_values(values: pl.DataFrame, reducers: pl.DataFrame) -> pl.DataFrame:
+    """Each case's epochs reduced by each reducer a log recorded for the score: ``log, outcome,
+    reducer, case_id, value`` (null where the reducer is undefined: pass@k of fewer than k epochs).
+
+    inspect_ai's reducers (``inspect_ai.scorer._reducer``), over a case's values in epoch order,
+    a pass being a value of at least 1 (their ``value=1.0`` threshold):
+
+    * ``mean``, ``median``, ``max``: those of the values;
+    * ``mode``: the most frequent value, a tie to the one of the earliest epoch (``Counter.most_common``
+      keeps first-seen order); the values are our numbers, so inspect_ai's "I" and "N", both 0, are one;
+    * ``at_least_k``: 1 when at least ``k`` epochs passed, else 0;
+    * ``pass_at_k``, ``pass_k_k``: pass@k and pass^k of ``n`` epochs with ``c`` passes
+      (:mod:`mas_eval.metrics.outcomes.epochs`).
+    """
+    value = pl.col("value")
+    keys = ["log", "outcome", "case_id"]
+    stats = values.group_by(keys).agg(
+        n=pl.len().cast(pl.Int64),
+        c=(value >= 1.0).sum().cast(pl.Int64),
+        mean=value.mean(),
+        median=value.median(),
+        max=value.max(),
+    )
+    counted = values.group_by([*keys, "value"]).agg(times=pl.len(), first=pl.col("epoch").min())
+    mode = (
+        counted.sort([*keys, "times", "first"], descending=[False, False, False, True, False])
+        .group_by(keys)
+        .agg(mode=value.first())
+    )
+    stats = stats.join(mode, on=keys, how="left")
+    parsed = reducers.with_columns(parts=pl.col("reducer").str.extract_groups(_REDUCERS)).unnest("parts")
+    table = stats.join(parsed, on=["log", "outcome"], how="inner")
+    kind = pl.coalesce("plain", "counted")
+    k = pl.col("k").cast(pl.Int64).fill_null(1)
+    n, c = table["n"].to_numpy(), table["c"].to_numpy()
+    ks = table.select(k).to_series().to_numpy()
+    ratios = pl.DataFrame(
+        {
+            "pass_at": pl.Series(pass_at(n, c, ks), nan_to_null=True),
+            "pass_k": pl.Series(pass_hat(n, c, ks), nan_to_null=True),
+        }
+    )
+    table = pl.concat([table, ratios], how="horizontal")
+    reduced = (
+        pl.when(kind == "mean")
+        .then("mean")
+        .when(kind == "median")
+        .then("median")
+        .when(kind == "max")
+        .then("max")
+        .when(kind == "mode")
+        .then("mode")
+        .when(kind == "at_least")
+        .then((pl.col("c") >= k).cast(pl.Float64))
+        .when(kind == "pass_at")
+        .then("pass_at")
+        .when(kind == "pass_k")
+        .then("pass_k")
+    )
+    return table.filter(kind.is_not_null()).select("log", "outcome", "reducer", "case_id", value=reduced)
 
 
 def _recomputed_aggregates(outcomes: pl.DataFrame, logs: pl.DataFrame, reducers: pl.DataFrame) -> pl.DataFrame:
     """Every statistic of each log's outcomes: ``log, outcome, stat, reducer, recomputed``.
 
-    A case's value is the mean (``reducer`` null or ``"mean"``), the median or the maximum of its
-    runs' values; over the ``n`` cases, mean, ``std`` (ddof 1; 0 when ``n < 2``), ``var`` (likewise),
-    ``stderr = std / sqrt(n)``, and ``scored_samples = n``.
+    A case's value is its epochs reduced by each reducer the log recorded for the score (the
+    mean when it recorded none: :func:`_case_values`); over the ``n`` cases with a value, mean,
+    ``std`` (ddof 1; 0 when ``n < 2``), ``var`` (likewise), ``stderr = std / sqrt(n)``, and
+    ``scored_samples = n``.
     """
     values = outcomes.select(RUN_KEY, outcome="name", value="value").join(logs, on=RUN_KEY)
-    values = values.join(reducers, on=["log", "outcome"], how="left")
+    cases = _case_values(values, reducers).drop_nulls("value")
     value = pl.col("value")
-    reducer = pl.col("reducer").first()
-    cases = values.group_by("log", "outcome", "case_id").agg(
-        reducer,
-        value=pl.when(reducer.is_null() | (reducer == "mean"))
-        .then(value.mean())
-        .when(reducer == "median")
-        .then(value.median())
-        .when(reducer == "max")
-        .then(value.max()),
-    )
     n = pl.len()
     spread = pl.when(n >= 2)
     stats = cases.group_by("log", "outcome", "reducer").agg(
@@ -474,10 +556,13 @@ def _recomputed_aggregates(outcomes: pl.DataFrame, logs: pl.DataFrame, reducers:
         stderr=spread.then(value.std(ddof=1) / n.sqrt()).otherwise(0.0),
         scored_samples=n.cast(pl.Float64),
     )
+    in_log = logs.group_by("log").agg(cases=pl.col("case_id").n_unique().cast(pl.Float64))
+    stats = stats.join(in_log, on="log").with_columns(unscored_samples=pl.col("cases") - pl.col("scored_samples"))
+    stats = stats.drop("cases")
     per_outcome = stats.unpivot(index=["log", "outcome", "reducer"], variable_name="stat", value_name="recomputed")
     per_log = logs.group_by("log").agg(recomputed=pl.len().cast(pl.Float64))
     per_log = per_log.select(
-        "log", outcome=pl.lit(""), reducer=pl.lit(None, pl.String), stat=pl.lit("runs"), recomputed="recomputed"
+        "log", outcome=pl.lit(""), reducer=pl.lit("mean"), stat=pl.lit("runs"), recomputed="recomputed"
     )
     return pl.concat([per_outcome.select(per_log.columns), per_log])
 
@@ -581,8 +666,8 @@ def reproduce_aggregates(
     Parameters
     ----------
     ds
-        A Dataset with ``outcomes`` and the aggregates its log adapter kept in ``reported``
-        (``mas-eval ingest --format inspect`` or ``--format lm-eval``).
+        A Dataset with the aggregates its log adapter kept in ``reported`` and, unless its logs
+        scored nothing, ``outcomes`` (``mas-eval ingest --format inspect`` or ``--format lm-eval``).
     tolerance
         A statistic is reproduced when ``|recorded - recomputed| <= tolerance * max(1, |recorded|,
         |recomputed|)``: relative above 1, absolute below (a stderr near 0). Counts must be equal.
@@ -592,41 +677,47 @@ def reproduce_aggregates(
     Returns
     -------
     Reproduction
-        ``summary`` one row per recorded name (``basis`` ``"outcomes"``), ``disagreements`` one row
-        per log and name not reproduced, ``not_compared`` the recorded numbers nothing recomputes.
+        ``summary`` one row per recorded name (``basis`` ``"outcomes"``, or
+        :data:`PERCENT_BASIS` for an accuracy or mean recorded in percent), ``disagreements`` one
+        row per log and name not reproduced, ``not_compared`` the recorded numbers nothing
+        recomputes, with why.
 
     Raises
     ------
     SchemaError
-        The Dataset has no ``reported`` aggregates or no ``outcomes`` table.
+        The Dataset has no ``reported`` aggregates.
 
     Notes
     -----
     A log is the runs of one system and task that carry the same recorded aggregates (adapters
     repeat them on each run of the log; for lm-eval, also one ``epoch``, i.e. one results file).
-    Over its ``n`` cases, ``x_i`` a case's value (the mean of its epochs' ``outcomes.value``, or the
-    median or maximum when inspect_ai recorded that reducer as ``<score>/reducer``):
+    Over its ``n`` cases, ``x_i`` a case's value: its epochs' ``outcomes.value`` reduced by the
+    reducer inspect_ai recorded for the score (``<score>/reducer``: ``mean`` when none is
+    recorded, ``median``, ``mode``, ``max``, ``at_least_k``, ``pass_at_k``, ``pass_k_k``; see
+    :func:`_case_values`):
 
     * inspect_ai ``<score>/accuracy`` and ``<score>/mean``, lm-eval ``<metric>,<filter>``:
       ``mean(x)``; the mean over runs when every case ran equally often
-      (inspect_ai ``scorer/_metrics``, lm-eval ``api/metrics.mean``);
+      (inspect_ai ``scorer/_metrics``, lm-eval ``api/metrics.mean``); recorded in percent
+      (R's vitals writes 100 for 1) it is reproduced when it is 100 times that, and said so;
     * ``<score>/stderr``, ``<metric>_stderr,<filter>``: ``std(x, ddof=1) / sqrt(n)`` — inspect_ai's
       ``stderr()`` without ``cluster``, lm-eval's ``mean_stderr``: the standard error of the
       case means, the runs of a case being one cluster;
     * ``<score>/std``, ``<score>/var``: ``std(x, ddof=1)``, ``var(x, ddof=1)`` (0 below two cases);
-    * ``<score>/scored_samples``: ``n``; ``total_samples`` (inspect), ``sample_len`` (lm-eval): the runs.
+    * ``<score>/scored_samples``: ``n``; ``<score>/unscored_samples``: the log's other cases;
+      ``total_samples`` and ``completed_samples`` (inspect), ``sample_len`` (lm-eval): the runs.
 
     A lm-eval metric it aggregates other than by the mean (``perplexity`` = exp(-mean)) is listed
-    as a disagreement: our mean is not its number. Metrics of no recorded outcome (``bootstrap_stderr``,
-    ``completed_samples``, a custom metric) are in ``not_compared``.
+    as a disagreement: our mean is not its number. Metrics of no recorded outcome
+    (``bootstrap_stderr``, a custom metric) and reducers not recomputed (``majority``, a custom
+    one) are in ``not_compared``.
     """
-    for table in ("reported", "outcomes"):
-        if table not in ds:
-            msg = (
-                f"{ds.source or 'the Dataset'} has no {table!r} table: no log's aggregates to recompute; "
-                "ingest the logs with their adapter (mas-eval ingest --format inspect or --format lm-eval)"
-            )
-            raise SchemaError(msg)
+    if "reported" not in ds:
+        msg = (
+            f"{ds.source or 'the Dataset'} has no 'reported' table: no log's aggregates to recompute; "
+            "ingest the logs with their adapter (mas-eval ingest --format inspect or --format lm-eval)"
+        )
+        raise SchemaError(msg)
     step = progress if progress is not None else (lambda _name: None)
     step("comparing")
     reported = (
@@ -653,36 +744,45 @@ def reproduce_aggregates(
         .select("log", "name", "value", "text")
     )
     scored = task_info.filter(pl.col("name") == _SCORED).select(
-        "log", "name", "value", outcome=pl.lit(""), stat=pl.lit("runs"), reducer=pl.lit(None, pl.String)
+        "log", "name", "value", outcome=pl.lit(""), stat=pl.lit("runs"), reducer=pl.lit("mean")
     )
     recorded = pl.concat([_recorded_aggregates(reported, logs), scored])
-    reducers = recorded.select("log", "outcome", "reducer").filter(pl.col("reducer").is_not_null()).unique()
-    outcomes = ds.collect("outcomes").with_columns(pl.col(RUN_KEY).cast(pl.String))
-    recomputed = _recomputed_aggregates(outcomes, logs.select(RUN_KEY, "log", "case_id"), reducers)
+    reducers = recorded.select("log", "outcome", "reducer").unique()
+    # A log without scores (a task without a scorer) still recorded its sample counts.
+    outcomes = (
+        ds.collect("outcomes").with_columns(pl.col(RUN_KEY).cast(pl.String))
+        if "outcomes" in ds
+        else pl.DataFrame(schema={RUN_KEY: pl.String, "name": pl.String, "value": pl.Float64})
+    )
+    recomputed = _recomputed_aggregates(outcomes, logs.select(RUN_KEY, "log", "case_id", "epoch"), reducers)
     apart = _lm_eval_apart(reported, logs, task_info, recomputed)
-    supported = (pl.col("reducer").is_null() | pl.col("reducer").is_in(_REDUCERS)) & pl.struct("log", "name").is_in(
-        apart.select(pl.struct("log", "name")).to_series().implode()
-    ).not_()
-    matched = (
-        recorded.drop("reducer")
-        .join(recomputed, on=["log", "outcome", "stat"], how="inner")
-        .unique(["log", "name"], keep="first", maintain_order=True)
+    reducible = pl.col("reducer").str.contains(_REDUCERS)
+    supported = (
+        reducible & pl.struct("log", "name").is_in(apart.select(pl.struct("log", "name")).to_series().implode()).not_()
+    )
+    matched = recorded.join(recomputed, on=["log", "outcome", "reducer", "stat"], how="inner").unique(
+        ["log", "name"], keep="first", maintain_order=True
     )
     first_run = logs.group_by("log").agg(pl.col(RUN_KEY).min(), pl.col("label").first())
     counted = pl.col("stat").is_in(list(_COUNTS))
     a, b = pl.col("value"), pl.col("recomputed")
-    close = (a - b).abs() <= tolerance * pl.max_horizontal(pl.lit(1.0), a.abs(), b.abs())
+
+    def near(recorded: pl.Expr) -> pl.Expr:
+        return (recorded - b).abs() <= tolerance * pl.max_horizontal(pl.lit(1.0), recorded.abs(), b.abs())
+
+    # An accuracy or mean recorded in percent (R's vitals writes 100 for 1): reproduced as such, and said.
+    percent = ~counted & pl.col("stat").is_in(_PERCENT_STATS) & (a.abs() > 1) & ~near(a) & near(a / 100)
     rows = (
         matched.filter(supported)
         .join(first_run, on="log")
         .select(
             RUN_KEY,
             metric="name",
-            basis=pl.lit("outcomes"),
+            basis=pl.when(percent).then(pl.lit(PERCENT_BASIS)).otherwise(pl.lit("outcomes")),
             item="label",
             recorded=_text(a),
             recomputed=_text(b),
-            ok=pl.when(counted).then(a == b).otherwise(close).fill_null(False),
+            ok=pl.when(counted).then(a == b).otherwise(near(a) | percent).fill_null(False),
             tolerance=pl.when(counted).then(pl.lit(None, pl.Float64)).otherwise(pl.lit(tolerance)),
         )
         .sort(RUN_KEY, "metric")
@@ -691,11 +791,10 @@ def reproduce_aggregates(
     all_numbers = reported.filter(pl.col("value").is_not_null()).join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
     all_numbers = pl.concat([all_numbers.select("log", "name").unique(), apart.select("log", "name")]).unique()
     left = all_numbers.join(matched.filter(supported).select("log", "name"), on=["log", "name"], how="anti")
-    reducer_of = recorded.filter(pl.col("reducer").is_not_null()).select("log", "name", "reducer")
     unsupported = (
-        matched.filter(~supported)
-        .join(reducer_of, on=["log", "name"], how="inner")
+        recorded.filter(~reducible)
         .select("log", "name", reason=pl.lit("reducer ") + pl.col("reducer") + pl.lit(" is not recomputed"))
+        .unique(["log", "name"])
     )
     explained = pl.concat([apart, unsupported.join(apart, on=["log", "name"], how="anti")])
     not_compared = (
@@ -818,6 +917,7 @@ def reproduce(
     step = progress if progress is not None else (lambda _name: None)
     if scores is None:
         scores = score(ds, preset, progress=step, **overrides)
+    step("comparing")
     if "tp" not in scores.runs.columns:
         why = scores.skipped.get("diagnosis", "it did not run")
         msg = (
@@ -826,7 +926,6 @@ def reproduce(
             "(mas-eval ingest --format lddx)"
         )
         raise SchemaError(msg)
-    step("comparing")
     reported = ds.collect("reported").with_columns(pl.col(RUN_KEY).cast(pl.String))
     rules = scores.params.get("label_rules", "lddx-v6" if preset == "lddx-v6" else "spec")
     parts = [

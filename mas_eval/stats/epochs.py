@@ -19,8 +19,9 @@ For a system and case with :math:`n` epochs of which :math:`c` passed:
   recorded (inspect_ai's ``majority_score`` leaves a tie unscored).
 
 Both ratios are computed as products of :math:`k` exact integer quotients,
-:math:`\binom{m}{k}/\binom{n}{k} = \prod_{j=0}^{k-1} (m - j)/(n - j)`, one vector operation
-per factor over all cases at once: no factorial is formed, so nothing overflows, and each value
+:math:`\binom{m}{k}/\binom{n}{k} = \prod_{j=0}^{k-1} (m - j)/(n - j)`
+(:func:`mas_eval.metrics.outcomes.epochs.draw_ratio`), one vector operation per factor over all
+cases at once: no factorial is formed, so nothing overflows, and each value
 is within a few ulps of the exact rational (tests pin it against ``math.comb`` and against
 inspect_ai's ``pass_at`` and ``pass_k`` reducers).
 
@@ -39,6 +40,7 @@ import polars as pl
 
 from mas_eval.constraints import NONE, Boolean, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
+from mas_eval.metrics.outcomes.epochs import draw_ratio
 from mas_eval.stats._common import (
     COLUMN_NAME,
     COLUMN_NAMES,
@@ -84,6 +86,8 @@ TreatmentRuns = Literal["first", "mean"]
 #: Largest k: each k costs k vector products over all cases, and no benchmark repeats a case more.
 MAX_K = 10_000
 
+#: The outcomes family's run column of a judge's tokens, left out of its ``run_tokens``.
+EVALUATOR_TOKENS = "evaluator_tokens"
 #: Internal names of the outcome, the budget, the best-of score and a run's place among its case's epochs.
 VALUE, SPENT, SCORE, POSITION = "_value", "_spent", "_score", "_position"
 
@@ -172,25 +176,6 @@ def _runs(
         raise DataError(msg)
     runs = runs.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(keys).alias(POSITION))
     return runs, not bool(outside.any())
-
-
-def draw_ratio(n: np.ndarray, m: np.ndarray, k: np.ndarray) -> np.ndarray:
-    r""":math:`\binom{m}{k}/\binom{n}{k} = \prod_{j<k} (m-j)/(n-j)`, elementwise; NaN where :math:`k > n`.
-
-    The chance that :math:`k` draws without replacement from :math:`n` items all fall among
-    :math:`m` marked ones; 0 when :math:`m < k` (a factor is then exactly 0).
-
-    >>> draw_ratio(np.array([5, 5, 2]), np.array([3, 1, 2]), np.array([2, 2, 3])).tolist()
-    [0.3, 0.0, nan]
-    """
-    n, m, k = (np.asarray(x, dtype=np.int64) for x in (n, m, k))
-    out = np.ones(n.shape)
-    # One vector product per factor j, over every case at once; rows with k <= j keep their value.
-    for j in range(int(k.max(initial=0))):
-        active = j < k
-        factor = np.maximum(m - j, 0) / np.maximum(n - j, 1)
-        out = np.where(active, out * factor, out)
-    return np.where(k > n, np.nan, out)
 
 
 def _case_table(runs: pl.DataFrame, keys: list[str], binary: bool) -> pl.DataFrame:
@@ -735,8 +720,10 @@ def cost_per_correct(
     polars.DataFrame
         The ``by`` and ``system`` columns, then ``runs``, ``passed``, ``pass_rate``, and for
         ``tokens`` (and likewise ``cost``): ``tokens`` (the sum :math:`T`), ``tokens_per_run``
-        (:math:`T/n`), ``tokens_per_correct`` (:math:`T/c`, null when nothing passed); and
-        ``note``.
+        (:math:`T/n`), ``tokens_per_correct`` (:math:`T/c`, null when nothing passed); when
+        ``run_metrics`` has the outcomes family's ``evaluator_tokens`` column (a judge's tokens,
+        which its ``run_tokens`` leave out), ``evaluator_tokens``: their sum, the tokens not
+        divided; and ``note``, which says so when a judge spent any.
 
     Raises
     ------
@@ -776,6 +763,14 @@ def cost_per_correct(
                                              for name, c in spent.items()))
         .collect(engine=ENGINE)
     )  # fmt: skip
+    judged = EVALUATOR_TOKENS if tokens is not None and EVALUATOR_TOKENS in schema else None
+    if judged is not None:
+        spending = spending.join(
+            frame.select(*groups, case, epoch, pl.col(judged).cast(pl.Float64)).collect(engine=ENGINE),
+            on=[*groups, case, epoch],
+            how="left",
+            nulls_equal=True,
+        )
     runs = runs.join(spending, on=[*groups, case, epoch], how="left", nulls_equal=True, maintain_order="left")
     for name, column in spent.items():
         bad = runs[name].is_null() | (runs[name] < 0)
@@ -784,6 +779,8 @@ def cost_per_correct(
             raise DataError(msg)
     aggregates = [pl.len().cast(pl.Int64).alias("runs"), pl.col(VALUE).sum().cast(pl.Int64).alias("passed")]
     aggregates += [pl.col(name).sum().cast(pl.Float64).alias(name) for name in spent]
+    if judged is not None:
+        aggregates.append(pl.when(pl.col(judged).count() > 0).then(pl.col(judged).sum()).alias(judged))
     out = runs.group_by(groups, maintain_order=True).agg(aggregates).sort(groups)
     per = []
     for name in spent:
@@ -793,7 +790,13 @@ def cost_per_correct(
         ]
     out = out.with_columns(*per, pass_rate=pl.col("passed") / pl.col("runs"))
     ordered = [c for name in spent for c in (name, f"{name}_per_run", f"{name}_per_correct")]
-    note = pl.when(pl.col("passed") == 0).then(pl.lit("no run passed: the cost per correct answer is undefined"))
+    notes = [pl.when(pl.col("passed") == 0).then(pl.lit("no run passed: the cost per correct answer is undefined"))]
+    if judged is not None:
+        ordered.append(judged)
+        said = "tokens are the system's: a judge's tokens (evaluator_tokens) are left out"
+        notes.append(pl.when(pl.col(judged) > 0).then(pl.lit(said)))
+    note = pl.concat_str(notes, separator="; ", ignore_nulls=True)
+    note = pl.when(note != "").then(note)
     return out.select(*groups, "runs", "passed", "pass_rate", *ordered, note.alias("note"))
 
 
@@ -1191,7 +1194,15 @@ def accuracy_cost_frontier(
         spending = frame.select(
             *groups, case, epoch, *(numeric_value(schema, c, f"{where}: column").alias(n) for n, c in spent.items())
         ).collect(engine=ENGINE)
-        runs = runs.join(spending, on=[*groups, case, epoch], how="left", nulls_equal=True, maintain_order="left")
+        judged = EVALUATOR_TOKENS if tokens is not None and EVALUATOR_TOKENS in schema else None
+    if judged is not None:
+        spending = spending.join(
+            frame.select(*groups, case, epoch, pl.col(judged).cast(pl.Float64)).collect(engine=ENGINE),
+            on=[*groups, case, epoch],
+            how="left",
+            nulls_equal=True,
+        )
+    runs = runs.join(spending, on=[*groups, case, epoch], how="left", nulls_equal=True, maintain_order="left")
     for name, column in spent.items():
         bad = runs[name].is_null() | (runs[name] < 0)
         if bad.any():

@@ -36,9 +36,16 @@ def _in_key_order(usage: list[Row]) -> list[Row]:
     return sorted(usage, key=lambda row: (row["agent_id"], row["model"]))
 
 
+def _is_evaluator(row: Row) -> bool:
+    return row.get("evaluator") is True
+
+
 def run_usage(run: Row, usage: list[Row]) -> Row:
-    """``run_tokens``: tokens, else input + output (both recorded), else Σ usage tokens; cost and calls alike."""
-    rows = _in_key_order(usage)
+    """``run_tokens``: tokens, else input + output (both recorded), else Σ tokens of the usage rows that
+    are not an evaluator's; cost and calls alike. ``evaluator_tokens`` and ``evaluator_cost_usd``:
+    the sums of the evaluator's rows (None when it has none)."""
+    judged = _in_key_order([r for r in usage if _is_evaluator(r)])
+    rows = _in_key_order([r for r in usage if not _is_evaluator(r)])
     split = (
         None
         if run["input_tokens"] is None or run["output_tokens"] is None
@@ -53,27 +60,37 @@ def run_usage(run: Row, usage: list[Row]) -> Row:
     )
     cost = run["cost_usd"] if run["cost_usd"] is not None else _sum([r["cost_usd"] for r in rows])
     calls = run["api_calls"] if run["api_calls"] is not None else _sum([r["calls"] for r in rows])
-    return {"run_tokens": tokens, "run_cost_usd": cost, "run_calls": calls}
+    return {
+        "run_tokens": tokens,
+        "run_cost_usd": cost,
+        "run_calls": calls,
+        "evaluator_tokens": _sum([_row_tokens(r) for r in judged]),
+        "evaluator_cost_usd": _sum([r["cost_usd"] for r in judged]),
+    }
 
 
 def agent_shares(usage: list[Row]) -> dict[tuple[str, str], Row]:
-    """Per (agent, model) of one run: its tokens and its shares of the run's usage tokens, calls and cost."""
+    """Per (agent, model) of one run: its tokens and its shares of the run's usage tokens, calls and cost,
+    the totals being of the system's rows; an evaluator's row has its tokens and no shares."""
     rows = _in_key_order(usage)
+    system = [r for r in rows if not _is_evaluator(r)]
     totals = {
-        "tokens": _sum([_row_tokens(r) for r in rows]),
-        "calls": _sum([r["calls"] for r in rows]),
-        "cost_usd": _sum([r["cost_usd"] for r in rows]),
+        "tokens": _sum([_row_tokens(r) for r in system]),
+        "calls": _sum([r["calls"] for r in system]),
+        "cost_usd": _sum([r["cost_usd"] for r in system]),
     }
 
-    def share(part: Any, total: Any) -> float | None:
-        return None if part is None or total is None or total <= 0 else part / total
+    def share(part: Any, total: Any, row: Row) -> float | None:
+        if _is_evaluator(row) or part is None or total is None or total <= 0:
+            return None
+        return part / total
 
     return {
         (r["agent_id"], r["model"]): {
             "tokens": _row_tokens(r),
-            "token_share": share(_row_tokens(r), totals["tokens"]),
-            "call_share": share(r["calls"], totals["calls"]),
-            "cost_share": share(r["cost_usd"], totals["cost_usd"]),
+            "token_share": share(_row_tokens(r), totals["tokens"], r),
+            "call_share": share(r["calls"], totals["calls"], r),
+            "cost_share": share(r["cost_usd"], totals["cost_usd"], r),
         }
         for r in rows
     }
