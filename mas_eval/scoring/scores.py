@@ -115,7 +115,7 @@ class Scores(Mapping[str, pl.DataFrame]):
                         answers: the Dataset has no 'answers' table
                         outcomes: the Dataset has no 'outcomes' table
                         process: the Dataset has no 'messages' or 'usage' or 'tool_calls' table
-          runs          50 rows x 38 columns
+          runs          50 rows x 39 columns
           agents        147 rows x 10 columns
           alternatives  242 rows x 16 columns
           conflicts     104 rows x 16 columns
