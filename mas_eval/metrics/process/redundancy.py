@@ -30,8 +30,9 @@ turn counts :math:`m_w` in a round, its memory the pairs that share a word: at 5
 at most 1,225 pairs a round. Only rounds where two agents spoke are read, and words are
 numbered by an Enum of the distinct words, not sorted as strings. Intersections are integers
 (exact); each round's Jaccard values are added in the order of its turns, so the result does not
-depend on the other runs (or shards). Reading the words is most of the cost: a regular
-expression over every turn's text (docs/performance.md gives the figures).
+depend on the other runs (or shards). Reading the words is most of the cost, a regular
+expression over every turn's text, which is why the family computes ``redundancy`` only when
+asked (:class:`~mas_eval.metrics.process.params.ProcessParams`; docs/performance.md gives the figures).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import polars as pl
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.metrics.process.trace import words
 
-__all__ = ["redundancy"]
+__all__ = ["no_redundancy", "redundancy"]
 
 #: A run's turns are ordered by this key: their pairs are summed in this order.
 _ORDER = [RUN_KEY, "round", "agent_id", "turn"]
@@ -54,6 +55,11 @@ def _starts(*columns: str) -> pl.Expr:
     for column in columns:
         changed = changed | (pl.col(column) != pl.col(column).shift(1))
     return changed.fill_null(True)
+
+
+def no_redundancy(runs: int) -> pl.Series:
+    """``redundancy`` not asked for (:class:`~mas_eval.metrics.process.params.ProcessParams`): null for every run."""
+    return pl.repeat(None, runs, dtype=pl.Float64, eager=True).alias("redundancy")
 
 
 def redundancy(turns: pl.LazyFrame, runs: int) -> pl.Series:
@@ -68,7 +74,7 @@ def redundancy(turns: pl.LazyFrame, runs: int) -> pl.Series:
         .collect()
     )
     if rows.height < 2:  # no pair to compare
-        return pl.repeat(None, runs, dtype=pl.Float64, eager=True).alias("redundancy")
+        return no_redundancy(runs)
     from scipy import sparse  # only when there are turns to compare: importing mas_eval stays cheap
 
     starts = rows.select(_starts(*rounds).alias("round"), _starts(*rounds, "agent_id").alias("agent"))
