@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from polars.testing import assert_frame_equal
+from polars.testing import assert_frame_equal, assert_series_equal
 
 import mas_eval
 from mas_eval import Dataset, Scores
@@ -222,6 +222,15 @@ def test_sharded_scoring_and_the_overhead_are_those_of_an_unsharded_scoring(tmp_
                 overhead(whole, level=level),
                 check_exact=True,  # type: ignore[arg-type]
             )
+
+
+def test_redundancy_does_not_depend_on_how_the_runs_are_batched(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Batches of about 64 MB of text hold every run here; at 1 byte each run is a batch of its own.
+    ds = simulate_outcomes(120, seed=3, trace=True, rounds=3)
+    whole = mas_eval.score(ds, redundancy=True).runs["redundancy"]
+    monkeypatch.setattr("mas_eval.metrics.process.redundancy._BATCH_BYTES", 1)
+    assert whole.count() > 0
+    assert_series_equal(mas_eval.score(ds, redundancy=True).runs["redundancy"], whole, check_exact=True)
 
 
 # --- the simulator's planted imbalance and overhead --------------------------------------------------
