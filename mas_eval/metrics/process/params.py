@@ -21,12 +21,11 @@ class ProcessParams(Params):
     redundancy
         Compute ``redundancy``, the word-set Jaccard between different agents' turns of a round
         (:mod:`~mas_eval.metrics.process.redundancy`); off by default, when the column is null.
-        It reads every word of every turn of a round where two agents spoke: on short turns it
-        costs little, but on long transcripts it costs several times the rest of scoring (on
-        Local-DDx runs of thirty ~1,500-character responses, the diagnosis family and all the
-        others together take a fraction of its time; docs/performance.md gives the figures),
-        so it is asked for (``score(ds, redundancy=True)``, ``--set redundancy=true``), as the
-        decision family's ``ranking_stability`` is.
+        It reads every word of every turn in a round where two agents spoke: little on short
+        turns, but on long transcripts (Local-DDx's responses of 1,500 characters and more)
+        several times what the rest of scoring costs (docs/performance.md), so it is asked for
+        (``score(ds, redundancy=True)``, ``--set redundancy=true``), as the decision family's
+        ``ranking_stability`` is (``stability_draws``).
 
     Notes
     -----
