@@ -102,6 +102,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py 100000 300000 1000000
 	$(BIN)/python benchmarks/bench_ingest_logs.py
 	$(BIN)/python benchmarks/bench_ddx.py
+	$(BIN)/python benchmarks/bench_process.py
 	$(BIN)/python benchmarks/bench_items.py
 	$(BIN)/python benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/readme_table.py

@@ -10,10 +10,11 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from polars.testing import assert_frame_equal
+from polars.testing import assert_frame_equal, assert_series_equal
 
 import mas_eval
 from mas_eval import Dataset, Scores
+from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics import family as families
 from mas_eval.metrics import registry
 from mas_eval.metrics.process.outputs import SPENDING
@@ -39,25 +40,27 @@ def _close(got: object, want: object) -> bool:
 
 
 @st.composite
-def _drawn(draw: st.DrawFn) -> dict[str, pl.DataFrame]:
-    return draw(process_tables(draw(_RUNS)))
+def _drawn(draw: st.DrawFn) -> tuple[dict[str, pl.DataFrame], bool]:
+    return draw(process_tables(draw(_RUNS))), draw(st.booleans())
 
 
 def _rows(frame: pl.DataFrame, run_id: str) -> list[dict]:
     return frame.filter(pl.col("run_id") == run_id).rows(named=True)
 
 
-# 30 random Datasets of 1-4 runs: each scoring takes about 0.1 s.
-@given(frames=_drawn())
+# 30 random Datasets of 1-4 runs, redundancy asked for or not: each scoring takes about 0.1 s.
+@given(drawn=_drawn())
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_the_family_matches_its_per_run_oracle(frames: dict[str, pl.DataFrame]) -> None:
-    scores = mas_eval.score(Dataset.from_frames(**frames))
+def test_the_family_matches_its_per_run_oracle(drawn: tuple[dict[str, pl.DataFrame], bool]) -> None:
+    frames, asked = drawn
+    scores = mas_eval.score(Dataset.from_frames(**frames), redundancy=asked)
     got = {row["run_id"]: row for row in scores.runs.iter_rows(named=True)}
     agents = {(r["run_id"], r["agent_id"]): r for r in scores["agent_process"].iter_rows(named=True)}
     expected_agents = {}
     for run in frames["runs"].iter_rows(named=True):
         run_id = run["run_id"]
-        want, per_agent = oracle.process(run, *(_rows(frames[t], run_id) for t in ("messages", "usage", "tool_calls")))
+        tables = (_rows(frames[t], run_id) for t in ("messages", "usage", "tool_calls"))
+        want, per_agent = oracle.process(run, *tables, asked=asked)
         row = got[run_id]
         assert all(_close(row[k], v) for k, v in want.items()), {k: (row[k], v) for k, v in want.items()}
         expected_agents |= {(run_id, a): v for a, v in per_agent.items()}
@@ -113,7 +116,7 @@ def _mean_difference_gini(values: list[float]) -> float:
 
 
 def test_a_worked_example() -> None:
-    scores = mas_eval.score(_worked())
+    scores = mas_eval.score(_worked(), redundancy=True)
     a, b, c = scores.runs.iter_rows(named=True)
     # Turns of run a: x's two in round 1 and one in round 2, y's one (the prompt and the tool result are not).
     assert (a["agents_active"], a["turns"], a["rounds"]) == (2, 4, 2)
@@ -144,6 +147,19 @@ def test_a_worked_example() -> None:
         .select("agent_id", "turns", "tokens", "tool_calls", "turn_share", "token_share", "tool_call_share")
     )
     assert shares.rows() == [("x", 3, 800, 2, 0.75, 800 / 900, 2 / 3), ("y", 1, 100, 1, 0.25, 100 / 900, 1 / 3)]
+
+
+def test_redundancy_is_computed_only_when_asked_for() -> None:
+    asked, default = mas_eval.score(_worked(), redundancy=True), mas_eval.score(_worked())
+    assert (default.params["redundancy"], asked.params["redundancy"]) == (False, True)
+    assert default.runs["redundancy"].null_count() == default.runs.height
+    assert asked.runs["redundancy"].to_list() == [pytest.approx(0.2), None, None]
+    # Nothing else changes.
+    for name in asked.names:
+        assert_frame_equal(default[name].drop("redundancy", strict=False), asked[name].drop("redundancy", strict=False))
+    assert families.parse_override("redundancy=true") == ("redundancy", True)
+    with pytest.raises(InvalidParameterError, match="redundancy must be True or False"):
+        mas_eval.score(_worked(), redundancy="yes")
 
 
 def test_the_gini_of_a_long_vector_is_the_pinned_one() -> None:
@@ -190,11 +206,12 @@ def test_the_family_is_registered_and_skipped_without_a_trace(tmp_path: Path) ->
 
 def test_sharded_scoring_and_the_overhead_are_those_of_an_unsharded_scoring(tmp_path: Path) -> None:
     ds = simulate_outcomes(240, seed=5, epochs=3, trace=True, lead_share=0.6)
-    whole = mas_eval.score(ds)
+    whole = mas_eval.score(ds, redundancy=True)
+    assert whole.runs["redundancy"].count() > 0
     folder = ds.write(tmp_path / "ds", shards=4)
     # Shard by shard in this process, and in two worker processes writing a Scores folder.
-    in_memory = mas_eval.score(Dataset.open(folder), workers=1)
-    on_disk = Scores.open(mas_eval.score(Dataset.open(folder), out=tmp_path / "scores", workers=2))
+    in_memory = mas_eval.score(Dataset.open(folder), workers=1, redundancy=True)
+    on_disk = Scores.open(mas_eval.score(Dataset.open(folder), out=tmp_path / "scores", workers=2, redundancy=True))
     for got in (in_memory, on_disk):
         assert got.names == whole.names and got.ran == whole.ran
         for name in whole.names:
@@ -205,6 +222,15 @@ def test_sharded_scoring_and_the_overhead_are_those_of_an_unsharded_scoring(tmp_
                 overhead(whole, level=level),
                 check_exact=True,  # type: ignore[arg-type]
             )
+
+
+def test_redundancy_does_not_depend_on_how_the_runs_are_batched(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Batches of about 64 MB of text hold every run here; at 1 byte each run is a batch of its own.
+    ds = simulate_outcomes(120, seed=3, trace=True, rounds=3)
+    whole = mas_eval.score(ds, redundancy=True).runs["redundancy"]
+    monkeypatch.setattr("mas_eval.metrics.process.redundancy._BATCH_BYTES", 1)
+    assert whole.count() > 0
+    assert_series_equal(mas_eval.score(ds, redundancy=True).runs["redundancy"], whole, check_exact=True)
 
 
 # --- the simulator's planted imbalance and overhead --------------------------------------------------

@@ -74,8 +74,10 @@ def redundancy(turns: list[Row]) -> float | None:
     return sum(per_round) / len(per_round) if per_round else None
 
 
-def process(run: Row, messages: list[Row], usage: list[Row], tools: list[Row]) -> tuple[Row, dict[str, Row]]:
-    """The run's columns and, per active agent, its ``agent_process`` row."""
+def process(
+    run: Row, messages: list[Row], usage: list[Row], tools: list[Row], *, asked: bool = True
+) -> tuple[Row, dict[str, Row]]:
+    """The run's columns and, per active agent, its ``agent_process`` row; ``redundancy`` None unless ``asked``."""
     messages = sorted(messages, key=lambda m: (m["round"], m["agent_id"], m["turn"]))
     turns = [m for m in messages if is_turn(m)]
     system = sorted((u for u in usage if not u.get("evaluator")), key=lambda u: (u["agent_id"], u["model"]))
@@ -124,7 +126,7 @@ def process(run: Row, messages: list[Row], usage: list[Row], tools: list[Row]) -
     for quantity, prefix in (("tokens", "token"), ("turns", "turn"), ("tool_calls", "tool_call")):
         g = gini([a[quantity] for a in agents.values() if a[quantity] is not None])
         out[f"{prefix}_gini"], out[f"{prefix}_balance"] = g, None if g is None else 1 - g
-    out["redundancy"] = redundancy(turns)
+    out["redundancy"] = redundancy(turns) if asked else None
     out |= {"tool_calls": tool_calls, "tool_errors": tool_errors, "tool_error_rate": rate}
 
     split = (

@@ -67,7 +67,8 @@ COLUMNS = (
         "redundancy",
         "runs",
         "Per round, the mean word-set Jaccard |A∩B|/|A∪B| over pairs of turns of different agents (turns without "
-        "a word left out); the mean over rounds with such a pair. Null when no round has one.",
+        "a word left out); the mean over rounds with such a pair. Null when no round has one, and unless asked for "
+        "(redundancy=True: it reads every word of the turns).",
         0,
         1,
     ),

@@ -27,11 +27,13 @@ sharing no word are absent from the product and add 0 to the sum; their number i
 :math:`|P_g| = \binom{n_g}{2} - \sum_a \binom{n_{g,a}}{2}`, with :math:`n_g` the round's turns
 and :math:`n_{g,a}` agent :math:`a`'s. The product's work is :math:`\sum_w m_w^2` over the words'
 turn counts :math:`m_w` in a round, its memory the pairs that share a word: at 50 turns a round,
-at most 1,225 pairs a round. Only rounds where two agents spoke are read, and words are
-numbered by an Enum of the distinct words, not sorted as strings. Intersections are integers
-(exact); each round's Jaccard values are added in the order of its turns, so the result does not
-depend on the other runs (or shards). Reading the words is most of the cost: a regular
-expression over every turn's text (docs/performance.md gives the figures).
+at most 1,225 pairs a round. Only rounds where two agents spoke are read, a batch of whole runs
+at a time (about 64 MB of text), and words are numbered by an Enum of the distinct words, not
+sorted as strings. Intersections are integers (exact); each round's Jaccard values are added in
+the order of its turns, so the result depends neither on the other runs (or shards) nor on the
+batches. Reading the words is most of the cost, a regular expression over every turn's text,
+which is why the family computes ``redundancy`` only when asked
+(:class:`~mas_eval.metrics.process.params.ProcessParams`; docs/performance.md gives the figures).
 """
 
 from __future__ import annotations
@@ -42,10 +44,13 @@ import polars as pl
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.metrics.process.trace import words
 
-__all__ = ["redundancy"]
+__all__ = ["no_redundancy", "redundancy"]
 
 #: A run's turns are ordered by this key: their pairs are summed in this order.
 _ORDER = [RUN_KEY, "round", "agent_id", "turn"]
+#: The turns' words are read a batch of whole runs at a time, each about this much text (bytes):
+#: the words of a batch, not of the Dataset, are in memory at once.
+_BATCH_BYTES = 1 << 26
 
 
 def _starts(*columns: str) -> pl.Expr:
@@ -56,21 +61,30 @@ def _starts(*columns: str) -> pl.Expr:
     return changed.fill_null(True)
 
 
-def redundancy(turns: pl.LazyFrame, runs: int) -> pl.Series:
-    """``redundancy`` per run (codes ``0 .. runs-1``) from the agents' turns (Notes); null where undefined."""
-    rounds = [RUN_KEY, "round"]
-    rows = (
-        # Only rounds where two agents spoke can hold a pair: the others' texts are not even read.
-        turns.filter(pl.col("agent_id").n_unique().over(rounds) > 1)
-        .select(*_ORDER, words(pl.col("text")).alias("words"))
-        .filter(pl.col("words").list.len() > 0)
-        .sort(_ORDER)
-        .collect()
-    )
-    if rows.height < 2:  # no pair to compare
-        return pl.repeat(None, runs, dtype=pl.Float64, eager=True).alias("redundancy")
+def no_redundancy(runs: int) -> pl.Series:
+    """``redundancy`` not asked for (:class:`~mas_eval.metrics.process.params.ProcessParams`): null for every run."""
+    return pl.repeat(None, runs, dtype=pl.Float64, eager=True).alias("redundancy")
+
+
+def _batches(run: np.ndarray, text_bytes: np.ndarray) -> list[tuple[int, int]]:
+    """Row ranges of sorted rows, each of whole runs holding about :data:`_BATCH_BYTES` of text (or one run)."""
+    first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])  # each run's first row
+    batch = np.r_[0, np.cumsum(text_bytes)][first] // _BATCH_BYTES  # by the text before the run
+    edges = np.r_[first[np.r_[True, batch[1:] != batch[:-1]]], len(run)]
+    return list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
+
+
+def _round_sums(turns: pl.DataFrame, sums: np.ndarray, counts: np.ndarray) -> None:
+    """Add each run's sum of :math:`R_g` over its rounds with a pair to ``sums`` and their number to ``counts``.
+
+    ``turns``: whole runs' turns (``_ORDER`` and ``text``), sorted by ``_ORDER``.
+    """
     from scipy import sparse  # only when there are turns to compare: importing mas_eval stays cheap
 
+    rounds = [RUN_KEY, "round"]
+    rows = turns.select(*_ORDER, words(pl.col("text")).alias("words")).filter(pl.col("words").list.len() > 0)
+    if rows.height < 2:  # no pair to compare
+        return
     starts = rows.select(_starts(*rounds).alias("round"), _starts(*rounds, "agent_id").alias("agent"))
     new_round, new_agent = starts["round"].to_numpy(), starts["agent"].to_numpy()
     run, agent = rows[RUN_KEY].to_numpy(), rows["agent_id"].to_numpy()
@@ -78,15 +92,19 @@ def redundancy(turns: pl.LazyFrame, runs: int) -> pl.Series:
     groups = int(group[-1]) + 1
     size = rows["words"].list.len().to_numpy().astype(np.float64)
 
-    # A column per (round, word): words as codes (an Enum of the distinct words, no string sort),
-    # then each (round, word) pair numbered by its rank among the pairs.
+    # The incidence matrix, a column per (round, word) pair, built column by column: words as
+    # codes (an Enum of the distinct words, no string sort), the cells sorted by (round, word)
+    # with each column's turns in order, a new column wherever the pair changes.
     cells = rows.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("turn"), "words").explode("words")
     vocabulary = cells["words"].unique()
     word = cells["words"].cast(pl.Enum(vocabulary)).to_physical().to_numpy().astype(np.int64)
     turn = cells["turn"].to_numpy()
-    _, column = np.unique(group[turn] * len(vocabulary) + word, return_inverse=True)
-    incidence = sparse.csr_matrix(
-        (np.ones(len(turn), dtype=np.int32), (turn, column.reshape(-1))), shape=(rows.height, int(column.max()) + 1)
+    key = group[turn] * len(vocabulary) + word
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    incidence = sparse.csc_matrix(
+        (np.ones(len(key), dtype=np.int32), turn[order], np.r_[first, len(key)]), shape=(rows.height, len(first))
     )
     shared = (incidence @ incidence.T).tocsr()
     shared.sort_indices()
@@ -106,8 +124,23 @@ def redundancy(turns: pl.LazyFrame, runs: int) -> pl.Series:
     with np.errstate(divide="ignore", invalid="ignore"):
         per_round = np.where(has_pairs, total / pair_count, 0.0)
     run_of_group = run[new_round].astype(np.intp)
-    sums = np.bincount(run_of_group[has_pairs], weights=per_round[has_pairs], minlength=runs)
-    counts = np.bincount(run_of_group[has_pairs], minlength=runs)
+    # A run lies in one batch: its sum is this batch's, added to 0.
+    sums += np.bincount(run_of_group[has_pairs], weights=per_round[has_pairs], minlength=len(sums))
+    counts += np.bincount(run_of_group[has_pairs], minlength=len(counts))
+
+
+def redundancy(turns: pl.LazyFrame, runs: int) -> pl.Series:
+    """``redundancy`` per run (codes ``0 .. runs-1``) from the agents' turns (Notes); null where undefined."""
+    rounds = [RUN_KEY, "round"]
+    rows = (
+        # Only rounds where two agents spoke can hold a pair: the others' texts are not even read.
+        turns.filter(pl.col("agent_id").n_unique().over(rounds) > 1).select(*_ORDER, "text").sort(_ORDER).collect()
+    )
+    sums, counts = np.zeros(runs, dtype=np.float64), np.zeros(runs, dtype=np.int64)
+    if rows.height > 1:
+        text_bytes = rows["text"].str.len_bytes().fill_null(0).to_numpy()
+        for start, end in _batches(rows[RUN_KEY].to_numpy(), text_bytes):
+            _round_sums(rows.slice(start, end - start), sums, counts)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = np.where(counts > 0, sums / counts, 0.0)
     return pl.Series("redundancy", value, dtype=pl.Float64).set(pl.Series(counts == 0), None)

@@ -11,7 +11,7 @@ from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.process.activity import agent_activity, gini_columns, run_activity, traced_runs
 from mas_eval.metrics.process.outputs import AGENT_TABLE, COLUMNS
 from mas_eval.metrics.process.params import ProcessParams
-from mas_eval.metrics.process.redundancy import redundancy
+from mas_eval.metrics.process.redundancy import no_redundancy, redundancy
 from mas_eval.metrics.process.spending import spending, tool_use
 from mas_eval.metrics.process.trace import agent_messages, system_usage
 
@@ -25,7 +25,7 @@ def compute(
 
     ``tables``: ``runs``, ``messages``, ``usage`` and ``tool_calls`` (empty when absent) keyed by codes.
     """
-    del params  # no parameters; labels stay codes until score() decodes them
+    # Labels stay codes until score() decodes them.
     runs, messages = tables["runs"], tables["messages"]
     turns = agent_messages(messages)
     usage = system_usage(tables["usage"])
@@ -37,7 +37,7 @@ def compute(
     )
     n = codes.runs.height
     frame = pl.concat([activity, tool_columns.drop(RUN_KEY), spent.drop(RUN_KEY)], how="horizontal").with_columns(
-        *gini_columns(agents, n), redundancy(turns, n)
+        *gini_columns(agents, n), redundancy(turns, n) if params.redundancy else no_redundancy(n)
     )
     columns = [m.name for m in COLUMNS if m.table == "runs"]
     return {"runs": frame.select(RUN_KEY, *columns), AGENT_TABLE: agents}
