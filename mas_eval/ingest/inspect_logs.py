@@ -40,10 +40,11 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError
 from mas_eval.ingest.logs import LogIngestResult, conform
-from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, read_json
+from mas_eval.ingest.recipe import LOG_PARAMETERS, Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, read_json
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "INSTALL", "SUFFIXES", "ingest_inspect"]
 
@@ -650,6 +651,7 @@ class _Reader:
         return _frames(self.logs)
 
 
+@validate_params(LOG_PARAMETERS)
 def ingest_inspect(
     paths: Paths,
     out: str | Path | None = None,

@@ -22,10 +22,12 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError
 from mas_eval.ingest.logs import LogIngestResult
 from mas_eval.ingest.recipe import (
+    LOG_PARAMETERS,
     Ingest,
     InvalidInputError,
     LogFormat,
@@ -423,6 +425,7 @@ class _Reader:
         return frames
 
 
+@validate_params(LOG_PARAMETERS)
 def ingest_lm_eval(
     paths: Paths,
     out: str | Path | None = None,

@@ -21,9 +21,19 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import NAME, validate_params
 from mas_eval.errors import option
 from mas_eval.ingest.logs import LogIngestResult, conform
-from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, json_type, lines
+from mas_eval.ingest.recipe import (
+    LOG_PARAMETERS,
+    Ingest,
+    InvalidInputError,
+    LogFormat,
+    Paths,
+    ingest_logs,
+    json_type,
+    lines,
+)
 
 __all__ = [
     "CASE_ATTRIBUTE",
@@ -542,6 +552,7 @@ def _problems(runs: pl.DataFrame, system_attribute: str, case_attribute: str) ->
     return runs.select("trace_id", "first_file", "first_line", found.alias("found")).drop_nulls("found").unnest("found")
 
 
+@validate_params({**LOG_PARAMETERS, "system_attribute": [NAME], "case_attribute": [NAME]})
 def ingest_otlp(
     paths: Paths,
     out: str | Path | None = None,

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import polars as pl
 
+from mas_eval.constraints import MAPPING, NONE, validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError, InvalidParameterError, option
 from mas_eval.ingest.logs import LogIngestResult, conform
-from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs
+from mas_eval.ingest.recipe import LOG_PARAMETERS, Ingest, InvalidInputError, LogFormat, Paths, ingest_logs
 from mas_eval.storage.inputs import read_csv, read_parquet
 
 __all__ = ["AUTO_MAPPED", "CSV_SUFFIXES", "FORMAT", "PARQUET_SUFFIXES", "RUN_COLUMNS", "ingest_table", "parse_map"]
@@ -238,6 +239,7 @@ class _Reader:
         return frames
 
 
+@validate_params({**LOG_PARAMETERS, "columns": [MAPPING, NONE]})
 def ingest_table(
     paths: Paths,
     out: str | Path | None = None,
