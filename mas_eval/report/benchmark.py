@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BENCHMARK_FORMATS",
     "CSV_TABLES",
+    "MAX_REPORT_BYTES",
     "SECTIONS",
     "BenchmarkReport",
     "DetailedResult",
@@ -72,6 +73,10 @@ SECTIONS = (
 )
 #: The schema version of MedAISure's reports this module reads and writes.
 SCHEMA_VERSION = 1
+#: The largest report file read (bytes). Parsed JSON takes several times its text in memory (reading a
+#: 58 MiB report peaks at 0.29 GB), and MedAISure writes a model's tasks and items in far less: a larger
+#: file is refused before it is read, so that a 1 GiB line cannot exhaust memory.
+MAX_REPORT_BYTES = 64 * 2**20
 #: Inputs and outputs shown per detailed result in Markdown and HTML (the JSON keeps them all).
 DETAIL_ITEMS = 50
 #: The name of a combined score.
@@ -362,7 +367,9 @@ class BenchmarkReport:
         """
         fix = "pass a MedAISure report JSON (its harness saves results/<run_id>.json)"
         source = input_file(path, "a MedAISure report JSON file", fix)
-        document = read_json(source, fix="pass a MedAISure report JSON", error=UnreadableFileError)
+        document = read_json(
+            source, fix="pass a MedAISure report JSON", error=UnreadableFileError, max_bytes=MAX_REPORT_BYTES
+        )
         return cls.from_dict(document, source=str(source))
 
     @classmethod
