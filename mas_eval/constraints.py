@@ -44,15 +44,19 @@ import polars as pl
 from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 
 __all__ = [
+    "AXES",
     "CALLABLE",
     "COLUMN_NAME",
     "COLUMN_NAMES",
+    "DATAFRAME",
     "FRAME",
     "MAPPING",
     "NAME",
     "NONE",
     "PATH",
+    "PATH_LIST",
     "PROBABILITY",
+    "RUN_METRICS",
     "TEXT",
     "TEXTS",
     "Boolean",
@@ -240,9 +244,18 @@ def _short_repr(value: object) -> str:
     return text if len(text) <= _REPR_LIMIT else text[: _REPR_LIMIT - 3] + "..."
 
 
+def _satisfies(constraint: Constraint, value: object) -> bool:
+    """Whether ``value`` satisfies ``constraint``; a test that cannot even read the value (a predicate
+    converting it to numbers) says no, so that the caller gets the error naming the parameter."""
+    try:
+        return constraint.is_satisfied_by(value)
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
 def check_parameter(name: str, value: object, constraints: Sequence[Constraint], *, where: str | None = None) -> None:
     """Raise :class:`~mas_eval.errors.InvalidParameterError` unless ``value`` satisfies one of ``constraints``."""
-    if any(c.is_satisfied_by(value) for c in constraints):
+    if any(_satisfies(c, value) for c in constraints):
         return
     prefix = f"{where}: " if where else ""
     msg = f"{prefix}{name}={_short_repr(value)} is invalid; {name} must be {describe(constraints)}"
@@ -353,6 +366,17 @@ CALLABLE = Predicate(callable, "a callable")
 MAPPING = Instance(Mapping, "a mapping (dict)")
 #: Constraint of a Polars frame.
 FRAME = Instance((pl.DataFrame, pl.LazyFrame), "a Polars DataFrame or LazyFrame")
+#: Constraint of the runs a statistic or figure reads: a Polars frame, or Scores (whose ``runs`` are read).
+RUN_METRICS = Predicate(
+    lambda value: (
+        isinstance(value, pl.DataFrame | pl.LazyFrame) or isinstance(getattr(value, "runs", None), pl.DataFrame)
+    ),
+    "a Polars DataFrame or LazyFrame, or Scores",
+)
+#: Constraint of where a figure is drawn: a matplotlib Axes (matplotlib loads with the first figure drawn).
+AXES = Predicate(lambda value: callable(getattr(value, "add_artist", None)), "a matplotlib Axes")
+#: Constraint of a Polars DataFrame (a table in memory).
+DATAFRAME = Instance(pl.DataFrame, "a Polars DataFrame")
 
 
 def _sequence_of(kind: type | tuple[type, ...]) -> Callable[[object], bool]:
@@ -373,6 +397,15 @@ def sequence_of(kind: type | tuple[type, ...], noun: str) -> Predicate:
 
 #: Constraint of a list of names (strings).
 TEXTS = sequence_of(str, "strings")
+#: Constraint of a list of paths (the inputs an output must not overwrite).
+PATH_LIST = Predicate(
+    lambda value: (
+        isinstance(value, Iterable)
+        and not isinstance(value, str | bytes | Mapping)
+        and (not isinstance(value, Collection) or all(_is_path(item) for item in value))
+    ),
+    "a list of paths",
+)
 
 
 #: Constraint of a parameter naming one column.

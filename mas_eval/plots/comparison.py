@@ -9,7 +9,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mas_eval.constraints import COLUMN_NAME, PROBABILITY, Options, validate_params
+from mas_eval.constraints import AXES, COLUMN_NAME, FRAME, NONE, PROBABILITY, Options, validate_params
 from mas_eval.errors import InvalidParameterError
 from mas_eval.formatting import correction_name
 from mas_eval.plots._style import (
@@ -80,6 +80,8 @@ def _x_label(frame: pl.DataFrame, effect: str, treatment: str, control: str) -> 
 
 @validate_params(
     {
+        "comparisons": [FRAME],
+        "ax": [AXES, NONE],
         "effect": [Options.of(Effect)],
         "alpha": [PROBABILITY],
         "treatment": [COLUMN_NAME],

@@ -30,7 +30,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mas_eval._version import __version__
-from mas_eval.constraints import Predicate, validate_params
+from mas_eval.constraints import (
+    FRAME,
+    MAPPING,
+    NONE,
+    PATH,
+    PATH_LIST,
+    TEXT,
+    TEXTS,
+    Boolean,
+    Instance,
+    Predicate,
+    validate_params,
+)
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, UnreadableFileError
 from mas_eval.escaping import markdown_text, spreadsheet_safe
 from mas_eval.formatting import format_number
@@ -238,6 +250,7 @@ class DetailedResult:
         error = (self.error or "").strip().splitlines()
         return f"{note}: {error[0]}" if error else note
 
+    @validate_params({"model_id": [TEXT]})
     def to_dict(self, model_id: str) -> dict[str, Any]:
         """The result as MedAISure writes it (``model_id`` when the result has none of its own)."""
         document: dict[str, Any] = {
@@ -254,6 +267,7 @@ class DetailedResult:
         return document
 
     @classmethod
+    @validate_params({"data": [MAPPING], "where": [TEXT]})
     def from_dict(cls, data: object, *, where: str = "detailed result") -> DetailedResult:
         """A result from MedAISure's JSON object; errors name ``where``."""
         fields = _mapping(data, where, "result fields")
@@ -331,6 +345,7 @@ class BenchmarkReport:
     # -- reading ------------------------------------------------------------------------------
 
     @classmethod
+    @validate_params({"data": [MAPPING], "source": [TEXT]})
     def from_dict(cls, data: object, *, source: str = "report") -> BenchmarkReport:
         """A report from MedAISure's JSON document (keys it does not know are ignored, as MedAISure does)."""
         fields = _mapping(data, source, "report fields")
@@ -355,6 +370,7 @@ class BenchmarkReport:
         return report
 
     @classmethod
+    @validate_params({"path": [PATH]})
     def read(cls, path: str | Path) -> BenchmarkReport:
         """Read a report's JSON: MedAISure's own (``results/<run_id>.json``) or one written by :meth:`write`.
 
@@ -373,6 +389,16 @@ class BenchmarkReport:
         return cls.from_dict(document, source=str(source))
 
     @classmethod
+    @validate_params(
+        {
+            "items": [FRAME],
+            "model_id": [TEXT],
+            "task": [TEXT],
+            "metrics": [TEXTS, NONE],
+            "timestamp": [Instance(datetime, "a datetime"), NONE],
+            "metadata": [MAPPING, NONE],
+        }
+    )
     def from_items(
         cls,
         items: pl.DataFrame | pl.LazyFrame,
@@ -456,7 +482,14 @@ class BenchmarkReport:
 
     # -- the combined score -------------------------------------------------------------------
 
-    @validate_params({"metric_name": [_METRIC_NAME]})
+    @validate_params(
+        {
+            "weights": [MAPPING],
+            "renormalize_missing": [Boolean()],
+            "categories": [MAPPING],
+            "metric_name": [_METRIC_NAME],
+        }
+    )
     def add_combined_score(
         self,
         weights: Mapping[str, float],
@@ -601,6 +634,7 @@ class BenchmarkReport:
         """The task scores as CSV (``task_id, metric, score``): what MedAISure writes to a single ``.csv`` file."""
         return self.csv_tables()["task_scores.csv"].write_csv()
 
+    @validate_params({"folder": [PATH], "overwrite": [Boolean()], "inputs": [PATH_LIST]})
     def write_csv_tables(
         self, folder: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()
     ) -> Path:
@@ -614,6 +648,7 @@ class BenchmarkReport:
                 (staging / name).write_text(frame.write_csv(), encoding="utf-8")
         return target
 
+    @validate_params({"path": [PATH], "overwrite": [Boolean()], "inputs": [PATH_LIST]})
     def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
         """Write the report to ``path`` in the format its suffix names (:data:`BENCHMARK_FORMATS`), atomically.
 
@@ -630,6 +665,7 @@ class BenchmarkReport:
         return target
 
 
+@validate_params({"path": [PATH]})
 def read_medaisure_report(path: str | Path) -> BenchmarkReport:
     """MedAISure's report JSON as a :class:`BenchmarkReport`, its placeholder results kept and flagged.
 

@@ -37,7 +37,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from mas_eval.constraints import NONE, Boolean, Interval, Options, Predicate, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, Boolean, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
 from mas_eval.stats._common import (
     ASIDE,
@@ -235,7 +235,13 @@ def _with_pass_columns(table: pl.DataFrame, ks: list[int]) -> pl.DataFrame:
 
 
 @validate_params(
-    {"metric": [COLUMN_NAME], "k": [K_VALUES], "level": [Options.of(CaseLevel)], **_COLUMNS}  # type: ignore[dict-item]
+    {
+        "run_metrics": [RUN_METRICS],
+        "metric": [COLUMN_NAME],
+        "k": [K_VALUES],
+        "level": [Options.of(CaseLevel)],
+        **_COLUMNS,
+    }  # type: ignore[dict-item]
 )
 def pass_at_k(
     run_metrics: Any,
@@ -451,6 +457,7 @@ def _interval_rows(
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
         "metric": [COLUMN_NAME],
         "k": [K_VALUES],
         "treatment": [SYSTEM_NAME, NONE],
@@ -708,7 +715,13 @@ def _difference_rows(
 
 
 @validate_params(
-    {"metric": [COLUMN_NAME], "tokens": [COLUMN_NAME, NONE], "cost": [COLUMN_NAME, NONE], **_COLUMNS}  # type: ignore[dict-item]
+    {
+        "run_metrics": [RUN_METRICS],
+        "metric": [COLUMN_NAME],
+        "tokens": [COLUMN_NAME, NONE],
+        "cost": [COLUMN_NAME, NONE],
+        **_COLUMNS,
+    }  # type: ignore[dict-item]
 )
 def cost_per_correct(
     run_metrics: Any,
@@ -810,6 +823,7 @@ def cost_per_correct(
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
         "metric": [COLUMN_NAME],
         "treatment": [SYSTEM_NAME],
         "control": [SYSTEM_NAME],
@@ -1123,8 +1137,8 @@ def _matched_summary(
 
 
 @validate_params(
-    {"metric": [COLUMN_NAME], "ks": [K_VALUES, NONE], "tokens": [COLUMN_NAME, NONE], "cost": [COLUMN_NAME, NONE],
-     **_COLUMNS}  # type: ignore[dict-item]
+    {"run_metrics": [RUN_METRICS], "metric": [COLUMN_NAME], "ks": [K_VALUES, NONE], "tokens": [COLUMN_NAME, NONE],
+     "cost": [COLUMN_NAME, NONE], **_COLUMNS}  # type: ignore[dict-item]
 )  # fmt: skip
 def accuracy_cost_frontier(
     run_metrics: Any,

@@ -46,7 +46,7 @@ import polars as pl
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from mas_eval.constraints import NONE, Interval, Options, Predicate, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.stats import summaries
 from mas_eval.stats._common import (
@@ -365,6 +365,7 @@ def pass_fail_expression(schema: pl.Schema, name: str, what: str) -> pl.Expr:
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
         "metric": [COLUMN_NAME],
         "by": [COLUMN_NAMES, NONE],
         "system": [COLUMN_NAME],

@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import NONE, Interval, Options, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, Interval, Options, validate_params
 from mas_eval.errors import DataError
 from mas_eval.stats._common import (
     COLUMN_NAME,
@@ -155,7 +155,7 @@ def _reliability(complete: pl.LazyFrame, keys: list[str], bins: int, strategy: s
     )
 
 
-@validate_params(CALIBRATION_CONSTRAINTS)
+@validate_params({**CALIBRATION_CONSTRAINTS, "run_metrics": [RUN_METRICS]})
 def reliability_table(
     run_metrics: Any,
     confidence: str = "decision_confidence",
@@ -216,7 +216,7 @@ def reliability_table(
     return table.drop(GROUP) if GROUP in table.columns else table
 
 
-@validate_params(CALIBRATION_CONSTRAINTS)
+@validate_params({**CALIBRATION_CONSTRAINTS, "run_metrics": [RUN_METRICS]})
 def calibration(
     run_metrics: Any,
     confidence: str = "decision_confidence",
