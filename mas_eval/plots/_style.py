@@ -116,12 +116,12 @@ def system_order(systems: Iterable[str]) -> list[str]:
 
 
 #: The systems named: any list of them (a null system among them is a colour too).
-_NAMES = Predicate(
+_SYSTEMS = Predicate(
     lambda value: isinstance(value, Iterable) and not isinstance(value, str | bytes), "a list of system names"
 )
 
 
-@validate_params({"systems": [_NAMES]})
+@validate_params({"systems": [_SYSTEMS]})
 def system_colours(systems: Iterable[str]) -> dict[str, str]:
     """The colour of each system: the same system, the same colour, in every figure.
 
