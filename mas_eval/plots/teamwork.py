@@ -72,10 +72,10 @@ _FIX = (
 )
 
 #: What ``collaboration`` reads, and where it may draw (one Axes per panel).
-_SCORES = Instance(Scores, "Scores")
+_SCORES = Instance(Scores, "the Scores mas_eval.score returned")
 _AXES_LIST = Predicate(
-    lambda value: isinstance(value, Sequence) and all(AXES.is_satisfied_by(ax) for ax in value),
-    "a list of matplotlib Axes",
+    lambda value: isinstance(value, Sequence) and len(value) == 2 and all(AXES.is_satisfied_by(ax) for ax in value),
+    "a pair of matplotlib Axes",
 )
 _RUN_ID = Predicate(lambda value: isinstance(value, str), "a run id (string)")
 

@@ -270,6 +270,11 @@ class DetailedResult:
     @validate_params({"data": [MAPPING], "where": [TEXT]})
     def from_dict(cls, data: object, *, where: str = "detailed result") -> DetailedResult:
         """A result from MedAISure's JSON object; errors name ``where``."""
+        return cls._parsed(data, where)
+
+    @classmethod
+    def _parsed(cls, data: object, where: str) -> DetailedResult:
+        """:meth:`from_dict` of a value read from a file: one that is not an object is named by ``where``."""
         fields = _mapping(data, where, "result fields")
         if "task_id" not in fields:
             msg = f"{where} has no 'task_id'; each detailed result names its task"
@@ -348,6 +353,11 @@ class BenchmarkReport:
     @validate_params({"data": [MAPPING], "source": [TEXT]})
     def from_dict(cls, data: object, *, source: str = "report") -> BenchmarkReport:
         """A report from MedAISure's JSON document (keys it does not know are ignored, as MedAISure does)."""
+        return cls._parsed(data, source)
+
+    @classmethod
+    def _parsed(cls, data: object, source: str) -> BenchmarkReport:
+        """:meth:`from_dict` of a document read from a file: one that is not an object is named by ``source``."""
         fields = _mapping(data, source, "report fields")
         if "model_id" not in fields:
             msg = f"{source}: not a MedAISure BenchmarkReport (no 'model_id'); pass the JSON its harness saves"
@@ -362,7 +372,7 @@ class BenchmarkReport:
         report.overall_scores = _field(fields, "overall_scores", {})
         report.task_scores = _field(fields, "task_scores", {})
         report.detailed_results = [
-            DetailedResult.from_dict(r, where=f"{source}: detailed_results[{i}]") for i, r in enumerate(raw_results)
+            DetailedResult._parsed(r, f"{source}: detailed_results[{i}]") for i, r in enumerate(raw_results)
         ]
         report.metadata = _field(fields, "metadata", {})
         report.schema_version = fields.get("schema_version", SCHEMA_VERSION)
@@ -386,7 +396,7 @@ class BenchmarkReport:
         document = read_json(
             source, fix="pass a MedAISure report JSON", error=UnreadableFileError, max_bytes=MAX_REPORT_BYTES
         )
-        return cls.from_dict(document, source=str(source))
+        return cls._parsed(document, str(source))
 
     @classmethod
     @validate_params(

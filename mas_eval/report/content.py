@@ -197,15 +197,15 @@ def build(
         msg = f"report: the scores have no 'runs' table (they have: {', '.join(scores.names)}); score a Dataset first"
         raise SchemaError(msg)
     runs = scores.runs
+    if runs.height == 0:
+        msg = "report: the scores' 'runs' table is empty; there is nothing to report"
+        raise SchemaError(msg)
     check_columns(
         runs.schema,
         ["system", "case_id"],
         "report: the scores' runs",
         fix="report the Scores that mas_eval.score wrote",
     )
-    if runs.height == 0:
-        msg = "report: the scores' 'runs' table is empty; there is nothing to report"
-        raise SchemaError(msg)
     given = comparisons is not None
     why_no_comparison = ""
     inputs: dict[str, str | Path] = {}
