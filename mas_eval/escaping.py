@@ -6,6 +6,7 @@ spreadsheet formula. Each output format escapes them with one function from here
 
 * :func:`visible`: control characters shown as escapes (``\x1b``, ``\n``, ``\u202e``), so that
   none reaches a terminal or a reader raw; the terminal's consoles print user text through it;
+  :func:`visible_texts` does the same to a column of texts (the case viewer's transcripts);
 * :func:`one_line`: the same, but line breaks and tabs as spaces (a table row stays one line);
 * :func:`markdown_text`: one line of plain text for Markdown, its HTML and Markdown syntax escaped;
 * :func:`typeset_text`: one line of text a LaTeX document takes (composed, no invisible format characters);
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # polars loads with the first CSV: the terminal's text needs 
 
 __all__ = [
     "CONTROLS", "FORMULA_START", "html_text", "markdown_text", "one_line", "spreadsheet_restored", "spreadsheet_safe",
-    "typeset_text", "visible",
+    "typeset_text", "visible", "visible_texts",
 ]  # fmt: skip
 
 #: The characters never written raw: C0 controls, DEL, C1 controls, the bidirectional embeddings,
@@ -70,6 +71,23 @@ def visible(text: str, *, breaks: bool = True) -> str:
     a\tb\n\x1b[31mred\u202e מערכת
     """
     return text.translate(_VISIBLE if breaks else _KEEP_BREAKS)
+
+
+def visible_texts(texts: pl.Series, *, breaks: bool = True) -> pl.Series:
+    r"""Each text of ``texts`` as :func:`visible` writes it: its control characters as escapes.
+
+    Vectorised (one Aho–Corasick pass, :meth:`polars.Expr.str.replace_many`), and only over a
+    column that holds a control character at all: most transcripts hold none but line breaks.
+
+    >>> import polars as pl
+    >>> visible_texts(pl.Series(["a\tb\n\x1b[31m", None, "\u202e מערכת"]), breaks=False).to_list()
+    ['a\tb\n\\x1b[31m', None, '\\u202e מערכת']
+    """
+    table = _VISIBLE if breaks else _KEEP_BREAKS
+    pattern = "[" + "".join(f"\\x{{{c:x}}}" for c in table) + "]"
+    if not texts.str.contains(pattern).any():
+        return texts
+    return texts.str.replace_many([chr(c) for c in table], list(table.values()))
 
 
 def one_line(text: str) -> str:

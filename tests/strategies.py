@@ -4,7 +4,8 @@
 ``ground_truth``, ``interventions``) for some of the runs, ``datasets(answers=True)`` a random
 ``answers`` table (benchmark answers, the MedAISure metrics overview) for some of them, and
 ``datasets(outcomes=True)`` random ``outcomes`` and ``usage`` tables, so that every family runs on
-the same draw.
+the same draw. :func:`process_tables` draws traces (``messages`` with prompts and tool results
+among the turns, ``usage`` with the evaluator's rows, ``tool_calls``) for the process family.
 
 One draw gives both views of the same data, so a test can compare the vectorised metrics
 with the per-run oracle. Values come from small grids as well as continuous ranges so that
@@ -382,4 +383,82 @@ def outcome_tables(draw: st.DrawFn, runs: pl.DataFrame) -> dict[str, pl.DataFram
         ),
         "outcomes": pl.DataFrame(outcomes, schema=out_schema),
         "usage": pl.DataFrame(usage, schema=usage_schema),
+    }
+
+
+_PROCESS_AGENTS = ["coordinator", "g2", "g10", "ü"]
+_PROCESS_ROUNDS = ["r1", "r2", "debate"]
+_PROCESS_WORDS = ["The", "plan", "evacuate", "Evacuate", "north", "bridge", "é", "Über", "x-ray", "2", "flood_gate"]
+_PROCESS_GLUE = [" ", ", ", "! ", "\n", "-"]
+_TOOLS = ["search", "map", "calc"]
+
+
+@st.composite
+def _process_text(draw: st.DrawFn) -> str | None:
+    if draw(st.integers(0, 4)) == 0:
+        return None
+    pieces = draw(st.lists(st.sampled_from(_PROCESS_WORDS), max_size=5))
+    glue = draw(st.lists(st.sampled_from(_PROCESS_GLUE), min_size=len(pieces), max_size=len(pieces)))
+    return "".join(p + g for p, g in zip(pieces, glue, strict=True))
+
+
+@st.composite
+def process_tables(draw: st.DrawFn, runs: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Random ``messages``, ``usage`` and ``tool_calls`` for some of ``runs``' runs (the process family's),
+    with prompts, tool results and the sample's input among the messages, evaluator rows among the
+    usage, and ``runs`` with random spending and tool counts (null often)."""
+    messages: list[dict] = []
+    usage: list[dict] = []
+    tools: list[dict] = []
+    counts = st.one_of(st.none(), st.integers(0, 40))
+    seconds = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.25]), st.floats(0, 10))
+    for run_id in runs["run_id"]:
+        for round_name in draw(st.lists(st.sampled_from(_PROCESS_ROUNDS), max_size=2, unique=True)):
+            for turn in range(draw(st.integers(1, 6))):
+                role = draw(st.sampled_from([None, "assistant", "assistant", "assistant", "user", "tool", "system"]))
+                messages.append({
+                    "run_id": run_id, "round": round_name, "turn": turn, "text": draw(_process_text()),
+                    "agent_id": draw(st.sampled_from(_PROCESS_AGENTS)) if role != "user" else "user",
+                    "source": draw(st.sampled_from([None, "generate", "generate", "input"])), "role": role,
+                    "input_tokens": draw(counts), "output_tokens": draw(counts), "seconds": draw(seconds),
+                })  # fmt: skip
+        for agent, model in draw(
+            st.lists(st.tuples(st.sampled_from(_PROCESS_AGENTS), st.sampled_from(_MODELS)), max_size=3, unique=True)
+        ):
+            usage.append({
+                "run_id": run_id, "agent_id": agent, "model": model, "calls": draw(counts),
+                "input_tokens": draw(counts), "output_tokens": draw(counts),
+                "cost_usd": draw(st.one_of(st.none(), st.sampled_from([0.0, 0.1, 0.2]), st.floats(0, 1))),
+                "seconds": draw(seconds), "evaluator": draw(st.sampled_from([None, False, True])),
+            })  # fmt: skip
+        for turn in range(1, draw(st.integers(0, 4)) + 1):
+            tools.append({
+                "run_id": run_id, "agent_id": draw(st.sampled_from(_PROCESS_AGENTS)), "turn": turn,
+                "tool": draw(st.sampled_from(_TOOLS)), "error": draw(st.sampled_from([None, None, "timeout"])),
+            })  # fmt: skip
+    n = runs.height
+    extra = {
+        **{c: [draw(counts) for _ in range(n)] for c in ("tokens", "input_tokens", "output_tokens", "api_calls")},
+        "tool_calls": [draw(st.one_of(st.none(), st.integers(0, 5))) for _ in range(n)],
+        "tool_errors": [draw(st.one_of(st.none(), st.integers(0, 6))) for _ in range(n)],
+        "seconds": [draw(seconds) for _ in range(n)],
+        "cost_usd": [draw(st.one_of(st.none(), st.floats(0, 1))) for _ in range(n)],
+    }
+    floats = {"seconds", "cost_usd"}
+    message_schema = {"run_id": pl.String, "round": pl.String, "agent_id": pl.String, "turn": pl.Int64,
+                      "text": pl.String, "source": pl.String, "role": pl.String, "input_tokens": pl.Int64,
+                      "output_tokens": pl.Int64, "seconds": pl.Float64}  # fmt: skip
+    usage_schema = {"run_id": pl.String, "agent_id": pl.String, "model": pl.String, "calls": pl.Int64,
+                    "input_tokens": pl.Int64, "output_tokens": pl.Int64, "cost_usd": pl.Float64,
+                    "seconds": pl.Float64, "evaluator": pl.Boolean}  # fmt: skip
+    tool_schema = {"run_id": pl.String, "agent_id": pl.String, "turn": pl.Int64, "tool": pl.String, "error": pl.String}
+    return {
+        "runs": runs.with_columns(
+            pl.Series(c, values, dtype=pl.Float64 if c in floats else pl.Int64) for c, values in extra.items()
+        ),
+        "messages": pl.DataFrame(messages, schema=message_schema).unique(
+            ["run_id", "round", "agent_id", "turn"], keep="first", maintain_order=True
+        ),
+        "usage": pl.DataFrame(usage, schema=usage_schema),
+        "tool_calls": pl.DataFrame(tools, schema=tool_schema),
     }

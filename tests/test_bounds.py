@@ -162,9 +162,9 @@ def test_cli_refuses_absurd_sizes(
     assert_unchanged(before, tmp_path)
 
 
-def test_cli_max_line_mb_is_for_jsonl_only(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli_max_line_mb_is_for_the_formats_read_by_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     done = run(capsys, "ingest", tmp_path, "--out", tmp_path / "ds", "--format", "lddx", "--max-line-mb", "1")
-    assert_refused(done, says="--max-line-mb applies to --format jsonl only")
+    assert_refused(done, says="--max-line-mb applies to --format jsonl or lm-eval or table or otlp only")
 
 
 # -- the declared checks themselves ----------------------------------------------------------------

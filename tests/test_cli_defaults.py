@@ -25,10 +25,19 @@ from polars.testing import assert_frame_equal
 from mas_eval.cli import app, main
 from mas_eval.cli.common import defaults_of, source_defaults
 from mas_eval.cli.demo import run_demo
-from mas_eval.ingest import ingest_inspect, ingest_jsonl, ingest_lddx, ingest_lm_eval, ingest_otlp, ingest_table
+from mas_eval.ingest import (
+    ingest_annotations,
+    ingest_inspect,
+    ingest_jsonl,
+    ingest_lddx,
+    ingest_lm_eval,
+    ingest_otlp,
+    ingest_table,
+)
 from mas_eval.report.benchmark import BenchmarkReport, read_medaisure_report
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
+from mas_eval.report.viewer import CaseViewer, case_viewer
 from mas_eval.scoring.pipeline import score
 from mas_eval.scoring.reproduction import Reproduction, reproduce
 from mas_eval.simulation.answers import simulate_answers
@@ -111,17 +120,30 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
             Mirrors(ingest_lddx, "skip_invalid"),
             Mirrors(ingest_inspect, "skip_invalid"),
         ),
-        "map_": Mirrors(ingest_table, "columns"),
+        "map_": (Mirrors(ingest_table, "columns"), Mirrors(ingest_annotations, "columns")),
+        "scores": Mirrors(ingest_table, "scores"),
+        "wide": Mirrors(ingest_table, "wide"),
+        "wide_score": Mirrors(ingest_table, "wide_score"),
         "system": (
             Mirrors(ingest_otlp, "system"),
             Mirrors(ingest_lm_eval, "system"),
             Mirrors(ingest_inspect, "system"),
+            Mirrors(ingest_annotations, "system"),
         ),
+        "into": Mirrors(ingest_annotations, "into"),
+        "taxonomy": Mirrors(ingest_annotations, "taxonomy"),
+        "annotator": Mirrors(ingest_annotations, "annotator"),
         "system_attribute": Mirrors(ingest_otlp, "system_attribute"),
         "case_attribute": Mirrors(ingest_otlp, "case_attribute"),
+        "count_evaluator": Mirrors(ingest_otlp, "count_evaluator"),
         "rejects": Mirrors(ingest_jsonl, "rejects"),
         "chunk_mb": Mirrors(ingest_jsonl, "chunk_bytes", lambda chunk_bytes: chunk_bytes / 2**20),
-        "max_line_mb": Mirrors(ingest_jsonl, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
+        "max_line_mb": (
+            Mirrors(ingest_jsonl, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
+            Mirrors(ingest_otlp, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
+            Mirrors(ingest_lm_eval, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
+            Mirrors(ingest_table, "max_line_bytes", lambda max_line_bytes: max_line_bytes / 2**20),
+        ),
         "shards": (Mirrors(ingest_jsonl, "shards"), Mirrors(ingest_lddx, "shards"), Mirrors(ingest_inspect, "shards")),
         "overwrite": (Mirrors(ingest_jsonl, "overwrite"), Mirrors(ingest_lddx, "overwrite")),
     },
@@ -178,6 +200,7 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
         "title": Mirrors(build, "title"),
         "treatment": Mirrors(build, "treatment"),
         "control": Mirrors(build, "control"),
+        "cases": CliOnly("optional: a second output, the case viewer (case_viewer's page), written only when given"),
         "overwrite": Mirrors(Report.write, "overwrite"),
     },
     "pass-at-k": {
@@ -198,6 +221,15 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
             name: Mirrors(plan, name)
             for name in ("power", "alpha", "cost_per_run", "cost_per_case", "max_epochs", "max_cases")
         },
+    },
+    "view": {
+        "scores": Mirrors(case_viewer, "scores"),
+        "out": Mirrors(CaseViewer.write, "path"),
+        **{
+            name: Mirrors(case_viewer, name)
+            for name in ("dataset", "metric", "treatment", "control", "pair_on", "title")
+        },
+        "overwrite": Mirrors(CaseViewer.write, "overwrite"),
     },
     "reproduce": {
         "dataset": DATASET,
@@ -220,6 +252,12 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
     "summary": {
         "dataset": DATASET,
         "as_json": CliOnly("prints JSON instead of a table: display only"),
+    },
+    "combine": {
+        "datasets": CliOnly("required: the Dataset folders Dataset.concat puts together, each Dataset.open'ed"),
+        "out": Mirrors(Dataset.write, "path"),
+        "shards": Mirrors(Dataset.write, "shards"),
+        "overwrite": Mirrors(Dataset.write, "overwrite"),
     },
     "demo": {
         "out": Mirrors(run_demo, "out"),

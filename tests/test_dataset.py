@@ -164,7 +164,8 @@ def test_concat_stacks_datasets_and_refuses_shared_run_ids() -> None:
     from mas_eval.simulation.sample import with_id_prefix
 
     a, b = simulate(20, seed=1), simulate(10, seed=2)
-    with pytest.raises(DataError, match=r"10 run_id\(s\) appear in more than one Dataset .* prefix"):
+    shared = r"the Datasets 1 \(in memory\) and 2 \(in memory\) both hold run_ids .*\(and 7 more\); give each"
+    with pytest.raises(DataError, match=shared + r" Dataset's runs distinct ids \(a prefix"):
         Dataset.concat([a, b])
     both = Dataset.concat([a, with_id_prefix(b, "b-")])
     assert both.collect("runs").height == 30

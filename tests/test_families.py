@@ -87,14 +87,14 @@ def with_messages() -> Dataset:
 
 def test_a_registered_family_runs_and_adds_its_columns_and_table(toy: families.Family) -> None:
     scores = mas_eval.score(with_messages())
-    assert scores.ran == ["decision", "run_length"]
+    assert scores.ran == ["decision", "process", "run_length"]
     assert scores.skipped == {
         "diagnosis": "the Dataset has no 'ddx' table",
         "answers": "the Dataset has no 'answers' table",
         "outcomes": "the Dataset has no 'outcomes' table",
     }
     runs = scores.runs
-    assert runs.columns[-1] == "n_turns" and runs.columns[-2] == columns("runs", "decision")[-1]
+    assert runs.columns[-1] == "n_turns" and runs.columns[-2] == columns("runs", "process")[-1]
     # r3 has no messages: a run the family has no row for gets null.
     assert dict(zip(runs["run_id"], runs["n_turns"], strict=True)) == {"r1": 3, "r2": 1, "r3": None}
     assert scores["speakers"].select("run_id", "agent_id", "turns").rows() == [("r1", "a1", 2), ("r1", "a2", 1),
@@ -119,6 +119,7 @@ def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family
         "diagnosis": "the Dataset has no 'ddx' table",
         "answers": "the Dataset has no 'answers' table",
         "outcomes": "the Dataset has no 'outcomes' table",
+        "process": "the Dataset has no 'messages' or 'usage' or 'tool_calls' table",
         "run_length": "the Dataset has no 'messages' table",
     }
     assert "n_turns" not in scores.runs.columns and "speakers" not in scores
@@ -131,6 +132,7 @@ def test_a_family_without_its_tables_is_recorded_as_skipped(toy: families.Family
             "diagnosis": "the Dataset has no 'ddx' table",
             "answers": "the Dataset has no 'answers' table",
             "outcomes": "the Dataset has no 'outcomes' table",
+            "process": "the Dataset has no 'messages' or 'usage' or 'tool_calls' table",
             "run_length": "the Dataset has no 'messages' table",
         },
     }
@@ -144,9 +146,9 @@ def test_written_read_back_and_driven_from_the_cli(
         main(["score", str(folder), "--out", str(tmp_path / "s"), "--set", "min_turn_chars=5"])
     assert exited.value.code in (0, None)
     back = Scores.open(tmp_path / "s")
-    assert back.names == ["runs", "agents", "alternatives", "conflicts", "speakers"]
+    assert back.names == ["runs", "agents", "alternatives", "conflicts", "agent_process", "speakers"]
     assert back.runs["n_turns"].to_list() == [2, 1, None] and back.params["min_turn_chars"] == 5
-    assert back.ran == ["decision", "run_length"]
+    assert back.ran == ["decision", "process", "run_length"]
     assert "speakers" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exited:
         main(["score", str(folder), "--out", str(tmp_path / "t"), "--set", "min_turn_chars=-2"])
@@ -160,7 +162,9 @@ def test_names_must_stay_unique(toy: families.Family) -> None:
     clash = families.Family("clash", ("runs",), (), RunLengthParams, _compute)
     with pytest.raises(ValueError, match="min_turn_chars already belong to another family"):
         families.register(clash)
-    assert [f.name for f in families.families()] == ["decision", "diagnosis", "answers", "outcomes", "run_length"]
+    assert [f.name for f in families.families()] == [
+        "decision", "diagnosis", "answers", "outcomes", "process", "run_length",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

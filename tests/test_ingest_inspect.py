@@ -386,7 +386,7 @@ def test_cli_ingests_the_logs_and_refuses_bad_ones(
     done = run(capsys, "ingest", "--format", "inspect", logs.failing, "--out", tmp_path / "bad")
     assert_refused(done, says=["ended with an error", "--skip-invalid"])
     done = run(capsys, "ingest", "--format", "lddx", logs.failing, "--system", "x", "--out", tmp_path / "bad")
-    assert_refused(done, says="--system applies to --format inspect or lm-eval or otlp only")
+    assert_refused(done, says="--system applies to --format inspect or lm-eval or otlp or annotations only")
     unscored, _ = _unscored(logs, tmp_path)
     done = run(
         capsys, "ingest", "--format", "inspect", unscored, "--skip-invalid", "--system", "s", "-o", tmp_path / "s"

@@ -92,7 +92,8 @@ print(_json.dumps(_facts))
 
 def check_quickstart(nb: nbformat.NotebookNode, figures: Path) -> None:
     facts = probed(nb)
-    assert facts["ran"] == ["decision", "diagnosis", "answers"]  # the sample holds all three kinds of run
+    # The sample holds all three kinds of run; its transcripts are a trace the process family reads.
+    assert facts["ran"] == ["decision", "diagnosis", "answers", "process"]
     assert facts["runs"] == facts["summary_runs"] > 0
     assert facts["systems"] == ["mas", "single"]
     assert facts["crisis"] == ["crisis-mas-poc", None, "weighted_average"]

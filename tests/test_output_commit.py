@@ -365,6 +365,7 @@ WRITERS: dict[str, list[str]] = {
     "report .json": ["report", "{scores}", "--out", "OUT.json"],
     "report .tex": ["report", "{scores}", "--out", "OUT.tex"],
     "reshard": ["reshard", "{sharded}", "--shards", "3", "--out", "OUT"],
+    "combine": ["combine", "{small}", "{lddx}", "--out", "OUT"],
     "reproduce": ["reproduce", "{lddx}", "--preset", "lddx-v6", "--out", "OUT"],
     "benchmark-report .json": ["benchmark-report", "{bench}", "--out", "OUT.json"],
     "benchmark-report .md": ["benchmark-report", "{bench}", "--out", "OUT.md"],

@@ -42,7 +42,7 @@ def inspect_dataset(inspect_eval_dir: Path, tmp_path_factory: pytest.TempPathFac
 
 @pytest.fixture(scope="module")
 def lm_eval_dataset() -> Dataset:
-    return ingest_lm_eval(LM_EVAL).dataset
+    return ingest_lm_eval([TINY, LM_EVAL / "hf-internal-testing__tiny-random-gpt2"]).dataset
 
 
 def _tampered(ds: Dataset, name: str, system_part: str, factor: float) -> Dataset:
@@ -109,10 +109,12 @@ def test_a_tampered_inspect_value_is_a_disagreement_naming_it(inspect_dataset: P
 def test_every_lm_eval_aggregate_is_reproduced(lm_eval_dataset: Dataset) -> None:
     result = reproduce(lm_eval_dataset)
     summary = result.summary
-    assert set(summary["metric"]) == {"acc,none", "acc_stderr,none", "sample_len"}
+    assert set(summary["metric"]) == {"acc,none", "acc_stderr,none", "sample_len", "n-samples.effective"}
     assert set(summary["items"]) == {2}  # one per model's results file
     assert _all_reproduced(summary) and result.disagreements.is_empty()
-    assert result.not_compared.is_empty()
+    # Both were `--limit 20` runs of COPA's 100 documents: the 100 is listed, with why it is not recomputed.
+    why = "the task's documents before --limit; lm-eval scored 20 of them (n-samples.effective)"
+    assert result.not_compared.rows() == [("n-samples.original", 2, why)]
 
 
 def test_a_tampered_lm_eval_value_is_a_disagreement_naming_it(lm_eval_dataset: Dataset) -> None:
@@ -148,7 +150,8 @@ def test_the_command_prints_the_summary_and_writes_it(
     assert exited.value.code == 0
     printed = capsys.readouterr().out
     assert "recomputed from outcomes" in printed and "match/stderr" in printed
-    assert "disagreements:" not in printed and "not recomputed: completed_samples" in printed
+    assert "disagreements:" not in printed and "recorded but not recomputed:\n  completed_samples (" in printed
+    assert "): no outcome or statistic recomputes it" in printed  # each listed with its reason
     written = json.loads((out / "reproduction.json").read_text())
     assert written["preset"] is None and {row["metric"] for row in written["summary"]} == INSPECT_COMPARED
     assert written["disagreements"] == [] and written["not_compared"]
@@ -164,3 +167,67 @@ def test_the_command_names_a_tampered_lm_eval_value(
     printed = capsys.readouterr().out
     assert "first 1 of 1 disagreements:" in printed
     assert "acc_stderr,none · hf-internal-testing/tiny-random-gpt2 / copa / epoch 1" in printed
+
+
+# -- what the Dataset came from ---------------------------------------------------------------
+
+RUNS = pl.DataFrame({"run_id": ["r1", "r2"], "system": ["mas", "single"], "case_id": ["c1", "c1"]})
+
+
+@pytest.mark.parametrize(
+    ("formats", "says"),
+    [
+        (["OTLP"], "its runs were ingested from OTLP, which record no numbers of their own to recompute; reproduce "
+                   "checks those of Local-DDx result files, inspect_ai logs or lm-eval results"),
+        (["table", "canonical JSONL"], "ingested from table, canonical JSONL, which record no numbers"),
+        (["lm-eval"], "though its runs come from lm-eval; ingest those files again with this version (mas-eval "
+                      "ingest --format lm-eval keeps what they recorded)"),
+        ([], "nothing recorded to compare with; reproduce checks the numbers of Local-DDx result files"),
+    ],
+)  # fmt: skip
+def test_nothing_to_reproduce_says_what_the_datasets_format_records(
+    formats: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Dataset.from_frames(runs=RUNS).with_origin(formats=formats).write(tmp_path / "ds")
+    assert Dataset.open(tmp_path / "ds").formats == tuple(formats)
+    with pytest.raises(SystemExit) as exited:
+        main(["reproduce", str(tmp_path / "ds")])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert says in err and ("--format lddx)" not in err or not formats)
+
+
+def test_a_table_ingest_is_not_sent_to_local_ddx(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mas_eval.ingest import ingest_table
+
+    RUNS.with_columns(ok=pl.Series([1, 0])).write_csv(tmp_path / "runs.csv")
+    ingest_table(tmp_path / "runs.csv", tmp_path / "ds", columns={"system": "system", "case_id": "case_id"})
+    with pytest.raises(SchemaError, match="its runs were ingested from table, which record no numbers of their own"):
+        reproduce(Dataset.open(tmp_path / "ds"))
+
+
+def test_a_reported_source_reproduce_does_not_know_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reported = pl.DataFrame({"run_id": ["r1"], "source": ["judge"], "name": ["x"], "item": [0], "value": [1.0]})
+    Dataset.from_frames(runs=RUNS, reported=reported).write(tmp_path / "ds")
+    with pytest.raises(SystemExit) as exited:
+        main(["reproduce", str(tmp_path / "ds")])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{tmp_path / 'ds'}: its 'reported' table holds source(s) 'judge', which reproduce does not read" in err
+    # Beside a log's aggregates, the aggregates are compared and the unknown source listed as not read.
+    lm = ingest_lm_eval(TINY).dataset.frames()
+    extra = lm["reported"].head(1).with_columns(source=pl.lit("judge"))
+    result = reproduce(Dataset.from_frames(**{**lm, "reported": pl.concat([lm["reported"], extra])}))
+    assert result.disagreements.is_empty()
+    assert ("source 'judge'", 0, "a source of the reported table that reproduce does not read") in set(
+        result.not_compared.rows()
+    )
+
+
+def test_local_ddx_numbers_without_the_tables_that_recompute_them_are_one_line(tmp_path: Path) -> None:
+    reported = pl.DataFrame({"run_id": ["r1"], "source": ["evaluation"], "name": ["tp_count"], "item": [0],
+                             "value": [1.0]})  # fmt: skip
+    with pytest.raises(SchemaError, match="holds Local-DDx's numbers, but the diagnosis family that recomputes"):
+        reproduce(Dataset.from_frames(runs=RUNS, reported=reported))

@@ -48,6 +48,7 @@ def test_scores_round_trip(simulated: Dataset, tmp_path: Path) -> None:
             "diagnosis": "the Dataset has no 'ddx' table",
             "answers": "the Dataset has no 'answers' table",
             "outcomes": "the Dataset has no 'outcomes' table",
+            "process": "the Dataset has no 'messages' or 'usage' or 'tool_calls' table",
         },
     )
 

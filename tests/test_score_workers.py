@@ -111,7 +111,7 @@ def test_a_family_registered_at_run_time_is_scored_in_this_process(toy: families
     folder = with_messages().write(tmp_path / "ds", shards=2)
     steps: list[str] = []
     scores = mas_eval.score(Dataset.open(folder), workers=2, progress=steps.append)
-    assert scores.ran == ["decision", "run_length"] and "n_turns" in scores.runs.columns
+    assert scores.ran == ["decision", "process", "run_length"] and "n_turns" in scores.runs.columns
     assert not any(isinstance(step, ShardsScored) for step in steps)
     out = mas_eval.score(Dataset.open(folder), out=tmp_path / "scores", workers=2)
     assert "n_turns" in Scores.open(out).runs.columns

@@ -1,4 +1,5 @@
-"""Statistics pinned to published values: R's t.test on `sleep`, effectsize on `mtcars`, the crisis-MAS methodology.
+"""Statistics pinned to published values: R's t.test on `sleep`, effectsize on `mtcars`, the crisis-MAS methodology,
+agreement of raters (Fleiss 1971, Krippendorff 2011, Cohen's kappa's textbook example).
 
 Sign convention: ``difference = mean(treatment) - mean(control)``. In R, ``t.test(extra ~ group,
 data = sleep)`` reports group 1 minus group 2, so these tests pass ``treatment="1"`` and
@@ -8,12 +9,25 @@ data = sleep)`` reports group 1 minus group 2, so these tests pass ``treatment="
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import krippendorff
 import numpy as np
 import polars as pl
 import pytest
+from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_cohen
+from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
-from mas_eval.stats import baseline_comparison, compare, farrington_manning, tango_test, ttest_from_summary
+from mas_eval.stats import (
+    baseline_comparison,
+    cohen_kappa,
+    compare,
+    farrington_manning,
+    fleiss_kappa,
+    krippendorff_alpha,
+    tango_test,
+    ttest_from_summary,
+)
 from mas_eval.stats.effects import d_confidence_interval, hedges_correction
 
 SLEEP_GROUP1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
@@ -457,3 +471,77 @@ def test_farrington_manning_matches_statsmodels_where_its_restricted_estimate_is
                                          alternative="larger", correction=False)  # fmt: skip
         assert ours["t_lower"][0] == pytest.approx(theirs.statistic, rel=1e-12)
         assert ours["p_lower"][0] == pytest.approx(theirs.pvalue, rel=1e-10)
+
+
+FLEISS_1971 = Path(__file__).parent / "data" / "annotations" / "fleiss1971.csv"
+
+
+def _ratings_of(matrix: np.ndarray) -> pl.DataFrame:
+    """A raters x units matrix (NaN: no rating) as one row per unit and rater."""
+    raters, units = matrix.shape
+    return pl.DataFrame(
+        {
+            "unit": np.tile(np.arange(units), raters),
+            "rater": np.repeat([f"r{i}" for i in range(raters)], units),
+            "value": matrix.ravel(),
+        }
+    )
+
+
+# -- agreement of raters: published worked examples -------------------------------------------------
+
+
+def test_fleiss_1971_table_1_gives_his_kappa_and_statsmodels() -> None:
+    """Fleiss (1971), Table 1: 30 patients, 6 psychiatrists each, 5 diagnoses; he reports kappa = .430.
+    statsmodels: ``fleiss_kappa(table, method="fleiss")`` on the same counts."""
+    counts = pl.read_csv(FLEISS_1971).fill_null(0)
+    table = counts.to_numpy()
+    # Each patient's six diagnoses as six ratings (Fleiss' raters differ from patient to patient, so a
+    # rating's rater is only its place among the patient's six).
+    rows = [
+        (patient, category)
+        for patient, row in enumerate(table)
+        for category, times in zip(counts.columns, row, strict=True)
+        for _ in range(int(times))
+    ]
+    ratings = pl.DataFrame(rows, schema=["unit", "value"], orient="row").with_columns(
+        pl.int_range(pl.len()).over("unit").alias("rater")
+    )
+    got = fleiss_kappa(ratings).row(0, named=True)
+    assert (got["n_units"], got["n_left_out"], got["ratings_per_unit"]) == (30, 0, 6)
+    assert round(got["kappa"], 3) == 0.430
+    assert got["kappa"] == pytest.approx(statsmodels_fleiss(table, method="fleiss"), abs=1e-12)
+
+
+def test_krippendorffs_nominal_example_is_0_743() -> None:
+    """Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", C: nominal data, 4 observers,
+    12 units, missing values: alpha = .743 (also the ``krippendorff`` package's docstring and R irr's
+    ``kripp.alpha`` on the same "C" data)."""
+    nan = np.nan
+    data = np.array(
+        [
+            [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+            [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+            [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+            [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
+        ]
+    )
+    got = krippendorff_alpha(_ratings_of(data)).row(0, named=True)
+    assert (got["n_units"], got["n_values"]) == (11, 40)  # unit 12 has one value: not pairable
+    assert round(got["alpha"], 3) == 0.743
+    assert got["alpha"] == pytest.approx(krippendorff.alpha(data, level_of_measurement="nominal"), abs=1e-12)
+
+
+def test_cohens_kappa_of_the_textbook_two_by_two() -> None:
+    """50 units, both raters yes on 20, no on 15, split 5 and 10: p_o = 0.7, p_e = 0.5, kappa = 0.4
+    (the worked example of Cohen's kappa's Wikipedia article; statsmodels ``cohens_kappa`` agrees)."""
+    cells = [("yes", "yes")] * 20 + [("yes", "no")] * 5 + [("no", "yes")] * 10 + [("no", "no")] * 15
+    ratings = pl.DataFrame(
+        [(u, rater, pair[i]) for u, pair in enumerate(cells) for i, rater in enumerate("AB")],
+        schema=["unit", "rater", "value"],
+        orient="row",
+    )
+    got = cohen_kappa(ratings).row(0, named=True)
+    assert (got["observed"], got["expected"]) == (0.7, 0.5)
+    assert got["kappa"] == pytest.approx(0.4, abs=1e-12)
+    assert got["kappa"] == pytest.approx(statsmodels_cohen(np.array([[20, 5], [10, 15]])).kappa, abs=1e-12)

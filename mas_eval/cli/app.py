@@ -2,8 +2,8 @@
 
 Every command is a thin shell over a Python function, in the module of its group
 (:mod:`~mas_eval.cli.simulate`, :mod:`~mas_eval.cli.ingest`, :mod:`~mas_eval.cli.benchmark`,
-:mod:`~mas_eval.cli.score`, :mod:`~mas_eval.cli.compare`, :mod:`~mas_eval.cli.dataset`,
-:mod:`~mas_eval.cli.demo`): it checks its arguments before any work (an output path that
+:mod:`~mas_eval.cli.score`, :mod:`~mas_eval.cli.compare`, :mod:`~mas_eval.cli.view`,
+:mod:`~mas_eval.cli.dataset`, :mod:`~mas_eval.cli.demo`): it checks its arguments before any work (an output path that
 exists, lies inside an input or cannot be written; a bad parameter value), calls the function,
 prints. :func:`main` turns an error about the user's input — a
 :class:`~mas_eval.errors.MasEvalError` or an ``OSError`` — and a usage error of the command line
@@ -23,7 +23,7 @@ from typing import Annotated
 import typer
 
 from mas_eval._version import __version__
-from mas_eval.cli import benchmark, compare, dataset, demo, epochs, ingest, score, simulate
+from mas_eval.cli import benchmark, compare, dataset, demo, epochs, ingest, score, simulate, view
 from mas_eval.cli.common import Command, Group, set_epilog
 from mas_eval.cli.terminal import console, err_console, literal
 from mas_eval.errors import MasEvalError, command_line
@@ -66,10 +66,12 @@ app.command(cls=Command, name="cost-effectiveness")(compare.cost_effectiveness)
 app.command(cls=Command)(compare.report)
 app.command(cls=Command, name="pass-at-k")(epochs.pass_at_k)
 app.command(cls=Command)(epochs.variance)
+app.command(cls=Command)(view.view)
 app.command(cls=Command, epilog=set_epilog())(score.reproduce)
 app.command(cls=Command)(dataset.validate)
 app.command(cls=Command)(dataset.reshard)
 app.command(cls=Command)(dataset.summary)
+app.command(cls=Command)(dataset.combine)
 app.command(cls=Command)(demo.demo)
 
 

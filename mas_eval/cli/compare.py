@@ -3,7 +3,8 @@ against its baseline.
 
 ``compare`` calls :func:`mas_eval.stats.compare` on the runs table and prints the table;
 ``cost-effectiveness`` calls :func:`mas_eval.stats.cost_effectiveness` and prints its rows;
-``report`` calls :func:`mas_eval.report.build` and writes the report. Their options take the
+``report`` calls :func:`mas_eval.report.build` and writes the report (and with ``--cases`` the case
+viewer beside it, :func:`mas_eval.report.case_viewer`, which the HTML report links to). Their options take the
 functions' defaults; the statistics' are read from their source (:func:`~mas_eval.cli.common.source_defaults`),
 as importing the statistics layer loads SciPy, which ``mas-eval --help`` should not wait for.
 """
@@ -24,9 +25,10 @@ from mas_eval.formatting import format_ci, format_number
 from mas_eval.metrics.family import compared_columns
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
+from mas_eval.report.viewer import case_viewer, check_viewer_path, viewer_link
 from mas_eval.stats.options import BootCI, Correction, Hypothesis, Method, Test
 from mas_eval.stats.report import write_comparisons
-from mas_eval.storage.outputs import check_target
+from mas_eval.storage.outputs import atomic_file, check_target, same_path
 
 __all__ = ["compare", "cost_effectiveness", "parse_margin", "report"]
 
@@ -271,6 +273,13 @@ def report(
         typer.Option(help="Treatment system (difference = treatment - control)."),
     ] = _BUILD["treatment"],
     control: Annotated[str, typer.Option(help="Control system.")] = _BUILD["control"],
+    cases: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the case viewer (.html: the cases where the systems differ first, their runs side by "
+            "side; the transcripts come from --dataset) to this file, and link the HTML report to it."
+        ),
+    ] = None,
     overwrite: OverwriteOpt = _WRITE_REPORT["overwrite"],
 ) -> None:
     """Write the MAS-vs-baseline report: tables, figures, calibration, cost, provenance."""
@@ -283,6 +292,8 @@ def report(
     inputs = [p for p in (scores, comparisons, dataset) if p is not None]
     check_report_path(out)  # before the work, not after it
     check_targets(out, overwrite=overwrite, inputs=inputs)  # the Markdown's figures folder too
+    if cases is not None:
+        _check_cases_path(cases, out, overwrite=overwrite, inputs=inputs)
     table = read_comparisons(comparisons) if comparisons is not None else None
     with steps() as shown:
         shown.start("building the report (figures, statistics)")
@@ -295,9 +306,31 @@ def report(
             control=control,
             command=shlex.join(["mas-eval", *sys.argv[1:]]),
         )
-        shown.start(f"writing {out.suffix.lstrip('.').upper()}")
-        document.write(out, overwrite=overwrite, inputs=inputs)
+        if cases is None:
+            shown.start(f"writing {out.suffix.lstrip('.').upper()}")
+            document.write(out, overwrite=overwrite, inputs=inputs)
+        else:
+            shown.start("gathering the case viewer")
+            viewer = case_viewer(scores, dataset, treatment=treatment, control=control)
+            document.cases = viewer_link(cases, out)
+            shown.start(f"writing {out.suffix.lstrip('.').upper()} and the case viewer")
+            # The page is staged first and placed only once the report is written: both or neither.
+            with atomic_file(cases, overwrite=overwrite, inputs=inputs) as staging:
+                with staging.open("w", encoding="utf-8") as page:
+                    page.writelines(viewer.parts())
+                document.write(out, overwrite=overwrite, inputs=inputs)
     omitted = [f"{s.key} ({s.omitted})" for s in document.sections if s.omitted]
     for line in omitted:
         console.print(f"[dim]omitted: {literal(line)}[/]", highlight=False)
     console.print(f"wrote the report to {literal(out)}", highlight=False)
+    if cases is not None:
+        console.print(f"wrote the case viewer to {literal(cases)} ({literal(viewer.metric_line)})", highlight=False)
+
+
+def _check_cases_path(cases: Path, out: Path, *, overwrite: bool, inputs: list[Path]) -> None:
+    """``--cases``: an .html path, not the report's own, that can be written."""
+    check_viewer_path(cases)
+    if same_path(cases, out):
+        msg = f"{cases}: --cases names the report's own file; give the case viewer a path of its own"
+        raise InvalidParameterError(msg)
+    check_target(cases, overwrite=overwrite, inputs=inputs)

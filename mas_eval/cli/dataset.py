@@ -1,8 +1,9 @@
-"""``mas-eval validate``, ``reshard`` and ``summary``: a Dataset's files checked, rewritten, counted.
+"""``mas-eval validate``, ``reshard``, ``summary`` and ``combine``: a Dataset's files checked, rewritten,
+counted, and several Datasets put together.
 
 Each opens the Dataset (:meth:`~mas_eval.Dataset.open`) and calls one of its methods:
 :meth:`~mas_eval.Dataset.validate`, :meth:`~mas_eval.Dataset.write` with ``shards``,
-:meth:`~mas_eval.Dataset.summary`.
+:meth:`~mas_eval.Dataset.summary`; ``combine`` opens several and writes :meth:`~mas_eval.Dataset.concat`.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ import json
 from pathlib import Path
 from typing import Annotated
 
+import polars as pl
 import typer
 
-from mas_eval.cli.common import DatasetArg, OverwriteOpt, defaults_of, flag
+from mas_eval.cli.common import DatasetArg, OverwriteOpt, ShardsOpt, defaults_of, flag
 from mas_eval.cli.terminal import console, literal, print_frame, steps
 from mas_eval.storage.dataset import Dataset
-from mas_eval.storage.outputs import check_target
+from mas_eval.storage.outputs import atomic_directory, check_target
 
-__all__ = ["reshard", "summary", "validate"]
+__all__ = ["combine", "reshard", "summary", "validate"]
 
 #: The defaults of :meth:`~mas_eval.Dataset.write`'s parameters.
 _WRITE = defaults_of(Dataset.write)
@@ -69,3 +71,40 @@ def summary(
         console.print_json(json.dumps(frame.to_dicts()))
     else:
         print_frame(frame, title=str(dataset))
+
+
+def combine(
+    datasets: Annotated[
+        list[Path], typer.Argument(help="Dataset folders to put together (two or more), e.g. each system's ingest.")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write (not one of the inputs).")],
+    shards: ShardsOpt = _WRITE["shards"],
+    overwrite: OverwriteOpt = _WRITE["overwrite"],
+) -> None:
+    """Put Datasets together into one (the MAS's runs and the baseline's, ingested apart).
+
+    Every table is stacked; a run id held by two of them is refused, naming both. The notes
+    their ingests left (``_dataset.json``) and the formats their runs came from are carried over.
+    """
+    from mas_eval.errors import InvalidParameterError
+    from mas_eval.storage.sharding import check_shards
+
+    count = check_shards(shards, where="combine")
+    if len(datasets) < 2:
+        msg = "combine: give two Dataset folders or more (one is already a Dataset; copy it, or `mas-eval reshard` it)"
+        raise InvalidParameterError(msg)
+    check_target(out, overwrite=overwrite, inputs=datasets)
+    opened = [Dataset.open(path) for path in datasets]
+    with steps() as shown:
+        shown.start("checking run ids")
+        combined = Dataset.concat(opened)
+        shown.start("validating")
+        combined.validate()
+        shown.start("writing")
+        with atomic_directory(out, overwrite=overwrite, inputs=datasets) as staging:
+            combined.write_tables(staging, shards=count)
+    runs = combined.scan("runs").select(pl.len()).collect().item()
+    notes = f"; {len(combined.notes):,} note(s) of their ingests kept" if combined.notes else ""
+    console.print(
+        f"combined {len(datasets)} Datasets ({runs:,} runs) into {literal(out)}{literal(notes)}", highlight=False
+    )

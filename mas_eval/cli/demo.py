@@ -19,6 +19,7 @@ from mas_eval.report.content import default_comparisons
 from mas_eval.report.diagnosis import label_counts_per_system
 from mas_eval.report.findings import findings
 from mas_eval.report.tables import system_means
+from mas_eval.report.viewer import viewer_link, write_cases
 from mas_eval.scoring import score
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import atomic_directory
@@ -51,12 +52,13 @@ def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, con
     """Validate and score ``data/sample``, compare, draw, report; ingest ``data/sample.jsonl`` and ``data/inspect``.
 
     Outputs in ``out`` (replacing an earlier demo as a whole): ``report.html`` (one
-    self-contained page), ``report.md`` with ``report_figures/``, ``report.json`` (every table
+    self-contained page, linking to ``cases.html``: the case viewer of the sample's cases),
+    ``report.md`` with ``report_figures/``, ``report.json`` (every table
     in full precision and the provenance), ``report.tex`` (booktabs tables), ``figures/`` (every
     figure as PNG), ``scores/`` (the sample's Scores), ``comparisons.parquet`` (MAS vs single by
     task, paired on case, Holm), ``ingested/`` (the Dataset ingested from the JSONL), and from
     the inspect_ai logs in ``data/inspect`` (when inspect_ai is installed): ``inspect/`` (their
-    Dataset) and ``inspect_report.html``.
+    Dataset), ``inspect_report.html`` and ``inspect_cases.html`` (their case viewer, linked from it).
     """
     from mas_eval import plots
     from mas_eval.report import build
@@ -119,6 +121,9 @@ def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, con
             first_with_beliefs = ds.scan("beliefs").select("run_id").min().collect().item()
             plots.save(plots.beliefs(ds, first_with_beliefs), figures / "beliefs_first_run.png")
             plots.save(plots.consensus_quality(scores.runs), figures / "consensus_quality.png")
+        # The case viewer beside the report, which links to it: the sample's cases, MAS and single side by side.
+        viewer = write_cases(scores, ds, staging / "cases.html")
+        report.cases = viewer_link(staging / "cases.html", staging / "report.html")
         for suffix in REPORTS:
             report.write(staging / f"report{suffix}")
         omitted = [section.key for section in report.sections if section.omitted]
@@ -127,6 +132,7 @@ def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, con
             + (f"; sections omitted: {literal(', '.join(omitted))}" if omitted else ""),
             highlight=False,
         )
+        console.print(f"case viewer: cases.html ({literal(viewer.metric_line)})", highlight=False)
 
         console.rule(f"[bold]Ingest of canonical JSONL records[/] {literal(records.name)}")
         result = ingest_jsonl([records], staging / "ingested")
@@ -186,8 +192,21 @@ def _inspect_logs(logs: Path, staging: Path, console: Console) -> None:
         )
     console.print("\n".join(map(literal, lines)), highlight=False)
     report = build(scores, title="mas_eval demo: inspect_ai logs", treatment=treatment, control=control)
+    viewer = write_cases(
+        scores,
+        result.dataset,
+        staging / "inspect_cases.html",
+        treatment=treatment,
+        control=control,
+        title="mas_eval demo: the inspect_ai logs' cases, debate and single agent side by side",
+    )
+    report.cases = viewer_link(staging / "inspect_cases.html", staging / "inspect_report.html")
     report.write(staging / "inspect_report.html")
-    console.print("report of the logs: inspect_report.html (its Outcomes section)", highlight=False)
+    console.print(
+        "report of the logs: inspect_report.html (its Outcomes section); their cases side by side: "
+        f"inspect_cases.html ({literal(viewer.described_counts())})",
+        highlight=False,
+    )
 
 
 def _systems(ds: Dataset) -> str:

@@ -2,8 +2,8 @@
 
 ``--format jsonl`` runs :func:`~mas_eval.ingest.ingest_jsonl`; each log format runs its adapter
 (:data:`LOG_FORMATS`: Local-DDx results, inspect_ai logs, lm-evaluation-harness samples, OTLP
-traces, a table of runs); the options take their defaults, and an option of another format is
-refused. A MedAISure report holds a model's benchmark scores, not runs, so it makes no Dataset:
+traces, a table of runs, failure-mode annotations); the options take their defaults, and an option
+of another format is refused. A MedAISure report holds a model's benchmark scores, not runs, so it makes no Dataset:
 ``mas-eval benchmark-report`` reads it (:mod:`mas_eval.cli.benchmark`).
 """
 
@@ -22,6 +22,7 @@ from mas_eval.ingest.jsonl import BYTES_CEILING, ingest_jsonl
 from mas_eval.ingest.logs import LogIngestResult
 from mas_eval.ingest.otlp import ingest_otlp
 from mas_eval.ingest.recipe import Paths, parse_paths
+from mas_eval.ingest.table import ingest_table
 
 __all__ = ["INGEST_FORMATS", "LOG_FORMATS", "ingest"]
 
@@ -32,6 +33,7 @@ LOG_FORMATS = {
     "lm-eval": "lm-eval",
     "otlp": "OTLP",
     "table": "table",
+    "annotations": "annotation",
 }
 #: The formats `mas-eval ingest --format` reads.
 INGEST_FORMATS = ("jsonl", *LOG_FORMATS)
@@ -45,6 +47,8 @@ _CHUNK_MB = _INGEST["chunk_bytes"] / 2**20
 _MAX_LINE_MB = _INGEST["max_line_bytes"] / 2**20
 #: The defaults of ``ingest_otlp``'s parameters.
 _OTLP = defaults_of(ingest_otlp)
+#: The defaults of ``ingest_table``'s parameters.
+_TABLE = defaults_of(ingest_table)
 
 
 def ingest(
@@ -54,7 +58,8 @@ def ingest(
             help="JSONL files of canonical run records (.jsonl or .jsonl.gz); with --format lddx, Local-DDx "
             "ddx_results_*.json files or folders holding them; inspect: inspect_ai .eval or .json logs or folders; "
             "lm-eval: results_*.json files (their samples_*.jsonl beside them) or folders; otlp: OTLP JSON trace "
-            "files or folders; table: CSV or Parquet tables (or folders), a row per run. With a log format, "
+            "files or folders; table: CSV or Parquet tables (or folders), a row per run; annotations: CSV or JSON "
+            "files of failure-mode annotations (MAST's, Who&When's) or folders. With a log format, "
             "PATH=SYSTEM names the system of PATH's runs (two logs of one model under two names): a path that "
             "exists as written, '=' and all, is that path; else the text is split at the first '=' whose left "
             "part exists, and SYSTEM may hold '=' itself."
@@ -67,7 +72,8 @@ def ingest(
             "--format",
             help="Input format: jsonl (canonical run records), lddx (Local-DDx result files), inspect (inspect_ai "
             "eval logs), lm-eval (lm-evaluation-harness --log_samples output), otlp (OpenTelemetry GenAI traces as "
-            "OTLP JSON) or table (a CSV or Parquet table of runs). A MedAISure report is not runs: "
+            "OTLP JSON), table (a CSV or Parquet table of runs) or annotations (failure-mode annotations of runs: "
+            "docs/ingest/annotations.md). A MedAISure report is not runs: "
             "`mas-eval benchmark-report` reads it.",
         ),
     ] = "jsonl",
@@ -95,7 +101,8 @@ def ingest(
         typer.Option(
             "--max-line-mb",
             help="Longest line read, in MiB: a longer one is a malformed line (never held whole; a line is decoded "
-            "at 12-30x its size). Raise it for records this large.",
+            "at 12-30x its size). Raise it for records this large. Also for --format lm-eval (a samples line), "
+            "table (a CSV line) and otlp (a line, or the largest file read as one JSON document).",
         ),
     ] = _MAX_LINE_MB,
     shards: ShardsOpt = _INGEST["shards"],
@@ -104,15 +111,35 @@ def ingest(
         list[str] | None,
         typer.Option(
             "--map",
-            help="--format table: the source column of each runs column, e.g. system=model,case_id=question "
-            "(repeatable).",
+            help="--format table: the source column of each runs column, e.g. system=model,case_id=question; "
+            "--format annotations: of each annotation column, e.g. run_id=trace,present=label (repeatable).",
         ),
     ] = None,
+    scores: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scores",
+            help="--format table: the score columns, comma-separated (repeatable); every other column not mapped is "
+            "kept as a run attribute (compare --by num_rounds). Default: every numeric or boolean column not mapped "
+            "is a score.",
+        ),
+    ] = None,
+    wide: Annotated[
+        str | None,
+        typer.Option(
+            help="--format table: a paper's table, one column per system: each score column's cells are the runs of "
+            "the system it is named after (or the task, variant or case_id named here).",
+        ),
+    ] = _TABLE["wide"],
+    wide_score: Annotated[
+        str, typer.Option("--wide-score", help="--format table with --wide: the name of the score its cells hold.")
+    ] = _TABLE["wide_score"],
     system: Annotated[
         str | None,
         typer.Option(
-            help="--format inspect, lm-eval or otlp: every run's system, instead of the one the log names (inspect: "
-            "the model, solver and task arguments; lm-eval: the model; otlp: --system-attribute's value)."
+            help="--format inspect, lm-eval, otlp or annotations: every run's system, instead of the one the log "
+            "names (inspect: the model, solver and task arguments; lm-eval: the model; otlp: --system-attribute's "
+            "value; annotations: MAST's mas_name, Who&When's folder)."
         ),
     ] = None,
     system_attribute: Annotated[
@@ -121,6 +148,36 @@ def ingest(
     case_attribute: Annotated[
         str, typer.Option(help="--format otlp: the span or resource attribute holding a run's case.")
     ] = _OTLP["case_attribute"],
+    into: Annotated[
+        Path | None,
+        typer.Option(
+            help="--format annotations: the Dataset whose runs the annotations are of; OUT is that Dataset with "
+            "them added (an annotation of a run it does not hold is refused). Without it, the files give each "
+            "run's system and case."
+        ),
+    ] = None,
+    taxonomy: Annotated[
+        str | None,
+        typer.Option(
+            help="--format annotations: the taxonomy every mode must be of (mast: MAST's 14 modes, by code or code "
+            "and name), which fills each annotation's category."
+        ),
+    ] = None,
+    annotator: Annotated[
+        str | None,
+        typer.Option(
+            help="--format annotations: the annotator of a CSV without an annotator column, or of MAST's "
+            "mast_annotation flags and Who&When's logs."
+        ),
+    ] = None,
+    count_evaluator: Annotated[
+        bool,
+        flag(
+            "--count-evaluator",
+            help="--format otlp: count an evaluator's model calls (an LLM judge's) in the runs' api_calls and "
+            "tokens; by default they are only usage rows of their own, marked evaluator.",
+        ),
+    ] = _OTLP["count_evaluator"],
 ) -> None:
     """Flatten canonical JSONL run records (see run_record.schema.json), or another tool's logs, into a Dataset."""
     from mas_eval.storage.sharding import check_shards
@@ -136,19 +193,44 @@ def ingest(
     _refuse_others(
         format_,
         {
-            "--map": (("table",), map_ is not None),
-            "--system": (("inspect", "lm-eval", "otlp"), system is not None),
+            "--map": (("table", "annotations"), map_ is not None),
+            "--scores": (("table",), scores is not None),
+            "--wide": (("table",), wide != _TABLE["wide"]),
+            "--wide-score": (("table",), wide_score != _TABLE["wide_score"]),
+            "--system": (("inspect", "lm-eval", "otlp", "annotations"), system is not None),
+            "--into": (("annotations",), into is not None),
+            "--taxonomy": (("annotations",), taxonomy is not None),
+            "--annotator": (("annotations",), annotator is not None),
             "--system-attribute": (("otlp",), system_attribute != _OTLP["system_attribute"]),
             "--case-attribute": (("otlp",), case_attribute != _OTLP["case_attribute"]),
+            "--count-evaluator": (("otlp",), count_evaluator != _OTLP["count_evaluator"]),
             "--rejects": (("jsonl",), rejects is not None),
             "--chunk-mb": (("jsonl",), chunk_mb != _CHUNK_MB),
-            "--max-line-mb": (("jsonl",), max_line_mb != _MAX_LINE_MB),
+            "--max-line-mb": (("jsonl", "lm-eval", "table", "otlp"), max_line_mb != _MAX_LINE_MB),
         },
+    )
+    check_parameter(
+        "--max-line-mb", max_line_mb, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest"
     )
     paths = parse_paths(files)
     if format_ in LOG_FORMATS:
+        check_parameter(
+            "--max-line-mb", max_line_mb, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest"
+        )
         common = {"overwrite": overwrite, "skip_invalid": skip_invalid, "shards": shards}
-        _print_log_result(_read_logs(format_, paths, out, map_, system, system_attribute, case_attribute, common))
+        if format_ == "annotations":
+            _print_log_result(_read_annotations(paths, out, map_, system, into, taxonomy, annotator, common))
+            return
+        line_bytes = max(1, round(max_line_mb * 2**20))
+        own = {
+            "lm-eval": {"system": system, "max_line_bytes": line_bytes},
+            "inspect": {"system": system},
+            "otlp": {"system": system, "system_attribute": system_attribute, "case_attribute": case_attribute,
+                     "count_evaluator": count_evaluator, "max_line_bytes": line_bytes},
+            "table": {"columns": map_, "scores": scores, "wide": wide, "wide_score": wide_score,
+                      "max_line_bytes": line_bytes},
+        }  # fmt: skip
+        _print_log_result(_read_logs(format_, paths, out, own.get(format_, {}), common))
         return
     if isinstance(paths, dict):
         msg = (
@@ -156,8 +238,7 @@ def ingest(
             "(drop =SYSTEM, or pass --format)"
         )
         raise InvalidParameterError(msg)
-    for name, value in [("--chunk-mb", chunk_mb), ("--max-line-mb", max_line_mb)]:
-        check_parameter(name, value, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest")
+    check_parameter("--chunk-mb", chunk_mb, [Interval(float, 0, BYTES_CEILING / 2**20, closed="right")], where="ingest")
     chunk_bytes = max(1, round(chunk_mb * 2**20))
     total = sum(f.stat().st_size for f in paths if f.is_file())
     with progress(bytes_done=True) as bar:
@@ -190,40 +271,61 @@ def _refuse_others(format_: str, options: dict[str, tuple[tuple[str, ...], bool]
 
 
 def _read_logs(
-    format_: str,
-    files: Paths,
-    out: Path,
-    map_: list[str] | None,
-    system: str | None,
-    system_attribute: str,
-    case_attribute: str,
-    common: dict[str, Any],
+    format_: str, files: Paths, out: Path, own: dict[str, Any], common: dict[str, Any]
 ) -> tuple[LogIngestResult, str]:
-    """The adapter of log format ``format_`` run on ``files``, and what its files are called."""
+    """The adapter of log format ``format_`` run on ``files`` with its ``own`` options; what its files are called."""
     from mas_eval import ingest as adapters
-    from mas_eval.ingest.table import parse_map
+    from mas_eval.ingest.table import parse_map, parse_scores
 
     if format_ == "lddx":
         result = adapters.ingest_lddx(files, out, **common)
     elif format_ == "inspect":
-        result = adapters.ingest_inspect(files, out, system=system, **common)
+        result = adapters.ingest_inspect(files, out, **own, **common)
     elif format_ == "lm-eval":
-        result = adapters.ingest_lm_eval(files, out, system=system, **common)
+        result = adapters.ingest_lm_eval(files, out, **own, **common)
     elif format_ == "otlp":
-        result = ingest_otlp(
-            files, out, system=system, system_attribute=system_attribute, case_attribute=case_attribute, **common
-        )
+        result = ingest_otlp(files, out, **own, **common)
     else:
-        columns = parse_map(map_) if map_ else None
-        result = adapters.ingest_table(files, out, columns=columns, **common)
+        mapped, named = own.pop("columns"), own.pop("scores")
+        columns = parse_map(mapped) if mapped else None
+        scores = parse_scores(named) if named is not None else None
+        result = ingest_table(files, out, columns=columns, scores=scores, **own, **common)
     return result, LOG_FORMATS[format_]
+
+
+def _read_annotations(
+    files: Paths,
+    out: Path,
+    map_: list[str] | None,
+    system: str | None,
+    into: Path | None,
+    taxonomy: str | None,
+    annotator: str | None,
+    common: dict[str, Any],
+) -> tuple[LogIngestResult, str]:
+    """:func:`~mas_eval.ingest.ingest_annotations` on ``files``, and what its files are called."""
+    from mas_eval.data.taxonomies import TAXONOMIES
+    from mas_eval.ingest.annotations import ingest_annotations
+    from mas_eval.ingest.table import parse_map
+
+    check_parameter("--taxonomy", taxonomy, [Options((*TAXONOMIES, None))], where="ingest")
+    columns = parse_map(map_, target="ANNOTATION_COLUMN", example="run_id=trace,present=label") if map_ else None
+    result = ingest_annotations(
+        files, out, into=into, columns=columns, taxonomy=taxonomy, annotator=annotator, system=system, **common
+    )
+    return result, LOG_FORMATS["annotations"]
 
 
 def _print_log_result(read: tuple[LogIngestResult, str]) -> None:
     """The files read, the rows per table, what was skipped and the warnings of a log adapter's ingest."""
     result, kind = read
     rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
-    line = f"ingested {result.runs:,} runs from {len(result.files):,} {kind} file(s) into {result.out}: {rows}"
+    shapes: dict[str, int] = {}
+    for _, shape in result.read_as:
+        shapes[shape] = shapes.get(shape, 0) + 1
+    read_as = "; ".join(shape if len(shapes) == 1 else f"{n:,} as {shape}" for shape, n in shapes.items())
+    read_as = f" (read as {read_as})" if read_as else ""
+    line = f"ingested {result.runs:,} runs from {len(result.files):,} {kind} file(s){read_as} into {result.out}: {rows}"
     console.print(literal(line), highlight=False, soft_wrap=True)
     for file, reason in result.skipped:
         console.print(f"[yellow]skipped {literal(file)}: {literal(reason)}[/]", highlight=False, soft_wrap=True)

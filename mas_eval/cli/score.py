@@ -240,8 +240,10 @@ def reproduce(
         title = f"recorded vs recomputed, preset {preset!r} (scores within {tolerance:g})"
     print_frame(summary, title=title)
     if not result.not_compared.is_empty():
-        names = ", ".join(result.not_compared["metric"].unique(maintain_order=True).to_list())
-        console.print(f"recorded but not recomputed: {literal(names)}")
+        console.print("recorded but not recomputed:")
+        for metric, logs, reason in result.not_compared.rows():
+            where = f" ({logs} log{'s' if logs != 1 else ''})" if logs else ""
+            console.print(f"  {literal(metric)}{where}: {literal(reason)}", highlight=False, soft_wrap=True)
     shown_rows = min(show, result.disagreements.height)  # a --show beyond every row shows them all
     if shown_rows:
         console.print(f"first {shown_rows} of {result.disagreements.height} disagreements:")

@@ -16,8 +16,10 @@ __all__ = [
     "DEBATE",
     "FINAL_ROUND",
     "INDEPENDENT",
+    "INPUT_SOURCE",
     "MAS",
     "MASTER_LIST",
+    "NOT_AGENT_ROLES",
     "ROUNDS",
     "SINGLE",
     "SPECIALIZED_RANKING",
@@ -49,3 +51,9 @@ VOTING = "post_debate_voting"
 CANT_MISS = "cant_miss"
 #: The seven rounds of Local-DDx, in the order it runs them (the keys of ``$.full_transcript.rounds``).
 ROUNDS = (SPECIALIZED_RANKING, SYMPTOM_MANAGEMENT, INDEPENDENT, MASTER_LIST, DEBATE, VOTING, CANT_MISS)
+
+#: ``messages.role`` of a message no agent of the system generated: the system prompt, a user's
+#: prompt, a tool's result (the chat roles of inspect_ai and the OpenAI API).
+NOT_AGENT_ROLES = ("system", "user", "tool")
+#: ``messages.source`` of a message that was the sample's input (inspect_ai), not generated in the run.
+INPUT_SOURCE = "input"

@@ -6,12 +6,14 @@ one per line (JSONL). :func:`ingest_jsonl` flattens such files into the Dataset'
 :func:`ingest_lddx` reads Local-DDx's ``ddx_results_*.json`` files; :func:`ingest_inspect`
 inspect_ai's ``.eval`` and ``.json`` logs; :func:`ingest_lm_eval`
 lm-evaluation-harness ``--log_samples`` output (``results_*.json`` and ``samples_*.jsonl``);
-:func:`ingest_otlp` OpenTelemetry GenAI traces in OTLP JSON; :func:`ingest_table` a CSV or
-Parquet table of runs.
+:func:`ingest_otlp` OpenTelemetry traces of agents (OTLP JSON, Grafana Tempo, Jaeger);
+:func:`ingest_table` a CSV or Parquet table of runs; :func:`ingest_annotations` failure-mode
+annotations of runs (MAST's, Who&When's, a CSV's), joined onto a Dataset or with their runs.
 """
 
 from __future__ import annotations
 
+from mas_eval.ingest.annotations import ingest_annotations
 from mas_eval.ingest.export import export_jsonl
 from mas_eval.ingest.inspect_logs import ingest_inspect
 from mas_eval.ingest.jsonl import IngestResult, ingest_jsonl, record_dtype
@@ -26,6 +28,7 @@ __all__ = [
     "LddxIngestResult",
     "LogIngestResult",
     "export_jsonl",
+    "ingest_annotations",
     "ingest_inspect",
     "ingest_jsonl",
     "ingest_lddx",

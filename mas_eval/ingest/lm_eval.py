@@ -16,15 +16,17 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import validate_params
+from mas_eval.constraints import Interval, check_parameter, validate_params
 from mas_eval.data.schema import TABLES
-from mas_eval.errors import IngestError
+from mas_eval.errors import IngestError, option
+from mas_eval.ingest.jsonl import BYTES_CEILING, MAX_LINE_BYTES
 from mas_eval.ingest.logs import LogIngestResult
 from mas_eval.ingest.recipe import (
     LOG_PARAMETERS,
@@ -32,13 +34,15 @@ from mas_eval.ingest.recipe import (
     InvalidInputError,
     LogFormat,
     Paths,
+    bounded_lines,
     ingest_logs,
     json_type,
-    lines,
     read_json,
+    too_long_integer,
 )
+from mas_eval.ingest.values import identifier, integer, number, text
 
-__all__ = ["FORMAT", "PATTERN", "SAMPLES_PREFIX", "ingest_lm_eval"]
+__all__ = ["DEFAULT_AGGREGATIONS", "FORMAT", "PATTERN", "SAMPLES_PREFIX", "ingest_lm_eval"]
 
 #: The files a folder argument stands for (in it and its sub-folders: lm-eval writes a folder per model).
 PATTERN = "results_*.json"
@@ -63,7 +67,30 @@ CASE_SEPARATOR = ":"
 #: A sample's fields kept in ``reported`` (source "sample") as text.
 SAMPLE_TEXTS = ("target", "doc_hash", "prompt_hash", "target_hash")
 #: Keys of a results file's per-task entry that are not metrics.
-_NOT_METRICS = frozenset({"alias", "name", "sample_len", "samples"})
+_NOT_METRICS = frozenset({"alias", "name", "sample_len", "samples", "sample_count"})
+#: How lm-eval aggregates a metric over a task's documents when the task's configuration names no
+#: aggregation: the ``aggregation`` each built-in metric is registered with (``lm_eval/api/metrics.py``,
+#: ``@register_metric``). Only ``mean`` (and ``nanmean``) is a mean of the per-document values.
+DEFAULT_AGGREGATIONS = {
+    "acc": "mean",
+    "acc_norm": "mean",
+    "acc_mutual_info": "mean",
+    "acc_all": "mean",
+    "exact_match": "mean",
+    "perplexity": "perplexity",
+    "word_perplexity": "weighted_perplexity",
+    "byte_perplexity": "weighted_perplexity",
+    "bits_per_byte": "bits_per_byte",
+    "mcc": "matthews_corrcoef",
+    "f1": "f1",
+    "bleu": "bleu",
+    "chrf": "chrf",
+    "ter": "ter",
+    "brier_score": "brier_score",
+}
+#: A task's own aggregation function, as lm-eval writes it in ``configs``: its source (``def name(...``)
+#: or its repr (``<function name at 0x...>``).
+_FUNCTION = re.compile(r"^\s*(?:def\s+|<function\s+)([A-Za-z_][\w.]*)")
 
 
 def _fix_line(what: str = "fix the line (lm-eval writes one JSON object a line)") -> str:
@@ -97,7 +124,7 @@ def _samples_files(results: Path, timestamp: str) -> dict[str, Path]:
 # -- the results file -------------------------------------------------------------------------
 
 
-def _pretrained(model_args: Any) -> str | None:
+def _pretrained(model_args: Any) -> Any:
     """The model a config's ``model_args`` names (``pretrained=``, ``model=``, ``path=``), as a dict or a string."""
     if isinstance(model_args, str):
         pairs = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
@@ -105,31 +132,48 @@ def _pretrained(model_args: Any) -> str | None:
         pairs = model_args
     else:
         return None
-    named = next((pairs[key] for key in ("pretrained", "model", "path") if pairs.get(key)), None)
-    return str(named) if named is not None else None
+    return next((pairs[key] for key in ("pretrained", "model", "path") if pairs.get(key)), None)
 
 
 def _system_of(doc: dict[str, Any]) -> str | None:
     """The model of a results file: ``model_name``, else the model its config's ``model_args`` name."""
     if isinstance(doc.get("model_name"), str) and doc["model_name"].strip():
-        return doc["model_name"]
+        return identifier(doc["model_name"], "model_name")
     config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
     named = _pretrained(config.get("model_args"))
     if named:
-        return named
+        return identifier(named if isinstance(named, str | int) else str(named), "config.model_args")
     if isinstance(config.get("model"), str) and config["model"]:
-        return f"{config['model']}({config.get('model_args') or ''})"
+        return identifier(f"{config['model']}({config.get('model_args') or ''})", "config.model")
     return None
 
 
-def _number(value: Any) -> float | None:
-    """A finite number (a boolean as 1.0 / 0.0), else None."""
+def _recorded(value: Any, field: str) -> tuple[float | None, str | None] | None:
+    """A scalar the results file recorded as ``reported``'s ``(value, text)``: a number (a boolean as
+    1.0 / 0.0) or text, checked (:mod:`mas_eval.ingest.values`); None for an array or object."""
     if isinstance(value, bool):
-        return float(value)
+        return float(value), None
     if isinstance(value, int | float):
-        number = float(value)
-        return number if math.isfinite(number) else None
+        if isinstance(value, float) and math.isnan(value):
+            return None, "NaN"
+        return number(value, field), None
+    if isinstance(value, str):
+        return None, text(value, field)
     return None
+
+
+def _aggregation(entry: Any) -> str | None:
+    """The name of the aggregation a ``metric_list`` entry of a task's config gives its metric: a
+    registered one's (``"mean"``), or a task's own function's (its name)."""
+    given = entry.get("aggregation") if isinstance(entry, dict) else None
+    if not isinstance(given, str) or not given.strip():
+        return None
+    found = _FUNCTION.match(given)
+    return found.group(1) if found else given.strip().splitlines()[0][:80]
+
+
+#: A row of ``reported`` a results file gives each run of a task: ``(source, name, value, text)``.
+_Record = tuple[str, str, float | None, str | None]
 
 
 @dataclass
@@ -142,8 +186,55 @@ class _Run:
     seed: int | None
     tasks: dict[str, dict[str, Any]]
     groups: frozenset[str]
-    task_info: dict[str, dict[str, Any]]
+    #: What the file recorded of each task, checked: ``(source, name, value, text)``.
+    recorded: dict[str, list[_Record]]
     samples: dict[str, Path] = field(default_factory=dict)
+
+    def count(self, task: str, which: str) -> int | None:
+        """The task's ``n-samples`` count ``which`` (``"effective"``, ``"original"``), if recorded."""
+        found = [value for _, name, value, _ in self.recorded.get(task, []) if name == f"n-samples.{which}"]
+        return int(found[0]) if found and found[0] is not None and float(found[0]).is_integer() else None
+
+
+def _task_records(doc: dict[str, Any], task: str, entry: dict[str, Any]) -> list[_Record]:
+    """``(source, name, value, text)`` of what ``doc`` recorded of ``task``: its results (source
+    "results"), and (source "task") its n-shot, version, n-samples, the aggregation of each metric
+    and the bootstrap resamples of its standard errors."""
+    out: list[_Record] = []
+    for name, value in entry.items():
+        checked = _recorded(value, f"results.{task}.{name}")
+        if checked is not None:
+            out.append(("results", name, *checked))
+    info: dict[str, Any] = {}
+    for key, source in (("n-shot", "n-shot"), ("version", "versions")):
+        table = doc.get(source)
+        if isinstance(table, dict) and task in table:
+            info[key] = table[task]
+    counts = doc.get("n-samples", {}).get(task) if isinstance(doc.get("n-samples"), dict) else None
+    for key in ("original", "effective"):
+        if isinstance(counts, dict) and key in counts:
+            info[f"n-samples.{key}"] = counts[key]
+    config = doc.get("configs", {}).get(task) if isinstance(doc.get("configs"), dict) else None
+    metric_list = config.get("metric_list") if isinstance(config, dict) else None
+    configured = {
+        item["metric"]: _aggregation(item)
+        for item in (metric_list if isinstance(metric_list, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("metric"), str)
+    }
+    metrics = {name.split(",", 1)[0].removesuffix("_stderr") for name in entry if "," in name}
+    for metric in sorted(metrics | set(configured)):
+        aggregation = configured.get(metric) or DEFAULT_AGGREGATIONS.get(metric)
+        if aggregation is not None:
+            info[f"aggregation.{metric}"] = aggregation
+    run_config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    for key in ("bootstrap_iters", "limit"):
+        if run_config.get(key) is not None:
+            info[key] = run_config[key]
+    for name, value in info.items():
+        checked = _recorded(value, f"{name} of task {task}")
+        if checked is not None:
+            out.append(("task", name, *checked))
+    return out
 
 
 def _read_results(file: Path, system: str | None) -> _Run:
@@ -152,34 +243,25 @@ def _read_results(file: Path, system: str | None) -> _Run:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         found = json_type(doc) if not isinstance(doc, dict) else "no $.results object"
         raise InvalidInputError(f"not an lm-eval results file ({found})", fix=fix)
-    tasks = {name: entry for name, entry in doc["results"].items() if isinstance(entry, dict)}
+    tasks = {
+        text(name, "a task of $.results"): entry for name, entry in doc["results"].items() if isinstance(entry, dict)
+    }
     named = system if system is not None else _system_of(doc)
     if not named:
         problem = "missing, and $.config names no model"
-        fix = "name it: pass system=NAME, or the file as {path: NAME} (on the command line RESULTS=NAME)"
+        fix = f"name it: pass {option('paths', {str(file): 'NAME'}, cli=f'{file}=NAME')} or {option('system', 'NAME')}"
         raise InvalidInputError(problem, where="$.model_name", fix=fix)
     subtasks = doc.get("group_subtasks") if isinstance(doc.get("group_subtasks"), dict) else {}
     config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
     seed = config.get("random_seed")
-    info: dict[str, dict[str, Any]] = {}
-    for task in tasks:
-        per_task = info.setdefault(task, {})
-        for key, source in (("n-shot", "n-shot"), ("version", "versions")):
-            table = doc.get(source)
-            if isinstance(table, dict) and task in table:
-                per_task[key] = table[task]
-        counts = doc.get("n-samples", {}).get(task) if isinstance(doc.get("n-samples"), dict) else None
-        for key in ("original", "effective"):
-            if isinstance(counts, dict) and key in counts:
-                per_task[f"n-samples.{key}"] = counts[key]
     return _Run(
         file=file,
         timestamp=_timestamp(file.name, ".json"),
         system=named,
-        seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        seed=integer(seed, "config.random_seed", strings=True) if not isinstance(seed, bool) else None,
         tasks=tasks,
         groups=frozenset(name for name, members in subtasks.items() if members),
-        task_info=info,
+        recorded={task: _task_records(doc, task, entry) for task, entry in tasks.items()},
     )
 
 
@@ -204,31 +286,68 @@ class _Columns:
 
 
 def _doc_id(sample: dict[str, Any]) -> str:
+    fix = _fix_line("restore the line as lm-eval wrote it")
     if "doc_id" not in sample or sample["doc_id"] is None:
-        raise ValueError("no doc_id (the document's position in the task), which lm-eval writes on every line")
+        problem = "no doc_id (the document's position in the task), which lm-eval writes on every line"
+        raise InvalidInputError(problem, fix=fix)
     doc_id = sample["doc_id"]
     if isinstance(doc_id, bool) or not isinstance(doc_id, int | str):
-        raise ValueError(f"doc_id is {json_type(doc_id)}, expected an integer")
-    return str(doc_id)
+        raise InvalidInputError(f"doc_id is {json_type(doc_id)}, expected an integer", fix=fix)
+    try:
+        return identifier(doc_id, "doc_id")
+    except InvalidInputError as invalid:
+        invalid.fix = fix
+        raise
+
+
+def _metric_value(value: Any, field: str) -> float | None:
+    """A sample's value of a metric as a number, or None when it is not one (a pair a corpus-level
+    metric aggregates, a NaN). lm-eval writes a value JSON cannot hold as its ``str()``: a NumPy
+    float as ``"0.5"``, read as the number it is."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, int | float):
+        return number(value, field)
+    if isinstance(value, str):
+        try:
+            parsed = float(value)
+        except ValueError:
+            return None
+        return None if math.isnan(parsed) else number(parsed, field)
+    return None
+
+
+def _json_text(value: Any, field: str) -> str:
+    """``value`` as JSON text for ``reported``, checked to be valid Unicode."""
+    return text(json.dumps(value, ensure_ascii=False), field) or ""
 
 
 class _Samples:
     """One samples file read a line at a time; only the mapped fields of a line are kept."""
 
-    def __init__(self, file: Path, task: str, metric_names: frozenset[str], group: int, columns: _Columns) -> None:
+    def __init__(
+        self, file: Path, task: str, metric_names: frozenset[str], group: int, columns: _Columns, max_bytes: int
+    ) -> None:
         self.file, self.task, self.group, self.columns = file, task, group, columns
-        self.metric_names = metric_names
+        self.metric_names, self.max_bytes = metric_names, max_bytes
         self.seen: dict[tuple[str, str], int] = {}
         self.docs: set[str] = set()
         self.not_numeric: dict[str, int] = {}
 
     def read(self, ingest: Ingest) -> None:
         """Every line read; a line that cannot be, set aside (or refused) by ``ingest``."""
-        for number, raw in lines(self.file):
-            with ingest.attempt(f"line {number}", file=self.file):
-                self._line(raw, number)
+        for number_, raw, size in bounded_lines(self.file, self.max_bytes):
+            with ingest.attempt(f"line {number_}", file=self.file):
+                if raw is None:
+                    limit = option("max_line_bytes", self.max_bytes, cli=f"--max-line-mb {self.max_bytes / 2**20:g}")
+                    problem = f"{size:,} bytes long, longer than the longest line read ({limit})"
+                    fix = "raise the limit if lm-eval wrote so long a line, or restore the file as lm-eval wrote it"
+                    raise InvalidInputError(problem, fix=fix)
+                self._line(raw, number_)
 
-    def _line(self, raw: bytes, number: int) -> None:
+    def _line(self, raw: bytes, line: int) -> None:
         try:
             sample = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -239,54 +358,63 @@ class _Samples:
             raise InvalidInputError(problem, fix=_fix_line()) from None
         except RecursionError:
             raise InvalidInputError("nested too deeply to decode", fix=_fix_line()) from None
+        except ValueError as exc:
+            raise InvalidInputError(f"cannot be decoded: {too_long_integer(exc)}", fix=_fix_line()) from None
         if not isinstance(sample, dict):
             raise InvalidInputError(f"{json_type(sample)}, not a sample object (a JSON object)", fix=_fix_line())
-        try:
-            doc_id = _doc_id(sample)
-        except ValueError as exc:
-            raise InvalidInputError(str(exc), fix=_fix_line("restore the line as lm-eval wrote it")) from None
-        filter_ = sample.get("filter") if isinstance(sample.get("filter"), str) else "none"
+        doc_id = _doc_id(sample)
+        filter_ = text(sample["filter"], "filter") or "none" if isinstance(sample.get("filter"), str) else "none"
         if (doc_id, filter_) in self.seen:
             first = self.seen[doc_id, filter_]
             problem = f"doc_id {doc_id} under filter {filter_!r} is also on line {first}"
             raise InvalidInputError(problem, fix=_fix_line("keep one line per document and filter"))
         metrics = sample.get("metrics")
         if isinstance(metrics, list) and all(isinstance(m, str) for m in metrics):
-            names = list(dict.fromkeys(metrics))
+            names = list(dict.fromkeys(text(m, "metrics") or "" for m in metrics))
         else:  # lm-eval before 0.4.3 did not list them: the metrics of the task's results found on the line
             names = sorted(m for m in self.metric_names if m in sample)
         missing = [m for m in names if m not in sample]
         if missing:
             problem = f"lists metric {missing[0]!r} in $.metrics but has no value for it"
             raise InvalidInputError(problem, fix=_fix_line("restore the line as lm-eval wrote it"))
-        self.seen[doc_id, filter_] = number
-        group, columns = self.group, self.columns
+        # Every value checked before any row is kept, so that a line set aside leaves none.
+        scores: list[tuple[str, float]] = []
+        reports: list[tuple[str, float | None, str | None]] = []
+        not_numeric = []
         for metric in names:
-            value = sample[metric]
+            value = _metric_value(sample[metric], metric)
             name = f"{metric},{filter_}"
-            number_ = _number(value)
-            if number_ is None:
+            if value is None:
                 # A corpus-level metric (f1, bleu) logs what it aggregates, not a score of the document.
-                self.not_numeric[metric] = self.not_numeric.get(metric, 0) + 1
-                columns.report(group, doc_id, name, None, json.dumps(value, ensure_ascii=False))
-                continue
-            for column, item in zip(columns.outcomes, (group, doc_id, name, number_), strict=True):
-                columns.outcomes[column].append(item)
+                not_numeric.append(metric)
+                reports.append((name, None, _json_text(sample[metric], metric)))
+            else:
+                scores.append((name, value))
         filtered = sample.get("filtered_resps")
         if filtered is not None:
-            columns.report(group, doc_id, f"filtered_resps,{filter_}", None, json.dumps(filtered, ensure_ascii=False))
-        if doc_id in self.docs:
-            return
-        self.docs.add(doc_id)
-        columns.runs["group"].append(group)
-        columns.runs["doc_id"].append(doc_id)
-        for key in SAMPLE_TEXTS:
-            if isinstance(sample.get(key), str):
-                columns.report(group, doc_id, key, None, sample[key])
-        resps = sample.get("resps")
-        if isinstance(resps, list) and resps and isinstance(resps[0], list):
-            # Each request's responses: `repeats` of them (lm-eval clones a request `repeats` times).
-            columns.report(group, doc_id, "repeats", float(len(resps[0])), None)
+            reports.append((f"filtered_resps,{filter_}", None, _json_text(filtered, "filtered_resps")))
+        first_line = doc_id not in self.docs
+        if first_line:
+            reports.extend(
+                (key, None, text(sample[key], key)) for key in SAMPLE_TEXTS if isinstance(sample.get(key), str)
+            )
+            resps = sample.get("resps")
+            if isinstance(resps, list) and resps and isinstance(resps[0], list):
+                # Each request's responses: `repeats` of them (lm-eval clones a request `repeats` times).
+                reports.append(("repeats", float(len(resps[0])), None))
+        self.seen[doc_id, filter_] = line
+        group, columns = self.group, self.columns
+        for metric in not_numeric:
+            self.not_numeric[metric] = self.not_numeric.get(metric, 0) + 1
+        for name, value in scores:
+            for column, item in zip(columns.outcomes, (group, doc_id, name, value), strict=True):
+                columns.outcomes[column].append(item)
+        for name, value, said in reports:
+            columns.report(group, doc_id, name, value, said)
+        if first_line:
+            self.docs.add(doc_id)
+            columns.runs["group"].append(group)
+            columns.runs["doc_id"].append(doc_id)
 
     def warnings(self) -> list[str]:
         return [
@@ -314,15 +442,9 @@ def _task_reports(runs: list[_Run], groups: list[tuple[int, str]]) -> pl.DataFra
     """What each results file recorded of each task read (source "results" and "task"), one row per value."""
     rows: dict[str, list[Any]] = {k: [] for k in ("group", "source", "name", "value", "text")}
     for group, (run_index, task) in enumerate(groups):
-        run = runs[run_index]
-        for source, values in (("results", run.tasks[task]), ("task", run.task_info.get(task, {}))):
-            for name, value in values.items():
-                if isinstance(value, dict | list):
-                    continue
-                number = _number(value)
-                text = None if number is not None or value is None else str(value)
-                for column, item in zip(rows, (group, source, name, number, text), strict=True):
-                    rows[column].append(item)
+        for source, name, value, said in runs[run_index].recorded.get(task, []):
+            for column, item in zip(rows, (group, source, name, value, said), strict=True):
+                rows[column].append(item)
     schema = {"group": pl.Int64, "source": pl.String, "name": pl.String, "value": pl.Float64, "text": pl.String}
     return pl.DataFrame(rows, schema=schema)
 
@@ -378,13 +500,47 @@ def _frames(runs: list[_Run], groups: list[tuple[int, str]], columns: _Columns) 
 # -- the ingest -------------------------------------------------------------------------------
 
 
+def _documents_read(run: _Run, task: str, samples: Path, docs: int, set_aside: int) -> str | None:
+    """A warning when the samples file of ``task`` holds other than the documents lm-eval scored
+    (its results' ``n-samples``), saying what the file shows: a ``--limit`` run, or a file cut short."""
+    effective, original = run.count(task, "effective"), run.count(task, "original")
+    if effective is None:
+        return None
+    where = f"n-samples of {task!r} in {run.file.name}"
+    limited = (
+        f"lm-eval scored {effective:,} of the task's {original:,} documents (a --limit run: {where})"
+        if original is not None and effective < original
+        else None
+    )
+    if docs == effective:
+        if limited is None:
+            return None
+        return f"{samples}: {limited}; the runs, and the numbers lm-eval recorded, are of those {effective:,} only"
+    if docs < effective:
+        why = (
+            f"{set_aside:,} line(s) were set aside"
+            if set_aside
+            else "the file was cut short after lm-eval wrote it (lm-eval writes a line for every document it scores)"
+        )
+        said = limited or f"lm-eval scored {effective:,} documents ({where})"
+        return (
+            f"{samples}: holds {docs:,} of the {effective:,} documents lm-eval scored: {why}; {said}, so the "
+            "numbers it recorded are over documents this Dataset lacks (reproduce lists them apart)"
+        )
+    return (
+        f"{samples}: holds {docs:,} documents, more than the {effective:,} lm-eval scored ({where}); "
+        "its lines may come from two runs"
+    )
+
+
 class _Reader:
     """Results files read one at a time, each with the samples files of its run beside it."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_line_bytes: int) -> None:
         self.runs: list[_Run] = []
         self.groups: list[tuple[int, str]] = []
         self.columns = _Columns()
+        self.max_line_bytes = max_line_bytes
 
     def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
         if file.name.startswith(SAMPLES_PREFIX):
@@ -400,32 +556,50 @@ class _Reader:
             ingest.warnings.append(
                 f"{file}: task {task!r} has no samples_{task}_{run.timestamp}.jsonl beside it; not read"
             )
+        for group in sorted(run.groups & set(run.tasks) - set(run.samples)):
+            ingest.warnings.append(
+                f"{file}: group {group!r} aggregates its tasks' numbers (lm-eval's aggregate_subtask_metrics); a "
+                "group has no samples of its own, so its numbers are not kept: its tasks' are"
+            )
         for task, samples in run.samples.items():
             with ingest.attempt(file=samples):
+                text(task, "the task in the samples file's name")
                 if task not in run.tasks:
                     known = ", ".join(sorted(run.tasks)) or "none"
                     problem = f"task {task!r} is not in the results beside it ({file.name}, whose tasks are: {known})"
                     raise InvalidInputError(problem, fix="keep each samples file beside the results of its own run")
                 metrics = frozenset(k.split(",", 1)[0] for k in run.tasks[task] if k not in _NOT_METRICS)
-                reader = _Samples(samples, task, metrics, len(self.groups), self.columns)
+                reader = _Samples(samples, task, metrics, len(self.groups), self.columns, self.max_line_bytes)
+                before = len(ingest.skipped)
                 reader.read(ingest)
                 ingest.read_beside(samples)
                 ingest.warnings.extend(reader.warnings())
+                count = _documents_read(run, task, samples, len(reader.docs), len(ingest.skipped) - before)
+                if count is not None:
+                    ingest.warnings.append(count)
                 self.groups.append((len(self.runs) - 1, task))
 
     def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
         frames = _frames(self.runs, self.groups, self.columns)
         duplicated = frames["runs"].filter(pl.col("run_id").is_duplicated())
         if duplicated.height:
-            msg = (
-                f"run_id {duplicated['run_id'][0]!r} comes from two results files of the same model and timestamp; "
-                "pass each run's results once"
-            )
-            raise IngestError(msg)
+            raise IngestError(self._twice(duplicated["run_id"][0]))
         return frames
 
+    def _twice(self, run_id: str) -> str:
+        """The error of a run id read from two results files: both files, and the fix."""
+        head, timestamp = run_id.rsplit("@", 1)
+        runs = [run for run in self.runs if run.timestamp == timestamp and head.startswith(f"{run.system}/")]
+        first, second = (runs + runs)[:2]
+        named = option("paths", {str(second.file): "OTHER"}, cli=f"{second.file}=OTHER")
+        return (
+            f"{first.file} and {second.file}: both hold the runs of model {first.system!r} on the same documents at "
+            f"{timestamp} (run_id {run_id!r}); if they are copies of one evaluation, pass one of them; else name the "
+            f"second's system apart: {named}"
+        )
 
-@validate_params(LOG_PARAMETERS)
+
+@validate_params({**LOG_PARAMETERS, "max_line_bytes": [Interval(int, 1, BYTES_CEILING)]})
 def ingest_lm_eval(
     paths: Paths,
     out: str | Path | None = None,
@@ -434,6 +608,7 @@ def ingest_lm_eval(
     overwrite: bool = False,
     skip_invalid: bool = False,
     shards: int | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> LogIngestResult:
     """Read lm-evaluation-harness ``--log_samples`` output into a Dataset, written to ``out`` if given.
 
@@ -463,6 +638,9 @@ def ingest_lm_eval(
     shards
         ``None`` or 1: one file per table. ``N`` (2 to 10,000): the sharded layout of
         :meth:`Dataset.write <mas_eval.storage.dataset.Dataset.write>`.
+    max_line_bytes
+        The longest samples line read, in bytes (16 MiB): a longer one is refused (or set aside)
+        without being held, read past in bounded pieces.
 
     Returns
     -------
@@ -473,13 +651,16 @@ def ingest_lm_eval(
     Raises
     ------
     InvalidParameterError
-        ``system`` is not a non-empty string.
+        ``system`` is not a non-empty string; ``max_line_bytes`` is not from 1 to 2**30.
     IngestError
-        A path does not exist, is a samples file, or a folder holds no results file; or
-        (without ``skip_invalid``) a results file is not lm-eval's or has no samples file
-        beside it, a samples file is of a task its results do not hold, or a samples line is
-        not JSON (or truncated), has no ``doc_id``, or repeats a document and filter. The
-        message names the file, the line and the fix. Also when nothing at all can be ingested.
+        A path does not exist, is a samples file, or a folder holds no results file; two results
+        files hold the same model's runs at the same time (both named); or (without
+        ``skip_invalid``) a results file is not lm-eval's, names no model, holds a value no column
+        can hold, or has no samples file beside it, a samples file is of a task its results do not
+        hold, or a samples line is not JSON (or truncated), longer than ``max_line_bytes``, has no
+        ``doc_id``, holds a value no column can hold (a lone surrogate, an integer of 4,300
+        digits or more, a number beyond 1e308), or repeats a document and filter. The message
+        names the file, the line and the fix. Also when nothing at all can be ingested.
     OutputError, OutputExistsError
         ``out`` is, holds or lies inside an input, exists without ``overwrite``, or cannot be
         written; checked before any file is read. Nothing is written.
@@ -503,11 +684,27 @@ def ingest_lm_eval(
       "sample", the sample's ``target``, ``doc_hash``, ``prompt_hash``, ``target_hash``,
       ``repeats`` (responses per request) and ``filtered_resps,<filter>`` (JSON).
 
+    Each samples file's documents are compared with the results' ``n-samples`` of its task: a
+    warning says a ``--limit`` run (lm-eval scored fewer documents than the task has) and a file
+    holding fewer documents than lm-eval scored (cut short, or lines set aside), whose recorded
+    numbers :func:`~mas_eval.scoring.reproduction.reproduce_aggregates` then lists apart. How each
+    metric is aggregated over the task (``configs.<task>.metric_list``, else the aggregation
+    lm-eval registers the built-in metric with: :data:`DEFAULT_AGGREGATIONS`) is kept in
+    ``reported`` (source "task", ``aggregation.<metric>``), with ``bootstrap_iters`` and ``limit``.
+
     lm-eval's ``repeats`` (several responses to one request) are reduced by the task's filters
     (take the first, majority vote) before any metric is computed, and the samples file scores
     the filtered response only: a response has no score of its own, so repeats are not epochs;
     their number is in ``reported``.
     """
+    check_parameter("max_line_bytes", max_line_bytes, [Interval(int, 1, BYTES_CEILING)], where="ingest_lm_eval")
     return ingest_logs(
-        FORMAT, _Reader(), paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards
+        FORMAT,
+        _Reader(int(max_line_bytes)),
+        paths,
+        out,
+        system=system,
+        overwrite=overwrite,
+        skip_invalid=skip_invalid,
+        shards=shards,
     )

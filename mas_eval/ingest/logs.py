@@ -41,6 +41,9 @@ class LogIngestResult:
         ``skip_invalid=True``; otherwise empty.
     warnings
         What was read with a gap, each naming the file and where in it.
+    read_as
+        ``(file, how)`` of each file read, for a format whose files come in several shapes (an
+        OTLP file's shape and layout: ``"Grafana Tempo trace (batches), one document"``); else empty.
     """
 
     out: Path | None
@@ -49,6 +52,7 @@ class LogIngestResult:
     files: tuple[Path, ...]
     skipped: tuple[tuple[Path, str], ...]
     warnings: tuple[str, ...]
+    read_as: tuple[tuple[Path, str], ...] = ()
 
 
 def dataset_of(
@@ -59,26 +63,30 @@ def dataset_of(
     inputs: Sequence[Path],
     shards: int,
     notes: Sequence[str] = (),
+    formats: Sequence[str] = (),
 ) -> Dataset:
     """The validated Dataset of ``frames``; written atomically to ``target`` (``shards`` > 1: sharded) when given.
 
     ``target`` comes from :func:`~mas_eval.storage.outputs.check_target`, checked before any input
     was read; ``inputs`` are the files read, which the output may not replace. ``notes`` (what
     was read with a gap, or set to null because no run can have it) go into the folder's
-    manifest, so that the Dataset says what its tables leave out.
+    manifest, so that the Dataset says what its tables leave out, and so do ``formats`` (what
+    the runs were ingested from: :attr:`Dataset.formats <mas_eval.storage.dataset.Dataset.formats>`).
     """
     dataset = Dataset.from_frames(**frames).validate()
     if target is None:
-        return dataset
+        return dataset.with_origin(formats=formats, notes=notes)
     with atomic_directory(target, overwrite=overwrite, inputs=list(inputs)) as staging:
         if shards > 1:
-            dataset.write_tables(staging, shards=shards, notes=list(notes))
+            dataset.write_tables(staging, shards=shards, notes=list(notes), formats=list(formats))
         else:
             for name, frame in frames.items():
                 frame.write_parquet(staging / f"{name}.parquet")
             manifest: dict[str, Any] = {"tables": list(frames)}
             if notes:
                 manifest["notes"] = list(notes)
+            if formats:
+                manifest["formats"] = list(formats)
             write_manifest(staging, MANIFEST, manifest)
     return Dataset.open(target)
 

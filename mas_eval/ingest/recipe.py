@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,7 @@ __all__ = [
     "LogFormat",
     "Paths",
     "Reader",
+    "bounded_lines",
     "ingest_logs",
     "is_lfs_pointer",
     "json_type",
@@ -64,6 +66,7 @@ __all__ = [
     "log_files",
     "parse_paths",
     "read_json",
+    "too_long_integer",
 ]
 
 #: What a log adapter's ``paths`` may be: one path, several, or each path with the system of its
@@ -235,6 +238,9 @@ class Ingest:
         ``(file, reason)`` of what was set aside.
     warnings
         What was read with a gap, each naming the file and where in it.
+    read_as
+        How a Reader read each file, for a format whose files come in several shapes (OTLP's:
+        ``"Jaeger JSON export, one document"``); the ingest's summary says it.
 
     Examples
     --------
@@ -256,6 +262,7 @@ class Ingest:
         self.files: list[Path] = []
         self.skipped: list[tuple[Path, str]] = []
         self.warnings: list[str] = []
+        self.read_as: dict[Path, str] = {}
         self._reading: Path | None = None
 
     def set_aside(self, invalid: InvalidInputError, *, whole: bool = False) -> None:
@@ -297,6 +304,7 @@ class Ingest:
             reader.read(file, system, self)
         except InvalidInputError as invalid:
             del self.files[marks[0] :], self.skipped[marks[1] :], self.warnings[marks[2] :]
+            self.read_as.pop(file, None)
             self.set_aside(invalid, whole=True)
         finally:
             self._reading = None
@@ -371,12 +379,15 @@ def _folder_files(fmt: LogFormat, folder: Path) -> list[Path]:
     """The format's files in ``folder`` (and under it, if ``fmt.recursive``), sorted by their path's parts.
 
     Walked with a list of folders still to list, not by recursion; a folder reached again through a
-    symbolic link into a folder above it is refused, since the walk would never end.
+    symbolic link into a folder above it is refused, since the walk would never end. A folder's real
+    path is its parent's and its name, unless it is a symbolic link: resolving every folder's path
+    anew would cost a look-up per folder above it, each as deep (minutes at 1,100 levels).
     """
     found: list[Path] = []
-    pending = [(folder, frozenset({os.path.realpath(folder)}))]
+    top = os.path.realpath(folder)
+    pending = [(folder, top, frozenset({top}))]
     while pending:
-        current, above = pending.pop()
+        current, current_real, above = pending.pop()
         try:
             with os.scandir(current) as listing:
                 entries = list(listing)
@@ -389,11 +400,11 @@ def _folder_files(fmt: LogFormat, folder: Path) -> list[Path]:
             if entry.is_dir():
                 if not fmt.recursive:
                     continue
-                real = os.path.realpath(entry.path)
+                real = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(current_real, entry.name)
                 if real in above:
                     msg = f"{entry.path}: a symbolic link to {real}, a folder it lies in, so it never ends; remove it"
                     raise IngestError(msg)
-                pending.append((Path(entry.path), above | {real}))
+                pending.append((Path(entry.path), real, above | {real}))
             elif fmt.holds(entry.name) and entry.is_file():
                 found.append(Path(entry.path))
     return sorted(found, key=lambda path: path.parts)
@@ -552,6 +563,23 @@ def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int |
         raise InvalidInputError(f"is not valid JSON ({where})", fix=fix) from None
     except RecursionError:
         raise InvalidInputError("cannot be decoded: nested too deeply", fix=fix) from None
+    except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise InvalidInputError(f"cannot be decoded: {too_long_integer(exc)}", fix=fix) from None
+
+
+def too_long_integer(exc: ValueError) -> str:
+    """What :func:`json.loads` refused when it raised ``exc``, other than a syntax error: an integer
+    written with more digits than Python converts (4,300 by default), which no field can hold.
+
+    >>> try:
+    ...     json.loads("1" * 5000)
+    ... except ValueError as exc:
+    ...     too_long_integer(exc)
+    'an integer of 5000 digits, more than any field can hold'
+    """
+    digits = re.search(r"value has (\d+) digits", str(exc))
+    size = f"of {digits.group(1)} digits" if digits else "too long to convert"
+    return f"an integer {size}, more than any field can hold"
 
 
 def lines(file: Path) -> Iterator[tuple[int, bytes]]:
@@ -578,6 +606,53 @@ def lines(file: Path) -> Iterator[tuple[int, bytes]]:
                 yield number, raw
 
 
+#: How much of a line longer than the limit :func:`bounded_lines` reads at a time, to skip it.
+_SKIP_PIECE = 2**20
+
+
+def bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
+    """``(number, line, size)`` of each line of ``file`` that is not blank, as :func:`lines` reads them,
+    but a line longer than ``max_bytes`` (without its newline) is never held: it comes as
+    ``(number, None, size)``, its size in bytes counted as it is read past in bounded pieces.
+
+    Memory is bounded by ``max_bytes``, whatever the file holds (a 1 GiB line is read past in
+    1 MiB pieces). An :class:`InvalidInputError` if the file cannot be opened.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as file:
+    ...     _ = file.write(b'{"a": 1}\\n' + b"x" * 50 + b"\\n\\n{}")
+    ...     file.flush()
+    ...     [(number, line, size) for number, line, size in bounded_lines(Path(file.name), 20)]
+    [(1, b'{"a": 1}\\n', 8), (2, None, 50), (4, b'{}', 2)]
+    """
+    if is_lfs_pointer(file):
+        raise InvalidInputError(LFS_PROBLEM, fix=LFS_FIX, file=file)
+    try:
+        handle = file.open("rb")
+    except OSError as exc:
+        fix = "make it readable"
+        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix=fix, file=file) from None
+    with handle:
+        number = 0
+        while True:
+            # One byte more than the limit, and the newline: a line that fits ends within them.
+            raw = handle.readline(max_bytes + 2)
+            if not raw:
+                return
+            number += 1
+            size = len(raw) - raw.endswith(b"\n")
+            if size <= max_bytes:
+                if raw.strip():
+                    yield number, raw, size
+                continue
+            while not raw.endswith(b"\n"):
+                raw = handle.readline(_SKIP_PIECE)
+                if not raw:
+                    break
+                size += len(raw) - raw.endswith(b"\n")
+            yield number, None, size
+
+
 # -- the ingest -------------------------------------------------------------------------------
 
 
@@ -591,6 +666,7 @@ def ingest_logs(
     overwrite: bool,
     skip_invalid: bool,
     shards: int | None,
+    beside: Sequence[Path] = (),
 ) -> LogIngestResult:
     """The recipe: ``paths`` read by ``reader`` into a Dataset, written to ``out`` if given.
 
@@ -607,6 +683,9 @@ def ingest_logs(
         As every log adapter takes them (:func:`~mas_eval.ingest.ingest_inspect`).
     system
         The system of every run of a path given without one; None: the one each file names.
+    beside
+        Other inputs the Reader reads (a Dataset the rows are joined onto): like ``paths``, the
+        output may not be, hold or lie inside one.
 
     Returns
     -------
@@ -643,7 +722,7 @@ def ingest_logs(
     """
     count = check_shards(shards, where="ingest")
     given = _given(fmt, paths, system)
-    inputs = [path for path, _ in given]
+    inputs = [*(path for path, _ in given), *beside]
     target = check_target(out, overwrite=overwrite, inputs=inputs) if out is not None else None
     ingest = Ingest(fmt, skip_invalid=skip_invalid)
     for file, named in log_files(fmt, given):
@@ -651,7 +730,9 @@ def ingest_logs(
     frames = reader.frames(ingest)
     if not frames["runs"].height:
         raise ingest.nothing_read()
-    dataset = dataset_of(frames, target, overwrite=overwrite, inputs=inputs, shards=count, notes=ingest.warnings)
+    dataset = dataset_of(
+        frames, target, overwrite=overwrite, inputs=inputs, shards=count, notes=ingest.warnings, formats=[fmt.name]
+    )
     return LogIngestResult(
         out=target,
         dataset=dataset,
@@ -659,4 +740,5 @@ def ingest_logs(
         files=tuple(ingest.files),
         skipped=tuple(ingest.skipped),
         warnings=tuple(ingest.warnings),
+        read_as=tuple(ingest.read_as.items()),
     )

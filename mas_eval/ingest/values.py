@@ -5,7 +5,7 @@ Polars unchecked: ``1.5`` for an integer column is not silently truncated to 1, 
 not overflow, a lone surrogate does not reach Arrow, an empty string is not a run's id. Every
 adapter passes each foreign value through one of the checks here before it becomes a row:
 
-- :func:`integer`, :func:`number`, :func:`identifier` and :func:`text` return the value as its
+- :func:`integer`, :func:`number`, :func:`flag`, :func:`identifier` and :func:`text` return the value as its
   column holds it, or raise :class:`~mas_eval.ingest.recipe.InvalidInputError` naming the field and
   the value: the record (or the file) is refused, or set aside with ``skip_invalid``;
 - :func:`count` and :func:`duration` are for usage a run cannot have had (a negative number of
@@ -38,16 +38,20 @@ from typing import Any
 from mas_eval.ingest.recipe import InvalidInputError
 
 __all__ = [
+    "FALSE_WORDS",
     "INT64_MAX",
     "INT64_MIN",
+    "TRUE_WORDS",
     "Impossible",
     "checked_sum",
     "count",
     "duration",
+    "flag",
     "identifier",
     "integer",
     "number",
     "text",
+    "unsigned",
 ]
 
 #: The range of an Int64 column: the Dataset's integer columns.
@@ -106,6 +110,43 @@ def integer(value: Any, field: str, *, strings: bool = False, minimum: int | Non
     return number_
 
 
+def unsigned(value: Any, field: str, *, bits: int = 64, strings: bool = False) -> int | None:
+    """``value`` as an unsigned integer of ``bits`` bits (protobuf's ``fixed64``), or None.
+
+    For a value that is no column's own but an operand (an OTLP time in nanoseconds, up to
+    2**64 - 1, of which only differences become columns), kept as Python's exact integer.
+    ``strings=True`` also reads a decimal string. A boolean, a fractional or non-finite number,
+    a negative one or one of more than ``bits`` bits is refused.
+
+    >>> unsigned("18446744073709551615", "startTimeUnixNano", strings=True)
+    18446744073709551615
+    >>> unsigned(2**64, "startTimeUnixNano")
+    Traceback (most recent call last):
+    ...
+    mas_eval.ingest.recipe.InvalidInputError: field 'startTimeUnixNano' is 18446744073709551616, beyond the largest unsigned 64-bit integer (2**64 - 1)
+    """  # noqa: E501
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise _refuse(field, value, "a boolean, not a whole number")
+    if isinstance(value, str) and strings:
+        try:
+            number_ = int(value.strip())
+        except ValueError:
+            raise _refuse(field, value, "not a whole number") from None
+    elif isinstance(value, int):
+        number_ = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number_ = int(value)
+    else:
+        raise _refuse(field, value, "not a whole number")
+    if number_ < 0:
+        raise _refuse(field, value, "negative, not an unsigned integer")
+    if number_ >= 2**bits:
+        raise _refuse(field, value, f"beyond the largest unsigned {bits}-bit integer (2**{bits} - 1)")
+    return number_
+
+
 def number(value: Any, field: str, *, strings: bool = False) -> float | None:
     """``value`` as a Float64 column's value: a finite number, or None.
 
@@ -130,6 +171,47 @@ def number(value: Any, field: str, *, strings: bool = False) -> float | None:
     if not math.isfinite(result):
         raise _refuse(field, value, "not a finite number")
     return result
+
+
+#: The words :func:`flag` reads as true and as false (compared case-insensitively, spaces stripped).
+TRUE_WORDS = frozenset({"true", "t", "yes", "y", "1", "1.0"})
+FALSE_WORDS = frozenset({"false", "f", "no", "n", "0", "0.0"})
+
+
+def flag(value: Any, field: str, *, strings: bool = False) -> bool | None:
+    """``value`` as a Boolean column's value: True, False, or None (missing).
+
+    A boolean, or the number 0 or 1, is read as such; NaN and None are missing (MAST's files write
+    an annotation not made as ``NaN``). ``strings=True`` also reads the words of a table's cells:
+    ``true``/``false``, ``yes``/``no``, ``t``/``f``, ``y``/``n``, ``1``/``0`` (any case), and an
+    empty cell as missing. Anything else is refused.
+
+    >>> flag(1, "present"), flag(False, "present"), flag(float("nan"), "present") is None
+    (True, False, True)
+    >>> flag(" TRUE ", "present", strings=True), flag("", "present", strings=True) is None
+    (True, True)
+    >>> flag(2, "present")
+    Traceback (most recent call last):
+    ...
+    mas_eval.ingest.recipe.InvalidInputError: field 'present' is 2, not a boolean (true/false, 1/0)
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and strings:
+        word = value.strip().casefold()
+        if not word:
+            return None
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+    raise _refuse(field, value, "not a boolean (true/false, 1/0)")
 
 
 def text(value: Any, field: str) -> str | None:

@@ -7,7 +7,8 @@
 * :mod:`~mas_eval.metrics.decision` — the decision family (the crisis-MAS evaluation methodology);
 * :mod:`~mas_eval.metrics.diagnosis` — the diagnosis family (the LDDx v6 metrics guide), and :func:`diagnosis_scores`;
 * :mod:`~mas_eval.metrics.answers` — the answers family (the MedAISure metrics overview), and :func:`answer_scores`;
-* :mod:`~mas_eval.metrics.outcomes` — the outcomes family (logged scores of any benchmark, usage per agent).
+* :mod:`~mas_eval.metrics.outcomes` — the outcomes family (logged scores of any benchmark, usage per agent);
+* :mod:`~mas_eval.metrics.process` — the process family (how the agents worked together, from any trace).
 """
 
 from mas_eval.metrics import namespace as namespace  # registers the `mas` expression namespace
@@ -19,11 +20,13 @@ from mas_eval.metrics.diagnosis.scores import diagnosis_scores as diagnosis_scor
 from mas_eval.metrics.family import mark_imported as _mark_imported
 from mas_eval.metrics.family import register as _register
 from mas_eval.metrics.outcomes import FAMILY as _OUTCOMES
+from mas_eval.metrics.process import FAMILY as _PROCESS
 
 # A family is its folder and one line here; the order is the order of their run columns.
 _register(_DECISION)
 _register(_DIAGNOSIS)
 _register(_ANSWERS)
 _register(_OUTCOMES)
+_register(_PROCESS)
 # What a worker process has once it imports mas_eval (family.as_imported).
 _mark_imported()

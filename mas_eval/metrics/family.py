@@ -8,7 +8,7 @@ and one line calling :func:`register`: ``score``, ``Scores``, the manifest, the 
 and the report's generic sections pick it up unchanged.
 
 >>> [family.name for family in families()]
-['decision', 'diagnosis', 'answers', 'outcomes']
+['decision', 'diagnosis', 'answers', 'outcomes', 'process']
 >>> get("decision").needs, get("decision").reads
 (('runs',), ('agents', 'beliefs', 'criteria', 'scores', 'alt_scores'))
 """

@@ -10,6 +10,7 @@
 * :func:`design_power` — a comparison's power against cases, one curve per number of epochs.
 * :func:`cost_effectiveness_plane`, :func:`acceptability_curve` — is the extra cost worth it: the bootstrap
   cloud of (difference in effect, difference in cost) with a price line, and the acceptability curve.
+* :func:`failure_modes` — each failure mode's rate per system as a heat map, the paired differences marked.
 * :func:`consensus_quality` — quality against consensus, with binned means per system.
 * :func:`beliefs` — one run's agents × alternatives belief masses.
 * :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from mas_eval.plots.comparison import forest
     from mas_eval.plots.cost_effectiveness import acceptability_curve, cost_effectiveness_plane
     from mas_eval.plots.design import design_power
+    from mas_eval.plots.failures import failure_modes
     from mas_eval.plots.frontier import accuracy_cost_frontier
     from mas_eval.plots.items import item_scores
     from mas_eval.plots.pass_k import pass_at_k
@@ -65,6 +67,7 @@ __getattr__, __dir__ = lazy_attributes(
         "item_scores": "mas_eval.plots.items",
         "pass_at_k": "mas_eval.plots.pass_k",
         "design_power": "mas_eval.plots.design",
+        "failure_modes": "mas_eval.plots.failures",
         "consensus_quality": "mas_eval.plots.runs",
         "cost_quality": "mas_eval.plots.runs",
         "distributions": "mas_eval.plots.runs",
@@ -84,6 +87,7 @@ __all__ = [
     "cost_quality",
     "design_power",
     "distributions",
+    "failure_modes",
     "forest",
     "item_scores",
     "paired",

@@ -9,6 +9,14 @@
   or ``.tex`` (booktabs tables).
 * :func:`load_json` — a report's JSON read back, tables as frames.
 
+The cases behind a comparison:
+
+* :func:`cases` — one row per case: each system's score, tokens and cost, and its discordance
+  class (:data:`DISCORDANCE`: McNemar's *b* and *c* cases first), for Jupyter;
+* :func:`write_cases` — the case viewer: one self-contained HTML page of those cases, each
+  system's transcripts side by side (:func:`case_viewer` gathers it as a :class:`CaseViewer`;
+  :func:`viewer_link` is a report's link to it, :attr:`Report.cases`).
+
 MedAISure's benchmark report, in its own schema:
 
 * :class:`BenchmarkReport` — scores of one model across tasks with their raw results, written
@@ -40,9 +48,11 @@ if TYPE_CHECKING:
         task_means,
     )
     from mas_eval.report.content import build
+    from mas_eval.report.discordance import DISCORDANCE, cases, choose_metric
     from mas_eval.report.document import FORMATS, Report, ReportFigure, ReportTable, Section
     from mas_eval.report.jsonfile import load_json
     from mas_eval.report.tables import system_means
+    from mas_eval.report.viewer import CaseViewer, case_viewer, viewer_link, write_cases
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
@@ -55,6 +65,8 @@ __getattr__, __dir__ = lazy_attributes(
         "ReportTable": "mas_eval.report.document",
         "Section": "mas_eval.report.document",
         "load_json": "mas_eval.report.jsonfile",
+        **dict.fromkeys(("DISCORDANCE", "cases", "choose_metric"), "mas_eval.report.discordance"),
+        **dict.fromkeys(("CaseViewer", "case_viewer", "viewer_link", "write_cases"), "mas_eval.report.viewer"),
         **dict.fromkeys(("BenchmarkReport", "DetailedResult", "read_medaisure_report"), "mas_eval.report.benchmark"),
         **dict.fromkeys(
             (
@@ -74,8 +86,10 @@ __getattr__, __dir__ = lazy_attributes(
 __all__ = [
     "DEFAULT_CATEGORIES",
     "DEFAULT_WEIGHTS",
+    "DISCORDANCE",
     "FORMATS",
     "BenchmarkReport",
+    "CaseViewer",
     "CombinedScore",
     "DetailedResult",
     "Report",
@@ -83,11 +97,16 @@ __all__ = [
     "ReportTable",
     "Section",
     "build",
+    "case_viewer",
+    "cases",
     "category_scores",
+    "choose_metric",
     "combined_score",
     "load_json",
     "overall_means",
     "read_medaisure_report",
     "system_means",
     "task_means",
+    "viewer_link",
+    "write_cases",
 ]

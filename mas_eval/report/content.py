@@ -22,6 +22,7 @@ from mas_eval.report.answer_quality import ANSWER_COMPARISON, ANSWER_METRICS, an
 from mas_eval.report.decision import decision_sections
 from mas_eval.report.diagnosis import DIAGNOSIS_TABLES, diagnosis_section, has_diagnosis
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
+from mas_eval.report.failures import failures_section, has_annotations
 from mas_eval.report.findings import after_correction, correction_of, findings
 from mas_eval.report.outcomes import has_outcomes, outcomes_section
 from mas_eval.report.tables import has_values, system_means
@@ -173,7 +174,9 @@ def build(
         system, compared item by item, and the combined score), ``outcomes`` when the scores have
         run columns named from an ``outcomes`` table (:mod:`mas_eval.report.outcomes`: pass rates,
         the paired comparison, pass@k, cost per correct answer, the compute-matched comparison),
-        and ``provenance``. Write it with
+        ``failures`` when ``dataset`` has an ``annotations`` table (:mod:`mas_eval.report.failures`:
+        each failure mode's rate per system, the heat map with the paired differences, the
+        annotators' agreement), and ``provenance``. Write it with
         :meth:`Report.write` (``.html``, ``.md``, ``.json``, ``.tex``).
 
     Notes
@@ -222,7 +225,7 @@ def build(
         paired_cases = _cases_run_by_both(runs, treatment, control)
         if comparisons is None:
             comparisons, why_no_comparison = default_comparisons(runs, treatment, control)
-        sections = _sections(scores, runs, comparisons, why_no_comparison, treatment, control, paired_cases)
+        sections = _sections(scores, runs, comparisons, why_no_comparison, treatment, control, paired_cases, ds)
         sections.insert(0, _dataset_section(runs, None if summary is None else summary.result()))
         hashed = hashes.result()
     call = command or (
@@ -259,6 +262,7 @@ def _sections(
     treatment: str,
     control: str,
     paired_cases: int,
+    dataset: Dataset | None = None,
 ) -> list[Section]:
     """Every section after the dataset's and before the provenance, in the report's order."""
     from mas_eval import plots
@@ -276,6 +280,8 @@ def _sections(
             sections.append(answers_section(scores["items"], treatment, control))
         if has_outcomes(scores):
             sections.append(outcomes_section(scores, treatment, control))
+        if dataset is not None and has_annotations(dataset):
+            sections.append(failures_section(dataset, treatment, control))
     return sections
 
 

@@ -49,11 +49,16 @@ class Report:
         In reading order; a section whose inputs were absent carries only its ``omitted`` line.
     provenance
         Package version, time, preset and every parameter, the inputs' SHA-256 and the call.
+    cases
+        The link (an ``href`` relative to the report, :func:`~mas_eval.report.viewer_link`) to the case
+        viewer written beside it (:func:`~mas_eval.report.write_cases`); the HTML report shows it
+        under its title. ``None``: no link.
     """
 
     title: str
     sections: list[Section]
     provenance: dict[str, Any]
+    cases: str | None = None
 
     @validate_params({"key": [TEXT]})
     def section(self, key: str) -> Section:

@@ -73,6 +73,7 @@ def render_html(report: Document) -> str:
     template = environment().get_template("report.html.j2")
     return template.render(
         report=report,
+        cases=getattr(report, "cases", None),
         version=__version__,
         preset=report.provenance.get("parameters", {}).get("preset", ""),
         cells=cells,

@@ -337,9 +337,39 @@ AGGREGATE_SOURCE = "results"
 AGGREGATE_STATISTICS = ("accuracy", "mean", "stderr", "std", "var", "scored_samples", "runs")
 #: inspect_ai reducers of a case's epochs that are recomputed (the default is the mean).
 _REDUCERS = ("mean", "median", "max")
-#: The ``reported`` sources the log adapters write (inspect_ai, lm-eval); any other is Local-DDx's.
+#: The ``reported`` sources the log adapters write (inspect_ai, lm-eval).
 _LOG_SOURCES = (AGGREGATE_SOURCE, "sample", "task")
+#: The ``reported`` sources of Local-DDx's numbers that :func:`reproduce` recomputes (the adapter
+#: writes others beside them, as they are in the result file).
+_LDDX_SOURCES = ("credibility", "evaluation", "label", "tempo")
+#: The formats whose logs record numbers of their own (:attr:`Dataset.formats <mas_eval.Dataset.formats>`),
+#: with the ``mas-eval ingest --format`` that keeps them in ``reported``.
+_RECORDING_FORMATS = {"Local-DDx": "lddx", "inspect_ai": "inspect", "lm-eval": "lm-eval"}
 _COUNTS = ("scored_samples", "runs")
+#: lm-eval's ``reported`` (source "task") count of the documents it scored of a task, after ``--limit``:
+#: recomputed as the log's runs.
+_SCORED = "n-samples.effective"
+#: lm-eval's aggregations that are the mean of the per-document values (``nanmean`` leaves NaN out, as
+#: ``outcomes`` does); any other is not recomputed (``lm_eval/api/metrics.py``).
+_LM_EVAL_MEANS = ("mean", "nanmean")
+#: lm-eval's aggregations whose standard error it estimates by the bootstrap (``stderr_for_metric``'s
+#: "bootstrappable" list, ``bootstrap_stderr`` with ``bootstrap_iters`` resamples).
+_BOOTSTRAPPED = ("median", "matthews_corrcoef", "f1", "perplexity", "bleu", "chrf", "ter", "nanmean")
+#: What each of lm-eval's registered aggregations other than the mean is, for a reason a number is
+#: not recomputed; a task's own function is named as such.
+_LM_EVAL_AGGREGATIONS = {
+    "median": "lm-eval's median (the middle value in the documents' order)",
+    "perplexity": "perplexity, exp(-mean) of the documents' log-likelihoods",
+    "weighted_perplexity": "a perplexity weighted by the documents' words or bytes",
+    "bits_per_byte": "bits per byte, from the documents' log-likelihoods and lengths",
+    "f1": "a corpus-level F1 over every document's (reference, prediction) pair",
+    "matthews_corrcoef": "a corpus-level Matthews correlation over every document's pair",
+    "bleu": "a corpus-level BLEU (sacrebleu.corpus_bleu) over every document's pair",
+    "chrf": "a corpus-level chrF (sacrebleu.corpus_chrf) over every document's pair",
+    "ter": "a corpus-level TER (sacrebleu.corpus_ter) over every document's pair",
+    "brier_score": "a Brier score over every document's predicted distribution",
+    "bypass": "a placeholder (999) of a metric lm-eval does not aggregate",
+}
 #: Run-level aggregates (of no one outcome): the log's runs.
 _RUN_LEVEL = {"total_samples": "runs", "sample_len": "runs"}
 _INSPECT_NAME = r"^(?P<outcome>.+)/(?P<stat>accuracy|mean|stderr|std|var|scored_samples)$"
@@ -452,6 +482,97 @@ def _recomputed_aggregates(outcomes: pl.DataFrame, logs: pl.DataFrame, reducers:
     return pl.concat([per_outcome.select(per_log.columns), per_log])
 
 
+def _lm_eval_apart(
+    reported: pl.DataFrame, logs: pl.DataFrame, task_info: pl.DataFrame, recomputed: pl.DataFrame
+) -> pl.DataFrame:
+    """lm-eval's recorded numbers that are not recomputed, each with its reason: ``log, name, reason``.
+
+    * a metric lm-eval aggregates other than by the mean (its task's ``aggregation.<metric>``), and
+      the standard error it records of such a metric (a bootstrap, or none);
+    * the standard error of a ``nanmean`` (a bootstrap);
+    * a number recorded as text (``"N/A"``: a standard error lm-eval did not compute);
+    * every metric of a log whose samples hold other than the documents lm-eval scored
+      (``n-samples.effective``, itself then a disagreement): its numbers are over other documents;
+    * ``n-samples.original``: the task's documents, of which lm-eval scored ``n-samples.effective`` (fewer
+      in a ``--limit`` run), the count compared.
+    """
+    named = reported.join(logs.select(RUN_KEY, "log"), on=RUN_KEY).unique(["log", "name"], keep="first")
+    parsed = named.with_columns(parsed=pl.col("name").str.extract_groups(_LM_EVAL_NAME)).unnest("parsed")
+    parsed = parsed.filter(pl.col("metric").is_not_null()).select("log", "name", "metric", "se", "value", "text")
+    aggregation = task_info.filter(pl.col("name").str.starts_with("aggregation.")).select(
+        "log", metric=pl.col("name").str.strip_prefix("aggregation."), aggregation="text"
+    )
+    iters = task_info.filter(pl.col("name") == "bootstrap_iters").select("log", iters="value")
+    parsed = parsed.join(aggregation, on=["log", "metric"], how="left").join(iters, on="log", how="left")
+    agg, se = pl.col("aggregation"), pl.col("se").is_not_null()
+    described = agg.replace_strict(
+        _LM_EVAL_AGGREGATIONS, default=pl.lit("the task's own aggregation function ") + agg, return_dtype=pl.String
+    )
+    resamples = pl.col("iters").cast(pl.Int64).cast(pl.String).fill_null("bootstrap_iters")
+    not_mean = agg.is_not_null() & ~agg.is_in(_LM_EVAL_MEANS)
+    reason = (
+        pl.when(pl.col("value").is_null() & pl.col("text").is_not_null())
+        .then(
+            pl.lit("recorded as '")
+            + pl.col("text")
+            + pl.when(se & (pl.col("iters") == 0))
+            .then(pl.lit("': lm-eval computed no standard error (bootstrap_iters 0)"))
+            .when(se & not_mean & ~agg.is_in(_BOOTSTRAPPED))
+            .then(pl.lit("': lm-eval has no standard error for ") + described)
+            .when(se)
+            .then(pl.lit("': lm-eval computed no standard error"))
+            .otherwise(pl.lit("', not a number"))
+        )
+        .when(not_mean & ~se)
+        .then(pl.lit("not the mean of per-document values: ") + described + pl.lit("; not recomputed"))
+        .when((not_mean | (agg == "nanmean")) & se & agg.is_in(_BOOTSTRAPPED))
+        .then(
+            pl.lit("a bootstrap standard error (lm-eval's bootstrap_stderr, ")
+            + resamples
+            + pl.lit(" resamples) of ")
+            + agg
+            + pl.lit("; not recomputed")
+        )
+        .when(not_mean & se)
+        .then(pl.lit("a standard error of ") + described + pl.lit(", which lm-eval does not derive from the mean"))
+    )
+    by_kind = parsed.select("log", "name", reason=reason).filter(pl.col("reason").is_not_null())
+    runs = recomputed.filter(pl.col("stat") == "runs").select("log", runs="recomputed")
+    counts = task_info.filter(pl.col("name") == _SCORED).select("log", scored="value").join(runs, on="log")
+    short = counts.filter(pl.col("scored") != pl.col("runs"))
+    over_others = (
+        parsed.filter(pl.col("value").is_not_null())
+        .join(short, on="log")
+        .select(
+            "log",
+            "name",
+            reason=pl.format(
+                "over the {} documents lm-eval scored, of which the samples hold {} (see n-samples.effective); not "
+                "recomputed",
+                pl.col("scored").cast(pl.Int64),
+                pl.col("runs").cast(pl.Int64),
+            ),
+        )
+    )
+    original = task_info.filter(pl.col("name") == "n-samples.original").join(
+        task_info.filter(pl.col("name") == _SCORED).select("log", scored="value"), on="log"
+    )
+    limited = original.select(
+        "log",
+        "name",
+        reason=pl.when(pl.col("value") != pl.col("scored"))
+        .then(
+            pl.format(
+                "the task's documents before --limit; lm-eval scored {} of them (n-samples.effective)",
+                pl.col("scored").cast(pl.Int64),
+            )
+        )
+        .otherwise(pl.lit("the task's documents, every one of which lm-eval scored: n-samples.effective is compared")),
+    )
+    apart = pl.concat([over_others, by_kind.join(over_others, on=["log", "name"], how="anti"), limited])
+    return apart.unique(["log", "name"], keep="first", maintain_order=True)
+
+
 def reproduce_aggregates(
     ds: Dataset, *, tolerance: float = 1e-9, progress: Callable[[str], object] | None = None
 ) -> Reproduction:
@@ -523,11 +644,25 @@ def reproduce_aggregates(
     epoch = pl.col("epoch") if "epoch" in runs.columns else pl.lit(None, pl.Int64).alias("epoch")
     runs = runs.select(pl.col(RUN_KEY).cast(pl.String), "system", "task", "case_id", epoch)
     logs = _logs(reported, runs)
-    recorded = _recorded_aggregates(reported, logs)
+    task_info = (
+        ds.collect("reported")
+        .filter(pl.col("source") == "task")
+        .with_columns(pl.col(RUN_KEY).cast(pl.String))
+        .join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
+        .unique(["log", "name"], keep="first", maintain_order=True)
+        .select("log", "name", "value", "text")
+    )
+    scored = task_info.filter(pl.col("name") == _SCORED).select(
+        "log", "name", "value", outcome=pl.lit(""), stat=pl.lit("runs"), reducer=pl.lit(None, pl.String)
+    )
+    recorded = pl.concat([_recorded_aggregates(reported, logs), scored])
     reducers = recorded.select("log", "outcome", "reducer").filter(pl.col("reducer").is_not_null()).unique()
     outcomes = ds.collect("outcomes").with_columns(pl.col(RUN_KEY).cast(pl.String))
     recomputed = _recomputed_aggregates(outcomes, logs.select(RUN_KEY, "log", "case_id"), reducers)
-    supported = pl.col("reducer").is_null() | pl.col("reducer").is_in(_REDUCERS)
+    apart = _lm_eval_apart(reported, logs, task_info, recomputed)
+    supported = (pl.col("reducer").is_null() | pl.col("reducer").is_in(_REDUCERS)) & pl.struct("log", "name").is_in(
+        apart.select(pl.struct("log", "name")).to_series().implode()
+    ).not_()
     matched = (
         recorded.drop("reducer")
         .join(recomputed, on=["log", "outcome", "stat"], how="inner")
@@ -554,18 +689,22 @@ def reproduce_aggregates(
     )
     summary, disagreements = _summarised([rows])
     all_numbers = reported.filter(pl.col("value").is_not_null()).join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
-    all_numbers = all_numbers.select("log", "name").unique()
+    all_numbers = pl.concat([all_numbers.select("log", "name").unique(), apart.select("log", "name")]).unique()
     left = all_numbers.join(matched.filter(supported).select("log", "name"), on=["log", "name"], how="anti")
-    unsupported = matched.filter(~supported).select(
-        "log", "name", reason=pl.lit("reducer ") + pl.col("reducer") + pl.lit(" is not recomputed")
+    reducer_of = recorded.filter(pl.col("reducer").is_not_null()).select("log", "name", "reducer")
+    unsupported = (
+        matched.filter(~supported)
+        .join(reducer_of, on=["log", "name"], how="inner")
+        .select("log", "name", reason=pl.lit("reducer ") + pl.col("reducer") + pl.lit(" is not recomputed"))
     )
+    explained = pl.concat([apart, unsupported.join(apart, on=["log", "name"], how="anti")])
     not_compared = (
         pl.concat(
             [
-                left.join(unsupported.select("log", "name"), on=["log", "name"], how="anti").with_columns(
+                left.join(explained.select("log", "name"), on=["log", "name"], how="anti").with_columns(
                     reason=pl.lit("no outcome or statistic recomputes it")
                 ),
-                unsupported,
+                explained,
             ]
         )
         .group_by("name", "reason")
@@ -577,6 +716,30 @@ def reproduce_aggregates(
     params = {"tolerance": tolerance}
     return Reproduction(
         summary=summary, disagreements=disagreements, preset=None, params=params, not_compared=not_compared
+    )
+
+
+def _nothing_recorded(ds: Dataset) -> str:
+    """Why a Dataset without a ``reported`` table has nothing to reproduce, and what would, by the
+    formats its runs came from (:attr:`Dataset.formats <mas_eval.Dataset.formats>`)."""
+    where = ds.source or "the Dataset"
+    readers = (
+        "Local-DDx result files, inspect_ai logs or lm-eval results (mas-eval ingest --format lddx, inspect or lm-eval)"
+    )
+    recording = [name for name in ds.formats if name in _RECORDING_FORMATS]
+    if recording:
+        again = " or ".join(f"--format {_RECORDING_FORMATS[name]}" for name in recording)
+        return (
+            f"{where} has no 'reported' table, though its runs come from {', '.join(recording)}; ingest those files "
+            f"again with this version (mas-eval ingest {again} keeps what they recorded)"
+        )
+    if ds.formats:
+        return (
+            f"{where} has no 'reported' table: its runs were ingested from {', '.join(ds.formats)}, which record no "
+            f"numbers of their own to recompute; reproduce checks those of {readers}"
+        )
+    return (
+        f"{where} has no 'reported' table: nothing recorded to compare with; reproduce checks the numbers of {readers}"
     )
 
 
@@ -627,20 +790,42 @@ def reproduce(
         The Dataset has no ``reported`` table (nothing was recorded to compare with).
     """
     if "reported" not in ds:
-        msg = (
-            f"{ds.source or 'the Dataset'} has no 'reported' table: nothing recorded to compare with; "
-            "ingest the reference system's own files (mas-eval ingest --format lddx)"
-        )
-        raise SchemaError(msg)
-    sources = ds.scan("reported").select(pl.col("source").unique()).collect()["source"].to_list()
+        raise SchemaError(_nothing_recorded(ds))
+    sources = ds.scan("reported").select(pl.col("source").unique().sort()).collect()["source"].to_list()
+    others = [source for source in sources if source not in _LOG_SOURCES]
+    if others and not set(others) & set(_LDDX_SOURCES):
+        # Not Local-DDx's numbers: nothing to score them against.
+        known = f"; the Dataset was ingested from {', '.join(ds.formats)}" if ds.formats else ""
+        shown = ", ".join(map(repr, others[:5])) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        if AGGREGATE_SOURCE not in sources:
+            msg = (
+                f"{ds.source or 'the Dataset'}: its 'reported' table holds source(s) {shown}, which reproduce does not "
+                f"read{known}; it recomputes Local-DDx's numbers (sources {', '.join(_LDDX_SOURCES)}: mas-eval ingest "
+                "--format lddx) and a log's own aggregates (source 'results': --format inspect or lm-eval)"
+            )
+            raise SchemaError(msg)
     aggregates = None
     if AGGREGATE_SOURCE in sources:
         aggregates = reproduce_aggregates(ds, tolerance=aggregate_tolerance, progress=progress)
-        if not set(sources) - set(_LOG_SOURCES):
+        if not set(others) & set(_LDDX_SOURCES):
+            unread = pl.DataFrame(
+                {"metric": [f"source {source!r}" for source in others], "logs": [0] * len(others),
+                 "reason": ["a source of the reported table that reproduce does not read"] * len(others)},
+                schema=_NOT_COMPARED,
+            )  # fmt: skip
+            aggregates.not_compared = pl.concat([aggregates.not_compared, unread])
             return aggregates
     step = progress if progress is not None else (lambda _name: None)
     if scores is None:
         scores = score(ds, preset, progress=step, **overrides)
+    if "tp" not in scores.runs.columns:
+        why = scores.skipped.get("diagnosis", "it did not run")
+        msg = (
+            f"{ds.source or 'the Dataset'}: its 'reported' table holds Local-DDx's numbers, but the diagnosis family "
+            f"that recomputes them was not scored ({why}); ingest the Local-DDx result files whole "
+            "(mas-eval ingest --format lddx)"
+        )
+        raise SchemaError(msg)
     step("comparing")
     reported = ds.collect("reported").with_columns(pl.col(RUN_KEY).cast(pl.String))
     rules = scores.params.get("label_rules", "lddx-v6" if preset == "lddx-v6" else "spec")

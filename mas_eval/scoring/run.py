@@ -29,6 +29,7 @@ __all__ = [
     "encoded_tables",
     "joined_shards",
     "named_union",
+    "run_attributes",
     "score_by_shard",
     "score_in_memory",
     "whole_dataset_errors",
@@ -268,9 +269,11 @@ def score_in_memory(
         step("encoding keys")
         codes, tables = encoded_tables(ds, read)
 
-        # The run columns carried as they are (registry.CARRIED), in run order like a family's frame.
+        # The run columns carried as they are (registry.CARRIED, and the runs table's own columns beyond
+        # the schema: a table's run attributes), in run order like a family's frame.
+        attributes = run_attributes(tables["runs"])
         run_frames: dict[str, pl.LazyFrame | pl.DataFrame] = {
-            _CARRIED: tables["runs"].select(RUN_KEY, *registry.CARRIED).sort(RUN_KEY)
+            _CARRIED: tables["runs"].select(RUN_KEY, *registry.CARRIED, *attributes).sort(RUN_KEY)
         }
         named: dict[str, list[str]] = {}
         own_tables: dict[str, list[pl.LazyFrame | pl.DataFrame]] = {}
@@ -288,7 +291,9 @@ def score_in_memory(
         # side (collect_all) made them contend (measured at 1M runs: 7.3-8.8 s against 6.1-6.5 s).
         try:
             named_union([named])  # two families naming the same column is an error, not a silent overwrite
-            decoded = {"runs": _run_table(codes, run_frames, [c for columns in named.values() for c in columns])}
+            by_data = [c for columns in named.values() for c in columns]
+            _check_attributes(attributes, by_data)
+            decoded = {"runs": _run_table(codes, run_frames, [*attributes, *by_data])}
         except _NotOneRowPerRunError as exc:
             # Error path only: a key repeated in a table the families read multiplies rows in their
             # joins (without validation); that is the user's to fix. Otherwise the family is wrong.
@@ -310,6 +315,30 @@ def score_in_memory(
         skipped=skipped,
         named=named,
     )
+
+
+def run_attributes(runs: pl.LazyFrame | pl.DataFrame) -> list[str]:
+    """The columns of a Dataset's ``runs`` beyond the schema's (a table's run attributes, such as
+    ``num_rounds``): ``Scores.runs`` carries them as they are, after the run's epoch, so that
+    ``compare(by=...)`` can group by them.
+
+    >>> run_attributes(pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c"], "num_rounds": [3]}))
+    ['num_rounds']
+    """
+    return [name for name in runs.lazy().collect_schema().names() if name not in TABLES["runs"].column_map]
+
+
+def _check_attributes(attributes: list[str], named: list[str]) -> None:
+    """A :class:`DataError` when a run attribute has the name of another column of ``Scores.runs``."""
+    taken = set(registry.reserved("runs")) | set(named)
+    clash = [name for name in attributes if name in taken or name.startswith("_")]
+    if clash:
+        msg = (
+            f"table 'runs': column(s) {', '.join(map(repr, clash))} of the Dataset's own would be Scores.runs "
+            "column(s) that another column already is (a registered metric, a score of outcomes, or a name starting "
+            f"with '_', scoring's own); rename it in the Dataset, e.g. {clash[0].lstrip('_') + '_attribute'!r}"
+        )
+        raise DataError(msg)
 
 
 def _named_in(family: Family, frame: pl.LazyFrame | pl.DataFrame) -> list[str]:

@@ -125,6 +125,7 @@ class Scores(Mapping[str, pl.DataFrame]):
           skipped       diagnosis: the Dataset has no 'ddx' table
                         answers: the Dataset has no 'answers' table
                         outcomes: the Dataset has no 'outcomes' table
+                        process: the Dataset has no 'messages' or 'usage' or 'tool_calls' table
           runs          50 rows x 38 columns
           agents        147 rows x 10 columns
           alternatives  242 rows x 16 columns

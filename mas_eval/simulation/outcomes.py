@@ -3,9 +3,11 @@
 :func:`simulate_outcomes` fills ``runs`` (with ``epoch`` and the input/output token split),
 ``usage`` (calls, tokens, cost and time per agent and model) and ``outcomes`` (a pass/fail score
 ``match`` with a planted MAS effect and per-case difficulty, and a numeric score ``f1``), as an
-evaluation tool such as inspect_ai logs them ("Outcomes of any benchmark"). It serves tests and demos of the
-outcomes family and of the statistics over epochs: pass@k, majority vote, compute-matched
-comparisons. Every table is generated column-wise with NumPy, never with a Python loop over runs.
+evaluation tool such as inspect_ai logs them ("Outcomes of any benchmark"); with ``trace=True``
+also the transcript (``messages``: rounds of turns, one agent leading by a planted share) and
+the ``tool_calls``. It serves tests and demos of the outcomes and process families and of the
+statistics over epochs: pass@k, majority vote, compute-matched comparisons, the overhead against
+the single agent. Every table is generated column-wise with NumPy, never with a Python loop over runs.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
-from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
+from mas_eval.constraints import NONE, Boolean, Interval, IntPair, Predicate, validate_params
 from mas_eval.errors import InvalidParameterError
 from mas_eval.simulation._shared import SYSTEMS, Coded, SizeCeiling, coded_table, deal_runs, expand, labels, split_runs
 from mas_eval.storage.dataset import Dataset
 
-__all__ = ["CEILING", "MODELS", "SCORES", "simulate_outcomes"]
+__all__ = ["CEILING", "MODELS", "SCORES", "TOOLS", "WORDS", "simulate_outcomes"]
 
 #: The scores every run gets, in ``outcomes`` (sorted, as the family's columns are).
 SCORES = ("f1", "match")
@@ -36,15 +38,30 @@ _COORDINATION_WEIGHT = 2.0  # the coordinator's Gamma shape against 1 for each o
 _OUTPUT_LOW, _OUTPUT_SPAN = 0.10, 0.20  # share of an agent's tokens it generates
 _F1_LOW, _F1_PASSED, _F1_CONCENTRATION = 0.30, 0.50, 10.0  # f1 ~ Beta around 0.3 (+0.5 when passed)
 _TOKENS_PER_SECOND, _SECONDS_PER_CALL = 60.0, 0.4
+#: The words of the simulated turns (each turn draws 6-14 of them, with repeats) and the tools called.
+WORDS = (
+    "the", "flood", "river", "bridge", "north", "south", "evacuate", "shelter", "route", "level", "rising", "risk",
+    "school", "hospital", "power", "road", "closed", "open", "team", "plan", "agree", "disagree", "because", "data",
+    "sensor", "forecast", "rain", "hours", "now", "later", "first", "second", "priority", "supplies", "boats",
+    "volunteers", "report", "confirm", "map", "zone",
+)  # fmt: skip
+_WORDS_PER_TURN = (6, 14)
+TOOLS = ("search", "map", "weather")
+_TOOL_SECONDS = 0.8  # a tool call's time: exponential with this mean
+#: The user's prompt opening every transcript (the turn 0 of the first round, not an agent's).
+_PROMPT, _USER = "Decide what to do about the case.", "user"
 
 #: What a run of the default size costs (simulated and written, measured at 100,000 runs), and so
 #: the most runs :func:`simulate_outcomes` makes.
 CEILING = SizeCeiling("simulate_outcomes", 1_500)
 
 
-def _size(agents: tuple[int, int]) -> float:
-    """Rows of a run of the MAS over every table (runs, usage, outcomes): what its memory grows with."""
-    return 1 + (agents[0] + agents[1]) / 2 + len(SCORES)
+def _size(agents: tuple[int, int], trace: bool, rounds: int, tool_rate: float) -> float:
+    """Rows of a run of the MAS over every table (runs, usage, outcomes; with ``trace``, messages and
+    tool calls, a message with its text counted as 4 rows): what its memory grows with."""
+    team = (agents[0] + agents[1]) / 2
+    turns = rounds * team if trace else 0.0
+    return 1 + team + len(SCORES) + 4 * (turns + 1) * trace + turns * tool_rate
 
 
 @validate_params(
@@ -60,6 +77,11 @@ def _size(agents: tuple[int, int]) -> float:
         "agents": [IntPair(2, 100)],
         "mas_tokens": [Interval(int, 1, 10**9)],
         "single_tokens": [Interval(int, 1, 10**9)],
+        "trace": [Boolean()],
+        "rounds": [Interval(int, 1, 100)],
+        "lead_share": [Interval(float, 0, 1), NONE],
+        "tool_rate": [Interval(float, 0, 20)],
+        "tool_failure": [Interval(float, 0, 1)],
         "progress": [Predicate(callable, "a callable taking a description"), NONE],
     }
 )
@@ -76,6 +98,11 @@ def simulate_outcomes(
     agents: tuple[int, int] = (3, 5),
     mas_tokens: int = 6_000,
     single_tokens: int = 1_500,
+    trace: bool = False,
+    rounds: int = 3,
+    lead_share: float | None = None,
+    tool_rate: float = 0.5,
+    tool_failure: float = 0.1,
     progress: Callable[[str], object] | None = None,
 ) -> Dataset:
     r"""A synthetic Dataset of scored runs with epochs, per-agent usage and a planted MAS effect.
@@ -109,6 +136,20 @@ def simulate_outcomes(
         agent is ``"solver"`` on the large model.
     mas_tokens, single_tokens : int, default 6000, 1500
         Mean tokens of a MAS run and of a single-agent run.
+    trace : bool, default False
+        Also write the runs' transcripts (``messages``) and tool calls (``tool_calls``), and
+        ``runs.tool_calls``/``tool_errors``: what the process family reads.
+    rounds : int, default 3
+        Rounds of a transcript (1 to 100): in each, a MAS run has as many turns as agents, the
+        single agent one.
+    lead_share : float, optional
+        Share of a MAS run's turns that its coordinator takes, in [0, 1]: each turn is the
+        coordinator's with this probability, else a solver's drawn uniformly. By default every
+        agent speaks once a round (equal shares).
+    tool_rate : float, default 0.5
+        Mean tool calls per turn (Poisson), 0 to 20.
+    tool_failure : float, default 0.1
+        Probability that a tool call ends in an error, in [0, 1].
     progress : callable, optional
         Called as ``progress(description)`` after each table, e.g. ``"runs: 1,000 rows"``.
 
@@ -117,7 +158,10 @@ def simulate_outcomes(
     Dataset
         Tables ``runs`` (``epoch``, ``tokens``, ``input_tokens``, ``output_tokens``,
         ``cost_usd``, ``api_calls``, ``seconds``: the sums of the run's usage), ``usage`` and
-        ``outcomes`` (``match``: pass/fail; ``f1``: a value in (0, 1)); valid by construction.
+        ``outcomes`` (``match``: pass/fail; ``f1``: a value in (0, 1)); with ``trace``, also
+        ``messages`` (rounds ``round1``...: the user's prompt, role ``user`` and source
+        ``input``, then the agents' turns, role ``assistant``) and ``tool_calls``; valid by
+        construction.
 
     Raises
     ------
@@ -145,6 +189,19 @@ def simulate_outcomes(
     the MAS, and :math:`k` times fewer tokens: ``single_pass=0.65, effect=0.1, case_sd=0,
     single_tokens=mas_tokens // 7`` gives the MAS 0.75 against 0.65 per run, while the single
     agent's majority over 7 epochs (the tokens of one MAS run) passes with probability 0.80.
+
+    A transcript's turns draw 6-14 words each from :data:`WORDS`, so different agents' turns
+    share words by chance (the process family's ``redundancy``). Each turn makes
+    :math:`\mathrm{Poisson}(tool\_rate)` tool calls of :data:`TOOLS`, each failing with
+    probability ``tool_failure``. With ``lead_share`` :math:`p` and :math:`n` agents, the
+    coordinator's expected share of the turns is :math:`p`, and each solver's
+    :math:`(1 - p)/(n - 1)`.
+
+    Examples
+    --------
+    >>> ds = simulate_outcomes(40, seed=0, trace=True, lead_share=0.8)
+    >>> ds.table_names
+    ['runs', 'messages', 'usage', 'tool_calls', 'outcomes']
     """
     if not 0 < single_pass + effect < 1:
         msg = (
@@ -155,7 +212,8 @@ def simulate_outcomes(
     if agents[0] > agents[1]:
         msg = f"simulate_outcomes: agents={agents!r} is not a range MIN,MAX with MIN <= MAX"
         raise InvalidParameterError(msg)
-    CEILING.check(runs, _size, {"agents": agents}, simulate_outcomes)
+    size = {"agents": agents, "trace": trace, "rounds": rounds, "tool_rate": tool_rate}
+    CEILING.check(runs, _size, size, simulate_outcomes)
     report = progress if progress is not None else (lambda _step: None)
     rng = np.random.default_rng(seed)
     n_mas, n_single, n_cases = split_runs(runs, mas_share, epochs, where="simulate_outcomes")
@@ -184,6 +242,8 @@ def simulate_outcomes(
     parent, position, offsets = expand(team)
     run_ids = labels("r", runs, max(7, len(str(runs))))
     usage_frame, sums = _usage(rng, run_ids, is_mas, total, parent, position, offsets)
+    transcript = _trace(rng, run_ids, is_mas, team, rounds, lead_share, tool_rate, tool_failure) if trace else {}
+    tool_counts = transcript.pop("counts", {})
     tables = {
         "runs": coded_table(
             "runs",
@@ -206,6 +266,8 @@ def simulate_outcomes(
                 "input_tokens": sums["input_tokens"],
                 "output_tokens": sums["output_tokens"],
                 "cost_usd": sums["cost_usd"],
+                "tool_calls": tool_counts.get("calls"),
+                "tool_errors": tool_counts.get("errors"),
             },
             where="simulate_outcomes",
         )
@@ -227,6 +289,9 @@ def simulate_outcomes(
         where="simulate_outcomes",
     )
     report(f"outcomes: {runs * len(SCORES):,} rows")
+    for name, frame in transcript.items():
+        tables[name] = frame
+        report(f"{name}: {frame.select(pl.len()).collect().item():,} rows")
     return Dataset.from_frames(**tables)
 
 
@@ -283,3 +348,80 @@ def _usage(
         "seconds": np.round(np.add.reduceat(seconds, starts), 3),
     }
     return frame, sums
+
+
+def _trace(
+    rng: np.random.Generator,
+    run_ids: pl.Series,
+    is_mas: np.ndarray,
+    team: np.ndarray,
+    rounds: int,
+    lead_share: float | None,
+    tool_rate: float,
+    tool_failure: float,
+) -> dict:
+    """The runs' ``messages`` and ``tool_calls``, and per run the tool calls and errors (``counts``)."""
+    runs = len(is_mas)
+    per_round = np.where(is_mas, team, 1)
+    turn_run, position, _ = expand(per_round * rounds)
+    size = per_round[turn_run]
+    # Agents are numbered as in usage: 0 the coordinator, 1 the single agent, k + 1 the MAS's solver k.
+    if lead_share is None:
+        speaker = position % size
+    else:
+        leads = rng.random(len(turn_run)) < lead_share
+        solver = 1 + np.floor(rng.random(len(turn_run)) * (size - 1)).astype(np.int64)
+        speaker = np.where(leads, 0, solver)
+    mas_turn = is_mas[turn_run]
+    agent = np.where(mas_turn, np.where(speaker == 0, 0, speaker + 1), 1)
+    round_of = position // size
+    turn_of = position % size + 1
+    lengths = rng.integers(_WORDS_PER_TURN[0], _WORDS_PER_TURN[1] + 1, len(turn_run))
+    word_turn, _, _ = expand(lengths)
+    drawn = pl.Series(WORDS).gather(rng.integers(0, len(WORDS), len(word_turn)))
+    text = (
+        pl.DataFrame({"turn": word_turn, "word": drawn})
+        .group_by("turn", maintain_order=True)
+        .agg(pl.col("word").str.join(" "))["word"]
+    )
+    # The prompt of each run first (turn 0 of round 1), then its agents' turns.
+    order = np.argsort(np.concatenate([np.arange(runs), turn_run]), kind="stable")
+    prompt = np.concatenate([np.ones(runs, dtype=bool), np.zeros(len(turn_run), dtype=bool)])[order]
+    agents = pl.Series([COORDINATOR, SOLVER, *(f"{SOLVER}{i}" for i in range(1, int(team.max(initial=1)))), _USER])
+    messages = coded_table(
+        "messages",
+        {
+            "run_id": Coded(run_ids, np.concatenate([np.arange(runs), turn_run])[order]),
+            "round": Coded(labels("round", rounds), np.concatenate([np.zeros(runs, dtype=np.int64), round_of])[order]),
+            "agent_id": Coded(agents, np.concatenate([np.full(runs, len(agents) - 1), agent])[order]),
+            "turn": np.concatenate([np.zeros(runs, dtype=np.int64), turn_of])[order],
+            "text": pl.concat([pl.Series([_PROMPT] * runs), text])[order],
+            "source": Coded(pl.Series(["input", "generate"]), (~prompt).astype(np.uint8)),
+            "role": Coded(pl.Series([_USER, "assistant"]), (~prompt).astype(np.uint8)),
+            "model": Coded(
+                pl.Series([*MODELS, None]), np.concatenate([np.full(runs, 2), np.where(agent >= 2, 1, 0)])[order]
+            ),
+        },
+        where="simulate_outcomes",
+    )
+    calls = rng.poisson(tool_rate, len(turn_run))
+    call_turn, _, _ = expand(calls)
+    call_run = turn_run[call_turn]
+    per_run = np.bincount(call_run, minlength=runs)
+    starts = np.concatenate([[0], np.cumsum(per_run)[:-1]])
+    failed = rng.random(len(call_turn)) < tool_failure
+    tool_calls = coded_table(
+        "tool_calls",
+        {
+            "run_id": Coded(run_ids, call_run),
+            "agent_id": Coded(agents, agent[call_turn]),
+            "turn": np.arange(len(call_turn), dtype=np.int64) - starts[call_run] + 1,
+            "tool": Coded(pl.Series(TOOLS), rng.integers(0, len(TOOLS), len(call_turn))),
+            "error": Coded(pl.Series(["timeout", None]), (~failed).astype(np.uint8)),
+            "seconds": np.round(rng.exponential(_TOOL_SECONDS, len(call_turn)), 3),
+            "message_turn": turn_of[call_turn].astype(np.int64),
+        },
+        where="simulate_outcomes",
+    )
+    errors = np.bincount(call_run, weights=failed, minlength=runs).astype(np.int64)
+    return {"messages": messages, "tool_calls": tool_calls, "counts": {"calls": per_run, "errors": errors}}

@@ -16,6 +16,13 @@
   bootstrap interval, and the paired difference of two systems at each k.
 * :func:`variance_components`, :func:`plan`, :func:`design_power` — between-case, epoch and judge
   variance with the ICC and the design effect, and the cases × epochs that reach a power at least cost.
+* :func:`overhead` — each run's spending (tokens, calls, seconds, cost) as a multiple of the control
+  system's mean on the same case, per run or summarised per system.
+* :func:`failure_rates`, :func:`failure_differences`, :func:`annotator_agreement` — failure modes from
+  annotations (MAST's, say): each system's rate per mode with Wilson's interval, the paired difference of two
+  systems per mode (McNemar, Newcombe, Holm or BH across the modes), and the annotators' agreement per mode.
+* :func:`cohen_kappa`, :func:`fleiss_kappa`, :func:`krippendorff_alpha` — agreement of raters on the same
+  units, per group, from ratings in long form (missing ratings allowed for alpha).
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`margin_test`, :func:`tango_test`, :func:`farrington_manning` — non-inferiority and
   equivalence at a stated margin (``compare(..., margin=, hypothesis=)`` runs them on every row):
@@ -65,8 +72,10 @@ from mas_eval.stats.options import (
 )
 
 if TYPE_CHECKING:
+    from mas_eval.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
     from mas_eval.stats.baseline import baseline_comparison
     from mas_eval.stats.comparison import compare
+    from mas_eval.stats.coordination import overhead
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.designs import ttest_from_summary
     from mas_eval.stats.economics import cost_effectiveness
@@ -78,6 +87,7 @@ if TYPE_CHECKING:
         pass_at_k_intervals,
     )
     from mas_eval.stats.equivalence import farrington_manning, margin_test, tango_test
+    from mas_eval.stats.failures import annotator_agreement, failure_differences, failure_rates
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.proportions import (
         mcnemar_exact,
@@ -96,6 +106,12 @@ __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "baseline_comparison": "mas_eval.stats.baseline",
+        "cohen_kappa": "mas_eval.stats.agreement",
+        "fleiss_kappa": "mas_eval.stats.agreement",
+        "krippendorff_alpha": "mas_eval.stats.agreement",
+        "annotator_agreement": "mas_eval.stats.failures",
+        "failure_differences": "mas_eval.stats.failures",
+        "failure_rates": "mas_eval.stats.failures",
         "compare": "mas_eval.stats.comparison",
         "adjust_pvalues": "mas_eval.stats.corrections",
         "cost_effectiveness": "mas_eval.stats.economics",
@@ -108,6 +124,7 @@ __getattr__, __dir__ = lazy_attributes(
         "farrington_manning": "mas_eval.stats.equivalence",
         "margin_test": "mas_eval.stats.equivalence",
         "tango_test": "mas_eval.stats.equivalence",
+        "overhead": "mas_eval.stats.coordination",
         "power": "mas_eval.stats.power_analysis",
         "mcnemar_exact": "mas_eval.stats.proportions",
         "mcnemar_power": "mas_eval.stats.proportions",
@@ -143,19 +160,26 @@ __all__ = [
     "Test",
     "accuracy_cost_frontier",
     "adjust_pvalues",
+    "annotator_agreement",
     "baseline_comparison",
     "calibration",
+    "cohen_kappa",
     "compare",
     "compute_matched",
     "cost_effectiveness",
     "cost_per_correct",
     "design_power",
     "display",
+    "failure_differences",
+    "failure_rates",
     "farrington_manning",
+    "fleiss_kappa",
+    "krippendorff_alpha",
     "margin_test",
     "mcnemar_exact",
     "mcnemar_power",
     "merge_statistics",
+    "overhead",
     "paired_difference",
     "pass_at_k",
     "pass_at_k_intervals",

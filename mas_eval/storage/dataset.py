@@ -44,7 +44,7 @@ from mas_eval.data.validation import (
     validate_part,
     validate_tables,
 )
-from mas_eval.errors import DataError, InvalidParameterError, SchemaError
+from mas_eval.errors import DataError, InvalidParameterError, SchemaError, option
 from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import (
     DATASET_MANIFEST,
@@ -82,7 +82,13 @@ _SUMMARY_SCHEMA = {
 MANIFEST = Manifest(
     DATASET_MANIFEST,
     Obj(
-        {"tables": ListOf(str), "shards": SHARDS_ENTRY, "codes": CODES_ENTRY, "notes": ListOf(str)},
+        {
+            "tables": ListOf(str),
+            "shards": SHARDS_ENTRY,
+            "codes": CODES_ENTRY,
+            "notes": ListOf(str),
+            "formats": ListOf(str),
+        },
         required=("tables",),
     ),
     fix="restore it from a copy of the Dataset, or remove it if the Dataset is not sharded",
@@ -220,6 +226,7 @@ class Dataset:
         self._notes: tuple[str, ...] = ()
         #: The tables whose casts to the schema's dtypes are known to change no value (:meth:`scan`).
         self._exact: set[str] = set()
+        self._formats: tuple[str, ...] = ()
         #: The stored integer codes of this shard's keys (:mod:`mas_eval.storage.stored_codes`), for a
         #: Dataset that :meth:`shard` gave; scoring reads them instead of encoding strings.
         self.stored_codes: ShardCodes | None = None
@@ -255,13 +262,18 @@ class Dataset:
         """One Dataset of the runs of several (experiments logged apart, a sample of two kinds).
 
         Every table is the tables of the same name stacked (each conformed to the schema first);
-        a table one Dataset lacks contributes nothing. Run ids must be unique across the
-        Datasets; ``ground_truth`` rows that two of them share are kept once.
+        a table one Dataset lacks contributes nothing, and a column of its own (a run attribute
+        such as ``num_rounds``) is null in the runs of the Datasets without it. Run ids must be
+        unique across the Datasets; ``ground_truth`` rows that two of them share are kept once.
+        The result keeps every Dataset's :attr:`notes` and :attr:`formats`, in order.
 
         Raises
         ------
+        InvalidParameterError
+            No Dataset given.
         DataError
-            A ``run_id`` found in more than one of them (the message names a few and the fix).
+            A ``run_id`` found in more than one of them: the message names the first two Datasets
+            that share ids (their folders, or their places in ``datasets``), the first ids, and the fix.
 
         Examples
         --------
@@ -270,24 +282,29 @@ class Dataset:
         >>> b = Dataset.from_frames(runs=pl.DataFrame({"run_id": ["b1"], "system": ["single"], "case_id": ["c"]}))
         >>> Dataset.concat([a, b]).collect("runs")["run_id"].to_list()
         ['a1', 'b1']
-        """
+        >>> Dataset.concat([a, a])
+        Traceback (most recent call last):
+        ...
+        mas_eval.errors.DataError: the Datasets 1 (in memory) and 2 (in memory) both hold run_id 'a1'; they hold the same runs (one Dataset given twice?): drop one, or give each Dataset's runs distinct ids (a prefix per Dataset, or ingest one again under another system name: paths={'PATH': 'SYSTEM'})
+        """  # noqa: E501
         if not datasets:
             msg = "Dataset.concat needs at least one Dataset"
             raise InvalidParameterError(msg)
-        ids = pl.concat([ds.scan("runs").select(RUN_KEY) for ds in datasets]).collect()[RUN_KEY]
-        repeated = ids.filter(ids.is_duplicated()).unique().sort()
-        if repeated.len():
-            shown = ", ".join(map(repr, repeated.head(3).to_list()))
-            msg = (
-                f"Dataset.concat: {repeated.len()} run_id(s) appear in more than one Dataset (e.g. {shown}); "
-                "give each Dataset's runs distinct ids (e.g. a prefix per experiment) first"
-            )
-            raise DataError(msg)
+        ids = pl.concat(
+            [ds.scan("runs").select(RUN_KEY).with_columns(part=pl.lit(i, pl.UInt32)) for i, ds in enumerate(datasets)]
+        ).collect()
+        repeated = ids.filter(pl.col(RUN_KEY).is_duplicated())
+        if repeated.height:
+            raise DataError(_clash(datasets, ids, repeated))
         names = [name for name in TABLES if any(name in ds for ds in datasets)]
-        tables = {name: pl.concat([ds.scan(name) for ds in datasets if name in ds]) for name in names}
+        tables = {name: pl.concat([ds.scan(name) for ds in datasets if name in ds], how="diagonal_relaxed")
+                  for name in names}  # fmt: skip
         if "ground_truth" in tables:
             tables["ground_truth"] = tables["ground_truth"].unique(maintain_order=True)
-        return cls(tables)
+        combined = cls(tables)
+        combined._notes = tuple(note for ds in datasets for note in ds.notes)
+        combined._formats = tuple(dict.fromkeys(name for ds in datasets for name in ds.formats))
+        return combined
 
     @classmethod
     @validate_params({"path": [PATH]})
@@ -350,9 +367,16 @@ class Dataset:
             with reading(files[name]):
                 tables[name] = scan_table_folder(name, entry, files[name])
         _check_listed(root, manifest, tables)
+        if "runs" not in tables:
+            msg = (
+                f"{root}: holds no runs table (runs.parquet or runs/), so it is not a Dataset folder; pass the folder "
+                "`mas-eval ingest` or `mas-eval simulate` wrote"
+            )
+            raise SchemaError(msg)
         opened = cls(tables, source=root, files=files, shard_files=shard_files)
         opened._schemas = schemas
         opened._notes = tuple(manifest.get("notes", ()))
+        opened._formats = tuple(manifest.get("formats", ()))
         if layout is not None and "codes" in manifest:
             opened._codes_recorded = True
             opened._labels = StoredLabels.of(manifest["codes"])
@@ -375,6 +399,39 @@ class Dataset:
         ()
         """
         return self._notes
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The formats the runs were ingested from (its manifest's ``formats``): ``("lm-eval",)``,
+        ``("OTLP",)``...; several for Datasets put together (:meth:`concat`).
+
+        Empty when it is not known: a Dataset made in memory, or a folder written before the
+        manifest recorded it. ``mas-eval reproduce`` reads it to say what the runs' logs recorded.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from mas_eval import Dataset
+        >>> Dataset.from_frames(runs=pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]})).formats
+        ()
+        """
+        return self._formats
+
+    @validate_params({"formats": [TEXTS], "notes": [TEXTS]})
+    def with_origin(self, *, formats: Sequence[str] = (), notes: Sequence[str] = ()) -> Dataset:
+        """This Dataset, saying also that its runs came from ``formats`` and that its tables leave out
+        ``notes`` (:attr:`formats`, :attr:`notes`), as an ingest that keeps it in memory records them.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]})
+        >>> Dataset.from_frames(runs=runs).with_origin(formats=["table"]).formats
+        ('table',)
+        """
+        self._formats = tuple(dict.fromkeys([*self._formats, *formats]))
+        self._notes = (*self._notes, *notes)
+        return self
 
     @property
     def table_names(self) -> list[str]:
@@ -677,7 +734,8 @@ class Dataset:
         when all of them are written; on any error nothing is left behind. An existing
         ``path`` is replaced only with ``overwrite=True`` (and is read to the end first, so a
         Dataset can be rewritten onto the folder it was opened from). ``validate=False``
-        skips :meth:`validate` for data valid by construction (e.g. the simulator's).
+        skips :meth:`validate` for data valid by construction (e.g. the simulator's). The
+        manifest keeps the Dataset's :attr:`notes` and :attr:`formats`.
 
         Parameters
         ----------
@@ -725,12 +783,15 @@ class Dataset:
             self.write_tables(staging, shards=count)
         return target
 
-    @validate_params({"folder": [PATH], "shards": [Interval(int, 1, MAX_SHARDS)], "notes": [TEXTS]})
-    def write_tables(self, folder: Path, *, shards: int = 1, notes: Sequence[str] = ()) -> None:
+    @validate_params({"folder": [PATH], "shards": [Interval(int, 1, MAX_SHARDS)], "notes": [TEXTS], "formats": [TEXTS]})
+    def write_tables(
+        self, folder: Path, *, shards: int = 1, notes: Sequence[str] = (), formats: Sequence[str] = ()
+    ) -> None:
         """Write the tables and ``_dataset.json`` into the existing, empty ``folder`` (not atomically).
 
         The writing half of :meth:`write`, for writers that stage a folder of their own (ingest),
-        which may leave ``notes`` in the manifest (what the tables leave out).
+        which may add ``notes`` (what the tables leave out) and ``formats`` (what the runs were
+        ingested from) to the manifest, after the Dataset's own :attr:`notes` and :attr:`formats`.
         """
         for name in self._raw:
             try:
@@ -746,19 +807,30 @@ class Dataset:
                     raise  # the location's fault (disk full...): the atomic write names it
                 msg = f"table {name!r} could not be written ({exc}); run validate() to find the rows"
                 raise DataError(msg) from exc
-        write_dataset_manifest(folder, self.table_names, shards, notes=notes)
+        write_dataset_manifest(
+            folder,
+            self.table_names,
+            shards,
+            notes=[*self._notes, *notes],
+            formats=list(dict.fromkeys([*self._formats, *formats])),
+        )
 
 
-def write_dataset_manifest(folder: Path, names: list[str], shards: int, *, notes: Sequence[str] = ()) -> None:
+def write_dataset_manifest(
+    folder: Path, names: list[str], shards: int, *, notes: Sequence[str] = (), formats: Sequence[str] = ()
+) -> None:
     """Write ``_dataset.json`` of the Dataset folder ``folder`` whose tables ``names`` are written.
 
     A sharded folder (``shards > 1``) records its layout and gets its stored codes
     (:func:`~mas_eval.storage.stored_codes.write_codes`), which read the written shards. Shared
-    by :meth:`Dataset.write_tables` and the ingest that writes the shards itself.
+    by :meth:`Dataset.write_tables` and the ingest that writes the shards itself. ``notes`` and
+    ``formats`` (:attr:`Dataset.notes`, :attr:`Dataset.formats`) are recorded when there are any.
     """
     manifest: dict[str, Any] = {"tables": names}
     if notes:
         manifest["notes"] = list(notes)
+    if formats:
+        manifest["formats"] = list(formats)
     if shards > 1:
         manifest["shards"] = ShardLayout(shards).manifest()
         codes = write_codes(folder, names, shards)
@@ -793,3 +865,29 @@ def _not_a_dataset(path: Path) -> str:
     else:
         fix = "pass the Dataset the scores were computed from"
     return f"{path} {describe_path(path)}, not a Dataset folder; {fix}"
+
+
+def _clash(datasets: Sequence[Dataset], ids: pl.DataFrame, repeated: pl.DataFrame) -> str:
+    """What :meth:`Dataset.concat` says of run ids held by two Datasets: the first two that share ids
+    (by their folders, or places), up to three of the ids, and the fix."""
+    first = repeated.group_by(RUN_KEY).agg(pl.col("part").unique().sort().head(2).alias("parts"))
+    pairs = first.with_columns(a=pl.col("parts").list.get(0), b=pl.col("parts").list.get(1)).sort("a", "b", RUN_KEY)
+    a, b = pairs.row(0, named=True)["a"], pairs.row(0, named=True)["b"]
+    shared = pairs.filter((pl.col("a") == a) & (pl.col("b") == b))[RUN_KEY]
+    shown = ", ".join(map(repr, shared.head(3).to_list()))
+    more = f" (and {shared.len() - 3:,} more)" if shared.len() > 3 else ""
+    count = ids.group_by("part").len()
+    sizes = dict(zip(count["part"].to_list(), count["len"].to_list(), strict=True))
+    same = shared.len() == sizes.get(a) == sizes.get(b)
+
+    def named(index: int) -> str:
+        source = datasets[index].source
+        return f"{index + 1} ({source if source is not None else 'in memory'})"
+
+    held = "run_id" if shared.len() == 1 else "run_ids"
+    why = "they hold the same runs (one Dataset given twice?): drop one, or " if same else ""
+    again = option("paths", {"PATH": "SYSTEM"}, cli="PATH=SYSTEM")
+    return (
+        f"the Datasets {named(a)} and {named(b)} both hold {held} {shown}{more}; {why}give each Dataset's runs "
+        f"distinct ids (a prefix per Dataset, or ingest one again under another system name: {again})"
+    )

@@ -17,6 +17,7 @@ from mas_eval.ingest.jsonl.decoding import chunk_tables
 from mas_eval.ingest.jsonl.lines import BYTES_CEILING, CHUNK_BYTES, MAX_LINE_BYTES, chunks
 from mas_eval.ingest.jsonl.record import record_dtype
 from mas_eval.ingest.jsonl.writing import (
+    FORMAT_NAME,
     GROUND_TRUTH_SCRATCH,
     ChunkWriter,
     deduplicate_ground_truth,
@@ -293,5 +294,5 @@ def ingest_jsonl(
         if count > 1:
             sort_shards(staging, dataset.table_names, count)
         else:
-            write_manifest(staging, MANIFEST, {"tables": dataset.table_names})
+            write_manifest(staging, MANIFEST, {"tables": dataset.table_names, "formats": [FORMAT_NAME]})
     return IngestResult(target, counts["runs"], counts["rejected"], rejects_path)

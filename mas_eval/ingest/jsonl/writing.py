@@ -22,6 +22,7 @@ from mas_eval.storage.inputs import parquet_files, scan_parquet
 from mas_eval.storage.sharding import SHARD_COLUMN, shard_folder, shard_of, sharded, write_sorted_shards
 
 __all__ = [
+    "FORMAT_NAME",
     "GROUND_TRUTH_SCRATCH",
     "ChunkWriter",
     "deduplicate_ground_truth",
@@ -31,6 +32,8 @@ __all__ = [
     "table_folder",
 ]
 
+#: What the manifest's ``formats`` calls the runs' format (:attr:`Dataset.formats <mas_eval.Dataset.formats>`).
+FORMAT_NAME = "canonical JSONL"
 #: Hidden folders of the staging folder: the chunks' ground truth before it is deduplicated across
 #: chunks, and (``shards > 1``) every sharded table's rows, split by shard, before each shard is sorted.
 GROUND_TRUTH_SCRATCH = ".ground_truth"
@@ -184,7 +187,7 @@ def sort_shards(staging: Path, names: list[str], shards: int) -> None:
             scan_parquet(parquet_files(folder)).sort(list(spec.key)).sink_parquet(staging / f"{name}.parquet")
             shutil.rmtree(folder)
     shutil.rmtree(staging / _SHARDS_SCRATCH)
-    write_dataset_manifest(staging, names, shards)
+    write_dataset_manifest(staging, names, shards, formats=[FORMAT_NAME])
 
 
 def _valid(tables: dict[str, pl.DataFrame]) -> bool:

@@ -11,13 +11,13 @@ import polars as pl
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.metrics.ordered import ordered_aggregates
 
-__all__ = ["agent_shares", "run_usage", "usage_totals"]
+__all__ = ["USAGE_KEY", "agent_shares", "row_tokens", "run_usage", "usage_totals"]
 
 #: The usage table's key after ``run_id``: rows are summed in this order, so cost sums repeat bit for bit.
 USAGE_KEY = [RUN_KEY, "agent_id", "model"]
 
 
-def _row_tokens() -> pl.Expr:
+def row_tokens() -> pl.Expr:
     """A usage row's tokens, input + output, a missing one as 0; null when neither is recorded."""
     inp, out = pl.col("input_tokens"), pl.col("output_tokens")
     return pl.when(inp.is_not_null() | out.is_not_null()).then(inp.fill_null(0) + out.fill_null(0))
@@ -38,7 +38,7 @@ def usage_totals(usage: pl.LazyFrame) -> pl.LazyFrame:
     ``run_id, usage_tokens, usage_calls, usage_cost_usd``. Token and call sums are of integers
     (exact in any order); the cost sum adds the rows in key order (:mod:`mas_eval.metrics.ordered`).
     """
-    rows = usage.select(*USAGE_KEY, _row_tokens().alias("tokens"), "calls", "cost_usd").sort(USAGE_KEY)
+    rows = usage.select(*USAGE_KEY, row_tokens().alias("tokens"), "calls", "cost_usd").sort(USAGE_KEY)
     return ordered_aggregates(
         rows,
         RUN_KEY,
@@ -96,7 +96,7 @@ def agent_shares(usage: pl.LazyFrame, totals: pl.LazyFrame) -> pl.LazyFrame:
         return pl.when(pl.col(total) > 0).then(pl.col(part) / pl.col(total))
 
     return (
-        usage.select(*USAGE_KEY, _row_tokens().alias("tokens"), "calls", "cost_usd")
+        usage.select(*USAGE_KEY, row_tokens().alias("tokens"), "calls", "cost_usd")
         .join(totals, on=RUN_KEY, how="left")
         .select(
             *USAGE_KEY,
