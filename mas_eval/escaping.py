@@ -83,7 +83,8 @@ def visible_texts(texts: pl.Series, *, breaks: bool = True) -> pl.Series:
     >>> visible_texts(pl.Series(["a\tb\n\x1b[31m", None, "\u202e מערכת"]), breaks=False).to_list()
     ['a\tb\n\\x1b[31m', None, '\\u202e מערכת']
     """
-    table = _VISIBLE if breaks else _KEEP_BREAKS
+    # A Polars string holds no surrogate (nor can a regex name one): the table's other characters.
+    table = {c: shown for c, shown in (_VISIBLE if breaks else _KEEP_BREAKS).items() if not 0xD800 <= c < 0xE000}
     pattern = "[" + "".join(f"\\x{{{c:x}}}" for c in table) + "]"
     if not texts.str.contains(pattern).any():
         return texts

@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import MAPPING, NAME, NONE, PATH, Instance, Options, validate_params
+from mas_eval.constraints import MAPPING, NAME, NONE, PATH, TEXT, Instance, validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.data.taxonomies import TAXONOMIES, Taxonomy, mode_of, modes
 from mas_eval.errors import IngestError, InvalidParameterError, option
@@ -493,7 +493,7 @@ class _Reader:
         **LOG_PARAMETERS,
         "into": [Instance(Dataset, "a Dataset"), PATH, NONE],
         "columns": [MAPPING, NONE],
-        "taxonomy": [Options.of(Taxonomy), NONE],
+        "taxonomy": [TEXT, NONE],
         "annotator": [NAME, NONE],
     }
 )
