@@ -29,7 +29,7 @@ from mas_eval.scoring.shards import (
     score_shards_in_memory,
 )
 from mas_eval.storage.dataset import Dataset
-from mas_eval.storage.outputs import check_compression, check_target
+from mas_eval.storage.outputs import COMPRESSIONS, check_compression, check_target
 from mas_eval.storage.scores_folder import COMPRESSION
 
 __all__ = ["Scores", "score"]
@@ -92,7 +92,7 @@ def score(
         "client": [_CLIENT, NONE],
         "scheduler": [TEXT, NONE],
         "overwrite": [Boolean()],
-        "compression": [TEXT, NONE],
+        "compression": [Options(COMPRESSIONS), NONE],
     }
 )
 def score(

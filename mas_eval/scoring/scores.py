@@ -9,12 +9,22 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import MAPPING, NONE, PATH, TEXT, Boolean, Predicate, validate_fields, validate_params
+from mas_eval.constraints import (
+    MAPPING,
+    NONE,
+    PATH,
+    TEXT,
+    Boolean,
+    Options,
+    Predicate,
+    validate_fields,
+    validate_params,
+)
 from mas_eval.errors import SchemaError
 from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import reading
 from mas_eval.storage.manifests import write_manifest
-from mas_eval.storage.outputs import atomic_directory, check_compression
+from mas_eval.storage.outputs import COMPRESSIONS, atomic_directory, check_compression
 from mas_eval.storage.scores_folder import (
     MANIFEST,
     check_rows,
@@ -160,7 +170,7 @@ class Scores(Mapping[str, pl.DataFrame]):
         """The table names, ``runs`` first."""
         return list(self.tables)
 
-    @validate_params({"path": [PATH], "overwrite": [Boolean()], "compression": [TEXT]})
+    @validate_params({"path": [PATH], "overwrite": [Boolean()], "compression": [Options(COMPRESSIONS)]})
     def write(self, path: str | Path, *, overwrite: bool = False, compression: str = "zstd") -> Path:
         """Write each table to ``<path>/<name>.parquet`` atomically, with a manifest: version, preset,
         parameters, the families that ran and were skipped, the tables, and the run columns named by
