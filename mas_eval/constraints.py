@@ -33,8 +33,9 @@ import functools
 import inspect
 import math
 import numbers
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_args
 
@@ -43,12 +44,24 @@ import polars as pl
 from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 
 __all__ = [
+    "AXES",
+    "CALLABLE",
     "COLUMN_NAME",
     "COLUMN_NAMES",
+    "DATAFRAME",
+    "FRAME",
+    "MAPPING",
+    "NAME",
     "NONE",
+    "PATH",
+    "PATH_LIST",
     "PROBABILITY",
+    "RUN_METRICS",
+    "TEXT",
+    "TEXTS",
     "Boolean",
     "Constraint",
+    "Instance",
     "IntPair",
     "Interval",
     "Options",
@@ -56,8 +69,11 @@ __all__ = [
     "check_columns",
     "check_parameter",
     "describe",
+    "is_unicode",
     "numeric_value",
     "parse_value",
+    "sequence_of",
+    "validate_fields",
     "validate_params",
 ]
 
@@ -186,6 +202,21 @@ class Predicate(Constraint):
 
 
 @dataclass(frozen=True)
+class Instance(Constraint):
+    """An instance of ``types`` (``isinstance``), described by ``description``: a parameter's type,
+    for a parameter whose values need no other check here (a frame, a mapping, a Dataset)."""
+
+    types: type | tuple[type, ...]
+    description: str
+
+    def is_satisfied_by(self, value: object) -> bool:
+        return isinstance(value, self.types)
+
+    def __str__(self) -> str:
+        return self.description
+
+
+@dataclass(frozen=True)
 class IntPair(Constraint):
     """A ``(min, max)`` pair of integers, each from ``minimum`` to ``maximum`` (if given), with ``min <= max``."""
 
@@ -213,9 +244,18 @@ def _short_repr(value: object) -> str:
     return text if len(text) <= _REPR_LIMIT else text[: _REPR_LIMIT - 3] + "..."
 
 
+def _satisfies(constraint: Constraint, value: object) -> bool:
+    """Whether ``value`` satisfies ``constraint``; a test that cannot even read the value (a predicate
+    converting it to numbers) says no, so that the caller gets the error naming the parameter."""
+    try:
+        return constraint.is_satisfied_by(value)
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
 def check_parameter(name: str, value: object, constraints: Sequence[Constraint], *, where: str | None = None) -> None:
     """Raise :class:`~mas_eval.errors.InvalidParameterError` unless ``value`` satisfies one of ``constraints``."""
-    if any(c.is_satisfied_by(value) for c in constraints):
+    if any(_satisfies(c, value) for c in constraints):
         return
     prefix = f"{where}: " if where else ""
     msg = f"{prefix}{name}={_short_repr(value)} is invalid; {name} must be {describe(constraints)}"
@@ -223,7 +263,7 @@ def check_parameter(name: str, value: object, constraints: Sequence[Constraint],
     raise InvalidParameterError(f"{msg}; {beyond[0]}" if beyond else msg)
 
 
-def validate_params(constraints: Mapping[str, Sequence[Constraint]]) -> Callable[[F], F]:
+def validate_params(constraints: Mapping[str, Sequence[Constraint]], *, where: str | None = None) -> Callable[[F], F]:
     """Decorate a function so that the arguments it is called with are checked first.
 
     Only arguments the caller passes are checked (the defaults are valid by construction, and a
@@ -238,16 +278,34 @@ def validate_params(constraints: Mapping[str, Sequence[Constraint]]) -> Callable
             msg = f"{func.__qualname__} has no parameter(s) {', '.join(unknown)}"
             raise TypeError(msg)
 
+        # A method is named with its class (``Dataset.open``), a constructor by its class, as the user calls them.
+        named = func.__name__ if "<locals>" in func.__qualname__ else func.__qualname__
+        named = where or named.removesuffix(".__init__")
+
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             bound = signature.bind(*args, **kwargs)
             for name, value in bound.arguments.items():
                 if name in constraints:
-                    check_parameter(name, value, constraints[name], where=func.__name__)
+                    check_parameter(name, value, constraints[name], where=named)
             return func(*args, **kwargs)
 
         wrapper.__parameter_constraints__ = dict(constraints)  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+C = TypeVar("C", bound=type)
+
+
+def validate_fields(constraints: Mapping[str, Sequence[Constraint]]) -> Callable[[C], C]:
+    """Decorate a dataclass (above ``@dataclass``) so that the fields it is made with are checked first,
+    as :func:`validate_params` checks a function's arguments; the errors name the class."""
+
+    def decorate(cls: C) -> C:
+        cls.__init__ = validate_params(constraints, where=cls.__name__)(cls.__init__)  # type: ignore[misc]
+        return cls
 
     return decorate
 
@@ -275,6 +333,79 @@ def parse_value(text: str, constraints: Sequence[Constraint]) -> Any:
             except ValueError:
                 continue
     return raw
+
+
+def _is_path(value: object) -> bool:
+    return isinstance(value, str | os.PathLike) and not isinstance(os.fspath(value), bytes)
+
+
+#: Constraint of a path the user gives: a string or a ``pathlib.Path`` (any ``os.PathLike`` of text).
+PATH = Predicate(_is_path, "a path (a string or pathlib.Path)")
+#: Constraint of a parameter of text.
+TEXT = Instance(str, "a string")
+
+
+def is_unicode(text: str) -> bool:
+    """Whether ``text`` holds no lone surrogate (which a name read from bytes that are not UTF-8 holds,
+    and which no UTF-8 output can write)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+#: Constraint of a name the user gives (a system, a model): a non-empty string of valid Unicode.
+NAME = Predicate(
+    lambda value: isinstance(value, str) and bool(value.strip()) and is_unicode(value),
+    "a non-empty name of valid Unicode text (no lone surrogate)",
+)
+#: Constraint of a callback.
+CALLABLE = Predicate(callable, "a callable")
+#: Constraint of a mapping parameter (a dict).
+MAPPING = Instance(Mapping, "a mapping (dict)")
+#: Constraint of a Polars frame.
+FRAME = Instance((pl.DataFrame, pl.LazyFrame), "a Polars DataFrame or LazyFrame")
+#: Constraint of the runs a statistic or figure reads: a Polars frame, or Scores (whose ``runs`` are read).
+RUN_METRICS = Predicate(
+    lambda value: (
+        isinstance(value, pl.DataFrame | pl.LazyFrame) or isinstance(getattr(value, "runs", None), pl.DataFrame)
+    ),
+    "a Polars DataFrame or LazyFrame, or Scores",
+)
+#: Constraint of where a figure is drawn: a matplotlib Axes (matplotlib loads with the first figure drawn).
+AXES = Predicate(lambda value: callable(getattr(value, "add_artist", None)), "a matplotlib Axes")
+#: Constraint of a Polars DataFrame (a table in memory).
+DATAFRAME = Instance(pl.DataFrame, "a Polars DataFrame")
+
+
+def _sequence_of(kind: type | tuple[type, ...]) -> Callable[[object], bool]:
+    def test(value: object) -> bool:
+        return (
+            isinstance(value, Sequence | Set)
+            and not isinstance(value, str | bytes)
+            and all(isinstance(v, kind) for v in value)
+        )
+
+    return test
+
+
+def sequence_of(kind: type | tuple[type, ...], noun: str) -> Predicate:
+    """Constraint of a list (tuple, set) whose every item is a ``kind``, described as ``a list of NOUN``."""
+    return Predicate(_sequence_of(kind), f"a list of {noun}")
+
+
+#: Constraint of a list of names (strings).
+TEXTS = sequence_of(str, "strings")
+#: Constraint of a list of paths (the inputs an output must not overwrite).
+PATH_LIST = Predicate(
+    lambda value: (
+        isinstance(value, Iterable)
+        and not isinstance(value, str | bytes | Mapping)
+        and (not isinstance(value, Collection) or all(_is_path(item) for item in value))
+    ),
+    "a list of paths",
+)
 
 
 #: Constraint of a parameter naming one column.

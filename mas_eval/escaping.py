@@ -9,6 +9,7 @@ spreadsheet formula. Each output format escapes them with one function from here
   :func:`visible_texts` does the same to a column of texts (the case viewer's transcripts);
 * :func:`one_line`: the same, but line breaks and tabs as spaces (a table row stays one line);
 * :func:`markdown_text`: one line of plain text for Markdown, its HTML and Markdown syntax escaped;
+* :func:`typeset_text`: one line of text a LaTeX document takes (composed, no invisible format characters);
 * :func:`spreadsheet_safe` and :func:`spreadsheet_restored`: CSV text cells a spreadsheet will not
   run as formulas, and back.
 
@@ -26,20 +27,31 @@ if TYPE_CHECKING:  # polars loads with the first CSV: the terminal's text needs 
 
 __all__ = [
     "CONTROLS", "FORMULA_START", "html_text", "markdown_text", "one_line", "spreadsheet_restored", "spreadsheet_safe",
-    "visible", "visible_texts",
+    "typeset_text", "visible", "visible_texts",
 ]  # fmt: skip
 
 #: The characters never written raw: C0 controls, DEL, C1 controls, the bidirectional embeddings,
 #: overrides and isolates (U+202A-202E, U+2066-2069: they reorder what a reader sees, as in
-#: "Trojan Source"), and the line and paragraph separators (U+2028, U+2029).
+#: "Trojan Source") and marks (U+200E, U+200F, U+061C), the zero-width space, word joiner and
+#: byte-order mark (U+200B, U+2060, U+FEFF: two names that print alike would be different), the
+#: line and paragraph separators (U+2028, U+2029), and lone surrogates (U+D800-DFFF: no text
+#: holds one; a name read from bytes that are not UTF-8 does). The zero-width joiner and
+#: non-joiner (U+200C, U+200D) are kept: scripts and emoji need them.
 CONTROLS = (
     *range(0x00, 0x20),
     0x7F,
     *range(0x80, 0xA0),
+    0x061C,
+    0x200B,
+    0x200E,
+    0x200F,
     *range(0x202A, 0x202F),
+    0x2060,
     *range(0x2066, 0x206A),
     0x2028,
     0x2029,
+    *range(0xD800, 0xE000),
+    0xFEFF,
 )
 _NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 _VISIBLE = {c: _NAMED.get(c, f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in CONTROLS}
@@ -71,7 +83,8 @@ def visible_texts(texts: pl.Series, *, breaks: bool = True) -> pl.Series:
     >>> visible_texts(pl.Series(["a\tb\n\x1b[31m", None, "\u202e מערכת"]), breaks=False).to_list()
     ['a\tb\n\\x1b[31m', None, '\\u202e מערכת']
     """
-    table = _VISIBLE if breaks else _KEEP_BREAKS
+    # A Polars string holds no surrogate (nor can a regex name one): the table's other characters.
+    table = {c: shown for c, shown in (_VISIBLE if breaks else _KEEP_BREAKS).items() if not 0xD800 <= c < 0xE000}
     pattern = "[" + "".join(f"\\x{{{c:x}}}" for c in table) + "]"
     if not texts.str.contains(pattern).any():
         return texts
@@ -94,6 +107,22 @@ _MARKDOWN_INLINE = re.compile(r"[\\`*\[\]|#~$]|_(?![^\W_])|(?<![^\W_])_")
 #: ``1) a``) or a rule (``---``); a number (``-0.5``, ``0.5``) is none.
 _MARKDOWN_START = re.compile(r"\A([-+])(?!\d)|\A(\d{1,9})([.)])(?=\s|\Z)")
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def typeset_text(text: str) -> str:
+    r"""``text`` as a typesetting program (pdfLaTeX) can take it, before its markup is escaped: composed
+    (NFC: an accent written as a letter and a combining mark, which pdfLaTeX refuses, made one
+    letter, as most fonts have it), on one line (:func:`one_line`: control characters and the
+    marks of :data:`CONTROLS` as escapes), and the other invisible format characters (the
+    zero-width joiners, a soft hyphen: Unicode's category Cf) dropped, which print as nothing.
+
+    >>> typeset_text("Amélie​‍") == "Amélie\\u200b"
+    True
+    """
+    import unicodedata
+
+    composed = one_line(unicodedata.normalize("NFC", text))
+    return "".join(c for c in composed if unicodedata.category(c) != "Cf")
 
 
 def markdown_text(text: str) -> str:

@@ -189,7 +189,9 @@ def test_add_combined_score_writes_it_per_task_and_overall(report: BenchmarkRepo
     assert all("combined_score" not in scores for scores in report.task_scores.values())
     with pytest.raises(InvalidParameterError, match="'rouge_l' is already a metric of the report"):
         report.add_combined_score(WEIGHTS, "rouge_l")
-    with pytest.raises(InvalidParameterError, match=r"add_combined_score: metric_name=' ' is invalid; .*a non-empty"):
+    with pytest.raises(
+        InvalidParameterError, match=r"BenchmarkReport.add_combined_score: metric_name=' ' is invalid; .*a non-empty"
+    ):
         report.add_combined_score(WEIGHTS, " ")
 
 

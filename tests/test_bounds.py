@@ -172,7 +172,7 @@ def test_cli_max_line_mb_is_for_the_formats_read_by_line(capsys: pytest.CaptureF
 
 def test_an_integer_too_large_for_a_float_is_out_of_range_not_an_overflow() -> None:
     with pytest.raises(InvalidParameterError, match=r"^compare: alpha=1000000000000000000000\d+\.\.\. is invalid"):
-        compare(None, "dqs", alpha=10**400)
+        compare(pl.DataFrame(), "dqs", alpha=10**400)
 
 
 def test_integer_bounds_are_shown_in_full() -> None:

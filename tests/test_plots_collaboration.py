@@ -244,7 +244,7 @@ def test_an_unknown_run_is_named_with_runs_that_exist(scores: mas_eval.Scores) -
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"scores": pl.DataFrame()}, "scores must be the Scores mas_eval.score returned, not DataFrame"),
+        ({"scores": pl.DataFrame()}, "scores must be the Scores mas_eval.score returned"),
         ({"run_id": 3}, "run_id=3 is invalid; run_id must be a run id"),
         ({"max_points": -1}, "max_points=-1 is invalid"),
         ({"axes": "ax"}, "axes must be a pair of matplotlib Axes"),

@@ -352,7 +352,7 @@ RUNS = pl.DataFrame({"system": ["mas", "single", "single"], "case_id": "a", "epo
         (lambda: accuracy_cost_frontier(RUNS, "ok", ks="1,2"), InvalidParameterError, "ks='1,2'"),
         (lambda: accuracy_cost_frontier(RUNS.drop("run_cost_usd"), "ok"), SchemaError, "'run_cost_usd'"),
         (lambda: accuracy_cost_frontier(RUNS, "ok", by=5), InvalidParameterError, "by=5"),
-        (lambda: pass_at_k([1, 2], "ok"), InvalidParameterError, "not list"),
+        (lambda: pass_at_k([1, 2], "ok"), InvalidParameterError, "run_metrics=[1, 2] is invalid"),
     ],
 )
 def test_bad_input_is_one_named_error(call: Any, error: type[Exception], text: str) -> None:

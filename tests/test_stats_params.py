@@ -45,6 +45,7 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     compare: (
         {"run_metrics": RUNS, "metrics": "dqs"},
         {
+            "run_metrics": [None, 5, "runs", [{"dqs": 1.0}]],
             "metrics": [5, None, 1.5, b"dqs", {"dqs": 1}, ["dqs", 5]],
             "treatment": [5, None, ["mas"]],
             "control": [0, True],
@@ -80,6 +81,7 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     calibration: (
         {"run_metrics": RUNS},
         {
+            "run_metrics": [None, [1.0]],
             "confidence": [None, 0.5],
             "outcome": [1, None],
             "bins": [0, -3, 2.5, "10", True, 10**12],
@@ -91,6 +93,7 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     reliability_table: (
         {"run_metrics": RUNS},
         {
+            "run_metrics": ["runs.parquet"],
             "confidence": [None],
             "outcome": [2],
             "bins": [0, 10.0],
@@ -102,6 +105,9 @@ BAD_VALUES: dict[Callable[..., Any], tuple[dict[str, Any], dict[str, list[Any]]]
     baseline_comparison: (
         {"run_metrics": RUNS, "metrics": {"decision_quality": "dqs"}},
         {
+            "run_metrics": [{"dqs": [1.0]}],
+            "treatment": [5, None],
+            "control": [["single"]],
             "metrics": [5, "dqs", ["dqs"], {"decision_quality": 5}, {"improvement": "dqs"}],
             "preset": ["nope", "Spec", None],
             "test": ["paired", "mannwhitney", "t"],
@@ -175,9 +181,10 @@ def test_the_defaults_satisfy_their_own_constraints(func: Callable[..., Any]) ->
     for name in with_default:
         default = parameters[name].default
         assert any(c.is_satisfied_by(default) for c in constraints[name]), (name, default)
-    # ttest_from_summary's statistics, compare's metrics and adjust_pvalues' p-values have no default;
-    # every other validated parameter has one.
-    required = {ttest_from_summary: 6, compare: 1, adjust_pvalues: 1}.get(func, 0)
+    # ttest_from_summary's statistics, the runs (and compare's metrics) and adjust_pvalues' p-values have no
+    # default; every other validated parameter has one.
+    required = {ttest_from_summary: 6, compare: 2, adjust_pvalues: 1, calibration: 1, reliability_table: 1}.get(func, 0)
+    required += func is baseline_comparison
     assert len(with_default) == len(constraints) - required
 
 

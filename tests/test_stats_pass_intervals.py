@@ -185,7 +185,7 @@ def test_non_finite_values_are_set_aside_and_counted() -> None:
     got = pass_at_k_intervals(runs, "ok", k=2, n_boot=0)
     want = pass_at_k_intervals(RUNS, "ok", k=2, n_boot=0)
     assert got.drop("note").equals(want.drop("note"))
-    aside = "2 non-finite value(s) set aside, like nulls"
+    aside = "2 run(s) with a NaN or infinite 'ok' set aside"
     assert got["note"].to_list() == ["; ".join(filter(None, [aside, note])) for note in want["note"]]
 
 

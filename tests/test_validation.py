@@ -61,7 +61,11 @@ CASES: list[tuple[str, Mutation, type[Exception], list[str]]] = [
         "value that cannot be cast",
         _replace("runs", lambda f: f.with_columns(pl.Series("iterations", ["2", "two", "3"]))),
         SchemaError,
-        ["table 'runs', column 'iterations'", "1 row(s) hold values that are not Int64", "(run_id='r2')"],
+        [
+            "table 'runs', column 'iterations'",
+            "1 row(s) hold values that are not Int64",
+            "(run_id='r2', iterations='two')",
+        ],
     ),
     (
         "null key",

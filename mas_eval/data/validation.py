@@ -25,7 +25,9 @@ __all__ = [
     "check_across_parts",
     "check_agent_masses",
     "check_alternative_inputs",
+    "check_exact_casts",
     "check_run_keys",
+    "check_storable",
     "check_types",
     "check_unique_keys",
     "check_values",
@@ -50,10 +52,13 @@ class _Rule:
     error: type[Exception] = DataError
     #: What is counted: rows, or the groups a rule aggregates (e.g. agents).
     unit: str = "row(s)"
+    #: Whether the examples show the offending value beside the keys.
+    show_value: bool = False
 
 
 def _fail(spec: Table, rule: _Rule, frame: pl.LazyFrame, count: int, key: list[str], labels: Labels | None) -> None:
-    examples = frame.filter(rule.bad).select(key).unique(maintain_order=False).sort(key).head(_EXAMPLES)
+    shown = [*key, rule.column] if rule.show_value and rule.column not in key else key
+    examples = frame.filter(rule.bad).select(shown).unique(maintain_order=False).sort(shown).head(_EXAMPLES)
     examples = (labels(examples) if labels is not None else examples).collect()
     msg = (
         f"table {spec.name!r}, column {rule.column!r}: {count} {rule.unit} {rule.problem}, "
@@ -92,7 +97,32 @@ def _run_checks(
         _raise_broken(spec, frame, rules, _counts(frame, rules), key, labels)
 
 
+def check_storable(table: str, schema: pl.Schema) -> None:
+    """Raise :class:`SchemaError` for a column of Python objects (Polars' ``Object`` type), which no
+    rule can check, no cast can convert and no Parquet file can hold."""
+    for name, have in schema.items():
+        if have == pl.Object:
+            msg = (
+                f"table {table!r}, column {name!r}: holds Python objects (type Object), which cannot be checked or "
+                "stored; convert them to strings or numbers first"
+            )
+            raise SchemaError(msg)
+
+
+def _changed_by_cast(name: str, have: pl.DataType, want: pl.DataType) -> pl.Expr | None:
+    """True where casting column ``name`` from ``have`` to ``want`` would change a value rather than
+    refuse it: a fractional number truncated to an integer, an integer beyond a float's 53 bits
+    rounded, a number other than 0 or 1 made a boolean. None when no value can change that way
+    (a string either parses or becomes null, which the rule of values that are not ``want`` finds)."""
+    numeric = have.is_numeric() or have == pl.Boolean
+    if not numeric or not (want.is_numeric() or want == pl.Boolean):
+        return None
+    cast = pl.col(name).cast(want, strict=False)
+    return cast.is_not_null() & (cast.cast(have, strict=False) != pl.col(name))
+
+
 def _cast_rules(spec: Table, schema: pl.Schema) -> list[_Rule]:
+    check_storable(spec.name, schema)
     rules = []
     for name, have in schema.items():
         column = spec.column_map.get(name)
@@ -113,8 +143,22 @@ def _cast_rules(spec: Table, schema: pl.Schema) -> list[_Rule]:
                 f"hold values that are not {column.dtype}",
                 f"fix them or store the column as {column.dtype}",
                 SchemaError,
+                show_value=True,
             )
         )
+        changed = _changed_by_cast(name, have, column.dtype)
+        if changed is not None:
+            rules.append(
+                _Rule(
+                    name,
+                    changed,
+                    f"hold values that {column.dtype} cannot hold exactly (a fraction would be truncated, "
+                    "a number rounded), which are never changed silently",
+                    f"store {column.dtype} values (round them yourself if that is what they mean)",
+                    DataError,
+                    show_value=True,
+                )
+            )
     return rules
 
 
@@ -472,6 +516,21 @@ def check_types(tables: Mapping[str, pl.LazyFrame]) -> None:
         spec = TABLES[name]
         schema = raw.collect_schema()
         _run_checks(spec, raw, _cast_rules(spec, schema), [k for k in spec.key if k in schema])
+
+
+def check_exact_casts(name: str, raw: pl.LazyFrame) -> None:
+    """The rule that no value changes when table ``name`` is cast to the schema's dtypes (a fraction
+    truncated to an integer, a number other than 0 or 1 made a boolean), alone: one query, and none
+    when every column has its schema's type already (a Dataset this package wrote)."""
+    spec = TABLES[name]
+    schema = raw.collect_schema()
+    check_storable(name, schema)
+    rules = [
+        rule
+        for rule in _cast_rules(spec, schema)
+        if rule.error is DataError  # the rule of values changed; the others are decided where the cast fails
+    ]
+    _run_checks(spec, raw, rules, [k for k in spec.key if k in schema])
 
 
 def _check_parts_own(

@@ -28,11 +28,21 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import MAPPING, NAME, NONE, PATH, TEXT, Instance, validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.data.taxonomies import TAXONOMIES, Taxonomy, mode_of, modes
 from mas_eval.errors import IngestError, InvalidParameterError, option
 from mas_eval.ingest.logs import LogIngestResult, conform
-from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, json_type, read_json
+from mas_eval.ingest.recipe import (
+    LOG_PARAMETERS,
+    Ingest,
+    InvalidInputError,
+    LogFormat,
+    Paths,
+    ingest_logs,
+    json_type,
+    read_json,
+)
 from mas_eval.ingest.values import flag, identifier, text
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.inputs import read_csv
@@ -478,6 +488,15 @@ class _Reader:
         return kept.join(held, on=key, how="anti", maintain_order="left")
 
 
+@validate_params(
+    {
+        **LOG_PARAMETERS,
+        "into": [Instance(Dataset, "a Dataset"), PATH, NONE],
+        "columns": [MAPPING, NONE],
+        "taxonomy": [TEXT, NONE],
+        "annotator": [NAME, NONE],
+    }
+)
 def ingest_annotations(
     paths: Paths,
     out: str | Path | None = None,

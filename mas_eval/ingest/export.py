@@ -6,6 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
+from mas_eval.constraints import PATH, Instance, validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.ingest.jsonl import RECORD_LISTS, USAGE, USAGE_FIELD, RecordList
 from mas_eval.storage.dataset import Dataset
@@ -64,6 +65,7 @@ def records(ds: Dataset) -> pl.LazyFrame:
     return record.sort(runs.key)
 
 
+@validate_params({"ds": [Instance(Dataset, "a Dataset")], "path": [PATH]})
 def export_jsonl(ds: Dataset, path: str | Path) -> int:
     """Write one canonical run record per run of ``ds`` to the JSONL file ``path``.
 

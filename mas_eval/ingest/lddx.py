@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.data.vocabulary import (
     CANT_MISS,
@@ -36,7 +37,16 @@ from mas_eval.data.vocabulary import (
     VOTING,
 )
 from mas_eval.ingest.logs import LogIngestResult
-from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, json_type, read_json
+from mas_eval.ingest.recipe import (
+    LOG_PARAMETERS,
+    Ingest,
+    InvalidInputError,
+    LogFormat,
+    Paths,
+    ingest_logs,
+    json_type,
+    read_json,
+)
 
 __all__ = [
     "EVALUATION_FIELDS",
@@ -843,6 +853,7 @@ class _Reader:
         return _frames(self.runs)
 
 
+@validate_params(LOG_PARAMETERS)
 def ingest_lddx(
     paths: Paths,
     out: str | Path | None = None,

@@ -23,12 +23,13 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Interval, check_parameter
+from mas_eval.constraints import Interval, check_parameter, validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError, option
 from mas_eval.ingest.jsonl import BYTES_CEILING, MAX_LINE_BYTES
 from mas_eval.ingest.logs import LogIngestResult
 from mas_eval.ingest.recipe import (
+    LOG_PARAMETERS,
     Ingest,
     InvalidInputError,
     LogFormat,
@@ -598,6 +599,7 @@ class _Reader:
         )
 
 
+@validate_params({**LOG_PARAMETERS, "max_line_bytes": [Interval(int, 1, BYTES_CEILING)]})
 def ingest_lm_eval(
     paths: Paths,
     out: str | Path | None = None,

@@ -34,22 +34,25 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import polars as pl
 
+from mas_eval.constraints import NAME, NONE, PATH, Boolean, Constraint, Interval, Predicate
 from mas_eval.errors import IngestError, InvalidParameterError, option
 from mas_eval.ingest.logs import LogIngestResult, dataset_of
 from mas_eval.storage.inputs import describe_path
 from mas_eval.storage.outputs import check_target
-from mas_eval.storage.sharding import check_shards
+from mas_eval.storage.sharding import MAX_SHARDS, check_shards
 
 __all__ = [
     "LFS_FIX",
     "LFS_PROBLEM",
+    "LOG_PARAMETERS",
+    "PATHS",
     "Ingest",
     "InvalidInputError",
     "LogFormat",
@@ -69,6 +72,28 @@ __all__ = [
 #: What a log adapter's ``paths`` may be: one path, several, or each path with the system of its
 #: runs (None: the one the file names, or ``system=``).
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str | os.PathLike[str], str | None]
+
+
+def _paths(value: object) -> bool:
+    """Whether ``value`` is a :data:`Paths`: a path, a list of them, or a mapping of paths to systems."""
+    if isinstance(value, Mapping):
+        return all(PATH.is_satisfied_by(k) and (v is None or NAME.is_satisfied_by(v)) for k, v in value.items())
+    if PATH.is_satisfied_by(value):
+        return True
+    return isinstance(value, Sequence | Set) and not isinstance(value, bytes) and all(map(PATH.is_satisfied_by, value))
+
+
+#: Constraint of ``paths``.
+PATHS = Predicate(_paths, "a path, a list of paths, or a mapping of paths to system names (or None)")
+#: The parameters every log adapter takes (``ingest_inspect``, ``ingest_otlp``, ...), checked before anything is read.
+LOG_PARAMETERS: dict[str, list[Constraint]] = {
+    "paths": [PATHS],
+    "out": [PATH, NONE],
+    "system": [NAME, NONE],
+    "overwrite": [Boolean()],
+    "skip_invalid": [Boolean()],
+    "shards": [Interval(int, 1, MAX_SHARDS), NONE],
+}
 
 #: How a Git LFS pointer file starts, and the most it can hold: "a pointer file must be < 1024 bytes
 #: in size" and begins with its version line (git-lfs, docs/spec.md, "The Pointer").
@@ -326,8 +351,11 @@ class Reader(Protocol):
 
 
 def _system(value: object, where: str) -> str | None:
-    if value is not None and (not isinstance(value, str) or not value.strip()):
-        msg = f"ingest: {where}={value!r} is not a name; pass a non-empty string, or None for the one the files name"
+    if value is not None and not NAME.is_satisfied_by(value):
+        msg = (
+            f"ingest: {where}={value!r} is not a name; pass a non-empty string of valid Unicode (no lone "
+            "surrogate), or None for the one the files name"
+        )
         raise InvalidParameterError(msg)
     return value if isinstance(value, str) else None
 

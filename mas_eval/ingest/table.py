@@ -16,12 +16,12 @@ from pathlib import Path
 
 import polars as pl
 
-from mas_eval.constraints import Interval, Options, check_parameter
+from mas_eval.constraints import MAPPING, NONE, TEXT, TEXTS, Interval, Options, check_parameter, validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError, InvalidParameterError, option
 from mas_eval.ingest.jsonl import BYTES_CEILING, MAX_LINE_BYTES
 from mas_eval.ingest.logs import LogIngestResult, conform
-from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs
+from mas_eval.ingest.recipe import LOG_PARAMETERS, Ingest, InvalidInputError, LogFormat, Paths, ingest_logs
 from mas_eval.storage.inputs import read_csv, read_parquet
 
 __all__ = [
@@ -529,6 +529,16 @@ class _Reader:
         return frames
 
 
+@validate_params(
+    {
+        "scores": [TEXTS, NONE],
+        "wide": [TEXT, NONE],
+        "wide_score": [TEXT],
+        "max_line_bytes": [Interval(int, 1, BYTES_CEILING)],
+        **LOG_PARAMETERS,
+        "columns": [MAPPING, NONE],
+    }
+)
 def ingest_table(
     paths: Paths,
     out: str | Path | None = None,

@@ -28,7 +28,7 @@ from matplotlib.textpath import TextToPath
 from matplotlib.ticker import FuncFormatter
 from scipy.special import stdtrit
 
-from mas_eval.constraints import Options, check_columns, numeric_value, validate_params
+from mas_eval.constraints import PATH, Boolean, Options, Predicate, check_columns, numeric_value, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.escaping import one_line
 from mas_eval.metrics import registry
@@ -115,6 +115,13 @@ def system_order(systems: Iterable[str]) -> list[str]:
     return [s for s in SYSTEM_COLOURS if s in present] + sorted(present - set(SYSTEM_COLOURS))
 
 
+#: The systems named: any list of them (a null system among them is a colour too).
+_SYSTEMS = Predicate(
+    lambda value: isinstance(value, Iterable) and not isinstance(value, str | bytes), "a list of system names"
+)
+
+
+@validate_params({"systems": [_SYSTEMS]})
 def system_colours(systems: Iterable[str]) -> dict[str, str]:
     """The colour of each system: the same system, the same colour, in every figure.
 
@@ -232,6 +239,11 @@ _FORMATS = {".pdf": "pdf", ".svg": "svg", ".png": "png"}
 _METADATA: dict[str, dict[str, Any]] = {"pdf": {"CreationDate": None}, "svg": {"Date": None}, "png": {}}
 
 
+#: A matplotlib figure, told by what it does (matplotlib loads with the first figure drawn).
+_FIGURE = Predicate(lambda value: callable(getattr(value, "savefig", None)), "a matplotlib Figure")
+
+
+@validate_params({"fig": [_FIGURE], "path": [PATH], "overwrite": [Boolean()]})
 def save(fig: Figure, path: str | Path, *, overwrite: bool = False) -> Path:
     """Write ``fig`` to ``path`` as PDF, SVG or PNG, chosen by the suffix, atomically.
 

@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from mas_eval.constraints import Boolean, validate_params
+from mas_eval.constraints import AXES, NONE, TEXT, Boolean, Instance, validate_params
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.plots._style import as_drawn, default_size, target_axes
@@ -63,7 +63,11 @@ def _missing_run(ds: Dataset, run_id: str) -> DataError:
     return DataError(msg)
 
 
-@validate_params({"annotate": [Boolean()]})
+#: What ``beliefs`` reads a run from.
+_SOURCE = Instance((Dataset, Scores), "a Dataset or Scores")
+
+
+@validate_params({"ds_or_scores": [_SOURCE], "run_id": [TEXT], "ax": [AXES, NONE], "annotate": [Boolean()]})
 def beliefs(ds_or_scores: Dataset | Scores, run_id: str, *, annotate: bool = True, ax: Axes | None = None) -> Figure:
     """Heatmap of one run's belief masses: one row per agent, one column per alternative.
 

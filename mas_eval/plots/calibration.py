@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from mas_eval.constraints import COLUMN_NAME, Interval, Options, validate_params
+from mas_eval.constraints import AXES, COLUMN_NAME, NONE, RUN_METRICS, Interval, Options, validate_params
 from mas_eval.plots._style import (
     SYSTEM,
     axis_label,
@@ -33,6 +33,8 @@ _AREA_MIN, _AREA_MAX = 4.0, 64.0
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
+        "ax": [AXES, NONE],
         "confidence": [COLUMN_NAME],
         "outcome": [COLUMN_NAME],
         "bins": [Interval(int, 1)],

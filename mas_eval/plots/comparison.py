@@ -9,7 +9,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mas_eval.constraints import COLUMN_NAME, PROBABILITY, Options, validate_params
+from mas_eval.constraints import AXES, COLUMN_NAME, NONE, PROBABILITY, Instance, Options, validate_params
 from mas_eval.errors import InvalidParameterError
 from mas_eval.formatting import correction_name
 from mas_eval.plots._style import (
@@ -78,8 +78,14 @@ def _x_label(frame: pl.DataFrame, effect: str, treatment: str, control: str) -> 
     return f"Cohen's $d{sub}$, {treatment} vs {control}"
 
 
+#: What ``forest`` draws.
+_COMPARISONS = Instance((pl.DataFrame, pl.LazyFrame), "the Polars DataFrame compare() returns")
+
+
 @validate_params(
     {
+        "comparisons": [_COMPARISONS],
+        "ax": [AXES, NONE],
         "effect": [Options.of(Effect)],
         "alpha": [PROBABILITY],
         "treatment": [COLUMN_NAME],

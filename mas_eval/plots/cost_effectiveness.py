@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from mas_eval.constraints import COLUMN_NAME, NONE, Interval, validate_params
+from mas_eval.constraints import AXES, COLUMN_NAME, FRAME, NONE, Interval, validate_params
 from mas_eval.errors import DataError
 from mas_eval.plots._style import (
     OKABE_ITO,
@@ -46,7 +46,16 @@ def _one_group(frame: pl.DataFrame, keys: list[str], where: str, what: str) -> N
         raise DataError(msg)
 
 
-@validate_params({"price": [Interval(float, 0), NONE], "treatment": [COLUMN_NAME], "control": [COLUMN_NAME]})
+@validate_params(
+    {
+        "summary": [FRAME],
+        "replicates": [FRAME, NONE],
+        "ax": [AXES, NONE],
+        "price": [Interval(float, 0), NONE],
+        "treatment": [COLUMN_NAME],
+        "control": [COLUMN_NAME],
+    }
+)
 def cost_effectiveness_plane(
     summary: Any,
     replicates: Any = None,
@@ -203,7 +212,7 @@ def _padded(low: float, high: float) -> tuple[float, float]:
     return low - 0.08 * span, high + 0.08 * span
 
 
-@validate_params({"treatment": [COLUMN_NAME]})
+@validate_params({"curve": [FRAME], "ax": [AXES, NONE], "treatment": [COLUMN_NAME]})
 def acceptability_curve(curve: Any, *, treatment: str = "mas", ax: Axes | None = None) -> Figure:
     r"""The cost-effectiveness acceptability curve: how likely the treatment is worth its cost, at each price.
 

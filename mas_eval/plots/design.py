@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from mas_eval.constraints import NONE, Interval, validate_params
+from mas_eval.constraints import AXES, FRAME, NONE, Interval, validate_params
 from mas_eval.errors import DataError, format_keys
 from mas_eval.plots._style import (
     OKABE_ITO,
@@ -27,7 +27,14 @@ _COLOURS = tuple(OKABE_ITO[name] for name in ("blue", "orange", "bluish green", 
                                               "sky blue"))  # fmt: skip
 
 
-@validate_params({"target": [Interval(float, 0, 1, closed="neither"), NONE]})
+@validate_params(
+    {
+        "curves": [FRAME],
+        "plan": [FRAME, NONE],
+        "ax": [AXES, NONE],
+        "target": [Interval(float, 0, 1, closed="neither"), NONE],
+    }
+)
 def design_power(curves: Any, *, plan: Any = None, target: float | None = 0.8, ax: Any = None) -> Figure:
     """Power against cases, one line per number of epochs, the target and the chosen design marked.
 

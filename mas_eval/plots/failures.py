@@ -9,7 +9,7 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from mas_eval.constraints import PROBABILITY, Boolean, validate_params
+from mas_eval.constraints import AXES, FRAME, NONE, PROBABILITY, Boolean, validate_params
 from mas_eval.errors import DataError, format_keys
 from mas_eval.plots._style import (
     OKABE_ITO,
@@ -32,7 +32,15 @@ _DARK = 0.55
 _SIGNIFICANT = OKABE_ITO["black"]
 
 
-@validate_params({"alpha": [PROBABILITY], "annotate": [Boolean()]})
+@validate_params(
+    {
+        "rates": [FRAME],
+        "differences": [FRAME, NONE],
+        "ax": [AXES, NONE],
+        "alpha": [PROBABILITY],
+        "annotate": [Boolean()],
+    }
+)
 def failure_modes(
     rates: Any, differences: Any = None, *, alpha: float = 0.05, annotate: bool = True, ax: Any = None
 ) -> Figure:

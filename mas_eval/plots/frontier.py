@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patheffects import withStroke
 
-from mas_eval.constraints import NONE, Boolean, Options, validate_params
+from mas_eval.constraints import AXES, FRAME, NONE, Boolean, Options, validate_params
 from mas_eval.errors import DataError, format_keys
 from mas_eval.plots._style import (
     SYSTEM,
@@ -36,7 +36,15 @@ _X = {"tokens": ("tokens_per_case", "Mean tokens per case"), "cost": ("cost_per_
 _Y = {"majority": ("majority_rate", "Pass rate, majority of k epochs"), "pass_at_k": ("pass_at_k", "pass@k")}
 
 
-@validate_params({"x": [Options.of(FrontierX)], "y": [Options.of(FrontierY)], "log_x": [Boolean(), NONE]})
+@validate_params(
+    {
+        "frontier": [FRAME],
+        "ax": [AXES, NONE],
+        "x": [Options.of(FrontierX)],
+        "y": [Options.of(FrontierY)],
+        "log_x": [Boolean(), NONE],
+    }
+)
 def accuracy_cost_frontier(
     frontier: Any,
     *,

@@ -9,7 +9,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mas_eval.constraints import COLUMN_NAME, NONE, Interval, Options, validate_params
+from mas_eval.constraints import AXES, COLUMN_NAME, NONE, RUN_METRICS, Interval, Options, validate_params
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.plots.runs import Kind, draw_distributions
 
@@ -38,6 +38,8 @@ def _items_frame(items: Any) -> pl.DataFrame:
 
 @validate_params(
     {
+        "items": [RUN_METRICS],
+        "ax": [AXES, NONE],
         "metric": [COLUMN_NAME],
         "by": [COLUMN_NAME, NONE],
         "kind": [Options.of(Kind)],

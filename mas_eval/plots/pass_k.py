@@ -7,7 +7,7 @@ from typing import Any, Literal
 import polars as pl
 from matplotlib.figure import Figure
 
-from mas_eval.constraints import Options, validate_params
+from mas_eval.constraints import AXES, FRAME, NONE, Options, validate_params
 from mas_eval.errors import DataError, format_keys
 from mas_eval.plots._style import (
     SYSTEM,
@@ -31,7 +31,7 @@ _BANDS = {"boot": ("boot_low", "boot_high"), "t": ("ci_low", "ci_high")}
 _MEASURES = {"pass@k": ("-", "o", "pass_at_k"), "pass^k": ("--", "s", "pass_hat_k")}
 
 
-@validate_params({"band": [Options.of(Band)]})
+@validate_params({"intervals": [FRAME], "ax": [AXES, NONE], "band": [Options.of(Band)]})
 def pass_at_k(intervals: Any, *, band: Band = "boot", ax: Any = None) -> Figure:
     """pass@k (solid) and pass^k (dashed) of each system against k, each with its interval as a band.
 

@@ -21,7 +21,7 @@ from matplotlib.patches import Patch
 from matplotlib.patheffects import withStroke
 from matplotlib.ticker import FuncFormatter
 
-from mas_eval.constraints import COLUMN_NAME, NONE, Boolean, Interval, Options, validate_params
+from mas_eval.constraints import AXES, COLUMN_NAME, NONE, RUN_METRICS, Boolean, Interval, Options, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.formatting import format_ci, format_number
 from mas_eval.plots._style import (
@@ -77,6 +77,8 @@ def _values(frame: pl.DataFrame, where: str, **columns: str) -> pl.DataFrame:
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
+        "ax": [AXES, NONE],
         "metric": [COLUMN_NAME],
         "by": [COLUMN_NAME, NONE],
         "kind": [Options.of(Kind)],
@@ -310,7 +312,14 @@ def _mean_handle() -> Line2D:
 
 
 @validate_params(
-    {"metric": [COLUMN_NAME], "pair_on": [COLUMN_NAME], "treatment": [COLUMN_NAME], "control": [COLUMN_NAME]}
+    {
+        "run_metrics": [RUN_METRICS],
+        "ax": [AXES, NONE],
+        "metric": [COLUMN_NAME],
+        "pair_on": [COLUMN_NAME],
+        "treatment": [COLUMN_NAME],
+        "control": [COLUMN_NAME],
+    }
 )
 def paired(
     run_metrics: Any,
@@ -449,7 +458,14 @@ def pareto_front(cost: np.ndarray, quality: np.ndarray) -> np.ndarray:
 
 
 @validate_params(
-    {"quality": [COLUMN_NAME], "cost": [COLUMN_NAME], "by": [COLUMN_NAME, NONE], "log_cost": [Boolean(), NONE]}
+    {
+        "run_metrics": [RUN_METRICS],
+        "ax": [AXES, NONE],
+        "quality": [COLUMN_NAME],
+        "cost": [COLUMN_NAME],
+        "by": [COLUMN_NAME, NONE],
+        "log_cost": [Boolean(), NONE],
+    }
 )
 def cost_quality(
     run_metrics: Any,
@@ -586,6 +602,8 @@ def cost_quality(
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
+        "ax": [AXES, NONE],
         "consensus": [COLUMN_NAME],
         "quality": [COLUMN_NAME],
         "hexbin_above": [Interval(int, 0)],

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
-from mas_eval.constraints import NONE, Interval, Predicate, check_columns, validate_params
+from mas_eval.constraints import AXES, NONE, Instance, Interval, Predicate, check_columns, validate_params
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.data.vocabulary import (
     CANT_MISS,
@@ -71,6 +71,12 @@ _FIX = (
     "mas_eval.score(mas_eval.ingest.ingest_lddx(files).dataset)"
 )
 
+#: What ``collaboration`` reads, and where it may draw (one Axes per panel).
+_SCORES = Instance(Scores, "the Scores mas_eval.score returned")
+_AXES_LIST = Predicate(
+    lambda value: isinstance(value, Sequence) and len(value) == 2 and all(AXES.is_satisfied_by(ax) for ax in value),
+    "a pair of matplotlib Axes",
+)
 _RUN_ID = Predicate(lambda value: isinstance(value, str), "a run id (string)")
 
 
@@ -334,7 +340,15 @@ def _many_runs(
 # --- the figure -----------------------------------------------------------------------------------
 
 
-@validate_params({"run_id": [_RUN_ID, NONE], "max_points": [Interval(int, 0)], "seed": [Interval(int, 0)]})
+@validate_params(
+    {
+        "scores": [_SCORES],
+        "axes": [_AXES_LIST, NONE],
+        "run_id": [_RUN_ID, NONE],
+        "max_points": [Interval(int, 0)],
+        "seed": [Interval(int, 0)],
+    }
+)
 def collaboration(
     scores: Scores,
     run_id: str | None = None,

@@ -30,7 +30,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mas_eval._version import __version__
-from mas_eval.constraints import Predicate, validate_params
+from mas_eval.constraints import (
+    FRAME,
+    MAPPING,
+    NONE,
+    PATH,
+    PATH_LIST,
+    TEXT,
+    TEXTS,
+    Boolean,
+    Instance,
+    Predicate,
+    validate_params,
+)
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, UnreadableFileError
 from mas_eval.escaping import markdown_text, spreadsheet_safe
 from mas_eval.formatting import format_number
@@ -45,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BENCHMARK_FORMATS",
     "CSV_TABLES",
+    "MAX_REPORT_BYTES",
     "SECTIONS",
     "BenchmarkReport",
     "DetailedResult",
@@ -72,6 +85,10 @@ SECTIONS = (
 )
 #: The schema version of MedAISure's reports this module reads and writes.
 SCHEMA_VERSION = 1
+#: The largest report file read (bytes). Parsed JSON takes several times its text in memory (reading a
+#: 58 MiB report peaks at 0.29 GB), and MedAISure writes a model's tasks and items in far less: a larger
+#: file is refused before it is read, so that a 1 GiB line cannot exhaust memory.
+MAX_REPORT_BYTES = 64 * 2**20
 #: Inputs and outputs shown per detailed result in Markdown and HTML (the JSON keeps them all).
 DETAIL_ITEMS = 50
 #: The name of a combined score.
@@ -233,6 +250,7 @@ class DetailedResult:
         error = (self.error or "").strip().splitlines()
         return f"{note}: {error[0]}" if error else note
 
+    @validate_params({"model_id": [TEXT]})
     def to_dict(self, model_id: str) -> dict[str, Any]:
         """The result as MedAISure writes it (``model_id`` when the result has none of its own)."""
         document: dict[str, Any] = {
@@ -249,8 +267,14 @@ class DetailedResult:
         return document
 
     @classmethod
+    @validate_params({"data": [MAPPING], "where": [TEXT]})
     def from_dict(cls, data: object, *, where: str = "detailed result") -> DetailedResult:
         """A result from MedAISure's JSON object; errors name ``where``."""
+        return cls._parsed(data, where)
+
+    @classmethod
+    def _parsed(cls, data: object, where: str) -> DetailedResult:
+        """:meth:`from_dict` of a value read from a file: one that is not an object is named by ``where``."""
         fields = _mapping(data, where, "result fields")
         if "task_id" not in fields:
             msg = f"{where} has no 'task_id'; each detailed result names its task"
@@ -326,8 +350,14 @@ class BenchmarkReport:
     # -- reading ------------------------------------------------------------------------------
 
     @classmethod
+    @validate_params({"data": [MAPPING], "source": [TEXT]})
     def from_dict(cls, data: object, *, source: str = "report") -> BenchmarkReport:
         """A report from MedAISure's JSON document (keys it does not know are ignored, as MedAISure does)."""
+        return cls._parsed(data, source)
+
+    @classmethod
+    def _parsed(cls, data: object, source: str) -> BenchmarkReport:
+        """:meth:`from_dict` of a document read from a file: one that is not an object is named by ``source``."""
         fields = _mapping(data, source, "report fields")
         if "model_id" not in fields:
             msg = f"{source}: not a MedAISure BenchmarkReport (no 'model_id'); pass the JSON its harness saves"
@@ -342,7 +372,7 @@ class BenchmarkReport:
         report.overall_scores = _field(fields, "overall_scores", {})
         report.task_scores = _field(fields, "task_scores", {})
         report.detailed_results = [
-            DetailedResult.from_dict(r, where=f"{source}: detailed_results[{i}]") for i, r in enumerate(raw_results)
+            DetailedResult._parsed(r, f"{source}: detailed_results[{i}]") for i, r in enumerate(raw_results)
         ]
         report.metadata = _field(fields, "metadata", {})
         report.schema_version = fields.get("schema_version", SCHEMA_VERSION)
@@ -350,6 +380,7 @@ class BenchmarkReport:
         return report
 
     @classmethod
+    @validate_params({"path": [PATH]})
     def read(cls, path: str | Path) -> BenchmarkReport:
         """Read a report's JSON: MedAISure's own (``results/<run_id>.json``) or one written by :meth:`write`.
 
@@ -362,10 +393,22 @@ class BenchmarkReport:
         """
         fix = "pass a MedAISure report JSON (its harness saves results/<run_id>.json)"
         source = input_file(path, "a MedAISure report JSON file", fix)
-        document = read_json(source, fix="pass a MedAISure report JSON", error=UnreadableFileError)
-        return cls.from_dict(document, source=str(source))
+        document = read_json(
+            source, fix="pass a MedAISure report JSON", error=UnreadableFileError, max_bytes=MAX_REPORT_BYTES
+        )
+        return cls._parsed(document, str(source))
 
     @classmethod
+    @validate_params(
+        {
+            "items": [FRAME],
+            "model_id": [TEXT],
+            "task": [TEXT],
+            "metrics": [TEXTS, NONE],
+            "timestamp": [Instance(datetime, "a datetime"), NONE],
+            "metadata": [MAPPING, NONE],
+        }
+    )
     def from_items(
         cls,
         items: pl.DataFrame | pl.LazyFrame,
@@ -449,7 +492,14 @@ class BenchmarkReport:
 
     # -- the combined score -------------------------------------------------------------------
 
-    @validate_params({"metric_name": [_METRIC_NAME]})
+    @validate_params(
+        {
+            "weights": [MAPPING],
+            "renormalize_missing": [Boolean()],
+            "categories": [MAPPING],
+            "metric_name": [_METRIC_NAME],
+        }
+    )
     def add_combined_score(
         self,
         weights: Mapping[str, float],
@@ -594,6 +644,7 @@ class BenchmarkReport:
         """The task scores as CSV (``task_id, metric, score``): what MedAISure writes to a single ``.csv`` file."""
         return self.csv_tables()["task_scores.csv"].write_csv()
 
+    @validate_params({"folder": [PATH], "overwrite": [Boolean()], "inputs": [PATH_LIST]})
     def write_csv_tables(
         self, folder: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()
     ) -> Path:
@@ -607,6 +658,7 @@ class BenchmarkReport:
                 (staging / name).write_text(frame.write_csv(), encoding="utf-8")
         return target
 
+    @validate_params({"path": [PATH], "overwrite": [Boolean()], "inputs": [PATH_LIST]})
     def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
         """Write the report to ``path`` in the format its suffix names (:data:`BENCHMARK_FORMATS`), atomically.
 
@@ -623,6 +675,7 @@ class BenchmarkReport:
         return target
 
 
+@validate_params({"path": [PATH]})
 def read_medaisure_report(path: str | Path) -> BenchmarkReport:
     """MedAISure's report JSON as a :class:`BenchmarkReport`, its placeholder results kept and flagged.
 

@@ -31,7 +31,18 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from mas_eval.constraints import Interval, check_columns, check_parameter
+from mas_eval.constraints import (
+    FRAME,
+    MAPPING,
+    NONE,
+    TEXT,
+    TEXTS,
+    Boolean,
+    Interval,
+    check_columns,
+    check_parameter,
+    validate_params,
+)
 from mas_eval.errors import DataError, InvalidParameterError
 
 if TYPE_CHECKING:
@@ -175,6 +186,7 @@ def format_weights(weights: Mapping[str, float]) -> str:
     return ",".join(f"{key}={weight:g}" for key, weight in weights.items())
 
 
+@validate_params({"items": [FRAME], "task": [TEXT], "metrics": [TEXTS, NONE]})
 def task_means(
     items: pl.DataFrame | pl.LazyFrame, *, task: str = "task", metrics: Sequence[str] | None = None
 ) -> dict[str, dict[str, float]]:
@@ -221,6 +233,7 @@ def task_means(
     }
 
 
+@validate_params({"task_scores": [MAPPING]})
 def overall_means(task_scores: TaskScores) -> dict[str, float]:
     """Per metric, the mean over the tasks that have a value of it (metrics in first-seen order).
 
@@ -251,6 +264,7 @@ def _category_members(
     return result
 
 
+@validate_params({"task_scores": [MAPPING], "categories": [MAPPING]})
 def category_scores(
     task_scores: TaskScores, categories: Mapping[str, Sequence[str]] = DEFAULT_CATEGORIES
 ) -> dict[str, dict[str, float]]:
@@ -308,6 +322,7 @@ class CombinedScore:
         """The tasks without a combined score (no weighted category present)."""
         return [task for task in self.categories if task not in self.per_task]
 
+    @validate_params({"name": [TEXT]})
     def table(self, name: str = "combined_score") -> pl.DataFrame:
         """One row per task: its combined score (column ``name``), each weight key's value, and its source.
 
@@ -330,6 +345,9 @@ class CombinedScore:
         return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+@validate_params(
+    {"task_scores": [MAPPING], "weights": [MAPPING], "renormalize_missing": [Boolean()], "categories": [MAPPING]}
+)
 def combined_score(
     task_scores: TaskScores,
     weights: Mapping[str, float],

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from mas_eval.constraints import NONE, PATH, TEXT, Instance, check_columns, validate_params
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.metrics.family import compared_columns, headline_columns
 from mas_eval.metrics.registry import metric
@@ -120,6 +121,17 @@ def _comparison_description(comparisons: pl.DataFrame) -> str:
     )
 
 
+@validate_params(
+    {
+        "scores": [Instance(Scores, "Scores"), PATH],
+        "comparisons": [Instance(pl.DataFrame, "a Polars DataFrame (a compare table)"), NONE],
+        "title": [TEXT],
+        "dataset": [Instance(Dataset, "a Dataset"), PATH, NONE],
+        "treatment": [TEXT],
+        "control": [TEXT],
+        "command": [TEXT, NONE],
+    }
+)
 def build(
     scores: Scores | str | Path,
     comparisons: pl.DataFrame | None = None,
@@ -191,6 +203,12 @@ def build(
     if runs.height == 0:
         msg = "report: the scores' 'runs' table is empty; there is nothing to report"
         raise SchemaError(msg)
+    check_columns(
+        runs.schema,
+        ["system", "case_id"],
+        "report: the scores' runs",
+        fix="report the Scores that mas_eval.score wrote",
+    )
     given = comparisons is not None
     why_no_comparison = ""
     inputs: dict[str, str | Path] = {}

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from mas_eval.constraints import COLUMN_NAME, NONE, Predicate, check_columns, numeric_value, validate_params
+from mas_eval.constraints import COLUMN_NAME, NONE, Instance, Predicate, check_columns, numeric_value, validate_params
 from mas_eval.errors import InvalidParameterError, SchemaError, option
 from mas_eval.metrics.family import compared_columns, get, headline_columns
 from mas_eval.report.outcomes import FAMILY as OUTCOMES
@@ -111,6 +111,7 @@ def open_dataset(dataset: Dataset | str | Path | None, where: str) -> Dataset | 
     raise InvalidParameterError(msg)
 
 
+@validate_params({"scores": [Instance(Scores, "Scores")], "metric": [COLUMN_NAME, NONE]})
 def choose_metric(scores: Scores, metric: str | None = None) -> tuple[str, str]:
     """The metric :func:`cases` compares, and why it was chosen.
 

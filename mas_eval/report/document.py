@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from mas_eval.constraints import PATH, PATH_LIST, TEXT, Boolean, validate_params
 from mas_eval.report.parts import ReportFigure, ReportTable, Section
 from mas_eval.storage.outputs import check_suffix
 
@@ -59,6 +60,7 @@ class Report:
     provenance: dict[str, Any]
     cases: str | None = None
 
+    @validate_params({"key": [TEXT]})
     def section(self, key: str) -> Section:
         """The section ``key`` (``"comparison"``, ``"calibration"``, ...)."""
         for section in self.sections:
@@ -90,6 +92,7 @@ class Report:
 
         return render_latex(self)
 
+    @validate_params({"path": [PATH], "overwrite": [Boolean()], "inputs": [PATH_LIST]})
     def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
         """Write the report to ``path`` in the format its suffix names (:data:`FORMATS`).
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from mas_eval.constraints import PATH, validate_params
 from mas_eval.errors import SchemaError
 from mas_eval.storage.inputs import input_file
 from mas_eval.storage.manifests import JSON, Integer, ListOf, MapOf, Obj, check_shape, read_json
@@ -80,6 +81,7 @@ def render_json(report: Document) -> str:
     return json.dumps(document, indent=1, allow_nan=False) + "\n"
 
 
+@validate_params({"path": [PATH]})
 def load_json(path: str | Path) -> dict[str, Any]:
     """Read a report's JSON: the document, with ``"tables"`` as name → :class:`polars.DataFrame`.
 

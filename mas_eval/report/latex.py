@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mas_eval.escaping import one_line
+from mas_eval.escaping import typeset_text
 from mas_eval.report.cells import cells
 
 if TYPE_CHECKING:
@@ -45,14 +45,15 @@ PAPER_TABLES = (
 
 
 def escape_latex(text: str) -> str:
-    r"""``text`` on one line (:func:`~mas_eval.escaping.one_line`), LaTeX's special characters escaped.
+    r"""``text`` on one line as pdfLaTeX takes it (:func:`~mas_eval.escaping.typeset_text`), LaTeX's special
+    characters escaped.
 
     >>> print(escape_latex("a_b & 50% #1 \\ {x}"))
     a\_b \& 50\% \#1 \textbackslash{} \{x\}
     >>> print(escape_latex("a\n\nb\x1b"))
     a  b\textbackslash{}x1b
     """
-    return one_line(text).translate(_TABLE)
+    return typeset_text(text).translate(_TABLE)
 
 
 def _row(cells: list[str]) -> str:

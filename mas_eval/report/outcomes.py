@@ -94,6 +94,8 @@ def outcomes_section(scores: Scores, treatment: str, control: str) -> Section:
         rates = pl.concat([stats.pass_rates(runs, name, by=by, cluster=cluster) for name in pass_fail])
         if cluster is None:
             rates = rates.drop("n_clusters", "cluster_se", "cluster_low", "cluster_high")
+        if rates["note"].null_count() == rates.height:  # nothing set aside: no column of nothing
+            rates = rates.drop("note")
         clustered = ", and the cluster-robust one over cases (their epochs a cluster)" if cluster else ""
         caption = f"Pass rate{per}, with 95% Wilson and Clopper–Pearson intervals{clustered}"
         tables.append(ReportTable("outcome_pass_rates", caption, rates))

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from mas_eval.constraints import DATAFRAME, NONE, TEXTS, validate_params
 from mas_eval.metrics.family import headline_columns
 
 __all__ = ["has_values", "system_means"]
@@ -16,6 +17,7 @@ def has_values(frame: pl.DataFrame, column: str) -> bool:
     return column in frame.columns and frame[column].drop_nulls().len() > 0
 
 
+@validate_params({"run_metrics": [DATAFRAME], "metrics": [TEXTS, NONE]})
 def system_means(run_metrics: pl.DataFrame, metrics: Sequence[str] | None = None) -> pl.DataFrame:
     """Mean of each metric (those present) per system, with the number of runs; one row per system.
 

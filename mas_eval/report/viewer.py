@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from mas_eval._version import __version__
-from mas_eval.constraints import COLUMN_NAME, NONE, Predicate, validate_params
+from mas_eval.constraints import COLUMN_NAME, NONE, PATH, PATH_LIST, TEXT, Boolean, Predicate, validate_params
 from mas_eval.errors import MasEvalError
 from mas_eval.escaping import visible_texts
 from mas_eval.metrics.family import compared_columns, get, headline_columns
@@ -127,6 +127,7 @@ def check_viewer_path(path: str | Path) -> str:
     return check_suffix(path, (".html",), "the case viewer")
 
 
+@validate_params({"viewer": [PATH], "page": [PATH]})
 def viewer_link(viewer: str | Path, page: str | Path) -> str:
     """The relative link from the HTML page ``page`` to the viewer file ``viewer``, as an ``href``.
 
@@ -231,6 +232,7 @@ class CaseViewer:
         """The page as one string."""
         return "".join(self.parts())
 
+    @validate_params({"path": [PATH], "overwrite": [Boolean()], "inputs": [PATH_LIST]})
     def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
         """Write the page to ``path`` (``.html``) atomically; ``inputs`` are paths it must not replace."""
         check_viewer_path(path)
@@ -245,6 +247,8 @@ class CaseViewer:
 
 @validate_params(
     {
+        "treatment": [TEXT],
+        "control": [TEXT],
         "scores": [_SCORES],
         "dataset": [_DATASET, NONE],
         "metric": [COLUMN_NAME, NONE],
@@ -299,6 +303,9 @@ def case_viewer(
 
 @validate_params(
     {
+        "treatment": [TEXT],
+        "control": [TEXT],
+        "overwrite": [Boolean()],
         "scores": [_SCORES],
         "dataset": [_DATASET, NONE],
         "path": [Predicate(lambda value: isinstance(value, str | Path), "a path")],

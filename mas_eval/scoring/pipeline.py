@@ -16,11 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, overload
 
-from mas_eval.constraints import NONE, Predicate, check_parameter
+from mas_eval.constraints import CALLABLE, NONE, PATH, TEXT, Boolean, Interval, Options, Predicate, validate_params
 from mas_eval.errors import InvalidParameterError
 from mas_eval.scoring.run import score_in_memory
 from mas_eval.scoring.scores import Scores
 from mas_eval.scoring.shards import (
+    Engine,
     ShardsScored,
     check_workers,
     default_workers,
@@ -28,10 +29,19 @@ from mas_eval.scoring.shards import (
     score_shards_in_memory,
 )
 from mas_eval.storage.dataset import Dataset
-from mas_eval.storage.outputs import check_compression, check_target
+from mas_eval.storage.outputs import COMPRESSIONS, check_compression, check_target
 from mas_eval.storage.scores_folder import COMPRESSION
 
 __all__ = ["Scores", "score"]
+
+
+#: What ``score`` scores: a path is opened first, so that the folder's problems are named as such.
+_DATASET = Predicate(lambda value: isinstance(value, Dataset), "a Dataset (Dataset.open(path) opens a folder)")
+#: A Dask client (``dask.distributed.Client``), told by what it does: Dask loads only when it is used.
+_CLIENT = Predicate(
+    lambda value: callable(getattr(value, "map", None)) and callable(getattr(value, "gather", None)),
+    "a dask.distributed Client",
+)
 
 
 @overload
@@ -70,6 +80,21 @@ def score(
 ) -> Path: ...
 
 
+@validate_params(
+    {
+        "ds": [_DATASET],
+        "preset": [TEXT],
+        "progress": [CALLABLE, NONE],
+        "out": [PATH, NONE],
+        "workers": [Interval(int, 1), NONE],
+        "validate": [Boolean()],
+        "engine": [Options.of(Engine)],
+        "client": [_CLIENT, NONE],
+        "scheduler": [TEXT, NONE],
+        "overwrite": [Boolean()],
+        "compression": [Options(COMPRESSIONS), NONE],
+    }
+)
 def score(
     ds: Dataset,
     preset: str = "spec",
@@ -174,9 +199,6 @@ def score(
     treat values within ``1e-12 * max(1, |value|)`` as ties: two alternatives that the formula
     ranks equal may be computed by different sums.
     """
-    check_parameter("ds", ds, [_DATASET], where="score")
-    check_parameter("progress", progress, [Predicate(callable, "a callable taking a step"), NONE], where="score")
-    check_parameter("validate", validate, [Predicate(lambda v: isinstance(v, bool), "True or False")], where="score")
     chosen_workers = None if workers is None else check_workers(workers)
     if out is not None:
         workers = 1 if chosen_workers is None else chosen_workers
@@ -217,10 +239,6 @@ def score(
             progress("validate")
         ds.validate()
     return score_in_memory(ds, preset, progress, overrides)
-
-
-#: What ``score`` scores: a path is opened first, so that the folder's problems are named as such.
-_DATASET = Predicate(lambda value: isinstance(value, Dataset), "a Dataset (Dataset.open(path) opens a folder)")
 
 
 def _counting(progress: Callable[[str], object]) -> Callable[[int, int], None]:

@@ -9,12 +9,22 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Predicate, check_parameter
+from mas_eval.constraints import (
+    MAPPING,
+    NONE,
+    PATH,
+    TEXT,
+    Boolean,
+    Options,
+    Predicate,
+    validate_fields,
+    validate_params,
+)
 from mas_eval.errors import SchemaError
 from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import reading
 from mas_eval.storage.manifests import write_manifest
-from mas_eval.storage.outputs import atomic_directory, check_compression
+from mas_eval.storage.outputs import COMPRESSIONS, atomic_directory, check_compression
 from mas_eval.storage.scores_folder import (
     MANIFEST,
     check_rows,
@@ -39,6 +49,17 @@ _TABLE_NAMES = Predicate(
 )
 
 
+@validate_fields(
+    {
+        "tables": [MAPPING],
+        "preset": [TEXT],
+        "params": [MAPPING],
+        "ran": [_TABLE_NAMES],
+        "skipped": [MAPPING],
+        "named": [MAPPING],
+        "source": [PATH, NONE],
+    }
+)
 @dataclass
 class Scores(Mapping[str, pl.DataFrame]):
     """The named output tables of :func:`score`: ``scores["runs"]`` and ``scores.runs`` alike.
@@ -149,6 +170,7 @@ class Scores(Mapping[str, pl.DataFrame]):
         """The table names, ``runs`` first."""
         return list(self.tables)
 
+    @validate_params({"path": [PATH], "overwrite": [Boolean()], "compression": [Options(COMPRESSIONS)]})
     def write(self, path: str | Path, *, overwrite: bool = False, compression: str = "zstd") -> Path:
         """Write each table to ``<path>/<name>.parquet`` atomically, with a manifest: version, preset,
         parameters, the families that ran and were skipped, the tables, and the run columns named by
@@ -170,6 +192,7 @@ class Scores(Mapping[str, pl.DataFrame]):
         return target
 
     @classmethod
+    @validate_params({"path": [PATH], "tables": [_TABLE_NAMES, NONE]})
     def open(cls, path: str | Path, *, tables: Sequence[str] | None = None) -> Scores:
         """Read what :meth:`write` wrote: the tables its manifest lists (every ``*.parquet`` without one).
 
@@ -196,7 +219,6 @@ class Scores(Mapping[str, pl.DataFrame]):
         manifest, every, shards = read_layout(root)
         names = every
         if tables is not None:
-            check_parameter("tables", tables, [_TABLE_NAMES], where="Scores.open")
             names = [name for name in every if name in tables]
         families = manifest.get("families", {})
         with reading(table_files(root, names, shards)):
@@ -221,18 +243,21 @@ class Scores(Mapping[str, pl.DataFrame]):
         )
 
     @staticmethod
+    @validate_params({"path": [PATH]})
     def manifest(path: str | Path) -> dict[str, Any]:
         """The manifest of a Scores folder (``_scores.json``): preset, parameters, families, tables, and
         for a sharded folder (:mod:`mas_eval.scoring.shards`) ``shards`` and ``rows`` per table."""
         return read_layout(scores_folder(path))[0]
 
     @staticmethod
+    @validate_params({"path": [PATH], "name": [TEXT]})
     def table_files(path: str | Path, name: str = "runs") -> list[Path]:
         """The Parquet files of table ``name`` of a Scores folder: one, or one per shard."""
         root = scores_folder(path)
         return table_files(root, [name], read_layout(root)[2])
 
     @staticmethod
+    @validate_params({"path": [PATH], "name": [TEXT]})
     def scan(path: str | Path, name: str = "runs") -> pl.LazyFrame:
         """One table of a Scores folder, lazily: a query reads only the columns it uses.
 

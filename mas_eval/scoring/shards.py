@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import logging
 import multiprocessing
 import os
 import shutil
@@ -455,7 +456,14 @@ def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: in
     with _signals_held():
         cluster = stack.enter_context(
             LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                # A shard's error reaches the user once, as the one line of the error raised here: the
+                # workers' own logs (the failed task's traceback, the tasks cancelled after it) stay quiet.
+                silence_logs=logging.CRITICAL,
             )
         )
     return stack.enter_context(client_class(cluster))

@@ -42,10 +42,11 @@ value outside them, or a combination ``compare`` cannot run
 before any data is read:
 
 >>> from typing import get_args
+>>> import polars as pl
 >>> from mas_eval.stats import Correction, compare
 >>> get_args(Correction)
 ('holm', 'fdr_bh', 'bonferroni', 'none', 'bh', 'benjamini-hochberg')
->>> compare(None, "dqs", correction="sidak")
+>>> compare(pl.DataFrame(), "dqs", correction="sidak")
 Traceback (most recent call last):
 ...
 mas_eval.errors.InvalidParameterError: compare: correction='sidak' is invalid; correction must be one of 'holm', 'fdr_bh', 'bonferroni', 'none', 'bh', 'benjamini-hochberg' or None

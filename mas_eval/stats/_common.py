@@ -22,6 +22,7 @@ from mas_eval.constraints import (
 from mas_eval.errors import DataError, InvalidParameterError
 
 __all__ = [
+    "ASIDE",
     "COLUMN_NAME",
     "COLUMN_NAMES",
     "ENGINE",
@@ -29,15 +30,19 @@ __all__ = [
     "PROBABILITY",
     "SYSTEM_NAME",
     "as_lazy",
+    "aside_note",
     "check_columns",
     "check_no_nulls",
     "column_list",
     "group_label",
+    "joined_notes",
     "numeric_value",
     "one_or_list",
     "raise_on_nulls",
+    "set_aside",
     "solved_for",
     "values_of",
+    "with_aside",
 ]
 
 #: Constraint of ``treatment`` and ``control``: a value of the ``system`` column.
@@ -66,6 +71,52 @@ def as_lazy(run_metrics: Any) -> pl.LazyFrame:
         f"not {type(run_metrics).__name__}"
     )
     raise InvalidParameterError(msg)
+
+
+# -- values a statistic cannot use: set aside per run, and said -----------------------------------
+
+#: The column of :func:`set_aside` counting a group's runs set aside.
+ASIDE = "_aside"
+
+
+def set_aside(frame: pl.LazyFrame, columns: Sequence[str], keys: Sequence[str]) -> tuple[pl.LazyFrame, pl.DataFrame]:
+    """The rule of every statistic for a value it cannot use: a run whose value in any of ``columns`` is
+    NaN or infinite (an outcome, a cost, a token count, a score) is set aside, and counted.
+
+    Returns ``frame`` without those runs, and per ``keys`` (the groups of the output rows, or finer)
+    how many were set aside, in the column :data:`ASIDE` (only groups with some; none, at no cost
+    beyond one scan, when no column is a float). The caller reports the count in its ``note``
+    column (:func:`aside_note`), computes the rest from the runs left, and never rejects the data
+    for it. A missing column is left for the caller's own check to name.
+    """
+    schema = frame.collect_schema()
+    floats = [name for name in dict.fromkeys(columns) if name in schema and schema[name].is_float()]
+    if not floats or any(key not in schema for key in keys):
+        return frame, pl.DataFrame(schema={**{key: schema.get(key, pl.Null) for key in keys}, ASIDE: pl.Int64})
+    bad = pl.any_horizontal((pl.col(name).is_nan() | pl.col(name).is_infinite()).fill_null(False) for name in floats)
+    counts = frame.filter(bad).group_by(keys).agg(pl.len().cast(pl.Int64).alias(ASIDE)).collect(engine=ENGINE)
+    return (frame.filter(~bad) if counts.height else frame), counts
+
+
+def aside_note(what: str, count: pl.Expr | None = None) -> pl.Expr:
+    """The note on the runs set aside (:func:`set_aside`): ``"2 run(s) with a NaN or infinite cost set aside"``,
+    null when none were; ``count`` is the :data:`ASIDE` column by default (null counts as none)."""
+    count = pl.col(ASIDE) if count is None else count
+    return pl.when(count > 0).then(pl.format(f"{{}} run(s) with a NaN or infinite {what} set aside", count))
+
+
+def with_aside(table: pl.DataFrame, counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """``table`` with the :data:`ASIDE` count of its rows' ``keys`` (0 where none), summed from ``counts``
+    (whose keys may be finer)."""
+    summed = counts.group_by(keys).agg(pl.col(ASIDE).sum()) if counts.height else counts.select(*keys, ASIDE)
+    joined = table.join(summed, on=list(keys), how="left", nulls_equal=True, maintain_order="left")
+    return joined.with_columns(pl.col(ASIDE).fill_null(0))
+
+
+def joined_notes(*notes: pl.Expr) -> pl.Expr:
+    """Notes (null where there is nothing to say) joined by ``"; "``; null when all are."""
+    text = pl.concat_str(notes, separator="; ", ignore_nulls=True)
+    return pl.when(text != "").then(text)
 
 
 def column_list(value: str | Iterable[str] | None, what: str, *, required: bool = False) -> list[str]:

@@ -39,7 +39,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import NONE, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, validate_params
 from mas_eval.errors import DataError, format_keys
 from mas_eval.stats._common import COLUMN_NAME, COLUMN_NAMES, ENGINE, GROUP, as_lazy, check_columns, column_list
 
@@ -100,7 +100,7 @@ def _kappa(observed: pl.Expr, expected: pl.Expr) -> pl.Expr:
     return pl.when(expected < 1).then((observed - expected) / (1 - expected))
 
 
-@validate_params(AGREEMENT_CONSTRAINTS)
+@validate_params({**AGREEMENT_CONSTRAINTS, "ratings": [RUN_METRICS]})
 def cohen_kappa(
     ratings: Any,
     *,
@@ -201,7 +201,7 @@ def cohen_kappa(
     return _output(table, by_columns, ["rater_1", "rater_2", "n_units", "observed", "expected", "kappa"])
 
 
-@validate_params(AGREEMENT_CONSTRAINTS)
+@validate_params({**AGREEMENT_CONSTRAINTS, "ratings": [RUN_METRICS]})
 def fleiss_kappa(
     ratings: Any,
     *,
@@ -289,7 +289,7 @@ def fleiss_kappa(
     return _output(table, by_columns, ["n_units", "n_left_out", "ratings_per_unit", "observed", "expected", "kappa"])
 
 
-@validate_params(AGREEMENT_CONSTRAINTS)
+@validate_params({**AGREEMENT_CONSTRAINTS, "ratings": [RUN_METRICS]})
 def krippendorff_alpha(
     ratings: Any,
     *,

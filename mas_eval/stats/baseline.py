@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from mas_eval.constraints import NONE, Boolean, Options, Predicate, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, TEXT, Boolean, Options, Predicate, validate_params
 from mas_eval.presets import PRESETS, preset_section
 from mas_eval.stats._common import COLUMN_NAME, PROBABILITY
 from mas_eval.stats.comparison import compare
@@ -46,6 +46,9 @@ def _sd(sample_sd: float | None, n: int | None, ddof: int) -> float | None:
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
+        "treatment": [TEXT],
+        "control": [TEXT],
         "metrics": [
             Predicate(_blocks, f"a dict of block names (none of {', '.join(RESERVED)}) to metric columns (strings)"),
             NONE,

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from mas_eval.constraints import NONE, Boolean, Interval, Options, Predicate, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, Boolean, Instance, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, MixedDqsMethodsError
 from mas_eval.stats._common import (
     COLUMN_NAME,
@@ -523,7 +523,9 @@ def _mixed_methods_notes(
     return Patch(warnings=warnings)
 
 
-@validate_params(COMPARE_CONSTRAINTS)
+@validate_params(
+    {**COMPARE_CONSTRAINTS, "run_metrics": [RUN_METRICS, Instance(SufficientStatistics, "SufficientStatistics")]}
+)
 def compare(
     run_metrics: Any,
     metrics: str | Iterable[str],

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from mas_eval.constraints import NONE, Options, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, Options, validate_params
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.ordered import ordered_aggregates
 from mas_eval.metrics.process.outputs import SPENDING
@@ -48,6 +48,7 @@ _METRIC, _SET_ASIDE = "_metric_position", "_set_aside"
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
         "metrics": [COLUMN_NAMES],
         "by": [COLUMN_NAMES, NONE],
         "control": [SYSTEM_NAME],

@@ -52,7 +52,7 @@ import polars as pl
 from numpy.typing import NDArray
 from scipy import stats
 
-from mas_eval.constraints import NONE, Interval, Options, Predicate, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.stats._common import (
     COLUMN_NAME,
@@ -384,6 +384,7 @@ def _verdict(effect_low: float, effect_high: float, cost_low: float, cost_high: 
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
         "metric": [COLUMN_NAME],
         "cost": [COLUMN_NAME],
         "treatment": [SYSTEM_NAME],

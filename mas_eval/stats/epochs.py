@@ -38,10 +38,11 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from mas_eval.constraints import NONE, Boolean, Interval, Options, Predicate, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, Boolean, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
 from mas_eval.metrics.outcomes.epochs import draw_ratio
 from mas_eval.stats._common import (
+    ASIDE,
     COLUMN_NAME,
     COLUMN_NAMES,
     ENGINE,
@@ -49,10 +50,14 @@ from mas_eval.stats._common import (
     PROBABILITY,
     SYSTEM_NAME,
     as_lazy,
+    aside_note,
     check_columns,
     check_no_nulls,
     column_list,
+    joined_notes,
     numeric_value,
+    set_aside,
+    with_aside,
 )
 from mas_eval.stats.comparison import MAX_BOOT
 from mas_eval.stats.proportions import mcnemar_p_values
@@ -108,6 +113,11 @@ def _are_ks(value: object) -> bool:
 K_VALUES = Predicate(_are_ks, f"an integer in [1, {MAX_K}] or a sequence of distinct such integers")
 
 _COLUMNS = {"system": [COLUMN_NAME], "case": [COLUMN_NAME], "epoch": [COLUMN_NAME], "by": [COLUMN_NAMES, NONE]}
+
+
+def _named(columns: Sequence[str | None]) -> str:
+    """Columns as a note names them: ``'ok' or 'run_tokens'``."""
+    return " or ".join(repr(name) for name in dict.fromkeys(columns) if name is not None)
 
 
 def _ks(k: int | Sequence[int]) -> list[int]:
@@ -210,7 +220,13 @@ def _with_pass_columns(table: pl.DataFrame, ks: list[int]) -> pl.DataFrame:
 
 
 @validate_params(
-    {"metric": [COLUMN_NAME], "k": [K_VALUES], "level": [Options.of(CaseLevel)], **_COLUMNS}  # type: ignore[dict-item]
+    {
+        "run_metrics": [RUN_METRICS],
+        "metric": [COLUMN_NAME],
+        "k": [K_VALUES],
+        "level": [Options.of(CaseLevel)],
+        **_COLUMNS,
+    }  # type: ignore[dict-item]
 )
 def pass_at_k(
     run_metrics: Any,
@@ -288,10 +304,14 @@ def pass_at_k(
     """  # noqa: E501
     ks = _ks(k)
     keys = [*column_list(by, "by"), system, case]
-    runs, binary = _runs(run_metrics, metric, keys, epoch, "pass_at_k", binary=bool(ks))
+    frame, aside = set_aside(as_lazy(run_metrics), [metric], keys)
+    runs, binary = _runs(frame, metric, keys, epoch, "pass_at_k", binary=bool(ks))
     table = _with_pass_columns(_case_table(runs, keys, binary), ks)
+    said = aside_note(f"{metric!r}")
     if level == "case":
-        return table
+        # A case whose every run was set aside has no row: its count is said at level="system".
+        table = with_aside(table, aside, keys)
+        return table.with_columns(joined_notes(pl.col("note"), said).alias("note")).drop(ASIDE)
     groups = keys[:-1]
     means = [pl.col(f"{kind}_{k}").mean() for k in ks for kind in ("pass_at", "pass_hat")]
     short = [pl.when(pl.col(f"pass_at_{k}").null_count() > 0).then(
@@ -308,7 +328,8 @@ def pass_at_k(
         note=pl.concat_str(short, separator="; ", ignore_nulls=True) if short else pl.lit(None, pl.String),
     )
     columns = [f"{kind}_{k}" for k in ks for kind in ("pass_at", "pass_hat")]
-    note = pl.when(pl.col("note") != "").then(pl.col("note")).alias("note")
+    out = with_aside(out, aside, groups)
+    note = joined_notes(pl.when(pl.col("note") != "").then(pl.col("note")), said).alias("note")
     return out.select(*groups, "cases", "runs", "mean", "majority_rate", "majority_ties", *columns, note).sort(groups)
 
 
@@ -421,6 +442,7 @@ def _interval_rows(
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
         "metric": [COLUMN_NAME],
         "k": [K_VALUES],
         "treatment": [SYSTEM_NAME, NONE],
@@ -568,18 +590,8 @@ def pass_at_k_intervals(
     schema = frame.collect_schema()
     check_columns(schema, [metric], f"{where}: metric")
     check_columns(schema, [*groups, system], f"{where}: run_metrics")
-    raw = pl.col(metric).cast(pl.Float64)
-    # NaN and ±inf cannot be a run's pass or fail: set aside like nulls, and counted.
-    set_aside = (
-        frame.filter(raw.is_not_null() & ~raw.is_finite())
-        .group_by([*groups, system])
-        .agg(_aside=pl.len().cast(pl.Int64))
-        .collect(engine=ENGINE)
-        if schema[metric].is_numeric()
-        else pl.DataFrame(schema={**{c: schema[c] for c in [*groups, system]}, "_aside": pl.Int64})
-    )
-    if set_aside.height:
-        frame = frame.with_columns(pl.when(raw.is_finite()).then(pl.col(metric)).alias(metric))
+    # NaN and ±inf cannot be a run's pass or fail: set aside, and counted.
+    frame, set_aside_runs = set_aside(frame, [metric], [*groups, system])
     runs, _ = _runs(frame, metric, keys, epoch, where)
     table = _case_table(runs, keys, binary=True)
     every_case = table.select(*groups, case).unique()
@@ -602,7 +614,7 @@ def pass_at_k_intervals(
             shown = ", ".join(map(repr, sorted(present, key=str)))
             msg = f"{where}: no run of the {role} {name!r} has a {metric!r}; the systems are: {shown}"
             raise DataError(msg)
-    aside = {tuple(row[:-1]): row[-1] for row in set_aside.iter_rows()}
+    aside = {tuple(row[:-1]): row[-1] for row in set_aside_runs.iter_rows()}
     bounds = (0.0, 1.0)
     rows: list[dict[str, Any]] = []
     # One bootstrap per (group, k) over its cases' small per-case summaries, never a loop over runs.
@@ -610,7 +622,7 @@ def pass_at_k_intervals(
     for g, (values, part) in enumerate(sorted(parts.items(), key=lambda item: _sort_key(item[0]))):
         key = {**dict(zip(groups, values[:-1], strict=True)), system: values[-1], "control": None}
         count = aside.get(values, 0)
-        note = f"{count:,} non-finite value(s) set aside, like nulls" if count else None
+        note = pl.select(aside_note(f"{metric!r}", pl.lit(count))).item()
         n, c = part["n"].to_numpy(), part["passed"].to_numpy()
         for kk in ks:
             rng = np.random.default_rng(None if seed is None else [seed, g, kk, 0])
@@ -620,7 +632,7 @@ def pass_at_k_intervals(
             )  # fmt: skip
     if treatment is not None:
         rows += _difference_rows(
-            table, groups, system, case, treatment, control, ks, aside,  # type: ignore[arg-type]
+            table, groups, system, case, treatment, control, ks, aside, metric,  # type: ignore[arg-type]
             n_boot=n_boot, seed=seed, resample_epochs=resample_epochs, confidence=confidence,
         )  # fmt: skip
     out_schema = {
@@ -650,6 +662,7 @@ def _difference_rows(
     control: str,
     ks: list[int],
     aside: dict[tuple[object, ...], int],
+    metric: str,
     *,
     n_boot: int,
     seed: int | None,
@@ -669,7 +682,7 @@ def _difference_rows(
         notes = [f"{unpaired} case(s) run by only one of the two are left out"] if unpaired else []
         count = aside.get((*values, treatment), 0) + aside.get((*values, control), 0)
         if count:
-            notes.append(f"{count:,} non-finite value(s) set aside, like nulls")
+            notes.append(pl.select(aside_note(f"{metric!r}", pl.lit(count))).item())
         key = {**dict(zip(groups, values, strict=True)), system: treatment, "control": control}
         n_t, c_t = paired["n_t"].to_numpy(), paired["c_t"].to_numpy()
         n_c, c_c = paired["n_c"].to_numpy(), paired["c_c"].to_numpy()
@@ -687,7 +700,13 @@ def _difference_rows(
 
 
 @validate_params(
-    {"metric": [COLUMN_NAME], "tokens": [COLUMN_NAME, NONE], "cost": [COLUMN_NAME, NONE], **_COLUMNS}  # type: ignore[dict-item]
+    {
+        "run_metrics": [RUN_METRICS],
+        "metric": [COLUMN_NAME],
+        "tokens": [COLUMN_NAME, NONE],
+        "cost": [COLUMN_NAME, NONE],
+        **_COLUMNS,
+    }  # type: ignore[dict-item]
 )
 def cost_per_correct(
     run_metrics: Any,
@@ -753,7 +772,7 @@ def cost_per_correct(
         msg = "cost_per_correct: tokens and cost are both None; name at least one column to divide"
         raise InvalidParameterError(msg)
     groups = [*column_list(by, "by"), system]
-    frame = as_lazy(run_metrics)
+    frame, aside = set_aside(as_lazy(run_metrics), [metric, *spent.values()], groups)
     runs, _ = _runs(frame, metric, [*groups, case], epoch, "cost_per_correct")
     schema = frame.collect_schema()
     check_columns(schema, list(spent.values()), "cost_per_correct: run_metrics")
@@ -795,8 +814,8 @@ def cost_per_correct(
         ordered.append(judged)
         said = "tokens are the system's: a judge's tokens (evaluator_tokens) are left out"
         notes.append(pl.when(pl.col(judged) > 0).then(pl.lit(said)))
-    note = pl.concat_str(notes, separator="; ", ignore_nulls=True)
-    note = pl.when(note != "").then(note)
+    note = joined_notes(*notes, aside_note(_named([metric, *spent.values()])))
+    out = with_aside(out, aside, groups)
     return out.select(*groups, "runs", "passed", "pass_rate", *ordered, note.alias("note"))
 
 
@@ -805,6 +824,7 @@ def cost_per_correct(
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
         "metric": [COLUMN_NAME],
         "treatment": [SYSTEM_NAME],
         "control": [SYSTEM_NAME],
@@ -947,8 +967,10 @@ def compute_matched(
     groups = column_list(by, "by")
     cases = [*groups, case]
     spent_column = tokens if budget == "tokens" else cost
+    used = [metric, spent_column, *([score] if rule == "best" and score else [])]
+    frame, aside = set_aside(as_lazy(run_metrics), used, [*cases, system])
     runs, _ = _runs(
-        run_metrics, metric, [*cases, system], epoch, where, spent=spent_column, score=score if rule == "best" else None
+        frame, metric, [*cases, system], epoch, where, spent=spent_column, score=score if rule == "best" else None
     )
     mine = runs.filter(pl.col(system) == treatment)
     if mine.height == 0:
@@ -998,15 +1020,17 @@ def compute_matched(
             )
         )
     )  # fmt: skip
+    table = with_aside(table, aside, cases)
+    note = joined_notes(note, aside_note(_named(used)))
     table = table.with_columns(note.alias("note"), pl.col("control_epochs").fill_null(0)).select(
         *cases, "k", "treatment_budget", "control_budget", "treatment_outcome", "control_outcome", "control_tie",
-        "control_outcome_1", "control_budget_1", "control_epochs", "note",
+        "control_outcome_1", "control_budget_1", "control_epochs", "note", ASIDE,
     )  # fmt: skip
     if rule == "best":
         table = table.with_columns(pl.lit(None, pl.Boolean).alias("control_tie"))
     if level == "case":
-        return table
-    return _matched_summary(table, groups, treatment_runs == "first", confidence)
+        return table.drop(ASIDE)
+    return _matched_summary(table, groups, treatment_runs == "first", confidence, aside_note(_named(used)))
 
 
 def _control_answers(control: pl.DataFrame, cases: list[str], rule: str) -> pl.DataFrame:
@@ -1030,13 +1054,18 @@ def _control_answers(control: pl.DataFrame, cases: list[str], rule: str) -> pl.D
     )
 
 
-def _matched_summary(table: pl.DataFrame, groups: list[str], binary: bool, confidence: float) -> pl.DataFrame:
-    """The k = 1 and compute-matched rows of each group, over its matched cases."""
+def _matched_summary(
+    table: pl.DataFrame, groups: list[str], binary: bool, confidence: float, said: pl.Expr
+) -> pl.DataFrame:
+    """The k = 1 and compute-matched rows of each group, over its matched cases; ``said``: the note on the
+    runs set aside, from the cases' :data:`ASIDE` counts."""
     keys = groups or [GROUP]
     if not groups:
         table = table.with_columns(pl.lit(0, pl.Int8).alias(GROUP))
     matched = table.filter(pl.col("k").is_not_null())
-    every = table.group_by(keys, maintain_order=True).agg(unmatched=pl.col("k").is_null().sum().cast(pl.Int64))
+    every = table.group_by(keys, maintain_order=True).agg(
+        unmatched=pl.col("k").is_null().sum().cast(pl.Int64), _aside=pl.col(ASIDE).sum()
+    )
     t = pl.col("treatment_outcome").cast(pl.Float64)
     parts = []
     for label, answer, spent in (
@@ -1088,10 +1117,13 @@ def _matched_summary(table: pl.DataFrame, groups: list[str], binary: bool, confi
             else np.full(out.height, np.nan),
             nan_to_null=True,
         ).zip_with(out["cases"] > 0, pl.Series([None], dtype=pl.Float64)),
-        note=pl.when(pl.col("cases") < 2)
-        .then(pl.lit("fewer than 2 matched cases: no paired t"))
-        .when(pl.col("_var") == 0)
-        .then(pl.lit("every case's difference is equal: no paired t")),
+        note=joined_notes(
+            pl.when(pl.col("cases") < 2)
+            .then(pl.lit("fewer than 2 matched cases: no paired t"))
+            .when(pl.col("_var") == 0)
+            .then(pl.lit("every case's difference is equal: no paired t")),
+            said,
+        ),
     )
     columns = [
         *groups, "comparison", "cases", "treatment_rate", "control_rate", "difference", "statistic", "dof",
@@ -1106,8 +1138,8 @@ def _matched_summary(table: pl.DataFrame, groups: list[str], binary: bool, confi
 
 
 @validate_params(
-    {"metric": [COLUMN_NAME], "ks": [K_VALUES, NONE], "tokens": [COLUMN_NAME, NONE], "cost": [COLUMN_NAME, NONE],
-     **_COLUMNS}  # type: ignore[dict-item]
+    {"run_metrics": [RUN_METRICS], "metric": [COLUMN_NAME], "ks": [K_VALUES, NONE], "tokens": [COLUMN_NAME, NONE],
+     "cost": [COLUMN_NAME, NONE], **_COLUMNS}  # type: ignore[dict-item]
 )  # fmt: skip
 def accuracy_cost_frontier(
     run_metrics: Any,
@@ -1185,9 +1217,9 @@ def accuracy_cost_frontier(
     """  # noqa: E501
     where = "accuracy_cost_frontier"
     groups = [*column_list(by, "by"), system]
-    frame = as_lazy(run_metrics)
-    runs, _ = _runs(frame, metric, [*groups, case], epoch, where)
     spent = {name: column for name, column in (("tokens", tokens), ("cost", cost)) if column is not None}
+    frame, aside = set_aside(as_lazy(run_metrics), [metric, *spent.values()], groups)
+    runs, _ = _runs(frame, metric, [*groups, case], epoch, where)
     schema = frame.collect_schema()
     check_columns(schema, list(spent.values()), f"{where}: run_metrics")
     if spent:
@@ -1246,6 +1278,11 @@ def accuracy_cost_frontier(
             )
         )
         .drop("_total")
+    )
+    out = (
+        with_aside(out, aside, groups)
+        .with_columns(joined_notes(pl.col("note"), aside_note(_named([metric, *spent.values()]))).alias("note"))
+        .drop(ASIDE)
         .sort([*groups, "k"], nulls_last=True)
     )
     return out

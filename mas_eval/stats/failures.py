@@ -49,7 +49,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from mas_eval.constraints import NONE, Boolean, Options, Predicate, validate_params
+from mas_eval.constraints import FRAME, NONE, RUN_METRICS, Boolean, Instance, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
 from mas_eval.stats._common import PROBABILITY, SYSTEM_NAME, check_columns
 from mas_eval.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
@@ -206,6 +206,8 @@ def _categories(frame: pl.DataFrame) -> pl.DataFrame:
 
 @validate_params(
     {
+        "annotations": [Instance(Dataset, "a Dataset"), FRAME],
+        "runs": [RUN_METRICS, NONE],
         "consensus": _CONSENSUS,
         "annotator": _ANNOTATOR,
         "by": [_BY, NONE],
@@ -319,6 +321,8 @@ def failure_rates(
 
 @validate_params(
     {
+        "annotations": [Instance(Dataset, "a Dataset"), FRAME],
+        "runs": [RUN_METRICS, NONE],
         "treatment": [SYSTEM_NAME],
         "control": [SYSTEM_NAME],
         "consensus": _CONSENSUS,
@@ -472,7 +476,7 @@ def failure_differences(
     return out.select(DIFFERENCE_COLUMNS)
 
 
-@validate_params({"pooled": [Boolean()]})
+@validate_params({"annotations": [Instance(Dataset, "a Dataset"), FRAME], "pooled": [Boolean()]})
 def annotator_agreement(annotations: Any, *, pooled: bool = True) -> pl.DataFrame:
     r"""How far the annotators agree on each failure mode: Cohen's and Fleiss' kappa, Krippendorff's alpha.
 

@@ -46,7 +46,7 @@ import polars as pl
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from mas_eval.constraints import NONE, Interval, Options, Predicate, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.stats import summaries
 from mas_eval.stats._common import (
@@ -55,12 +55,15 @@ from mas_eval.stats._common import (
     ENGINE,
     PROBABILITY,
     as_lazy,
+    aside_note,
     check_columns,
     check_no_nulls,
     column_list,
     one_or_list,
+    set_aside,
     solved_for,
     values_of,
+    with_aside,
 )
 from mas_eval.stats._rows import Patch, Rows, warnings_on
 from mas_eval.stats.options import Alternative, ProportionMethod
@@ -346,7 +349,7 @@ def paired_difference(a: ArrayLike, b: ArrayLike, c: ArrayLike, d: ArrayLike, co
 #: The columns of :func:`pass_rates` after its ``by`` columns and the system.
 PASS_RATE_COLUMNS = [
     "metric", "n", "passes", "rate", "wilson_low", "wilson_high", "clopper_pearson_low", "clopper_pearson_high",
-    "n_clusters", "cluster_se", "cluster_low", "cluster_high",
+    "n_clusters", "cluster_se", "cluster_low", "cluster_high", "note",
 ]  # fmt: skip
 
 
@@ -362,6 +365,7 @@ def pass_fail_expression(schema: pl.Schema, name: str, what: str) -> pl.Expr:
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
         "metric": [COLUMN_NAME],
         "by": [COLUMN_NAMES, NONE],
         "system": [COLUMN_NAME],
@@ -417,6 +421,7 @@ def pass_rates(
                              :math:`\sqrt{\frac{G}{G-1}\sum_g (\sum_{i\in g}(y_i - \hat p))^2}/n`
         cluster_low/_high    :math:`\hat p \pm t_{G-1}\,SE` clipped to [0, 1]; null
                              without ``cluster`` or with fewer than 2 clusters
+        note                 the runs with a NaN or infinite ``metric``, set aside; or null
         ==================== =========================================================
 
     Raises
@@ -448,6 +453,7 @@ def pass_rates(
         check_no_nulls(frame, [cluster], "cluster")
     value = pass_fail_expression(schema, metric, "metric").alias("_value")
     keys = [*by_columns, system]
+    frame, aside = set_aside(frame, [metric], keys)
     runs = frame.select(*dict.fromkeys(keys), *([pl.col(cluster).alias("_cluster")] if cluster else []), value)
     other = runs.filter(pl.col("_value").is_not_null() & ~pl.col("_value").is_in([0.0, 1.0]))
     bad = other.select(pl.col("_value").first(), pl.len()).collect(engine=ENGINE)
@@ -481,6 +487,7 @@ def pass_rates(
         pl.Series("clopper_pearson_high", exact[1], nan_to_null=True),
         *clustered,
     )
+    out = with_aside(out, aside, keys).with_columns(aside_note(f"{metric!r}").alias("note"))
     return out.select(*keys, *PASS_RATE_COLUMNS)
 
 

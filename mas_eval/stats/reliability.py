@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import NONE, Interval, Options, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, Interval, Options, validate_params
 from mas_eval.errors import DataError
 from mas_eval.stats._common import (
     COLUMN_NAME,
@@ -31,9 +31,13 @@ from mas_eval.stats._common import (
     ENGINE,
     GROUP,
     as_lazy,
+    aside_note,
     check_columns,
     column_list,
+    joined_notes,
     numeric_value,
+    set_aside,
+    with_aside,
 )
 from mas_eval.stats.options import Strategy
 
@@ -66,7 +70,8 @@ def _prepare(
     by: str | Sequence[str] | None,
     system: str | None,
 ) -> tuple[pl.LazyFrame, pl.DataFrame, list[str]]:
-    """Runs ``(keys..., _confidence, _outcome)`` with complete, checked values; the (group, system) list; keys."""
+    """Runs ``(keys..., _confidence, _outcome)`` with complete, checked values; the (group, system) list with
+    the :data:`ASIDE` count of runs with a NaN or infinite confidence or outcome, set aside; keys."""
     frame = as_lazy(run_metrics)
     keys_by = column_list(by, "by")
     schema = frame.collect_schema()
@@ -77,12 +82,14 @@ def _prepare(
     group_keys = [*keys_by, *([system] if system is not None and system not in keys_by else [])]
     keys = group_keys or [GROUP]
     frame = frame if group_keys else frame.with_columns(pl.lit(0, pl.Int8).alias(GROUP))
+    groups = frame.group_by(keys).agg(runs=pl.len()).sort(keys, nulls_last=True).collect(engine=ENGINE)
+    frame, aside = set_aside(frame, [confidence, outcome], keys)
+    groups = with_aside(groups, aside, keys)
     runs = frame.select(
         *keys,
         numeric_value(schema, confidence, "confidence").alias(CONFIDENCE),
         numeric_value(schema, outcome, "outcome").alias(OUTCOME),
     )
-    groups = runs.group_by(keys).agg(runs=pl.len()).sort(keys, nulls_last=True).collect(engine=ENGINE)
     c, y = pl.col(CONFIDENCE), pl.col(OUTCOME)
     complete = runs.filter(c.is_not_null() & y.is_not_null())
     outside, not_binary = (c < 0) | (c > 1), ~y.is_in([0.0, 1.0])
@@ -148,7 +155,7 @@ def _reliability(complete: pl.LazyFrame, keys: list[str], bins: int, strategy: s
     )
 
 
-@validate_params(CALIBRATION_CONSTRAINTS)
+@validate_params({**CALIBRATION_CONSTRAINTS, "run_metrics": [RUN_METRICS]})
 def reliability_table(
     run_metrics: Any,
     confidence: str = "decision_confidence",
@@ -182,7 +189,8 @@ def reliability_table(
     polars.DataFrame
         The ``by`` and ``system`` columns, then ``bin`` (0-based), ``bin_low``,
         ``bin_high`` (left-closed bins, the last closed), ``n``, ``mean_confidence``,
-        ``accuracy`` (share of outcomes that are true).
+        ``accuracy`` (share of outcomes that are true), ``note`` (the group's runs with a NaN or
+        infinite confidence or outcome, set aside; or null).
 
     Raises
     ------
@@ -201,12 +209,14 @@ def reliability_table(
     >>> reliability_table(runs, bins=2).select("bin", "n", "mean_confidence", "accuracy").rows()
     [(0, 2, 0.175, 0.5), (1, 2, 0.925, 1.0)]
     """
-    complete, _, keys = _prepare(run_metrics, confidence, outcome, by, system)
+    complete, groups, keys = _prepare(run_metrics, confidence, outcome, by, system)
     table = _reliability(complete, keys, bins, strategy)
+    said = aside_note(f"{confidence!r} or {outcome!r}").alias("note")
+    table = table.join(groups.select(*keys, said), on=keys, how="left", nulls_equal=True, maintain_order="left")
     return table.drop(GROUP) if GROUP in table.columns else table
 
 
-@validate_params(CALIBRATION_CONSTRAINTS)
+@validate_params({**CALIBRATION_CONSTRAINTS, "run_metrics": [RUN_METRICS]})
 def calibration(
     run_metrics: Any,
     confidence: str = "decision_confidence",
@@ -233,7 +243,8 @@ def calibration(
         mce             maximum calibration error (largest gap of a bin)
         brier           mean squared error of confidence as a probability
         n_bins          non-empty bins
-        warning         why a row is empty (no run with both values), or null
+        warning         why a row is empty (no run with both values), the runs with a
+                        NaN or infinite value set aside, or null
         =============== ========================================================
 
     Examples
@@ -267,7 +278,10 @@ def calibration(
         .join(per_bin, on=keys, how="left", nulls_equal=True, maintain_order="left")
         .with_columns(pl.col("n").fill_null(0), pl.col("n_bins").fill_null(0))
         .with_columns(
-            warning=pl.when(pl.col("n") == 0).then(pl.lit(f"no run with both {confidence!r} and {outcome!r}"))
+            warning=joined_notes(
+                pl.when(pl.col("n") == 0).then(pl.lit(f"no run with both {confidence!r} and {outcome!r}")),
+                aside_note(f"{confidence!r} or {outcome!r}"),
+            )
         )
         .select(*keys, "n", "mean_confidence", "accuracy", "ece", "mce", "brier", "n_bins", "warning")
     )

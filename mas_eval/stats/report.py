@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import check_columns
+from mas_eval.constraints import DATAFRAME, PATH, PATH_LIST, PROBABILITY, Boolean, check_columns, validate_params
 from mas_eval.errors import InvalidParameterError, SchemaError
 from mas_eval.escaping import html_text, spreadsheet_restored, spreadsheet_safe, visible
 from mas_eval.formatting import format_ci, format_number, format_p, format_value
@@ -43,6 +43,7 @@ _WRITE_ONE = "pass a file written by `mas-eval compare --out`"
 JSON_SHAPE = ListOf(MapOf(JSON))
 
 
+@validate_params({"table": [DATAFRAME]})
 def summary_view(table: pl.DataFrame) -> pl.DataFrame:
     """The ``by`` columns and :data:`SUMMARY_COLUMNS` of a :func:`~mas_eval.stats.comparison.compare` table.
 
@@ -82,6 +83,9 @@ def check_comparisons_path(path: str | Path) -> Path:
     return target
 
 
+@validate_params(
+    {"table": [DATAFRAME], "path": [PATH], "overwrite": [Boolean()], "inputs": [PATH_LIST], "raw_csv": [Boolean()]}
+)
 def write_comparisons(
     table: pl.DataFrame,
     path: str | Path,
@@ -289,6 +293,7 @@ class ComparisonDisplay:
         )
 
 
+@validate_params({"table": [DATAFRAME], "confidence": [PROBABILITY]})
 def display(table: pl.DataFrame, *, confidence: float = 0.95) -> ComparisonDisplay:
     """A :func:`~mas_eval.stats.comparison.compare` table shown as ``mas-eval compare`` prints it.
 

@@ -47,13 +47,13 @@ cluster-robust SE needs :math:`E_{sg} = \sum_{i \in g} (y_i - \bar y_s)`, which 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import NONE, validate_params
+from mas_eval.constraints import NONE, RUN_METRICS, TEXT, TEXTS, Boolean, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.stats._common import (
     COLUMN_NAME,
@@ -82,6 +82,18 @@ _ADDITIVE = ("n", "sum", "nan", "inf", "has")
 def stat_column(stat: str, name: str) -> str:
     """Column of statistic ``stat`` of metric ``name`` in a level's frame: ``stat_column("m2", "dqs") == "m2:dqs"``."""
     return f"{stat}:{name}"
+
+
+#: Constraint of the parts merged: Sufficient statistics (of shards of one Dataset).
+_PARTS = Predicate(
+    lambda value: (
+        isinstance(value, Iterable)
+        and not isinstance(value, str | bytes)
+        # A one-pass iterable (a generator) is not read here: merge_statistics checks each part it takes.
+        and (not isinstance(value, Collection) or all(isinstance(part, SufficientStatistics) for part in value))
+    ),
+    "SufficientStatistics (sufficient_statistics' results)",
+)
 
 
 @dataclass(frozen=True)
@@ -126,6 +138,7 @@ class SufficientStatistics:
             "cluster": self.cluster,
         }
 
+    @validate_params({"level": [TEXT], "by": [TEXTS, NONE]})
     def level_keys(self, level: str, by: Sequence[str] | None = None) -> list[str]:
         """The key columns of ``level`` (with ``by`` in place of the built ``by``)."""
         by = list(self.by if by is None else by)
@@ -142,6 +155,7 @@ class SufficientStatistics:
         frames = {"moments": self.moments, "cases": self.cases, "clusters": self.clusters, "methods": self.methods}
         return {name: frame for name, frame in frames.items() if frame is not None}
 
+    @validate_params({"by": [TEXTS], "drop_case_cluster": [Boolean()]})
     def regrouped(self, by: Sequence[str], *, drop_case_cluster: bool = False) -> SufficientStatistics:
         """These sums merged over coarser groups: ``by`` a subset of the built ``by``.
 
@@ -170,6 +184,7 @@ class SufficientStatistics:
         cluster = None if drop_case_cluster else self.cluster
         return replace(self, by=tuple(by), cluster=cluster, **merged)
 
+    @validate_params({"others": [_PARTS]})
     def merge(self, *others: SufficientStatistics) -> SufficientStatistics:
         """These sums and ``others`` added (see :func:`merge_statistics`)."""
         return merge_statistics([self, *others])
@@ -186,6 +201,7 @@ def _values(schema: pl.Schema, name: str) -> pl.Expr:
 
 @validate_params(
     {
+        "run_metrics": [RUN_METRICS],
         "metrics": [COLUMN_NAMES],
         "by": [COLUMN_NAMES, NONE],
         "pair_on": [COLUMN_NAME, NONE],
@@ -376,6 +392,7 @@ def _merge_frames(frames: Sequence[pl.DataFrame], keys: Sequence[str], metrics: 
     return merged.select(*keys, *(c for c in columns if c not in keys and c in merged.columns))
 
 
+@validate_params({"parts": [_PARTS]})
 def merge_statistics(parts: Iterable[SufficientStatistics]) -> SufficientStatistics:
     r"""Add the sufficient statistics of several chunks: one concat and one group-by per level.
 

@@ -70,7 +70,7 @@ import polars as pl
 from numpy.typing import NDArray
 from scipy import stats
 
-from mas_eval.constraints import NONE, Boolean, Interval, Options, Predicate, validate_params
+from mas_eval.constraints import FRAME, NONE, RUN_METRICS, Boolean, Interval, Options, Predicate, validate_params
 from mas_eval.errors import DataError, InvalidParameterError, format_keys
 from mas_eval.stats._common import (
     COLUMN_NAME,
@@ -356,6 +356,7 @@ def _reml(obs: pl.DataFrame, case: str, run: list[str], judge: str | None, with_
 
 @validate_params(
     {
+        "scores": [RUN_METRICS],
         "metric": [COLUMN_NAME],
         "by": [COLUMN_NAMES, NONE],
         "case": [COLUMN_NAME],
@@ -742,6 +743,7 @@ def _standard_error(wide: pl.DataFrame, cases: Array, epochs: Array, paired: boo
 
 @validate_params(
     {
+        "components": [FRAME],
         "mde": [Interval(float, 0, None, closed="neither")],
         "power": [PROBABILITY],
         "alpha": [PROBABILITY],
@@ -928,6 +930,7 @@ COUNTS = Predicate(_counts, "an integer >= 1 or a non-empty list of them")
 
 @validate_params(
     {
+        "components": [FRAME],
         "mde": [Interval(float, 0, None, closed="neither")],
         "alpha": [PROBABILITY],
         "epochs": [COUNTS],

@@ -22,9 +22,28 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Interval, check_parameter
+from mas_eval.constraints import (
+    MAPPING,
+    NONE,
+    PATH,
+    TEXT,
+    TEXTS,
+    Boolean,
+    Interval,
+    Predicate,
+    check_parameter,
+    sequence_of,
+    validate_params,
+)
 from mas_eval.data.schema import RUN_KEY, TABLES, Table, required_tables
-from mas_eval.data.validation import check_across_parts, check_types, validate_part, validate_tables
+from mas_eval.data.validation import (
+    check_across_parts,
+    check_exact_casts,
+    check_storable,
+    check_types,
+    validate_part,
+    validate_tables,
+)
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, option
 from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import (
@@ -41,6 +60,7 @@ from mas_eval.storage.inputs import (
 from mas_eval.storage.manifests import ListOf, Manifest, Obj, read_manifest, write_manifest
 from mas_eval.storage.outputs import atomic_directory, same_path, write_failure
 from mas_eval.storage.sharding import (
+    MAX_SHARDS,
     SHARDS_ENTRY,
     ShardLayout,
     check_placement,
@@ -75,6 +95,15 @@ MANIFEST = Manifest(
 )
 
 FrameLike = pl.DataFrame | pl.LazyFrame | Any  # Any: a pandas DataFrame, converted on entry
+
+#: What :class:`Dataset` takes: a mapping of table names to frames (a path is refused in its body, pointing to
+#: :meth:`Dataset.open`).
+_TABLES = Predicate(
+    lambda value: isinstance(value, Mapping | str | Path), "a mapping of table names to Polars LazyFrames"
+)
+_DATASETS = Predicate(
+    lambda value: isinstance(value, Sequence) and all(isinstance(ds, Dataset) for ds in value), "a list of Datasets"
+)
 
 
 def _to_lazy(name: str, frame: FrameLike) -> pl.LazyFrame:
@@ -149,6 +178,14 @@ class Dataset:
     :attr:`shards` says how many shards it has and :meth:`shard` gives one as a Dataset.
     """
 
+    @validate_params(
+        {
+            "tables": [_TABLES],
+            "source": [PATH, NONE],
+            "files": [MAPPING, NONE],
+            "shard_files": [MAPPING, NONE],
+        }
+    )
     def __init__(
         self,
         tables: Mapping[str, pl.LazyFrame],
@@ -187,6 +224,8 @@ class Dataset:
         self._codes_recorded = False
         self._labels: StoredLabels | None = None
         self._notes: tuple[str, ...] = ()
+        #: The tables whose casts to the schema's dtypes are known to change no value (:meth:`scan`).
+        self._exact: set[str] = set()
         self._formats: tuple[str, ...] = ()
         #: The stored integer codes of this shard's keys (:mod:`mas_eval.storage.stored_codes`), for a
         #: Dataset that :meth:`shard` gave; scoring reads them instead of encoding strings.
@@ -196,7 +235,9 @@ class Dataset:
         self.shard_position: tuple[int, int] | None = None
         with self.reading():
             for name, frame in tables.items():
-                _check_columns(TABLES[name], frame.collect_schema().names())
+                schema = frame.collect_schema()
+                check_storable(name, schema)
+                _check_columns(TABLES[name], schema.names())
         # Keep the schema's table order whatever order the caller used.
         self._raw = {name: tables[name] for name in TABLES if name in tables}
 
@@ -216,6 +257,7 @@ class Dataset:
         return cls({name: _to_lazy(name, f) for name, f in frames.items() if f is not None})
 
     @classmethod
+    @validate_params({"datasets": [_DATASETS]})
     def concat(cls, datasets: Sequence[Dataset]) -> Dataset:
         """One Dataset of the runs of several (experiments logged apart, a sample of two kinds).
 
@@ -265,6 +307,7 @@ class Dataset:
         return combined
 
     @classmethod
+    @validate_params({"path": [PATH]})
     def open(cls, path: str | Path) -> Dataset:
         """Open a Dataset folder lazily.
 
@@ -374,6 +417,7 @@ class Dataset:
         """
         return self._formats
 
+    @validate_params({"formats": [TEXTS], "notes": [TEXTS]})
     def with_origin(self, *, formats: Sequence[str] = (), notes: Sequence[str] = ()) -> Dataset:
         """This Dataset, saying also that its runs came from ``formats`` and that its tables leave out
         ``notes`` (:attr:`formats`, :attr:`notes`), as an ingest that keeps it in memory records them.
@@ -400,14 +444,22 @@ class Dataset:
     def __getitem__(self, name: str) -> pl.LazyFrame:
         return self.scan(name)
 
+    @validate_params({"name": [TEXT]})
     def scan(self, name: str) -> pl.LazyFrame:
         """The table ``name`` as a LazyFrame with the schema's columns and dtypes."""
         if name not in self._raw:
             known = ", ".join(self._raw)
             msg = f"the Dataset has no {name!r} table (it has: {known})"
             raise SchemaError(msg)
+        if name not in self._exact:
+            # A column of another type is cast as it is read: a value the cast would change (1.5
+            # tokens made 1) is refused here, once per table, whether or not anything validated it.
+            with self.reading():
+                check_exact_casts(name, self._raw[name])
+            self._exact.add(name)
         return _conform(TABLES[name], self._raw[name])
 
+    @validate_params({"name": [TEXT]})
     def collect(self, name: str) -> pl.DataFrame:
         """The table ``name`` as a DataFrame, sorted by its key so results are reproducible."""
         with self.reading():
@@ -422,6 +474,7 @@ class Dataset:
         """How many shards the Dataset's folder has: ``N`` when written with ``shards=N``, else 1."""
         return len(next(iter(self._shard_files.values()))) if self._shard_files else 1
 
+    @validate_params({"index": [Interval(int, 0)]})
     def shard(self, index: int) -> Dataset:
         """The Dataset of one shard: the runs that hash to ``index`` and all their rows.
 
@@ -572,6 +625,7 @@ class Dataset:
                 check_shard_runs(self._raw["runs"].select(RUN_KEY).collect()[RUN_KEY], *self.shard_position)
         return facts
 
+    @validate_params({"facts": [sequence_of(pl.DataFrame, "Polars DataFrames")]})
     def validate_across(self, facts: list[pl.DataFrame]) -> None:
         """Check the rules :meth:`validate_shard` leaves: across runs (a score name pass/fail in every
         run or none, a repeat of a case its own epoch) and ``ground_truth``'s own, read whole.
@@ -663,6 +717,14 @@ class Dataset:
 
     # -- output -------------------------------------------------------------------------------
 
+    @validate_params(
+        {
+            "path": [PATH],
+            "overwrite": [Boolean()],
+            "validate": [Boolean()],
+            "shards": [Interval(int, 1, MAX_SHARDS), NONE],
+        }
+    )
     def write(
         self, path: str | Path, *, overwrite: bool = False, validate: bool = True, shards: int | None = None
     ) -> Path:
@@ -721,6 +783,7 @@ class Dataset:
             self.write_tables(staging, shards=count)
         return target
 
+    @validate_params({"folder": [PATH], "shards": [Interval(int, 1, MAX_SHARDS)], "notes": [TEXTS], "formats": [TEXTS]})
     def write_tables(
         self, folder: Path, *, shards: int = 1, notes: Sequence[str] = (), formats: Sequence[str] = ()
     ) -> None:

@@ -26,8 +26,10 @@ report's JSON, a comparisons table as JSON).
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,7 +160,8 @@ def _found(value: object) -> str:
         shown = value if len(value) <= 40 else value[:37] + "..."
         return f"the string {shown!r}"
     if isinstance(value, int | float):
-        return f"{value!r}"
+        shown = repr(value)
+        return shown if len(shown) <= 40 else f"{shown[:12]}... ({len(shown):,} digits)"
     return {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
@@ -254,6 +257,41 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+#: The most digits an integer read may have: Python refuses to convert more than 4,300 (CVE-2020-10735), and any
+#: integer of more than 309 digits is beyond the largest float (about 1.8e308) already.
+_MAX_DIGITS = 309
+
+
+class _OutOfRangeError(ValueError):
+    """A number in a JSON file that no number of the package can be: its text, and what it is."""
+
+    def __init__(self, digits: str, what: str) -> None:
+        self.digits = digits
+        super().__init__(what)
+
+
+def _integer(text: str) -> int:
+    """A JSON integer, refused beyond the largest float (whose digits Python may not even convert)."""
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise _OutOfRangeError(text, f"an integer of {len(text.lstrip('-')):,} digits, beyond the largest float")
+    value = int(text)
+    if abs(value) > sys.float_info.max:
+        raise _OutOfRangeError(
+            text, f"the integer {text[:12]}... ({len(text.lstrip('-')):,} digits), beyond the largest float"
+        )
+    return value
+
+
+def _float(text: str) -> float:
+    """A JSON number with a fraction or an exponent, refused when it is beyond the largest float (``1e400``),
+    which Python would read as infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        shown = text if len(text) <= 24 else text[:21] + "..."
+        raise _OutOfRangeError(text, f"the number {shown}, beyond the largest float (about 1.8e308)")
+    return value
+
+
 def read_json(path: Path, *, fix: str, max_bytes: int | None = None, error: type[MasEvalError] = SchemaError) -> Any:
     """The JSON value in file ``path``; one error naming the file, the problem and ``fix`` otherwise.
 
@@ -305,10 +343,14 @@ def read_json(path: Path, *, fix: str, max_bytes: int | None = None, error: type
         msg = f"{path} is empty, not JSON; {fix}"
         raise error(msg)
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_integer, parse_float=_float)
         too_deep = _depth(value) > MAX_DEPTH
     except json.JSONDecodeError as exc:
         msg = f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); {fix}"
+        raise error(msg) from None
+    except _OutOfRangeError as exc:
+        line = text.count("\n", 0, max(text.find(exc.digits), 0)) + 1
+        msg = f"{path}:{line}: {exc}; {fix}"
         raise error(msg) from None
     except RecursionError:  # the parser's own bound: Python's recursion limit, about 1,000 levels
         too_deep = True

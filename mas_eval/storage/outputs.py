@@ -451,6 +451,7 @@ _FIXES: dict[int, str] = {
     errno.EROFS: "choose an output path you can write to",
     errno.EACCES: "choose an output path you can write to",
     errno.EPERM: "choose an output path you can write to",
+    errno.ENOENT: "its folder takes no new files (a virtual file system such as /proc?): choose another output path",
 }
 #: Of those, the ones only a write can meet: an error of Polars that names one (it names no path)
 #: is about the output, not about an input it was reading.
@@ -502,6 +503,11 @@ def write_failure(exc: BaseException, staging: Path, outputs: Iterable[Path] = (
         if code not in _FIXES:
             return None
         names = [Path(os.fsdecode(n)).absolute() for n in (exc.filename, exc.filename2) if n is not None]
+        if code == errno.ENOENT:
+            # Only the staging itself missing where it was just made is the location's fault: any other
+            # missing file (an input that vanished) is not.
+            ours = [n for n in names if n.is_relative_to(staging.absolute()) and STAGING_PREFIX in str(n)]
+            return code if ours else None
         if not names:
             return code
         ours = {staging.absolute(), *(p.absolute() for p in outputs), *(p.absolute().parent for p in outputs)}

@@ -39,7 +39,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Interval, check_parameter
+from mas_eval.constraints import Boolean, Interval, validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import IngestError
 from mas_eval.ingest.inspect_logs.archive import INSTALL, MAX_MEMBER_BYTES, Archive, MemberTooLarge
@@ -53,7 +53,7 @@ from mas_eval.ingest.inspect_logs.layout import (
 )
 from mas_eval.ingest.inspect_logs.sample import FIELDS, Rows, read_sample, where_of
 from mas_eval.ingest.logs import LogIngestResult, conform
-from mas_eval.ingest.recipe import Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, json_type
+from mas_eval.ingest.recipe import LOG_PARAMETERS, Ingest, InvalidInputError, LogFormat, Paths, ingest_logs, json_type
 from mas_eval.ingest.values import Impossible, identifier, integer
 
 __all__ = [
@@ -420,6 +420,7 @@ class _Reader:
         return _frames(self.logs)
 
 
+@validate_params({**LOG_PARAMETERS, "count_evaluator": [Boolean()], "max_member_bytes": [Interval(int, 1, None)]})
 def ingest_inspect(
     paths: Paths,
     out: str | Path | None = None,
@@ -514,7 +515,6 @@ def ingest_inspect(
     >>> result.dataset.collect("runs").select("run_id", "case_id", "target").rows()
     [('e1/1/1', '1', '2')]
     """
-    check_parameter("max_member_bytes", max_member_bytes, [Interval(int, 1, None)], where="ingest_inspect")
     reader = _Reader(count_evaluator=bool(count_evaluator), max_member_bytes=max_member_bytes)
     return ingest_logs(
         FORMAT, reader, paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards

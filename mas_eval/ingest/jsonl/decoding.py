@@ -234,6 +234,32 @@ def _tables(levels: dict[str, pl.DataFrame], bad_lines: pl.Series) -> dict[str, 
     return tables
 
 
+#: A ``\\`` escape (a backslash), a UTF-16 surrogate pair written as two escapes (one character), and an escape
+#: of a surrogate: JSON can write one alone, which is no character.
+_BACKSLASH = r"\\\\"
+_PAIR = r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_SURROGATE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+
+
+def _lone_surrogates(lines: pl.DataFrame) -> pl.DataFrame:
+    """``line, error`` of the lines whose JSON escapes a lone UTF-16 surrogate (``"\\ud800"``).
+
+    No text can hold one: Polars' decoder stores ``\\ud800`` as ``"\\x00"`` (a value changed
+    silently), Arrow's refuses it, so it is refused here, vectorised: the escaped backslashes and
+    the surrogate pairs (one character each, e.g. an emoji) taken out, any surrogate escape left is
+    one alone. Only lines holding a surrogate escape at all are looked at twice.
+    """
+    suspects = lines.filter(pl.col("text").str.contains(_SURROGATE))
+    left = pl.col("text").str.replace_all(_BACKSLASH, "").str.replace_all(_PAIR, "")
+    lone = suspects.select("line", left.str.extract(f"({_SURROGATE})").alias("escape")).drop_nulls("escape")
+    error = pl.format(
+        "the escape {} is a lone UTF-16 surrogate, not a character; write the character itself (or the pair of "
+        "escapes of one above U+FFFF)",
+        "escape",
+    )
+    return lone.select("line", error.alias("error"))
+
+
 def chunk_tables(
     file: Path,
     chunk: Chunk,
@@ -246,6 +272,7 @@ def chunk_tables(
     table, possibly empty; none for blank lines only). A malformed line is raised (file:line), or
     set aside in the rejects file with ``skip_invalid``."""
     every, problems = chunk_lines(chunk, max_line_bytes)
+    problems = pl.concat([problems, _lone_surrogates(every.filter(~pl.col("line").is_in(problems["line"].implode())))])
     frame = every.filter(
         pl.col("text").str.strip_chars() != "", ~pl.col("line").is_in(problems["line"].implode())
     ).with_columns(pl.col("text").str.strip_prefix("\ufeff"))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from mas_eval.constraints import Interval, check_parameter
+from mas_eval.constraints import CALLABLE, NONE, PATH, Boolean, Interval, sequence_of, validate_params
 from mas_eval.errors import IngestError
 from mas_eval.ingest.jsonl.arrow import arrow_tables
 from mas_eval.ingest.jsonl.decoding import chunk_tables
@@ -30,7 +31,7 @@ from mas_eval.storage.dataset import MANIFEST
 from mas_eval.storage.inputs import describe_path, parquet_files
 from mas_eval.storage.manifests import write_manifest
 from mas_eval.storage.outputs import atomic_directory, atomic_outputs
-from mas_eval.storage.sharding import check_shards
+from mas_eval.storage.sharding import MAX_SHARDS, check_shards
 
 __all__ = ["IngestResult", "ingest_jsonl"]
 
@@ -74,8 +75,6 @@ def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int, ma
         if is_lfs_pointer(file):
             msg = f"{file}: {LFS_PROBLEM}; {LFS_FIX}"
             raise IngestError(msg)
-    for name, value in [("chunk_bytes", chunk_bytes), ("max_line_bytes", max_line_bytes)]:
-        check_parameter(name, value, [Interval(int, 0, BYTES_CEILING, closed="right")], where="ingest_jsonl")
     return files
 
 
@@ -95,6 +94,19 @@ def _staged(
         yield staging, handle
 
 
+@validate_params(
+    {
+        "paths": [PATH, sequence_of((str, os.PathLike), "paths")],
+        "out": [PATH],
+        "overwrite": [Boolean()],
+        "skip_invalid": [Boolean()],
+        "rejects": [PATH, NONE],
+        "chunk_bytes": [Interval(int, 0, BYTES_CEILING, closed="right")],
+        "progress": [CALLABLE, NONE],
+        "shards": [Interval(int, 1, MAX_SHARDS), NONE],
+        "max_line_bytes": [Interval(int, 0, BYTES_CEILING, closed="right")],
+    }
+)
 def ingest_jsonl(
     paths: Sequence[str | Path],
     out: str | Path,

@@ -27,7 +27,7 @@ from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Boolean, Interval, validate_params
+from mas_eval.constraints import NAME, Boolean, Interval, validate_params
 from mas_eval.data.schema import TABLES
 from mas_eval.errors import option
 from mas_eval.ingest.jsonl import BYTES_CEILING, MAX_LINE_BYTES
@@ -62,6 +62,7 @@ from mas_eval.ingest.otlp.traces import (
 from mas_eval.ingest.recipe import (
     LFS_FIX,
     LFS_PROBLEM,
+    LOG_PARAMETERS,
     Ingest,
     InvalidInputError,
     LogFormat,
@@ -371,6 +372,9 @@ def _frame(rows: list[tuple[Any, ...]], columns: tuple[str, ...], table: str) ->
 
 @validate_params(
     {
+        **LOG_PARAMETERS,
+        "system_attribute": [NAME],
+        "case_attribute": [NAME],
         "count_evaluator": [Boolean()],
         "max_line_bytes": [Interval(int, 1, BYTES_CEILING)],
     }
