@@ -10,6 +10,10 @@
 * :func:`design_power` — a comparison's power against cases, one curve per number of epochs.
 * :func:`cost_effectiveness_plane`, :func:`acceptability_curve` — is the extra cost worth it: the bootstrap
   cloud of (difference in effect, difference in cost) with a price line, and the acceptability curve.
+* :func:`pass_rates` — each system's pass rate per task (and score) with its Wilson (or cluster-robust) interval.
+* :func:`cost_per_correct` — tokens and cost per correct answer per system, per run marked.
+* :func:`system_profile` — each system's mean of each measure with its interval, a small panel per measure.
+* :func:`agent_shares` — each agent's share of its system's tokens, turns and tool calls.
 * :func:`consensus_quality` — quality against consensus, with binned means per system.
 * :func:`beliefs` — one run's agents × alternatives belief masses.
 * :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
@@ -43,7 +47,9 @@ if TYPE_CHECKING:
     from mas_eval.plots.design import design_power
     from mas_eval.plots.frontier import accuracy_cost_frontier
     from mas_eval.plots.items import item_scores
+    from mas_eval.plots.outcomes import cost_per_correct, pass_rates
     from mas_eval.plots.pass_k import pass_at_k
+    from mas_eval.plots.process import agent_shares, system_profile
     from mas_eval.plots.runs import consensus_quality, cost_quality, distributions, paired
     from mas_eval.plots.teamwork import collaboration
 
@@ -64,6 +70,10 @@ __getattr__, __dir__ = lazy_attributes(
         "accuracy_cost_frontier": "mas_eval.plots.frontier",
         "item_scores": "mas_eval.plots.items",
         "pass_at_k": "mas_eval.plots.pass_k",
+        "cost_per_correct": "mas_eval.plots.outcomes",
+        "pass_rates": "mas_eval.plots.outcomes",
+        "agent_shares": "mas_eval.plots.process",
+        "system_profile": "mas_eval.plots.process",
         "design_power": "mas_eval.plots.design",
         "consensus_quality": "mas_eval.plots.runs",
         "cost_quality": "mas_eval.plots.runs",
@@ -77,10 +87,12 @@ __all__ = [
     "SYSTEM_COLOURS",
     "acceptability_curve",
     "accuracy_cost_frontier",
+    "agent_shares",
     "beliefs",
     "collaboration",
     "consensus_quality",
     "cost_effectiveness_plane",
+    "cost_per_correct",
     "cost_quality",
     "design_power",
     "distributions",
@@ -89,7 +101,9 @@ __all__ = [
     "paired",
     "paper_style",
     "pass_at_k",
+    "pass_rates",
     "reliability",
     "save",
     "system_colours",
+    "system_profile",
 ]
