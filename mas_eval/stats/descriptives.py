@@ -26,6 +26,10 @@ __all__ = ["DESCRIBE_COLUMNS", "describe"]
 DESCRIBE_COLUMNS = ("metric", "kind", "n", "clusters", "mean", "sd", "ci_low", "ci_high", "interval")
 
 _VALUE, _METRIC, _CLUSTER = "__value", "__metric", "__cluster"
+_EMPTY = {
+    "metric": pl.String, "kind": pl.String, "n": pl.Int64, "clusters": pl.Int64, "mean": pl.Float64,
+    "sd": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "interval": pl.String,
+}  # fmt: skip
 
 
 @validate_params(
@@ -142,6 +146,8 @@ def describe(
         .agg(n=pl.len(), total=pl.col(_VALUE).sum(), mean=pl.col(_VALUE).mean(), sd=pl.col(_VALUE).std())
         .collect(engine=ENGINE)
     )
+    if sums.height == 0:  # no metric has a value: no row
+        return pl.DataFrame(schema={**{c: sums.schema[c] for c in [*groups, system]}, **_EMPTY})
     n = sums["n"].to_numpy().astype(float)
     mean = sums["mean"].to_numpy()
     sd = sums["sd"].fill_null(np.nan).to_numpy()
