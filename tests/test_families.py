@@ -215,7 +215,8 @@ def test_compare_and_the_reports_generic_sections_take_its_columns(toy: families
     report = build(Scores.open(scores.write(tmp_path / "scores")))
     # headline: its declared headline column (a family that ran and has values), with its registry description
     assert "n_turns" in report.section("headline").tables[0].frame["metric"].to_list()
-    assert "n_turns: Messages of at least min_turn_chars characters." in report.section("headline").text[1]
+    about = dict(report.tables["headline_columns"].select("metric", "what it is").iter_rows())
+    assert about["n_turns"] == "Messages of at least min_turn_chars characters."
     # the default comparison: the columns every family declares it compares, its own among them
     compared = report.section("comparison").tables[0].frame
     assert set(compared["metric"]) == {"dqs", "decision_confidence", "n_turns"}

@@ -61,7 +61,12 @@ def test_the_decision_sample_is_compared_on_dqs_confidence_and_the_diagnostic_sc
     headline = chosen_columns(sample, "headline").by_family
     assert headline["decision"][:3] == ["dqs", "gt_match", "decision_confidence"]
     assert headline["diagnosis"] == DIAGNOSTIC  # it headlines what it compares
-    assert headline["answers"] == ["clinical_accuracy", "reasoning_quality", "diagnostic_accuracy", "clinical_relevance"]
+    assert headline["answers"] == [
+        "clinical_accuracy",
+        "reasoning_quality",
+        "diagnostic_accuracy",
+        "clinical_relevance",
+    ]
     assert set(headline) == {"decision", "diagnosis", "answers", "process"}
 
 

@@ -84,7 +84,9 @@ def test_wilson_t_and_cluster_intervals_equal_statsmodels_and_scipy() -> None:
     for metric, values in (("ok", ok.astype(float)), ("score", score)):
         fit = sm.OLS(values, np.ones(36)).fit(cov_type="cluster", cov_kwds={"groups": cases}, use_t=True)
         low, high = fit.conf_int(alpha=0.05)[0]
-        assert clustered.filter(metric=metric).select("ci_low", "ci_high").row(0) == pytest.approx((low, high), rel=1e-9)
+        assert clustered.filter(metric=metric).select("ci_low", "ci_high").row(0) == pytest.approx(
+            (low, high), rel=1e-9
+        )
     # The same interval pass_rates gives a pass rate clustered by case.
     rates = pass_rates(runs, "ok", cluster="case_id")
     assert clustered.filter(metric="ok").select("ci_low", "ci_high").row(0) == pytest.approx(

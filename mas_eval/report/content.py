@@ -336,11 +336,11 @@ def _dataset_section(runs: pl.DataFrame, summary: pl.DataFrame | None) -> Sectio
 
 
 def _described(name: str, named: set[str], runs: pl.DataFrame) -> str:
-    """``name: what it is`` for the headline's text: the registry's description, or the logged score's kind."""
+    """What run column ``name`` is: the registry's description, or the logged score's kind."""
     if name in named:
         kind = "pass/fail: its mean is the pass rate" if runs.schema[name] == pl.Boolean else "graded"
-        return f"{name}: a score the evaluation logged ({kind})."
-    return f"{name}: {metric('runs', name).description}"
+        return f"A score the evaluation logged ({kind})."
+    return metric("runs", name).description
 
 
 def _headline_section(scores: Scores, runs: pl.DataFrame) -> Section:
@@ -359,10 +359,13 @@ def _headline_section(scores: Scores, runs: pl.DataFrame) -> Section:
         if cluster
         else "Wilson's score interval for a pass rate, the t interval for a mean"
     )
-    text = [
-        f"{chosen.sentence()} Means over runs with their 95% intervals: {how}.",
-        " ".join(_described(name, named, runs) for name in chosen.columns),
-    ]
+    text = [f"{chosen.sentence()} Means over runs with their 95% intervals: {how}."]
+    family = {name: owner for owner, names in chosen.by_family.items() for name in names}
+    about = pl.DataFrame(
+        [(name, family[name], _described(name, named, runs)) for name in chosen.columns],
+        schema={"metric": pl.String, "family": pl.String, "what it is": pl.String},
+        orient="row",
+    )
     figure = ReportFigure(
         "headline",
         f"Each headline column's mean per system with its 95% interval ({how}); a panel per column, each on its own "
@@ -370,7 +373,11 @@ def _headline_section(scores: Scores, runs: pl.DataFrame) -> Section:
         plots.system_profile(table),
     )
     caption = "Mean per system with its 95% interval (a pass/fail column's mean is its pass rate)"
-    return Section("headline", title, text=text, tables=[ReportTable("headline", caption, table)], figures=[figure])
+    tables = [
+        ReportTable("headline", caption, table),
+        ReportTable("headline_columns", "What each headline column is, and the metric family it comes from", about),
+    ]
+    return Section("headline", title, text=text, tables=tables, figures=[figure])
 
 
 def _comparison_section(

@@ -10,6 +10,7 @@ line (a blank line would end the paragraph in the middle of a table).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from mas_eval.escaping import one_line
@@ -74,8 +75,21 @@ def _label(name: str) -> str:
     return "tab:mas-eval-" + name.replace("_", "-")
 
 
+#: A folder name LaTeX reads as a path as written: anything else (a brace, a %, a control character from the
+#: report's file name) cannot go in \includegraphics, and is left to the reader to rename.
+_PATH = re.compile(r"[A-Za-z0-9._-]+")
+
+
 def _figure(name: str, caption: str, folder: str) -> list[str]:
-    """A ``figure`` environment including ``<folder>/<name>.pdf`` across the text width."""
+    """A ``figure`` environment including ``<folder>/<name>.pdf`` across the text width (commented out, with why,
+    when the folder's name is not a path LaTeX reads as written)."""
+    if not _PATH.fullmatch(folder) or not _PATH.fullmatch(name):
+        return [
+            f"% Figure {escape_latex(name)}: {escape_latex(caption)}",
+            f"% It is {escape_latex(name)}.pdf in the folder {escape_latex(folder)} beside this file, whose name LaTeX "
+            "cannot read as a path: rename the folder (letters, digits, '.', '_', '-') and include it.",
+            "",
+        ]
     return [
         r"\begin{figure}[htbp]",
         r"\centering",

@@ -8,14 +8,14 @@ table. The figures' file names are URL-encoded in their links.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from mas_eval.escaping import markdown_text, visible
+from mas_eval.escaping import markdown_text
 from mas_eval.report.cells import Cells, cells
 from mas_eval.report.parts import arrange
+from mas_eval.report.svg import figure_svg
 
 if TYPE_CHECKING:
     from mas_eval.report.parts import Document
@@ -74,9 +74,7 @@ def write_figures(report: Document, folder: Path, formats: tuple[str, ...] = ("p
         for figure in section.figures:
             if "png" in formats:
                 figure.figure.savefig(folder / f"{figure.name}.png", dpi=PNG_DPI)
-            if "svg" in formats:
-                svg = io.StringIO()
-                figure.figure.savefig(svg, format="svg", metadata={"Date": None})
-                (folder / f"{figure.name}.svg").write_text(visible(svg.getvalue(), breaks=False), encoding="utf-8")
+            if "svg" in formats:  # the SVG the HTML page inlines, drawn once for both
+                (folder / f"{figure.name}.svg").write_text(figure_svg(figure), encoding="utf-8")
             if "pdf" in formats:
                 figure.figure.savefig(folder / f"{figure.name}.pdf", format="pdf", metadata={"CreationDate": None})

@@ -53,6 +53,10 @@ FAMILY = "outcomes"
 TOKENS, COST = "run_tokens", "run_cost_usd"
 #: Bootstrap resamples (and seed) of the section's intervals over cases: the same report, bit for bit.
 BOOTSTRAP = {"n_boot": 1000, "seed": 0}
+#: Up to this many cases pass@k's bands are the bootstrap's; past it, the t interval over cases: with thousands
+#: of independent cases the mean of per-case estimates is normal to well within the bands' width (Miller 2024,
+#: "Adding Error Bars to Evals", §2), and the bootstrap's resamples cost seconds.
+BOOTSTRAP_CASES = 2000
 
 KEY, TITLE = "outcomes", "Outcomes"
 
@@ -225,17 +229,25 @@ def _epochs(
     ks = _powers_of_two(most)
     systems = set(runs["system"].unique().to_list())
     pair = {"treatment": treatment, "control": control} if {treatment, control} <= systems else {}
+    cases = runs.filter(pl.col(name).is_not_null()).group_by("system").agg(pl.col("case_id").n_unique())
+    few = int(cases["case_id"].max()) <= BOOTSTRAP_CASES  # type: ignore[arg-type]
+    boot = BOOTSTRAP if few else {**BOOTSTRAP, "n_boot": 0}
     try:
-        intervals = stats.pass_at_k_intervals(runs, name, k=ks, **pair, **BOOTSTRAP)
+        intervals = stats.pass_at_k_intervals(runs, name, k=ks, **pair, **boot)
     except MasEvalError as exc:
         missing.append(f"no pass@k of {name}: {exc}")
         return
+    band = (
+        f"95% bootstrap bands over cases ({BOOTSTRAP['n_boot']:,} resamples)"
+        if few
+        else f"95% t bands over cases (past {BOOTSTRAP_CASES:,} cases the bootstrap's agree with them)"
+    )
     figures.append(
         ReportFigure(
             figure_name("outcome_pass_at_k", name),
             f"{name}: pass@k (solid: at least one of k epochs passes) and pass^k (dashed: all k pass) against k, per "
-            f"system, with 95% bootstrap bands over cases ({BOOTSTRAP['n_boot']:,} resamples).",
-            plots.pass_at_k(intervals),
+            f"system, with {band}.",
+            plots.pass_at_k(intervals, band="boot" if few else "t"),
         )
     )
     caption = (

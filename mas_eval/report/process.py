@@ -24,13 +24,15 @@ from mas_eval.report.tables import has_values, repeats_cases
 if TYPE_CHECKING:
     from mas_eval.scoring.scores import Scores
 
-__all__ = ["DRAWN", "MEASURES", "process_section"]
+__all__ = ["DRAWN", "MEASURES", "OVERHEADS", "process_section"]
 
 #: The process family's run columns the section summarises, in its order.
 MEASURES = (
     "agents_active", "turns", "rounds", "message_density", "token_balance", "turn_balance", "tool_call_balance",
     "redundancy", "tool_calls", "tool_error_rate", *SPENDING,
 )  # fmt: skip
+#: The spending divided by the control's on the same case: what a team's overhead is usually told in.
+OVERHEADS = ("system_tokens", "system_cost_usd")
 #: Those its figure draws (the overheads after them), and how a panel names them.
 DRAWN = {
     "agents_active": "Agents active",
@@ -60,7 +62,7 @@ def _overheads(runs: pl.DataFrame, control: str) -> tuple[pl.DataFrame, pl.DataF
     the per-system summary, or why there is none."""
     from mas_eval import stats
 
-    spending = [name for name in SPENDING if has_values(runs, name)]
+    spending = [name for name in OVERHEADS if has_values(runs, name)]
     if not spending:
         return runs, None, "no overhead against the control: the runs record no spending (system_tokens, ...)"
     if control not in set(runs["system"].unique().to_list()):
@@ -87,7 +89,7 @@ def process_section(scores: Scores, treatment: str, control: str) -> Section:
     runs, overhead, why = _overheads(runs, control)
     if why:
         missing.append(why)
-    ratios = [f"{name}_overhead" for name in SPENDING if has_values(runs, f"{name}_overhead")]
+    ratios = [f"{name}_overhead" for name in OVERHEADS if has_values(runs, f"{name}_overhead")]
     cluster = "case_id" if repeats_cases(runs) else None
     how = "cluster-robust over cases" if cluster else "the t interval; Wilson's for a rate of runs"
     table = stats.describe(runs, [*measures, *ratios], cluster=cluster)

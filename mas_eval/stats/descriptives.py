@@ -26,6 +26,13 @@ __all__ = ["DESCRIBE_COLUMNS", "describe"]
 DESCRIBE_COLUMNS = ("metric", "kind", "n", "clusters", "mean", "sd", "ci_low", "ci_high", "interval")
 
 _VALUE, _METRIC, _CLUSTER = "__value", "__metric", "__cluster"
+
+
+def _finite(value: pl.Expr) -> pl.Expr:
+    """``value`` where finite, else null: NaN and infinities are left out like nulls."""
+    return pl.when(value.is_finite()).then(value)
+
+
 _EMPTY = {
     "metric": pl.String, "kind": pl.String, "n": pl.Int64, "clusters": pl.Int64, "mean": pl.Float64,
     "sd": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "interval": pl.String,
@@ -124,27 +131,37 @@ def describe(
         check_columns(schema, [cluster], f"{where}: cluster")
         check_no_nulls(frame, [cluster], f"{where}: cluster")
     keys = [*groups, system]
-    value = pl.col(name := "__raw").cast(pl.Float64)
-    long = pl.concat(
-        [
-            frame.select(
-                *keys,
-                *([pl.col(cluster).alias(_CLUSTER)] if cluster else []),
-                pl.lit(i, pl.Int32).alias(_METRIC),
-                pl.col(metric).alias(name),
-            )
-            .select(pl.exclude(name), pl.when(value.is_finite()).then(value).alias(_VALUE))
-            .filter(pl.col(_VALUE).is_not_null())
-            for i, metric in enumerate(names)
-        ]
+    # One pass over the runs, every metric a column (not one frame per metric): sorted before any sum, so that
+    # the means and the cluster sums add their terms in one order.
+    values = [_finite(pl.col(metric).cast(pl.Float64)).alias(f"{_VALUE}{i}") for i, metric in enumerate(names)]
+    base = frame.select(*keys, *([pl.col(cluster).alias(_CLUSTER)] if cluster else []), *values).sort(
+        [*keys, *([_CLUSTER] if cluster else [])], nulls_last=True
+    )
+    columns = [f"{_VALUE}{i}" for i in range(len(names))]
+    wide = (
+        base.group_by(keys, maintain_order=True)
+        .agg(
+            *(pl.col(c).count().alias(f"n{i}") for i, c in enumerate(columns)),
+            *(pl.col(c).sum().alias(f"total{i}") for i, c in enumerate(columns)),
+            *(pl.col(c).mean().alias(f"mean{i}") for i, c in enumerate(columns)),
+            *(pl.col(c).std().alias(f"sd{i}") for i, c in enumerate(columns)),
+        )
+        .collect(engine=ENGINE)
     )
     cell = [*groups, _METRIC, system]
-    # Sorted before any sum: the means and the cluster sums add their terms in one order.
-    long = long.sort([*cell, *([_CLUSTER] if cluster else [])], nulls_last=True)
+    parts = [
+        wide.select(
+            *keys,
+            pl.lit(i, pl.Int32).alias(_METRIC),
+            pl.col(f"n{i}").cast(pl.UInt32).alias("n"),
+            pl.col(f"total{i}").alias("total"),
+            pl.col(f"mean{i}").alias("mean"),
+            pl.col(f"sd{i}").alias("sd"),
+        )
+        for i in range(len(names))
+    ]
     sums = (
-        long.group_by(cell, maintain_order=True)
-        .agg(n=pl.len(), total=pl.col(_VALUE).sum(), mean=pl.col(_VALUE).mean(), sd=pl.col(_VALUE).std())
-        .collect(engine=ENGINE)
+        pl.concat(parts).filter(pl.col("n") > 0).sort(cell, nulls_last=True).select(*cell, "n", "total", "mean", "sd")
     )
     if sums.height == 0:  # no metric has a value: no row
         return pl.DataFrame(schema={**{c: sums.schema[c] for c in [*groups, system]}, **_EMPTY})
@@ -166,14 +183,30 @@ def describe(
         clusters = pl.Series("clusters", [None] * sums.height, dtype=pl.Int64)
         interval = np.where(binary, "wilson", "t")
     else:
-        scores = (
-            long.with_columns((pl.col(_VALUE) - pl.col(_VALUE).mean().over(cell)).alias("__residual"))
-            .group_by([*cell, _CLUSTER], maintain_order=True)
-            .agg(pl.col("__residual").sum().alias("__score"))
-            .group_by(cell, maintain_order=True)
-            .agg(ss=(pl.col("__score") ** 2).sum(), g=pl.len())
+        # e_g = sum over cluster g of (y - mean) = s_g - n_g mean, from each cluster's sum and count.
+        per_cluster = (
+            base.group_by([*keys, _CLUSTER], maintain_order=True)
+            .agg(
+                *(pl.col(c).sum().alias(f"s{i}") for i, c in enumerate(columns)),
+                *(pl.col(c).count().alias(f"c{i}") for i, c in enumerate(columns)),
+            )
+            .join(wide.lazy().select(*keys, *(f"mean{i}" for i in range(len(names)))), on=keys, how="left",
+                  nulls_equal=True, maintain_order="left")
+            .group_by(keys, maintain_order=True)
+            .agg(
+                *(((pl.col(f"s{i}") - pl.col(f"c{i}") * pl.col(f"mean{i}")) ** 2).sum().alias(f"ss{i}")
+                  for i in range(len(names))),
+                *((pl.col(f"c{i}") > 0).sum().alias(f"g{i}") for i in range(len(names))),
+            )
             .collect(engine=ENGINE)
-        )
+        )  # fmt: skip
+        scores = pl.concat(
+            [
+                per_cluster.select(*keys, pl.lit(i, pl.Int32).alias(_METRIC), pl.col(f"ss{i}").alias("ss"),
+                                   pl.col(f"g{i}").cast(pl.UInt32).alias("g"))
+                for i in range(len(names))
+            ]
+        )  # fmt: skip
         aligned = sums.select(cell).join(scores, on=cell, how="left", nulls_equal=True, maintain_order="left")
         g = aligned["g"].fill_null(0).to_numpy().astype(float)
         with np.errstate(all="ignore"):
