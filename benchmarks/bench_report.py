@@ -11,7 +11,7 @@ usage, so the outcomes and process families both run) is scored once and written
 (not timed). Then ``python -m mas_eval.cli report SCORES --out report<suffix>`` runs ``--repeats`` times in a
 fresh interpreter each (imports included, as a user's shell runs it): its wall-clock seconds (the best, and
 each), and its CPU seconds (user + system, of the child alone: the machine is shared by other work, which
-inflates wall-clock time but not CPU time). ``--profile`` builds and writes the report once more in this
+inflates wall-clock time but not CPU time), and the largest peak RSS of the reports so far. ``--profile`` builds and writes the report once more in this
 process under :mod:`cProfile` and records the functions that took the most cumulative time.
 Writes ``reports/benchmarks/report.json``. Target: at most 10 s for 100,000 runs, on 2 cores.
 """
@@ -24,6 +24,7 @@ import datetime as dt
 import io
 import os
 import pstats
+import resource
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,12 @@ def _report_once(scores: Path, target: Path) -> dict[str, float]:
     return {"wall": round(wall, 2), "cpu": round(cpu, 2)}
 
 
+def _children_peak_rss_gb() -> float:
+    """The largest peak RSS of the children waited for so far (the reports: the simulation runs in this process)."""
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale / 2**30
+
+
 def _profile(scores: Path, target: Path, top: int = 25) -> list[dict[str, Any]]:
     """The report built and written in this process under cProfile: the ``top`` functions by cumulative time."""
     from mas_eval.report import build
@@ -96,6 +103,7 @@ def bench(runs: int, formats: list[str], repeats: int, profile: bool, folder: Pa
             "seconds": best["wall"],
             "cpu_seconds": best["cpu"],
             "each": times,
+            "peak_rss_gb": round(_children_peak_rss_gb(), 2),
             "file_mb": round(size / 2**20, 2),
             **({"figures": figures} if figures is not None else {}),
         }

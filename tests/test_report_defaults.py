@@ -46,7 +46,7 @@ def test_an_outcomes_only_dataset_is_compared_on_its_scores(outcomes_only: Path)
     assert chosen.by_family == {"outcomes": ["f1", "match"]}
     assert chosen.silent == {"decision": ["dqs", "decision_confidence"]}  # it ran, with nothing to say
     headline = chosen_columns(scores, "headline")
-    assert headline.columns == ["f1", "match", "run_tokens", "run_cost_usd", "agents_active", "system_tokens"]
+    assert headline.columns == ["f1", "match", "run_tokens", "run_cost_usd", "agents_active"]
     report = build(outcomes_only)
     assert report.provenance["parameters"]["comparison"]["metrics"] == ["f1", "match"]
     tests = dict(report.tables["comparison"].select("metric", "test").unique().iter_rows())

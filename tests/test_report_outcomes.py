@@ -40,7 +40,7 @@ def test_the_report_of_outcomes_is_led_by_its_scores_not_the_decision_familys(
     headline = report.tables["headline"]
     # The outcomes family's scores and spending, then the process family's (no transcript here: no turns).
     assert headline["metric"].unique(maintain_order=True).to_list() == [
-        "f1", "match", "run_tokens", "run_cost_usd", "agents_active", "system_tokens",
+        "f1", "match", "run_tokens", "run_cost_usd", "agents_active",
     ]  # fmt: skip
     # Epochs repeat each case: the headline's intervals are the cluster-robust ones over cases.
     runs = with_epochs.runs

@@ -18,7 +18,8 @@
 * :func:`beliefs` — one run's agents × alternatives belief masses.
 * :func:`collaboration` — a diagnostic team's TempoScore per round and credibility per agent.
 * :func:`item_scores` — an answer-level metric (MedAISure) per task and system.
-* :func:`system_colours`, :func:`paper_style`, :func:`save` — the colours, the paper style, the writer.
+* :func:`system_colours`, :func:`compared_systems`, :func:`paper_style`, :func:`save` — the colours (the compared
+  pair's whatever their names), the paper style, the writer.
 
 Every function returns a :class:`matplotlib.figure.Figure` (never shows it: in Jupyter the
 returned figure displays itself) built without pyplot, so nothing accumulates in pyplot's
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING
 from mas_eval._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from mas_eval.plots._style import OKABE_ITO, SYSTEM_COLOURS, paper_style, save, system_colours
+    from mas_eval.plots._style import OKABE_ITO, SYSTEM_COLOURS, compared_systems, paper_style, save, system_colours
     from mas_eval.plots.belief_map import beliefs
     from mas_eval.plots.calibration import reliability
     from mas_eval.plots.comparison import forest
@@ -59,6 +60,7 @@ __getattr__, __dir__ = lazy_attributes(
         "OKABE_ITO": "mas_eval.plots._style",
         "SYSTEM_COLOURS": "mas_eval.plots._style",
         "paper_style": "mas_eval.plots._style",
+        "compared_systems": "mas_eval.plots._style",
         "save": "mas_eval.plots._style",
         "system_colours": "mas_eval.plots._style",
         "beliefs": "mas_eval.plots.belief_map",
@@ -90,6 +92,7 @@ __all__ = [
     "agent_shares",
     "beliefs",
     "collaboration",
+    "compared_systems",
     "consensus_quality",
     "cost_effectiveness_plane",
     "cost_per_correct",

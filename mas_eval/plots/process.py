@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from mas_eval.constraints import COLUMN_NAMES, NONE, Interval, validate_params
 from mas_eval.errors import DataError
@@ -29,6 +30,8 @@ from mas_eval.plots._style import (
 
 __all__ = ["agent_shares", "system_profile"]
 
+#: A tick label as the number itself.
+_PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
 #: Panels per row of a profile, and the height (inches) of a row of panels and of each system in it.
 _PER_ROW, _PANEL, _PER_SYSTEM = 4, 0.75, 0.16
 #: What :func:`agent_shares` draws, by the share column, and its axis label.
@@ -146,6 +149,8 @@ def system_profile(
         if (points["kind"] == "pass/fail").all():
             panel.set_xlim(-0.02, 1.02)
         panel.margins(x=0.15)
+        # Each tick as its number (9.5e-05, 20000), never a shared offset or multiplier in a panel's corner.
+        panel.xaxis.set_major_formatter(_PLAIN)
     for index in range(len(chosen), rows * per_row):
         grid[index // per_row][index % per_row].set_visible(False)
     fig.legend(handles=handles, labels=[as_drawn(h.get_label()) for h in handles], loc="outside upper center",

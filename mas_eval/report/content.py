@@ -295,7 +295,9 @@ def _sections(context: _Context, comparisons: pl.DataFrame | None, why_no_compar
     from mas_eval import plots
 
     scores, runs, treatment, control = context.scores, context.runs, context.treatment, context.control
-    with plots.paper_style(columns=2):
+    # The treatment in the MAS's blue, the control in the single agent's orange, whatever their names: as the
+    # case viewer draws them.
+    with plots.paper_style(columns=2), plots.compared_systems(treatment, control):
         sections = [
             _headline_section(scores, runs),
             _comparison_section(comparisons, why_no_comparison, context.compared, treatment, control),

@@ -49,8 +49,9 @@ FAMILY = Family(
     output_tables=TABLES,
     # How a system worked, per system: the report's "How the agents worked" section holds the rest. It compares
     # nothing by default: a single agent has one active agent and no balance by construction, so a test of these
-    # between a team and one agent restates the design; what it costs is stats.overhead's and the cost section's.
-    headline=("agents_active", "turns", "system_tokens", "tool_error_rate"),
+    # between a team and one agent restates the design; what it costs is stats.overhead's and the cost section's
+    # (and the outcomes family's run_tokens headline it).
+    headline=("agents_active", "turns", "tool_error_rate"),
 )
 
 __all__ = ["FAMILY", "ProcessParams"]
