@@ -10,9 +10,10 @@ For each size, :func:`mas_eval.simulate_outcomes` (seed 3: two systems, 5 epochs
 usage, so the outcomes and process families both run) is scored once and written as a Scores folder
 (not timed). Then ``python -m mas_eval.cli report SCORES --out report<suffix>`` runs ``--repeats`` times in a
 fresh interpreter each (imports included, as a user's shell runs it): its wall-clock seconds (the best, and
-each), and its CPU seconds (user + system, of the child alone: the machine is shared by other work, which
-inflates wall-clock time but not CPU time), and the largest peak RSS of the reports so far. ``--profile`` builds and writes the report once more in this
-process under :mod:`cProfile` and records the functions that took the most cumulative time.
+each), its CPU seconds (user + system, of the child alone: the machine is shared by other work, which
+inflates wall-clock time but not CPU time), and the largest peak RSS of the reports so far. ``--profile``
+builds and writes the report once more in this process under :mod:`cProfile` and records the functions that
+took the most cumulative time.
 Writes ``reports/benchmarks/report.json``. Target: at most 10 s for 100,000 runs, on 2 cores.
 """
 
