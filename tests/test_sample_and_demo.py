@@ -63,8 +63,11 @@ def test_demo_writes_its_outputs(demo_at_80_columns: tuple[subprocess.CompletedP
     report = load_json(out / "report.json")
     assert report["provenance"]["mas_eval_version"]
     assert set(report["provenance"]["inputs"]) == {"dataset"}
-    headline = {row["system"]: row for row in report["tables"]["headline"].to_dicts()}
-    assert headline["mas"]["runs"] == headline["single"]["runs"] == (SAMPLE_RUNS + DIAGNOSIS_RUNS + ANSWER_RUNS) // 2
+    per_system = dict(report["tables"]["runs_per_group"].group_by("system").agg(pl.col("runs").sum()).iter_rows())
+    assert per_system["mas"] == per_system["single"] == (SAMPLE_RUNS + DIAGNOSIS_RUNS + ANSWER_RUNS) // 2
+    # The headline: each system's DQS with its interval, among the columns of every family with values.
+    dqs = report["tables"]["headline"].filter(metric="dqs").sort("system")
+    assert dqs["system"].to_list() == ["mas", "single"] and (dqs["ci_low"] < dqs["mean"]).all()
     assert not [s["key"] for s in report["sections"] if s["omitted"]]
     assert [s["key"] for s in report["sections"]][-5:] == ["diagnosis", "answers", "cost", "process", "provenance"]
     # The planted effect, in every row of the metrics it is planted in (clinical relevance has none).
