@@ -105,6 +105,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_process.py
 	$(BIN)/python benchmarks/bench_items.py
 	$(BIN)/python benchmarks/bench_scale.py
+	$(BIN)/python benchmarks/bench_report.py
 	$(BIN)/python benchmarks/readme_table.py
 
 # Regenerates the bundled sample (fixed seeds); the result is committed.

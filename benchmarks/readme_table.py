@@ -147,6 +147,18 @@ def _rows() -> list[str]:
                     f"| {label} ({shards}{ratio}) | {r['runs']:,} | {m['seconds']:.1f} s{spread} | "
                     f"{m['runs_per_second']:,} runs/s | {m['peak_rss_gb']:.2f} GB | `benchmarks/bench_scale.py` |"
                 )
+    report = RESULTS / "report.json"
+    if report.is_file():
+        for r in json.loads(report.read_text())["results"]:
+            for suffix, m in r["formats"].items():
+                each = [t["wall"] for t in m["each"]]
+                spread = f" (best of {', '.join(f'{x:.1f}' for x in each)})" if len(each) > 1 else ""
+                figures = f", {m['figures']} figures" if "figures" in m else ""
+                rows.append(
+                    f"| report, {suffix.lstrip('.').upper()}, of logged outcomes (a whole process{figures}) | "
+                    f"{r['runs']:,} | {m['seconds']:.1f} s{spread} | {r['runs'] / m['seconds']:,.0f} runs/s | "
+                    f"{m['peak_rss_gb']:.2f} GB | `benchmarks/bench_report.py` |"
+                )
     pipeline = RESULTS / "pipeline.json"
     if pipeline.is_file():
         data = json.loads(pipeline.read_text())

@@ -375,6 +375,11 @@ RUN_METRICS = Predicate(
 )
 #: Constraint of where a figure is drawn: a matplotlib Axes (matplotlib loads with the first figure drawn).
 AXES = Predicate(lambda value: callable(getattr(value, "add_artist", None)), "a matplotlib Axes")
+#: Constraint of several Axes, one per panel (a list or tuple of them).
+AXES_LIST = Predicate(
+    lambda value: isinstance(value, Sequence) and not isinstance(value, str) and all(map(AXES.is_satisfied_by, value)),
+    "a list of matplotlib Axes",
+)
 #: Constraint of a Polars DataFrame (a table in memory).
 DATAFRAME = Instance(pl.DataFrame, "a Polars DataFrame")
 

@@ -180,7 +180,8 @@ OPTIONS: dict[str, dict[str, Mirrors | tuple[Mirrors, ...] | GivenOnly | CliOnly
     "compare": {
         "scores": CliOnly("the Scores folder whose runs table is compared (Scores.scan)"),
         "metrics": CliOnly(
-            "default None: the columns the registered families compare (metrics.family.compared_columns)"
+            "default None: the columns the metric families with values in these runs compare "
+            "(metrics.family.choose_columns, as a report does), printed"
         ),
         **{name: Mirrors(compare, name) for name in COMPARE_OPTIONS},
         "out": CliOnly("optional: the table is written (write_comparisons' path) only when given"),

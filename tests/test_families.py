@@ -213,9 +213,10 @@ def test_compare_and_the_reports_generic_sections_take_its_columns(toy: families
     assert table["metric"].to_list() == ["n_turns"] and table["difference"].item() > 0
 
     report = build(Scores.open(scores.write(tmp_path / "scores")))
-    # headline: its declared headline column, with its registry description
-    assert "n_turns" in report.section("headline").tables[0].frame.columns
-    assert "n_turns: Messages of at least min_turn_chars characters." in report.section("headline").text[0]
+    # headline: its declared headline column (a family that ran and has values), with its registry description
+    assert "n_turns" in report.section("headline").tables[0].frame["metric"].to_list()
+    about = dict(report.tables["headline_columns"].select("metric", "what it is").iter_rows())
+    assert about["n_turns"] == "Messages of at least min_turn_chars characters."
     # the default comparison: the columns every family declares it compares, its own among them
     compared = report.section("comparison").tables[0].frame
     assert set(compared["metric"]) == {"dqs", "decision_confidence", "n_turns"}
@@ -228,5 +229,5 @@ def test_without_it_the_report_neither_headlines_nor_compares_its_columns(tmp_pa
     from mas_eval.report import build
 
     report = build(mas_eval.score(_paired_with_messages()))
-    assert "n_turns" not in report.section("headline").tables[0].frame.columns
+    assert "n_turns" not in report.section("headline").tables[0].frame["metric"].to_list()
     assert set(report.section("comparison").tables[0].frame["metric"]) == {"dqs", "decision_confidence"}

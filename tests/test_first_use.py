@@ -212,6 +212,11 @@ def test_report_md_rounds_and_explains(demo_at_80_columns: tuple[subprocess.Comp
     text = (out / "report.md").read_text(encoding="utf-8")
     assert not re.search(r"\d\.\d{7,}", text), "a float printed with more than 6 decimals"
     assert "| p (Holm) |" in text and "| p |" in text
-    assert "14 comparisons (test: paired); p-values adjusted across the table (Holm)" in text
+    assert (
+        "14 comparisons (test: the paired t on per-case differences (on case means where cases repeat)); p-values "
+        "adjusted across the table (Holm)"
+    ) in text
     assert re.search(r"dqs: mas is higher in 3 of 3 comparison\(s\) after the Holm correction", text)
-    assert "| metric | mas | single | mas - single |" in text
+    # The headline: each system's mean with its interval, and their difference.
+    assert "| metric | mas | single | mas − single | 95% interval |" in text
+    assert re.search(r"\| dqs \| 0\.\d{4} \[0\.\d{4}, 0\.\d{4}\] \| 0\.\d{4} \[", text)

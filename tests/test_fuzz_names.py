@@ -46,8 +46,8 @@ PIECES = [
 ]  # fmt: skip
 #: The longest name of a file or folder on the file systems the tests run on (bytes).
 NAME_MAX = 255
-#: What the Markdown report adds to its file's stem for its figures' folder.
-FIGURES_SUFFIX = "_figures"
+#: What the Markdown and LaTeX reports add to their file's stem for their figures' folder.
+FIGURES_SUFFIX = {".md": "_figures", ".tex": "_pdf_figures"}
 #: Characters that may never reach a reader raw (a line break ends a printed line).
 RAW = {chr(c) for c in CONTROLS} - {"\n"}
 REPORT_FORMATS = (".html", ".md", ".json", ".tex")
@@ -212,15 +212,15 @@ def _keep_every_promise(
             report = work / _fitted(outputs, suffix)
             args = ["report", scores, "--comparisons", comparisons, "--dataset", dataset, "--out", report]
             done = run(capsys, *args, f"--title={title}", f"--treatment={treatment}", f"--control={control}")
-            figures = report.with_name(report.stem + FIGURES_SUFFIX)
-            if suffix == ".md" and len(os.fsencode(figures.name)) > NAME_MAX:
+            figures = report.with_name(report.stem + FIGURES_SUFFIX.get(suffix, ""))
+            if suffix in FIGURES_SUFFIX and len(os.fsencode(figures.name)) > NAME_MAX:
                 # The figures' folder cannot be named: refused before anything is written.
-                assert_refused(done, says=(FIGURES_SUFFIX, "longer than"))
+                assert_refused(done, says=(FIGURES_SUFFIX[suffix], "longer than"))
                 assert not _raw(done.err)
                 continue
             _succeeded(done)
             written.add(report)
-            if suffix == ".md":
+            if suffix in FIGURES_SUFFIX:
                 written.add(figures)
             _check_report(report, treatment, control, set(got["task"]), title)
         assert_unchanged(before, dataset)

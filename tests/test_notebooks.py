@@ -427,6 +427,49 @@ def check_inspect_logs(nb: nbformat.NotebookNode, figures: Path) -> None:
     assert (figures / "inspect_frontier.pdf").read_bytes().startswith(PDF_MAGIC)
 
 
+# --- 07_agent_logs ------------------------------------------------------------------------------
+
+AGENT_LOGS_PROBE = """
+_facts.update(
+    chosen=chosen.columns,
+    silent=sorted(chosen.silent),
+    tests=sorted(set(comparison["test"].to_list())),
+    agents=profile.filter(metric="agents_active").sort("system").select("system", "mean").rows(),
+    overhead=profile.filter(metric="token_overhead", system=DEBATE)["mean"].item(),
+    shares=shares.filter(system=DEBATE)["token_share"].sum(),
+    first_case=differ.row(0, named=True)["discordance"],
+    noninferior=noninferior.select("hypothesis", "margin", "verdict").row(0),
+    worth=worth.select("quadrant", "icer").row(0),
+    sections=[section.key for section in report.sections],
+    not_in_data=report.not_in_data,
+)
+print(_json.dumps(_facts, default=str))
+"""
+
+
+def check_agent_logs(nb: nbformat.NotebookNode, figures: Path) -> None:
+    facts = probed(nb)
+    # The logs' scores are compared, not the decision family's empty DQS, and the notebook says so.
+    assert facts["chosen"] == ["graded", "match", "shape/messages", "shape/short"] and facts["silent"] == ["decision"]
+    assert "Compared by default: graded, match" in printed(nb, "chosen")
+    assert facts["tests"] == ["paired"]  # the single agent repeated each question: the paired t on case means
+    (debate, debate_agents), (single, single_agents) = facts["agents"]
+    assert (debate, single) == ("mockllm/model debate", "mockllm/single generate")
+    assert debate_agents > 1 and single_agents == 1
+    assert facts["overhead"] > 1 and facts["shares"] == pytest.approx(1.0)
+    assert facts["first_case"] == "treatment higher"
+    assert facts["noninferior"][:2] == ["noninferior", 0.1] and facts["noninferior"][2].startswith("non-inferior")
+    assert facts["worth"][0] == "dearer and better" and facts["worth"][1] > 0
+    assert facts["sections"][-2:] == ["not_in_data", "provenance"] and "outcomes" in facts["sections"]
+    assert facts["not_in_data"][0].startswith("Decision quality: no run has a DQS")
+    for shown in ("pass-rates", "forest", "pass-at-k", "frontier", "per-correct", "process", "shares", "noninferior",
+                  "worth"):  # fmt: skip
+        assert "image/png" in mime_types(nb, shown), shown
+    for name in ("logs_pass_rates.pdf", "logs_process.pdf", "logs_cost_plane.pdf"):
+        assert (figures / name).read_bytes().startswith(PDF_MAGIC), name
+    assert (figures / "logs_report.html").read_text(encoding="utf-8").count("<svg") >= 10
+
+
 @dataclass(frozen=True)
 class Check:
     """What a notebook's probe cell reports, and how the executed notebook is checked."""
@@ -444,6 +487,7 @@ CHECKS = {
     "04_reproduce_lddx.ipynb": Check(REPRODUCE_LDDX_PROBE, check_reproduce_lddx, needs=LDDX),
     "05_answer_metrics.ipynb": Check(ANSWER_METRICS_PROBE, check_answer_metrics),
     "06_inspect_logs.ipynb": Check(INSPECT_LOGS_PROBE, check_inspect_logs),
+    "07_agent_logs.ipynb": Check(AGENT_LOGS_PROBE, check_agent_logs),
 }
 
 

@@ -1,4 +1,4 @@
-"""The MAS-vs-baseline report: its sections, its four formats, escaping, and omitted sections."""
+"""The MAS-vs-baseline report: its sections, its four formats, escaping, and what the data could not show."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tests.promises import run
 
 SECTIONS = [
     "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency", "consensus",
-    "provenance",
+    "cost", "provenance",
 ]  # fmt: skip
 PAYLOAD = "<script>alert(1)</script>"
 LATEX_NAME = "a\\b_c%d&e#f"
@@ -124,7 +124,8 @@ def test_latex_escapes_every_special_character() -> None:
 
 def test_latex_holds_booktabs_tables_with_corrected_p_and_effects(report: mas_eval.report.Report) -> None:
     latex = report.to_latex()
-    assert latex.count(r"\begin{tabular}") == latex.count(r"\bottomrule") == 3
+    # headline, comparison, calibration and the cost-effectiveness
+    assert latex.count(r"\begin{tabular}") == latex.count(r"\bottomrule") == 4
     assert r"\toprule" in latex and r"\midrule" in latex
     header = next(line for line in latex.splitlines() if line.startswith("task & metric"))
     assert r"p (Holm)" in header and " d & g & effect" in header
@@ -152,14 +153,21 @@ def test_markdown_links_figures_written_beside_it(report: mas_eval.report.Report
     assert "## Calibration" in text and "| metric |" in text
 
 
-def test_a_report_without_ground_truth_omits_calibration_with_its_reason(scores: mas_eval.Scores) -> None:
+def test_a_report_without_ground_truth_lists_calibration_as_not_in_the_data(scores: mas_eval.Scores) -> None:
     runs = scores.runs.with_columns(gt_match=pl.lit(None, dtype=scores.runs["gt_match"].dtype))
     report = build(mas_eval.Scores(tables={"runs": runs}), title="No ground truth")
     calibration = report.section("calibration")
     assert calibration.omitted == "no ground truth: gt_match is null in every run, so calibration is undefined"
     assert not calibration.figures and not calibration.tables
+    # Not a heading over nothing: one line of the closing list, before the provenance.
+    keys = [s.key for s in report.sections]
+    assert "calibration" not in keys and keys[-2:] == ["not_in_data", "provenance"]
+    assert report.not_in_data == [
+        "Calibration: no ground truth: gt_match is null in every run, so calibration is undefined."
+    ]
     html = report.to_html()
-    assert "Omitted: no ground truth" in html
+    assert "Omitted" not in html and 'id="calibration"' not in html
+    assert "<li>Calibration: no ground truth" in html
     assert 'data-figure="reliability"' not in html
     assert report.section("comparison").omitted is None
 

@@ -14,11 +14,9 @@ from mas_eval.report.answer_quality import OVERALL
 from mas_eval.stats import compare
 from tests.test_report import PAYLOAD, _page
 
-#: The sections of a report of answer runs alone: the decision sections (omitted: no dqs) and this one.
-SECTIONS = [
-    "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency", "consensus",
-    "answers", "provenance",
-]  # fmt: skip
+#: The sections of a report of answer runs alone: the headline (each run's mean answer scores), this one, and what
+#: the data could not show (no run-level comparison, no decision family's scores: one line each).
+SECTIONS = ["dataset", "headline", "answers", "not_in_data", "provenance"]
 TABLES = ["answer_means", "answer_comparison", "answer_combined"]
 METRICS = ["clinical_accuracy", "reasoning_quality", "diagnostic_accuracy", "clinical_relevance"]
 FIGURES = [f"items_{name}" for name in METRICS]

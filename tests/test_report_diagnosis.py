@@ -1,4 +1,4 @@
-"""The report's "Differential diagnosis" section: its tables and figure, when it is omitted, every format."""
+"""The report's "Differential diagnosis" section: its tables and figure, when it is not in the data, every format."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from tests.test_report import PAYLOAD, _page
 DECISION_SECTIONS = [
     "dataset", "headline", "comparison", "forest", "distributions", "paired", "calibration", "efficiency", "consensus",
 ]  # fmt: skip
+#: A diagnostic team's report: no decision scores (their sections one line of "Not in this data"), no costs.
+DIAGNOSIS_SECTIONS = ["dataset", "headline", "comparison", "forest", "diagnosis", "not_in_data", "provenance"]
 TABLES = ["diagnosis_labels", "diagnosis_scores", "diagnosis_comparison"]
 
 
@@ -36,7 +38,9 @@ def report(scores: mas_eval.Scores) -> mas_eval.report.Report:
 def test_the_section_holds_label_counts_scores_comparison_and_the_figure(
     scores: mas_eval.Scores, report: mas_eval.report.Report
 ) -> None:
-    assert [s.key for s in report.sections] == [*DECISION_SECTIONS, "diagnosis", "provenance"]
+    assert [s.key for s in report.sections] == DIAGNOSIS_SECTIONS
+    # Headlined and compared by default on the diagnostic scores, the family that has values here.
+    assert set(report.tables["headline"]["metric"]) == set(DIAGNOSIS_METRICS)
     section = report.section("diagnosis")
     assert section.title == "Differential diagnosis" and section.omitted is None
     assert [t.name for t in section.tables] == TABLES
@@ -99,14 +103,15 @@ def test_without_labels_the_section_is_omitted_with_its_reason(scores: mas_eval.
     section = build(unlabelled).section("diagnosis")
     assert section.omitted is not None and section.omitted.startswith("the scores have no labels table")
     assert not section.tables and not section.figures
-    assert "Omitted: the scores have no labels table" in build(unlabelled).to_html()
+    html = build(unlabelled).to_html()
+    assert "Omitted" not in html and "<li>Differential diagnosis: the scores have no labels table" in html
     empty = mas_eval.Scores(tables={**scores.tables, "labels": scores["labels"].clear()})
     assert build(empty).section("diagnosis").omitted == "the labels table is empty: no diagnosis was labelled"
 
 
 def test_decision_scores_have_no_diagnosis_section() -> None:
     report = build(mas_eval.score(mas_eval.simulate(60, seed=2)))
-    assert [s.key for s in report.sections] == [*DECISION_SECTIONS, "provenance"]
+    assert [s.key for s in report.sections] == [*DECISION_SECTIONS, "cost", "provenance"]
     assert report.provenance["parameters"]["comparison"]["metrics"] == ["dqs", "decision_confidence"]
     assert "diagnosis" not in report.to_latex()
 

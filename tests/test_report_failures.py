@@ -51,7 +51,7 @@ def test_build_adds_the_section_only_for_a_dataset_with_annotations_and_one_syst
     assert not has_annotations(None) and not has_annotations(mas_eval.simulate_outcomes(20, epochs=1, seed=1))
     who_when = ingest_annotations({WHO_WHEN / "Hand-Crafted": "Magentic-One"}).dataset
     report = build(mas_eval.score(who_when), dataset=who_when)
-    assert [s.key for s in report.sections][-2:] == ["failures", "provenance"]
+    assert [s.key for s in report.sections][-3:] == ["failures", "not_in_data", "provenance"]
     section = report.section("failures")
     assert section.text[1] == "No paired comparison of the failure modes: no annotated run of mas or of single."
     assert section.text[2] == "One annotator labelled the runs: no agreement to measure."

@@ -63,10 +63,13 @@ def test_demo_writes_its_outputs(demo_at_80_columns: tuple[subprocess.CompletedP
     report = load_json(out / "report.json")
     assert report["provenance"]["mas_eval_version"]
     assert set(report["provenance"]["inputs"]) == {"dataset"}
-    headline = {row["system"]: row for row in report["tables"]["headline"].to_dicts()}
-    assert headline["mas"]["runs"] == headline["single"]["runs"] == (SAMPLE_RUNS + DIAGNOSIS_RUNS + ANSWER_RUNS) // 2
+    per_system = dict(report["tables"]["runs_per_group"].group_by("system").agg(pl.col("runs").sum()).iter_rows())
+    assert per_system["mas"] == per_system["single"] == (SAMPLE_RUNS + DIAGNOSIS_RUNS + ANSWER_RUNS) // 2
+    # The headline: each system's DQS with its interval, among the columns of every family with values.
+    dqs = report["tables"]["headline"].filter(metric="dqs").sort("system")
+    assert dqs["system"].to_list() == ["mas", "single"] and (dqs["ci_low"] < dqs["mean"]).all()
     assert not [s["key"] for s in report["sections"] if s["omitted"]]
-    assert [s["key"] for s in report["sections"]][-3:] == ["diagnosis", "answers", "provenance"]
+    assert [s["key"] for s in report["sections"]][-5:] == ["diagnosis", "answers", "cost", "process", "provenance"]
     # The planted effect, in every row of the metrics it is planted in (clinical relevance has none).
     planted = report["tables"]["answer_comparison"].filter(pl.col("metric") != "clinical_relevance")
     assert planted["metric"].n_unique() == 3 and (planted["difference"] > 0).all()
@@ -76,3 +79,19 @@ def test_demo_writes_its_outputs(demo_at_80_columns: tuple[subprocess.CompletedP
     assert {p.stem for p in (out / "figures").glob("*.png")} == {*figures, "beliefs_first_run", "consensus_quality"}
     assert (out / "scores" / "runs.parquet").is_file()
     assert Dataset.open(out / "ingested").table_names == DECISION_TABLES
+
+
+def test_the_demos_report_of_inspect_logs_leads_with_pass_rates_and_figures(
+    demo_at_80_columns: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    done, out = demo_at_80_columns
+    page = out / "inspect_report.html"
+    if not page.is_file():  # inspect_ai is an extra: without it the demo says it skipped the logs
+        assert "skipped: inspect_ai is not installed" in done.stdout
+        return
+    html = page.read_text(encoding="utf-8")
+    assert html.count("<svg") >= 8 and "Omitted" not in html
+    headline = html.split('id="headline"')[1].split("</section>")[0]
+    # The pass rate of the debate and of the single agent, each with its interval, leads the page.
+    assert "match" in headline and headline.count("[") >= 4
+    assert '<section id="decision"' not in html and "<li>Decision quality: no run has a DQS" in html

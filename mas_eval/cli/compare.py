@@ -22,7 +22,7 @@ from mas_eval.cli.common import OverwriteOpt, RawCsvOpt, choices, defaults_of, f
 from mas_eval.cli.terminal import console, literal, print_comparisons, print_frame, steps
 from mas_eval.errors import InvalidParameterError
 from mas_eval.formatting import format_ci, format_number
-from mas_eval.metrics.family import compared_columns
+from mas_eval.metrics.family import Chosen, choose_columns, compared_columns, headline_columns
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
 from mas_eval.report.viewer import case_viewer, check_viewer_path, viewer_link
@@ -30,7 +30,7 @@ from mas_eval.stats.options import BootCI, Correction, Hypothesis, Method, Test
 from mas_eval.stats.report import write_comparisons
 from mas_eval.storage.outputs import atomic_file, check_target, same_path
 
-__all__ = ["compare", "cost_effectiveness", "parse_margin", "report"]
+__all__ = ["compare", "cost_effectiveness", "default_metrics", "parse_margin", "report"]
 
 #: The defaults of :func:`mas_eval.stats.compare`'s parameters.
 _COMPARE = source_defaults("mas_eval.stats.comparison", "compare")
@@ -48,8 +48,9 @@ def compare(
         typer.Option(
             "--metrics",
             "-m",
-            help="Comma-separated run metrics, e.g. dqs,decision_confidence (default: those the metric families "
-            "compare, as a report does, among the scores' columns).",
+            help="Comma-separated run metrics, e.g. dqs,decision_confidence (default: what the metric families "
+            "that have values in these runs compare, as a report does: a log's scores, or DQS and confidence; "
+            "the choice is printed).",
         ),
     ] = None,
     by: Annotated[str | None, typer.Option(help="Comma-separated grouping columns, e.g. task.")] = _COMPARE["by"],
@@ -129,8 +130,16 @@ def compare(
     # Only the runs table, lazily: the comparison reads just the columns it needs.
     runs = Scores.scan(scores, "runs")
     if metrics is None:
-        have = runs.collect_schema()
-        chosen: str | list[str] = [name for name in compared_columns() if name in have] or compared_columns()
+        with reading(Scores.table_files(scores, "runs")):
+            default = default_metrics(runs, Scores.manifest(scores))
+        console.print(literal(default.sentence()), highlight=False)
+        if not default.columns:
+            msg = (
+                "compare: none of the columns the metric families compare by default has a value in these scores; "
+                "name the columns to compare with --metrics"
+            )
+            raise InvalidParameterError(msg)
+        chosen: str | list[str] = default.columns
     else:
         chosen = metrics
     with reading(Scores.table_files(scores, "runs")):
@@ -161,6 +170,29 @@ def compare(
     if out is not None:
         write_comparisons(table, out, overwrite=overwrite, raw_csv=raw_csv)
         console.print(f"wrote {table.height} comparisons to {literal(out)}", highlight=False)
+
+
+def default_metrics(runs: pl.LazyFrame, manifest: dict[str, object]) -> Chosen:
+    """The columns ``mas-eval compare`` compares when given no ``--metrics``: those a report compares
+    (:func:`~mas_eval.metrics.family.choose_columns`), judged on one read of the candidate columns.
+
+    ``manifest`` is the Scores folder's (:meth:`~mas_eval.scoring.scores.Scores.manifest`): the families that
+    ran and the columns they named from the data.
+
+    >>> runs = pl.LazyFrame({"system": ["mas", "single"], "dqs": [None, None], "match": [True, False]})
+    >>> default_metrics(runs, {"families": {"ran": ["decision", "outcomes"]}, "named": {"outcomes": ["match"]}}).columns
+    ['match']
+    """
+    families = manifest.get("families")
+    ran = families.get("ran") if isinstance(families, dict) else None
+    named = manifest.get("named") if isinstance(manifest.get("named"), dict) else {}
+    have = runs.collect_schema().names()
+    candidates = [n for n in dict.fromkeys([*compared_columns(named), *headline_columns(named)]) if n in have]  # type: ignore[arg-type]
+    if candidates:
+        row = runs.select(pl.col(name).is_not_null().any() for name in candidates).collect().row(0, named=True)
+    else:
+        row = {}
+    return choose_columns("compared", lambda name: bool(row.get(name)), ran=ran or None, named=named)  # type: ignore[arg-type]
 
 
 def parse_margin(text: str | None) -> float | dict[str, float] | None:
@@ -319,12 +351,18 @@ def report(
                 with staging.open("w", encoding="utf-8") as page:
                     page.writelines(viewer.parts())
                 document.write(out, overwrite=overwrite, inputs=inputs)
-    omitted = [f"{s.key} ({s.omitted})" for s in document.sections if s.omitted]
-    for line in omitted:
-        console.print(f"[dim]omitted: {literal(line)}[/]", highlight=False)
+    chose = document.section("comparison").text[:1] if table is None and _shown(document, "comparison") else []
+    for line in chose:
+        console.print(literal(line), highlight=False)
+    for line in document.not_in_data:
+        console.print(f"[dim]not in this data: {literal(line)}[/]", highlight=False)
     console.print(f"wrote the report to {literal(out)}", highlight=False)
     if cases is not None:
         console.print(f"wrote the case viewer to {literal(cases)} ({literal(viewer.metric_line)})", highlight=False)
+
+
+def _shown(document: Report, key: str) -> bool:
+    return any(section.key == key for section in document.sections)
 
 
 def _check_cases_path(cases: Path, out: Path, *, overwrite: bool, inputs: list[Path]) -> None:

@@ -126,10 +126,10 @@ def run_demo(data: Path = Path("data"), out: Path = Path("reports/demo"), *, con
         report.cases = viewer_link(staging / "cases.html", staging / "report.html")
         for suffix in REPORTS:
             report.write(staging / f"report{suffix}")
-        omitted = [section.key for section in report.sections if section.omitted]
+        absent = report.not_in_data
         console.print(
             f"{len(list(figures.iterdir()))} figures as PNG; report as {', '.join(REPORTS)}"
-            + (f"; sections omitted: {literal(', '.join(omitted))}" if omitted else ""),
+            + (f"; not in this data: {len(absent)} line(s)" if absent else ""),
             highlight=False,
         )
         console.print(f"case viewer: cases.html ({literal(viewer.metric_line)})", highlight=False)
@@ -191,7 +191,14 @@ def _inspect_logs(logs: Path, staging: Path, console: Console) -> None:
             f"{row['unmatched']} unmatched)"
         )
     console.print("\n".join(map(literal, lines)), highlight=False)
-    report = build(scores, title="mas_eval demo: inspect_ai logs", treatment=treatment, control=control)
+    report = build(
+        scores,
+        title="mas_eval demo: inspect_ai logs",
+        dataset=result.dataset,
+        treatment=treatment,
+        control=control,
+        command="make demo  # mas-eval demo: the inspect_ai logs' part",
+    )
     viewer = write_cases(
         scores,
         result.dataset,
@@ -202,9 +209,10 @@ def _inspect_logs(logs: Path, staging: Path, console: Console) -> None:
     )
     report.cases = viewer_link(staging / "inspect_cases.html", staging / "inspect_report.html")
     report.write(staging / "inspect_report.html")
+    drawn = sum(len(section.figures) for section in report.sections)
     console.print(
-        "report of the logs: inspect_report.html (its Outcomes section); their cases side by side: "
-        f"inspect_cases.html ({literal(viewer.described_counts())})",
+        f"report of the logs: inspect_report.html ({drawn} figures, led by each system's pass rates with their "
+        f"intervals); their cases side by side: inspect_cases.html ({literal(viewer.described_counts())})",
         highlight=False,
     )
 

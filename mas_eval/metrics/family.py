@@ -11,13 +11,16 @@ and the report's generic sections pick it up unchanged.
 ['decision', 'diagnosis', 'answers', 'outcomes', 'process']
 >>> get("decision").needs, get("decision").reads
 (('runs',), ('agents', 'beliefs', 'criteria', 'scores', 'alt_scores'))
+
+What a report headlines and compares when it is told nothing is chosen from the data
+(:func:`choose_columns`): the columns of the families that have something to say about these runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 import polars as pl
 
@@ -28,7 +31,10 @@ from mas_eval.metrics.codes import KeyCodes
 from mas_eval.presets import Params, check_preset
 
 __all__ = [
+    "NAMED",
+    "Chosen",
     "Family",
+    "choose_columns",
     "compared_columns",
     "families",
     "get",
@@ -39,6 +45,11 @@ __all__ = [
     "resolve_params",
     "unregister",
 ]
+
+#: In a family's ``headline`` or ``compared``: the run columns it names from the data (the outcomes family's
+#: scores), in their order. No column of a Scores starts with ``_`` (:func:`~mas_eval.metrics.registry.check_named`
+#: refuses such a name), so this never stands for a real column.
+NAMED = "_named"
 
 #: A needed table, or a tuple of tables of which one is enough.
 Requirement = str | tuple[str, ...]
@@ -76,9 +87,13 @@ class Family:
         output tables it owns (:class:`~mas_eval.metrics.registry.OutputTable`); :func:`register`
         enters them in the registry under its name.
     headline
-        Run columns a report leads with: their means per system (:mod:`mas_eval.report`).
+        Run columns a report leads with: their means per system, with intervals (:mod:`mas_eval.report`);
+        :data:`NAMED` stands for the columns it names from the data.
     compared
-        Run columns a report compares between the systems when it is given no comparison.
+        Run columns a report (and ``mas-eval compare``) compares between the systems when given no
+        metrics, if they have values (:func:`choose_columns`); :data:`NAMED` as in ``headline``. A family
+        that compares nothing (the process family: its measures describe how a system works, not how
+        well) is headlined when its headline columns have values.
     named
         Run columns it names from the data (:class:`~mas_eval.metrics.registry.NamedColumns`):
         its ``runs`` frame adds one column per name found, after its registered columns, sorted
@@ -222,14 +237,129 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key, parse_value(raw, owners[key].params.constraints()[key])
 
 
-def headline_columns() -> list[str]:
-    """The run columns every registered family headlines, in registration order."""
-    return [name for family in _FAMILIES.values() for name in family.headline]
+def _expand(columns: Iterable[str], family: Family, named: Mapping[str, Sequence[str]] | None) -> list[str]:
+    """``columns`` with :data:`NAMED` replaced by the columns ``family`` named from the data (none when unknown)."""
+    out: list[str] = []
+    for name in columns:
+        out += list((named or {}).get(family.name, ())) if name == NAMED else [name]
+    return out
 
 
-def compared_columns() -> list[str]:
-    """The run columns every registered family compares by default, in registration order."""
-    return [name for family in _FAMILIES.values() for name in family.compared]
+def headline_columns(named: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """The run columns every registered family headlines, in registration order.
+
+    ``named``: the columns each family named from the data (``Scores.named``), put where the family
+    declares :data:`NAMED`; without it those are left out.
+    """
+    return list(dict.fromkeys(n for family in _FAMILIES.values() for n in _expand(family.headline, family, named)))
+
+
+def compared_columns(named: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """The run columns every registered family compares by default, in registration order (``named`` as in
+    :func:`headline_columns`)."""
+    return list(dict.fromkeys(n for family in _FAMILIES.values() for n in _expand(family.compared, family, named)))
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The run columns chosen from the data (:func:`choose_columns`), and why.
+
+    Attributes
+    ----------
+    kind
+        ``"headline"`` or ``"compared"``.
+    columns
+        The chosen columns, in registration order of their families.
+    by_family
+        The chosen columns of each family that has values, by family.
+    silent
+        Families that ran (or might have) whose declared columns have no value here, with those columns.
+    """
+
+    kind: str
+    columns: list[str]
+    by_family: dict[str, list[str]] = field(default_factory=dict)
+    silent: dict[str, list[str]] = field(default_factory=dict)
+
+    def sentence(self) -> str:
+        """One sentence saying what was chosen and what was passed over, for a reader.
+
+        >>> Chosen("compared", ["match"], {"outcomes": ["match"]}, {"decision": ["dqs"]}).sentence()
+        'Compared by default: match (the outcomes family), the columns of the metric families with values in these runs; the decision family has no values of dqs.'
+        """  # noqa: E501
+        verb, what = ("Compared", "compare") if self.kind == "compared" else ("Headlined", "headline")
+        if not self.columns:
+            return f"{verb} by default: nothing, as none of the columns the metric families {what} has a value here."
+        parts = [f"{', '.join(cols)} (the {family} family)" for family, cols in self.by_family.items()]
+        said = f"{verb} by default: {'; '.join(parts)}, the columns of the metric families with values in these runs"
+        if self.silent:
+            quiet = [f"the {family} family has no values of {', '.join(cols)}" for family, cols in self.silent.items()]
+            said += "; " + "; ".join(quiet)
+        return said + "."
+
+
+def choose_columns(
+    kind: Literal["headline", "compared"],
+    has_values: Callable[[str], bool],
+    *,
+    ran: Iterable[str] | None = None,
+    named: Mapping[str, Sequence[str]] | None = None,
+) -> Chosen:
+    """The run columns a report headlines or compares when told none: those of the families with something to say.
+
+    A registered family that ran (all of them when ``ran`` is None) *has something to say* about these
+    runs when one of the columns it compares has values (``has_values(name)``), or, comparing none, one
+    of its headline columns has. ``kind="compared"`` chooses those families' compared columns with
+    values, ``kind="headline"`` their headline columns (or, declaring none, their compared ones) with
+    values: a Dataset of inspect_ai logs (outcomes, usage and messages, no beliefs) is headlined and
+    compared on its logged scores, not on the decision family's empty DQS.
+
+    Parameters
+    ----------
+    kind : {"headline", "compared"}
+        Which declared columns to choose from.
+    has_values : callable
+        Whether a run column of these runs has at least one value (false for a column they lack).
+    ran : iterable of str, optional
+        The families that ran (``Scores.ran``).
+    named : mapping, optional
+        The columns each family named from the data (``Scores.named``), for :data:`NAMED`.
+
+    Returns
+    -------
+    Chosen
+        The columns, the families they come from, and the families passed over.
+
+    Examples
+    --------
+    >>> present = {"match", "run_tokens", "agents_active"}
+    >>> chosen = choose_columns("compared", present.__contains__, named={"outcomes": ["match"]})
+    >>> chosen.columns, list(chosen.silent)
+    (['match'], ['decision', 'diagnosis', 'answers'])
+    >>> choose_columns("headline", present.__contains__, named={"outcomes": ["match"]}).columns
+    ['match', 'run_tokens', 'agents_active']
+    """
+    ran_set = None if ran is None else set(ran)
+    by_family: dict[str, list[str]] = {}
+    silent: dict[str, list[str]] = {}
+    for family in _FAMILIES.values():
+        if ran_set is not None and family.name not in ran_set:
+            continue
+        compared = _expand(family.compared, family, named)
+        headline = _expand(family.headline, family, named)
+        judged = compared or headline
+        if not judged:
+            continue
+        if not any(has_values(name) for name in judged):
+            silent[family.name] = judged
+            continue
+        # A family that headlines nothing of its own is headlined by what it compares.
+        declared = compared if kind == "compared" else (headline or compared)
+        with_values = [name for name in dict.fromkeys(declared) if has_values(name)]
+        if with_values:
+            by_family[family.name] = with_values
+    columns = list(dict.fromkeys(name for cols in by_family.values() for name in cols))
+    return Chosen(kind, columns, by_family, silent)
 
 
 def parameter_help() -> str:

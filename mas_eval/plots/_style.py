@@ -10,6 +10,7 @@ line, never read as mathtext.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import io
 import sys
@@ -28,7 +29,7 @@ from matplotlib.textpath import TextToPath
 from matplotlib.ticker import FuncFormatter
 from scipy.special import stdtrit
 
-from mas_eval.constraints import PATH, Boolean, Options, Predicate, check_columns, numeric_value, validate_params
+from mas_eval.constraints import PATH, TEXT, Boolean, Options, Predicate, check_columns, numeric_value, validate_params
 from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.escaping import one_line
 from mas_eval.metrics import registry
@@ -40,6 +41,8 @@ __all__ = [
     "SYSTEM",
     "SYSTEM_COLOURS",
     "axis_label",
+    "compared_systems",
+    "fitted",
     "paper_style",
     "save",
     "system_colours",
@@ -60,6 +63,9 @@ OKABE_ITO: dict[str, str] = {
 
 #: The systems whose colour never changes.
 SYSTEM_COLOURS: dict[str, str] = {"mas": OKABE_ITO["blue"], "single": OKABE_ITO["orange"]}
+#: The treatment and control named by :func:`compared_systems` in the block running now: they take the MAS's and
+#: the single agent's colours and places, whatever their names.
+_COMPARED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("mas_eval_compared", default=None)
 
 #: Colours for the other systems, in the order they are handed out (yellow and black last:
 #: yellow is faint on white, and black is kept for reference lines).
@@ -112,7 +118,30 @@ def system_order(systems: Iterable[str]) -> list[str]:
     ['mas', 'single', 'alpha', 'zeta']
     """
     present = {s for s in systems if s is not None}
-    return [s for s in SYSTEM_COLOURS if s in present] + sorted(present - set(SYSTEM_COLOURS))
+    fixed = _fixed_colours()
+    return [s for s in fixed if s in present] + sorted(present - set(fixed))
+
+
+def _fixed_colours() -> dict[str, str]:
+    """The systems whose colour is fixed here: the compared pair of :func:`compared_systems`, else mas and single."""
+    return _COMPARED.get() or SYSTEM_COLOURS
+
+
+@contextlib.contextmanager
+@validate_params({"treatment": [TEXT], "control": [TEXT]})
+def compared_systems(treatment: str, control: str) -> Iterator[None]:
+    """Within this block the ``treatment`` is drawn in the MAS's colour and place, the ``control`` in the single
+    agent's, whatever their names: a report of a debate against a one-model baseline reads as the case viewer.
+
+    >>> with compared_systems("debate", "solo"):
+    ...     system_colours(["solo", "debate", "other"])
+    {'debate': '#0072B2', 'solo': '#E69F00', 'other': '#D55E00'}
+    """
+    token = _COMPARED.set({treatment: SYSTEM_COLOURS["mas"], control: SYSTEM_COLOURS["single"]})
+    try:
+        yield
+    finally:
+        _COMPARED.reset(token)
 
 
 #: The systems named: any list of them (a null system among them is a colour too).
@@ -152,8 +181,9 @@ def system_colours(systems: Iterable[str]) -> dict[str, str]:
     {'mas': '#0072B2', 'cot': '#D55E00', 'debate': '#009E73'}
     """
     ordered = system_order(systems)
-    others = [s for s in ordered if s not in SYSTEM_COLOURS]
-    colours = {s: SYSTEM_COLOURS[s] for s in ordered if s in SYSTEM_COLOURS}
+    fixed = _fixed_colours()
+    others = [s for s in ordered if s not in fixed]
+    colours = {s: fixed[s] for s in ordered if s in fixed}
     colours.update({s: _OTHER_COLOURS[i % len(_OTHER_COLOURS)] for i, s in enumerate(others)})
     return colours
 
@@ -459,6 +489,28 @@ def difference_label(name: str, treatment: str, control: str, table: str = "runs
         span = entry.high - entry.low
         return f"{text} (−{span:g} to {span:g})"
     return text
+
+
+def fitted(text: str, ax: Axes, axis: Literal["x", "y"] = "x") -> str:
+    r"""``text`` broken into lines that fit along ``ax``'s x (or y) axis, measured from the glyphs: an axis label
+    naming two long systems (``mockllm/model debate − mockllm/single generate``) stays inside its figure.
+
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure(figsize=(2, 2)).add_subplot()
+    >>> "\n" in fitted("Mean difference, a-rather-long-system-name − another-long-system-name", ax)
+    True
+    >>> fitted("Short", ax)
+    'Short'
+    """
+    fig = ax.figure
+    size = FontProperties(size=mpl.rcParams["axes.labelsize"]).get_size_in_points()
+    position = ax.get_position()
+    room = (position.width * fig.get_figwidth() if axis == "x" else position.height * fig.get_figheight()) * 72
+    font = FontProperties(size=size)
+    if _SAFETY * _text_width(text, font) <= room:
+        return text
+    per_char = _SAFETY * _text_width(text, font) / len(text)
+    return textwrap.fill(text, width=max(int(room / per_char), 16), break_on_hyphens=False)
 
 
 def thousands(n: int) -> str:

@@ -15,6 +15,7 @@ from mas_eval.formatting import correction_name
 from mas_eval.plots._style import (
     as_drawn,
     default_size,
+    fitted,
     legend_above,
     require_columns,
     require_rows,
@@ -231,7 +232,7 @@ def forest(
     ax.set_yticks(y, _row_labels(frame, keys))
     ax.set_ylim(n - 0.5, -0.5)
     ax.tick_params(axis="y", length=0)
-    ax.set_xlabel(_x_label(frame, effect, treatment, control))
+    ax.set_xlabel(fitted(_x_label(frame, effect, treatment, control), ax))
     legend_above(ax, handles)
     return fig
 

@@ -16,6 +16,7 @@ from mas_eval.plots._style import (
     OKABE_ITO,
     as_drawn,
     difference_label,
+    fitted,
     legend_above,
     require_columns,
     require_rows,
@@ -193,8 +194,8 @@ def cost_effectiveness_plane(
         )
         line.set_label(f"{price:g} per unit of effect")
         handles.append(line)
-    ax.set_xlabel(difference_label(str(row["metric"]), treatment, control))
-    ax.set_ylabel(difference_label(str(row["cost_metric"]), treatment, control))
+    ax.set_xlabel(fitted(difference_label(str(row["metric"]), treatment, control), ax))
+    ax.set_ylabel(fitted(difference_label(str(row["cost_metric"]), treatment, control), ax, "y"))
     if handles:
         legend_above(ax, handles)
     return fig

@@ -3,7 +3,11 @@
 * :func:`build` — the report of a :class:`~mas_eval.Scores` (and optionally its comparisons
   and Dataset): sections for the dataset, the headline per system, the comparison table, a
   forest plot, distributions, paired differences, calibration, efficiency and cost, the
-  differential diagnosis and the answer quality when the scores have them, and the provenance.
+  differential diagnosis, the answer quality, the logged outcomes (led by their figures), whether
+  the extra cost is worth it and how the agents worked, when the scores have them, then what the
+  data could not show (one line each) and the provenance.
+* :func:`chosen_columns` — what a report headlines and compares when told nothing: the columns of the
+  metric families with values in these runs (:class:`~mas_eval.metrics.family.Chosen`, with a sentence saying so).
 * :class:`Report` — what :func:`build` returns; :meth:`Report.write` writes ``.html`` (one
   self-contained page), ``.md`` (figures beside it), ``.json`` (every table, full precision)
   or ``.tex`` (booktabs tables).
@@ -47,7 +51,7 @@ if TYPE_CHECKING:
         overall_means,
         task_means,
     )
-    from mas_eval.report.content import build
+    from mas_eval.report.content import build, chosen_columns
     from mas_eval.report.discordance import DISCORDANCE, cases, choose_metric
     from mas_eval.report.document import FORMATS, Report, ReportFigure, ReportTable, Section
     from mas_eval.report.jsonfile import load_json
@@ -58,6 +62,7 @@ __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "build": "mas_eval.report.content",
+        "chosen_columns": "mas_eval.report.content",
         "system_means": "mas_eval.report.tables",
         "FORMATS": "mas_eval.report.document",
         "Report": "mas_eval.report.document",
@@ -101,6 +106,7 @@ __all__ = [
     "cases",
     "category_scores",
     "choose_metric",
+    "chosen_columns",
     "combined_score",
     "load_json",
     "overall_means",

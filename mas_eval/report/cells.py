@@ -59,6 +59,35 @@ def _comparison_cells(frame: pl.DataFrame) -> Cells:
     return Cells(headers, rows, numeric)
 
 
+#: The columns of a table of means with intervals per system (:func:`mas_eval.stats.describe`).
+_PROFILE = {"system", "metric", "mean", "ci_low", "ci_high", "interval"}
+
+
+def _profile_cells(frame: pl.DataFrame) -> Cells:
+    """Metrics as rows, systems as columns, each cell ``mean [low, high]``; two systems get their difference."""
+    keys = frame.columns[: frame.columns.index("system")]
+    systems = frame["system"].unique(maintain_order=True).to_list()
+    rows: list[list[str]] = []
+    for values, part in frame.group_by([*keys, "metric"], maintain_order=True):
+        by_system = {r["system"]: r for r in part.iter_rows(named=True)}
+        row = [format_value(k, v) for k, v in zip([*keys, "metric"], values, strict=True)]
+        for system in systems:
+            r = by_system.get(system)
+            row.append(
+                "" if r is None else f"{format_number(r['mean'])} {format_ci(r['ci_low'], r['ci_high'])}".strip()
+            )
+        if len(systems) == 2:
+            a, b = (by_system.get(system) for system in systems)
+            row.append(format_number(None if a is None or b is None else a["mean"] - b["mean"]))
+        row.append(", ".join(sorted(set(part["interval"].drop_nulls().to_list()))))
+        rows.append(row)
+    headers = [*keys, "metric", *map(str, systems)]
+    headers += [f"{systems[0]} − {systems[1]}"] if len(systems) == 2 else []
+    headers.append("95% interval")
+    numeric = [False] * (len(keys) + 1) + [True] * (len(headers) - len(keys) - 2) + [False]
+    return Cells(headers, rows, numeric)
+
+
 def cells(table: ReportTable) -> Cells:
     """The cells of ``table`` for a reader: a comparison's chosen columns, else every column.
 
@@ -71,6 +100,8 @@ def cells(table: ReportTable) -> Cells:
     """
     if table.name == "comparison" or table.name.endswith("_comparison"):  # a section's rows of the comparison
         return _comparison_cells(table.frame)
+    if set(table.frame.columns) >= _PROFILE:  # means with intervals: metrics as rows, systems as columns
+        return _profile_cells(table.frame)
     if table.name == "headline":  # metrics as rows, systems as columns: as the terminal prints it
         headers, rows = system_means_rows(table.frame.to_dicts())
         return Cells(headers, rows, [False, *[True] * (len(headers) - 1)])

@@ -1,43 +1,50 @@
 """The MAS-vs-baseline report's content: which sections, tables and figures, from which inputs.
 
 :func:`build` is the one place that decides what a report holds; the renderers only lay it out.
-A section whose inputs are absent (no ground truth, no cost, a single system) is kept as a
-one-line reason, never an empty table or figure.
+What it headlines and compares when given nothing is chosen from the data
+(:func:`~mas_eval.metrics.family.choose_columns`: the columns of the metric families with values in
+these runs), and it says so. A section whose inputs are absent (no ground truth, no cost, a single
+system) is one line of the closing "Not in this data" list, never a heading over nothing.
 """
 
 from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import NONE, PATH, TEXT, Instance, check_columns, validate_params
+from mas_eval.constraints import NONE, PATH, TEXT, Instance, Options, check_columns, validate_params
 from mas_eval.errors import InvalidParameterError, SchemaError
-from mas_eval.metrics.family import compared_columns, headline_columns
+from mas_eval.metrics.family import Chosen, choose_columns
 from mas_eval.metrics.registry import metric
 from mas_eval.report.answer_quality import ANSWER_COMPARISON, ANSWER_METRICS, answers_section, has_items
 from mas_eval.report.decision import decision_sections
 from mas_eval.report.diagnosis import DIAGNOSIS_TABLES, diagnosis_section, has_diagnosis
 from mas_eval.report.document import Report, ReportFigure, ReportTable, Section
+from mas_eval.report.economics import cost_section
 from mas_eval.report.failures import failures_section, has_annotations
 from mas_eval.report.findings import after_correction, correction_of, findings
-from mas_eval.report.outcomes import has_outcomes, outcomes_section
-from mas_eval.report.tables import has_values, system_means
+from mas_eval.report.outcomes import has_outcomes, outcome_columns, outcomes_section
+from mas_eval.report.process import process_section
+from mas_eval.report.tables import has_values, repeats_cases
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.provenance import inputs_sha256, provenance
 
-__all__ = ["COMPARISON_DESIGN", "build", "default_comparisons"]
+__all__ = ["COMPARISON_DESIGN", "build", "chosen_columns", "default_comparisons"]
 
 #: The design of the comparison a report runs when it is given none (the demo's), over the run
-#: columns each registered family declares it compares (:func:`~mas_eval.metrics.family.compared_columns`).
+#: columns :func:`chosen_columns` chooses: by task, paired on the case, the test ``compare`` picks
+#: for each metric (``"auto"``: McNemar's exact test and Newcombe's interval for a pass/fail
+#: metric run once per case, the paired t otherwise), Holm across the table.
 COMPARISON_DESIGN: dict[str, Any] = {
     "by": "task",
     "pair_on": "case_id",
-    "test": "paired",
+    "test": "auto",
     "correction": "holm",
 }
 
@@ -63,6 +70,8 @@ def _open_scores(scores: Scores | str | Path) -> Scores:
         wanted = ["runs", "conflicts", "items", *DIAGNOSIS_TABLES]
         if ran is None or "diagnosis" in ran:  # its collaboration figure reads the agents' credibility
             wanted.append("agents")
+        if ran is None or "process" in ran:  # each agent's share of its system's work
+            wanted.append("agent_process")
         return Scores.open(scores, tables=wanted)
     msg = f"report: scores must be a Scores object or a Scores folder, not {type(scores).__name__}"
     raise InvalidParameterError(msg)
@@ -74,50 +83,84 @@ def _open_dataset(dataset: Dataset | str | Path | None) -> Dataset | None:
     return Dataset.open(dataset)
 
 
-def _default_metrics(runs: pl.DataFrame) -> list[str]:
-    """The default comparison's metrics: the run columns each registered family compares, those the scores have
-    (the comparison itself leaves out those without a value)."""
-    return [name for name in compared_columns() if name in runs.columns]
+@validate_params(
+    {
+        "scores": [Instance((Scores, pl.DataFrame), "Scores or a runs DataFrame")],
+        "kind": [Options(("headline", "compared"))],
+    }
+)
+def chosen_columns(scores: Scores | pl.DataFrame, kind: str = "compared") -> Chosen:
+    """The run columns a report headlines (``kind="headline"``) or compares (``"compared"``) when told none.
+
+    Those of the metric families that ran and have values in these runs
+    (:func:`~mas_eval.metrics.family.choose_columns`): an inspect_ai log's scores, not the decision
+    family's empty DQS. A bare runs frame is judged on every registered family, without the columns
+    a family names from the data.
+
+    >>> import mas_eval
+    >>> chosen_columns(mas_eval.score(mas_eval.simulate_outcomes(60, seed=1))).columns
+    ['f1', 'match']
+    >>> chosen_columns(mas_eval.score(mas_eval.simulate(60, seed=1))).columns
+    ['dqs', 'decision_confidence']
+    """
+    if isinstance(scores, pl.DataFrame):
+        runs, ran, named = scores, None, None
+    else:
+        runs, ran, named = scores.runs, (scores.ran or None), scores.named
+    return choose_columns(kind, lambda name: has_values(runs, name), ran=ran, named=named)  # type: ignore[arg-type]
 
 
 def default_comparisons(
-    runs: pl.DataFrame, treatment: str = "mas", control: str = "single"
+    runs: pl.DataFrame | Scores, treatment: str = "mas", control: str = "single", *, chosen: Chosen | None = None
 ) -> tuple[pl.DataFrame | None, str]:
     """The comparison a report runs when given none (the demo's), or ``None`` and why not.
 
-    :data:`COMPARISON_DESIGN` (by task, paired on case, Holm) over the run columns the registered
-    families compare (:func:`~mas_eval.metrics.family.compared_columns`) that the runs have values
-    of; an unpaired Welch test when fewer than two cases were run by both systems.
+    :data:`COMPARISON_DESIGN` (by task, paired on case, the test for each metric's kind, Holm) over
+    the run columns :func:`chosen_columns` chooses (or ``chosen``'s); an unpaired test when fewer
+    than two cases were run by both systems.
     """
     from mas_eval.stats import compare
 
-    paired_cases = _cases_run_by_both(runs, treatment, control)
-
-    systems = set(runs["system"].unique().to_list())
+    if chosen is None:
+        chosen = chosen_columns(runs)
+    frame = runs if isinstance(runs, pl.DataFrame) else runs.runs
+    paired_cases = _cases_run_by_both(frame, treatment, control)
+    systems = set(frame["system"].unique().to_list())
     missing = [name for name in (treatment, control) if name not in systems]
     if missing:
         have = ", ".join(sorted(map(str, systems)))
         return None, f"no comparison: the scores have no run of system {', '.join(missing)} (they have: {have})"
-    metrics = [name for name in _default_metrics(runs) if has_values(runs, name)]
+    metrics = chosen.columns
     if not metrics:
-        return None, f"no comparison: the scores have no values of {', '.join(compared_columns())}"
+        return None, "no comparison: none of the columns the metric families compare by default has a value here"
     design = dict(COMPARISON_DESIGN)
     if paired_cases < 2:
-        design.update(pair_on=None, test="welch")
+        design.update(pair_on=None)
     by = design.pop("by")
-    if not has_values(runs, by):
+    if not has_values(frame, by):
         by = None
-    table = compare(runs, metrics, by=by, treatment=treatment, control=control, **design)
+    table = compare(frame, metrics, by=by, treatment=treatment, control=control, **design)
     return table, ""
 
 
+#: How each test of a comparison table reads in a sentence.
+_TESTS = {
+    "mcnemar": "McNemar's exact test with Newcombe's interval of the paired difference (a pass/fail score run "
+    "once per case)",
+    "paired": "the paired t on per-case differences (on case means where cases repeat)",
+    "welch": "Welch's t",
+    "ols_cluster": "Welch's difference with a cluster-robust SE by case",
+}
+
+
 def _comparison_description(comparisons: pl.DataFrame) -> str:
-    tests = ", ".join(sorted(set(comparisons["test"].drop_nulls().to_list()))) or "none"
+    found = sorted(set(comparisons["test"].drop_nulls().to_list()))
+    tests = "; ".join(_TESTS.get(name, name) for name in found) or "none"
     correction = correction_of(comparisons)
+    effect = " d is Cohen's d (d_z for paired designs)." if comparisons["cohens_d"].drop_nulls().len() else ""
     return (
         f"{comparisons.height} comparisons (test: {tests}); p-values adjusted across the table "
-        f"({correction}). The difference is treatment − control, with its 95% CI; d is Cohen's d "
-        "(d_z for paired designs)."
+        f"({correction}). The difference is treatment − control, with its 95% CI.{effect}"
     )
 
 
@@ -149,10 +192,10 @@ def build(
     scores
         What :func:`mas_eval.score` returned, or the folder :meth:`Scores.write` wrote.
     comparisons
-        A :func:`mas_eval.stats.compare` table; ``None`` runs :data:`COMPARISON_DESIGN` (by
-        task, paired on case, Holm) on the run columns the families compare
-        (:func:`~mas_eval.metrics.family.compared_columns`), or an unpaired Welch test when no
-        case was run by both systems.
+        A :func:`mas_eval.stats.compare` table; ``None`` runs :data:`COMPARISON_DESIGN` (by task,
+        paired on case, the test for each metric's kind, Holm) on the run columns chosen from the
+        data (:func:`chosen_columns`: the logged scores of inspect_ai or lm-eval logs, DQS and
+        confidence of the decision family, ...), or an unpaired test when no case was run by both.
     title
         The report's title.
     dataset
@@ -166,17 +209,20 @@ def build(
     Returns
     -------
     Report
-        Sections: ``dataset``, ``headline``, ``comparison``, ``forest`` (every family's columns
-        alike), the decision family's ``distributions``, ``paired``, ``calibration`` and
-        ``efficiency`` (:mod:`mas_eval.report.decision`), then ``diagnosis`` when the scores hold a
-        diagnostic team's outputs (:mod:`mas_eval.report.diagnosis`), ``answers`` when they have
-        an ``items`` table (:mod:`mas_eval.report.answer_quality`: answer scores per task and
-        system, compared item by item, and the combined score), ``outcomes`` when the scores have
-        run columns named from an ``outcomes`` table (:mod:`mas_eval.report.outcomes`: pass rates,
-        the paired comparison, pass@k, cost per correct answer, the compute-matched comparison),
-        ``failures`` when ``dataset`` has an ``annotations`` table (:mod:`mas_eval.report.failures`:
-        each failure mode's rate per system, the heat map with the paired differences, the
-        annotators' agreement), and ``provenance``. Write it with
+        Sections, each present when the data fill it: ``dataset``; ``headline`` (each chosen
+        column's mean per system with its interval, a figure of them); ``comparison`` and ``forest``
+        (every family's columns alike); the decision family's ``distributions``, ``paired``,
+        ``calibration``, ``efficiency`` and ``consensus`` (:mod:`mas_eval.report.decision`);
+        ``diagnosis`` (:mod:`mas_eval.report.diagnosis`); ``answers``
+        (:mod:`mas_eval.report.answer_quality`); ``outcomes`` when the scores have run columns named
+        from an ``outcomes`` table (:mod:`mas_eval.report.outcomes`: pass rates per system and task,
+        pass@k and pass^k, the accuracy–cost frontier, cost per correct answer, led by their figures);
+        ``cost`` when the runs record a cost or tokens (:mod:`mas_eval.report.economics`: is the
+        extra cost worth it, the cost-effectiveness plane); ``process``
+        (:mod:`mas_eval.report.process`: how the agents worked); ``failures`` when ``dataset`` has an
+        ``annotations`` table (:mod:`mas_eval.report.failures`: each failure mode's rate per system, the heat
+        map with the paired differences, the annotators' agreement); ``not_in_data`` (what the data could
+        not show, one line each: :attr:`Report.not_in_data`); and ``provenance``. Write it with
         :meth:`Report.write` (``.html``, ``.md``, ``.json``, ``.tex``).
 
     Notes
@@ -210,6 +256,7 @@ def build(
         fix="report the Scores that mas_eval.score wrote",
     )
     given = comparisons is not None
+    chosen = chosen_columns(scores)
     why_no_comparison = ""
     inputs: dict[str, str | Path] = {}
     if scores.source is not None:
@@ -224,8 +271,9 @@ def build(
         hashes = beside.submit(lambda: {name: inputs_sha256(path) for name, path in inputs.items()})
         paired_cases = _cases_run_by_both(runs, treatment, control)
         if comparisons is None:
-            comparisons, why_no_comparison = default_comparisons(runs, treatment, control)
-        sections = _sections(scores, runs, comparisons, why_no_comparison, treatment, control, paired_cases, ds)
+            comparisons, why_no_comparison = default_comparisons(scores, treatment, control, chosen=chosen)
+        context = _Context(scores, runs, chosen, None if given else chosen, treatment, control, paired_cases, ds)
+        sections = _sections(context, comparisons, why_no_comparison)
         sections.insert(0, _dataset_section(runs, None if summary is None else summary.result()))
         hashed = hashes.result()
     call = command or (
@@ -239,7 +287,7 @@ def build(
             "preset": scores.preset,
             "params": scores.params,
             "families": {"ran": scores.ran, "skipped": scores.skipped},
-            "comparison": "given" if given else {"metrics": _default_metrics(runs), **COMPARISON_DESIGN},
+            "comparison": "given" if given else {"metrics": chosen.columns, **COMPARISON_DESIGN},
             **({"answer_comparison": {"metrics": ANSWER_METRICS, **ANSWER_COMPARISON}} if has_items(scores) else {}),
             "treatment": treatment,
             "control": control,
@@ -254,35 +302,58 @@ def build(
 # -- sections ---------------------------------------------------------------------------------
 
 
-def _sections(
-    scores: Scores,
-    runs: pl.DataFrame,
-    comparisons: pl.DataFrame | None,
-    why_no_comparison: str,
-    treatment: str,
-    control: str,
-    paired_cases: int,
-    dataset: Dataset | None = None,
-) -> list[Section]:
+@dataclass(frozen=True)
+class _Context:
+    """What every section reads: the scores, their runs, the columns chosen from the data, the two systems."""
+
+    scores: Scores
+    runs: pl.DataFrame
+    chosen: Chosen
+    #: The default comparison's choice (None: the comparison table was given).
+    compared: Chosen | None
+    treatment: str
+    control: str
+    paired_cases: int
+    dataset: Dataset | None
+
+
+def _sections(context: _Context, comparisons: pl.DataFrame | None, why_no_comparison: str) -> list[Section]:
     """Every section after the dataset's and before the provenance, in the report's order."""
     from mas_eval import plots
 
-    with plots.paper_style(columns=2):
+    scores, runs, treatment, control = context.scores, context.runs, context.treatment, context.control
+    # The treatment in the MAS's blue, the control in the single agent's orange, whatever their names: as the
+    # case viewer draws them.
+    with plots.paper_style(columns=2), plots.compared_systems(treatment, control):
         sections = [
-            _headline_section(runs),
-            _comparison_section(comparisons, why_no_comparison, treatment, control),
+            _headline_section(scores, runs),
+            _comparison_section(comparisons, why_no_comparison, context.compared, treatment, control),
             _forest_section(comparisons, why_no_comparison, treatment, control),
-            *decision_sections(runs, treatment, control, paired_cases, scores.get("conflicts")),
+            *decision_sections(runs, treatment, control, context.paired_cases, scores.get("conflicts")),
         ]
         if has_diagnosis(scores):
             sections.append(diagnosis_section(scores, comparisons, why_no_comparison, treatment, control))
         if has_items(scores):
             sections.append(answers_section(scores["items"], treatment, control))
         if has_outcomes(scores):
-            sections.append(outcomes_section(scores, treatment, control))
-        if dataset is not None and has_annotations(dataset):
-            sections.append(failures_section(dataset, treatment, control))
+            sections.append(outcomes_section(scores, treatment, control, comparisons, context.dataset))
+        if context.dataset is not None and has_annotations(context.dataset):
+            sections.append(failures_section(context.dataset, treatment, control))
+        main = _main_score(scores, context.chosen)
+        if main is not None:
+            sections.append(cost_section(runs, main, treatment, control, context.paired_cases))
+        if "process" in scores.ran or "agent_process" in scores:
+            sections.append(process_section(scores, treatment, control))
     return sections
+
+
+def _main_score(scores: Scores, chosen: Chosen) -> str | None:
+    """The score whose cost a reader weighs: the first pass/fail outcome, else the first column compared."""
+    if has_outcomes(scores):
+        pass_fail, graded = outcome_columns(scores)
+        if pass_fail or graded:
+            return (pass_fail or graded)[0]
+    return chosen.columns[0] if chosen.columns else None
 
 
 def _dataset_section(runs: pl.DataFrame, summary: pl.DataFrame | None) -> Section:
@@ -295,20 +366,59 @@ def _dataset_section(runs: pl.DataFrame, summary: pl.DataFrame | None) -> Sectio
     return Section("dataset", "Dataset", text=text, tables=tables)
 
 
-def _headline_section(runs: pl.DataFrame) -> Section:
-    means = system_means(runs)
-    described = [name for name in headline_columns() if has_values(runs, name)]
-    text = ["Means over runs. " + " ".join(f"{name}: {metric('runs', name).description}" for name in described)]
-    return Section(
-        "headline", "Headline per system", text=text, tables=[ReportTable("headline", "Mean per system", means)]
+def _described(name: str, named: set[str], runs: pl.DataFrame) -> str:
+    """What run column ``name`` is: the registry's description, or the logged score's kind."""
+    if name in named:
+        kind = "pass/fail: its mean is the pass rate" if runs.schema[name] == pl.Boolean else "graded"
+        return f"A score the evaluation logged ({kind})."
+    return metric("runs", name).description
+
+
+def _headline_section(scores: Scores, runs: pl.DataFrame) -> Section:
+    from mas_eval import plots
+    from mas_eval.stats import describe
+
+    title = "Headline per system"
+    chosen = chosen_columns(scores, "headline")
+    if not chosen.columns:
+        return Section("headline", title, omitted="none of the columns the metric families headline has a value here")
+    cluster = "case_id" if repeats_cases(runs) else None
+    table = describe(runs, chosen.columns, cluster=cluster)
+    named = {name for names in scores.named.values() for name in names}
+    how = (
+        "cluster-robust over cases (a case's epochs are not independent)"
+        if cluster
+        else "Wilson's score interval for a pass rate, the t interval for a mean"
     )
+    text = [f"{chosen.sentence()} Means over runs with their 95% intervals: {how}."]
+    family = {name: owner for owner, names in chosen.by_family.items() for name in names}
+    about = pl.DataFrame(
+        [(name, family[name], _described(name, named, runs)) for name in chosen.columns],
+        schema={"metric": pl.String, "family": pl.String, "what it is": pl.String},
+        orient="row",
+    )
+    figure = ReportFigure(
+        "headline",
+        f"Each headline column's mean per system with its 95% interval ({how}); a panel per column, each on its own "
+        "scale.",
+        plots.system_profile(table),
+    )
+    caption = "Mean per system with its 95% interval (a pass/fail column's mean is its pass rate)"
+    tables = [
+        ReportTable("headline", caption, table),
+        ReportTable("headline_columns", "What each headline column is, and the metric family it comes from", about),
+    ]
+    return Section("headline", title, text=text, tables=tables, figures=[figure])
 
 
-def _comparison_section(comparisons: pl.DataFrame | None, why: str, treatment: str, control: str) -> Section:
+def _comparison_section(
+    comparisons: pl.DataFrame | None, why: str, compared: Chosen | None, treatment: str, control: str
+) -> Section:
     title = f"{treatment} vs {control}"
     if comparisons is None or comparisons.height == 0:
         return Section("comparison", title, omitted=why or "no comparison: the comparison table is empty")
-    text = [_comparison_description(comparisons), *findings(comparisons, treatment)]
+    chose = [compared.sentence()] if compared is not None else []
+    text = [*chose, _comparison_description(comparisons), *findings(comparisons, treatment)]
     return Section(
         "comparison",
         title,
@@ -325,18 +435,24 @@ def _forest_section(comparisons: pl.DataFrame | None, why: str, treatment: str, 
         return Section("forest", title, omitted=why or "no comparison rows to plot")
     if comparisons["ci_low"].drop_nulls().len() == 0:
         return Section("forest", title, omitted="no comparison row has a confidence interval to plot")
+    mcnemar = " (Newcombe's interval where McNemar's test compared a pass/fail score)" if (
+        comparisons["test"] == "mcnemar"
+    ).any() else ""  # fmt: skip
     figures = [
         ReportFigure(
             "forest_difference",
-            f"Differences with 95% CIs; filled markers stay significant {after_correction(comparisons)}.",
+            f"Differences with 95% CIs{mcnemar}; filled markers stay significant {after_correction(comparisons)}.",
             plots.forest(comparisons, effect="difference", treatment=treatment, control=control),
         ),
-        ReportFigure(
-            "forest_cohens_d",
-            "Cohen's d with its 95% CI.",
-            plots.forest(comparisons, effect="cohens_d", treatment=treatment, control=control),
-        ),
     ]
+    if comparisons["d_ci_low"].drop_nulls().len():
+        figures.append(
+            ReportFigure(
+                "forest_cohens_d",
+                "Cohen's d with its 95% CI.",
+                plots.forest(comparisons, effect="cohens_d", treatment=treatment, control=control),
+            )
+        )
     return Section("forest", title, figures=figures)
 
 

@@ -3,7 +3,8 @@
 They show the decision family's run columns (``dqs``, ``decision_confidence``, ``gt_match``,
 the usage columns, ``consensus_reached``, ``num_conflicts``, ``ranking_stability``,
 ``num_winner_changes``) and its ``conflicts`` table; each section says why it is omitted when
-the scores lack them.
+the scores lack them. Scores in which the decision family found nothing to score (logs of another
+tool: no beliefs, no DQS) get one line for all five.
 """
 
 from __future__ import annotations
@@ -22,7 +23,20 @@ _COSTS = ("cost_usd", "tokens_used", "processing_time_seconds")
 def decision_sections(
     runs: pl.DataFrame, treatment: str, control: str, both: int, conflicts: pl.DataFrame | None = None
 ) -> list[Section]:
-    """The five sections, in the report's order; ``both`` is the number of cases both systems ran."""
+    """The five sections, in the report's order; ``both`` is the number of cases both systems ran.
+
+    One omitted section (``decision``) instead when no run has a DQS, a decision confidence or a consensus.
+    """
+    if not any(has_values(runs, name) for name in ("dqs", "decision_confidence", "consensus_reached")):
+        return [
+            Section(
+                "decision",
+                "Decision quality",
+                omitted="no run has a DQS, a decision confidence or a consensus (the decision family scores a run's "
+                "alternatives and its agents' beliefs); its distributions, paired differences, calibration, "
+                "efficiency and consensus sections need them",
+            )
+        ]
     return [
         _distributions_section(runs),
         _paired_section(runs, treatment, control, both),

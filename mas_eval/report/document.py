@@ -8,14 +8,14 @@ every digit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from mas_eval.constraints import PATH, PATH_LIST, TEXT, Boolean, validate_params
-from mas_eval.report.parts import ReportFigure, ReportTable, Section
+from mas_eval.report.parts import ReportFigure, ReportTable, Section, arrange
 from mas_eval.storage.outputs import check_suffix
 
 if TYPE_CHECKING:
@@ -46,28 +46,42 @@ class Report:
     title
         The report's title.
     sections
-        In reading order; a section whose inputs were absent carries only its ``omitted`` line.
+        In reading order, each with something to show; the closing ``not_in_data`` section ("Not in
+        this data") lists, one line each, the sections and parts the data could not fill.
     provenance
         Package version, time, preset and every parameter, the inputs' SHA-256 and the call.
     cases
         The link (an ``href`` relative to the report, :func:`~mas_eval.report.viewer_link`) to the case
         viewer written beside it (:func:`~mas_eval.report.write_cases`); the HTML report shows it
         under its title. ``None``: no link.
+    absent
+        The sections the data could not fill, each with its ``omitted`` reason (not shown: a line of
+        ``not_in_data`` each).
     """
 
     title: str
     sections: list[Section]
     provenance: dict[str, Any]
     cases: str | None = None
+    absent: list[Section] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        shown, absent = arrange(self.sections)
+        self.sections, self.absent = shown, [*self.absent, *absent]
 
     @validate_params({"key": [TEXT]})
     def section(self, key: str) -> Section:
-        """The section ``key`` (``"comparison"``, ``"calibration"``, ...)."""
-        for section in self.sections:
+        """The section ``key`` (``"comparison"``, ``"calibration"``, ...), shown or absent (``omitted`` says why)."""
+        for section in (*self.sections, *self.absent):
             if section.key == key:
                 return section
         msg = f"the report has no section {key!r}; it has: {', '.join(s.key for s in self.sections)}"
         raise KeyError(msg)
+
+    @property
+    def not_in_data(self) -> list[str]:
+        """The lines of the closing "Not in this data" list: what the data could not show, and why."""
+        return next((s.items for s in self.sections if s.key == "not_in_data"), [])
 
     @property
     def tables(self) -> dict[str, pl.DataFrame]:
@@ -81,7 +95,8 @@ class Report:
         return render_html(self)
 
     def to_json(self) -> str:
-        """Every table in full precision, the sections' text and the provenance (:func:`load_json` reads it)."""
+        """Every table in full precision, the sections' text, the figures (SVG and the data they draw) and the
+        provenance (:func:`load_json` reads it)."""
         from mas_eval.report.jsonfile import render_json
 
         return render_json(self)
@@ -96,7 +111,9 @@ class Report:
     def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
         """Write the report to ``path`` in the format its suffix names (:data:`FORMATS`).
 
-        Markdown writes its figures as PNG and SVG into ``<stem>_figures/`` beside the file.
+        Markdown writes its figures as PNG and SVG into ``<stem>_figures/`` beside the file, LaTeX as PDF
+        into ``<stem>_pdf_figures/`` (its ``figure`` environments include them); HTML inlines them as SVG,
+        JSON holds their SVG and data.
         Everything is written atomically: a failure leaves no partial file. ``inputs`` are
         paths the report must not overwrite (its own inputs).
         """

@@ -9,8 +9,6 @@ page refers to another file or host.
 
 from __future__ import annotations
 
-import io
-import re
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -19,18 +17,15 @@ from markupsafe import Markup
 from mas_eval._version import __version__
 from mas_eval.escaping import visible
 from mas_eval.report.cells import cells
+from mas_eval.report.parts import arrange
+from mas_eval.report.svg import figure_svg
 
 if TYPE_CHECKING:
     import jinja2
 
-    from mas_eval.report.parts import Document, ReportFigure
+    from mas_eval.report.parts import Document
 
 __all__ = ["environment", "figure_svg", "render_html"]
-
-#: The XML prolog and DOCTYPE of matplotlib's SVG: an inline <svg> needs neither (the DOCTYPE names a URL).
-_PROLOG = re.compile(r"\A.*?(?=<svg)", re.DOTALL)
-#: Its RDF metadata block: vocabulary URLs a page has no use for.
-_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
 
 
 @cache
@@ -55,24 +50,12 @@ def _shown(value: object) -> object:
     return value
 
 
-def figure_svg(figure: ReportFigure) -> str:
-    """``figure`` as an inline ``<svg>`` element; ids salted with its name so figures never share one.
-
-    Control characters that a name put in an artist's id (``gid="points:<system>"``) are written
-    as escapes, as in the rest of the page (matplotlib escapes the markup, not those)."""
-    import matplotlib as mpl
-
-    buffer = io.StringIO()
-    with mpl.rc_context({"svg.hashsalt": figure.name, "svg.fonttype": "path"}):
-        figure.figure.savefig(buffer, format="svg", metadata={"Date": None})
-    return visible(_METADATA.sub("", _PROLOG.sub("", buffer.getvalue(), count=1), count=1), breaks=False)
-
-
 def render_html(report: Document) -> str:
     """The report as an HTML page (see the module docstring)."""
     template = environment().get_template("report.html.j2")
     return template.render(
         report=report,
+        sections=arrange(report.sections)[0],
         cases=getattr(report, "cases", None),
         version=__version__,
         preset=report.provenance.get("parameters", {}).get("preset", ""),

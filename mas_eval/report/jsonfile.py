@@ -1,7 +1,8 @@
-"""The report as JSON: every table in full precision with its schema, the text, the provenance.
+"""The report as JSON: every table in full precision with its schema, the text, the figures, the provenance.
 
-:func:`load_json` reads it back, each table as the frame it was (NaN is written as null, as
-JSON has no NaN).
+Each figure is there as the SVG the HTML page shows and, when the report kept it, the data it draws
+(``schema`` and ``rows``, as a table). :func:`load_json` reads it back, each table (and each
+figure's data) as the frame it was (NaN is written as null, as JSON has no NaN).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import polars as pl
 
 from mas_eval.constraints import PATH, validate_params
 from mas_eval.errors import SchemaError
+from mas_eval.report.parts import arrange
+from mas_eval.report.svg import figure_svg
 from mas_eval.storage.inputs import input_file
 from mas_eval.storage.manifests import JSON, Integer, ListOf, MapOf, Obj, check_shape, read_json
 
@@ -35,6 +38,9 @@ _DTYPES: dict[str, pl.DataType] = {
 }  # fmt: skip
 
 
+#: A table as the JSON holds it.
+_TABLE = Obj({"schema": MapOf(str), "rows": ListOf(ListOf(JSON))}, required=("schema", "rows"))
+
 #: What :func:`render_json` writes, as :func:`load_json` checks it.
 SHAPE = Obj(
     {
@@ -42,7 +48,7 @@ SHAPE = Obj(
         "title": str,
         "provenance": JSON,
         "sections": ListOf(Obj({"key": str, "title": str, "text": JSON, "omitted": JSON})),
-        "tables": MapOf(Obj({"schema": MapOf(str), "rows": ListOf(ListOf(JSON))}, required=("schema", "rows"))),
+        "tables": MapOf(_TABLE),
     },
     required=("schema_version", "tables"),
 )
@@ -61,6 +67,7 @@ def _table(frame: pl.DataFrame) -> dict[str, Any]:
 
 def render_json(report: Document) -> str:
     """The report as a JSON document (see the module docstring)."""
+    shown = arrange(report.sections)[0]
     document = {
         "schema_version": SCHEMA_VERSION,
         "title": report.title,
@@ -70,13 +77,22 @@ def render_json(report: Document) -> str:
                 "key": section.key,
                 "title": section.title,
                 "text": section.text,
+                "items": section.items,
                 "omitted": section.omitted,
                 "tables": [{"name": t.name, "caption": t.caption} for t in section.tables],
-                "figures": [{"name": f.name, "caption": f.caption} for f in section.figures],
+                "figures": [
+                    {
+                        "name": f.name,
+                        "caption": f.caption,
+                        "svg": figure_svg(f),
+                        **({"data": _table(f.data)} if f.data is not None else {}),
+                    }
+                    for f in section.figures
+                ],
             }
-            for section in report.sections
+            for section in shown
         ],
-        "tables": {table.name: _table(table.frame) for s in report.sections for table in s.tables},
+        "tables": {table.name: _table(table.frame) for s in shown for table in s.tables},
     }
     return json.dumps(document, indent=1, allow_nan=False) + "\n"
 
@@ -100,17 +116,29 @@ def load_json(path: str | Path) -> dict[str, Any]:
     if problem is not None:
         msg = f"{source}: not a mas_eval report ({problem}); {fix}"
         raise SchemaError(msg)
-    tables = {}
-    for name, table in document["tables"].items():
-        unknown = sorted({t for t in table["schema"].values() if t not in _DTYPES})
-        if unknown:
-            msg = f"{source}: table {name!r} has column type(s) {', '.join(unknown)} this version cannot read"
-            raise SchemaError(msg)
-        schema = {column: _DTYPES[dtype] for column, dtype in table["schema"].items()}
-        try:
-            tables[name] = pl.DataFrame(table["rows"], schema=schema, orient="row")
-        except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
-            first = str(exc).strip().splitlines()
-            msg = f"{source}: table {name!r} does not hold its schema's rows ({first[0] if first else exc!r}); {fix}"
-            raise SchemaError(msg) from None
+    tables = {name: _frame(table, f"table {name!r}", source, fix) for name, table in document["tables"].items()}
+    for section in document["sections"]:
+        for figure in section.get("figures") or []:
+            data = figure.get("data") if isinstance(figure, dict) else None
+            if data is not None:
+                problem = check_shape(data, _TABLE)
+                if problem is not None:
+                    msg = f"{source}: not a mas_eval report (figure data: {problem}); {fix}"
+                    raise SchemaError(msg)
+                figure["data"] = _frame(data, f"the data of figure {figure.get('name')!r}", source, fix)
     return {**document, "tables": tables}
+
+
+def _frame(table: dict[str, Any], what: str, source: Path, fix: str) -> pl.DataFrame:
+    """A table of the JSON (``schema`` and ``rows``) as the frame it was."""
+    unknown = sorted({t for t in table["schema"].values() if t not in _DTYPES})
+    if unknown:
+        msg = f"{source}: {what} has column type(s) {', '.join(unknown)} this version cannot read"
+        raise SchemaError(msg)
+    schema = {column: _DTYPES[dtype] for column, dtype in table["schema"].items()}
+    try:
+        return pl.DataFrame(table["rows"], schema=schema, orient="row")
+    except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
+        first = str(exc).strip().splitlines()
+        msg = f"{source}: {what} does not hold its schema's rows ({first[0] if first else exc!r}); {fix}"
+        raise SchemaError(msg) from None

@@ -1,6 +1,8 @@
-r"""The report's tables as LaTeX booktabs ``table`` environments, ready to ``\input``.
+r"""The report's tables as LaTeX booktabs ``table`` environments and its figures as ``figure`` environments,
+ready to ``\input``.
 
-Needs ``\usepackage{booktabs}`` in the preamble. Every cell and caption is escaped: a
+Needs ``\usepackage{booktabs}`` (and ``graphicx`` for the figures, written as PDF beside the file by
+:meth:`~mas_eval.report.Report.write`) in the preamble. Every cell and caption is escaped: a
 system or task name cannot break the document. Line breaks and tabs in a name become spaces
 and other control characters escapes (:func:`~mas_eval.escaping.one_line`), so every row is one
 line (a blank line would end the paragraph in the middle of a table).
@@ -8,10 +10,12 @@ line (a blank line would end the paragraph in the middle of a table).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from mas_eval.escaping import typeset_text
 from mas_eval.report.cells import cells
+from mas_eval.report.parts import arrange
 
 if TYPE_CHECKING:
     from mas_eval.report.parts import Document
@@ -40,7 +44,8 @@ _TABLE = str.maketrans(_SPECIAL)
 #: The tables a paper takes from a report (the others are in the JSON and HTML).
 PAPER_TABLES = (
     "comparison", "headline", "calibration", "diagnosis_labels", "diagnosis_scores", "answer_means",
-    "answer_comparison", "answer_combined", "outcome_pass_rates", "outcome_comparison",
+    "answer_comparison", "answer_combined", "outcome_pass_rates", "outcome_comparison", "cost_effectiveness",
+    "process_profile",
 )  # fmt: skip
 
 
@@ -71,16 +76,52 @@ def _label(name: str) -> str:
     return "tab:mas-eval-" + name.replace("_", "-")
 
 
-def render_latex(report: Document) -> str:
-    """The tables of :data:`PAPER_TABLES` that ``report`` has, as booktabs tables."""
+#: A folder name LaTeX reads as a path as written: anything else (a brace, a %, a control character from the
+#: report's file name) cannot go in \includegraphics, and is left to the reader to rename.
+_PATH = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def _figure(name: str, caption: str, folder: str) -> list[str]:
+    """A ``figure`` environment including ``<folder>/<name>.pdf`` across the text width (commented out, with why,
+    when the folder's name is not a path LaTeX reads as written)."""
+    if not _PATH.fullmatch(folder) or not _PATH.fullmatch(name):
+        return [
+            f"% Figure {escape_latex(name)}: {escape_latex(caption)}",
+            f"% It is {escape_latex(name)}.pdf in the folder {escape_latex(folder)} beside this file, whose name LaTeX "
+            "cannot read as a path: rename the folder (letters, digits, '.', '_', '-') and include it.",
+            "",
+        ]
+    return [
+        r"\begin{figure}[htbp]",
+        r"\centering",
+        rf"\includegraphics[width=\linewidth]{{{folder}/{name}.pdf}}",
+        rf"\caption{{{escape_latex(caption)}}}",
+        rf"\label{{fig:mas-eval-{name.replace('_', '-')}}}",
+        r"\end{figure}",
+        "",
+    ]
+
+
+def render_latex(report: Document, figures: str | None = None) -> str:
+    """The tables of :data:`PAPER_TABLES` that ``report`` has, as booktabs tables, each section's figures first.
+
+    ``figures``: the folder (relative to the ``.tex`` file) holding each figure as ``<name>.pdf``
+    (:func:`~mas_eval.report.markdown.write_figures` writes them); ``None`` leaves the figures out.
+    """
     provenance = report.provenance
+    sections = arrange(report.sections)[0]
+    names = {table.name for section in sections for table in section.tables}
+    needs = r"\usepackage{booktabs}" + (r" and \usepackage{graphicx}" if figures is not None else "")
     lines = [
         f"% {escape_latex(report.title)}: tables written by mas_eval {provenance['mas_eval_version']}, "
         f"{provenance['created_utc']}.",
-        r"% Needs \usepackage{booktabs}. Labels: " + ", ".join(_label(n) for n in PAPER_TABLES if n in report.tables),
+        f"% Needs {needs}. Labels: " + ", ".join(_label(n) for n in PAPER_TABLES if n in names),
         "",
     ]
-    for section in report.sections:
+    for section in sections:
+        if figures is not None:
+            for figure in section.figures:
+                lines += _figure(figure.name, figure.caption, figures)
         for table in section.tables:
             if table.name not in PAPER_TABLES:
                 continue

@@ -8,13 +8,14 @@ table. The figures' file names are URL-encoded in their links.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from mas_eval.escaping import markdown_text, visible
+from mas_eval.escaping import markdown_text
 from mas_eval.report.cells import Cells, cells
+from mas_eval.report.parts import arrange
+from mas_eval.report.svg import figure_svg
 
 if TYPE_CHECKING:
     from mas_eval.report.parts import Document
@@ -50,28 +51,30 @@ def render_markdown(report: Document, figures: str) -> str:
         markdown_text(f"mas_eval {provenance['mas_eval_version']}, {provenance['created_utc']}, preset {preset}."),
         "",
     ]
-    for section in report.sections:
+    for section in arrange(report.sections)[0]:
         lines += [f"## {markdown_text(section.title)}", ""]
-        if section.omitted:
-            lines += [f"*Omitted: {markdown_text(section.omitted)}*", ""]
         for paragraph in section.text:
             lines += [markdown_text(paragraph), ""]
-        for table in section.tables:
-            lines += [f"*{markdown_text(table.caption)}*", "", *markdown_table(cells(table)), ""]
+        if section.items:
+            lines += [*(f"- {markdown_text(item)}" for item in section.items), ""]
         for figure in section.figures:
             caption, link = markdown_text(figure.caption), quote(f"{figures}/{figure.name}")
             lines += [f"![{caption}]({link}.png)", "", f"*{caption}* ([SVG]({link}.svg))", ""]
+        for table in section.tables:
+            lines += [f"*{markdown_text(table.caption)}*", "", *markdown_table(cells(table)), ""]
     return "\n".join(lines)
 
 
-def write_figures(report: Document, folder: Path) -> None:
-    """Every figure of ``report`` into ``folder`` as ``<name>.png`` and ``<name>.svg``.
+def write_figures(report: Document, folder: Path, formats: tuple[str, ...] = ("png", "svg")) -> None:
+    """Every figure of ``report`` into ``folder`` as ``<name>.png`` and ``<name>.svg`` (``formats``; ``"pdf"`` too).
 
     Control characters that a name put in an SVG's artist ids are written as escapes (XML
-    allows none of them)."""
-    for section in report.sections:
+    allows none of them). The PDF leaves out its creation date, so the same figure gives the same bytes."""
+    for section in arrange(report.sections)[0]:
         for figure in section.figures:
-            figure.figure.savefig(folder / f"{figure.name}.png", dpi=PNG_DPI)
-            svg = io.StringIO()
-            figure.figure.savefig(svg, format="svg", metadata={"Date": None})
-            (folder / f"{figure.name}.svg").write_text(visible(svg.getvalue(), breaks=False), encoding="utf-8")
+            if "png" in formats:
+                figure.figure.savefig(folder / f"{figure.name}.png", dpi=PNG_DPI)
+            if "svg" in formats:  # the SVG the HTML page inlines, drawn once for both
+                (folder / f"{figure.name}.svg").write_text(figure_svg(figure), encoding="utf-8")
+            if "pdf" in formats:
+                figure.figure.savefig(folder / f"{figure.name}.pdf", format="pdf", metadata={"CreationDate": None})

@@ -14,7 +14,10 @@ import polars as pl
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Document", "ReportFigure", "ReportTable", "Section"]
+__all__ = ["NOT_IN_DATA", "Document", "ReportFigure", "ReportTable", "Section", "arrange"]
+
+#: The key and title of the closing section listing what the data could not show.
+NOT_IN_DATA = ("not_in_data", "Not in this data")
 
 
 @dataclass(frozen=True)
@@ -28,11 +31,13 @@ class ReportTable:
 
 @dataclass(frozen=True)
 class ReportFigure:
-    """One figure of a section: a short ``name`` (its file name in Markdown), caption and figure."""
+    """One figure of a section: a short ``name`` (its file name in Markdown), caption and figure, and the
+    ``data`` it draws (a tidy frame, which the JSON report carries beside the figure's SVG), when there is one."""
 
     name: str
     caption: str
     figure: Figure
+    data: pl.DataFrame | None = None
 
 
 @dataclass
@@ -40,7 +45,10 @@ class Section:
     """A titled part of the report.
 
     ``omitted`` is the one line saying why a section has no content (its inputs are absent);
-    such a section has neither tables nor figures.
+    such a section has neither tables nor figures, and is not shown: :func:`arrange` makes it a
+    line of the closing "Not in this data" list. ``missing`` are the parts of a section with
+    content that the data cannot show (no costs, no epochs), each one line, listed there too.
+    ``items`` is a bulleted list shown after the text (that closing list's lines).
     """
 
     key: str
@@ -49,6 +57,42 @@ class Section:
     tables: list[ReportTable] = field(default_factory=list)
     figures: list[ReportFigure] = field(default_factory=list)
     omitted: str | None = None
+    missing: list[str] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def arrange(sections: list[Section]) -> tuple[list[Section], list[Section]]:
+    """The sections a reader sees, and those set aside: each omitted section and each missing part one line of
+    a closing "Not in this data" section, before the provenance, never a heading over nothing.
+
+    Arranged sections (those holding a "Not in this data" section already) come back as they are.
+
+    >>> shown, absent = arrange([Section("a", "A", text=["x"], missing=["no costs"]), Section("b", "B", omitted="no b"),
+    ...                          Section("provenance", "Provenance")])
+    >>> [s.key for s in shown], [s.key for s in absent], shown[1].items
+    (['a', 'not_in_data', 'provenance'], ['b'], ['A: no costs.', 'B: no b.'])
+    """
+    if any(section.key == NOT_IN_DATA[0] for section in sections):
+        return list(sections), []
+    shown = [section for section in sections if not section.omitted]
+    absent = [section for section in sections if section.omitted]
+    # In the sections' order: what each could not show, where the reader would have found it; sections
+    # missing for one reason (no comparison: no forest either) share its line.
+    reasons: dict[str, list[str]] = {}
+    for section in sections:
+        for line in [str(section.omitted)] if section.omitted else section.missing:
+            reasons.setdefault(_sentence(line), []).append(section.title)
+    lines = [f"{' and '.join(dict.fromkeys(titles))}: {reason}" for reason, titles in reasons.items()]
+    if lines:
+        closing = Section(*NOT_IN_DATA, items=lines)
+        at = next((i for i, s in enumerate(shown) if s.key == "provenance"), len(shown))
+        shown.insert(at, closing)
+    return shown, absent
 
 
 class Document(Protocol):

@@ -9,12 +9,23 @@ import polars as pl
 from mas_eval.constraints import DATAFRAME, NONE, TEXTS, validate_params
 from mas_eval.metrics.family import headline_columns
 
-__all__ = ["has_values", "system_means"]
+__all__ = ["has_values", "repeats_cases", "system_means"]
 
 
 def has_values(frame: pl.DataFrame, column: str) -> bool:
     """Whether ``frame`` has ``column`` with at least one value that is not null."""
     return column in frame.columns and frame[column].drop_nulls().len() > 0
+
+
+def repeats_cases(runs: pl.DataFrame) -> bool:
+    """Whether some system ran some case more than once (epochs): its runs of a case are then not independent.
+
+    >>> repeats_cases(pl.DataFrame({"system": ["mas", "mas"], "case_id": ["a", "b"]}))
+    False
+    """
+    if not {"system", "case_id"} <= set(runs.columns):
+        return False
+    return runs.select(pl.struct("system", "case_id").is_duplicated().any()).item()
 
 
 @validate_params({"run_metrics": [DATAFRAME], "metrics": [TEXTS, NONE]})

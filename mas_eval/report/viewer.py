@@ -415,6 +415,8 @@ def _score_columns(scores: Scores, metric: str, tokens: str | None, cost: str | 
         *headline_columns(),
     ]
     dropped = {metric, tokens, cost, *TOKEN_COLUMNS, *COST_COLUMNS}  # the run's tokens and cost are shown apart
+    # How the agents worked (the process family's headline) is no score of the run: its transcript shows it.
+    dropped |= set(get("process").outputs().get("runs", []))
     shown = [
         name
         for name in dict.fromkeys(names)

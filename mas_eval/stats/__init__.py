@@ -16,6 +16,7 @@
   bootstrap interval, and the paired difference of two systems at each k.
 * :func:`variance_components`, :func:`plan`, :func:`design_power` — between-case, epoch and judge
   variance with the ICC and the design effect, and the cases × epochs that reach a power at least cost.
+* :func:`agent_shares` — each agent's share of its system's tokens, turns and tool calls, over its runs.
 * :func:`overhead` — each run's spending (tokens, calls, seconds, cost) as a multiple of the control
   system's mean on the same case, per run or summarised per system.
 * :func:`failure_rates`, :func:`failure_differences`, :func:`annotator_agreement` — failure modes from
@@ -23,6 +24,8 @@
   systems per mode (McNemar, Newcombe, Holm or BH across the modes), and the annotators' agreement per mode.
 * :func:`cohen_kappa`, :func:`fleiss_kappa`, :func:`krippendorff_alpha` — agreement of raters on the same
   units, per group, from ratings in long form (missing ratings allowed for alpha).
+* :func:`describe` — each system's mean of each metric with its interval: Wilson's for a pass/fail one,
+  the t interval for a graded one, the cluster-robust one when runs repeat a case.
 * :func:`ttest_from_summary`, :func:`adjust_pvalues` — the building blocks, on their own.
 * :func:`margin_test`, :func:`tango_test`, :func:`farrington_manning` — non-inferiority and
   equivalence at a stated margin (``compare(..., margin=, hypothesis=)`` runs them on every row):
@@ -75,8 +78,9 @@ if TYPE_CHECKING:
     from mas_eval.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
     from mas_eval.stats.baseline import baseline_comparison
     from mas_eval.stats.comparison import compare
-    from mas_eval.stats.coordination import overhead
+    from mas_eval.stats.coordination import agent_shares, overhead
     from mas_eval.stats.corrections import adjust_pvalues
+    from mas_eval.stats.descriptives import describe
     from mas_eval.stats.designs import ttest_from_summary
     from mas_eval.stats.economics import cost_effectiveness
     from mas_eval.stats.epochs import (
@@ -116,6 +120,7 @@ __getattr__, __dir__ = lazy_attributes(
         "adjust_pvalues": "mas_eval.stats.corrections",
         "cost_effectiveness": "mas_eval.stats.economics",
         "ttest_from_summary": "mas_eval.stats.designs",
+        "describe": "mas_eval.stats.descriptives",
         "accuracy_cost_frontier": "mas_eval.stats.epochs",
         "compute_matched": "mas_eval.stats.epochs",
         "cost_per_correct": "mas_eval.stats.epochs",
@@ -125,6 +130,7 @@ __getattr__, __dir__ = lazy_attributes(
         "margin_test": "mas_eval.stats.equivalence",
         "tango_test": "mas_eval.stats.equivalence",
         "overhead": "mas_eval.stats.coordination",
+        "agent_shares": "mas_eval.stats.coordination",
         "power": "mas_eval.stats.power_analysis",
         "mcnemar_exact": "mas_eval.stats.proportions",
         "mcnemar_power": "mas_eval.stats.proportions",
@@ -160,6 +166,7 @@ __all__ = [
     "Test",
     "accuracy_cost_frontier",
     "adjust_pvalues",
+    "agent_shares",
     "annotator_agreement",
     "baseline_comparison",
     "calibration",
@@ -168,6 +175,7 @@ __all__ = [
     "compute_matched",
     "cost_effectiveness",
     "cost_per_correct",
+    "describe",
     "design_power",
     "display",
     "failure_differences",

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from mas_eval.constraints import NONE, RUN_METRICS, Options, validate_params
+from mas_eval.constraints import FRAME, NONE, RUN_METRICS, Options, Predicate, validate_params
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.ordered import ordered_aggregates
 from mas_eval.metrics.process.outputs import SPENDING
@@ -37,7 +37,16 @@ from mas_eval.stats._common import (
     numeric_value,
 )
 
-__all__ = ["OverheadLevel", "overhead"]
+__all__ = ["SHARED", "OverheadLevel", "agent_shares", "overhead"]
+
+#: What :func:`agent_shares` divides among a system's agents: the process family's per-agent counts.
+SHARED = ("tokens", "turns", "tool_calls")
+
+#: Constraint of :func:`agent_shares`' input: a frame, or Scores with the process family's per-agent table.
+AGENT_METRICS = Predicate(
+    lambda value: FRAME.is_satisfied_by(value) or (callable(getattr(value, "get", None)) and hasattr(value, "runs")),
+    "a Polars DataFrame or LazyFrame, or Scores",
+)
 
 #: What :func:`overhead` returns: one row per run and metric, or per system and metric.
 OverheadLevel = Literal["run", "system"]
@@ -259,3 +268,100 @@ def _summary(table: pl.DataFrame, groups: list[str], system: str, case: str, run
             "note",
         )
     )
+
+
+@validate_params(
+    {
+        "agent_metrics": [AGENT_METRICS],
+        "by": [COLUMN_NAMES, NONE],
+        "system": [COLUMN_NAME],
+        "agent": [COLUMN_NAME],
+    }
+)
+def agent_shares(
+    agent_metrics: Any,
+    by: str | Sequence[str] | None = None,
+    *,
+    system: str = "system",
+    agent: str = "agent_id",
+) -> pl.DataFrame:
+    r"""Each agent's share of its system's tokens, turns and tool calls, pooled over the system's runs.
+
+    Parameters
+    ----------
+    agent_metrics : polars.DataFrame, polars.LazyFrame or Scores
+        One row per run and active agent with its ``tokens``, ``turns`` and ``tool_calls`` (the process
+        family's ``agent_process`` table; for a ``Scores`` that table is used), and the ``system``.
+    by : str or list of str, optional
+        Grouping columns besides ``system`` (a task).
+    system, agent : str
+        The system and agent columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group, system and agent, sorted by group, system, then the agent's tokens (most first)
+        and name: ``runs`` (runs the agent was active in), and for each of ``tokens``, ``turns``,
+        ``tool_calls``: the sum over the system's runs and ``<name>_share`` (that sum over the sum of
+        every agent of the system; null when nothing of it was recorded or the total is 0).
+
+    Notes
+    -----
+    :math:`s_a = \sum_r x_{a,r} / \sum_r \sum_b x_{b,r}`, a ratio of sums over the system's runs: a share
+    of what the system spent, not a mean of per-run shares, in which a run that spent little would weigh as
+    much as one that spent much. An agent absent from a run adds nothing to it. Unrecorded values (null) add
+    nothing to either sum. The Gini of the per-run shares is the process family's ``token_gini`` and kin.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> agents = pl.DataFrame({"run_id": ["r1", "r1", "r2", "r3"], "system": ["mas", "mas", "mas", "single"],
+    ...                        "agent_id": ["lead", "critic", "lead", "solo"], "tokens": [600, 200, 200, 300],
+    ...                        "turns": [2, 2, 1, 3], "tool_calls": [1, 0, 1, 0]})
+    >>> agent_shares(agents).select("system", "agent_id", "runs", "token_share", "turn_share", "tool_call_share").rows()
+    [('mas', 'lead', 2, 0.8, 0.6, 1.0), ('mas', 'critic', 1, 0.2, 0.4, 0.0), ('single', 'solo', 1, 1.0, 1.0, None)]
+    """
+    where = "agent_shares"
+    groups = column_list(by, "by")
+    frame = agent_metrics["agent_process"].lazy() if _is_scores(agent_metrics) else as_lazy(agent_metrics)
+    schema = frame.collect_schema()
+    check_columns(schema, [*groups, system, agent], f"{where}: agent_metrics")
+    check_columns(schema, list(SHARED), f"{where}: agent_metrics")
+    keys = [*groups, system]
+    values = [numeric_value(schema, name, f"{where}: column").alias(name) for name in SHARED]
+    # Sorted before summing: each sum adds its terms in one order, whatever the input's.
+    per_agent = (
+        frame.select(*keys, agent, *values)
+        .sort([*keys, agent], nulls_last=True)
+        .group_by([*keys, agent], maintain_order=True)
+        .agg(
+            pl.len().cast(pl.Int64).alias("runs"),
+            *(pl.col(name).sum().alias(name) for name in SHARED),
+            *(pl.col(name).count().alias(f"_{name}_recorded") for name in SHARED),
+        )
+        .collect(engine=ENGINE)
+    )
+    shares = []
+    for name in SHARED:
+        total = pl.col(name).sum().over(keys)
+        recorded = pl.col(f"_{name}_recorded").sum().over(keys) > 0
+        shares.append(pl.when(recorded & (total > 0)).then(pl.col(name) / total).alias(_share(name)))
+    return (
+        per_agent.with_columns(
+            *(pl.when(pl.col(f"_{name}_recorded") > 0).then(pl.col(name)).alias(name) for name in SHARED)
+        )
+        .with_columns(shares)
+        .sort([*keys, pl.col("tokens").fill_null(-1), agent], descending=[*[False] * len(keys), True, False],
+              nulls_last=True)
+        .select(*keys, agent, "runs", *(c for name in SHARED for c in (name, _share(name))))
+    )  # fmt: skip
+
+
+def _share(name: str) -> str:
+    """``tokens`` -> ``token_share``, ``turns`` -> ``turn_share``, ``tool_calls`` -> ``tool_call_share``."""
+    return {"tokens": "token_share", "turns": "turn_share", "tool_calls": "tool_call_share"}[name]
+
+
+def _is_scores(value: object) -> bool:
+    """Whether ``value`` is a Scores (holds named tables), whose ``agent_process`` table is read."""
+    return hasattr(value, "names") and hasattr(value, "runs") and not isinstance(value, pl.DataFrame | pl.LazyFrame)

@@ -46,6 +46,8 @@ FAMILY = Family(
     ),
     columns=COLUMNS,
     output_tables=TABLES,
+    # Each run's mean of its answers' scores; the section compares them item by item, not run by run.
+    headline=("clinical_accuracy", "reasoning_quality", "diagnostic_accuracy", "clinical_relevance"),
 )
 
 __all__ = [

@@ -11,8 +11,9 @@ Scores.runs also carries each run's ``epoch`` (:data:`~mas_eval.metrics.registry
 which statistics over a case's repeats (pass@k, majority vote) group by.
 """
 
-from mas_eval.metrics.family import Family
-from mas_eval.metrics.outcomes.outputs import COLUMNS, NAMED, TABLES
+from mas_eval.metrics.family import NAMED, Family
+from mas_eval.metrics.outcomes.outputs import COLUMNS, TABLES
+from mas_eval.metrics.outcomes.outputs import NAMED as NAMED_COLUMNS
 from mas_eval.metrics.outcomes.params import OutcomesParams
 from mas_eval.metrics.outcomes.scores import score_columns
 from mas_eval.metrics.outcomes.suite import compute
@@ -27,8 +28,11 @@ FAMILY = Family(
     description="Each logged score as a run column, a run's tokens, cost and calls, each agent's share.",
     columns=COLUMNS,
     output_tables=TABLES,
-    headline=("run_tokens",),
-    named=NAMED,
+    # Its scores lead the report and are compared by default (McNemar and Newcombe's interval for a
+    # pass/fail one run once per case, the paired t on case means otherwise); then what a run spent.
+    headline=(NAMED, "run_tokens", "run_cost_usd"),
+    compared=(NAMED,),
+    named=NAMED_COLUMNS,
 )
 
 __all__ = ["FAMILY", "OutcomesParams", "agent_shares", "run_usage", "score_columns", "usage_totals"]

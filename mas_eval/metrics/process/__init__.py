@@ -47,6 +47,11 @@ FAMILY = Family(
     description="How the agents worked together: activity, balance, redundancy, tool use and spending.",
     columns=COLUMNS,
     output_tables=TABLES,
+    # How a system worked, per system: the report's "How the agents worked" section holds the rest. It compares
+    # nothing by default: a single agent has one active agent and no balance by construction, so a test of these
+    # between a team and one agent restates the design; what it costs is stats.overhead's and the cost section's
+    # (and the outcomes family's run_tokens headline it).
+    headline=("agents_active", "turns", "tool_error_rate"),
 )
 
 __all__ = ["FAMILY", "ProcessParams"]
