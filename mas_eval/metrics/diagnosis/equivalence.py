@@ -15,8 +15,9 @@ tier                      rule (on normalised strings, see :func:`normalise`)   
                           with at least ``min_tokens`` tokens in the smaller
 ``token_set``             Jaccard similarity of the informative-token sets                   the Jaccard value
                           ``>= threshold``
-``cause``                 the *left* string names a cause ("hypoglycemia due to insulinoma")  the cause's score
-                          and that cause matches the right string by one of the tiers above
+``cause``                 the *left* string names a cause ("hypoglycemia due to               the cause's score
+                          insulinoma") and that cause matches the right string by one of
+                          the tiers above
 ``judge``                 an optional user callable, asked once per unresolved unique        its answer
                           normalised pair, answers cached on disk
 ``unmatched``             none of the above                                                  0
