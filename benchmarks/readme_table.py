@@ -19,8 +19,9 @@ RESULTS = ROOT / "reports" / "benchmarks"
 README = ROOT / "README.md"
 
 
-def _rows() -> list[str]:
-    rows = []
+def _simulate_rows() -> list[str]:
+    """The rows of ``simulate.json`` (none if it is absent)."""
+    rows: list[str] = []
     simulate = RESULTS / "simulate.json"
     if simulate.is_file():
         s = json.loads(simulate.read_text())
@@ -33,6 +34,12 @@ def _rows() -> list[str]:
             f"| validate | {s['runs']:,} | {s['validate_seconds']:.1f} s | "
             f"{s['runs'] / s['validate_seconds']:,.0f} runs/s | (in the row above) | `benchmarks/bench_simulate.py` |"
         )
+    return rows
+
+
+def _ingest_rows() -> list[str]:
+    """The rows of ``ingest.json`` (none if it is absent)."""
+    rows: list[str] = []
     ingest = RESULTS / "ingest.json"
     if ingest.is_file():
         for r in json.loads(ingest.read_text())["results"]:
@@ -47,6 +54,12 @@ def _rows() -> list[str]:
                     f"{r['records']:,} | {r['parse_only_seconds']:.1f} s (ingest {r['ingest_to_parse_ratio']:.2f}x) | "
                     f"{r['parse_only_records_per_second']:,} runs/s | - | `benchmarks/bench_ingest.py` |"
                 )
+    return rows
+
+
+def _ingest_logs_rows() -> list[str]:
+    """The rows of ``ingest_logs.json`` (none if it is absent)."""
+    rows: list[str] = []
     logs = RESULTS / "ingest_logs.json"
     if logs.is_file():
         data = json.loads(logs.read_text())
@@ -58,6 +71,12 @@ def _rows() -> list[str]:
                 f"{r['seconds']:.1f} s | {r['samples_per_second']:,} samples/s | {r['peak_rss_mb'] / 1024:.2f} GB | "
                 "`benchmarks/bench_ingest_logs.py` |"
             )
+    return rows
+
+
+def _decision_rows() -> list[str]:
+    """The rows of ``decision.json`` (none if it is absent)."""
+    rows: list[str] = []
     decision = RESULTS / "decision.json"
     if decision.is_file():
         for r in json.loads(decision.read_text())["results"]:
@@ -68,6 +87,12 @@ def _rows() -> list[str]:
                 f"| score, decision suite{note} | {r['runs']:,} | {r['score_seconds']:.1f} s{spread} | "
                 f"{r['runs_per_second']:,} runs/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_decision.py` |"
             )
+    return rows
+
+
+def _decision_in_memory_rows() -> list[str]:
+    """The rows of ``decision_in_memory.json`` (none if it is absent)."""
+    rows: list[str] = []
     in_memory = RESULTS / "decision_in_memory.json"
     if in_memory.is_file():
         for r in json.loads(in_memory.read_text())["results"]:
@@ -79,6 +104,12 @@ def _rows() -> list[str]:
                     f"{r['runs']:,} | {m['seconds']:.1f} s | {r['runs'] / m['seconds']:,.0f} runs/s | "
                     f"{m['tree_peak_gb']:.2f} GB (with workers) | `benchmarks/bench_decision.py` |"
                 )
+    return rows
+
+
+def _medaisure_rows() -> list[str]:
+    """The rows of ``medaisure.json`` (none if it is absent)."""
+    rows: list[str] = []
     medaisure = RESULTS / "medaisure.json"
     if medaisure.is_file():
         r = json.loads(medaisure.read_text())["result"]
@@ -91,6 +122,12 @@ def _rows() -> list[str]:
                 f"| {label}{note} | {r['pairs']:,} | {r[key]['seconds']:.1f} s | "
                 f"{r[key]['pairs_per_second']:,} answers/s | - | `benchmarks/bench_medaisure.py` |"
             )
+    return rows
+
+
+def _ddx_rows() -> list[str]:
+    """The rows of ``ddx.json`` (none if it is absent)."""
+    rows: list[str] = []
     ddx = RESULTS / "ddx.json"
     if ddx.is_file():
         r = json.loads(ddx.read_text())["result"]
@@ -101,6 +138,12 @@ def _rows() -> list[str]:
             f"| score, diagnosis + decision families{note} | {r['runs']:,} | {r['score_seconds']:.1f} s{spread} | "
             f"{r['runs_per_second']:,} runs/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_ddx.py` |"
         )
+    return rows
+
+
+def _items_rows() -> list[str]:
+    """The rows of ``items.json`` (none if it is absent)."""
+    rows: list[str] = []
     items = RESULTS / "items.json"
     if items.is_file():
         r = json.loads(items.read_text())["result"]
@@ -112,6 +155,12 @@ def _rows() -> list[str]:
             f"| score, answers family (answer pairs){note} | {r['answers']:,} | {r['score_seconds']:.1f} s{spread} | "
             f"{r['answers_per_second']:,} answers/s | {r['peak_rss_gb']:.2f} GB | `benchmarks/bench_items.py` |"
         )
+    return rows
+
+
+def _compare_rows() -> list[str]:
+    """The rows of ``compare.json`` (none if it is absent)."""
+    rows: list[str] = []
     compare = RESULTS / "compare.json"
     if compare.is_file():
         c = json.loads(compare.read_text())
@@ -124,6 +173,12 @@ def _rows() -> list[str]:
                     f"| compare, {label} ({shape}) | {p['runs']:,} | {c[f'{key}_seconds']:.2f} s | "
                     f"{c[f'{key}_rows']:,} rows out | {rss:.2f} GB | `benchmarks/bench_compare.py` |"
                 )
+    return rows
+
+
+def _scale_rows() -> list[str]:
+    """The rows of ``scale.json`` (none if it is absent)."""
+    rows: list[str] = []
     scale = RESULTS / "scale.json"
     if scale.is_file():
         for r in json.loads(scale.read_text())["results"]:
@@ -147,6 +202,12 @@ def _rows() -> list[str]:
                     f"| {label} ({shards}{ratio}) | {r['runs']:,} | {m['seconds']:.1f} s{spread} | "
                     f"{m['runs_per_second']:,} runs/s | {m['peak_rss_gb']:.2f} GB | `benchmarks/bench_scale.py` |"
                 )
+    return rows
+
+
+def _report_rows() -> list[str]:
+    """The rows of ``report.json`` (none if it is absent)."""
+    rows: list[str] = []
     report = RESULTS / "report.json"
     if report.is_file():
         for r in json.loads(report.read_text())["results"]:
@@ -159,6 +220,63 @@ def _rows() -> list[str]:
                     f"{r['runs']:,} | {m['seconds']:.1f} s{spread} | {r['runs'] / m['seconds']:,.0f} runs/s | "
                     f"{m['peak_rss_gb']:.2f} GB | `benchmarks/bench_report.py` |"
                 )
+    return rows
+
+
+def _ingest_otlp_rows() -> list[str]:
+    """The rows of ``ingest_otlp.json`` (none if it is absent)."""
+    rows: list[str] = []
+    otlp = RESULTS / "ingest_otlp.json"
+    if otlp.is_file():
+        labels = json.loads(otlp.read_text())["labels"]
+        before = {(r["shape"], r["spans"]): r for r in labels.get("before", {}).get("rows", [])}
+        for r in labels.get("after", {}).get("rows", []):
+            was = before.get((r["shape"], r["spans"]))
+            then = f", {was['cpu_seconds']:.1f} s CPU before" if was else ""
+            rows.append(
+                f"| ingest OTLP trace, one {r['shape']} trace ({r['megabytes']:.1f} MB, "
+                f"{r['cpu_seconds']:.2f} s CPU{then}) | {r['spans']:,} | {r['seconds']:.1f} s | "
+                f"{r['spans'] / r['seconds']:,.0f} spans/s | {r['peak_rss_mb'] / 1024:.2f} GB | "
+                "`benchmarks/bench_ingest_otlp.py` |"
+            )
+    return rows
+
+
+def _viewer_rows() -> list[str]:
+    """The rows of ``viewer.json`` (none if it is absent)."""
+    rows: list[str] = []
+    viewer = RESULTS / "viewer.json"
+    if viewer.is_file():
+        for r in json.loads(viewer.read_text())["results"]:
+            rows.append(
+                f"| case viewer, {r['messages_per_case']} messages a case ({r['file_mb']:.0f} MB page; table "
+                f"painted in {r['load']['table_first_paint_ms'] / 1000:.2f} s in Chromium) | {r['cases']:,} | "
+                f"{r['write_seconds']:.1f} s | {r['cases'] / r['write_seconds']:,.0f} cases/s | - | "
+                "`benchmarks/bench_viewer.py` |"
+            )
+    return rows
+
+
+def _process_rows() -> list[str]:
+    """The rows of ``process.json`` (none if it is absent)."""
+    rows: list[str] = []
+    process = RESULTS / "process.json"
+    if process.is_file():
+        r = json.loads(process.read_text())["result"]
+        for mode, label in (("default", "with the process family"), ("redundancy", "with its redundancy")):
+            m = r["summary"][mode]
+            rows.append(
+                f"| score, diagnosis + decision families {label} ({r['text_mb']:,.0f} MB of text, "
+                f"{m['cpu_seconds']['ratio_to_without']}x the CPU without) | {r['runs']:,} | "
+                f"{m['wall_seconds']['median']:.1f} s | {r['runs'] / m['wall_seconds']['median']:,.0f} runs/s | "
+                f"{m['peak_rss_gb']:.2f} GB | `benchmarks/bench_process.py` |"
+            )
+    return rows
+
+
+def _pipeline_rows() -> list[str]:
+    """The rows of ``pipeline.json`` (none if it is absent)."""
+    rows: list[str] = []
     pipeline = RESULTS / "pipeline.json"
     if pipeline.is_file():
         data = json.loads(pipeline.read_text())
@@ -181,6 +299,30 @@ def _rows() -> list[str]:
                 f"{peak:.2f} GB | `benchmarks/bench_pipeline.py` |"
             )
     return rows
+
+
+#: Each results file's rows, in the table's order.
+_SECTIONS = (
+    _simulate_rows,
+    _ingest_rows,
+    _ingest_logs_rows,
+    _decision_rows,
+    _decision_in_memory_rows,
+    _medaisure_rows,
+    _ddx_rows,
+    _items_rows,
+    _compare_rows,
+    _scale_rows,
+    _report_rows,
+    _ingest_otlp_rows,
+    _viewer_rows,
+    _process_rows,
+    _pipeline_rows,
+)
+
+
+def _rows() -> list[str]:
+    return [row for section in _SECTIONS for row in section()]
 
 
 #: How a row of one stage of the command-line pipeline starts (the README lists the whole pipeline's row only).
@@ -217,7 +359,8 @@ def headlines() -> list[str]:
         if label.startswith(("plain read", "inspect_ai's own", PIPELINE_STAGE)) or not rss[:1].isdigit():
             continue
         rank = (_number(runs), label.startswith("score"), _number(throughput))
-        unit = "answer pairs" if "answers/s" in throughput else "samples" if "samples/s" in throughput else "runs"
+        units = {"answers/s": "answer pairs", "samples/s": "samples", "spans/s": "spans", "cases/s": "cases"}
+        unit = next((name for rate, name in units.items() if rate in throughput), "runs")
         line = (
             f"- {label.split(' (')[0]}: {runs} {unit} in {seconds.split(' (')[0]}, {rss.split(' (')[0]} peak ({script})"
         )
