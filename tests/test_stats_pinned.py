@@ -1,5 +1,6 @@
 """Statistics pinned to published values: R's t.test on `sleep`, effectsize on `mtcars`, the crisis-MAS methodology,
-agreement of raters (Fleiss 1971, Krippendorff 2011, Cohen's kappa's textbook example).
+agreement of raters (Fleiss 1971, Krippendorff 2011, Cohen's kappa's textbook example), Fieller's interval (DC-Stats'
+and Stata mrrobust's printed examples).
 
 Sign convention: ``difference = mean(treatment) - mean(control)``. In R, ``t.test(extra ~ group,
 data = sleep)`` reports group 1 minus group 2, so these tests pass ``treatment="1"`` and
@@ -15,6 +16,7 @@ import krippendorff
 import numpy as np
 import polars as pl
 import pytest
+from scipy import stats as sps
 from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_cohen
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
@@ -22,12 +24,14 @@ from mas_eval.stats import (
     baseline_comparison,
     cohen_kappa,
     compare,
+    cost_effectiveness,
     farrington_manning,
     fleiss_kappa,
     krippendorff_alpha,
     tango_test,
     ttest_from_summary,
 )
+from mas_eval.stats.economics import fieller_interval
 from mas_eval.stats.effects import d_confidence_interval, hedges_correction
 
 SLEEP_GROUP1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
@@ -545,3 +549,79 @@ def test_cohens_kappa_of_the_textbook_two_by_two() -> None:
     assert (got["observed"], got["expected"]) == (0.7, 0.5)
     assert got["kappa"] == pytest.approx(0.4, abs=1e-12)
     assert got["kappa"] == pytest.approx(statsmodels_cohen(np.array([[20, 5], [10, 15]])).kappa, abs=1e-12)
+
+
+# -- Fieller's interval of a ratio: two independent programs' printed examples -----------------------------
+#
+# No cost-effectiveness paper's worked example (inputs and printed limits) could be reached; these two
+# programs print Fieller's limits for stated estimates, standard errors, correlation and critical value.
+# mas_eval's ICER interval is ``fieller_interval`` (cost_effectiveness calls nothing else), so they pin it.
+
+
+def _fieller(numerator: float, denominator: float, se_num: float, se_den: float, critical: float) -> tuple:
+    """Fieller's set of numerator/denominator for independent estimates (covariance 0), as plain values."""
+    low, high, shape = fieller_interval(
+        *(np.array([v], dtype=float) for v in (numerator, denominator, se_num**2, se_den**2, 0.0, critical))
+    )
+    return float(low[0]), float(high[0]), shape[0]
+
+
+def test_fieller_matches_dc_stats_printed_example() -> None:
+    # DC-Stats (D. Colquhoun's FIELLER program in Python, github.com/DCPROGS/DCSTATS, MIT): a = 14, b = 7,
+    # SD(a) = 3, SD(b) = 2, r = 0, df = 10. example-Fieller.ipynb (commit ec88cfc47ddc3eae97a753e70348760653ea43fe)
+    # prints, for t(10) = 1.812461 (a 90% interval), g = 0.268164 and limits 1.051413 to 4.414296.
+    low, high, shape = _fieller(14, 7, 3, 2, 1.812461)
+    assert shape == "bounded"
+    assert (round(low, 6), round(high, 6)) == (1.051413, 4.414296)
+    # Its tests/test_fieller.py (commit 02c06623187596fe11f4711d3a51ce205e391f7f) asserts, at alpha 0.05,
+    # g = 0.405273 and limits 0.889734 to 5.836045. Its t comes from bisecting the t CDF to 1e-7 and is
+    # 2.2281379 against scipy's 2.2281389, which moves its upper limit down by 4e-6: 5 places there.
+    low, high, _ = _fieller(14, 7, 3, 2, sps.t.ppf(0.975, 10))
+    assert round(low, 6) == 0.889734
+    assert high == pytest.approx(5.836045, abs=5e-6)
+
+
+def test_fieller_matches_stata_mrrobust_mrratio_in_all_three_shapes() -> None:
+    # Stata: mrrobust's `mrratio #gd #gdse #gp #gpse, fieller` (T. Palmer, github.com/remlapmot/mrrobust,
+    # cscripts/mrratio.log, commit 12c991c6a706f1572e5d7156c7be30497f7e4b3f), normal critical value:
+    # `mrratio 1 .5 1 .25, fieller` -> e(lowerci) = .0199691608403421, e(upperci) = 2.611925531794721;
+    # with level(90) -> [.1744505, 2.232568];
+    # `mrratio 1 .0007 2000 10000, fieller` -> (-Inf, -.00005682], [.0000463, +Inf);
+    # `mrratio .0007 10000 2000 10000, fieller` -> no finite interval other than the entire real line.
+    low, high, shape = _fieller(1, 1, 0.5, 0.25, sps.norm.ppf(0.975))
+    assert shape == "bounded"
+    assert low == pytest.approx(0.0199691608403421, abs=1e-12)
+    assert high == pytest.approx(2.611925531794721, abs=1e-12)
+    low, high, _ = _fieller(1, 1, 0.5, 0.25, sps.norm.ppf(0.95))
+    assert (round(low, 7), round(high, 6)) == (0.1744505, 2.232568)
+    low, high, shape = _fieller(1, 2000, 0.0007, 10000, sps.norm.ppf(0.975))
+    assert shape == "exclusive"
+    assert (round(low, 8), round(high, 7)) == (-0.00005682, 0.0000463)
+    low, high, shape = _fieller(0.0007, 2000, 10000, 10000, sps.norm.ppf(0.975))
+    assert shape == "unbounded" and math.isnan(low) and math.isnan(high)
+
+
+def test_cost_effectiveness_reproduces_dc_stats_example_from_paired_cases() -> None:
+    # DC-Stats' example as an ICER: 11 cases whose per-case differences have means 14 (cost) and 7 (effect),
+    # standard errors 3 and 2 (sample SD / sqrt(11)) and covariance 0 (cosine and sine deviations are
+    # orthogonal, each with sum of squares 11/2), so the paired t has DC-Stats' 10 df: its limits at 90%
+    # (t = 1.812461: 1.051413, 4.414296) and at 95% (0.889734, 5.836045, the upper one to 5 places as above).
+    n = 11
+    angle = 2 * np.pi * np.arange(n) / n
+    d_cost = 14 + math.sqrt(9 * n * (n - 1) / (n / 2)) * np.cos(angle)
+    d_effect = 7 + math.sqrt(4 * n * (n - 1) / (n / 2)) * np.sin(angle)
+    runs = pl.DataFrame(
+        {
+            "system": ["mas"] * n + ["single"] * n,
+            "case_id": list(range(n)) * 2,
+            "score": np.r_[d_effect, np.zeros(n)],
+            "run_cost_usd": np.r_[10 + d_cost, np.full(n, 10.0)],
+        }
+    )
+    row = cost_effectiveness(runs, "score", n_boot=0, confidence=0.90).row(0, named=True)
+    assert row["n_pairs"] == n and row["fieller"] == "bounded"
+    assert (row["delta_cost"], row["delta_effect"], row["icer"]) == pytest.approx((14, 7, 2), abs=1e-12)
+    assert (round(row["fieller_low"], 6), round(row["fieller_high"], 6)) == (1.051413, 4.414296)
+    row = cost_effectiveness(runs, "score", n_boot=0).row(0, named=True)
+    assert round(row["fieller_low"], 6) == 0.889734
+    assert row["fieller_high"] == pytest.approx(5.836045, abs=5e-6)
