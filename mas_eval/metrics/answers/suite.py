@@ -38,10 +38,10 @@ from mas_eval.constraints import Boolean, Interval, Options, Predicate, check_co
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.metrics.answers.accuracy import DEFAULT_CATEGORY_WEIGHTS, accuracy_columns
+from mas_eval.metrics.answers.columns import ITEM_METRICS, SCORES
 from mas_eval.metrics.answers.entities import Entities, with_entity_counts
 from mas_eval.metrics.answers.labels import diagnostic_columns, label_synonyms, normalised_label, normalised_specialty
 from mas_eval.metrics.answers.normalise import EMPTY, Matching
-from mas_eval.metrics.answers.outputs import ITEM_METRICS, SCORES
 from mas_eval.metrics.answers.params import AnswersParams
 from mas_eval.metrics.answers.phrases import with_phrase_word_counts
 from mas_eval.metrics.answers.reasoning import (
@@ -264,7 +264,7 @@ def answer_scores(
         ``entity_jaccard_<category>`` (null when neither side has an entity of it),
         ``accuracy_fallback_used``, ``token_f1``, ``structure``, ``evidence``,
         ``factual_consistency``, ``fallacy_penalty``, then ``diagnostic_accuracy`` and
-        ``clinical_relevance`` with their parts (:data:`~mas_eval.metrics.answers.outputs.ITEM_METRICS`
+        ``clinical_relevance`` with their parts (:data:`~mas_eval.metrics.answers.columns.ITEM_METRICS`
         gives the order); one row per answer, in input order.
 
     Notes

@@ -44,7 +44,6 @@ from mas_eval.metrics.segments import label_of, run_of
 
 __all__ = ["ranking_stability", "run_keys", "uniforms"]
 
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 GOLDEN = 0x9E3779B97F4A7C15
 _FNV_OFFSET, _FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
 #: Values within this fraction (of max(1, |best|)) of the best count as tied for first.
