@@ -24,7 +24,7 @@ def nullable(series: pl.Series, fill: float | int = 0) -> tuple[np.ndarray, np.n
 def to_series(
     name: str, values: np.ndarray, valid: np.ndarray | None = None, dtype: pl.DataType | None = None
 ) -> pl.Series:
-    """A Polars column from ``values``, null where ``valid`` is false."""
+    """Return a Polars column from ``values``, null where ``valid`` is false."""
     if valid is None or bool(valid.all()):
         out = pl.Series(name, values)
     else:
@@ -43,8 +43,10 @@ def take(values: np.ndarray, at: np.ndarray, valid: np.ndarray) -> np.ndarray:
 def locate(
     keys: np.ndarray, wanted: np.ndarray, wanted_valid: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Where each ``wanted`` key sits in the sorted distinct ``keys``, and whether it is there
-    (a left join on sorted keys; ``wanted_valid`` false: not looked up)."""
+    """Find where each ``wanted`` key sits in the sorted distinct ``keys``, and whether it is there.
+
+    A left join on sorted keys; a key whose ``wanted_valid`` is false is not looked up.
+    """
     if len(keys) == 0:
         return np.zeros(len(wanted), dtype=np.intp), np.zeros(len(wanted), dtype=bool)
     if len(keys) == len(wanted) and np.array_equal(keys, wanted):  # the same keys: no search

@@ -32,8 +32,10 @@ FEW_LABELS = 8
 
 @dataclass(frozen=True)
 class KeyCodes:
-    """The code books of one scoring call: the runs' identifying columns in ``run_id`` order
-    (a run's code is its row), and the sorted labels of each kind."""
+    """The code books of one scoring call: the runs' identifying columns and the labels of each kind.
+
+    The runs' columns are in ``run_id`` order (a run's code is its row); the labels are sorted.
+    """
 
     runs: pl.DataFrame
     labels: dict[str, pl.Series]
@@ -98,8 +100,10 @@ class KeyCodes:
         return code.alias(column)
 
     def decode(self, frame: pl.LazyFrame, columns: Mapping[str, str]) -> pl.LazyFrame:
-        """``frame`` with those of the code ``columns`` (column → kind, ``"run_id"`` a kind too)
-        it has turned back into labels."""
+        """Turn those of the code ``columns`` that ``frame`` has back into labels.
+
+        ``columns`` maps a column to its kind, ``"run_id"`` a kind too.
+        """
         present = frame.collect_schema()
         books = self.labels | {RUN_KEY: self.runs[RUN_KEY]}
         return frame.with_columns(
@@ -109,7 +113,7 @@ class KeyCodes:
         )
 
     def labels_of(self, columns: Mapping[str, str]) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
-        """A function decoding the code ``columns`` (column → kind) of a frame: for error messages."""
+        """Return a function decoding the code ``columns`` (column → kind) of a frame: for error messages."""
         return lambda frame: self.decode(frame, columns)
 
     def run_columns(self, columns: list[str]) -> list[pl.Expr]:

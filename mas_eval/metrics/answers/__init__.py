@@ -1,5 +1,6 @@
-"""The answers family's maths (the MedAISure metrics overview): clinical accuracy, reasoning quality,
-diagnostic accuracy and clinical relevance.
+"""The answers family's maths (the MedAISure metrics overview).
+
+Clinical accuracy, reasoning quality, diagnostic accuracy and clinical relevance:
 
 * :mod:`~mas_eval.metrics.answers.normalise` — normalised answer text (:func:`normalise_text`),
   and the spaced form that matching on word boundaries runs on;

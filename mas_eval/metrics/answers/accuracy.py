@@ -43,9 +43,9 @@ def category_jaccard(category: str) -> pl.Expr:
 
 
 def fallback_match(prediction: pl.Expr, reference: pl.Expr, matching: Matching, gap: str = "  ") -> pl.Expr:
-    """The fallback of two spaced texts (null is empty): 1.0 if both are empty or one contains the other, else 0.0.
+    """Return the fallback of two spaced texts: 1.0 if both are empty or one contains the other, else 0.0.
 
-    Containment is on word boundaries (``"rest"`` is in ``"bed rest"``, not in ``"arrest"``) or,
+    A null text is empty. Containment is on word boundaries (``"rest"`` is in ``"bed rest"``, not in ``"arrest"``) or,
     with ``matching="substring"``, anywhere. ``gap`` one space: texts of MedAISure's normalisation,
     compared as they are (the one space padding each side dropped), so a text of spaces alone is not empty.
     """

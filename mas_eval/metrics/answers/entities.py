@@ -35,7 +35,7 @@ Entities = Literal["longest_match", "phrases_then_words"]
 
 
 def find_entities(spaced_text: pl.Expr, vocabulary: Vocabulary, matching: Matching) -> pl.Expr:
-    r"""The lexicon patterns found in spaced texts, left to right (a list per text).
+    r"""Find the lexicon patterns in spaced texts, left to right (a list per text).
 
     Notes
     -----
@@ -95,7 +95,7 @@ def extract_entities(
     matching: Matching = "word_boundary",
     entities: Entities = "longest_match",
 ) -> pl.DataFrame:
-    """The clinical entities of each text of ``frame[column]``, one row per (row, category, entity).
+    """Extract the clinical entities of each text of ``frame[column]``, one row per (row, category, entity).
 
     Parameters
     ----------

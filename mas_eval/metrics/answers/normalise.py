@@ -96,14 +96,17 @@ def spaced(expr: pl.Expr) -> pl.Expr:
 
 
 def named_as(result: pl.Expr, expr: pl.Expr) -> pl.Expr:
-    """``result`` named as ``expr`` where that has a name: the padding literal would otherwise name it
-    "literal", and two normalised columns in one ``select`` would clash."""
+    """Name ``result`` as ``expr`` where that has a name.
+
+    The padding literal would otherwise name it "literal", and two normalised columns in one
+    ``select`` would clash.
+    """
     name = expr.name if isinstance(expr, pl.Series) else expr.meta.output_name(raise_if_undetermined=False)
     return result if name is None else result.alias(name)
 
 
 def canonical(spaced_text: pl.Expr) -> pl.Expr:
-    """The normalised text of a spaced form: its words separated by single spaces."""
+    """Return the normalised text of a spaced form: its words separated by single spaces."""
     return spaced_text.str.strip_chars(" ").str.replace_all(_BOUNDARY, " ", literal=True)
 
 
@@ -152,8 +155,11 @@ _DELETED_CLASS = "[" + "".join("\\" + c if c in "-[]" else c for c in DELETED) +
 
 
 def as_written(expr: pl.Expr) -> pl.Expr:
-    """Lowercase, every whitespace run one space, no space at either end: how terms are used under
-    ``normalisation="medaisure"`` (MedAISure compares its terms, as written, with the normalised text)."""
+    """Lowercase, turn every whitespace run into one space and strip both ends.
+
+    That is how terms are used under ``normalisation="medaisure"`` (MedAISure compares its terms,
+    as written, with the normalised text).
+    """
     return expr.str.to_lowercase().str.replace_all(_WHITESPACE_RUN, " ").str.strip_chars(" ")
 
 
@@ -171,7 +177,7 @@ def medaisure_text(expr: pl.Expr) -> pl.Expr:
 
 
 def pattern(term: str, matching: Matching = "word_boundary", gap: str = _BOUNDARY) -> str:
-    """The string that occurs in a spaced text exactly where normalised ``term`` occurs in it.
+    """Return the string that occurs in a spaced text exactly where normalised ``term`` occurs in it.
 
     On word boundaries: the term's words between spaces of their own (``"iv fluids"`` →
     ``" iv  fluids "``); as a substring: without the outer spaces (``"iv  fluids"``). ``gap``
@@ -191,7 +197,7 @@ def pattern_of(terms: pl.Expr, matching: Matching = "word_boundary", gap: str = 
 
 
 def longest_first(patterns: Iterable[str]) -> list[str]:
-    """Unique ``patterns``, longest first (then in code-point order).
+    """Return the unique ``patterns``, longest first (then in code-point order).
 
     Aho–Corasick's leftmost-first matching takes, among the matches that start leftmost, the
     pattern listed first: listed longest first, that is the longest one, so a multi-word term

@@ -33,8 +33,11 @@ _RA = ["run_id", "alternative"]
 
 
 def unit_square(by_alternative: Groups, alternatives_by_run: Groups, mass: np.ndarray, norm: np.ndarray) -> np.ndarray:
-    """Per run, ``‖Σ_i u_i‖²``: each belief row's ``m / ‖m_i‖`` summed per (run, alternative)
-    (``by_alternative``; ``norm`` per row), then the squares of those sums per run."""
+    """Return ``‖Σ_i u_i‖²`` per run.
+
+    Each belief row's ``m / ‖m_i‖`` (``norm`` per row) is summed per (run, alternative)
+    (``by_alternative``), then the squares of those sums per run.
+    """
     unit_sum = by_alternative.sum(mass / norm)
     return alternatives_by_run.sum(unit_sum * unit_sum)
 
@@ -42,7 +45,7 @@ def unit_square(by_alternative: Groups, alternatives_by_run: Groups, mass: np.nd
 def consensus_level(
     unit_square: np.ndarray, agents: np.ndarray, single_agent_consensus: float | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The closed form from ``unit_square`` = ``‖Σ_i u_i‖²`` and the agents with beliefs, per run.
+    """Return the consensus level in closed form from ``unit_square`` = ``‖Σ_i u_i‖²`` and the agents, per run.
 
     Returns ``(values, valid)``: null with fewer than two agents unless ``single_agent_consensus``.
     """

@@ -21,7 +21,7 @@ __all__ = ["compute"]
 def compute(
     tables: Mapping[str, pl.LazyFrame], params: ProcessParams, codes: KeyCodes
 ) -> dict[str, pl.LazyFrame | pl.DataFrame]:
-    """``runs`` (the family's run columns, one row per run in run order) and ``agent_process``.
+    """Compute ``runs`` (the family's run columns, one row per run in run order) and ``agent_process``.
 
     ``tables``: ``runs``, ``messages``, ``usage`` and ``tool_calls`` (empty when absent) keyed by codes.
     """

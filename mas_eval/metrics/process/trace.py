@@ -42,15 +42,15 @@ def is_turn() -> pl.Expr:
 
 
 def agent_messages(messages: pl.LazyFrame) -> pl.LazyFrame:
-    """The turns of ``messages`` (:func:`is_turn`)."""
+    """Return the turns of ``messages`` (:func:`is_turn`)."""
     return messages.filter(is_turn())
 
 
 def system_usage(usage: pl.LazyFrame) -> pl.LazyFrame:
-    """The rows of ``usage`` that are the system's calls: ``evaluator`` not true."""
+    """Return the rows of ``usage`` that are the system's calls: ``evaluator`` not true."""
     return usage.filter(~pl.col("evaluator").fill_null(False))
 
 
 def words(text: pl.Expr) -> pl.Expr:
-    r"""The set of words of each text (:data:`WORD` in its lower case), as a list; a null text has none."""
+    r"""Return the set of words of each text (:data:`WORD` in its lower case), as a list; a null text has none."""
     return text.fill_null("").str.to_lowercase().str.extract_all(WORD).list.unique()
