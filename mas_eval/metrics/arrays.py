@@ -28,7 +28,7 @@ def to_series(
     if valid is None or bool(valid.all()):
         out = pl.Series(name, values)
     else:
-        # Not through pyarrow: pa.array imports pandas on its first call (0.24 s in each new worker).
+        # Not through pyarrow: pa.array imports pandas on its first call, in each new worker (docs/performance.md).
         out = pl.select(pl.when(pl.Series(valid)).then(pl.Series(name, values))).to_series()
     return out if dtype is None else out.cast(dtype)
 

@@ -67,13 +67,13 @@ class KeyCodes:
         codes = [self._label_codes[column, kind] for column, kind in LABEL_COLUMNS.get(name, {}).items()]
         if RUN_KEY not in frame.collect_schema():
             return frame.with_columns(*codes)
-        # Cast to an Enum of the run ids, not a join: at 62,500 runs and 750,000 rows, 7 ms
-        # against 52 ms; and the table keeps its order, sorted by run when the Dataset was
-        # written by mas_eval. Ids not in the code book become null: dropped.
+        # Cast to an Enum of the run ids, not a join: faster (docs/performance.md), and the table
+        # keeps its order, sorted by run when the Dataset was written by mas_eval. Ids not in the
+        # code book become null: dropped.
         return frame.with_columns(*codes, self._run_code).filter(pl.col(RUN_KEY).is_not_null())
 
     # The code expressions are built once per scoring call and reused by every table: building
-    # a cast to an Enum copies its categories (6 ms for 62,500 run ids, each time).
+    # a cast to an Enum copies its categories each time (docs/performance.md).
     @cached_property
     def _run_code(self) -> pl.Expr:
         return pl.col(RUN_KEY).cast(pl.Enum(self.runs[RUN_KEY]), strict=False).to_physical().cast(CODE)
@@ -91,8 +91,8 @@ class KeyCodes:
         if len(labels) == 0:  # the column holds only nulls
             code = pl.lit(None, dtype=CODE)
         elif len(labels) <= FEW_LABELS:
-            # One comparison per label: a short string compares in a few nanoseconds, a cast to
-            # an Enum hashes it (4 labels, 750,000 rows: 4 ms against 14 ms).
+            # One comparison per label: a short string compares faster than a cast to an Enum
+            # hashes it (docs/performance.md).
             found = [(label == value).cast(CODE) * index for index, value in enumerate(labels)]
             code = pl.when(label.is_not_null()).then(pl.sum_horizontal(found).cast(CODE))
         else:

@@ -18,8 +18,7 @@ TIE_TOLERANCE = 1e-12
 
 #: Up to this many rows per group, ranks are counted with shifted comparisons (whole-column
 #: arithmetic, ~4(n - 1) comparisons per row with the tie snapping) rather than snapped in value
-#: order and ranked by a window. Three ranks of 4M rows, counted against windowed: 0.9 s / 3.4 s
-#: at 4 rows per group, 1.8 / 3.2 at 6, 3.3 / 3.0 at 8, 4.1 / 2.4 at 10.
+#: order and ranked by a window: the crossover measured between 6 and 8 rows (docs/performance.md).
 SMALL_GROUP_SIZE = 7
 
 

@@ -73,8 +73,8 @@ _BOUNDARY = "  "
 # leftmost-first matching the longer pattern wins where both start.
 _POSSESSIVES = [f"{a}s{sep}" for a in APOSTROPHES for sep in SEPARATORS]
 # Pairs of separators (", ", ". ", ") "...) replaced at once: the same result as one by one, with
-# fewer replacements and runs to collapse (0.97 s against 0.65 s for 4 x 100,000 texts of 300
-# characters). Apostrophes stay out of pairs, so that no pair can swallow the start of a possessive.
+# fewer replacements and runs to collapse (docs/performance.md). Apostrophes stay out of pairs, so
+# that no pair can swallow the start of a possessive.
 _PAIRS = [a + b for a in SEPARATORS for b in SEPARATORS if a not in APOSTROPHES and b not in APOSTROPHES]
 _PATTERNS = [*_POSSESSIVES, *_PAIRS, *SEPARATORS]
 
@@ -149,7 +149,7 @@ def normalise_text(expr: pl.Expr) -> pl.Expr:
 
 # A whitespace run becomes one space; a lone plain space is one already. Matching only runs of two
 # or more, or a lone other whitespace character, leaves the text's ordinary spaces alone (the
-# same result as replacing every run ``[...]+``, five times faster on 300-character answers).
+# same result as replacing every run ``[...]+``, faster: docs/performance.md).
 _WHITESPACE_RUN = f"[{WHITESPACE}]{{2,}}|[{WHITESPACE.replace(' ', '')}]"
 _DELETED_CLASS = "[" + "".join("\\" + c if c in "-[]" else c for c in DELETED) + "]"
 

@@ -270,7 +270,7 @@ def _excluded_in_debate(truth: pl.DataFrame, debate: pl.LazyFrame, patterns: tup
     # Each message is first tested once for what every pattern needs whatever the diagnosis; only
     # those that pass are paired with the run's diagnoses. The pairs go in diagnosis order, so that
     # the regex of one diagnosis serves its pairs one after another (Polars keeps recent ones):
-    # eagerly, as a lazy query drops the sort and tests the pairs inside the join, several times slower.
+    # eagerly, as a lazy query drops the sort and tests the pairs inside the join (docs/performance.md).
     may = _may_rule_out(text, patterns)
     messages = debate.select(RUN_KEY, "text").filter(text.is_not_null() if may is None else may).collect()
     pairs = truth.sort("diagnosis").join(messages, on=RUN_KEY, maintain_order="left")
