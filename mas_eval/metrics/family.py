@@ -139,12 +139,26 @@ _FAMILIES: dict[str, Family] = {}
 
 
 def families() -> list[Family]:
-    """Return the registered families, in registration order (the order their run columns appear in)."""
+    """Return the registered families, in registration order (the order their run columns appear in).
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.family import families
+    >>> [family.name for family in families()]
+    ['decision', 'diagnosis', 'answers', 'outcomes', 'process']
+    """
     return list(_FAMILIES.values())
 
 
 def get(name: str) -> Family:
-    """Return the family called ``name``."""
+    """Return the family called ``name``.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.family import get
+    >>> get("decision").name
+    'decision'
+    """
     return _FAMILIES[name]
 
 
@@ -252,6 +266,14 @@ def headline_columns(named: Mapping[str, Sequence[str]] | None = None) -> list[s
 
     ``named``: the columns each family named from the data (``Scores.named``), put where the family
     declares :data:`NAMED`; without it those are left out.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.family import headline_columns
+    >>> headline_columns()[:3]
+    ['dqs', 'gt_match', 'decision_confidence']
+    >>> "match" in headline_columns({"outcomes": ["match"]})
+    True
     """
     return list(dict.fromkeys(n for family in _FAMILIES.values() for n in _expand(family.headline, family, named)))
 
@@ -260,6 +282,12 @@ def compared_columns(named: Mapping[str, Sequence[str]] | None = None) -> list[s
     """Return the run columns every registered family compares by default, in registration order.
 
     ``named`` is as in :func:`headline_columns`.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.family import compared_columns
+    >>> compared_columns()[:3]
+    ['dqs', 'decision_confidence', 'traditional_recall']
     """
     return list(dict.fromkeys(n for family in _FAMILIES.values() for n in _expand(family.compared, family, named)))
 

@@ -151,12 +151,27 @@ OUTPUT_TABLES: dict[str, OutputTable] = _OUTPUT_TABLES
 
 
 def columns(table: str, family: str | None = None) -> list[str]:
-    """Return the registered columns of output table ``table`` (of one ``family``), in registry order."""
+    """Return the registered columns of output table ``table`` (of one ``family``), in registry order.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.registry import columns
+    >>> columns("consensus_ddx")
+    ['diagnosis', 'points']
+    """
     return [m.name for m in _METRICS if m.table == table and (family is None or m.family == family)]
 
 
 def metric(table: str, name: str) -> Metric:
-    """Return the registry entry of column ``name`` in table ``table``."""
+    """Return the registry entry of column ``name`` in table ``table``.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.registry import metric
+    >>> entry = metric("runs", "tp_rate")
+    >>> entry.family, entry.low, entry.high
+    ('diagnosis', 0, 1)
+    """
     for m in _METRICS:
         if (m.table, m.name) == (table, name):
             return m
@@ -169,6 +184,12 @@ def reserved(table: str = "runs") -> list[str]:
 
     They are the run's identifying columns, :data:`CARRIED` (``runs``), the table's key and every
     registered column of it.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.registry import reserved
+    >>> reserved("consensus_ddx")[:4]
+    ['run_id', 'system', 'case_id', 'task']
     """
     carried = list(CARRIED) if table == "runs" else []
     key = _OUTPUT_TABLES[table].key_columns if table in _OUTPUT_TABLES else []

@@ -34,6 +34,16 @@ def pack(run: np.ndarray, label: np.ndarray) -> np.ndarray:
     """Pack a pair of ``uint32`` codes into one ``uint64`` key per row, ordered as the pairs are.
 
     This is the numpy twin of :func:`mas_eval.metrics.codes.pack`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mas_eval.metrics.segments import label_of, pack, run_of
+    >>> keys = pack(np.array([0, 0, 1]), np.array([2, 5, 0]))
+    >>> keys.tolist()
+    [2, 5, 4294967296]
+    >>> run_of(keys).tolist(), label_of(keys).tolist()
+    ([0, 0, 1], [2, 5, 0])
     """
     return (run.astype(np.uint64) << _SHIFT) | label.astype(np.uint64)
 
@@ -49,7 +59,15 @@ def label_of(keys: np.ndarray) -> np.ndarray:
 
 
 def union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Return the sorted distinct values of two sorted arrays (a merge: timsort finds the two runs)."""
+    """Return the sorted distinct values of two sorted arrays (a merge: timsort finds the two runs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mas_eval.metrics.segments import union
+    >>> union(np.array([1, 3, 5]), np.array([2, 3, 6])).tolist()
+    [1, 2, 3, 5, 6]
+    """
     merged = np.concatenate([first, second])
     merged.sort(kind="stable")
     if len(merged) < 2:
@@ -74,7 +92,15 @@ def merged(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def is_sorted(keys: np.ndarray) -> bool:
-    """Whether ``keys`` never decrease (one comparison per row)."""
+    """Whether ``keys`` never decrease (one comparison per row).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mas_eval.metrics.segments import is_sorted
+    >>> is_sorted(np.array([1, 1, 2])), is_sorted(np.array([2, 1]))
+    (True, False)
+    """
     return bool(np.all(keys[1:] >= keys[:-1]))
 
 

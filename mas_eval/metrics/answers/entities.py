@@ -117,6 +117,21 @@ def extract_entities(
         ``row`` (the text's position in ``frame``), ``category`` (one of
         :data:`~mas_eval.metrics.answers.vocabulary.CATEGORIES`) and ``entity`` (the lexicon term,
         normalised and through the synonym map), sorted; each entity once per text and category.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers import extract_entities
+    >>> extract_entities(pl.DataFrame({"text": ["Chest pain; start aspirin."]}), "text")
+    shape: (2, 3)
+    ┌─────┬─────────────┬────────────┐
+    │ row ┆ category    ┆ entity     │
+    │ --- ┆ ---         ┆ ---        │
+    │ u32 ┆ str         ┆ str        │
+    ╞═════╪═════════════╪════════════╡
+    │ 0   ┆ medications ┆ aspirin    │
+    │ 0   ┆ symptoms    ┆ chest pain │
+    └─────┴─────────────┴────────────┘
     """
     vocabulary = vocabulary or Vocabulary.shipped()
     lazy = frame.lazy()

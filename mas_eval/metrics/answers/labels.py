@@ -67,6 +67,12 @@ def label_synonyms(shipped: Tables = "medaisure") -> dict[str, str] | None:
     """Return the whole-label synonym map of ``shipped`` tables: MedAISure's ``LABEL_SYNONYMS`` as written.
 
     None for the package's tables, whose labels go through the answers synonym map instead.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.answers.labels import label_synonyms
+    >>> len(label_synonyms("medaisure")) > 0, label_synonyms("spec")
+    (True, None)
     """
     if shipped != "medaisure":
         return None

@@ -90,6 +90,16 @@ def spaced(expr: pl.Expr) -> pl.Expr:
     spaces become two. The result starts
     and ends with two spaces and has exactly two between words; a text without words is
     :data:`EMPTY`, a null stays null. The expression keeps the name of ``expr``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.normalise import canonical, spaced
+    >>> texts = pl.Series(["Chest pain, dyspnoea.", None])
+    >>> pl.select(spaced(texts)).to_series().to_list()
+    ['  chest  pain  dyspnoea  ', None]
+    >>> pl.select(canonical(spaced(texts))).to_series().to_list()
+    ['chest pain dyspnoea', None]
     """
     text = (pl.lit(" ") + expr.str.to_lowercase() + pl.lit(" ")).str.replace_many(_PATTERNS, [_BOUNDARY], leftmost=True)
     return named_as(text.str.replace_all("   +", _BOUNDARY), expr)
@@ -106,7 +116,15 @@ def named_as(result: pl.Expr, expr: pl.Expr) -> pl.Expr:
 
 
 def canonical(spaced_text: pl.Expr) -> pl.Expr:
-    """Return the normalised text of a spaced form: its words separated by single spaces."""
+    """Return the normalised text of a spaced form: its words separated by single spaces.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.normalise import canonical
+    >>> pl.select(canonical(pl.lit("  heart  failure  "))).item()
+    'heart failure'
+    """
     return spaced_text.str.strip_chars(" ").str.replace_all(_BOUNDARY, " ", literal=True)
 
 
@@ -159,6 +177,13 @@ def as_written(expr: pl.Expr) -> pl.Expr:
 
     That is how terms are used under ``normalisation="medaisure"`` (MedAISure compares its terms,
     as written, with the normalised text).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.normalise import as_written
+    >>> pl.select(as_written(pl.lit("  Heart   Failure "))).item()
+    'heart failure'
     """
     return expr.str.to_lowercase().str.replace_all(_WHITESPACE_RUN, " ").str.strip_chars(" ")
 
@@ -202,5 +227,11 @@ def longest_first(patterns: Iterable[str]) -> list[str]:
     Aho–Corasick's leftmost-first matching takes, among the matches that start leftmost, the
     pattern listed first: listed longest first, that is the longest one, so a multi-word term
     wins over the terms inside it ("heart failure" over "failure").
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.answers.normalise import longest_first
+    >>> longest_first(["mi", "acute mi", "mi", "copd"])
+    ['acute mi', 'copd', 'mi']
     """
     return sorted(set(patterns), key=lambda p: (-len(p), p))

@@ -109,6 +109,16 @@ def token_counts(prediction: pl.Series, reference: pl.Series, gap: str = _BOUNDA
 
     The columns are ``_n_prediction``, ``_n_reference`` and ``_n_common``: what
     :func:`f1_of_token_sets` reads.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.normalise import spaced
+    >>> from mas_eval.metrics.answers.reasoning import token_counts
+    >>> prediction = pl.select(spaced(pl.Series(["the cough is viral", None]))).to_series()
+    >>> reference = pl.select(spaced(pl.Series(["a viral cough", None]))).to_series()
+    >>> token_counts(prediction, reference).rows()
+    [(4, 3, 2), (0, 0, 0)]
     """
     hashes = pl.DataFrame({"a": prediction, "b": reference}, schema={"a": pl.String, "b": pl.String}).select(
         _sorted_hashes(pl.col("a"), gap), _sorted_hashes(pl.col("b"), gap)
@@ -126,6 +136,14 @@ def f1_of_token_sets() -> pl.Expr:
 
     It is computed in that order (as MedAISure does, so that its numbers are reproduced to the
     last bit); 1 when both are empty, 0 when one is.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.reasoning import f1_of_token_sets
+    >>> counts = pl.DataFrame({"_n_prediction": [4, 0, 2], "_n_reference": [3, 0, 0], "_n_common": [2, 0, 0]})
+    >>> counts.select(f1=f1_of_token_sets())["f1"].round(4).to_list()
+    [0.5714, 1.0, 0.0]
     """
     common, n_a, n_b = pl.col("_n_common"), pl.col("_n_prediction"), pl.col("_n_reference")
     precision, recall = common / n_a, common / n_b

@@ -33,7 +33,15 @@ __all__ = ["keyword_counts", "relevance_columns", "with_relevance_counts", "word
 
 
 def word_set(normalised: pl.Expr) -> pl.Expr:
-    """Return the distinct words of normalised texts (words separated by spaces; null is no word)."""
+    """Return the distinct words of normalised texts (words separated by spaces; null is no word).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.relevance import word_set
+    >>> pl.select(word_set(pl.Series(["chest pain chest", None])).list.sort()).to_series().to_list()
+    [['chest', 'pain'], []]
+    """
     return normalised.fill_null("").str.split(" ").list.eval(pl.element().filter(pl.element() != "")).list.unique()
 
 

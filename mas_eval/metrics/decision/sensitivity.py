@@ -61,7 +61,16 @@ def _splitmix64(z: np.ndarray) -> np.ndarray:
 
 
 def run_keys(run_ids: pl.Series, seed: int) -> np.ndarray:
-    """Each run's key: SplitMix64 of (FNV-1a 64 of its UTF-8 ``run_id``) xor SplitMix64(seed mod 2⁶⁴)."""
+    """Each run's key: SplitMix64 of (FNV-1a 64 of its UTF-8 ``run_id``) xor SplitMix64(seed mod 2⁶⁴).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.decision.sensitivity import run_keys
+    >>> keys = run_keys(pl.Series(["r1", "r2"]), seed=0)
+    >>> bool((keys == run_keys(pl.Series(["r2", "r1"]), seed=0)[::-1]).all())  # a run's key is its own
+    True
+    """
     lengths = run_ids.str.len_bytes().to_numpy().astype(np.int64)
     width = int(lengths.max()) if len(lengths) else 0
     encoded = np.asarray(run_ids.cast(pl.Binary).to_numpy(), dtype=f"S{max(width, 1)}")
@@ -76,7 +85,16 @@ def run_keys(run_ids: pl.Series, seed: int) -> np.ndarray:
 
 
 def uniforms(keys: np.ndarray, position: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """``u[i, k]`` in [0, 1) for the criterion at ``position`` of the run with key ``keys[i]``, draw ``draws[k]``."""
+    """``u[i, k]`` in [0, 1) for the criterion at ``position`` of the run with key ``keys[i]``, draw ``draws[k]``.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from mas_eval.metrics.decision.sensitivity import run_keys, uniforms
+    >>> u = uniforms(run_keys(pl.Series(["r1", "r2"]), seed=0), np.array([0, 0]), np.arange(3))
+    >>> u.shape, bool(((u >= 0) & (u < 1)).all())
+    ((2, 3), True)
+    """
     counter = (draws.astype(np.uint64)[None, :] << np.uint64(32)) + position.astype(np.uint64)[:, None] + np.uint64(1)
     z = _splitmix64(keys[:, None] + counter * np.uint64(GOLDEN))
     return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53

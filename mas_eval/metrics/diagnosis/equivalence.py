@@ -370,6 +370,13 @@ def follow_chains(mapping: pl.DataFrame) -> pl.DataFrame:
 
     One join per step over the whole table (at most as many steps as rows); a chain that leads
     back to its own term is a :class:`DataError` naming up to five such terms.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.diagnosis.equivalence import follow_chains
+    >>> follow_chains(pl.DataFrame({"term": ["a", "b"], "canonical": ["b", "c"]})).rows()
+    [('a', 'c'), ('b', 'c')]
     """
     hop = mapping.rename({"term": "canonical", "canonical": "next"})
     resolved = mapping

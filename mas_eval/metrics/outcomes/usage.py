@@ -23,7 +23,16 @@ USAGE_KEY = [RUN_KEY, "agent_id", "model"]
 
 
 def row_tokens() -> pl.Expr:
-    """Return a usage row's tokens, input + output, a missing one as 0; null when neither is recorded."""
+    """Return a usage row's tokens, input + output, a missing one as 0; null when neither is recorded.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.outcomes.usage import row_tokens
+    >>> usage = pl.DataFrame({"input_tokens": [100, None, None], "output_tokens": [20, 5, None]})
+    >>> usage.select(row_tokens()).to_series().to_list()
+    [120, 5, None]
+    """
     inp, out = pl.col("input_tokens"), pl.col("output_tokens")
     return pl.when(inp.is_not_null() | out.is_not_null()).then(inp.fill_null(0) + out.fill_null(0))
 
