@@ -13,7 +13,7 @@ from mas_eval import Dataset, InvalidParameterError, Scores
 from mas_eval.data.schema import RUN_ID_COLUMNS
 from mas_eval.errors import DataError, SchemaError
 from mas_eval.metrics.answers import answer_scores
-from mas_eval.metrics.answers.outputs import ITEM_METRICS
+from mas_eval.metrics.answers.columns import ITEM_METRICS
 from mas_eval.metrics.family import parse_override
 
 METRICS = [m.name for m in ITEM_METRICS]

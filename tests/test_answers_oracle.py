@@ -26,7 +26,7 @@ from mas_eval.metrics.answers import (
     marker_table,
     normalise_text,
 )
-from mas_eval.metrics.answers.outputs import ITEM_METRICS
+from mas_eval.metrics.answers.columns import ITEM_METRICS
 from mas_eval.metrics.answers.suite import scoring_options
 from mas_eval.metrics.diagnosis.tables import shipped_table
 from tests.oracles import answers as oracle

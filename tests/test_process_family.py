@@ -17,7 +17,7 @@ from mas_eval import Dataset, Scores
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics import family as families
 from mas_eval.metrics import registry
-from mas_eval.metrics.process.outputs import SPENDING
+from mas_eval.metrics.process.columns import SPENDING
 from mas_eval.simulation.outcomes import simulate_outcomes
 from mas_eval.stats import overhead
 from tests.conftest import tiny_frames

@@ -32,8 +32,10 @@ FEW_LABELS = 8
 
 @dataclass(frozen=True)
 class KeyCodes:
-    """The code books of one scoring call: the runs' identifying columns in ``run_id`` order
-    (a run's code is its row), and the sorted labels of each kind."""
+    """The code books of one scoring call: the runs' identifying columns and the labels of each kind.
+
+    The runs' columns are in ``run_id`` order (a run's code is its row); the labels are sorted.
+    """
 
     runs: pl.DataFrame
     labels: dict[str, pl.Series]
@@ -65,13 +67,13 @@ class KeyCodes:
         codes = [self._label_codes[column, kind] for column, kind in LABEL_COLUMNS.get(name, {}).items()]
         if RUN_KEY not in frame.collect_schema():
             return frame.with_columns(*codes)
-        # Cast to an Enum of the run ids, not a join: at 62,500 runs and 750,000 rows, 7 ms
-        # against 52 ms; and the table keeps its order, sorted by run when the Dataset was
-        # written by mas_eval. Ids not in the code book become null: dropped.
+        # Cast to an Enum of the run ids, not a join: faster (docs/performance.md), and the table
+        # keeps its order, sorted by run when the Dataset was written by mas_eval. Ids not in the
+        # code book become null: dropped.
         return frame.with_columns(*codes, self._run_code).filter(pl.col(RUN_KEY).is_not_null())
 
     # The code expressions are built once per scoring call and reused by every table: building
-    # a cast to an Enum copies its categories (6 ms for 62,500 run ids, each time).
+    # a cast to an Enum copies its categories each time (docs/performance.md).
     @cached_property
     def _run_code(self) -> pl.Expr:
         return pl.col(RUN_KEY).cast(pl.Enum(self.runs[RUN_KEY]), strict=False).to_physical().cast(CODE)
@@ -89,8 +91,8 @@ class KeyCodes:
         if len(labels) == 0:  # the column holds only nulls
             code = pl.lit(None, dtype=CODE)
         elif len(labels) <= FEW_LABELS:
-            # One comparison per label: a short string compares in a few nanoseconds, a cast to
-            # an Enum hashes it (4 labels, 750,000 rows: 4 ms against 14 ms).
+            # One comparison per label: a short string compares faster than a cast to an Enum
+            # hashes it (docs/performance.md).
             found = [(label == value).cast(CODE) * index for index, value in enumerate(labels)]
             code = pl.when(label.is_not_null()).then(pl.sum_horizontal(found).cast(CODE))
         else:
@@ -98,8 +100,10 @@ class KeyCodes:
         return code.alias(column)
 
     def decode(self, frame: pl.LazyFrame, columns: Mapping[str, str]) -> pl.LazyFrame:
-        """``frame`` with those of the code ``columns`` (column → kind, ``"run_id"`` a kind too)
-        it has turned back into labels."""
+        """Turn those of the code ``columns`` that ``frame`` has back into labels.
+
+        ``columns`` maps a column to its kind, ``"run_id"`` a kind too.
+        """
         present = frame.collect_schema()
         books = self.labels | {RUN_KEY: self.runs[RUN_KEY]}
         return frame.with_columns(
@@ -109,7 +113,7 @@ class KeyCodes:
         )
 
     def labels_of(self, columns: Mapping[str, str]) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
-        """A function decoding the code ``columns`` (column → kind) of a frame: for error messages."""
+        """Return a function decoding the code ``columns`` (column → kind) of a frame: for error messages."""
         return lambda frame: self.decode(frame, columns)
 
     def run_columns(self, columns: list[str]) -> list[pl.Expr]:

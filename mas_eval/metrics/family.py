@@ -113,7 +113,7 @@ class Family:
     named: tuple[registry.NamedColumns, ...] = ()
 
     def missing(self, present: Collection[str]) -> list[str]:
-        """The requirements ``present`` tables do not meet, worded (``"'ddx' or 'messages'"``)."""
+        """Return the requirements ``present`` tables do not meet, worded (``"'ddx' or 'messages'"``)."""
         out = []
         for need in self.needs:
             options = (need,) if isinstance(need, str) else need
@@ -139,12 +139,26 @@ _FAMILIES: dict[str, Family] = {}
 
 
 def families() -> list[Family]:
-    """The registered families, in registration order (the order their run columns appear in)."""
+    """Return the registered families, in registration order (the order their run columns appear in).
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.family import families
+    >>> [family.name for family in families()]
+    ['decision', 'diagnosis', 'answers', 'outcomes', 'process']
+    """
     return list(_FAMILIES.values())
 
 
 def get(name: str) -> Family:
-    """The family called ``name``."""
+    """Return the family called ``name``.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.family import get
+    >>> get("decision").name
+    'decision'
+    """
     return _FAMILIES[name]
 
 
@@ -186,9 +200,11 @@ def mark_imported() -> None:
 
 
 def as_imported() -> bool:
-    """Whether the registered families are those a freshly started process has, the same objects in
-    the same order: a family registered (or replaced, or removed) at run time would not exist in a
-    worker process, which would score without it."""
+    """Tell whether the registered families are those a freshly started process has, in the same order.
+
+    They must be the same objects: a family registered (or replaced, or removed) at run time would
+    not exist in a worker process, which would score without it.
+    """
     current = tuple(_FAMILIES.values())
     return len(current) == len(_IMPORTED) and all(a is b for a, b in zip(current, _IMPORTED, strict=True))
 
@@ -246,17 +262,33 @@ def _expand(columns: Iterable[str], family: Family, named: Mapping[str, Sequence
 
 
 def headline_columns(named: Mapping[str, Sequence[str]] | None = None) -> list[str]:
-    """The run columns every registered family headlines, in registration order.
+    """Return the run columns every registered family headlines, in registration order.
 
     ``named``: the columns each family named from the data (``Scores.named``), put where the family
     declares :data:`NAMED`; without it those are left out.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.family import headline_columns
+    >>> headline_columns()[:3]
+    ['dqs', 'gt_match', 'decision_confidence']
+    >>> "match" in headline_columns({"outcomes": ["match"]})
+    True
     """
     return list(dict.fromkeys(n for family in _FAMILIES.values() for n in _expand(family.headline, family, named)))
 
 
 def compared_columns(named: Mapping[str, Sequence[str]] | None = None) -> list[str]:
-    """The run columns every registered family compares by default, in registration order (``named`` as in
-    :func:`headline_columns`)."""
+    """Return the run columns every registered family compares by default, in registration order.
+
+    ``named`` is as in :func:`headline_columns`.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.family import compared_columns
+    >>> compared_columns()[:3]
+    ['dqs', 'decision_confidence', 'traditional_recall']
+    """
     return list(dict.fromkeys(n for family in _FAMILIES.values() for n in _expand(family.compared, family, named)))
 
 
@@ -305,7 +337,7 @@ def choose_columns(
     ran: Iterable[str] | None = None,
     named: Mapping[str, Sequence[str]] | None = None,
 ) -> Chosen:
-    """The run columns a report headlines or compares when told none: those of the families with something to say.
+    """Choose the run columns a report headlines or compares when told none: the families' with something to say.
 
     A registered family that ran (all of them when ``ran`` is None) *has something to say* about these
     runs when one of the columns it compares has values (``has_values(name)``), or, comparing none, one

@@ -30,8 +30,10 @@ def ordered_aggregates(
     sums: Mapping[str, pl.Expr] | None = None,
     other: Mapping[str, pl.Expr] | None = None,
 ) -> pl.LazyFrame:
-    """``frame`` grouped ``by``: the ``means`` and ``sums`` of expressions over each group's rows
-    added in row order, and ``other`` aggregations (counts, extremes) as given.
+    """Group ``frame`` ``by`` keys: ``means`` and ``sums`` added in row order, ``other`` aggregations as given.
+
+    The means and sums are of expressions over each group's rows; ``other`` holds counts,
+    extremes and the like.
 
     The rows must come in a fixed order (sorted by a key that orders every group's rows).
     """

@@ -18,13 +18,12 @@ TIE_TOLERANCE = 1e-12
 
 #: Up to this many rows per group, ranks are counted with shifted comparisons (whole-column
 #: arithmetic, ~4(n - 1) comparisons per row with the tie snapping) rather than snapped in value
-#: order and ranked by a window. Three ranks of 4M rows, counted against windowed: 0.9 s / 3.4 s
-#: at 4 rows per group, 1.8 / 3.2 at 6, 3.3 / 3.0 at 8, 4.1 / 2.4 at 10.
+#: order and ranked by a window: the crossover measured between 6 and 8 rows (docs/performance.md).
 SMALL_GROUP_SIZE = 7
 
 
 def _tie_ceiling(value: pl.Expr) -> pl.Expr:
-    """The largest value that ties with ``value`` (``value`` itself when it is not finite)."""
+    """Return the largest value that ties with ``value`` (``value`` itself when it is not finite)."""
     width = pl.when(value.is_finite()).then(TIE_TOLERANCE * pl.max_horizontal(pl.lit(1.0), value.abs()))
     return value + width.otherwise(0.0)
 
@@ -67,8 +66,9 @@ def _small_group_ranks(group: np.ndarray, value: np.ndarray, valid: np.ndarray, 
 
 
 def _snapped_large_groups(frame: pl.DataFrame, value: str, group: str) -> pl.Series:
-    """Each value as the largest value of its group that is at least it and ties with it, for
-    groups of any size.
+    """Snap each value to the largest value of its group that is at least it and ties with it.
+
+    This works for groups of any size.
 
     Sorted from the highest value down within each group, the values that tie with a row from
     above sit just before it: look back one row, then two, ... until no row of any group finds
@@ -95,8 +95,9 @@ def _snapped_large_groups(frame: pl.DataFrame, value: str, group: str) -> pl.Ser
 
 
 def with_descending_ranks(frame: pl.DataFrame, ranks: dict[str, str], *, group: str) -> pl.DataFrame:
-    r"""``frame`` with a column ``rank`` per ``{rank: value}``: 1 for the highest ``value`` in each
-    ``group``, ties to the row that comes first; null values are not ranked.
+    r"""Add a column ``rank`` per ``{rank: value}`` to ``frame``: 1 for the highest ``value`` in each ``group``.
+
+    Ties go to the row that comes first; null values are not ranked.
 
     ``frame`` must be sorted by ``(group, label)`` (so that ties go to the label that sorts first),
     and each group's rows must be consecutive; a sort the output needs anyway is far cheaper than

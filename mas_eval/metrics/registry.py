@@ -102,6 +102,7 @@ class OutputTable:
 
     @property
     def key_columns(self) -> list[str]:
+        """The names of the table's key columns, in key order."""
         return [column for column, _ in self.key]
 
 
@@ -150,12 +151,27 @@ OUTPUT_TABLES: dict[str, OutputTable] = _OUTPUT_TABLES
 
 
 def columns(table: str, family: str | None = None) -> list[str]:
-    """The registered columns of output table ``table`` (of one ``family``), in registry order."""
+    """Return the registered columns of output table ``table`` (of one ``family``), in registry order.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.registry import columns
+    >>> columns("consensus_ddx")
+    ['diagnosis', 'points']
+    """
     return [m.name for m in _METRICS if m.table == table and (family is None or m.family == family)]
 
 
 def metric(table: str, name: str) -> Metric:
-    """The registry entry of column ``name`` in table ``table``."""
+    """Return the registry entry of column ``name`` in table ``table``.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.registry import metric
+    >>> entry = metric("runs", "tp_rate")
+    >>> entry.family, entry.low, entry.high
+    ('diagnosis', 0, 1)
+    """
     for m in _METRICS:
         if (m.table, m.name) == (table, name):
             return m
@@ -164,15 +180,24 @@ def metric(table: str, name: str) -> Metric:
 
 
 def reserved(table: str = "runs") -> list[str]:
-    """The columns of output ``table`` that a column named by the data may not take: the run's
-    identifying columns, :data:`CARRIED` (``runs``), the table's key and every registered column of it."""
+    """Return the columns of output ``table`` that a column named by the data may not take.
+
+    They are the run's identifying columns, :data:`CARRIED` (``runs``), the table's key and every
+    registered column of it.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.registry import reserved
+    >>> reserved("consensus_ddx")[:4]
+    ['run_id', 'system', 'case_id', 'task']
+    """
     carried = list(CARRIED) if table == "runs" else []
     key = _OUTPUT_TABLES[table].key_columns if table in _OUTPUT_TABLES else []
     return list(dict.fromkeys([*RUN_ID_COLUMNS, *carried, *key, *columns(table)]))
 
 
 def check_named(names: Iterable[str], source: str, table: str = "runs") -> None:
-    """A :class:`~mas_eval.errors.DataError` when a name from ``source`` is a column :func:`reserved` holds.
+    """Raise a :class:`~mas_eval.errors.DataError` when a name from ``source`` is a column :func:`reserved` holds.
 
     >>> check_named(["match", "f1"], "outcomes.name")
     >>> try:

@@ -31,23 +31,43 @@ _SHIFT = np.uint64(32)
 
 
 def pack(run: np.ndarray, label: np.ndarray) -> np.ndarray:
-    """One ``uint64`` key per row for a pair of ``uint32`` codes, ordered as the pairs are
-    (the numpy twin of :func:`mas_eval.metrics.codes.pack`)."""
+    """Pack a pair of ``uint32`` codes into one ``uint64`` key per row, ordered as the pairs are.
+
+    This is the numpy twin of :func:`mas_eval.metrics.codes.pack`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mas_eval.metrics.segments import label_of, pack, run_of
+    >>> keys = pack(np.array([0, 0, 1]), np.array([2, 5, 0]))
+    >>> keys.tolist()
+    [2, 5, 4294967296]
+    >>> run_of(keys).tolist(), label_of(keys).tolist()
+    ([0, 0, 1], [2, 5, 0])
+    """
     return (run.astype(np.uint64) << _SHIFT) | label.astype(np.uint64)
 
 
 def run_of(keys: np.ndarray) -> np.ndarray:
-    """The run codes of :func:`pack` ed keys."""
+    """Return the run codes of :func:`pack` ed keys."""
     return (keys >> _SHIFT).astype(np.uint32)
 
 
 def label_of(keys: np.ndarray) -> np.ndarray:
-    """The label codes of :func:`pack` ed keys."""
+    """Return the label codes of :func:`pack` ed keys."""
     return (keys & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
 def union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """The sorted distinct values of two sorted arrays (a merge: timsort finds the two runs)."""
+    """Return the sorted distinct values of two sorted arrays (a merge: timsort finds the two runs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mas_eval.metrics.segments import union
+    >>> union(np.array([1, 3, 5]), np.array([2, 3, 6])).tolist()
+    [1, 2, 3, 5, 6]
+    """
     merged = np.concatenate([first, second])
     merged.sort(kind="stable")
     if len(merged) < 2:
@@ -72,7 +92,15 @@ def merged(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def is_sorted(keys: np.ndarray) -> bool:
-    """Whether ``keys`` never decrease (one comparison per row)."""
+    """Whether ``keys`` never decrease (one comparison per row).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mas_eval.metrics.segments import is_sorted
+    >>> is_sorted(np.array([1, 1, 2])), is_sorted(np.array([2, 1]))
+    (True, False)
+    """
     return bool(np.all(keys[1:] >= keys[:-1]))
 
 
@@ -134,6 +162,7 @@ class Groups:
         return cls(keys=np.arange(count, dtype=np.uint64), index=runs.astype(np.intp))
 
     def __len__(self) -> int:
+        """Return the number of groups."""
         return len(self.keys)
 
     def _at(self, ufunc: np.ufunc, values: np.ndarray, empty: float) -> np.ndarray:
@@ -171,5 +200,5 @@ class Groups:
         return np.where(first < len(mask), first, -1)
 
     def spread(self, per_group: np.ndarray) -> np.ndarray:
-        """A per-group array as a per-row one."""
+        """Spread a per-group array to a per-row one."""
         return per_group[self.index]

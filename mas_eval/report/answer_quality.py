@@ -29,7 +29,7 @@ from typing import Any
 import polars as pl
 
 from mas_eval.errors import MasEvalError
-from mas_eval.metrics.answers.outputs import SCORES
+from mas_eval.metrics.answers.columns import SCORES
 from mas_eval.report.combined import (
     DEFAULT_CATEGORIES,
     DEFAULT_WEIGHTS,

@@ -208,7 +208,7 @@ def task_means(
     schema = frame.collect_schema()
     check_columns(schema, [task], "task_means: the items", fix="pass task=<column>", error=InvalidParameterError)
     if metrics is None:
-        from mas_eval.metrics.answers.outputs import COMPONENTS
+        from mas_eval.metrics.answers.columns import COMPONENTS
 
         chosen = [c for c, t in schema.items() if t.is_float() and c != task and c not in COMPONENTS]
     else:

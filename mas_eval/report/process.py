@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from mas_eval.errors import MasEvalError
-from mas_eval.metrics.process.outputs import AGENT_TABLE, SPENDING
+from mas_eval.metrics.process.columns import AGENT_TABLE, SPENDING
 from mas_eval.report.parts import ReportFigure, ReportTable, Section
 from mas_eval.report.tables import has_values, repeats_cases
 

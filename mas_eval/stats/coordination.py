@@ -24,7 +24,7 @@ import polars as pl
 from mas_eval.constraints import FRAME, NONE, RUN_METRICS, Options, Predicate, validate_params
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.ordered import ordered_aggregates
-from mas_eval.metrics.process.outputs import SPENDING
+from mas_eval.metrics.process.columns import SPENDING
 from mas_eval.stats._common import (
     COLUMN_NAME,
     COLUMN_NAMES,

@@ -1,5 +1,6 @@
-"""The answers family's maths (the MedAISure metrics overview): clinical accuracy, reasoning quality,
-diagnostic accuracy and clinical relevance.
+"""The answers family's maths (the MedAISure metrics overview).
+
+Clinical accuracy, reasoning quality, diagnostic accuracy and clinical relevance:
 
 * :mod:`~mas_eval.metrics.answers.normalise` — normalised answer text (:func:`normalise_text`),
   and the spaced form that matching on word boundaries runs on;
@@ -16,12 +17,12 @@ diagnostic accuracy and clinical relevance.
   note, knowledge boost, specialty threshold;
 * :mod:`~mas_eval.metrics.answers.suite` — all of it per answer (:func:`answer_scores`) and for
   :func:`mas_eval.score` (:data:`FAMILY`); parameters :class:`~mas_eval.metrics.answers.params.AnswersParams`,
-  output columns :mod:`~mas_eval.metrics.answers.outputs`.
+  output columns :mod:`~mas_eval.metrics.answers.columns`.
 """
 
+from mas_eval.metrics.answers.columns import COLUMNS, TABLES
 from mas_eval.metrics.answers.entities import extract_entities
 from mas_eval.metrics.answers.normalise import normalise_text
-from mas_eval.metrics.answers.outputs import COLUMNS, TABLES
 from mas_eval.metrics.answers.params import AnswersParams
 from mas_eval.metrics.answers.suite import answer_scores, compute
 from mas_eval.metrics.answers.vocabulary import (

@@ -43,11 +43,20 @@ def category_jaccard(category: str) -> pl.Expr:
 
 
 def fallback_match(prediction: pl.Expr, reference: pl.Expr, matching: Matching, gap: str = "  ") -> pl.Expr:
-    """The fallback of two spaced texts (null is empty): 1.0 if both are empty or one contains the other, else 0.0.
+    """Return the fallback of two spaced texts: 1.0 if both are empty or one contains the other, else 0.0.
 
-    Containment is on word boundaries (``"rest"`` is in ``"bed rest"``, not in ``"arrest"``) or,
+    A null text is empty. Containment is on word boundaries (``"rest"`` is in ``"bed rest"``, not in ``"arrest"``) or,
     with ``matching="substring"``, anywhere. ``gap`` one space: texts of MedAISure's normalisation,
     compared as they are (the one space padding each side dropped), so a text of spaces alone is not empty.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.accuracy import fallback_match
+    >>> from mas_eval.metrics.answers.normalise import spaced
+    >>> frame = pl.DataFrame({"p": ["bed rest", "arrest", None], "r": ["rest", "rest", None]})
+    >>> frame.select(fallback_match(spaced(pl.col("p")), spaced(pl.col("r")), "word_boundary")).to_series().to_list()
+    [1.0, 0.0, 1.0]
     """
     p, r = prediction.fill_null(EMPTY), reference.fill_null(EMPTY)
     p_empty, r_empty = p == EMPTY, r == EMPTY

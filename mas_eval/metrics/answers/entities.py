@@ -35,7 +35,7 @@ Entities = Literal["longest_match", "phrases_then_words"]
 
 
 def find_entities(spaced_text: pl.Expr, vocabulary: Vocabulary, matching: Matching) -> pl.Expr:
-    r"""The lexicon patterns found in spaced texts, left to right (a list per text).
+    r"""Find the lexicon patterns in spaced texts, left to right (a list per text).
 
     Notes
     -----
@@ -95,7 +95,7 @@ def extract_entities(
     matching: Matching = "word_boundary",
     entities: Entities = "longest_match",
 ) -> pl.DataFrame:
-    """The clinical entities of each text of ``frame[column]``, one row per (row, category, entity).
+    """Extract the clinical entities of each text of ``frame[column]``, one row per (row, category, entity).
 
     Parameters
     ----------
@@ -117,6 +117,21 @@ def extract_entities(
         ``row`` (the text's position in ``frame``), ``category`` (one of
         :data:`~mas_eval.metrics.answers.vocabulary.CATEGORIES`) and ``entity`` (the lexicon term,
         normalised and through the synonym map), sorted; each entity once per text and category.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers import extract_entities
+    >>> extract_entities(pl.DataFrame({"text": ["Chest pain; start aspirin."]}), "text")
+    shape: (2, 3)
+    ┌─────┬─────────────┬────────────┐
+    │ row ┆ category    ┆ entity     │
+    │ --- ┆ ---         ┆ ---        │
+    │ u32 ┆ str         ┆ str        │
+    ╞═════╪═════════════╪════════════╡
+    │ 0   ┆ medications ┆ aspirin    │
+    │ 0   ┆ symptoms    ┆ chest pain │
+    └─────┴─────────────┴────────────┘
     """
     vocabulary = vocabulary or Vocabulary.shipped()
     lazy = frame.lazy()

@@ -1,5 +1,6 @@
-r"""Diagnostic accuracy of an answer (MedAISure's ``DiagnosticAccuracyMetric``; its docs: "case-insensitive
-exact match of ``diagnosis``").
+r"""Diagnostic accuracy of an answer (MedAISure's ``DiagnosticAccuracyMetric``).
+
+MedAISure's docs call it a "case-insensitive exact match of ``diagnosis``".
 
 Per item, the predicted label (``predicted_diagnosis``, else ``prediction``: MedAISure's
 ``label``, else ``prediction``) is compared with the reference diagnosis
@@ -63,8 +64,16 @@ _SEP = "\x1f"
 
 
 def label_synonyms(shipped: Tables = "medaisure") -> dict[str, str] | None:
-    """The whole-label synonym map of ``shipped`` tables: MedAISure's ``LABEL_SYNONYMS`` as written;
-    None for the package's tables, whose labels go through the answers synonym map instead."""
+    """Return the whole-label synonym map of ``shipped`` tables: MedAISure's ``LABEL_SYNONYMS`` as written.
+
+    None for the package's tables, whose labels go through the answers synonym map instead.
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.answers.labels import label_synonyms
+    >>> len(label_synonyms("medaisure")) > 0, label_synonyms("spec")
+    (True, None)
+    """
     if shipped != "medaisure":
         return None
     table = shipped_table("medaisure_label_synonyms.csv", ("term", "canonical"), "mas_eval.metrics.answers")
@@ -73,9 +82,12 @@ def label_synonyms(shipped: Tables = "medaisure") -> dict[str, str] | None:
 
 
 def normalised_label(text: pl.Expr, vocabulary: Vocabulary, synonyms: Mapping[str, str] | None) -> pl.Expr:
-    """The label of a normalised text (:meth:`Vocabulary.normalise`): under MedAISure's normalisation,
-    looked up whole in ``synonyms`` (default: the vocabulary's synonyms); under the document's,
-    the text as it is (the synonym map has rewritten it). Null stays null."""
+    """Return the label of a normalised text (:meth:`Vocabulary.normalise`).
+
+    Under MedAISure's normalisation, the text looked up whole in ``synonyms`` (default: the
+    vocabulary's synonyms); under the document's, the text as it is (the synonym map has
+    rewritten it). Null stays null.
+    """
     if vocabulary.normalisation == "medaisure":
         if synonyms is None:  # the vocabulary's synonym table (its rows, not the answers')
             synonyms = dict(vocabulary.synonyms.select("term", "canonical").iter_rows())
@@ -84,15 +96,17 @@ def normalised_label(text: pl.Expr, vocabulary: Vocabulary, synonyms: Mapping[st
 
 
 def normalised_specialty(text: pl.Expr, vocabulary: Vocabulary) -> pl.Expr:
-    """A specialty as the tables' keys are written: MedAISure's string, or the document's words joined by ``_``."""
+    """Write a specialty as the tables' keys are: MedAISure's string, or the document's words joined by ``_``."""
     if vocabulary.normalisation == "medaisure":
         return medaisure_text(text)
     return normalise_text(text).str.replace_all(" ", "_", literal=True)
 
 
 def _table_keys(vocabulary: Vocabulary) -> tuple[list[str], list[str]]:
-    """``specialty<SEP>label`` keys of :data:`KNOWN_LABELS` and :data:`CRITICAL_LABELS`, each label as
-    the texts it is compared with are normalised (one pass over both tables)."""
+    """Return the ``specialty<SEP>label`` keys of :data:`KNOWN_LABELS` and :data:`CRITICAL_LABELS`.
+
+    Each label is normalised as the texts it is compared with are (one pass over both tables).
+    """
     rows = [(kind, s, label) for kind, table in (("known", KNOWN_LABELS), ("critical", CRITICAL_LABELS))
             for s, labels in table.items() for label in labels]  # fmt: skip
     frame = pl.DataFrame(rows, schema=["kind", "specialty", "label"], orient="row")

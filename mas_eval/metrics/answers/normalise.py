@@ -73,8 +73,8 @@ _BOUNDARY = "  "
 # leftmost-first matching the longer pattern wins where both start.
 _POSSESSIVES = [f"{a}s{sep}" for a in APOSTROPHES for sep in SEPARATORS]
 # Pairs of separators (", ", ". ", ") "...) replaced at once: the same result as one by one, with
-# fewer replacements and runs to collapse (0.97 s against 0.65 s for 4 x 100,000 texts of 300
-# characters). Apostrophes stay out of pairs, so that no pair can swallow the start of a possessive.
+# fewer replacements and runs to collapse (docs/performance.md). Apostrophes stay out of pairs, so
+# that no pair can swallow the start of a possessive.
 _PAIRS = [a + b for a in SEPARATORS for b in SEPARATORS if a not in APOSTROPHES and b not in APOSTROPHES]
 _PATTERNS = [*_POSSESSIVES, *_PAIRS, *SEPARATORS]
 
@@ -90,20 +90,41 @@ def spaced(expr: pl.Expr) -> pl.Expr:
     spaces become two. The result starts
     and ends with two spaces and has exactly two between words; a text without words is
     :data:`EMPTY`, a null stays null. The expression keeps the name of ``expr``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.normalise import canonical, spaced
+    >>> texts = pl.Series(["Chest pain, dyspnoea.", None])
+    >>> pl.select(spaced(texts)).to_series().to_list()
+    ['  chest  pain  dyspnoea  ', None]
+    >>> pl.select(canonical(spaced(texts))).to_series().to_list()
+    ['chest pain dyspnoea', None]
     """
     text = (pl.lit(" ") + expr.str.to_lowercase() + pl.lit(" ")).str.replace_many(_PATTERNS, [_BOUNDARY], leftmost=True)
     return named_as(text.str.replace_all("   +", _BOUNDARY), expr)
 
 
 def named_as(result: pl.Expr, expr: pl.Expr) -> pl.Expr:
-    """``result`` named as ``expr`` where that has a name: the padding literal would otherwise name it
-    "literal", and two normalised columns in one ``select`` would clash."""
+    """Name ``result`` as ``expr`` where that has a name.
+
+    The padding literal would otherwise name it "literal", and two normalised columns in one
+    ``select`` would clash.
+    """
     name = expr.name if isinstance(expr, pl.Series) else expr.meta.output_name(raise_if_undetermined=False)
     return result if name is None else result.alias(name)
 
 
 def canonical(spaced_text: pl.Expr) -> pl.Expr:
-    """The normalised text of a spaced form: its words separated by single spaces."""
+    """Return the normalised text of a spaced form: its words separated by single spaces.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.normalise import canonical
+    >>> pl.select(canonical(pl.lit("  heart  failure  "))).item()
+    'heart failure'
+    """
     return spaced_text.str.strip_chars(" ").str.replace_all(_BOUNDARY, " ", literal=True)
 
 
@@ -146,14 +167,24 @@ def normalise_text(expr: pl.Expr) -> pl.Expr:
 
 # A whitespace run becomes one space; a lone plain space is one already. Matching only runs of two
 # or more, or a lone other whitespace character, leaves the text's ordinary spaces alone (the
-# same result as replacing every run ``[...]+``, five times faster on 300-character answers).
+# same result as replacing every run ``[...]+``, faster: docs/performance.md).
 _WHITESPACE_RUN = f"[{WHITESPACE}]{{2,}}|[{WHITESPACE.replace(' ', '')}]"
 _DELETED_CLASS = "[" + "".join("\\" + c if c in "-[]" else c for c in DELETED) + "]"
 
 
 def as_written(expr: pl.Expr) -> pl.Expr:
-    """Lowercase, every whitespace run one space, no space at either end: how terms are used under
-    ``normalisation="medaisure"`` (MedAISure compares its terms, as written, with the normalised text)."""
+    """Lowercase, turn every whitespace run into one space and strip both ends.
+
+    That is how terms are used under ``normalisation="medaisure"`` (MedAISure compares its terms,
+    as written, with the normalised text).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.normalise import as_written
+    >>> pl.select(as_written(pl.lit("  Heart   Failure "))).item()
+    'heart failure'
+    """
     return expr.str.to_lowercase().str.replace_all(_WHITESPACE_RUN, " ").str.strip_chars(" ")
 
 
@@ -171,7 +202,7 @@ def medaisure_text(expr: pl.Expr) -> pl.Expr:
 
 
 def pattern(term: str, matching: Matching = "word_boundary", gap: str = _BOUNDARY) -> str:
-    """The string that occurs in a spaced text exactly where normalised ``term`` occurs in it.
+    """Return the string that occurs in a spaced text exactly where normalised ``term`` occurs in it.
 
     On word boundaries: the term's words between spaces of their own (``"iv fluids"`` →
     ``" iv  fluids "``); as a substring: without the outer spaces (``"iv  fluids"``). ``gap``
@@ -191,10 +222,16 @@ def pattern_of(terms: pl.Expr, matching: Matching = "word_boundary", gap: str = 
 
 
 def longest_first(patterns: Iterable[str]) -> list[str]:
-    """Unique ``patterns``, longest first (then in code-point order).
+    """Return the unique ``patterns``, longest first (then in code-point order).
 
     Aho–Corasick's leftmost-first matching takes, among the matches that start leftmost, the
     pattern listed first: listed longest first, that is the longest one, so a multi-word term
     wins over the terms inside it ("heart failure" over "failure").
+
+    Examples
+    --------
+    >>> from mas_eval.metrics.answers.normalise import longest_first
+    >>> longest_first(["mi", "acute mi", "mi", "copd"])
+    ['acute mi', 'copd', 'mi']
     """
     return sorted(set(patterns), key=lambda p: (-len(p), p))

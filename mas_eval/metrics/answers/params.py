@@ -124,6 +124,7 @@ class AnswersParams(Params):
     answers_facts_file: str | None = param(None, _FILE, NONE)
 
     def __post_init__(self) -> None:
+        """Check each field, then that some category weight is positive."""
         super().__post_init__()
         if sum(self.category_weights().values()) <= 0:
             names = ", ".join(f.name for f in fields(self) if f.name.startswith("accuracy_weight_"))
@@ -131,9 +132,9 @@ class AnswersParams(Params):
             raise InvalidParameterError(msg)
 
     def category_weights(self) -> dict[str, float]:
-        """The category weights, by category."""
+        """Return the category weights, by category."""
         return {c: float(getattr(self, f"accuracy_weight_{c}")) for c in CATEGORIES}
 
     def reasoning_weights(self) -> dict[str, float]:
-        """The reasoning components' weights: ``f1``, ``structure``, ``evidence``, ``factual``."""
+        """Return the reasoning components' weights: ``f1``, ``structure``, ``evidence``, ``factual``."""
         return {c: float(getattr(self, f"reasoning_weight_{c}")) for c in ("f1", "structure", "evidence", "factual")}

@@ -47,8 +47,11 @@ def entity_codes(vocabulary: Vocabulary) -> pl.DataFrame:
 
 
 def _codes(vocabulary: Vocabulary) -> tuple[list[tuple[int, str]], PatternSet, pl.DataFrame]:
-    """The phrases in the order they are looked for, with their codes; the one-word patterns with the
-    codes of the entities they are (:func:`_word_patterns`); and the table of every code."""
+    """Return the phrases in the order they are looked for, the one-word patterns, and the table of every code.
+
+    The phrases come with their codes; the one-word patterns with the codes of the entities they
+    are (:func:`_word_patterns`).
+    """
     order = {c: i for i, c in enumerate(CATEGORIES)}
     pairs = sorted(vocabulary.lexicon.select("category", "term").rows(), key=lambda row: (order[row[0]], row[1]))
     coded = [(_STRIDE * row + order[category], category, term) for row, (category, term) in enumerate(pairs)]
@@ -61,8 +64,9 @@ def _codes(vocabulary: Vocabulary) -> tuple[list[tuple[int, str]], PatternSet, p
 
 
 def _word_patterns(entities: dict[str, list[int]], vocabulary: Vocabulary) -> PatternSet:
-    """Every word that is an entity once through the synonym map, as the pattern ``" word "``, with the
-    codes of that entity as payload.
+    """Return every word that is an entity once through the synonym map, as the pattern ``" word "``.
+
+    Its payload is the codes of that entity.
 
     A word of the text is what lies between two spaces, and every spaced text starts and ends with
     one, so ``" word "`` occurs in it exactly where a word equals ``word``: one overlapping
@@ -79,7 +83,7 @@ def _word_patterns(entities: dict[str, list[int]], vocabulary: Vocabulary) -> Pa
 
 
 def _word_map(vocabulary: Vocabulary) -> tuple[list[str], list[str]]:
-    """The synonym map's one-word terms (under MedAISure's normalisation; the spec's text is mapped already)."""
+    """Return the synonym map's one-word terms (under MedAISure's normalisation; the spec's text is mapped)."""
     if vocabulary.normalisation != "medaisure":
         return [], []
     single = vocabulary.synonyms.filter(~pl.col("term").str.contains(" ", literal=True))
@@ -87,8 +91,10 @@ def _word_map(vocabulary: Vocabulary) -> tuple[list[str], list[str]]:
 
 
 def phrase_word_entities(texts: pl.LazyFrame, column: str, out: str, vocabulary: Vocabulary) -> pl.LazyFrame:
-    """``texts`` with ``out``: the codes (:func:`entity_codes`) of the entities found in spaced texts ``column``
-    (null is empty), each once."""
+    """Add ``out`` to ``texts``: the codes of the entities found in spaced texts ``column``, each once.
+
+    The codes are those of :func:`entity_codes`; a null text is empty.
+    """
     phrases, words, _ = _codes(vocabulary)
     rest = pl.col("_rest")
     frame = texts.with_columns(pl.col(column).fill_null(EMPTY).alias("_rest"))
@@ -111,8 +117,11 @@ def phrase_word_entities(texts: pl.LazyFrame, column: str, out: str, vocabulary:
 def with_phrase_word_counts(
     texts: pl.LazyFrame, prediction: str, reference: str, vocabulary: Vocabulary
 ) -> pl.LazyFrame:
-    r"""``texts`` with ``intersection_<c>`` = :math:`|P_c \cap R_c|` and ``union_<c>`` = :math:`|P_c \cup R_c|`,
-    the entities found by phrases then words; ``prediction`` and ``reference`` are spaced texts (null is empty)."""
+    r"""Add ``intersection_<c>`` = :math:`|P_c \cap R_c|` and ``union_<c>`` = :math:`|P_c \cup R_c|` to ``texts``.
+
+    The entities are found by phrases then words; ``prediction`` and ``reference`` are spaced texts
+    (null is empty).
+    """
     p, r = pl.col("_entities_p"), pl.col("_entities_r")
     frame = phrase_word_entities(texts, prediction, "_entities_p", vocabulary)
     frame = phrase_word_entities(frame, reference, "_entities_r", vocabulary)

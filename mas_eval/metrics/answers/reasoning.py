@@ -65,8 +65,10 @@ FactualSource = Literal["diagnosis", "answer"]
 
 
 def _sorted_hashes(spaced_text: pl.Expr, gap: str = _BOUNDARY) -> pl.Expr:
-    """The hashes of the words of spaced texts, sorted within each text. ``gap`` one space (MedAISure's
-    normalisation): words are what splitting on single spaces leaves."""
+    """Return the hashes of the words of spaced texts, sorted within each text.
+
+    With ``gap`` one space (MedAISure's normalisation), words are what splitting on single spaces leaves.
+    """
     word = pl.element()
     split = (
         spaced_text.fill_null(EMPTY).str.split(" ")
@@ -77,8 +79,10 @@ def _sorted_hashes(spaced_text: pl.Expr, gap: str = _BOUNDARY) -> pl.Expr:
 
 
 def _tagged(sorted_hashes: pl.Series) -> pl.Series:
-    """Each list of sorted hashes as a set of tagged hashes: the k-th repeat of a word (k = 0, 1, …)
-    is ``hash(word) + k``, so that set intersection counts repeats as a multiset intersection does.
+    """Turn each list of sorted hashes into a set of tagged hashes.
+
+    The k-th repeat of a word (k = 0, 1, …) is ``hash(word) + k``, so that set intersection counts
+    repeats as a multiset intersection does.
 
     k is a value's position less the position of the first equal value of its list, computed on
     all lists' values at once (a per-list search was most of the reasoning's cost); the lists are
@@ -101,9 +105,21 @@ def _tagged(sorted_hashes: pl.Series) -> pl.Series:
 
 
 def token_counts(prediction: pl.Series, reference: pl.Series, gap: str = _BOUNDARY) -> pl.DataFrame:
-    """The numbers of words of two Series of spaced texts (null is empty) and the size of their
-    multiset intersection, as columns ``_n_prediction``, ``_n_reference`` and ``_n_common``: what
-    :func:`f1_of_token_sets` reads."""
+    """Count the words of two Series of spaced texts (null is empty) and of their multiset intersection.
+
+    The columns are ``_n_prediction``, ``_n_reference`` and ``_n_common``: what
+    :func:`f1_of_token_sets` reads.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.normalise import spaced
+    >>> from mas_eval.metrics.answers.reasoning import token_counts
+    >>> prediction = pl.select(spaced(pl.Series(["the cough is viral", None]))).to_series()
+    >>> reference = pl.select(spaced(pl.Series(["a viral cough", None]))).to_series()
+    >>> token_counts(prediction, reference).rows()
+    [(4, 3, 2), (0, 0, 0)]
+    """
     hashes = pl.DataFrame({"a": prediction, "b": reference}, schema={"a": pl.String, "b": pl.String}).select(
         _sorted_hashes(pl.col("a"), gap), _sorted_hashes(pl.col("b"), gap)
     )
@@ -116,9 +132,19 @@ def token_counts(prediction: pl.Series, reference: pl.Series, gap: str = _BOUNDA
 
 
 def f1_of_token_sets() -> pl.Expr:
-    """Token-multiset F1 from the columns of :func:`token_counts`: ``2PR / (P + R)``, computed in that
-    order (as MedAISure does, so that its numbers are reproduced to the last bit); 1 when both are
-    empty, 0 when one is."""
+    """Return the token-multiset F1 from the columns of :func:`token_counts`: ``2PR / (P + R)``.
+
+    It is computed in that order (as MedAISure does, so that its numbers are reproduced to the
+    last bit); 1 when both are empty, 0 when one is.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.reasoning import f1_of_token_sets
+    >>> counts = pl.DataFrame({"_n_prediction": [4, 0, 2], "_n_reference": [3, 0, 0], "_n_common": [2, 0, 0]})
+    >>> counts.select(f1=f1_of_token_sets())["f1"].round(4).to_list()
+    [0.5714, 1.0, 0.0]
+    """
     common, n_a, n_b = pl.col("_n_common"), pl.col("_n_prediction"), pl.col("_n_reference")
     precision, recall = common / n_a, common / n_b
     f1 = pl.when(common > 0).then(2 * precision * recall / (precision + recall)).otherwise(0.0)
@@ -152,8 +178,9 @@ def token_f1(prediction: str | pl.Series, reference: str | pl.Series) -> pl.Seri
 def with_marker_counts(
     texts: pl.LazyFrame, reasoning: str, diagnosis: str, vocabulary: Vocabulary, matching: Matching
 ) -> pl.LazyFrame:
-    """``texts`` with the distinct markers of each kind present (``hits_<kind>``), and the facts
-    expected (``facts_expected``) and found (``facts_found``).
+    """Add the distinct markers of each kind present (``hits_<kind>``) and the facts to ``texts``.
+
+    The facts are those expected (``facts_expected``) and found (``facts_found``).
 
     ``reasoning`` (the predicted reasoning) and ``diagnosis`` (the reference diagnosis) are spaced
     texts of ``texts`` (null is empty).
@@ -187,8 +214,11 @@ def with_marker_counts(
 
 
 def reasoning_columns(weights: Mapping[str, float], factual_formula: FactualFormula = "share") -> list[pl.Expr]:
-    """``reasoning_quality`` and its components from ``token_f1``, ``hits_<kind>``, ``facts_expected``
-    and ``facts_found`` (:func:`with_marker_counts`); factual consistency by ``factual_formula``."""
+    """Return ``reasoning_quality`` and its components; factual consistency by ``factual_formula``.
+
+    They are computed from ``token_f1``, ``hits_<kind>``, ``facts_expected`` and ``facts_found``
+    (:func:`with_marker_counts`).
+    """
     hits = {kind: pl.col(f"hits_{kind}") for kind in MARKER_KINDS}
     # Times the reciprocal, not divided by the constant: Polars divides a column of one row but
     # multiplies a longer one by the reciprocal, and a run's bits must not depend on its shard.

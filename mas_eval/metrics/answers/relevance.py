@@ -1,5 +1,6 @@
-r"""Clinical relevance of a summary to its note (MedAISure's ``ClinicalRelevanceMetric``: "token Jaccard
-between summary and note", with a knowledge boost and a specialty threshold).
+r"""Clinical relevance of a summary to its note (MedAISure's ``ClinicalRelevanceMetric``).
+
+MedAISure's "token Jaccard between summary and note", with a knowledge boost and a specialty threshold.
 
 Per item, with :math:`N` and :math:`S` the sets of words of the normalised note (``note``) and
 summary (``prediction``):
@@ -32,7 +33,15 @@ __all__ = ["keyword_counts", "relevance_columns", "with_relevance_counts", "word
 
 
 def word_set(normalised: pl.Expr) -> pl.Expr:
-    """The distinct words of normalised texts (words separated by spaces; null is no word)."""
+    """Return the distinct words of normalised texts (words separated by spaces; null is no word).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.answers.relevance import word_set
+    >>> pl.select(word_set(pl.Series(["chest pain chest", None])).list.sort()).to_series().to_list()
+    [['chest', 'pain'], []]
+    """
     return normalised.fill_null("").str.split(" ").list.eval(pl.element().filter(pl.element() != "")).list.unique()
 
 
@@ -44,8 +53,10 @@ def keyword_counts(vocabulary: Vocabulary) -> dict[str, int]:
 
 
 def with_relevance_counts(frame: pl.LazyFrame, note: str, summary: str, vocabulary: Vocabulary) -> pl.LazyFrame:
-    r"""``frame`` with ``_n_note`` = :math:`|N|`, ``_n_summary`` = :math:`|S|`, ``_n_shared`` =
-    :math:`|N \cap S|` and ``_n_keywords`` = :math:`k`: what :func:`relevance_columns` reads.
+    r"""Add the word counts :func:`relevance_columns` reads to ``frame``.
+
+    They are ``_n_note`` = :math:`|N|`, ``_n_summary`` = :math:`|S|`, ``_n_shared`` =
+    :math:`|N \cap S|` and ``_n_keywords`` = :math:`k`.
 
     ``note`` and ``summary`` are columns of word sets (:func:`word_set`). The intersection is a
     column of its own, built once: both counts read it, and the scores read the counts several times.
@@ -76,8 +87,10 @@ def relevance_columns(
     unscored_without_reference: bool,
     thresholds: Mapping[str, float] = RELEVANCE_THRESHOLDS,
 ) -> list[pl.Expr]:
-    """``clinical_relevance``, ``relevance_jaccard``, ``relevance_boost``, ``relevance_threshold``,
-    ``relevance_meets_threshold``.
+    """Return the relevance columns.
+
+    They are ``clinical_relevance``, ``relevance_jaccard``, ``relevance_boost``,
+    ``relevance_threshold`` and ``relevance_meets_threshold``.
 
     They read the counts of :func:`with_relevance_counts`; ``specialty`` is a normalised specialty
     (null: none). ``unscored_without_reference``: an item whose note has no words gets nulls;

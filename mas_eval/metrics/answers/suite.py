@@ -38,10 +38,10 @@ from mas_eval.constraints import Boolean, Interval, Options, Predicate, check_co
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.errors import InvalidParameterError, MasEvalError, SchemaError
 from mas_eval.metrics.answers.accuracy import DEFAULT_CATEGORY_WEIGHTS, accuracy_columns
+from mas_eval.metrics.answers.columns import ITEM_METRICS, SCORES
 from mas_eval.metrics.answers.entities import Entities, with_entity_counts
 from mas_eval.metrics.answers.labels import diagnostic_columns, label_synonyms, normalised_label, normalised_specialty
 from mas_eval.metrics.answers.normalise import EMPTY, Matching
-from mas_eval.metrics.answers.outputs import ITEM_METRICS, SCORES
 from mas_eval.metrics.answers.params import AnswersParams
 from mas_eval.metrics.answers.phrases import with_phrase_word_counts
 from mas_eval.metrics.answers.reasoning import (
@@ -109,7 +109,7 @@ def _weights(value: object, defaults: Mapping[str, float], name: str) -> dict[st
 
 
 def _nonempty(text: pl.Expr) -> pl.Expr:
-    """A spaced text, null when it has no words."""
+    """Return a spaced text, null when it has no words."""
     return pl.when(text != EMPTY).then(text)
 
 
@@ -121,7 +121,7 @@ def _texts(
     prediction_fallback: bool = True,
     factual_source: FactualSource = "diagnosis",
 ) -> tuple[pl.DataFrame, list[str]]:
-    """The answers' keys and their spaced texts, materialised once (every pass reads them)."""
+    """Return the answers' keys and their spaced texts, materialised once (every pass reads them)."""
     schema = answers.collect_schema()
     optional = ", ".join(c for c in TEXT_COLUMNS if c not in _REQUIRED)
     fix = f"the answers need prediction and reference (and may have {optional})"
@@ -215,8 +215,9 @@ def answer_scores(
     relevance_threshold: float = 0.25,
     relevance_below_threshold_factor: float = 1.0,
 ) -> pl.DataFrame:
-    r"""Clinical accuracy, reasoning quality, diagnostic accuracy and clinical relevance of every answer,
-    with every component (the MedAISure metrics overview; MedAISure's clinical metrics).
+    r"""Score every answer: clinical accuracy, reasoning quality, diagnostic accuracy and clinical relevance.
+
+    Every component comes with them (the MedAISure metrics overview; MedAISure's clinical metrics).
 
     Parameters
     ----------
@@ -264,7 +265,7 @@ def answer_scores(
         ``entity_jaccard_<category>`` (null when neither side has an entity of it),
         ``accuracy_fallback_used``, ``token_f1``, ``structure``, ``evidence``,
         ``factual_consistency``, ``fallacy_penalty``, then ``diagnostic_accuracy`` and
-        ``clinical_relevance`` with their parts (:data:`~mas_eval.metrics.answers.outputs.ITEM_METRICS`
+        ``clinical_relevance`` with their parts (:data:`~mas_eval.metrics.answers.columns.ITEM_METRICS`
         gives the order); one row per answer, in input order.
 
     Notes
@@ -369,7 +370,7 @@ def answer_scores(
 
 
 def _vocabulary(params: AnswersParams) -> Vocabulary:
-    """The shipped tables, extended by the files the ``answers_*_file`` parameters name."""
+    """Return the shipped tables, extended by the files the ``answers_*_file`` parameters name."""
     files = {
         "synonyms": (params.answers_synonyms_file, "answers_synonyms_file", ("term", "canonical"), answer_synonyms),
         "lexicon": (params.answers_lexicon_file, "answers_lexicon_file", ("term", "category"), lexicon_table),
@@ -387,11 +388,12 @@ def _vocabulary(params: AnswersParams) -> Vocabulary:
         return Vocabulary.of(**tables, normalisation=normalisation)
     except MasEvalError as exc:
         given = [f"{parameter}={str(path)!r}" for path, parameter, *_ in files.values() if path is not None]
-        raise type(exc)(f"score: {', '.join(given)}: {exc}") from None
+        msg = f"score: {', '.join(given)}: {exc}"
+        raise type(exc)(msg) from None
 
 
 def scoring_options(params: AnswersParams) -> dict[str, Any]:
-    """The keyword arguments of :func:`answer_scores` that ``params`` set (the compiled vocabulary included)."""
+    """Return the keyword arguments of :func:`answer_scores` that ``params`` set (the compiled vocabulary too)."""
     return {
         "vocabulary": _vocabulary(params),
         "matching": params.answers_matching,
@@ -412,7 +414,11 @@ def scoring_options(params: AnswersParams) -> dict[str, Any]:
     }
 
 
-def compute(tables: Mapping[str, pl.LazyFrame], params: AnswersParams, codes: KeyCodes) -> dict[str, pl.LazyFrame]:
+def compute(
+    tables: Mapping[str, pl.LazyFrame],
+    params: AnswersParams,
+    codes: KeyCodes,  # noqa: ARG001 -- a Family's compute signature; answers are scored without labels
+) -> dict[str, pl.LazyFrame]:
     """Every answer metric: ``items`` (one row per answer) and ``runs`` (their means per run).
 
     ``tables``: ``runs`` and ``answers`` keyed by run codes. The ``items`` frame carries the

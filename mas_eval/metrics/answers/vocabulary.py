@@ -98,8 +98,10 @@ def _extended(
     replace: bool,
     key: str | None = None,
 ) -> pl.DataFrame:
-    """``shipped`` extended (or replaced) by the user's ``extra`` rows, checked by ``check``; with
-    ``key``, an ``extra`` row overrides the shipped rows of the same normalised ``key``."""
+    """Extend (or replace) ``shipped`` by the user's ``extra`` rows, checked by ``check``.
+
+    With ``key``, an ``extra`` row overrides the shipped rows of the same normalised ``key``.
+    """
     if extra is None:
         if replace:
             msg = f"{name}: replace=True needs a table in extra"
@@ -118,7 +120,7 @@ def _extended(
 def answer_synonyms(
     extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec"
 ) -> pl.DataFrame:
-    """The answers' synonym table: the diagnosis synonyms less the ambiguous terms, plus this family's rows.
+    """Return the answers' synonym table: the diagnosis synonyms less the ambiguous terms, plus this family's.
 
     Parameters
     ----------
@@ -154,7 +156,7 @@ def answer_synonyms(
 def lexicon_table(
     extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec"
 ) -> pl.DataFrame:
-    """The entity lexicon: the shipped ``lexicon.csv`` (a few hundred common terms), extended or replaced.
+    """Return the entity lexicon: the shipped ``lexicon.csv`` (a few hundred common terms), extended or replaced.
 
     Parameters
     ----------
@@ -181,7 +183,7 @@ def lexicon_table(
 
 @validate_params(_SHIPPED)
 def marker_table(extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec") -> pl.DataFrame:
-    """The reasoning markers: shipped ``markers.csv`` (MedAISure's lists), extended or replaced.
+    """Return the reasoning markers: shipped ``markers.csv`` (MedAISure's lists), extended or replaced.
 
     ``kind`` is one of :data:`MARKER_KINDS`; ``marker`` its forms separated by ``|``.
     ``shipped="medaisure"``: MedAISure's markers exactly as it lists them (``medaisure_markers.csv``).
@@ -197,7 +199,7 @@ def marker_table(extra: pl.DataFrame | None = None, *, replace: bool = False, sh
 
 @validate_params(_SHIPPED)
 def fact_table(extra: pl.DataFrame | None = None, *, replace: bool = False, shipped: Tables = "spec") -> pl.DataFrame:
-    """The fact sets: shipped ``facts.csv`` (``diagnosis, fact``, forms separated by ``|``), extended or replaced.
+    """Return the fact sets: shipped ``facts.csv`` (``diagnosis, fact``, forms split by ``|``), extended or replaced.
 
     ``shipped="medaisure"``: MedAISure's keyword sets, one keyword a fact (``medaisure_facts.csv``).
 
@@ -214,7 +216,7 @@ def fact_table(extra: pl.DataFrame | None = None, *, replace: bool = False, ship
 
 
 def _refuse_empty(frame: pl.DataFrame, expr: pl.Expr, name: str, column: str) -> None:
-    """A :class:`DataError` naming the rows of ``frame`` whose ``expr`` (of ``column``) normalises to no words."""
+    """Raise a :class:`DataError` naming the rows of ``frame`` whose ``expr`` (of ``column``) has no words."""
     empty = frame.with_row_index("row").filter(normalise_text(expr) == "")
     if empty.height:
         rows = format_keys(empty.select("row", column).to_dicts())
@@ -269,8 +271,10 @@ def _check_facts(table: object, name: str) -> pl.DataFrame:
 
 
 def _resolved_synonyms(table: pl.DataFrame, normal: Callable[[pl.Expr], pl.Expr] = normalise_text) -> pl.DataFrame:
-    """Normalised (by ``normal``) ``term → canonical`` pairs, chains followed, self-maps dropped;
-    clashes and cycles refused."""
+    """Return the ``term → canonical`` pairs normalised by ``normal``, chains followed, self-maps dropped.
+
+    Clashes and cycles are refused.
+    """
     normalised = _check_synonyms(table, "synonyms").with_columns(
         term_n=normal(pl.col("term")), canonical_n=normal(pl.col("canonical"))
     )
@@ -291,9 +295,11 @@ def _resolved_synonyms(table: pl.DataFrame, normal: Callable[[pl.Expr], pl.Expr]
 
 
 def _synonym_patterns(resolved: pl.DataFrame) -> tuple[list[str], list[str]]:
-    """Patterns and replacements of the synonym pass, longest first; every canonical name maps to
-    itself, so that a text already holding a canonical name longer than a term inside it keeps it
-    ("hiv infection" is not rewritten to "hiv infection infection")."""
+    """Return the patterns and replacements of the synonym pass, longest first.
+
+    Every canonical name maps to itself, so that a text already holding a canonical name longer
+    than a term inside it keeps it ("hiv infection" is not rewritten to "hiv infection infection").
+    """
     targets = dict(zip(resolved["term"], resolved["canonical"], strict=True))
     targets |= {name: name for name in resolved["canonical"] if name not in targets}
     patterns = longest_first(pattern(term) for term in targets)
@@ -351,8 +357,10 @@ class Vocabulary:
         facts: pl.DataFrame | None = None,
         normalisation: Normalisation = "spec",
     ) -> Vocabulary:
-        """Compile the tables (each defaults to the shipped one: :func:`answer_synonyms`,
-        :func:`lexicon_table`, :func:`marker_table`, :func:`fact_table`) for ``normalisation``.
+        """Compile the tables for ``normalisation``.
+
+        Each defaults to the shipped one: :func:`answer_synonyms`, :func:`lexicon_table`,
+        :func:`marker_table`, :func:`fact_table`.
 
         Raises
         ------
@@ -385,7 +393,7 @@ class Vocabulary:
 
     @staticmethod
     def shipped(tables: Tables = "spec", normalisation: Normalisation = "spec") -> Vocabulary:
-        """The shipped ``tables`` (:data:`Tables`) compiled for ``normalisation``, once per process.
+        """Return the shipped ``tables`` (:data:`Tables`) compiled for ``normalisation``, once per process.
 
         >>> Vocabulary.shipped("medaisure", "medaisure").lexicon.height
         33
@@ -395,8 +403,11 @@ class Vocabulary:
     # --- normalisation ----------------------------------------------------------------------------
 
     def spaced(self, expr: pl.Expr) -> pl.Expr:
-        """Texts normalised and through the synonym map, in the spaced form matching runs on
-        (:func:`~mas_eval.metrics.answers.normalise.spaced`); one Aho–Corasick pass over every term."""
+        """Normalise texts and pass them through the synonym map, in the spaced form matching runs on.
+
+        The spaced form is :func:`~mas_eval.metrics.answers.normalise.spaced`'s; one Aho–Corasick
+        pass goes over every term.
+        """
         if self.normalisation == "medaisure":
             return named_as(pl.lit(" ") + medaisure_text(expr) + pl.lit(" "), expr)
         patterns, replacements = self._synonym_patterns
@@ -421,7 +432,7 @@ class Vocabulary:
         return canonical(self.spaced(expr))
 
     def words(self, spaced_text: pl.Expr) -> pl.Expr:
-        """The normalised text of a spaced one (:meth:`spaced`): :meth:`normalise` without normalising again."""
+        """Return the normalised text of a spaced one (:meth:`spaced`): :meth:`normalise` without redoing it."""
         if self.normalisation == "medaisure":
             return spaced_text.str.strip_prefix(" ").str.strip_suffix(" ")
         return canonical(spaced_text)
@@ -434,7 +445,7 @@ class Vocabulary:
     # --- search patterns --------------------------------------------------------------------------
 
     def entity_patterns(self, matching: Matching) -> PatternSet:
-        """The lexicon terms; payload: a bitmask of each term's categories (bit i: ``CATEGORIES[i]``)."""
+        """Return the lexicon terms; payload: a bitmask of each term's categories (bit i: ``CATEGORIES[i]``)."""
         return _lookup(self, "lexicon", matching)
 
     def presence_patterns(self, matching: Matching) -> PatternSet:
@@ -480,7 +491,7 @@ class PatternSet:
         return numbers.list.unique().fill_null(empty)
 
     def payloads(self, numbers: pl.Expr) -> pl.Expr:
-        """The payloads of lists of pattern ``numbers``: their bitmasks, or their role codes (each once)."""
+        """Return the payloads of lists of pattern ``numbers``: their bitmasks, or their role codes (each once)."""
         if not self.patterns:
             return numbers
         gather = pl.lit(self.payload).gather(pl.element())

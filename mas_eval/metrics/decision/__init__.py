@@ -11,7 +11,7 @@ fuses their passes over the belief rows and :mod:`~.suite` wires them together. 
 
 from __future__ import annotations
 
-from mas_eval.metrics.decision.outputs import COLUMNS, TABLES
+from mas_eval.metrics.decision.columns import COLUMNS, TABLES
 from mas_eval.metrics.decision.params import DecisionParams
 from mas_eval.metrics.decision.suite import compute
 from mas_eval.metrics.family import Family

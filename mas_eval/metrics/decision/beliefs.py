@@ -35,6 +35,7 @@ class BeliefRows:
 
     @classmethod
     def of(cls, table: pl.DataFrame) -> BeliefRows:
+        """Return the belief rows of ``table`` (sorted by run, agent, alternative) with their agents' segments."""
         run = table["run_id"].to_numpy()
         return cls(
             run=run,
@@ -69,15 +70,19 @@ class AgentFrame:
 
     @property
     def run(self) -> np.ndarray:
+        """The run code of each agent."""
         return run_of(self.key)
 
     @property
     def agent_id(self) -> np.ndarray:
+        """The agent code of each agent."""
         return label_of(self.key)
 
     def totals(self) -> pl.DataFrame:
-        """Per agent ``run_id, agent_id, mass_total, mass_min`` (null without beliefs): what
-        :func:`~mas_eval.data.validation.check_agent_masses` reads."""
+        """Return ``run_id, agent_id, mass_total, mass_min`` per agent (null without beliefs).
+
+        That is what :func:`~mas_eval.data.validation.check_agent_masses` reads.
+        """
         valid = self.has_beliefs
         return pl.DataFrame(
             [
@@ -102,8 +107,9 @@ def _top_choices(rows: BeliefRows) -> np.ndarray:
 
 
 def agents_of(rows: BeliefRows, agents: pl.DataFrame, runs: int) -> AgentFrame:
-    r"""The agents of ``agents`` (sorted by key; ``confidence``, ``weight``) and of ``rows``, with
-    their belief sums and ER weights.
+    r"""Return the agents of ``agents`` and of ``rows``, with their belief sums and ER weights.
+
+    ``agents`` is sorted by key and has ``confidence`` and ``weight``.
 
     Notes
     -----
@@ -156,5 +162,5 @@ def _er_weights(
 
 
 def alternative_groups(rows: BeliefRows) -> Groups:
-    """The belief rows grouped by ``(run, alternative)``; within a group, rows in agent order."""
+    """Group the belief rows by ``(run, alternative)``; within a group, rows in agent order."""
     return Groups.of(pack(rows.run, rows.alternative))

@@ -23,8 +23,10 @@ __all__ = ["decision_confidence", "run_terms"]
 
 
 def run_terms(by_run: Groups, confidence: np.ndarray, valid: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per run, over its agents' confidences (``valid``: not null): ``(values, valid)`` of the
-    mean, population variance and standard deviation, extremes, count, and the first one."""
+    """Return the terms of each run's agents' confidences (``valid``: not null), each as ``(values, valid)``.
+
+    The terms are the mean, population variance and standard deviation, extremes, count, and the first one.
+    """
     n = by_run.count(valid)
     some = n > 0
     values = np.where(valid, confidence, 0.0)
@@ -54,8 +56,11 @@ def decision_confidence(
     n_confidences: np.ndarray,
     only: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The run's confidence (``(values, valid)``): the MAS formula with two or more agents, else
-    the self-reported ``runs.confidence``, else a lone agent's confidence."""
+    """Return the run's confidence as ``(values, valid)``.
+
+    It is the MAS formula with two or more agents, else the self-reported ``runs.confidence``,
+    else a lone agent's confidence.
+    """
     w = consensus_weight
     mas = (num_agents >= 2) & consensus[1] & average[1]
     lone = (num_agents == 1) & (n_confidences == 1) & only[1]

@@ -83,7 +83,7 @@ class _Masses:
             self.keys = (rows.agents.index.astype(np.uint64) << np.uint64(32)) | rows.alternative.astype(np.uint64)
 
     def of(self, agent: np.ndarray, slot: np.ndarray, alternative: np.ndarray) -> np.ndarray:
-        """The mass of each ``agent`` on the alternative at ``slot`` of its run (code ``alternative``)."""
+        """Return the mass of each ``agent`` on the alternative at ``slot`` of its run (code ``alternative``)."""
         if self.dense:
             return self.table[agent * self.width + slot]
         wanted = (agent.astype(np.uint64) << np.uint64(32)) | alternative.astype(np.uint64)

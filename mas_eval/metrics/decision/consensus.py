@@ -33,8 +33,11 @@ _RA = ["run_id", "alternative"]
 
 
 def unit_square(by_alternative: Groups, alternatives_by_run: Groups, mass: np.ndarray, norm: np.ndarray) -> np.ndarray:
-    """Per run, ``‖Σ_i u_i‖²``: each belief row's ``m / ‖m_i‖`` summed per (run, alternative)
-    (``by_alternative``; ``norm`` per row), then the squares of those sums per run."""
+    """Return ``‖Σ_i u_i‖²`` per run.
+
+    Each belief row's ``m / ‖m_i‖`` (``norm`` per row) is summed per (run, alternative)
+    (``by_alternative``), then the squares of those sums per run.
+    """
     unit_sum = by_alternative.sum(mass / norm)
     return alternatives_by_run.sum(unit_sum * unit_sum)
 
@@ -42,9 +45,19 @@ def unit_square(by_alternative: Groups, alternatives_by_run: Groups, mass: np.nd
 def consensus_level(
     unit_square: np.ndarray, agents: np.ndarray, single_agent_consensus: float | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The closed form from ``unit_square`` = ``‖Σ_i u_i‖²`` and the agents with beliefs, per run.
+    """Return the consensus level in closed form from ``unit_square`` = ``‖Σ_i u_i‖²`` and the agents, per run.
 
     Returns ``(values, valid)``: null with fewer than two agents unless ``single_agent_consensus``.
+
+    Examples
+    --------
+    Two agents with the same beliefs (``‖u_1 + u_2‖² = 4``), two with orthogonal ones, one agent:
+
+    >>> import numpy as np
+    >>> from mas_eval.metrics.decision.consensus import consensus_level
+    >>> level, valid = consensus_level(np.array([4.0, 2.0, 1.0]), np.array([2, 2, 1]), None)
+    >>> level.tolist(), valid.tolist()
+    ([1.0, 0.0, 0.0], [True, True, False])
     """
     n = agents.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -61,6 +74,14 @@ def top_preference(run: np.ndarray, top_choice: np.ndarray, chose: np.ndarray, r
     ``run``, ``top_choice`` and ``chose`` (whether the agent has a top choice) are per agent.
     Returns ``top_preference`` (valid where ``n_tops > 0``), ``top_votes``, ``n_tops`` and
     ``unique_preferences`` (distinct top choices).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mas_eval.metrics.decision.consensus import top_preference
+    >>> got = top_preference(np.array([0, 0, 0, 1]), np.array([2, 1, 2, 0]), np.array([True, True, True, False]), 2)
+    >>> got["top_preference"].tolist(), got["n_tops"].tolist(), got["unique_preferences"].tolist()
+    ([2, 0], [3, 0], [2, 0])
     """
     votes = Groups.of(pack(run[chose], top_choice[chose]))
     count = votes.count()

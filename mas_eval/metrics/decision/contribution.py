@@ -49,8 +49,7 @@ def normalized_entropy(
 
 
 #: Up to this many agents per run, the Gini numerator is summed over pairs of agents (shifted
-#: differences, no sort); beyond, the contributions are sorted within runs. At 188,000 agents
-#: in runs of 3: 4 ms against 36 ms for the sort.
+#: differences, no sort); beyond, the contributions are sorted within runs (docs/performance.md).
 PAIRWISE_GROUP_SIZE = 16
 
 
@@ -66,6 +65,18 @@ def balance(run: np.ndarray, contribution: np.ndarray, valid: np.ndarray, runs: 
     with :math:`w_{(1)} \le \dots \le w_{(n)}`, 0 when the sum is 0. The two numerators are
     equal term by term (each pair adds its larger value once and subtracts its smaller one);
     runs of at most :data:`PAIRWISE_GROUP_SIZE` agents take the pairwise form, which needs no sort.
+
+    Examples
+    --------
+    Three agents contributing 1, 1 and 4 (Gini 6 / 18); a run of one agent; a run without a contribution:
+
+    >>> import numpy as np
+    >>> from mas_eval.metrics.decision.contribution import balance
+    >>> run = np.array([0, 0, 0, 1, 1])
+    >>> valid = np.array([True, True, True, True, False])
+    >>> gini, known = balance(run, np.array([1.0, 1.0, 4.0, 2.0, 0.0]), valid, runs=3)
+    >>> gini.round(4).tolist(), known.tolist()
+    ([0.3333, 0.0, 0.0], [True, True, False])
     """
     values, owner = contribution[valid], run[valid]
     by_run = Groups.sorted_runs(owner, runs)

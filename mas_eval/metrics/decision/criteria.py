@@ -21,8 +21,10 @@ CHECK_COLUMNS = ["_scores_finite", "_satisfaction_low", "_satisfaction_high"]
 
 
 def _attributes(criteria: pl.DataFrame, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``weight, weight_valid, cost, raw`` of the (run, criterion) ``keys`` from ``criteria``
-    (a left join on sorted keys: a criterion without a row has none of them)."""
+    """Look up ``weight, weight_valid, cost, raw`` of the (run, criterion) ``keys`` in ``criteria``.
+
+    A left join on sorted keys: a criterion without a row has none of them.
+    """
     listed = pack(criteria["run_id"].to_numpy(), criteria["criterion"].to_numpy())
     at, found = locate(listed, keys)
     weight, weight_valid = nullable(criteria["weight"].cast(pl.Float64))
@@ -59,7 +61,7 @@ class CriteriaRows:
 
 
 def criteria_rows(scores: pl.DataFrame, criteria: pl.DataFrame) -> CriteriaRows:
-    """The per-row and per-criterion terms of table ``scores`` that :func:`alternative_criteria` sums.
+    """Return the per-row and per-criterion terms of table ``scores`` that :func:`alternative_criteria` sums.
 
     Parameters
     ----------

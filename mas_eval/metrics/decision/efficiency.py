@@ -22,7 +22,7 @@ USAGE = {
 def efficiency(
     runs: pl.DataFrame, *, baseline_iterations: float, baseline_api_calls: float, baseline_seconds: float
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    r"""The efficiencies of each run of ``runs``: ``(values, valid)`` by name.
+    r"""Return the efficiencies of each run of ``runs``: ``(values, valid)`` by name.
 
     Notes
     -----

@@ -50,6 +50,7 @@ class LogProduct:
 
     @classmethod
     def of(cls, groups: Groups, factor: np.ndarray) -> LogProduct:
+        """Return the product of ``factor`` over each of ``groups``, as its log and its count of zeros."""
         positive = factor > 0
         return cls(
             log=groups.sum(np.log(np.where(positive, factor, 1.0))),
@@ -57,6 +58,7 @@ class LogProduct:
         )
 
     def value(self) -> np.ndarray:
+        """Return the products themselves: 0 where a factor is 0, else the exponential of the log."""
         return np.where(self.zeros > 0, 0.0, np.exp(self.log))
 
 
@@ -80,7 +82,7 @@ def combine(
     agent_w: np.ndarray,
     agent_total: np.ndarray,
 ) -> Combined:
-    """The combined beliefs of each run's agents.
+    """Combine the beliefs of each run's agents.
 
     ``rows`` groups the belief rows by (run, alternative) and ``runs_of_alternatives`` those
     groups by run (a group per run code); ``w``, ``mass`` and ``total`` are per belief row (its

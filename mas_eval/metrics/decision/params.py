@@ -132,6 +132,7 @@ class DecisionParams(Params):
     stability_sweep_high: float = param(1.0, _UNIT)
 
     def __post_init__(self) -> None:
+        """Check each field, then that a sweep names the criterion it varies."""
         super().__post_init__()
         if self.stability_method == "sweep" and self.stability_draws > 0 and self.stability_criterion is None:
             msg = (

@@ -44,7 +44,6 @@ from mas_eval.metrics.segments import label_of, run_of
 
 __all__ = ["ranking_stability", "run_keys", "uniforms"]
 
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 GOLDEN = 0x9E3779B97F4A7C15
 _FNV_OFFSET, _FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
 #: Values within this fraction (of max(1, |best|)) of the best count as tied for first.
@@ -62,7 +61,16 @@ def _splitmix64(z: np.ndarray) -> np.ndarray:
 
 
 def run_keys(run_ids: pl.Series, seed: int) -> np.ndarray:
-    """Each run's key: SplitMix64 of (FNV-1a 64 of its UTF-8 ``run_id``) xor SplitMix64(seed mod 2⁶⁴)."""
+    """Each run's key: SplitMix64 of (FNV-1a 64 of its UTF-8 ``run_id``) xor SplitMix64(seed mod 2⁶⁴).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.decision.sensitivity import run_keys
+    >>> keys = run_keys(pl.Series(["r1", "r2"]), seed=0)
+    >>> bool((keys == run_keys(pl.Series(["r2", "r1"]), seed=0)[::-1]).all())  # a run's key is its own
+    True
+    """
     lengths = run_ids.str.len_bytes().to_numpy().astype(np.int64)
     width = int(lengths.max()) if len(lengths) else 0
     encoded = np.asarray(run_ids.cast(pl.Binary).to_numpy(), dtype=f"S{max(width, 1)}")
@@ -77,7 +85,16 @@ def run_keys(run_ids: pl.Series, seed: int) -> np.ndarray:
 
 
 def uniforms(keys: np.ndarray, position: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """``u[i, k]`` in [0, 1) for the criterion at ``position`` of the run with key ``keys[i]``, draw ``draws[k]``."""
+    """``u[i, k]`` in [0, 1) for the criterion at ``position`` of the run with key ``keys[i]``, draw ``draws[k]``.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from mas_eval.metrics.decision.sensitivity import run_keys, uniforms
+    >>> u = uniforms(run_keys(pl.Series(["r1", "r2"]), seed=0), np.array([0, 0]), np.arange(3))
+    >>> u.shape, bool(((u >= 0) & (u < 1)).all())
+    ((2, 3), True)
+    """
     counter = (draws.astype(np.uint64)[None, :] << np.uint64(32)) + position.astype(np.uint64)[:, None] + np.uint64(1)
     z = _splitmix64(keys[:, None] + counter * np.uint64(GOLDEN))
     return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
@@ -90,8 +107,10 @@ def _segments(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _top(scores: np.ndarray, starts: np.ndarray, segment: np.ndarray) -> np.ndarray:
-    """Per weighting (rows) and run segment (columns), the first alternative (column of ``scores``)
-    within the tolerance of the best."""
+    """Return the top alternative per weighting (rows) and run segment (columns).
+
+    It is the first alternative (column of ``scores``) within the tolerance of the best.
+    """
     best = np.maximum.reduceat(scores, starts, axis=1)[:, segment]
     at_top = scores >= best - TIE_TOLERANCE * np.maximum(1.0, np.abs(best))
     columns = np.arange(scores.shape[1])
@@ -108,8 +127,10 @@ def ranking_stability(
     seed: int,
     sweep: tuple[int | None, float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    r"""``(values, valid, changes)`` per run (``run_ids`` in run-code order): the share of ``draws``
-    perturbed weightings whose top alternative is the unperturbed one's; ``changes`` None.
+    r"""Return ``(values, valid, changes)`` per run (``run_ids`` in run-code order).
+
+    The value is the share of ``draws`` perturbed weightings whose top alternative is the
+    unperturbed one's; ``changes`` is None.
 
     With ``sweep = (criterion code, low, high)``, crisis_mas_poc's one-criterion sweep instead
     (``decision_framework/mcda_engine.py``, ``MCDAEngine.sensitivity_analysis``): the
@@ -121,26 +142,43 @@ def ranking_stability(
     Null (not valid) for a run without a score on the criterion (a code of None: every run).
     """
     runs = len(run_ids)
-    a = rows.by_alternative
-    alternative_run = run_of(a.keys)
+    alternative_run = run_of(rows.by_alternative.keys)
     scored = np.bincount(alternative_run, minlength=runs) > 0
-    if draws == 0 or len(a) == 0:
+    if draws == 0 or len(rows.by_alternative) == 0:
         return np.zeros(runs), np.zeros(runs, dtype=bool), None if sweep is None else np.zeros(runs, dtype=np.int64)
-    from scipy import sparse  # only when asked for: importing the package does not load scipy
-
     run_starts, run_segment = _segments(alternative_run)
     criterion_run = run_of(rows.by_criterion.keys).astype(np.int64)
     criterion_starts, criterion_segment = _segments(criterion_run)
+    scores_of = _scorer(rows, mcda, criterion_starts, criterion_segment)
+    if sweep is not None:
+        segments = (run_starts, run_segment), (criterion_starts, criterion_segment)
+        return _swept(rows, scores_of, sweep, draws, runs, segments, scored)
     position = np.arange(len(criterion_run)) - criterion_starts[criterion_segment]
     keys = run_keys(run_ids, seed)[criterion_run]
-    c = rows.c
+    kept = _kept(scores_of, keys, position, draws, perturbation, (run_starts, run_segment), len(rows.c))
+    share = np.zeros(runs)
+    share[alternative_run[run_starts]] = kept / draws
+    return share, scored, None
+
+
+def _scorer(
+    rows: CriteriaRows, mcda: str, criterion_starts: np.ndarray, criterion_segment: np.ndarray
+) -> Callable[..., np.ndarray]:
+    """Return ``scores_of(factor, weights=None)``, the MCDA scores of many weightings at once.
+
+    ``scores_of`` gives the scores per weighting (rows) and alternative (columns) under the weights
+    ``base * factor`` (``factor``: per criterion and weighting), or ``weights`` when given.
+    """
+    from scipy import sparse  # only when asked for: importing the package does not load scipy
+
+    a, c, criteria = rows.by_alternative, rows.c, len(criterion_segment)
     # Rows of an alternative are contiguous (scores sorted by run, alternative, criterion) and in
     # criterion order: a CSR matrix of alternatives x criteria as it stands. Its product with a
     # dense matrix adds each row's terms in stored order, so each sum depends on its own rows only.
     indptr = np.r_[np.flatnonzero(np.r_[True, a.index[1:] != a.index[:-1]]), len(c)]
 
     def per_alternative(values: np.ndarray) -> sparse.csr_matrix:
-        return sparse.csr_matrix((values, c, indptr), shape=(len(a), len(criterion_run)))
+        return sparse.csr_matrix((values, c, indptr), shape=(len(a), criteria))
 
     topsis = mcda == "topsis"
     if topsis:
@@ -150,7 +188,7 @@ def ranking_stability(
         r_best = np.where(rows.cost, rows.low, rows.high) * inverse
         r_worst = np.where(rows.cost, rows.high, rows.low) * inverse
         off_best, off_worst = per_alternative((r - r_best[c]) ** 2), per_alternative((r - r_worst[c]) ** 2)
-        ones = np.ones(len(criterion_run))
+        ones = np.ones(criteria)
         by_run = sparse.csr_matrix((ones, np.arange(len(ones)), np.r_[criterion_starts, len(ones)]))
     else:
         base = np.where(rows.given, rows.weight, 1.0)
@@ -158,8 +196,6 @@ def ranking_stability(
         mean = a.sum(rows.sat) / a.count()
 
     def scores_of(factor: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        """MCDA scores, per weighting (rows) and alternative (columns), under the weights ``base * factor``
-        (``factor``: per criterion and weighting), or ``weights`` when given."""
         weights = base[:, None] * factor if weights is None else weights
         with np.errstate(divide="ignore", invalid="ignore"):
             if topsis:
@@ -171,20 +207,29 @@ def ranking_stability(
                 out = np.where(weight_sum > 0, total / weight_sum, mean[:, None])
         return np.ascontiguousarray(out.T)
 
-    if sweep is not None:
-        segments = (run_starts, run_segment), (criterion_starts, criterion_segment)
-        return _swept(rows, scores_of, sweep, draws, runs, segments, scored)
-    reference = _top(scores_of(np.ones((len(base), 1))), run_starts, run_segment)
+    return scores_of
+
+
+def _kept(
+    scores_of: Callable[..., np.ndarray],
+    keys: np.ndarray,
+    position: np.ndarray,
+    draws: int,
+    perturbation: float,
+    run_segments: tuple[np.ndarray, np.ndarray],
+    score_rows: int,
+) -> np.ndarray:
+    """Count, per run segment, the ``draws`` random weightings whose top alternative is the unperturbed one's."""
+    run_starts, run_segment = run_segments
+    reference = _top(scores_of(np.ones((len(keys), 1))), run_starts, run_segment)
     kept = np.zeros(len(run_starts))
-    block = max(1, min(draws, _BLOCK_CELLS // max(1, len(c))))
+    block = max(1, min(draws, _BLOCK_CELLS // max(1, score_rows)))
     for first in range(0, draws, block):  # blocks of weightings, never runs or rows
         drawn = np.arange(first, min(draws, first + block))
         factor = 1.0 + perturbation * (2.0 * uniforms(keys, position, drawn) - 1.0)
         top = _top(scores_of(factor), run_starts, run_segment)
         kept += (top == reference).sum(axis=0)
-    share = np.zeros(runs)
-    share[alternative_run[run_starts]] = kept / draws
-    return share, scored, None
+    return kept
 
 
 def _swept(

@@ -91,7 +91,7 @@ class _Beliefs:
 
 
 def _agents_out(beliefs: _Beliefs, params: DecisionParams) -> tuple[pl.DataFrame, Nullable]:
-    """The ``agents`` output frame, and each agent's contribution."""
+    """Return the ``agents`` output frame, and each agent's contribution."""
     agent: AgentFrame = beliefs.agent
     outcomes = beliefs.n_alternatives[agent.run] if params.entropy_support == "run" else agent.own_alternatives
     entropy, entropy_valid = contribution.normalized_entropy(
@@ -140,8 +140,10 @@ def _agent_run_terms(beliefs: _Beliefs, share: Nullable, runs: int) -> dict[str,
 def _alternatives_out(
     tables: Tables, beliefs: _Beliefs, params: DecisionParams, codes: KeyCodes
 ) -> tuple[pl.DataFrame, CriteriaRows]:
-    """Per alternative scored or believed in: criteria metrics, ER belief, MCDA score and the ranks;
-    and the score rows they came from."""
+    """Return the metrics of each alternative scored or believed in, and the score rows they came from.
+
+    The metrics are the criteria metrics, ER belief, MCDA score and the ranks.
+    """
     scores = sorted_table(
         "scores", tables["scores"], ["score"], _ALTERNATIVE | {"criterion": "criterion"}, codes.labels_of
     )
@@ -204,8 +206,11 @@ def _runs_out(
     params: DecisionParams,
     codes: KeyCodes,
 ) -> pl.DataFrame:
-    """The ``runs`` output: usage and efficiency, DQS, consensus, ER, the agents' per-run terms and
-    the decision's confidence, one row per run in run order."""
+    """Return the ``runs`` output, one row per run in run order.
+
+    Its columns are usage and efficiency, DQS, consensus, ER, the agents' per-run terms and the
+    decision's confidence.
+    """
     runs = sorted_table("runs", tables["runs"], ["recommended", "correct", *_USAGE], _RUN, codes.labels_of)
     check_values("runs", runs.lazy(), _USAGE, labels=codes.labels_of(_RUN))
     if runs.height != codes.runs.height:
@@ -276,8 +281,10 @@ _RUN_AGENT_COLUMNS = [
 
 
 def _sweep(params: DecisionParams, codes: KeyCodes) -> tuple[int | None, float, float] | None:
-    """The sweep of :func:`~.sensitivity.ranking_stability`: the criterion's code (None: no run
-    has it) and the weights it runs through; None for random perturbations."""
+    """Return the sweep of :func:`~.sensitivity.ranking_stability`; None for random perturbations.
+
+    The sweep is the criterion's code (None: no run has it) and the weights it runs through.
+    """
     if params.stability_method != "sweep":
         return None
     name = params.stability_criterion

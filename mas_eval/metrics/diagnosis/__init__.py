@@ -12,12 +12,12 @@
 * :mod:`~mas_eval.metrics.diagnosis.vote` — the credibility-weighted vote (:func:`credibility_vote`).
 * :mod:`~mas_eval.metrics.diagnosis.suite` — all of it for :func:`mas_eval.score` (:data:`FAMILY`);
   parameters :class:`~mas_eval.metrics.diagnosis.params.DiagnosisParams`, output columns
-  :mod:`~mas_eval.metrics.diagnosis.outputs`.
+  :mod:`~mas_eval.metrics.diagnosis.columns`.
 """
 
+from mas_eval.metrics.diagnosis.columns import COLUMNS, TABLES
 from mas_eval.metrics.diagnosis.equivalence import assign, match_pairs, normalise, synonym_table
 from mas_eval.metrics.diagnosis.labels import classify, label_counts
-from mas_eval.metrics.diagnosis.outputs import COLUMNS, TABLES
 from mas_eval.metrics.diagnosis.params import DiagnosisParams
 from mas_eval.metrics.diagnosis.scores import caa_weight, diagnosis_scores, score_expressions
 from mas_eval.metrics.diagnosis.suite import compute

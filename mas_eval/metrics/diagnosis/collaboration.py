@@ -96,7 +96,7 @@ def keyword_hits(text: pl.Expr, keywords: Sequence[str], counting: Counting = "p
 
 
 def _spellings(word: str) -> list[str]:
-    """The strings, up to ASCII case, whose lowercase is ``word`` (lowercase ASCII) or ends with it.
+    """Return the strings, up to ASCII case, whose lowercase is ``word`` (lowercase ASCII) or ends with it.
 
     Each ``k`` may be the Kelvin sign, a final ``i`` may be ``İ`` (see :data:`_KELVIN`): so a
     case-insensitive search for these in a text finds ``word`` where the lowercased text holds it.

@@ -167,7 +167,7 @@ def _clean(expr: pl.Expr) -> pl.Expr:
 
 
 def normalise(expr: pl.Expr) -> pl.Expr:
-    """The normalised form of diagnosis strings: what the ``exact`` tier compares.
+    """Normalise diagnosis strings: the form the ``exact`` tier compares.
 
     Parameters
     ----------
@@ -212,13 +212,13 @@ def normalise(expr: pl.Expr) -> pl.Expr:
 
 
 def _main(text: pl.Expr) -> pl.Expr:
-    """Prepared text without its parenthesised parts, unless nothing else is left."""
+    """Drop the parenthesised parts of prepared text, unless nothing else is left."""
     without = text.str.replace_all(r"\([^()]*\)", " ")
     return pl.when(without.str.contains(r"[\p{L}\p{N}]")).then(without).otherwise(text)
 
 
 def aliases(expr: pl.Expr) -> pl.Expr:
-    """The parenthesised alternative names of diagnosis strings, normalised (``"X (AKI)"`` → ``["aki"]``).
+    """Return the parenthesised alternative names of diagnosis strings, normalised (``"X (AKI)"`` → ``["aki"]``).
 
     Notes
     -----
@@ -242,13 +242,16 @@ def _aliases(text: pl.Expr) -> pl.Expr:
 
 
 def _head(text: pl.Expr) -> pl.Expr:
-    """The text before the first cause phrase ("hypertension secondary to ckd" → "hypertension")."""
+    """Return the text before the first cause phrase ("hypertension secondary to ckd" → "hypertension")."""
     return pl.coalesce(text.str.extract(_HEAD, 1), text)
 
 
 def _cause(text: pl.Expr) -> pl.Expr:
-    """The text after the first cause phrase ("hypertension secondary to ckd" → "ckd"); null when there is
-    none, or when a negation word stands just before the phrase ("not due to" names no cause)."""
+    """Return the text after the first cause phrase ("hypertension secondary to ckd" → "ckd").
+
+    Null when there is none, or when a negation word stands just before the phrase ("not due to"
+    names no cause).
+    """
     denied = text.str.extract(_CAUSE, 1).str.split(" ").list.last().is_in(list(NEGATIONS))
     return pl.when(~denied).then(text.str.extract(_CAUSE, 2))
 
@@ -259,7 +262,7 @@ def _without(text: pl.Expr, words: frozenset[str] | Sequence[str]) -> pl.Expr:
 
 
 def _core(text: pl.Expr) -> pl.Expr:
-    """The text without qualifier words ("acute mi" → "mi")."""
+    """Drop the qualifier words of the text ("acute mi" → "mi")."""
     return _without(text, list(QUALIFIERS))
 
 
@@ -300,7 +303,7 @@ def _check_table(table: object, name: str) -> pl.DataFrame:
 
 
 def synonym_table(extra: pl.DataFrame | None = None, *, replace: bool = False) -> pl.DataFrame:
-    """The synonym table: the shipped one, extended or replaced by ``extra``.
+    """Return the synonym table: the shipped one, extended or replaced by ``extra``.
 
     Parameters
     ----------
@@ -349,7 +352,7 @@ def _resolved_shipped() -> pl.DataFrame:
 
 
 def _resolve(synonyms: pl.DataFrame | None) -> pl.DataFrame:
-    """The table as normalised (term, canonical) pairs, chains followed; no self-maps."""
+    """Return the table as normalised (term, canonical) pairs, chains followed; no self-maps."""
     return _resolved_shipped() if synonyms is None else _resolve_table(_check_table(synonyms, "synonyms"))
 
 
@@ -363,10 +366,17 @@ def _resolve_table(table: pl.DataFrame) -> pl.DataFrame:
 
 
 def follow_chains(mapping: pl.DataFrame) -> pl.DataFrame:
-    """A ``term → canonical`` table with every chain followed to its end (a → b, b → c: a → c), sorted by term.
+    """Follow every chain of a ``term → canonical`` table to its end (a → b, b → c: a → c), sorted by term.
 
     One join per step over the whole table (at most as many steps as rows); a chain that leads
     back to its own term is a :class:`DataError` naming up to five such terms.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.diagnosis.equivalence import follow_chains
+    >>> follow_chains(pl.DataFrame({"term": ["a", "b"], "canonical": ["b", "c"]})).rows()
+    [('a', 'c'), ('b', 'c')]
     """
     hop = mapping.rename({"term": "canonical", "canonical": "next"})
     resolved = mapping
@@ -389,8 +399,11 @@ def follow_chains(mapping: pl.DataFrame) -> pl.DataFrame:
 
 
 def _tokens(text: pl.Expr) -> pl.Expr:
-    """Informative tokens: plurals folded (``-ies`` → ``-y``, then a final ``s``); stopwords, generic words,
-    qualifiers and negations out."""
+    """Return the informative tokens of the text.
+
+    Plurals are folded (``-ies`` → ``-y``, then a final ``s``); stopwords, generic words,
+    qualifiers and negations are left out.
+    """
     word = pl.element()
     excluded = sorted(STOPWORDS | GENERIC | NEGATIONS | set(QUALIFIERS))
     folded = word.str.replace(r"^(.{2,})ies$", "${1}y").str.replace(r"^(.{2,}[^siu])s$", "${1}")
@@ -398,8 +411,11 @@ def _tokens(text: pl.Expr) -> pl.Expr:
 
 
 def _string_features(strings: pl.LazyFrame, table: pl.DataFrame) -> pl.LazyFrame:
-    """One row per unique raw string: ``n`` (normalised), ``cause`` (normalised, or null), ``keys``, ``tokens``,
-    ``negated``, ``plain`` and the qualifier masks ``course``, ``origin``, ``side``."""
+    """Return the features of the strings, one row per unique raw string.
+
+    The features are ``n`` (normalised), ``cause`` (normalised, or null), ``keys``, ``tokens``,
+    ``negated``, ``plain`` and the qualifier masks ``course``, ``origin``, ``side``.
+    """
     lookup = table.lazy()
     prepared = strings.with_columns(prepared=_prepare(pl.col("raw")))
     alias = pl.col("prepared").str.extract_all(r"\([^()]*\)")
@@ -505,7 +521,7 @@ def _deterministic(pairs: pl.LazyFrame, *, threshold: float, min_tokens: int) ->
 def _by_cause(
     resolved: pl.DataFrame, features: pl.DataFrame, table: pl.DataFrame, *, threshold: float, min_tokens: int
 ) -> pl.DataFrame:
-    """``resolved`` with tier ``cause`` where the left string's cause matches the right string and nothing else did.
+    """Set tier ``cause`` in ``resolved`` where the left string's cause matches the right one and nothing else did.
 
     The cause ("insulinoma" of "hypoglycemia due to insulinoma") is compared with the right string
     as a diagnosis of its own, by the tiers above (exact to token_set, with their conflicts); the
@@ -562,7 +578,7 @@ def _read_cache(cache_path: Path | None) -> pl.DataFrame:
 
 
 def _judge_score(answer: object, left: str, right: str) -> float:
-    """A judge's answer as a score in [0, 1]: ``True``/``False`` → 1/0, a number as is."""
+    """Return a judge's answer as a score in [0, 1]: ``True``/``False`` → 1/0, a number as is."""
     if isinstance(answer, bool) or getattr(getattr(answer, "dtype", None), "kind", None) == "b":
         return 1.0 if answer else 0.0
     try:

@@ -116,7 +116,7 @@ def _check_interventions(table: object) -> pl.DataFrame:
 
 
 def intervention_keywords(extra: pl.DataFrame | None = None, *, replace: bool = False) -> pl.DataFrame:
-    """The intervention table: the shipped one, extended or replaced by ``extra``.
+    """Return the intervention table: the shipped one, extended or replaced by ``extra``.
 
     Parameters
     ----------
@@ -152,7 +152,7 @@ def intervention_keywords(extra: pl.DataFrame | None = None, *, replace: bool = 
 
 
 def _table(tables: Any, name: str) -> pl.LazyFrame:
-    """A table of the Dataset (or mapping) with its required columns checked, or a clear error."""
+    """Return a table of the Dataset (or mapping) with its required columns checked, or raise a clear error."""
     if hasattr(tables, "collect") and not isinstance(tables, Mapping):
         try:
             frame: object = tables.collect(name)
@@ -245,7 +245,7 @@ def _phrases_needed(patterns: tuple[str, ...]) -> list[list[str]] | None:
 
 
 def _may_rule_out(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr | None:
-    """False for a text in which none of ``patterns`` can match, whatever the diagnosis; ``None`` when unknown."""
+    """Return False for a text in which none of ``patterns`` can match, whatever the diagnosis; None if unknown."""
     needed = _phrases_needed(patterns)
     if needed is None:
         return None
@@ -259,7 +259,7 @@ def _may_rule_out(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr | None:
 
 
 def _excluded_in_debate(truth: pl.DataFrame, debate: pl.LazyFrame, patterns: tuple[str, ...]) -> pl.DataFrame:
-    """The (run, ground truth) pairs a debate message rules out by one of ``patterns`` (one line, any case)."""
+    """Return the (run, ground truth) pairs a debate message rules out by one of ``patterns`` (one line, any case)."""
     escaped = pl.col("diagnosis").str.escape_regex()
     parts: list[pl.Expr] = [pl.lit("(?i)(?:")]
     for i, pattern in enumerate(patterns):
@@ -270,7 +270,7 @@ def _excluded_in_debate(truth: pl.DataFrame, debate: pl.LazyFrame, patterns: tup
     # Each message is first tested once for what every pattern needs whatever the diagnosis; only
     # those that pass are paired with the run's diagnoses. The pairs go in diagnosis order, so that
     # the regex of one diagnosis serves its pairs one after another (Polars keeps recent ones):
-    # eagerly, as a lazy query drops the sort and tests the pairs inside the join, several times slower.
+    # eagerly, as a lazy query drops the sort and tests the pairs inside the join (docs/performance.md).
     may = _may_rule_out(text, patterns)
     messages = debate.select(RUN_KEY, "text").filter(text.is_not_null() if may is None else may).collect()
     pairs = truth.sort("diagnosis").join(messages, on=RUN_KEY, maintain_order="left")
@@ -280,7 +280,7 @@ def _excluded_in_debate(truth: pl.DataFrame, debate: pl.LazyFrame, patterns: tup
 def _considered_in_transcript(
     truth: pl.DataFrame, messages: pl.LazyFrame, words: Sequence[str] = CONSIDERATION_WORDS
 ) -> pl.DataFrame:
-    r"""The (run, ground truth) pairs some message of the run mentions with one of ``words`` nearby.
+    r"""Return the (run, ground truth) pairs some message of the run mentions with one of ``words`` nearby.
 
     A mention is the diagnosis, lowercased, found in a message's lowercased text (each
     non-overlapping occurrence); it counts when one of ``words`` is in the text from

@@ -69,7 +69,7 @@ RULES = {
 
 
 def caa_weight(tp_rate: pl.Expr) -> pl.Expr:
-    """The CAA weight: 0.7 from a TP rate of 0.7, 0.3 from 0.5, 0.0 from 0.3, else −0.2 (null rate: null).
+    """Return the CAA weight: 0.7 from a TP rate of 0.7, 0.3 from 0.5, 0.0 from 0.3, else −0.2 (null rate: null).
 
     >>> pl.select(caa_weight(pl.Series([0.7, 0.69, 0.5, 0.3, 0.29, None]))).to_series().to_list()
     [0.7, 0.3, 0.3, 0.0, -0.2, None]
@@ -86,7 +86,7 @@ def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
 
 
 def score_expressions(rules: ScoreRules, *, total_gt: pl.Expr | None = None) -> list[pl.Expr]:
-    r"""The score columns (:data:`SCORES`) over the count columns (:data:`COUNTS`) of a frame.
+    r"""Return the score columns (:data:`SCORES`) over the count columns (:data:`COUNTS`) of a frame.
 
     Parameters
     ----------
@@ -148,7 +148,7 @@ def diagnosis_scores(
     total_gt: Count | None = None,
     preset: Literal["spec", "lddx-v6", "lddx-v8"] = "spec",
 ) -> pl.DataFrame:
-    """The diagnostic scores of one run's label counts, or of many (sequences of equal length).
+    """Return the diagnostic scores of one run's label counts, or of many (sequences of equal length).
 
     Returns a frame with the counts and :data:`SCORES`, one row per run; see
     :func:`score_expressions` for the formulas.

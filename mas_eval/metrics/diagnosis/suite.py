@@ -30,7 +30,7 @@ Tables = Mapping[str, pl.LazyFrame]
 
 
 def _as_codes(frame: pl.DataFrame) -> pl.DataFrame:
-    """A frame keyed by run codes written as text (what ``classify`` reads) keyed by the codes again."""
+    """Turn a frame's run codes written as text (what ``classify`` reads) back into codes."""
     return frame.with_columns(pl.col(RUN_KEY).cast(CODE))
 
 

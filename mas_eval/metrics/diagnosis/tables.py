@@ -22,7 +22,7 @@ __all__ = ["shipped_table", "string_table", "user_table"]
 
 @cache
 def shipped_table(file: str, columns: tuple[str, ...], package: str = "mas_eval.metrics.diagnosis") -> pl.DataFrame:
-    """``package``'s CSV ``file`` (``#`` lines are comments) with String ``columns``."""
+    """Read ``package``'s CSV ``file`` (``#`` lines are comments) with String ``columns``."""
     source = resources.files(package).joinpath(file)
     with resources.as_file(source) as path:
         return read_csv(path, comment_prefix="#", schema=dict.fromkeys(columns, pl.String))
@@ -62,7 +62,7 @@ def string_table(table: object, name: str, columns: Mapping[str, str], kind: str
 def user_table(
     path: str | None, parameter: str, columns: tuple[str, str], extend: Callable[[pl.DataFrame], pl.DataFrame]
 ) -> pl.DataFrame | None:
-    """The shipped table extended (``extend``) by the CSV a ``*_file`` parameter names, or ``None``.
+    """Return the shipped table extended (``extend``) by the CSV a ``*_file`` parameter names, or ``None``.
 
     A file that is missing, unreadable or wrong in shape is an error naming the parameter and the file.
     """
@@ -81,4 +81,5 @@ def user_table(
     try:
         return extend(table)
     except MasEvalError as exc:
-        raise type(exc)(f"{where}: {exc}") from None
+        msg = f"{where}: {exc}"
+        raise type(exc)(msg) from None

@@ -27,7 +27,7 @@ def credibility_vote(
     keep_share: float = 0.3,
     at_most: int = 10,
 ) -> pl.LazyFrame:
-    r"""The team's list of every run: ``run_id, diagnosis, points, rank``, best first.
+    r"""Return the team's list of every run: ``run_id, diagnosis, points, rank``, best first.
 
     Parameters
     ----------

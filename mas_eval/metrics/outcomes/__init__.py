@@ -5,15 +5,15 @@
 * :mod:`~mas_eval.metrics.outcomes.usage` — a run's tokens, cost and calls (``run_tokens``,
   ``run_cost_usd``, ``run_calls``) and each agent's share of them (``agent_usage``);
 * :mod:`~mas_eval.metrics.outcomes.suite` — both for :func:`mas_eval.score` (:data:`FAMILY`);
-  output columns :mod:`~mas_eval.metrics.outcomes.outputs`.
+  output columns :mod:`~mas_eval.metrics.outcomes.columns`.
 
 Scores.runs also carries each run's ``epoch`` (:data:`~mas_eval.metrics.registry.CARRIED`),
 which statistics over a case's repeats (pass@k, majority vote) group by.
 """
 
 from mas_eval.metrics.family import NAMED, Family
-from mas_eval.metrics.outcomes.outputs import COLUMNS, TABLES
-from mas_eval.metrics.outcomes.outputs import NAMED as NAMED_COLUMNS
+from mas_eval.metrics.outcomes.columns import COLUMNS, TABLES
+from mas_eval.metrics.outcomes.columns import NAMED as NAMED_COLUMNS
 from mas_eval.metrics.outcomes.params import OutcomesParams
 from mas_eval.metrics.outcomes.scores import score_columns
 from mas_eval.metrics.outcomes.suite import compute

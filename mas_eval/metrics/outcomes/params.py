@@ -12,8 +12,10 @@ __all__ = ["OutcomesParams"]
 
 @dataclass(frozen=True)
 class OutcomesParams(Params):
-    """Parameters of the outcomes family: it has none; the class keeps the family's shape (and a
-    preset section, ``"outcomes"``, for parameters to come)."""
+    """Parameters of the outcomes family: it has none.
+
+    The class keeps the family's shape (and a preset section, ``"outcomes"``, for parameters to come).
+    """
 
     section: ClassVar[str] = "outcomes"
     where: ClassVar[str] = "score"

@@ -18,8 +18,10 @@ __all__ = ["compute"]
 def compute(
     tables: Mapping[str, pl.LazyFrame], params: OutcomesParams, codes: KeyCodes
 ) -> dict[str, pl.LazyFrame | pl.DataFrame]:
-    """``runs`` (``run_tokens, run_cost_usd, run_calls, evaluator_tokens, evaluator_cost_usd``, then one
-    column per score name) and ``agent_usage``.
+    """Compute the outcomes family's tables: ``runs`` and ``agent_usage``.
+
+    ``runs`` has ``run_tokens, run_cost_usd, run_calls, evaluator_tokens, evaluator_cost_usd``,
+    then one column per score name.
 
     ``tables``: ``runs``, ``outcomes`` and ``usage`` (empty when absent) keyed by codes.
     """

@@ -23,7 +23,16 @@ USAGE_KEY = [RUN_KEY, "agent_id", "model"]
 
 
 def row_tokens() -> pl.Expr:
-    """A usage row's tokens, input + output, a missing one as 0; null when neither is recorded."""
+    """Return a usage row's tokens, input + output, a missing one as 0; null when neither is recorded.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.outcomes.usage import row_tokens
+    >>> usage = pl.DataFrame({"input_tokens": [100, None, None], "output_tokens": [20, 5, None]})
+    >>> usage.select(row_tokens()).to_series().to_list()
+    [120, 5, None]
+    """
     inp, out = pl.col("input_tokens"), pl.col("output_tokens")
     return pl.when(inp.is_not_null() | out.is_not_null()).then(inp.fill_null(0) + out.fill_null(0))
 
@@ -34,7 +43,7 @@ def _is_evaluator() -> pl.Expr:
 
 
 def _total(column: str) -> pl.Expr:
-    """The group sum of ``column``, null when the group has no value (Polars sums an all-null group to 0)."""
+    """Return the group sum of ``column``, null when the group has no value (Polars sums an all-null group to 0)."""
     return pl.when(pl.col(column).count() > 0).then(pl.col(column).sum())
 
 
@@ -94,7 +103,7 @@ def evaluator_usage(usage: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def run_usage(runs: pl.LazyFrame, totals: pl.LazyFrame) -> pl.LazyFrame:
-    r"""A run's tokens, cost and calls: what the run records, else the sum over its usage rows.
+    r"""Return a run's tokens, cost and calls: what the run records, else the sum over its usage rows.
 
     .. math:: run\_tokens = tokens \;\text{else}\; input\_tokens + output\_tokens \;\text{else}\; T_r
 

@@ -10,7 +10,7 @@
 * :mod:`~mas_eval.metrics.process.spending` — the system's tokens, calls, seconds and cost, and
   its tool calls and errors;
 * :mod:`~mas_eval.metrics.process.suite` — all of it for :func:`mas_eval.score` (:data:`FAMILY`);
-  output columns :mod:`~mas_eval.metrics.process.outputs`.
+  output columns :mod:`~mas_eval.metrics.process.columns`.
 
 Overhead against a control system: :func:`mas_eval.stats.overhead`
 ----------------------------------------------------------------------
@@ -34,7 +34,7 @@ one because their Scores are equal.
 """
 
 from mas_eval.metrics.family import Family
-from mas_eval.metrics.process.outputs import COLUMNS, TABLES
+from mas_eval.metrics.process.columns import COLUMNS, TABLES
 from mas_eval.metrics.process.params import ProcessParams
 from mas_eval.metrics.process.suite import compute
 

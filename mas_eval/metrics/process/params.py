@@ -1,5 +1,7 @@
-"""Parameters of the process family: whether to compute ``redundancy`` (what turns and words are is fixed in
-mas_eval.metrics.process.trace)."""
+"""Parameters of the process family: whether to compute ``redundancy``.
+
+What turns and words are is fixed in mas_eval.metrics.process.trace.
+"""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ MESSAGE_KEY = [RUN_KEY, "round", "agent_id", "turn"]
 
 
 def _recorded_sum(column: str) -> pl.Expr:
-    """The group sum of ``column``, null when no row records it (Polars sums an all-null group to 0)."""
+    """Return the group sum of ``column``, null when no row records it (Polars sums an all-null group to 0)."""
     return pl.when(pl.col(column).count() > 0).then(pl.col(column).sum())
 
 
@@ -101,8 +101,11 @@ def spending(runs: pl.LazyFrame, usage: pl.LazyFrame, turns: pl.LazyFrame) -> pl
 
 
 def tool_use(runs: pl.LazyFrame, tool_calls: pl.LazyFrame, traced: pl.LazyFrame) -> pl.LazyFrame:
-    """``run_id, tool_calls, tool_errors, tool_error_rate`` and ``tool_rows`` (its rows in ``tool_calls``),
-    one row per run of ``runs``; ``traced`` holds ``run_id`` of the runs with a message or system usage row."""
+    """Return ``run_id, tool_calls, tool_errors, tool_error_rate`` and ``tool_rows``, one row per run of ``runs``.
+
+    ``tool_rows`` counts the run's rows in ``tool_calls``; ``traced`` holds ``run_id`` of the runs
+    with a message or system usage row.
+    """
     rows = tool_calls.group_by(RUN_KEY).agg(
         tool_rows=pl.len().cast(pl.Int64), error_rows=pl.col("error").count().cast(pl.Int64)
     )

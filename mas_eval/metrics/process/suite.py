@@ -9,7 +9,7 @@ import polars as pl
 from mas_eval.data.schema import RUN_KEY
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.process.activity import agent_activity, gini_columns, run_activity, traced_runs
-from mas_eval.metrics.process.outputs import AGENT_TABLE, COLUMNS
+from mas_eval.metrics.process.columns import AGENT_TABLE, COLUMNS
 from mas_eval.metrics.process.params import ProcessParams
 from mas_eval.metrics.process.redundancy import no_redundancy, redundancy
 from mas_eval.metrics.process.spending import spending, tool_use
@@ -21,7 +21,7 @@ __all__ = ["compute"]
 def compute(
     tables: Mapping[str, pl.LazyFrame], params: ProcessParams, codes: KeyCodes
 ) -> dict[str, pl.LazyFrame | pl.DataFrame]:
-    """``runs`` (the family's run columns, one row per run in run order) and ``agent_process``.
+    """Compute ``runs`` (the family's run columns, one row per run in run order) and ``agent_process``.
 
     ``tables``: ``runs``, ``messages``, ``usage`` and ``tool_calls`` (empty when absent) keyed by codes.
     """

@@ -35,22 +35,39 @@ WORD = r"\w+"
 
 
 def is_turn() -> pl.Expr:
-    """Whether a ``messages`` row is a turn: an agent generated it (module docstring)."""
+    """Whether a ``messages`` row is a turn: an agent generated it (module docstring).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.process.trace import is_turn
+    >>> messages = pl.DataFrame({"role": ["user", "assistant", "assistant"], "source": [None, "generate", "input"]})
+    >>> messages.select(is_turn()).to_series().to_list()
+    [False, True, False]
+    """
     prompt = pl.col("role").is_in(NOT_AGENT_ROLES).fill_null(False)
     given = (pl.col("source") == INPUT_SOURCE).fill_null(False)
     return ~prompt & ~given
 
 
 def agent_messages(messages: pl.LazyFrame) -> pl.LazyFrame:
-    """The turns of ``messages`` (:func:`is_turn`)."""
+    """Return the turns of ``messages`` (:func:`is_turn`)."""
     return messages.filter(is_turn())
 
 
 def system_usage(usage: pl.LazyFrame) -> pl.LazyFrame:
-    """The rows of ``usage`` that are the system's calls: ``evaluator`` not true."""
+    """Return the rows of ``usage`` that are the system's calls: ``evaluator`` not true."""
     return usage.filter(~pl.col("evaluator").fill_null(False))
 
 
 def words(text: pl.Expr) -> pl.Expr:
-    r"""The set of words of each text (:data:`WORD` in its lower case), as a list; a null text has none."""
+    r"""Return the set of words of each text (:data:`WORD` in its lower case), as a list; a null text has none.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.metrics.process.trace import words
+    >>> pl.select(words(pl.Series(["Agree: the MI, the MI.", None])).list.sort()).to_series().to_list()
+    [['agree', 'mi', 'the'], []]
+    """
     return text.fill_null("").str.to_lowercase().str.extract_all(WORD).list.unique()
