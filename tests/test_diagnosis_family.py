@@ -186,7 +186,7 @@ def test_fixtures_score_under_every_preset(preset: str) -> None:
     from mas_eval.ingest import ingest_lddx
 
     scores = mas_eval.score(ingest_lddx([LDDX]).dataset, preset)
-    assert scores.ran == ["decision", "diagnosis"]
+    assert scores.ran == ["decision", "diagnosis", "process"]  # its transcripts: how the agents worked
     assert scores.runs.height == 16 and scores["rounds"].height == 16 * 7
     assert scores.runs["traditional_recall"].is_not_null().all()
     assert scores["consensus_ddx"].group_by("run_id").agg(pl.col("rank").max())["rank"].max() <= 10
