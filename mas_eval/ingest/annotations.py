@@ -306,7 +306,8 @@ class _Reader:
 
     def _mast_run(self, record: dict[str, Any], system: str | None, run_id: str) -> dict[str, Any]:
         """A MAST trace's run: MAS and benchmark named; each trace its own case (the files do not say which
-        problem a trace solved, so no two systems are paired on one)."""
+        problem a trace solved, so no two systems are paired on one).
+        """
         named = system if system is not None else identifier(record.get("mas_name"), "mas_name")
         return {
             "run_id": run_id,
@@ -424,7 +425,8 @@ class _Reader:
 
     def _runs(self, ingest: Ingest) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The runs the files describe, one row per run id (as first described); and ``_file, _where`` of the
-        records that describe a run otherwise (set aside, with their annotations)."""
+        records that describe a run otherwise (set aside, with their annotations).
+        """
         located = {"_file": pl.Int64(), "_where": pl.String()}
         schema = {c: TABLES["runs"].polars_schema[c] for c in _RUN_FIELDS} | located
         runs = pl.DataFrame(self.runs, schema=schema, orient="row")

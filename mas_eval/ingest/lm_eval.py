@@ -150,7 +150,8 @@ def _system_of(doc: dict[str, Any]) -> str | None:
 
 def _recorded(value: Any, field: str) -> tuple[float | None, str | None] | None:
     """A scalar the results file recorded as ``reported``'s ``(value, text)``: a number (a boolean as
-    1.0 / 0.0) or text, checked (:mod:`mas_eval.ingest.values`); None for an array or object."""
+    1.0 / 0.0) or text, checked (:mod:`mas_eval.ingest.values`); None for an array or object.
+    """
     if isinstance(value, bool):
         return float(value), None
     if isinstance(value, int | float):
@@ -164,7 +165,8 @@ def _recorded(value: Any, field: str) -> tuple[float | None, str | None] | None:
 
 def _aggregation(entry: Any) -> str | None:
     """The name of the aggregation a ``metric_list`` entry of a task's config gives its metric: a
-    registered one's (``"mean"``), or a task's own function's (its name)."""
+    registered one's (``"mean"``), or a task's own function's (its name).
+    """
     given = entry.get("aggregation") if isinstance(entry, dict) else None
     if not isinstance(given, str) or not given.strip():
         return None
@@ -199,7 +201,8 @@ class _Run:
 def _task_records(doc: dict[str, Any], task: str, entry: dict[str, Any]) -> list[_Record]:
     """``(source, name, value, text)`` of what ``doc`` recorded of ``task``: its results (source
     "results"), and (source "task") its n-shot, version, n-samples, the aggregation of each metric
-    and the bootstrap resamples of its standard errors."""
+    and the bootstrap resamples of its standard errors.
+    """
     out: list[_Record] = []
     for name, value in entry.items():
         checked = _recorded(value, f"results.{task}.{name}")
@@ -303,7 +306,8 @@ def _doc_id(sample: dict[str, Any]) -> str:
 def _metric_value(value: Any, field: str) -> float | None:
     """A sample's value of a metric as a number, or None when it is not one (a pair a corpus-level
     metric aggregates, a NaN). lm-eval writes a value JSON cannot hold as its ``str()``: a NumPy
-    float as ``"0.5"``, read as the number it is."""
+    float as ``"0.5"``, read as the number it is.
+    """
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, float) and math.isnan(value):
@@ -502,7 +506,8 @@ def _frames(runs: list[_Run], groups: list[tuple[int, str]], columns: _Columns) 
 
 def _documents_read(run: _Run, task: str, samples: Path, docs: int, set_aside: int) -> str | None:
     """A warning when the samples file of ``task`` holds other than the documents lm-eval scored
-    (its results' ``n-samples``), saying what the file shows: a ``--limit`` run, or a file cut short."""
+    (its results' ``n-samples``), saying what the file shows: a ``--limit`` run, or a file cut short.
+    """
     effective, original = run.count(task, "effective"), run.count(task, "original")
     if effective is None:
         return None

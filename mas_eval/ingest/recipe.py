@@ -216,7 +216,8 @@ class LogFormat:
 
     def message(self, file: Path, invalid: InvalidInputError, *, whole: bool) -> str:
         """The one line that refuses ``invalid`` (of the ``whole`` file, or a record): file, record,
-        problem, fix, and how to skip it."""
+        problem, fix, and how to skip it.
+        """
         place = self.located.format(file=file, where=invalid.where) if invalid.where else str(file)
         skip = invalid.skip or ("skip the files that cannot be read" if whole else "set it aside")
         fix = invalid.fix or "fix the file"
@@ -267,7 +268,8 @@ class Ingest:
 
     def set_aside(self, invalid: InvalidInputError, *, whole: bool = False) -> None:
         """Record ``invalid`` (a record, or the ``whole`` file) as set aside; without ``skip_invalid``,
-        raise it as one line instead."""
+        raise it as one line instead.
+        """
         file = invalid.file or self._reading
         if file is None:  # not expected: a Reader's frames() names the file of what it sets aside
             msg = f"{invalid.problem} (the file is not known)"
@@ -279,7 +281,8 @@ class Ingest:
     @contextlib.contextmanager
     def attempt(self, where: str = "", *, file: Path | None = None) -> Iterator[None]:
         """The block's :class:`InvalidInputError` set aside (:meth:`set_aside`) as that of record ``where``
-        (of ``file``, if not the one being read); the code after the block goes on."""
+        (of ``file``, if not the one being read); the code after the block goes on.
+        """
         try:
             yield
         except InvalidInputError as invalid:
@@ -294,7 +297,8 @@ class Ingest:
 
     def read(self, reader: Reader, file: Path, system: str | None) -> None:
         """``reader`` reads ``file``; if it cannot be ingested, nothing read of it is kept: no
-        file, skip or warning (the Reader keeps its own rows only once a file is read)."""
+        file, skip or warning (the Reader keeps its own rows only once a file is read).
+        """
         marks = len(self.files), len(self.skipped), len(self.warnings)
         self._reading = file
         self.files.append(file)
@@ -343,7 +347,8 @@ class Reader(Protocol):
     def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
         """The Dataset's tables of every file read: ``runs`` always (possibly empty), the others
         when they have rows. What only the whole input shows (a run id twice) is set aside here,
-        with :meth:`Ingest.set_aside` and the file named in the :class:`InvalidInputError`."""
+        with :meth:`Ingest.set_aside` and the file named in the :class:`InvalidInputError`.
+        """
         ...
 
 

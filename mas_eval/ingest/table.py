@@ -362,7 +362,8 @@ class _Part:
 
     def _warn_of_design(self, frame: pl.DataFrame, scores: list[str]) -> None:
         """A warning when, no score being named, whole-number columns beyond 0 and 1 were taken as scores:
-        they may be the runs' settings (rounds, agents), which ``scores`` would keep as attributes."""
+        they may be the runs' settings (rounds, agents), which ``scores`` would keep as attributes.
+        """
         integral = [c for c in scores if frame.schema[c].is_integer()]
         if not integral:
             return
@@ -408,7 +409,8 @@ class _Part:
 
     def _runs(self, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The runs columns in the schema's types, and the run attributes; and ``file, row, slot, problem``
-        of the rows that cannot be runs. A negative count or duration is set to null, with a warning."""
+        of the rows that cannot be runs. A negative count or duration is set to null, with a warning.
+        """
         schema = TABLES["runs"].polars_schema
         values, problems = [], []
         for column, source in self.mapping.items():

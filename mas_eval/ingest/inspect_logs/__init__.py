@@ -362,7 +362,8 @@ def _read_eval(
 def _without_cyclic_gc() -> Iterator[None]:
     """The cyclic garbage collector paused: decoding a log makes millions of dicts and lists, none
     in a cycle (reference counting frees them), and the collector's passes over them took a third
-    of the reading time."""
+    of the reading time.
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:

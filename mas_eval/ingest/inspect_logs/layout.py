@@ -365,7 +365,8 @@ def _count(value: Any, where: str) -> float:
 def migrate_sample(sample: dict[str, Any], first_score: str | None) -> None:
     """A sample of an older layout, in place, as inspect_ai's reader migrates it: a single ``score``
     becomes ``scores`` under the log's first score name, a ``transcript`` becomes ``events`` and
-    ``attachments``."""
+    ``attachments``.
+    """
     if "score" in sample:
         if "scores" in sample:
             problem = "has both 'score' and 'scores' (inspect_ai's reader refuses such a sample)"

@@ -209,7 +209,8 @@ def _known(value: Any) -> Any:
 def _usage(usage: Any, rows: Rows, where: str) -> tuple[Any, Any, Any, Any]:
     """``(input, output, total, cost)`` of one ``ModelUsage``: input counts the cache reads and writes,
     total is ``total_tokens`` (input + output when it is not recorded or 0); None where not
-    recorded, :data:`UNKNOWN` where impossible."""
+    recorded, :data:`UNKNOWN` where impossible.
+    """
     if usage is None:
         return None, None, None, None
     if type(usage) is not dict:

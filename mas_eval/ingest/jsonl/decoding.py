@@ -270,7 +270,8 @@ def chunk_tables(
 ) -> dict[str, pl.DataFrame]:
     """The general path: decode and check one chunk line by line where needed; its tables (every
     table, possibly empty; none for blank lines only). A malformed line is raised (file:line), or
-    set aside in the rejects file with ``skip_invalid``."""
+    set aside in the rejects file with ``skip_invalid``.
+    """
     every, problems = chunk_lines(chunk, max_line_bytes)
     problems = pl.concat([problems, _lone_surrogates(every.filter(~pl.col("line").is_in(problems["line"].implode())))])
     frame = every.filter(

@@ -84,7 +84,8 @@ def _staged(
 ) -> Iterator[tuple[Path, IO[bytes] | None]]:
     """The staging folder of the Dataset ``target`` and a handle on the staged ``rejects`` file:
     both replace their paths together when the ingest succeeds (one output of two parts, checked
-    before either is written), or neither does."""
+    before either is written), or neither does.
+    """
     if rejects is None:
         with atomic_directory(target, overwrite=overwrite, inputs=inputs) as staging:
             yield staging, None

@@ -195,7 +195,8 @@ def _too_long(size: int, max_line_bytes: int) -> str:
 
 def chunk_lines(chunk: Chunk, max_line_bytes: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Every line as ``line, text`` (without its terminator); ``line, error`` of lines over the
-    limit (their text cut, see :func:`_split`), then of lines that are not UTF-8."""
+    limit (their text cut, see :func:`_split`), then of lines that are not UTF-8.
+    """
     first, lines = chunk.first, chunk.lines
     numbers = pl.int_range(first, first + len(lines), dtype=pl.Int64, eager=True).alias("line")
     invalid = [(line, _too_long(size, max_line_bytes)) for line, size in chunk.long.items()]

@@ -146,7 +146,8 @@ class ChunkWriter:
 
     def finish(self) -> bool:
         """Wait for the last chunk and write the rows still held: whether every chunk passed
-        :meth:`Dataset.validate` on its own."""
+        :meth:`Dataset.validate` on its own.
+        """
         self._wait()
         if self._held is not None:
             self._held.write()
@@ -177,7 +178,8 @@ def staged_dataset(staging: Path, shards: int) -> Dataset:
 
 def sort_shards(staging: Path, names: list[str], shards: int) -> None:
     """Make the sharded layout from the staged shards: each shard sorted by key, ground truth one
-    sorted file, then ``_dataset.json`` and the stored codes (as :meth:`Dataset.write_tables` writes them)."""
+    sorted file, then ``_dataset.json`` and the stored codes (as :meth:`Dataset.write_tables` writes them).
+    """
     for name in names:
         spec = TABLES[name]
         if sharded(name):

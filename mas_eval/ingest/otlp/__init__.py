@@ -111,7 +111,8 @@ _SKIP_PIECE = 2**20
 def _bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
     """``(number, line, size)`` of each line of ``file`` that is not blank; a line longer than
     ``max_bytes`` (its newline aside) is never held: it comes as ``(number, None, size)``, read
-    past in bounded pieces, so memory is bounded by ``max_bytes`` whatever the file holds."""
+    past in bounded pieces, so memory is bounded by ``max_bytes`` whatever the file holds.
+    """
     if is_lfs_pointer(file):
         raise InvalidInputError(LFS_PROBLEM, fix=LFS_FIX)
     try:
@@ -142,7 +143,8 @@ def _bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | No
 def _opens_document(raw: bytes) -> bool:
     """Whether a file's first line starts a JSON document it does not finish (a pretty-printed
     document: JSON's error is at the line's very end), rather than being a whole document itself
-    (JSON lines) or a broken one."""
+    (JSON lines) or a broken one.
+    """
     try:
         text = raw.decode("utf-8-sig").strip()
         json.loads(text)
@@ -207,7 +209,8 @@ class _Reader:
 
     def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
         """Every document of ``file``: its lines, or the file as one document. A line that cannot be
-        read is set aside (or refused) by ``ingest``; nothing of the file is kept unless it is read."""
+        read is set aside (or refused) by ``ingest``; nothing of the file is kept unless it is read.
+        """
         index = len(self.files)
         self.files.append(file)
         found = _Found()

@@ -324,7 +324,8 @@ def attributes(items: Any, where: str) -> dict[str, Any]:
 
 def _id(value: Any, size: int, *, name: str, where: str, required: bool = True) -> str | None:
     """A trace (16 bytes) or span (8 bytes) id as lower-case hex, from hex or base64 (protobuf's
-    JSON mapping, Tempo's). Missing, empty or all zeros: None when not ``required``."""
+    JSON mapping, Tempo's). Missing, empty or all zeros: None when not ``required``.
+    """
     if value is None or value == "":
         if required:
             raise _field(where, f"{name} missing")
@@ -451,7 +452,8 @@ def _otlp_span(span: Any, resource: dict[str, Any], where: str) -> RawSpan:
 
 def _jaeger_id(value: Any, size: int, *, name: str, where: str, required: bool = True) -> str | None:
     """A Jaeger id: up to ``2 * size`` hex digits (a 64-bit trace id has 16), zero-padded as
-    Jaeger's own translation to OTLP pads it."""
+    Jaeger's own translation to OTLP pads it.
+    """
     if value is None or value == "":
         if required:
             raise _field(where, f"{name} missing")
@@ -515,7 +517,8 @@ def _jaeger_resource(process: Any, where: str) -> dict[str, Any]:
 
 def _jaeger_parent(span: dict[str, Any], trace_id: str, where: str) -> str | None:
     """The parent: ``parentSpanID`` (older exports), else the first ``CHILD_OF`` reference within
-    the trace, else the first ``FOLLOWS_FROM`` one (Jaeger's UI draws a span under either)."""
+    the trace, else the first ``FOLLOWS_FROM`` one (Jaeger's UI draws a span under either).
+    """
     parent = _jaeger_id(span.get("parentSpanID"), 8, name="parentSpanID", where=where, required=False)
     if parent is not None:
         return parent

@@ -212,7 +212,8 @@ TOOL_COLUMNS = ("run_id", "agent_id", "turn", "tool", "arguments", "error", "sec
 
 def _nearest(steps: list[Step]) -> tuple[Any, ...]:
     """The run's ``system, case_id, task, variant, epoch``: each the value of the span nearest the
-    root that has one (ties: the earlier start, then the earlier read)."""
+    root that has one (ties: the earlier start, then the earlier read).
+    """
     ranked = sorted(steps, key=lambda step: (step.depth, *_when(step.span)))
     found = []
     for column in ("system", "case_id", "task", "variant"):
