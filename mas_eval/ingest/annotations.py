@@ -140,9 +140,12 @@ class _Reader:
         found = mode_of(given, self.taxonomy)
         if found is None:
             listed = ", ".join(m.code for m in modes(self.taxonomy))
-            raise InvalidInputError(
+            msg = (
                 f"mode {given!r} is not a mode of the {self.taxonomy!r} taxonomy (its modes: {listed}, by code or "
-                "by code and name)",
+                "by code and name)"
+            )
+            raise InvalidInputError(
+                msg,
                 fix=f"name one of its modes, or leave out {option('taxonomy', self.taxonomy, cli='--taxonomy')}",
             )
         return found.label, found.category
@@ -176,7 +179,8 @@ class _Reader:
             frame = read_csv(file, infer_schema=False)
         except (OSError, pl.exceptions.PolarsError) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise InvalidInputError(f"cannot be read as CSV ({first})", fix="check that it is a CSV table") from None
+            msg = f"cannot be read as CSV ({first})"
+            raise InvalidInputError(msg, fix="check that it is a CSV table") from None
         present = frame.columns
         mapping = {c: c for c in ANNOTATION_COLUMNS if c in present and c not in self.columns} | self.columns
         for column, source in mapping.items():
@@ -242,7 +246,8 @@ class _Reader:
         else:
             value = flag(row[mapping["present"]], mapping["present"], strings=True)
             if value is None:
-                raise InvalidInputError(f"field {mapping['present']!r} is empty: the annotation says nothing")
+                msg = f"field {mapping['present']!r} is empty: the annotation says nothing"
+                raise InvalidInputError(msg)
             mode = identifier(cell("mode"), mapping["mode"])
             found.append(self._annotation(index, where, run_id, mode, annotator, value, **other))
         rows.extend(found)
@@ -265,8 +270,9 @@ class _Reader:
         elif isinstance(document, list):
             records, single = document, False
         else:
+            msg = f"holds {json_type(document)}, not a record of annotations or a list of them"
             raise InvalidInputError(
-                f"holds {json_type(document)}, not a record of annotations or a list of them",
+                msg,
                 fix="pass MAST's or Who&When's JSON, or a CSV",
             )
         for number, record in enumerate(records, start=1):
@@ -285,7 +291,8 @@ class _Reader:
         runs: list[dict[str, Any]],
     ) -> None:
         if not isinstance(record, dict):
-            raise InvalidInputError(f"is {json_type(record)}, not an object")
+            msg = f"is {json_type(record)}, not an object"
+            raise InvalidInputError(msg)
         if "mast_annotation" in record:
             read = self._mast_judged
         elif "mistake_agent" in record:
@@ -294,9 +301,12 @@ class _Reader:
             read = self._mast_human
         else:
             keys = ", ".join(sorted(map(str, record))[:8]) or "none"
-            raise InvalidInputError(
+            msg = (
                 f"is in none of the layouts read here (its keys: {keys}): MAST's traces have 'mast_annotation' or "
-                "'annotations', Who&When's logs 'mistake_agent'",
+                "'annotations', Who&When's logs 'mistake_agent'"
+            )
+            raise InvalidInputError(
+                msg,
                 fix="pass MAST's or Who&When's JSON, or a CSV",
             )
         found, run = read(file, record, system)
@@ -322,7 +332,8 @@ class _Reader:
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         flags = record["mast_annotation"]
         if not isinstance(flags, dict):
-            raise InvalidInputError(f"'mast_annotation' is {json_type(flags)}, not an object of mode: 0 or 1")
+            msg = f"'mast_annotation' is {json_type(flags)}, not an object of mode: 0 or 1"
+            raise InvalidInputError(msg)
         trace = record.get("trace")
         key = trace.get("key") if isinstance(trace, dict) else None
         trace_id = identifier(record.get("trace_id"), "trace_id")
@@ -343,7 +354,8 @@ class _Reader:
         for number, item in enumerate(record["annotations"], start=1):
             field = f"annotations[{number}]"
             if not isinstance(item, dict) or not isinstance(item.get("failure mode"), str):
-                raise InvalidInputError(f"{field} is not an object with a 'failure mode' text")
+                msg = f"{field} is not an object with a 'failure mode' text"
+                raise InvalidInputError(msg)
             # The text is the mode's code and name, then its definition after a blank line.
             mode = identifier(item["failure mode"].strip().split("\n", 1)[0].strip(), f"{field}.failure mode")
             for annotator, value in item.items():
@@ -512,7 +524,7 @@ def ingest_annotations(
     skip_invalid: bool = False,
     shards: int | None = None,
 ) -> LogIngestResult:
-    """Read failure-mode annotations into a Dataset's ``annotations`` table, written to ``out`` if given.
+    r"""Read failure-mode annotations into a Dataset's ``annotations`` table, written to ``out`` if given.
 
     Parameters
     ----------
@@ -572,8 +584,8 @@ def ingest_annotations(
     >>> from pathlib import Path
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     table = Path(folder) / "labels.csv"
-    ...     _ = table.write_text("run_id,system,case_id,annotator,1.1,2.6\\n"
-    ...                          "r1,mas,q1,ann_a,1,0\\nr1,mas,q1,ann_b,1,1\\nr2,single,q1,ann_a,0,0\\n")
+    ...     _ = table.write_text("run_id,system,case_id,annotator,1.1,2.6\n"
+    ...                          "r1,mas,q1,ann_a,1,0\nr1,mas,q1,ann_b,1,1\nr2,single,q1,ann_a,0,0\n")
     ...     result = ingest_annotations(table, taxonomy="mast")
     >>> result.dataset.collect("annotations").select("run_id", "mode", "annotator", "present").head(3).rows()
     [('r1', '1.1 Disobey task specification', 'ann_a', True), ('r1', '1.1 Disobey task specification', 'ann_b', True), ('r1', '2.6 Reasoning-action mismatch', 'ann_a', False)]

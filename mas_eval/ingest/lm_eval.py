@@ -245,7 +245,8 @@ def _read_results(file: Path, system: str | None) -> _Run:
     doc = read_json(file, what="an lm-eval results file", fix=fix, max_bytes=MAX_RESULTS_BYTES)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         found = json_type(doc) if not isinstance(doc, dict) else "no $.results object"
-        raise InvalidInputError(f"not an lm-eval results file ({found})", fix=fix)
+        msg = f"not an lm-eval results file ({found})"
+        raise InvalidInputError(msg, fix=fix)
     tasks = {
         text(name, "a task of $.results"): entry for name, entry in doc["results"].items() if isinstance(entry, dict)
     }
@@ -295,7 +296,8 @@ def _doc_id(sample: dict[str, Any]) -> str:
         raise InvalidInputError(problem, fix=fix)
     doc_id = sample["doc_id"]
     if isinstance(doc_id, bool) or not isinstance(doc_id, int | str):
-        raise InvalidInputError(f"doc_id is {json_type(doc_id)}, expected an integer", fix=fix)
+        msg = f"doc_id is {json_type(doc_id)}, expected an integer"
+        raise InvalidInputError(msg, fix=fix)
     try:
         return identifier(doc_id, "doc_id")
     except InvalidInputError as invalid:
@@ -361,11 +363,14 @@ class _Samples:
                 problem = f"not valid JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason})"
             raise InvalidInputError(problem, fix=_fix_line()) from None
         except RecursionError:
-            raise InvalidInputError("nested too deeply to decode", fix=_fix_line()) from None
+            msg = "nested too deeply to decode"
+            raise InvalidInputError(msg, fix=_fix_line()) from None
         except ValueError as exc:
-            raise InvalidInputError(f"cannot be decoded: {too_long_integer(exc)}", fix=_fix_line()) from None
+            msg = f"cannot be decoded: {too_long_integer(exc)}"
+            raise InvalidInputError(msg, fix=_fix_line()) from None
         if not isinstance(sample, dict):
-            raise InvalidInputError(f"{json_type(sample)}, not a sample object (a JSON object)", fix=_fix_line())
+            msg = f"{json_type(sample)}, not a sample object (a JSON object)"
+            raise InvalidInputError(msg, fix=_fix_line())
         doc_id = _doc_id(sample)
         filter_ = text(sample["filter"], "filter") or "none" if isinstance(sample.get("filter"), str) else "none"
         if (doc_id, filter_) in self.seen:
@@ -550,12 +555,14 @@ class _Reader:
     def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
         if file.name.startswith(SAMPLES_PREFIX):
             fix = "pass the results_<timestamp>.json beside it, or its folder"
-            raise InvalidInputError("a samples file, which does not name its model", fix=fix)
+            msg = "a samples file, which does not name its model"
+            raise InvalidInputError(msg, fix=fix)
         run = _read_results(file, system)
         run.samples = _samples_files(file, run.timestamp)
         if not run.samples:
             fix = "run lm-eval with --log_samples, and keep its samples files beside the results"
-            raise InvalidInputError(f"no samples_<task>_{run.timestamp}.jsonl beside it", fix=fix)
+            msg = f"no samples_<task>_{run.timestamp}.jsonl beside it"
+            raise InvalidInputError(msg, fix=fix)
         self.runs.append(run)
         for task in sorted(set(run.tasks) - set(run.samples) - run.groups):
             ingest.warnings.append(

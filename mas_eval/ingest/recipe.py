@@ -510,11 +510,11 @@ def parse_paths(texts: Sequence[str]) -> list[Path] | dict[Path, str | None]:
 
 
 def is_lfs_pointer(file: Path) -> bool:
-    """Whether ``file`` is a Git LFS pointer (a checkout without ``git lfs pull``), not the file it points to.
+    r"""Whether ``file`` is a Git LFS pointer (a checkout without ``git lfs pull``), not the file it points to.
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".eval") as pointer:
-    ...     _ = pointer.write("version https://git-lfs.github.com/spec/v1\\noid sha256:4d7a\\nsize 12345\\n")
+    ...     _ = pointer.write("version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 12345\n")
     ...     pointer.flush()
     ...     is_lfs_pointer(Path(pointer.name))
     True
@@ -547,16 +547,20 @@ def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int |
     try:
         size = file.stat().st_size
         if max_bytes is not None and size > max_bytes:
-            raise InvalidInputError(f"is {size:,} bytes, more than such a file can be ({max_bytes:,})", fix=fix)
+            msg = f"is {size:,} bytes, more than such a file can be ({max_bytes:,})"
+            raise InvalidInputError(msg, fix=fix)
         raw = file.read_bytes()
     except OSError as exc:
-        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix=fix) from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg, fix=fix) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"is not UTF-8 text ({exc.reason} at byte {exc.start})", fix=fix) from None
+        msg = f"is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise InvalidInputError(msg, fix=fix) from None
     if not text.strip():
-        raise InvalidInputError(f"is empty, not {what}", fix=fix)
+        msg = f"is empty, not {what}"
+        raise InvalidInputError(msg, fix=fix)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -565,11 +569,14 @@ def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int |
         if exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip()):
             problem = f"is truncated: the JSON stops before it is complete (not valid JSON: {where})"
             raise InvalidInputError(problem, fix=fix) from None
-        raise InvalidInputError(f"is not valid JSON ({where})", fix=fix) from None
+        msg = f"is not valid JSON ({where})"
+        raise InvalidInputError(msg, fix=fix) from None
     except RecursionError:
-        raise InvalidInputError("cannot be decoded: nested too deeply", fix=fix) from None
+        msg = "cannot be decoded: nested too deeply"
+        raise InvalidInputError(msg, fix=fix) from None
     except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
-        raise InvalidInputError(f"cannot be decoded: {too_long_integer(exc)}", fix=fix) from None
+        msg = f"cannot be decoded: {too_long_integer(exc)}"
+        raise InvalidInputError(msg, fix=fix) from None
 
 
 def too_long_integer(exc: ValueError) -> str:
@@ -588,15 +595,15 @@ def too_long_integer(exc: ValueError) -> str:
 
 
 def lines(file: Path) -> Iterator[tuple[int, bytes]]:
-    """``(number, line)`` of each line of ``file`` that is not blank (1 = the first; the line as
+    r"""``(number, line)`` of each line of ``file`` that is not blank (1 = the first; the line as
     bytes, with its newline if it has one); an :class:`InvalidInputError` if it cannot be opened.
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as file:
-    ...     _ = file.write('{"a": 1}\\n\\n{"a": 2}')
+    ...     _ = file.write('{"a": 1}\n\n{"a": 2}')
     ...     file.flush()
     ...     list(lines(Path(file.name)))
-    [(1, b'{"a": 1}\\n'), (3, b'{"a": 2}')]
+    [(1, b'{"a": 1}\n'), (3, b'{"a": 2}')]
     """
     if is_lfs_pointer(file):
         raise InvalidInputError(LFS_PROBLEM, fix=LFS_FIX, file=file)
@@ -604,7 +611,8 @@ def lines(file: Path) -> Iterator[tuple[int, bytes]]:
         handle = file.open("rb")
     except OSError as exc:
         fix = "make it readable"
-        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix=fix, file=file) from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg, fix=fix, file=file) from None
     with handle:
         for number, raw in enumerate(handle, start=1):
             if raw.strip():
@@ -616,7 +624,7 @@ _SKIP_PIECE = 2**20
 
 
 def bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
-    """``(number, line, size)`` of each line of ``file`` that is not blank, as :func:`lines` reads them,
+    r"""``(number, line, size)`` of each line of ``file`` that is not blank, as :func:`lines` reads them,
     but a line longer than ``max_bytes`` (without its newline) is never held: it comes as
     ``(number, None, size)``, its size in bytes counted as it is read past in bounded pieces.
 
@@ -625,10 +633,10 @@ def bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | Non
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as file:
-    ...     _ = file.write(b'{"a": 1}\\n' + b"x" * 50 + b"\\n\\n{}")
+    ...     _ = file.write(b'{"a": 1}\n' + b"x" * 50 + b"\n\n{}")
     ...     file.flush()
     ...     [(number, line, size) for number, line, size in bounded_lines(Path(file.name), 20)]
-    [(1, b'{"a": 1}\\n', 8), (2, None, 50), (4, b'{}', 2)]
+    [(1, b'{"a": 1}\n', 8), (2, None, 50), (4, b'{}', 2)]
     """
     if is_lfs_pointer(file):
         raise InvalidInputError(LFS_PROBLEM, fix=LFS_FIX, file=file)
@@ -636,7 +644,8 @@ def bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | Non
         handle = file.open("rb")
     except OSError as exc:
         fix = "make it readable"
-        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix=fix, file=file) from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg, fix=fix, file=file) from None
     with handle:
         number = 0
         while True:
@@ -673,7 +682,7 @@ def ingest_logs(
     shards: int | None,
     beside: Sequence[Path] = (),
 ) -> LogIngestResult:
-    """The recipe: ``paths`` read by ``reader`` into a Dataset, written to ``out`` if given.
+    r"""The recipe: ``paths`` read by ``reader`` into a Dataset, written to ``out`` if given.
 
     Parameters
     ----------
@@ -716,7 +725,7 @@ def ingest_logs(
     ...         return {"runs": conform(pl.DataFrame(self.rows, schema=["run_id", "system", "case_id"]), "runs")}
     >>> cases = LogFormat("cases", "case files", (".cases",), "no .cases files", "case")
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     _ = (Path(folder) / "a.cases").write_text("q1\\nq2\\n")
+    ...     _ = (Path(folder) / "a.cases").write_text("q1\nq2\n")
     ...     result = ingest_logs(
     ...         cases, Cases(), {folder: "mas"}, None, system=None, overwrite=False, skip_invalid=False, shards=None
     ...     )

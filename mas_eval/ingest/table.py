@@ -228,7 +228,8 @@ def _read(file: Path, max_line_bytes: int) -> pl.DataFrame:
         try:
             _check_lines(file, max_line_bytes)
         except OSError as exc:
-            raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})") from None
+            msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+            raise InvalidInputError(msg) from None
 
         def read() -> pl.DataFrame:
             return read_csv(file, infer_schema_length=None)
@@ -240,15 +241,15 @@ def _read(file: Path, max_line_bytes: int) -> pl.DataFrame:
             return read_parquet(file)
 
     else:
-        raise InvalidInputError(
-            "not a .csv or .parquet file", fix="pass a CSV or Parquet table of runs, one row per run"
-        )
+        msg = "not a .csv or .parquet file"
+        raise InvalidInputError(msg, fix="pass a CSV or Parquet table of runs, one row per run")
     try:
         frame = read()
     except (OSError, pl.exceptions.PolarsError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         fix = f"check that it is a {kind} table of runs"
-        raise InvalidInputError(f"cannot be read as {kind} ({first})", fix=fix) from None
+        msg = f"cannot be read as {kind} ({first})"
+        raise InvalidInputError(msg, fix=fix) from None
     if frame.height == 0:
         what = f"a header ({', '.join(frame.columns[:5])}{', ...' if frame.width > 5 else ''})" if frame.width else ""
         problem = f"holds no rows{': only ' + what if what else ''}"
@@ -555,7 +556,7 @@ def ingest_table(
     shards: int | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> LogIngestResult:
-    """Read CSV or Parquet tables of per-run results (one row per run) into a Dataset, written to ``out`` if given.
+    r"""Read CSV or Parquet tables of per-run results (one row per run) into a Dataset, written to ``out`` if given.
 
     Parameters
     ----------
@@ -633,7 +634,7 @@ def ingest_table(
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     table = Path(folder) / "runs.csv"
-    ...     _ = table.write_text("model,question,num_rounds,correct\\nmas,q1,3,true\\nsingle,q1,1,false\\n")
+    ...     _ = table.write_text("model,question,num_rounds,correct\nmas,q1,3,true\nsingle,q1,1,false\n")
     ...     result = ingest_table(table, columns={"system": "model", "case_id": "question"}, scores=["correct"])
     >>> result.dataset.collect("runs").select("run_id", "system", "num_rounds").rows()
     [('mas/q1/1', 'mas', 3), ('single/q1/1', 'single', 1)]

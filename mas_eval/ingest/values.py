@@ -215,16 +215,16 @@ def flag(value: Any, field: str, *, strings: bool = False) -> bool | None:
 
 
 def text(value: Any, field: str) -> str | None:
-    """``value`` as a String column's value: valid Unicode text, or None.
+    r"""``value`` as a String column's value: valid Unicode text, or None.
 
-    A lone surrogate (which JSON's ``\\ud800`` can write and no UTF-8 text can hold) is refused.
+    A lone surrogate (which JSON's ``\ud800`` can write and no UTF-8 text can hold) is refused.
 
     >>> text("Paris", "answer")
     'Paris'
-    >>> text("\\ud800", "answer")
+    >>> text("\ud800", "answer")
     Traceback (most recent call last):
     ...
-    mas_eval.ingest.recipe.InvalidInputError: field 'answer' is '\\ud800', not valid Unicode text (a lone surrogate)
+    mas_eval.ingest.recipe.InvalidInputError: field 'answer' is '\ud800', not valid Unicode text (a lone surrogate)
     """
     if value is None:
         return None
@@ -250,7 +250,8 @@ def identifier(value: Any, field: str) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if value is None:
-        raise InvalidInputError(f"field {field!r} is missing (null), not an identifier")
+        msg = f"field {field!r} is missing (null), not an identifier"
+        raise InvalidInputError(msg)
     checked = text(value, field)
     if checked is None or not checked.strip():
         raise _refuse(field, value, "blank, not an identifier")

@@ -148,7 +148,8 @@ class _Reading:
     def sample(self, sample: Any) -> None:
         """Read one decoded sample, or set it aside (as ``ingest.attempt`` does) with nothing of it kept."""
         if not isinstance(sample, dict):
-            raise InvalidInputError(f"a sample is {json_type(sample)}, not an object", fix=_FIX)
+            msg = f"a sample is {json_type(sample)}, not an object"
+            raise InvalidInputError(msg, fix=_FIX)
         rows = self.log.rows
         marks = [len(table) for table in rows.tables.values()]
         warned = len(rows.warnings)
@@ -175,7 +176,8 @@ class _Reading:
         case = identifier(sample.get("id"), "sample id")
         epoch = sample.get("epoch")
         if epoch is None:
-            raise InvalidInputError("field 'epoch' is missing (null), not an epoch number (1 = first)")
+            msg = "field 'epoch' is missing (null), not an epoch number (1 = first)"
+            raise InvalidInputError(msg)
         epoch = integer(epoch, "epoch", minimum=1)
         sample["epoch"] = epoch
         run_id = f"{header.eval_id}/{case}/{epoch}"
@@ -185,7 +187,8 @@ class _Reading:
             said = str(message or "").strip().splitlines()
             why = f" ({said[0][:200]})" if said else ""
             fix = "re-run it with `inspect eval-retry` and ingest that log"
-            raise InvalidInputError(f"the sample failed{why}", fix=fix, skip="skip the samples that failed")
+            msg = f"the sample failed{why}"
+            raise InvalidInputError(msg, fix=fix, skip="skip the samples that failed")
         self._check_across(run_id, case, epoch)
         if not sample.get("scores"):
             self.log.unscored += 1
@@ -217,7 +220,8 @@ class _Reading:
         earlier = self.seen.get(run_id)
         if earlier is not None:
             fix = "pass each log once (a copy of a log has the same eval id)"
-            raise InvalidInputError(f"its run_id {run_id!r} is also one of {earlier}", fix=fix)
+            msg = f"its run_id {run_id!r} is also one of {earlier}"
+            raise InvalidInputError(msg, fix=fix)
         repeat = (self.system, self.header.task, case, epoch)
         earlier = self.seen.get(repeat) or self.mine.get(repeat)
         if earlier is not None:
@@ -255,9 +259,9 @@ def _malformed(exc: Exception) -> InvalidInputError:
 def _read_log(
     file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], *, count_evaluator: bool, limit: int
 ) -> _Log:
-    """The rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``.
+    r"""The rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``.
 
-    A lone surrogate (which JSON's ``\\ud800`` can write and no UTF-8 text can hold) is rare, and
+    A lone surrogate (which JSON's ``\ud800`` can write and no UTF-8 text can hold) is rare, and
     checking every text for one costs a tenth of the reading: so the log is read without that
     check, and only when its rows cannot become columns for holding one is it read again with
     every text checked, which names the sample and the field.
@@ -313,15 +317,18 @@ def _read_json(
     try:
         data = file.read_bytes()
     except OSError as exc:
-        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})") from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg) from None
     if not data.strip():
-        raise InvalidInputError("is empty, not an inspect_ai log", fix=_FIX)
+        msg = "is empty, not an inspect_ai log"
+        raise InvalidInputError(msg, fix=_FIX)
     doc = decode(data, "the log")
     del data
     header = header_of(doc)
     samples = doc.get("samples") or []
     if not isinstance(samples, list):
-        raise InvalidInputError(f"field 'samples' is {json_type(samples)}, not a list", fix=_FIX)
+        msg = f"field 'samples' is {json_type(samples)}, not a list"
+        raise InvalidInputError(msg, fix=_FIX)
     _check_status(header, bool(samples))
     if not samples:
         raise _no_samples()

@@ -100,18 +100,23 @@ def decode(data: bytes | str, what: str) -> Any:
     except json.JSONDecodeError as exc:
         where = f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
         if exc.msg.startswith("Unterminated string") or exc.pos >= len(data.rstrip()):
-            raise InvalidInputError(f"{what} is truncated (not valid JSON: {where})", fix=_FIX) from None
-        raise InvalidInputError(f"{what} is not valid JSON ({where})", fix=_FIX) from None
+            msg = f"{what} is truncated (not valid JSON: {where})"
+            raise InvalidInputError(msg, fix=_FIX) from None
+        msg = f"{what} is not valid JSON ({where})"
+        raise InvalidInputError(msg, fix=_FIX) from None
     except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})", fix=_FIX) from None
+        msg = f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise InvalidInputError(msg, fix=_FIX) from None
     except RecursionError:
-        raise InvalidInputError(f"{what} is nested too deeply to decode", fix=_FIX) from None
+        msg = f"{what} is nested too deeply to decode"
+        raise InvalidInputError(msg, fix=_FIX) from None
     except ValueError as exc:
         if "integer string conversion" in str(exc):
             problem = f"{what} holds a JSON integer of more than 4,300 digits, which Python does not convert"
             problem += " and no count can be"
             raise InvalidInputError(problem, fix=_FIX) from None
-        raise InvalidInputError(f"{what} cannot be decoded ({exc})", fix=_FIX) from None
+        msg = f"{what} cannot be decoded ({exc})"
+        raise InvalidInputError(msg, fix=_FIX) from None
 
 
 def derived_eval_id(run_id: str, task_id: str, created: str) -> str:
@@ -189,7 +194,8 @@ class Header:
 
 def _field(mapping: Any, key: str, where: str) -> Any:
     if not isinstance(mapping, dict):
-        raise InvalidInputError(f"field {where!r} is {json_type(mapping)}, not an object", fix=_FIX)
+        msg = f"field {where!r} is {json_type(mapping)}, not an object"
+        raise InvalidInputError(msg, fix=_FIX)
     return mapping.get(key)
 
 
@@ -200,10 +206,12 @@ def header_of(doc: Any) -> Header:
     model or creation time that is not text, a version newer than :data:`FORMAT_VERSION`).
     """
     if not isinstance(doc, dict):
-        raise InvalidInputError(f"the log is {json_type(doc)}, not a JSON object", fix=_FIX)
+        msg = f"the log is {json_type(doc)}, not a JSON object"
+        raise InvalidInputError(msg, fix=_FIX)
     version = doc.get("version", 2)
     if not isinstance(version, int) or isinstance(version, bool):
-        raise InvalidInputError(f"its log format version is {version!r}, not a number", fix=_FIX)
+        msg = f"its log format version is {version!r}, not a number"
+        raise InvalidInputError(msg, fix=_FIX)
     if version > FORMAT_VERSION:
         problem = (
             f"its log format version is {version}, newer than the {FORMAT_VERSION} this reader knows "
@@ -212,10 +220,12 @@ def header_of(doc: Any) -> Header:
         raise InvalidInputError(problem, fix="upgrade mas_eval to read it")
     spec = doc.get("eval")
     if not isinstance(spec, dict):
-        raise InvalidInputError(f"it has no 'eval' object (it is {json_type(spec)}): not an inspect_ai log", fix=_FIX)
+        msg = f"it has no 'eval' object (it is {json_type(spec)}): not an inspect_ai log"
+        raise InvalidInputError(msg, fix=_FIX)
     status = doc.get("status", "started")
     if not isinstance(status, str):
-        raise InvalidInputError(f"field 'status' is {json_type(status)}, not text", fix=_FIX)
+        msg = f"field 'status' is {json_type(status)}, not text"
+        raise InvalidInputError(msg, fix=_FIX)
     task = _required_text(spec, "task")
     model = _required_text(spec, "model")
     given = spec.get("eval_id")
@@ -233,7 +243,8 @@ def header_of(doc: Any) -> Header:
 def _required_text(spec: dict[str, Any], key: str) -> str:
     value = spec.get(key)
     if value is None:
-        raise InvalidInputError(f"field 'eval.{key}' is missing: not an inspect_ai log", fix=_FIX)
+        msg = f"field 'eval.{key}' is missing: not an inspect_ai log"
+        raise InvalidInputError(msg, fix=_FIX)
     return text(value, f"eval.{key}") or ""
 
 
@@ -307,7 +318,8 @@ def _results(results: Any, header: Header) -> None:
     if results is None:
         return
     if not isinstance(results, dict):
-        raise InvalidInputError(f"field 'results' is {json_type(results)}, not an object", fix=_FIX)
+        msg = f"field 'results' is {json_type(results)}, not an object"
+        raise InvalidInputError(msg, fix=_FIX)
     scores = results.get("scores")
     if "scorer" in results and not scores:
         # The first layout: one scorer, its metrics beside it (EvalResults.convert_scorer_to_scorers).
@@ -320,7 +332,8 @@ def _results(results: Any, header: Header) -> None:
     seen: dict[str, int] = {}
     for entry in scores or []:
         if not isinstance(entry, dict):
-            raise InvalidInputError(f"an entry of 'results.scores' is {json_type(entry)}, not an object", fix=_FIX)
+            msg = f"an entry of 'results.scores' is {json_type(entry)}, not an object"
+            raise InvalidInputError(msg, fix=_FIX)
         name = text(entry.get("name"), "results.scores[].name") or ""
         scorer = text(entry.get("scorer"), "results.scores[].scorer") or name
         if header.first_score is None:
@@ -358,7 +371,8 @@ def _metric_value(value: Any) -> float | None:
 
 def _count(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInputError(f"field {where!r} is {str(value)[:40]}, not a count", fix=_FIX)
+        msg = f"field {where!r} is {str(value)[:40]}, not a count"
+        raise InvalidInputError(msg, fix=_FIX)
     return float(value)
 
 

@@ -214,7 +214,8 @@ def _usage(usage: Any, rows: Rows, where: str) -> tuple[Any, Any, Any, Any]:
     if usage is None:
         return None, None, None, None
     if type(usage) is not dict:
-        raise InvalidInputError(f"a usage record is {json_type(usage)}, not an object", where=where)
+        msg = f"a usage record is {json_type(usage)}, not an object"
+        raise InvalidInputError(msg, where=where)
     get = usage.get
     i, o, t = get("input_tokens"), get("output_tokens"), get("total_tokens")
     r, w, cost = get("input_tokens_cache_read"), get("input_tokens_cache_write"), get("total_cost")
@@ -338,9 +339,8 @@ def _text_of(content: Any, attachments: dict[str, Any], where: str) -> str:
     elif content is None:
         said = ""
     else:
-        raise InvalidInputError(
-            f"a message's content is {json_type(content)}, not text or a list of parts", where=where
-        )
+        msg = f"a message's content is {json_type(content)}, not text or a list of parts"
+        raise InvalidInputError(msg, where=where)
     if "attachment://" in said:
         said = _ATTACHMENT.sub(lambda m: str(attachments.get(m.group(1), m.group(0))), said)
     return said
@@ -437,7 +437,8 @@ def read_sample(
             scorer = scoring.scorer(event)
             call_model = event.get("model")
             if not isinstance(call_model, str):
-                raise InvalidInputError(f"a model event's model is {json_type(call_model)}, not text", where=where)
+                msg = f"a model event's model is {json_type(call_model)}, not text"
+                raise InvalidInputError(msg, where=where)
             role = event.get("role")
             agent = scorer if scorer is not None else (role if isinstance(role, str) and role else call_model)
             output = event.get("output") or {}
@@ -492,7 +493,8 @@ def read_sample(
     agents: dict[str, str | None] = {}
     for turn, message in enumerate(messages, start=1):
         if not isinstance(message, dict):
-            raise InvalidInputError(f"a message is {json_type(message)}, not an object", where=where)
+            msg = f"a message is {json_type(message)}, not an object"
+            raise InvalidInputError(msg, where=where)
         role = message.get("role")
         said = _text_of(message.get("content"), attachments, where)
         call = None
@@ -504,7 +506,8 @@ def read_sample(
             requested = message.get("tool_calls") or []
             for tool in requested:
                 if not isinstance(tool, dict):
-                    raise InvalidInputError(f"a tool call is {json_type(tool)}, not an object", where=where)
+                    msg = f"a tool call is {json_type(tool)}, not an object"
+                    raise InvalidInputError(msg, where=where)
                 asked.append((tool, agent, turn))
             if requested and not said.strip():
                 said = "\n".join(_call_text(str(t.get("function")), t.get("arguments")) for t in requested)
@@ -515,7 +518,8 @@ def read_sample(
         if role == "assistant":
             last_speaker = agent
         if not isinstance(role, str):
-            raise InvalidInputError(f"a message's role is {json_type(role)}, not text", where=where)
+            msg = f"a message's role is {json_type(role)}, not text"
+            raise InvalidInputError(msg, where=where)
         if call is not None:
             speaker_model = call.model
         if check_text:
@@ -670,10 +674,12 @@ def _scores(rows: Rows, sample: dict[str, Any], run_id: str, where: str, check_t
     out = rows.tables["outcomes"]
     scores = sample.get("scores") or {}
     if not isinstance(scores, dict):
-        raise InvalidInputError(f"field 'scores' is {json_type(scores)}, not an object", where=where)
+        msg = f"field 'scores' is {json_type(scores)}, not an object"
+        raise InvalidInputError(msg, where=where)
     for scorer, score in scores.items():
         if not isinstance(score, dict):
-            raise InvalidInputError(f"score {scorer!r} is {json_type(score)}, not an object", where=where)
+            msg = f"score {scorer!r} is {json_type(score)}, not an object"
+            raise InvalidInputError(msg, where=where)
         value = score.get("value")
         answer, explanation = score.get("answer"), score.get("explanation")
         answer = None if answer is None else answer if isinstance(answer, str) else _json_text(answer, "answer")

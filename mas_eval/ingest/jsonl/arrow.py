@@ -63,14 +63,14 @@ def _out_of_reach(column: str) -> pl.Expr:
 
 
 def _longest_object(data: bytes) -> int | None:
-    """The length of the longest line of ``data`` (lines joined by ``\\n``) if every line starts with ``{``
+    r"""The length of the longest line of ``data`` (lines joined by ``\n``) if every line starts with ``{``
     and ends with ``}``, else None.
 
     With Arrow reading one row per line (checked after), this makes each line exactly one JSON
     object: a value cannot run on to the next line, since after a ``}`` only ``,``, ``}`` or
     ``]`` may follow inside a value and a JSON string holds no raw newline. A blank line, a
     byte-order mark or leading space fails it (the general path strips them). A line may end
-    with ``\\r`` (CRLF files): JSON's whitespace to both readers.
+    with ``\r`` (CRLF files): JSON's whitespace to both readers.
     """
     codes = np.frombuffer(data, dtype=np.uint8)
     breaks = np.flatnonzero(codes == ord("\n"))

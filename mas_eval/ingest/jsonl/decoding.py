@@ -242,9 +242,9 @@ _SURROGATE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
 
 
 def _lone_surrogates(lines: pl.DataFrame) -> pl.DataFrame:
-    """``line, error`` of the lines whose JSON escapes a lone UTF-16 surrogate (``"\\ud800"``).
+    r"""``line, error`` of the lines whose JSON escapes a lone UTF-16 surrogate (``"\ud800"``).
 
-    No text can hold one: Polars' decoder stores ``\\ud800`` as ``"\\x00"`` (a value changed
+    No text can hold one: Polars' decoder stores ``\ud800`` as ``"\x00"`` (a value changed
     silently), Arrow's refuses it, so it is refused here, vectorised: the escaped backslashes and
     the surrogate pairs (one character each, e.g. an emoji) taken out, any surrogate escape left is
     one alone. Only lines holding a surrogate escape at all are looked at twice.

@@ -60,9 +60,9 @@ _PREFIX_BYTES = 1000
 
 @dataclass(frozen=True)
 class Chunk:
-    """Consecutive lines of a file, decoded together.
+    r"""Consecutive lines of a file, decoded together.
 
-    ``first`` is the 1-based number of the first line; ``lines`` the lines without their ``\\n``,
+    ``first`` is the 1-based number of the first line; ``lines`` the lines without their ``\n``,
     a line over the limit cut to its first bytes; ``long`` the number and length (in bytes) of
     each line over the limit; ``position`` the bytes of the file read so far (see :func:`chunks`).
     """
@@ -84,11 +84,11 @@ def _prefix(data: bytes) -> bytes:
 
 
 def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes], np.ndarray, dict[int, int]]]:
-    """The lines of ``handle``, a read at a time: ``(lines, sizes, long)``.
+    r"""The lines of ``handle``, a read at a time: ``(lines, sizes, long)``.
 
-    ``lines`` are the whole lines that the read completed, without their ``\\n`` (the file's
-    last line may lack one); ``sizes`` their lengths in the file, ``\\n`` included; ``long``
-    maps the position in ``lines`` of each line longer than ``max_line_bytes`` (``\\n``
+    ``lines`` are the whole lines that the read completed, without their ``\n`` (the file's
+    last line may lack one); ``sizes`` their lengths in the file, ``\n`` included; ``long``
+    maps the position in ``lines`` of each line longer than ``max_line_bytes`` (``\n``
     excluded) to its length. Such a line is cut to its first bytes (:func:`_prefix`) as soon as
     it passes the limit, so memory is bounded by the limit and the read size, never by a line.
     """

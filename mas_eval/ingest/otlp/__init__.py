@@ -118,9 +118,8 @@ def _bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | No
     try:
         handle = file.open("rb")
     except OSError as exc:
-        raise InvalidInputError(
-            f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix="make it readable"
-        ) from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg, fix="make it readable") from None
     with handle:
         number = 0
         while raw := handle.readline(max_bytes + 2):  # the limit, one byte over it, and the newline
@@ -171,7 +170,8 @@ def _decode(raw: bytes, first: bool) -> str:
     try:
         return raw.decode("utf-8-sig" if first else "utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        msg = f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise InvalidInputError(msg) from None
 
 
 @dataclass
@@ -230,10 +230,12 @@ class _Reader:
         if found.layout == "document":
             self._document(self._whole(file), found, index, None, system)
         if found.layout is None:
-            raise InvalidInputError("is empty: it holds no trace", fix="pass a file of OTLP JSON traces")
+            msg = "is empty: it holds no trace"
+            raise InvalidInputError(msg, fix="pass a file of OTLP JSON traces")
         if found.documents and not found.spans:
+            msg = f"holds no span: read as {found.described()}, its {found.documents} document(s) have none"
             raise InvalidInputError(
-                f"holds no span: read as {found.described()}, its {found.documents} document(s) have none",
+                msg,
                 fix="pass the file that holds the traces",
             )
         self.spans.extend(found.spans)
@@ -248,7 +250,8 @@ class _Reader:
         try:
             raw = file.read_bytes()
         except OSError as exc:
-            raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})") from None
+            msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+            raise InvalidInputError(msg) from None
         return parse_json(_decode(raw, first=True))
 
     def _document(self, document: Any, found: _Found, file: int, line: int | None, system: str | None) -> None:
@@ -259,9 +262,8 @@ class _Reader:
         if found.shape is None:
             found.shape = shape
         elif shape != found.shape:
-            raise InvalidInputError(
-                f"{SHAPES[shape]}, but the file's first document is {SHAPES[found.shape]}: a file holds one shape"
-            )
+            msg = f"{SHAPES[shape]}, but the file's first document is {SHAPES[found.shape]}: a file holds one shape"
+            raise InvalidInputError(msg)
         notes = Notes()
         place = f"line {line}: " if line is not None else ""
         spans = []
@@ -329,13 +331,15 @@ class _Reader:
     def _check_context(self, context: tuple[Any, ...]) -> None:
         system, case_id = context[0], context[1]
         if case_id is None:
+            msg = f"no span or resource has the case attribute {self.case_attribute!r}"
             raise InvalidInputError(
-                f"no span or resource has the case attribute {self.case_attribute!r}",
+                msg,
                 fix=f"set it on the root span or the resource, or pass {option('case_attribute', '...')}",
             )
         if system is None:
+            msg = f"no span or resource has the system attribute {self.system_attribute!r}"
             raise InvalidInputError(
-                f"no span or resource has the system attribute {self.system_attribute!r}",
+                msg,
                 fix=f"set it, or name the file's system, or pass {option('system_attribute', '...')}",
             )
 
@@ -395,7 +399,7 @@ def ingest_otlp(
     skip_invalid: bool = False,
     shards: int | None = None,
 ) -> LogIngestResult:
-    """Read OpenTelemetry traces of agents (OTLP JSON, Tempo, Jaeger) into a Dataset, written to ``out`` if given.
+    r"""Read OpenTelemetry traces of agents (OTLP JSON, Tempo, Jaeger) into a Dataset, written to ``out`` if given.
 
     Parameters
     ----------
@@ -487,7 +491,7 @@ def ingest_otlp(
     >>> request = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [chat]}]}]}
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     path = Path(folder) / "traces.json"
-    ...     _ = path.write_text(json.dumps(request) + "\\n")
+    ...     _ = path.write_text(json.dumps(request) + "\n")
     ...     result = ingest_otlp(path)
     >>> result.dataset.collect("runs").select("system", "case_id", "api_calls", "tokens", "seconds").rows()
     [('single', 'q1', 1, 150, 1.5)]

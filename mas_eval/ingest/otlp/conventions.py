@@ -258,7 +258,8 @@ def _name(value: Any, key: str, where: str) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str):
-        raise InvalidInputError(f"{where}: {key} is {quoted(value)}, not a name")
+        msg = f"{where}: {key} is {quoted(value)}, not a name"
+        raise InvalidInputError(msg)
     try:
         checked = text(value, key)
     except InvalidInputError as exc:
@@ -284,7 +285,8 @@ def _tokens(attributes: dict[str, Any], keys: tuple[str, ...], where: str, notes
     try:
         return count(value, key, notes.impossible, where=noted, strings=True)
     except InvalidInputError as exc:
-        raise InvalidInputError(f"{where}: {exc.problem}, not a count of tokens (a whole number >= 0)") from None
+        msg = f"{where}: {exc.problem}, not a count of tokens (a whole number >= 0)"
+        raise InvalidInputError(msg) from None
 
 
 def _input_tokens(attributes: dict[str, Any], where: str, notes: Notes, noted: str) -> int | None:
@@ -514,7 +516,8 @@ def _kind(attributes: dict[str, Any]) -> tuple[str | None, bool]:
 def _evaluation(attributes: dict[str, Any], time: int | None, where: str, notes: Notes, noted: str) -> Evaluation:
     name = attributes.get("gen_ai.evaluation.name")
     if name is None:
-        raise InvalidInputError(f"{where}: a {EVALUATION_EVENT} event without gen_ai.evaluation.name")
+        msg = f"{where}: a {EVALUATION_EVENT} event without gen_ai.evaluation.name"
+        raise InvalidInputError(msg)
     try:
         checked = identifier(name, "gen_ai.evaluation.name")
         score = None
@@ -548,7 +551,8 @@ def _context(value: Any, key: str, where: str) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str):
-        raise InvalidInputError(f"{where}: {key} is {quoted(value)}, not a name (text)")
+        msg = f"{where}: {key} is {quoted(value)}, not a name (text)"
+        raise InvalidInputError(msg)
     try:
         checked = text(value, key)
     except InvalidInputError as exc:
@@ -623,7 +627,8 @@ def read_span(raw: RawSpan, context: dict[str, str], notes: Notes, *, place: str
     try:
         epoch = integer(epoch, EPOCH_ATTRIBUTE, strings=True, minimum=0)
     except InvalidInputError as exc:
-        raise InvalidInputError(f"{where}: {exc.problem}, not a whole number >= 0") from None
+        msg = f"{where}: {exc.problem}, not a whole number >= 0"
+        raise InvalidInputError(msg) from None
     seconds = None
     if raw.start is not None and raw.end is not None:
         seconds = duration((raw.end - raw.start) / 10**9, "seconds", notes.impossible, where=noted)

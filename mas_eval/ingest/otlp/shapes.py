@@ -123,10 +123,10 @@ class RawSpan:
 
 
 def quoted(value: Any, limit: int = 40) -> str:
-    """``value`` as a message quotes it: ``repr``, at most ``limit`` characters, lone surrogates escaped.
+    r"""``value`` as a message quotes it: ``repr``, at most ``limit`` characters, lone surrogates escaped.
 
-    >>> quoted("chat \\ud800")
-    "'chat \\\\ud800'"
+    >>> quoted("chat \ud800")
+    "'chat \\ud800'"
     """
     if type(value) is str and len(value) < limit - 2 and value.isascii():
         return repr(value)
@@ -152,13 +152,16 @@ def parse_json(data: str, *, position: str = "line and column") -> Any:
         return json.loads(data)
     except json.JSONDecodeError as exc:
         where = f"column {exc.colno}" if position == "column" else f"line {exc.lineno}, column {exc.colno}"
-        raise InvalidInputError(f"not JSON ({exc.msg} at {where})") from None
+        msg = f"not JSON ({exc.msg} at {where})"
+        raise InvalidInputError(msg) from None
     except RecursionError:
-        raise InvalidInputError("not JSON that can be read: nested too deeply") from None
+        msg = "not JSON that can be read: nested too deeply"
+        raise InvalidInputError(msg) from None
     except ValueError as exc:  # Python refuses to convert an integer of more than 4,300 digits
         digits = re.search(r"value has (\d+) digits", str(exc))
         size = f"of {int(digits.group(1)):,} digits" if digits else "too long to convert"
-        raise InvalidInputError(f"not JSON that can be read: an integer {size}, more than any field holds") from None
+        msg = f"not JSON that can be read: an integer {size}, more than any field holds"
+        raise InvalidInputError(msg) from None
 
 
 def shape_of(document: Any) -> str | None:
@@ -224,7 +227,8 @@ def spans_of(document: Any, shape: str, *, at: str = "") -> Iterator[RawSpan]:
     if isinstance(document, list):
         for index, request in enumerate(document):
             if not isinstance(request, dict) or shape_of(request) != "otlp":
-                raise InvalidInputError(f"$[{index}]: {not_a_shape(request)}")
+                msg = f"$[{index}]: {not_a_shape(request)}"
+                raise InvalidInputError(msg)
             yield from _resource_spans(request.get("resourceSpans", []), f"$[{index}].resourceSpans")
         return
     if shape == "otlp":
@@ -495,7 +499,8 @@ def _jaeger(document: dict[str, Any]) -> Iterator[RawSpan]:
     errors = document.get("errors")
     if isinstance(errors, list) and errors:
         first = errors[0].get("msg") if isinstance(errors[0], dict) else errors[0]
-        raise InvalidInputError(f"a Jaeger response that reports an error, not traces: {quoted(first, 80)}")
+        msg = f"a Jaeger response that reports an error, not traces: {quoted(first, 80)}"
+        raise InvalidInputError(msg)
     for t, trace in enumerate(_array(document.get("data"), "data")):
         at = f"data[{t}]"
         trace = _object(trace, at, optional=False)

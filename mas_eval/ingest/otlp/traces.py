@@ -277,7 +277,8 @@ def run_rows(
             None if input_tokens is None or output_tokens is None else _sum([input_tokens, output_tokens], "tokens")
         )
     except InvalidInputError as invalid:
-        raise InvalidInputError(f"its {len(counted)} model call(s): {invalid.problem}") from None
+        msg = f"its {len(counted)} model call(s): {invalid.problem}"
+        raise InvalidInputError(msg) from None
     errors = sum(s.span.error is not None for s in tools)
     rows.runs.append(
         (trace_id, *context, epoch, seconds, len(counted), tokens, input_tokens, output_tokens, len(tools), errors)
@@ -344,9 +345,8 @@ def _usage(rows: Rows, trace_id: str, system_calls: list[Step], judge_calls: lis
                 _sum((s.output_tokens for s in spans), "output_tokens"),
             )
         except InvalidInputError as invalid:
-            raise InvalidInputError(
-                f"the {len(spans)} model call(s) of {agent!r} to {model!r}: {invalid.problem}"
-            ) from None
+            msg = f"the {len(spans)} model call(s) of {agent!r} to {model!r}: {invalid.problem}"
+            raise InvalidInputError(msg) from None
         rows.usage.append((trace_id, agent, model, len(spans), *sums, _seconds(s.seconds for s in spans), judge))
 
 
