@@ -96,7 +96,7 @@ def _check_name(value: object, what: str) -> str | None:
 
 
 def _into(into: Dataset | str | Path | None) -> tuple[Dataset | None, list[Path]]:
-    """The Dataset the annotations join, and its folder (an input the output may not replace)."""
+    """Return the Dataset the annotations join, and its folder (an input the output may not replace)."""
     if into is None:
         return None, []
     if isinstance(into, Dataset):
@@ -134,7 +134,7 @@ class _Reader:
         self.runs.extend(runs)
 
     def _mode(self, given: str) -> tuple[str, str | None]:
-        """The mode as stored and its category from the taxonomy (None without one); an unknown mode refused."""
+        """Return the mode as stored and its taxonomy category (None without one); refuse an unknown mode."""
         if self.taxonomy is None:
             return given, None
         found = mode_of(given, self.taxonomy)
@@ -315,8 +315,9 @@ class _Reader:
             runs.append(self._run(index, where, **run))
 
     def _mast_run(self, record: dict[str, Any], system: str | None, run_id: str) -> dict[str, Any]:
-        """A MAST trace's run: MAS and benchmark named; each trace its own case (the files do not say which
-        problem a trace solved, so no two systems are paired on one).
+        """Read a MAST trace's run: MAS and benchmark named, each trace its own case.
+
+        The files do not say which problem a trace solved, so no two systems are paired on one.
         """
         named = system if system is not None else identifier(record.get("mas_name"), "mas_name")
         return {
@@ -436,8 +437,10 @@ class _Reader:
         return pl.concat_str(path, pl.lit(" "), pl.col(where))
 
     def _runs(self, ingest: Ingest) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The runs the files describe, one row per run id (as first described); and ``_file, _where`` of the
-        records that describe a run otherwise (set aside, with their annotations).
+        """Return the runs the files describe, one row per run id (as first described), and the others.
+
+        The others are ``_file, _where`` of the records that describe a run otherwise (set aside, with their
+        annotations).
         """
         located = {"_file": pl.Int64(), "_where": pl.String()}
         schema = {c: TABLES["runs"].polars_schema[c] for c in _RUN_FIELDS} | located
@@ -459,7 +462,7 @@ class _Reader:
         return first.drop("_file", "_where"), clashing.select("_file", "_where")
 
     def _known_runs(self, rows: pl.DataFrame, known: pl.DataFrame, ingest: Ingest) -> pl.DataFrame:
-        """The rows of runs the Dataset ``into`` holds; the others set aside."""
+        """Return the rows of runs the Dataset ``into`` holds; set the others aside."""
         unknown = rows.join(known, on="run_id", how="anti", maintain_order="left")
         if unknown.height:
             examples = ", ".join(repr(r) for r in known["run_id"].head(3).to_list()) or "(none)"

@@ -138,7 +138,7 @@ LddxIngestResult = LogIngestResult
 
 
 def _child(path: str, key: str | int) -> str:
-    """The JSON path of ``path``'s member ``key``: ``$.a.b``, ``$.a["Dr. X"]``, ``$.a[0]``."""
+    """Return the JSON path of ``path``'s member ``key``: ``$.a.b``, ``$.a["Dr. X"]``, ``$.a[0]``."""
     if isinstance(key, int):
         return f"{path}[{key}]"
     if _IDENTIFIER.fullmatch(key):
@@ -151,7 +151,7 @@ def _is_scalar(value: Any) -> bool:
 
 
 def _diagnosis_of_line(line: str) -> str:
-    """The diagnosis a list line starts with: ``"2. **AKI: [15%]** - because"`` gives ``"AKI"``.
+    """Return the diagnosis a list line starts with: ``"2. **AKI: [15%]** - because"`` gives ``"AKI"``.
 
     Notes
     -----
@@ -176,7 +176,7 @@ def _diagnosis_of_line(line: str) -> str:
 
 
 def _unwrapped(diagnosis: str) -> str:
-    """A diagnosis without the list markup around the whole of it: ``**AKI**`` and ``[AKI]`` give ``AKI``.
+    """Strip the list markup around the whole of a diagnosis: ``**AKI**`` and ``[AKI]`` give ``AKI``.
 
     >>> _unwrapped("**Acute Myocardial Infarction (AMI)**"), _unwrapped("[Neonatal Sepsis]"), _unwrapped("Gout")
     ('Acute Myocardial Infarction (AMI)', 'Neonatal Sepsis', 'Gout')
@@ -187,7 +187,7 @@ def _unwrapped(diagnosis: str) -> str:
 
 
 def _named_items(recorded: list[Any]) -> dict[str, list[tuple[int, dict[str, Any]]]]:
-    """The items of a round's ``all_diagnoses`` that name their ``agent`` (v8.6), by agent, with their positions."""
+    """Return the items of a round's ``all_diagnoses`` that name their ``agent`` (v8.6), by agent, with positions."""
     named: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for i, item in enumerate(recorded):
         if isinstance(item, dict) and isinstance(item.get("agent"), str):
@@ -284,7 +284,7 @@ class _Run:
         return name
 
     def speaker(self, key: str, where: str) -> str:
-        """The agent a response key names: the key itself, or ``<agent>`` of a v8 debate key ``<agent>_round<n>``."""
+        """Return the agent a response key names: the key, or ``<agent>`` of a v8 debate key ``<agent>_round<n>``."""
         if key not in self._agents:
             sub_round = _SUB_ROUND.fullmatch(key)
             if sub_round and sub_round["agent"] in self._agents:
@@ -498,8 +498,10 @@ class _Run:
     def _read_independent(
         self, responses: dict[str, Any], speakers: dict[str, str], metadata: dict[str, Any], meta: str
     ) -> None:
-        """Each agent's differential: its response's ``structured_data`` (v8.5), else its
-        ``metadata.diagnoses_by_agent`` entry (v6), else the ``metadata.all_diagnoses`` items naming it (v8.6).
+        """Read each agent's differential, from the first source that has it.
+
+        The sources, in order: its response's ``structured_data`` (v8.5), its
+        ``metadata.diagnoses_by_agent`` entry (v6), the ``metadata.all_diagnoses`` items naming it (v8.6).
 
         That is the order in which Local-DDx itself fills ``metadata.all_diagnoses`` (the list its
         later rounds and its TempoScore read): the structured data, else the diagnoses parsed from
@@ -591,8 +593,10 @@ class _Run:
     def _attribute_unheard(
         self, recorded: list[Any], responses: dict[str, Any], speakers: dict[str, str], meta: str, taken: int
     ) -> None:
-        """Diagnoses the round's ``all_diagnoses`` lists but no response gives: those of an agent whose
-        name another agent shares (the file keys responses by name, so one of them has no response).
+        """Map the diagnoses the round's ``all_diagnoses`` lists but no response gives.
+
+        They are those of an agent whose name another agent shares (the file keys responses by name, so
+        one of them has no response).
 
         With exactly one shared name, the leftover items (the recorded list less the responses'
         diagnoses, as multisets) are that name's; otherwise they cannot be attributed and are
@@ -635,7 +639,7 @@ class _Run:
     def _read_debate(
         self, responses: dict[str, Any], speakers: dict[str, str], metadata: dict[str, Any], meta: str
     ) -> None:
-        """The refinements: v8 names each one's agent and diagnosis; v6 gives the agent's whole response and a line."""
+        """Read the refinements: v8 names each one's agent and diagnosis; v6 gives the whole response and a line."""
         refinements = self.want(metadata, "all_refinements", meta, "array", "no debate rows")
         if refinements is None:
             return
@@ -684,7 +688,7 @@ class _Run:
     def _read_cant_miss(
         self, responses: dict[str, Any], speakers: dict[str, str], metadata: dict[str, Any], meta: str
     ) -> None:
-        """The team's consolidated list (what the evaluator reads), and each agent's own list where recorded (v8)."""
+        """Read the team's consolidated list (what the evaluator reads), and each agent's own where recorded (v8)."""
         critical = self.want(metadata, "critical_diagnoses", meta, "array", "no team can't-miss rows")
         at = _child(meta, "critical_diagnoses")
         for rank, item in enumerate(critical or [], start=1):
@@ -746,7 +750,7 @@ class _Run:
             self.row("ground_truth", case_id=self.case_id, diagnosis=diagnosis)
 
     def _read_evaluation(self, doc: dict[str, Any]) -> None:
-        """The evaluator's numbers and labels, Dr. Reed's scores and the TempoScores, into ``reported``."""
+        """Read the evaluator's numbers and labels, Dr. Reed's scores and the TempoScores into ``reported``."""
         for field in EVALUATION_FIELDS:
             if field not in doc:
                 self.warn(_child("$", field), "missing; not recorded")
@@ -802,7 +806,7 @@ class _Run:
 
 
 def _check_across(run: _Run, truths: dict[str, tuple[frozenset[str], Path]], runs: dict[str, Path]) -> None:
-    """The rules that span files: a run_id (file name) once, one ground truth per case."""
+    """Check the rules that span files: a run_id (file name) once, one ground truth per case."""
     if run.run_id in runs:
         msg = f"its run_id {run.run_id!r} (the file name) is also that of {runs[run.run_id]}"
         raise InvalidInputError(msg, fix="rename one of them, or pass only one")

@@ -94,7 +94,7 @@ _FUNCTION = re.compile(r"^\s*(?:def\s+|<function\s+)([A-Za-z_][\w.]*)")
 
 
 def _fix_line(what: str = "fix the line (lm-eval writes one JSON object a line)") -> str:
-    """The fix of a bad samples line (the recipe adds how to set it aside)."""
+    """Return the fix of a bad samples line (the recipe adds how to set it aside)."""
     return what
 
 
@@ -102,12 +102,12 @@ def _fix_line(what: str = "fix the line (lm-eval writes one JSON object a line)"
 
 
 def _timestamp(name: str, suffix: str) -> str:
-    """The timestamp lm-eval puts after the last ``_`` of a file name (``get_file_datetime``)."""
+    """Return the timestamp lm-eval puts after the last ``_`` of a file name (``get_file_datetime``)."""
     return name.removesuffix(suffix)[name.rfind("_") + 1 :]
 
 
 def _samples_files(results: Path, timestamp: str) -> dict[str, Path]:
-    """The samples files beside ``results`` of its run, by task: ``samples_<task>_<timestamp>.jsonl``."""
+    """Return the samples files beside ``results`` of its run, by task: ``samples_<task>_<timestamp>.jsonl``."""
     suffix = f"_{timestamp}.jsonl"
     found = {}
     with os.scandir(results.parent) as listing:
@@ -125,7 +125,7 @@ def _samples_files(results: Path, timestamp: str) -> dict[str, Path]:
 
 
 def _pretrained(model_args: Any) -> Any:
-    """The model a config's ``model_args`` names (``pretrained=``, ``model=``, ``path=``), as a dict or a string."""
+    """Return the model a config's ``model_args`` (a dict or a string) names: ``pretrained=``, ``model=``, ``path=``."""
     if isinstance(model_args, str):
         pairs = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
     elif isinstance(model_args, dict):
@@ -136,7 +136,7 @@ def _pretrained(model_args: Any) -> Any:
 
 
 def _system_of(doc: dict[str, Any]) -> str | None:
-    """The model of a results file: ``model_name``, else the model its config's ``model_args`` name."""
+    """Return the model of a results file: ``model_name``, else the model its config's ``model_args`` name."""
     if isinstance(doc.get("model_name"), str) and doc["model_name"].strip():
         return identifier(doc["model_name"], "model_name")
     config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
@@ -149,8 +149,9 @@ def _system_of(doc: dict[str, Any]) -> str | None:
 
 
 def _recorded(value: Any, field: str) -> tuple[float | None, str | None] | None:
-    """A scalar the results file recorded as ``reported``'s ``(value, text)``: a number (a boolean as
-    1.0 / 0.0) or text, checked (:mod:`mas_eval.ingest.values`); None for an array or object.
+    """Return a scalar the results file recorded as ``reported``'s ``(value, text)``, or None for an array or object.
+
+    A number (a boolean as 1.0 / 0.0) or text, checked (:mod:`mas_eval.ingest.values`).
     """
     if isinstance(value, bool):
         return float(value), None
@@ -164,8 +165,9 @@ def _recorded(value: Any, field: str) -> tuple[float | None, str | None] | None:
 
 
 def _aggregation(entry: Any) -> str | None:
-    """The name of the aggregation a ``metric_list`` entry of a task's config gives its metric: a
-    registered one's (``"mean"``), or a task's own function's (its name).
+    """Return the name of the aggregation a ``metric_list`` entry of a task's config gives its metric.
+
+    A registered one's (``"mean"``), or a task's own function's (its name).
     """
     given = entry.get("aggregation") if isinstance(entry, dict) else None
     if not isinstance(given, str) or not given.strip():
@@ -193,15 +195,16 @@ class _Run:
     samples: dict[str, Path] = field(default_factory=dict)
 
     def count(self, task: str, which: str) -> int | None:
-        """The task's ``n-samples`` count ``which`` (``"effective"``, ``"original"``), if recorded."""
+        """Return the task's ``n-samples`` count ``which`` (``"effective"``, ``"original"``), if recorded."""
         found = [value for _, name, value, _ in self.recorded.get(task, []) if name == f"n-samples.{which}"]
         return int(found[0]) if found and found[0] is not None and float(found[0]).is_integer() else None
 
 
 def _task_records(doc: dict[str, Any], task: str, entry: dict[str, Any]) -> list[_Record]:
-    """``(source, name, value, text)`` of what ``doc`` recorded of ``task``: its results (source
-    "results"), and (source "task") its n-shot, version, n-samples, the aggregation of each metric
-    and the bootstrap resamples of its standard errors.
+    """Return ``(source, name, value, text)`` of what ``doc`` recorded of ``task``.
+
+    Its results (source "results"), and (source "task") its n-shot, version, n-samples, the
+    aggregation of each metric and the bootstrap resamples of its standard errors.
     """
     out: list[_Record] = []
     for name, value in entry.items():
@@ -306,9 +309,10 @@ def _doc_id(sample: dict[str, Any]) -> str:
 
 
 def _metric_value(value: Any, field: str) -> float | None:
-    """A sample's value of a metric as a number, or None when it is not one (a pair a corpus-level
-    metric aggregates, a NaN). lm-eval writes a value JSON cannot hold as its ``str()``: a NumPy
-    float as ``"0.5"``, read as the number it is.
+    """Return a sample's value of a metric as a number, or None when it is not one (a pair to aggregate, a NaN).
+
+    lm-eval writes a value JSON cannot hold as its ``str()``: a NumPy float as ``"0.5"``, read as the
+    number it is.
     """
     if isinstance(value, bool):
         return float(value)
@@ -448,7 +452,7 @@ def _frame(name: str, frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _task_reports(runs: list[_Run], groups: list[tuple[int, str]]) -> pl.DataFrame:
-    """What each results file recorded of each task read (source "results" and "task"), one row per value."""
+    """Return what each results file recorded of each task read (source "results" and "task"), one row per value."""
     rows: dict[str, list[Any]] = {k: [] for k in ("group", "source", "name", "value", "text")}
     for group, (run_index, task) in enumerate(groups):
         for source, name, value, said in runs[run_index].recorded.get(task, []):
@@ -459,7 +463,7 @@ def _task_reports(runs: list[_Run], groups: list[tuple[int, str]]) -> pl.DataFra
 
 
 def _frames(runs: list[_Run], groups: list[tuple[int, str]], columns: _Columns) -> dict[str, pl.DataFrame]:
-    """The Dataset's tables from what was read, built as columns."""
+    """Build the Dataset's tables from what was read, as columns."""
     keys = pl.DataFrame(
         {
             "group": range(len(groups)),
@@ -510,8 +514,10 @@ def _frames(runs: list[_Run], groups: list[tuple[int, str]], columns: _Columns) 
 
 
 def _documents_read(run: _Run, task: str, samples: Path, docs: int, set_aside: int) -> str | None:
-    """A warning when the samples file of ``task`` holds other than the documents lm-eval scored
-    (its results' ``n-samples``), saying what the file shows: a ``--limit`` run, or a file cut short.
+    """Return a warning when the samples file of ``task`` holds other than the documents lm-eval scored.
+
+    lm-eval scored its results' ``n-samples``; the warning says what the file shows: a ``--limit``
+    run, or a file cut short.
     """
     effective, original = run.count(task, "effective"), run.count(task, "original")
     if effective is None:
@@ -599,7 +605,7 @@ class _Reader:
         return frames
 
     def _twice(self, run_id: str) -> str:
-        """The error of a run id read from two results files: both files, and the fix."""
+        """Return the error of a run id read from two results files: both files, and the fix."""
         head, timestamp = run_id.rsplit("@", 1)
         runs = [run for run in self.runs if run.timestamp == timestamp and head.startswith(f"{run.system}/")]
         first, second = (runs + runs)[:2]

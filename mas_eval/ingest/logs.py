@@ -65,7 +65,7 @@ def dataset_of(
     notes: Sequence[str] = (),
     formats: Sequence[str] = (),
 ) -> Dataset:
-    """The validated Dataset of ``frames``; written atomically to ``target`` (``shards`` > 1: sharded) when given.
+    """Return the validated Dataset of ``frames``; write it atomically to ``target`` (``shards`` > 1: sharded) if given.
 
     ``target`` comes from :func:`~mas_eval.storage.outputs.check_target`, checked before any input
     was read; ``inputs`` are the files read, which the output may not replace. ``notes`` (what

@@ -215,8 +215,9 @@ class LogFormat:
         return not name.startswith(".") and name.startswith(self.prefix) and name.endswith(self.suffixes)
 
     def message(self, file: Path, invalid: InvalidInputError, *, whole: bool) -> str:
-        """The one line that refuses ``invalid`` (of the ``whole`` file, or a record): file, record,
-        problem, fix, and how to skip it.
+        """Return the one line that refuses ``invalid`` (of the ``whole`` file, or a record).
+
+        The line names the file, record, problem, fix, and how to skip it.
         """
         place = self.located.format(file=file, where=invalid.where) if invalid.where else str(file)
         skip = invalid.skip or ("skip the files that cannot be read" if whole else "set it aside")
@@ -267,8 +268,9 @@ class Ingest:
         self._reading: Path | None = None
 
     def set_aside(self, invalid: InvalidInputError, *, whole: bool = False) -> None:
-        """Record ``invalid`` (a record, or the ``whole`` file) as set aside; without ``skip_invalid``,
-        raise it as one line instead.
+        """Record ``invalid`` (a record, or the ``whole`` file) as set aside, or raise it without ``skip_invalid``.
+
+        Raised, it is one line.
         """
         file = invalid.file or self._reading
         if file is None:  # not expected: a Reader's frames() names the file of what it sets aside
@@ -280,8 +282,9 @@ class Ingest:
 
     @contextlib.contextmanager
     def attempt(self, where: str = "", *, file: Path | None = None) -> Iterator[None]:
-        """The block's :class:`InvalidInputError` set aside (:meth:`set_aside`) as that of record ``where``
-        (of ``file``, if not the one being read); the code after the block goes on.
+        """Set aside the block's :class:`InvalidInputError` (:meth:`set_aside`) as that of record ``where``.
+
+        The record is of ``file``, if not the one being read; the code after the block goes on.
         """
         try:
             yield
@@ -296,8 +299,9 @@ class Ingest:
         self.files.append(file)
 
     def read(self, reader: Reader, file: Path, system: str | None) -> None:
-        """``reader`` reads ``file``; if it cannot be ingested, nothing read of it is kept: no
-        file, skip or warning (the Reader keeps its own rows only once a file is read).
+        """Have ``reader`` read ``file``; keep nothing of it if it cannot be ingested.
+
+        Nothing means no file, skip or warning (the Reader keeps its own rows only once a file is read).
         """
         marks = len(self.files), len(self.skipped), len(self.warnings)
         self._reading = file
@@ -314,7 +318,7 @@ class Ingest:
             self._reading = None
 
     def nothing_read(self) -> IngestError:
-        """The error of an ingest that kept no run, with the first reason."""
+        """Return the error of an ingest that kept no run, with the first reason."""
         first = f": {self.skipped[0][0]}: {self.skipped[0][1]}" if self.skipped else ""
         count = f"{len(self.skipped)} {self.format.skips} skipped{first}"
         return IngestError(f"no {self.format.record} could be ingested ({count}); nothing was written")
@@ -345,9 +349,10 @@ class Reader(Protocol):
         ...
 
     def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
-        """The Dataset's tables of every file read: ``runs`` always (possibly empty), the others
-        when they have rows. What only the whole input shows (a run id twice) is set aside here,
-        with :meth:`Ingest.set_aside` and the file named in the :class:`InvalidInputError`.
+        """Return the Dataset's tables of every file read: ``runs`` always (maybe empty), the others if they have rows.
+
+        What only the whole input shows (a run id twice) is set aside here, with :meth:`Ingest.set_aside`
+        and the file named in the :class:`InvalidInputError`.
         """
         ...
 
@@ -366,7 +371,7 @@ def _system(value: object, where: str) -> str | None:
 
 
 def _given(fmt: LogFormat, paths: Paths, system: str | None) -> list[tuple[Path, str | None]]:
-    """The paths given, each with the system named for it (or ``system``), checked."""
+    """Return the paths given, each with the system named for it (or ``system``), checked."""
     _system(system, "system")
     if isinstance(paths, Mapping):
         given = [(Path(path), _system(name, f"paths[{str(path)!r}]") or system) for path, name in paths.items()]
@@ -381,7 +386,7 @@ def _given(fmt: LogFormat, paths: Paths, system: str | None) -> list[tuple[Path,
 
 
 def _folder_files(fmt: LogFormat, folder: Path) -> list[Path]:
-    """The format's files in ``folder`` (and under it, if ``fmt.recursive``), sorted by their path's parts.
+    """Return the format's files in ``folder`` (and under it, if ``fmt.recursive``), sorted by their path's parts.
 
     Walked with a list of folders still to list, not by recursion; a folder reached again through a
     symbolic link into a folder above it is refused, since the walk would never end. A folder's real
@@ -416,8 +421,10 @@ def _folder_files(fmt: LogFormat, folder: Path) -> list[Path]:
 
 
 def log_files(fmt: LogFormat, given: Sequence[tuple[Path, str | None]]) -> list[tuple[Path, str | None]]:
-    """The files the paths stand for, each with its system: a file itself, a folder the format's
-    files in it (:attr:`LogFormat.recursive`: and under it), sorted; a file given twice is read once.
+    """Return the files the paths stand for, each with its system; a file given twice is read once.
+
+    A file stands for itself, a folder for the format's files in it (:attr:`LogFormat.recursive`: and
+    under it), sorted.
 
     Raises
     ------
@@ -461,7 +468,7 @@ def log_files(fmt: LogFormat, given: Sequence[tuple[Path, str | None]]) -> list[
 
 
 def parse_paths(texts: Sequence[str]) -> list[Path] | dict[Path, str | None]:
-    """The command line's paths, each ``PATH`` or ``PATH=SYSTEM``, as a log adapter's ``paths``.
+    """Parse the command line's paths, each ``PATH`` or ``PATH=SYSTEM``, as a log adapter's ``paths``.
 
     A text that exists as a path, ``=`` and all, is that path. Otherwise it is split at the first
     ``=`` after which the part before exists: that path, named the system after it (which may
@@ -529,7 +536,7 @@ def is_lfs_pointer(file: Path) -> bool:
 
 
 def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int | None = None) -> Any:
-    """The JSON document in ``file``; an :class:`InvalidInputError` saying why it cannot be read.
+    """Read the JSON document in ``file``; raise an :class:`InvalidInputError` saying why it cannot be read.
 
     ``what`` is what the file should be ("a Local-DDx result"), for an empty one. A byte-order
     mark is allowed. The problems: cannot be read, larger than ``max_bytes``, not UTF-8, empty,
@@ -580,8 +587,10 @@ def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int |
 
 
 def too_long_integer(exc: ValueError) -> str:
-    """What :func:`json.loads` refused when it raised ``exc``, other than a syntax error: an integer
-    written with more digits than Python converts (4,300 by default), which no field can hold.
+    """Say what :func:`json.loads` refused when it raised ``exc``, other than a syntax error.
+
+    That is an integer written with more digits than Python converts (4,300 by default), which no
+    field can hold.
 
     >>> try:
     ...     json.loads("1" * 5000)
@@ -595,8 +604,10 @@ def too_long_integer(exc: ValueError) -> str:
 
 
 def lines(file: Path) -> Iterator[tuple[int, bytes]]:
-    r"""``(number, line)`` of each line of ``file`` that is not blank (1 = the first; the line as
-    bytes, with its newline if it has one); an :class:`InvalidInputError` if it cannot be opened.
+    r"""Yield ``(number, line)`` of each line of ``file`` that is not blank.
+
+    Numbers start at 1; the line is bytes, with its newline if it has one. An
+    :class:`InvalidInputError` if the file cannot be opened.
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as file:
@@ -624,9 +635,11 @@ _SKIP_PIECE = 2**20
 
 
 def bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
-    r"""``(number, line, size)`` of each line of ``file`` that is not blank, as :func:`lines` reads them,
-    but a line longer than ``max_bytes`` (without its newline) is never held: it comes as
-    ``(number, None, size)``, its size in bytes counted as it is read past in bounded pieces.
+    r"""Yield ``(number, line, size)`` of each line of ``file`` that is not blank, holding no line over ``max_bytes``.
+
+    The lines are as :func:`lines` reads them, but a line longer than ``max_bytes`` (without its
+    newline) comes as ``(number, None, size)``, its size in bytes counted as it is read past in
+    bounded pieces.
 
     Memory is bounded by ``max_bytes``, whatever the file holds (a 1 GiB line is read past in
     1 MiB pieces). An :class:`InvalidInputError` if the file cannot be opened.
@@ -682,7 +695,7 @@ def ingest_logs(
     shards: int | None,
     beside: Sequence[Path] = (),
 ) -> LogIngestResult:
-    r"""The recipe: ``paths`` read by ``reader`` into a Dataset, written to ``out`` if given.
+    r"""Run the recipe: read ``paths`` with ``reader`` into a Dataset, written to ``out`` if given.
 
     Parameters
     ----------

@@ -157,7 +157,7 @@ def _options(
     wide_score: str,
     max_line_bytes: int,
 ) -> _Options:
-    """The parameters of :func:`ingest_table`, checked."""
+    """Return the parameters of :func:`ingest_table`, checked."""
     mapping = _check_columns(columns)
     named = None
     if scores is not None:
@@ -192,7 +192,7 @@ def _options(
 
 
 def _check_lines(file: Path, max_bytes: int) -> None:
-    """An :class:`InvalidInputError` naming the first line of the CSV ``file`` longer than ``max_bytes``.
+    """Return an :class:`InvalidInputError` naming the first line of the CSV ``file`` longer than ``max_bytes``.
 
     Read in pieces of at most ``max_bytes``, so that memory stays bounded whatever the file holds
     (Polars' CSV reader holds a line whole, and aborts on one of a gigabyte): a line longer than
@@ -221,7 +221,7 @@ def _check_lines(file: Path, max_bytes: int) -> None:
 
 
 def _read(file: Path, max_line_bytes: int) -> pl.DataFrame:
-    """The file's table; an unreadable or empty one named, with why."""
+    """Read the file's table; name an unreadable or empty one, with why."""
     name = file.name.lower()
     if name.endswith(CSV_SUFFIXES):
         kind = "CSV"
@@ -262,7 +262,7 @@ def _numeric(dtype: pl.DataType) -> bool:
 
 
 def _quoted(text: str) -> pl.Expr:
-    """A literal piece of a message: never read as a template (a column may be named ``sys{}``)."""
+    """Return a literal piece of a message: never read as a template (a column may be named ``sys{}``)."""
     return pl.lit(text, dtype=pl.String())
 
 
@@ -332,7 +332,7 @@ class _Part:
         self.outcomes, self.pass_fail = self._outcomes(rows, scores)
 
     def _scores(self, frame: pl.DataFrame, left: list[str]) -> list[str]:
-        """The score columns: those ``scores`` names (checked), else every numeric or boolean column left."""
+        """Return the score columns: those ``scores`` names (checked), else every numeric or boolean column left."""
         named, file = self.options.scores, self.file
         if named is None:
             scores = [c for c in left if _numeric(frame.schema[c])]
@@ -362,8 +362,9 @@ class _Part:
         return list(named)
 
     def _warn_of_design(self, frame: pl.DataFrame, scores: list[str]) -> None:
-        """A warning when, no score being named, whole-number columns beyond 0 and 1 were taken as scores:
-        they may be the runs' settings (rounds, agents), which ``scores`` would keep as attributes.
+        """Return a warning when, no score being named, whole-number columns beyond 0 and 1 were taken as scores.
+
+        They may be the runs' settings (rounds, agents), which ``scores`` would keep as attributes.
         """
         integral = [c for c in scores if frame.schema[c].is_integer()]
         if not integral:
@@ -409,8 +410,10 @@ class _Part:
         return long.sort(_ROW, _SLOT)
 
     def _runs(self, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The runs columns in the schema's types, and the run attributes; and ``file, row, slot, problem``
-        of the rows that cannot be runs. A negative count or duration is set to null, with a warning.
+        """Return the runs columns in the schema's types with the run attributes, and the rows that cannot be runs.
+
+        The rows refused are ``file, row, slot, problem``. A negative count or duration is set to null,
+        with a warning.
         """
         schema = TABLES["runs"].polars_schema
         values, problems = [], []

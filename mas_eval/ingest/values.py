@@ -61,7 +61,7 @@ _EXAMPLES = 3
 
 
 def _shown(value: Any) -> str:
-    """A value as a message quotes it: at most 40 characters, surrogates escaped."""
+    """Return a value as a message quotes it: at most 40 characters, surrogates escaped."""
     said = repr(value)
     if len(said) > 40:
         said = said[:37] + "..."
@@ -278,7 +278,7 @@ class Impossible:
         self._found.setdefault(field, []).append(f"{where}: {_shown(value)}" if where else _shown(value))
 
     def fields(self) -> list[str]:
-        """The fields that held an impossible value, in the order first found."""
+        """Return the fields that held an impossible value, in the order first found."""
         return list(self._found)
 
     def absorb(self, other: Impossible) -> None:
@@ -332,7 +332,7 @@ def duration(value: Any, field: str, impossible: Impossible, *, where: str = "",
 
 
 def checked_sum(values: Iterable[int | None], field: str) -> int | None:
-    """The sum of counts (None when every one is None), refused when it is beyond Int64.
+    """Return the sum of counts (None when every one is None); refuse it when it is beyond Int64.
 
     Python's integers are exact, so the total is checked before it becomes a column value,
     where it would wrap around.

@@ -99,7 +99,7 @@ class _Log:
     unscored: int = 0
 
     def freeze(self) -> None:
-        """The rows into one frame per table: the strings go to Arrow, the Python objects are freed."""
+        """Turn the rows into one frame per table: the strings go to Arrow, the Python objects are freed."""
         for name, rows in self.rows.tables.items():
             columns = list(zip(*rows, strict=True)) or [()] * len(FIELDS[name])
             schema = TABLES[name].polars_schema
@@ -111,7 +111,7 @@ class _Log:
 
 
 def _check_status(header: Header, has_samples: bool) -> None:
-    """A log whose evaluation did not finish is refused whole: its samples are a biased part of the task."""
+    """Refuse a log whose evaluation did not finish, whole: its samples are a biased part of the task."""
     if header.status == "success":
         return
     empty = "" if has_samples else " and holds no samples"
@@ -206,8 +206,9 @@ class _Reading:
         self.mine[run_id] = self.mine[(self.system, header.task, case, epoch)] = self.log.file
 
     def _check_across(self, run_id: str, case: str, epoch: int) -> None:
-        """The rules that span samples and logs: a sample and epoch once in a log; a run_id once;
-        a system's sample and epoch of a task once.
+        """Check the rules that span samples and logs.
+
+        A sample and epoch once in a log; a run_id once; a system's sample and epoch of a task once.
 
         ``seen`` holds the keys of the logs accepted before, ``mine`` those of this log so far (kept
         apart, so that a log refused part way leaves nothing behind).
@@ -230,7 +231,7 @@ class _Reading:
             raise InvalidInputError(msg, fix=fix)
 
     def notes(self) -> list[str]:
-        """What the log's reading left out or set apart, once every sample was read: a line each."""
+        """Return what the log's reading left out or set apart, once every sample was read: a line each."""
         log, rows, file = self.log, self.log.rows, self.log.file
         notes = [f"{file}: {warning}" for warning in self.header.warnings]
         notes += [f"{file}: {warning}" for warning in rows.warnings]
@@ -259,7 +260,7 @@ def _malformed(exc: Exception) -> InvalidInputError:
 def _read_log(
     file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], *, count_evaluator: bool, limit: int
 ) -> _Log:
-    r"""The rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``.
+    r"""Read the rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``.
 
     A lone surrogate (which JSON's ``\ud800`` can write and no UTF-8 text can hold) is rare, and
     checking every text for one costs a tenth of the reading: so the log is read without that
@@ -312,7 +313,7 @@ def _read_log_once(
 def _read_json(
     log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int, check: bool
 ) -> _Reading:
-    """A ``.json`` log (``limit`` is a ``.eval`` member's; a ``.json`` log is read whole)."""
+    """Read a ``.json`` log (``limit`` is a ``.eval`` member's; a ``.json`` log is read whole)."""
     del limit
     try:
         data = file.read_bytes()
@@ -341,7 +342,7 @@ def _read_json(
 def _read_eval(
     log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int, check: bool
 ) -> _Reading:
-    """A ``.eval`` log, a member at a time (each inflated no further than ``limit`` bytes)."""
+    """Read a ``.eval`` log, a member at a time (each inflated no further than ``limit`` bytes)."""
     with Archive(file, limit=limit) as archive:
         members = archive.members
         if _HEADER in members:
@@ -367,9 +368,10 @@ def _read_eval(
 
 @contextlib.contextmanager
 def _without_cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused: decoding a log makes millions of dicts and lists, none
-    in a cycle (reference counting frees them), and the collector's passes over them took a third
-    of the reading time.
+    """Pause the cyclic garbage collector while the block runs.
+
+    Decoding a log makes millions of dicts and lists, none in a cycle (reference counting frees them),
+    and the collector's passes over them are a large share of the reading (docs/performance.md).
     """
     enabled = gc.isenabled()
     gc.disable()

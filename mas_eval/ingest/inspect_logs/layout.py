@@ -80,8 +80,9 @@ _FAST = _fast_decoder()
 
 
 def decode(data: bytes | str, what: str) -> Any:
-    """The JSON value of ``data`` (``what`` it is: ``"member samples/1_epoch_1.json"``), or an
-    :class:`InvalidInputError` saying why it cannot be decoded.
+    """Decode the JSON value of ``data``, or raise an :class:`InvalidInputError` saying why it cannot be.
+
+    ``what`` names it in the message: ``"member samples/1_epoch_1.json"``.
 
     >>> decode(b'{"a": 1}', "header.json")
     {'a': 1}
@@ -120,7 +121,7 @@ def decode(data: bytes | str, what: str) -> Any:
 
 
 def derived_eval_id(run_id: str, task_id: str, created: str) -> str:
-    """The eval id inspect_ai's reader gives a log that has none: a hash of its run id, task id and creation time.
+    """Return the eval id inspect_ai's reader gives a log without one: a hash of its run id, task id and creation time.
 
     ``created`` is normalised as inspect_ai's ``UtcDatetimeStr`` does (a trailing ``Z`` read as
     ``+00:00``, a time without a zone taken as UTC, then written in UTC), the three joined and
@@ -200,7 +201,7 @@ def _field(mapping: Any, key: str, where: str) -> Any:
 
 
 def header_of(doc: Any) -> Header:
-    """The checked header of a log (``doc``: ``header.json``, the start record, or a ``.json`` log).
+    """Return the checked header of a log (``doc``: ``header.json``, the start record, or a ``.json`` log).
 
     Raises :class:`InvalidInputError` for a header inspect_ai cannot read (no ``eval``, a task,
     model or creation time that is not text, a version newer than :data:`FORMAT_VERSION`).
@@ -249,7 +250,7 @@ def _required_text(spec: dict[str, Any], key: str) -> str:
 
 
 def _derived(spec: dict[str, Any]) -> str:
-    """The eval id inspect_ai derives; its creation time must be an ISO 8601 time, as its reader requires."""
+    """Return the eval id inspect_ai derives; its creation time must be an ISO 8601 time, as its reader requires."""
     created = spec.get("created")
     run_id, task_id = spec.get("run_id") or "", spec.get("task_id") or ""
     for key, value in (("created", created), ("run_id", run_id), ("task_id", task_id)):
@@ -309,7 +310,7 @@ def _shown(value: Any) -> str:
 
 
 def _results(results: Any, header: Header) -> None:
-    """The log's aggregate results into ``header.results``: each score's metrics, reducer and counts, the totals.
+    """Read the log's aggregate results into ``header.results``: each score's metrics, reducer and counts, the totals.
 
     A dict-valued scorer's results are named by key (``<scorer>/<key>/<metric>``), as its
     outcomes are named ``<scorer>/<key>``; a score reduced several ways (``Epochs(5, ["mean",
@@ -377,9 +378,10 @@ def _count(value: Any, where: str) -> float:
 
 
 def migrate_sample(sample: dict[str, Any], first_score: str | None) -> None:
-    """A sample of an older layout, in place, as inspect_ai's reader migrates it: a single ``score``
-    becomes ``scores`` under the log's first score name, a ``transcript`` becomes ``events`` and
-    ``attachments``.
+    """Migrate a sample of an older layout, in place, as inspect_ai's reader does.
+
+    A single ``score`` becomes ``scores`` under the log's first score name, a ``transcript`` becomes
+    ``events`` and ``attachments``.
     """
     if "score" in sample:
         if "scores" in sample:

@@ -185,7 +185,7 @@ def _seconds(value: Any, name: str, rows: Rows, where: str) -> Any:
 
 
 def _add(values: Any, name: str) -> Any:
-    """The exact sum of counts (None when none is recorded), :data:`UNKNOWN` when one is."""
+    """Return the exact sum of counts (None when none is recorded), :data:`UNKNOWN` when one is."""
     values = list(values)
     # ``in`` compares by identity first: UNKNOWN has no __eq__ of its own.
     if UNKNOWN in values:
@@ -194,7 +194,7 @@ def _add(values: Any, name: str) -> Any:
 
 
 def _sum(values: Any) -> Any:
-    """The sum of times or costs (None when none is recorded), :data:`UNKNOWN` when one is."""
+    """Return the sum of times or costs (None when none is recorded), :data:`UNKNOWN` when one is."""
     present = [v for v in values if v is not None]
     if UNKNOWN in present:
         return UNKNOWN
@@ -202,14 +202,15 @@ def _sum(values: Any) -> Any:
 
 
 def _known(value: Any) -> Any:
-    """A value as its column holds it: :data:`UNKNOWN` is null."""
+    """Return a value as its column holds it: :data:`UNKNOWN` is null."""
     return None if value is UNKNOWN else value
 
 
 def _usage(usage: Any, rows: Rows, where: str) -> tuple[Any, Any, Any, Any]:
-    """``(input, output, total, cost)`` of one ``ModelUsage``: input counts the cache reads and writes,
-    total is ``total_tokens`` (input + output when it is not recorded or 0); None where not
-    recorded, :data:`UNKNOWN` where impossible.
+    """Return ``(input, output, total, cost)`` of one ``ModelUsage``.
+
+    Input counts the cache reads and writes, total is ``total_tokens`` (input + output when it is not
+    recorded or 0); None where not recorded, :data:`UNKNOWN` where impossible.
     """
     if usage is None:
         return None, None, None, None
@@ -280,7 +281,7 @@ class _Scoring:
                 del self.steps[len(self.steps) - 1 - self.steps[::-1].index(mark)]
 
     def scorer(self, event: dict[str, Any]) -> str | None:
-        """The scorer whose scoring ``event`` lies in (``"scorers"`` when only the scorers' span says), or None."""
+        """Return the scorer whose scoring ``event`` lies in (``"scorers"`` if only the scorers' span says), or None."""
         span = event.get("span_id")
         if span is None and self.open:
             span = self.open[-1]
@@ -329,7 +330,7 @@ class _Call:
 
 
 def _text_of(content: Any, attachments: dict[str, Any], where: str) -> str:
-    """A message's text: its text, or its text parts, a line each, with a condensed log's attachments put back."""
+    """Return a message's text: its text or its text parts, a line each, a condensed log's attachments put back."""
     if isinstance(content, str):
         said = content
     elif isinstance(content, list):
@@ -347,7 +348,7 @@ def _text_of(content: Any, attachments: dict[str, Any], where: str) -> str:
 
 
 def _arguments(arguments: Any) -> str | None:
-    """A tool call's arguments as JSON text (a JSON string as recorded stays as it is)."""
+    """Return a tool call's arguments as JSON text (a JSON string as recorded stays as it is)."""
     if arguments is None:
         return None
     if isinstance(arguments, str):
@@ -380,7 +381,7 @@ def _shown(value: Any) -> str:
 
 
 def _error_text(error: Any) -> str | None:
-    """A tool's error (inspect_ai's ``ToolCallError``: a type and a message) as ``type: message``."""
+    """Return a tool's error (inspect_ai's ``ToolCallError``: a type and a message) as ``type: message``."""
     if error is None:
         return None
     if isinstance(error, dict):
@@ -400,7 +401,7 @@ def read_sample(
     *,
     check_text: bool,
 ) -> None:
-    """The rows of one sample (one run) added to ``rows``; :class:`InvalidInputError` for a value that cannot be a row.
+    """Add the rows of one sample (one run) to ``rows``; raise :class:`InvalidInputError` for a value no row can hold.
 
     ``roles`` binds each model role to its model (for a log without events), ``model`` is the
     evaluation's model; ``check_text``: whether the sample's text may hold a lone surrogate
@@ -620,7 +621,7 @@ def _tool_calls(
     results: dict[str, tuple[dict[str, Any], str]],
     where: str,
 ) -> tuple[int, int]:
-    """A ``tool_calls`` row per call, and the run's count of calls and of failed ones.
+    """Add a ``tool_calls`` row per call; return the run's count of calls and of failed ones.
 
     A call is found where the log records it: in the assistant message that asked for it (its
     ``tool_calls``: id, function, arguments), in its ``tool`` event (its time, and its error), or

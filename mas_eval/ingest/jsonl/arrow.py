@@ -19,7 +19,7 @@ __all__ = ["arrow_record", "arrow_tables"]
 
 
 def _arrow_type(dtype: pl.DataType) -> pa.DataType:
-    """The Arrow type that Arrow's JSON reader reads a value of Polars ``dtype`` as (its list, not large list)."""
+    """Return the Arrow type Arrow's JSON reader reads a value of Polars ``dtype`` as (its list, not large list)."""
     import pyarrow as pa  # here, not at the top: ``mas-eval`` starts without loading Arrow
 
     if isinstance(dtype, pl.Struct):
@@ -34,7 +34,7 @@ def _arrow_type(dtype: pl.DataType) -> pa.DataType:
 
 @functools.cache
 def arrow_record() -> pa.Schema:
-    """The record as Arrow's JSON reader reads it: the schema's own dtypes (numbers typed, not text).
+    """Return the record as Arrow's JSON reader reads it: the schema's own dtypes (numbers typed, not text).
 
     What :func:`ingest_jsonl` reads a clean chunk with; ``benchmarks/bench_ingest.py`` times the
     same reader alone on the same file, the floor of an ingest.
@@ -63,8 +63,9 @@ def _out_of_reach(column: str) -> pl.Expr:
 
 
 def _longest_object(data: bytes) -> int | None:
-    r"""The length of the longest line of ``data`` (lines joined by ``\n``) if every line starts with ``{``
-    and ends with ``}``, else None.
+    r"""Return the length of the longest line of ``data`` if every line is one JSON object, else None.
+
+    Lines are joined by ``\n``; every line must start with ``{`` and end with ``}``.
 
     With Arrow reading one row per line (checked after), this makes each line exactly one JSON
     object: a value cannot run on to the next line, since after a ``}`` only ``,``, ``}`` or
@@ -86,7 +87,7 @@ def _longest_object(data: bytes) -> int | None:
 
 
 def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
-    """The chunk's tables read in one call of Arrow's JSON reader, or None where only the general path can tell.
+    """Read the chunk's tables in one call of Arrow's JSON reader, or None where only the general path can tell.
 
     Arrow reads the chunk with the schema's own dtypes and refuses any unknown field, so it
     refuses what the general path must look at line by line: invalid JSON, a value of another

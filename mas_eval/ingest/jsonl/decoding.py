@@ -36,7 +36,7 @@ def _expected(dtype: pl.DataType) -> str:
 
 
 def _shape_problem(value: Any, dtype: pl.DataType, where: str) -> str | None:
-    """The first place where ``value`` does not have the shape of ``dtype`` (a typed record).
+    """Return the first place where ``value`` does not have the shape of ``dtype`` (a typed record).
 
     Mirrors what the decoder rejects with the permissive dtype, no more: a container of the
     wrong kind, or a number out of range. (Scalars of the wrong type are found by the
@@ -201,7 +201,7 @@ def _checks(table: str, frame: pl.DataFrame) -> list[pl.DataFrame]:
 
 
 def _flatten(decoded: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
-    """The tables of one chunk (with ``line``; numbers still text) and ``line, error`` of its problems.
+    """Return the tables of one chunk (with ``line``; numbers still text) and ``line, error`` of its problems.
 
     Problems are listed record first, then the lists in order, so a line's first problem is
     the outermost one.
@@ -268,9 +268,10 @@ def chunk_tables(
     reject_handle: IO[bytes] | None,
     max_line_bytes: int,
 ) -> dict[str, pl.DataFrame]:
-    """The general path: decode and check one chunk line by line where needed; its tables (every
-    table, possibly empty; none for blank lines only). A malformed line is raised (file:line), or
-    set aside in the rejects file with ``skip_invalid``.
+    """Decode and check one chunk line by line where needed (the general path), and return its tables.
+
+    Every table is returned, possibly empty (none for blank lines only). A malformed line is raised
+    (file:line), or set aside in the rejects file with ``skip_invalid``.
     """
     every, problems = chunk_lines(chunk, max_line_bytes)
     problems = pl.concat([problems, _lone_surrogates(every.filter(~pl.col("line").is_in(problems["line"].implode())))])

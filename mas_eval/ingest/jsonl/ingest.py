@@ -82,8 +82,9 @@ def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int, ma
 def _staged(
     target: Path, rejects: Path | None, *, overwrite: bool, inputs: list[Path]
 ) -> Iterator[tuple[Path, IO[bytes] | None]]:
-    """The staging folder of the Dataset ``target`` and a handle on the staged ``rejects`` file:
-    both replace their paths together when the ingest succeeds (one output of two parts, checked
+    """Stage the Dataset ``target`` and the ``rejects`` file together, yielding the folder and the rejects' handle.
+
+    Both replace their paths together when the ingest succeeds (one output of two parts, checked
     before either is written), or neither does.
     """
     if rejects is None:

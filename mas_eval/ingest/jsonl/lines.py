@@ -74,7 +74,7 @@ class Chunk:
 
 
 def _prefix(data: bytes) -> bytes:
-    """The first ``_PREFIX_BYTES`` of ``data``, not cutting a UTF-8 character in two."""
+    """Return the first ``_PREFIX_BYTES`` of ``data``, not cutting a UTF-8 character in two."""
     if len(data) <= _PREFIX_BYTES:
         return data
     cut = _PREFIX_BYTES
@@ -84,7 +84,7 @@ def _prefix(data: bytes) -> bytes:
 
 
 def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes], np.ndarray, dict[int, int]]]:
-    r"""The lines of ``handle``, a read at a time: ``(lines, sizes, long)``.
+    r"""Yield the lines of ``handle``, a read at a time: ``(lines, sizes, long)``.
 
     ``lines`` are the whole lines that the read completed, without their ``\n`` (the file's
     last line may lack one); ``sizes`` their lengths in the file, ``\n`` included; ``long``
@@ -106,7 +106,7 @@ def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes]
             pieces.append(piece)
 
     def finish() -> tuple[bytes, int | None]:
-        """The current line, and its length if it is over the limit; the next line starts empty."""
+        """Return the current line, and its length if it is over the limit; the next line starts empty."""
         nonlocal held, cut
         line, over = (cut, held) if cut is not None else (b"".join(pieces), None)
         pieces.clear()
@@ -140,7 +140,7 @@ def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes]
 
 
 def chunks(path: Path, chunk_bytes: int, max_line_bytes: int) -> Iterator[Chunk]:
-    """The file's lines in chunks, read lazily, in memory bounded by ``chunk_bytes`` and ``max_line_bytes``.
+    """Yield the file's lines in chunks, read lazily, in memory bounded by ``chunk_bytes`` and ``max_line_bytes``.
 
     A line counts its bytes plus :data:`LINE_OVERHEAD` (what its row costs whatever its length),
     and a chunk ends with the line that takes it past ``chunk_bytes``, so that a chunk of tiny
@@ -194,8 +194,10 @@ def _too_long(size: int, max_line_bytes: int) -> str:
 
 
 def chunk_lines(chunk: Chunk, max_line_bytes: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Every line as ``line, text`` (without its terminator); ``line, error`` of lines over the
-    limit (their text cut, see :func:`_split`), then of lines that are not UTF-8.
+    """Return the chunk's lines, and ``line, error`` of the lines that cannot be read.
+
+    Every line as ``line, text`` (without its terminator); the errors of lines over the limit (their
+    text cut, see :func:`_split`), then of lines that are not UTF-8.
     """
     first, lines = chunk.first, chunk.lines
     numbers = pl.int_range(first, first + len(lines), dtype=pl.Int64, eager=True).alias("line")

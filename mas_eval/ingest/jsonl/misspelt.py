@@ -45,7 +45,7 @@ def _fields(dtype: pl.DataType, where: str, out: dict[str, set[str]]) -> dict[st
 
 
 def _misspelling(value: Any, fields: dict[str, set[str]], where: str = "", shown: str = "") -> str | None:
-    """The first key of ``value`` that is not a field at its place and resembles one missing there."""
+    """Return the first key of ``value`` that is not a field at its place and resembles one missing there."""
     if isinstance(value, list):
         for index, item in enumerate(value):
             problem = _misspelling(item, fields, f"{where}[]", f"{shown}[{index}]")

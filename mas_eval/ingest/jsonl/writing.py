@@ -80,8 +80,9 @@ _HELD_BYTES = 32 * 2**20
 
 
 class _ShardRows:
-    """The sharded tables' rows of the chunks, by shard, held until about :data:`_HELD_BYTES` and then
-    written as one part file per table and shard.
+    """The sharded tables' rows of the chunks, by shard, held and written as one part file per table and shard.
+
+    Rows are held until about :data:`_HELD_BYTES`, then written.
 
     Written chunk by chunk, every chunk gave each table one small file per shard (8 shards, 6
     tables: 48 files a chunk), and on 2 cores the cost of a file (about 2 ms to create, write
@@ -145,8 +146,9 @@ class ChunkWriter:
         self._pending = self._pool.submit(_store, tables, index, self._staging, self._held)
 
     def finish(self) -> bool:
-        """Wait for the last chunk and write the rows still held: whether every chunk passed
-        :meth:`Dataset.validate` on its own.
+        """Wait for the last chunk and write the rows still held; return whether every chunk was valid.
+
+        Each chunk is checked by :meth:`Dataset.validate` on its own.
         """
         self._wait()
         if self._held is not None:
@@ -154,9 +156,11 @@ class ChunkWriter:
         return self._valid
 
     def __enter__(self) -> ChunkWriter:
+        """Return the writer."""
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        """Wait for the chunk in flight and stop the pool; if the block failed, raise that chunk's own failure first."""
         # The chunk in flight is waited for in any case, so that nothing writes into the staging
         # folder once it is removed; it came first, so its failure is the one raised.
         pending, self._pending = self._pending, None
@@ -167,7 +171,7 @@ class ChunkWriter:
 
 
 def staged_dataset(staging: Path, shards: int) -> Dataset:
-    """The staged tables as a Dataset, before ``_dataset.json`` is written (ground truth deduplicated)."""
+    """Return the staged tables as a Dataset, before ``_dataset.json`` is written (ground truth deduplicated)."""
     if shards == 1:
         return Dataset.open(staging)
     # Ground truth is deduplicated by now, into the folder of an unsharded Dataset's table.
@@ -177,8 +181,10 @@ def staged_dataset(staging: Path, shards: int) -> Dataset:
 
 
 def sort_shards(staging: Path, names: list[str], shards: int) -> None:
-    """Make the sharded layout from the staged shards: each shard sorted by key, ground truth one
-    sorted file, then ``_dataset.json`` and the stored codes (as :meth:`Dataset.write_tables` writes them).
+    """Make the sharded layout from the staged shards.
+
+    Each shard is sorted by key, ground truth is one sorted file, then ``_dataset.json`` and the
+    stored codes are written (as :meth:`Dataset.write_tables` writes them).
     """
     for name in names:
         spec = TABLES[name]

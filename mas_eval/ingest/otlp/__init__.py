@@ -109,9 +109,10 @@ _SKIP_PIECE = 2**20
 
 
 def _bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
-    """``(number, line, size)`` of each line of ``file`` that is not blank; a line longer than
-    ``max_bytes`` (its newline aside) is never held: it comes as ``(number, None, size)``, read
-    past in bounded pieces, so memory is bounded by ``max_bytes`` whatever the file holds.
+    """Yield ``(number, line, size)`` of each line of ``file`` that is not blank, holding no line over ``max_bytes``.
+
+    A longer line (its newline aside) comes as ``(number, None, size)``, read past in bounded pieces,
+    so memory is bounded by ``max_bytes`` whatever the file holds.
     """
     if is_lfs_pointer(file):
         raise InvalidInputError(LFS_PROBLEM, fix=LFS_FIX)
@@ -140,8 +141,9 @@ def _bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | No
 
 
 def _opens_document(raw: bytes) -> bool:
-    """Whether a file's first line starts a JSON document it does not finish (a pretty-printed
-    document: JSON's error is at the line's very end), rather than being a whole document itself
+    """Whether a file's first line starts a JSON document it does not finish (a pretty-printed document).
+
+    JSON's error is then at the line's very end, rather than the line being a whole document itself
     (JSON lines) or a broken one.
     """
     try:
@@ -155,7 +157,7 @@ def _opens_document(raw: bytes) -> bool:
 
 
 def _too_long(size: int, limit: int, what: str = "a line") -> InvalidInputError:
-    """The problem of ``what`` of ``size`` bytes, over ``limit``, and the fix: a higher limit, if one can be."""
+    """Return the problem of ``what`` of ``size`` bytes, over ``limit``, and the fix: a higher limit, if one can be."""
     if size > BYTES_CEILING:
         fix = f"no line or document over {BYTES_CEILING:,} bytes is read: write the spans in smaller requests"
     else:
@@ -208,8 +210,10 @@ class _Reader:
     # -- reading ------------------------------------------------------------------------------
 
     def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
-        """Every document of ``file``: its lines, or the file as one document. A line that cannot be
-        read is set aside (or refused) by ``ingest``; nothing of the file is kept unless it is read.
+        """Read every document of ``file``: its lines, or the file as one document.
+
+        A line that cannot be read is set aside (or refused) by ``ingest``; nothing of the file is kept
+        unless it is read.
         """
         index = len(self.files)
         self.files.append(file)
@@ -243,7 +247,7 @@ class _Reader:
         ingest.read_as[file] = found.described()
 
     def _whole(self, file: Path) -> Any:
-        """The file as one JSON document (its first line is not JSON on its own)."""
+        """Read the file as one JSON document (its first line is not JSON on its own)."""
         size = file.stat().st_size
         if size > self.max_line_bytes:
             raise _too_long(size, self.max_line_bytes, "one JSON document (its first line is not JSON on its own)")
@@ -255,7 +259,7 @@ class _Reader:
         return parse_json(_decode(raw, first=True))
 
     def _document(self, document: Any, found: _Found, file: int, line: int | None, system: str | None) -> None:
-        """The spans of one document (a line's, or the file's), added to ``found`` once all are read."""
+        """Read the spans of one document (a line's, or the file's), added to ``found`` once all are read."""
         shape = shape_of(document)
         if shape is None:
             raise InvalidInputError(not_a_shape(document))
@@ -281,7 +285,7 @@ class _Reader:
     # -- the tables ---------------------------------------------------------------------------
 
     def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
-        """The traces read as runs and their tables; a trace that cannot be a run is set aside (or refused)."""
+        """Return the traces read as runs and their tables; a trace that cannot be a run is set aside (or refused)."""
         traces: dict[str, list[Span]] = {}
         seen: set[tuple[str, str]] = set()
         repeated = 0
@@ -349,7 +353,7 @@ def _examples(found: list[str]) -> str:
 
 
 def _notes(rows: Rows) -> list[str]:
-    """What the runs' rows leave to say: orphan spans, model calls and roots that ended in an error."""
+    """Return what the runs' rows leave to say: orphan spans, model calls and roots that ended in an error."""
     said = []
     if rows.orphans:
         spans = sum(count for _, count in rows.orphans)

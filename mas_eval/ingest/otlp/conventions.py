@@ -150,6 +150,7 @@ class Recorded(Impossible):
         self.added: list[tuple[str, Any, str]] = []
 
     def add(self, field: str, value: Any, where: str) -> None:
+        """Record the impossible value, and keep it in :attr:`added`."""
         super().add(field, value, where)
         self.added.append((field, value, where))
 
@@ -243,7 +244,7 @@ def _at(where: str, exc: InvalidInputError) -> InvalidInputError:
 
 
 def _first(attributes: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, Any]:
-    """The first of ``keys`` that ``attributes`` has a value for, and the value (``("", None)`` if none)."""
+    """Return the first of ``keys`` that ``attributes`` has a value for, and the value (``("", None)`` if none)."""
     for key in keys:
         value = attributes.get(key)
         if value is not None and value != "":
@@ -252,7 +253,7 @@ def _first(attributes: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, Any]
 
 
 def _name(value: Any, key: str, where: str) -> str | None:
-    """A name (of an agent, a model, a tool): text, or a whole number written as text; blank is none."""
+    """Return a name (of an agent, a model, a tool): text, or a whole number written as text; blank is none."""
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -268,7 +269,7 @@ def _name(value: Any, key: str, where: str) -> str | None:
 
 
 def _json_text(value: Any, key: str, where: str) -> str | None:
-    """A value as JSON text: a string as written, a structured value (an AnyValue list or map) dumped."""
+    """Return a value as JSON text: a string as written, a structured value (an AnyValue list or map) dumped."""
     if value is None:
         return None
     said = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
@@ -290,7 +291,7 @@ def _tokens(attributes: dict[str, Any], keys: tuple[str, ...], where: str, notes
 
 
 def _input_tokens(attributes: dict[str, Any], where: str, notes: Notes, noted: str) -> int | None:
-    """The tokens sent, cached ones included.
+    """Return the tokens sent, cached ones included.
 
     The conventions' ``gen_ai.usage.input_tokens`` "SHOULD include all types of input tokens,
     including cached tokens" (OpenInference's prompt count includes them too), so the count is
@@ -322,7 +323,7 @@ def _role(value: Any, default: str) -> str:
 
 
 def _part(part: Any, texts: list[str], calls: list[str]) -> None:
-    """A message part (current conventions' ``parts``, or an API's content parts) into texts and call ids."""
+    """Split a message part (current conventions' ``parts``, or an API's content parts) into texts and call ids."""
     if isinstance(part, str):
         texts.append(part)
         return
@@ -379,7 +380,7 @@ def _checked(said: str | None, key: str, where: str) -> str | None:
 
 
 def _messages(value: Any, default: str, key: str, where: str, notes: Notes, noted: str = "") -> list[Message]:
-    """The messages of a JSON attribute (``gen_ai.input.messages``...): JSON text, or structured."""
+    """Return the messages of a JSON attribute (``gen_ai.input.messages``...): JSON text, or structured."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -429,7 +430,7 @@ def _indexed(attributes: dict[str, Any], where: str) -> tuple[list[Message], lis
 
 
 def _event_body(attributes: dict[str, Any]) -> dict[str, Any]:
-    """An older per-message event's body: its attributes, or the JSON of ``gen_ai.event.content``."""
+    """Return an older per-message event's body: its attributes, or the JSON of ``gen_ai.event.content``."""
     body = attributes.get("gen_ai.event.content")
     if isinstance(body, str):
         try:
@@ -446,7 +447,7 @@ def _event_body(attributes: dict[str, Any]) -> dict[str, Any]:
 
 
 def _conversation(raw: RawSpan, where: str, notes: Notes, noted: str) -> tuple[list[Message], list[Message]]:
-    """The messages a model call sent and received: from the first source that has them."""
+    """Return the messages a model call sent and received: from the first source that has them."""
     attributes = raw.attributes
     per_message: tuple[list[Message], list[Message]] = ([], [])
     legacy: tuple[list[Message], list[Message]] = ([], [])
@@ -492,7 +493,7 @@ def _lower(value: Any) -> str | None:
 
 
 def _kind(attributes: dict[str, Any]) -> tuple[str | None, bool]:
-    """The span's kind (``"agent"``, ``"model"``, ``"tool"`` or None), and whether it is an evaluation."""
+    """Return the span's kind (``"agent"``, ``"model"``, ``"tool"`` or None), and whether it is an evaluation."""
     operation = _lower(attributes.get(OPERATION))
     openinference = _lower(attributes.get(OPENINFERENCE_KIND))
     traceloop = _lower(attributes.get(TRACELOOP_KIND))
@@ -561,7 +562,7 @@ def _context(value: Any, key: str, where: str) -> str | None:
 
 
 def read_span(raw: RawSpan, context: dict[str, str], notes: Notes, *, place: str = "") -> Span:
-    """The :class:`Span` of ``raw``.
+    """Read the :class:`Span` of ``raw``.
 
     ``context`` maps each run column read from an attribute (``system``, ``case_id``, ``task``,
     ``variant``) to the attribute; ``notes`` collects what is set aside; ``place`` leads every

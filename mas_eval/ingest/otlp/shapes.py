@@ -137,7 +137,7 @@ def quoted(value: Any, limit: int = 40) -> str:
 
 
 def parse_json(data: str, *, position: str = "line and column") -> Any:
-    """The JSON value of ``data``; an :class:`InvalidInputError` saying why it cannot be read.
+    """Decode the JSON value of ``data``; raise an :class:`InvalidInputError` saying why it cannot be read.
 
     ``position`` is how a syntax error's place is given: ``"line and column"`` (a document) or
     ``"column"`` (one line of a file). A number beyond a float's range reads as infinity (the field
@@ -165,7 +165,7 @@ def parse_json(data: str, *, position: str = "line and column") -> Any:
 
 
 def shape_of(document: Any) -> str | None:
-    """The shape of a document (a key of :data:`SHAPES`), or None if it is none of them.
+    """Return the shape of a document (a key of :data:`SHAPES`), or None if it is none of them.
 
     An empty object is an OTLP request without spans (protobuf's JSON mapping leaves out empty
     fields); a list is a list of OTLP requests.
@@ -193,7 +193,7 @@ def shape_of(document: Any) -> str | None:
 
 
 def not_a_shape(document: Any) -> str:
-    """What a document of no known shape is, and what was expected.
+    """Say what a document of no known shape is, and what was expected.
 
     >>> not_a_shape({"spans": []}).split("; ")[-1]
     "got an object with the keys 'spans'"
@@ -210,7 +210,7 @@ def not_a_shape(document: Any) -> str:
 
 
 def spans_of(document: Any, shape: str, *, at: str = "") -> Iterator[RawSpan]:
-    """The spans of ``document``, of ``shape`` (:func:`shape_of`), in the order written.
+    """Yield the spans of ``document``, of ``shape`` (:func:`shape_of`), in the order written.
 
     ``at`` leads every place named in a problem (``"$[2]"`` for the third request of a list).
 
@@ -269,7 +269,7 @@ def _array(value: Any, where: str) -> list[Any]:
 
 
 def any_value(value: Any, where: str) -> Any:
-    """The Python value of an OTLP JSON ``AnyValue`` (``intValue`` may be a string or a number); None if unset.
+    """Return the Python value of an OTLP JSON ``AnyValue`` (``intValue`` may be a string or a number); None if unset.
 
     >>> any_value({"intValue": "412"}, "x"), any_value({"arrayValue": {"values": [{"stringValue": "stop"}]}}, "x")
     (412, ['stop'])
@@ -327,8 +327,10 @@ def attributes(items: Any, where: str) -> dict[str, Any]:
 
 
 def _id(value: Any, size: int, *, name: str, where: str, required: bool = True) -> str | None:
-    """A trace (16 bytes) or span (8 bytes) id as lower-case hex, from hex or base64 (protobuf's
-    JSON mapping, Tempo's). Missing, empty or all zeros: None when not ``required``.
+    """Return a trace (16 bytes) or span (8 bytes) id as lower-case hex, from hex or base64.
+
+    Hex or base64 as protobuf's JSON mapping and Tempo write it. Missing, empty or all zeros: None
+    when not ``required``.
     """
     if value is None or value == "":
         if required:
@@ -355,8 +357,9 @@ def _id(value: Any, size: int, *, name: str, where: str, required: bool = True) 
 
 
 def nanoseconds(value: Any, field: str, where: str, *, scale: int = 1) -> int | None:
-    """A time in nanoseconds (OTLP's ``fixed64``: 0 to 2**64 - 1; 0 and "" are unknown) from ``value``
-    in units of ``scale`` nanoseconds (1000: Jaeger's microseconds).
+    """Return a time in nanoseconds from ``value`` in units of ``scale`` nanoseconds (1000: Jaeger's microseconds).
+
+    OTLP's ``fixed64``: 0 to 2**64 - 1; 0 and "" are unknown.
 
     >>> nanoseconds("18446744073709551615", "endTimeUnixNano", "span"), nanoseconds(0, "startTime", "span")
     (18446744073709551615, None)
@@ -386,7 +389,7 @@ def _scaled(number: int, scale: int, field: str, where: str) -> int:
 
 
 def _error(status: Any, where: str) -> str | None:
-    """The message of an error status ("" without one); None for any other status."""
+    """Return the message of an error status ("" without one); None for any other status."""
     found = _object(status, f"{where}.status")
     if found.get("code") not in _ERROR_CODES:
         return None
@@ -394,7 +397,7 @@ def _error(status: Any, where: str) -> str | None:
 
 
 def _text(value: Any, field: str, where: str) -> str | None:
-    """A string value checked as a column's text (no lone surrogate); a non-string is refused."""
+    """Return a string value checked as a column's text (no lone surrogate); refuse a non-string."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
@@ -455,8 +458,9 @@ def _otlp_span(span: Any, resource: dict[str, Any], where: str) -> RawSpan:
 
 
 def _jaeger_id(value: Any, size: int, *, name: str, where: str, required: bool = True) -> str | None:
-    """A Jaeger id: up to ``2 * size`` hex digits (a 64-bit trace id has 16), zero-padded as
-    Jaeger's own translation to OTLP pads it.
+    """Return a Jaeger id as hex, zero-padded as Jaeger's own translation to OTLP pads it.
+
+    Up to ``2 * size`` hex digits (a 64-bit trace id has 16).
     """
     if value is None or value == "":
         if required:
@@ -521,8 +525,10 @@ def _jaeger_resource(process: Any, where: str) -> dict[str, Any]:
 
 
 def _jaeger_parent(span: dict[str, Any], trace_id: str, where: str) -> str | None:
-    """The parent: ``parentSpanID`` (older exports), else the first ``CHILD_OF`` reference within
-    the trace, else the first ``FOLLOWS_FROM`` one (Jaeger's UI draws a span under either).
+    """Return the parent span's id: ``parentSpanID``, else the first ``CHILD_OF``, else ``FOLLOWS_FROM`` reference.
+
+    ``parentSpanID`` is older exports'; a reference counts within the trace only (Jaeger's UI draws a
+    span under either kind).
     """
     parent = _jaeger_id(span.get("parentSpanID"), 8, name="parentSpanID", where=where, required=False)
     if parent is not None:

@@ -51,9 +51,10 @@ FAIL_LABELS = ("fail", "failed", "false", "incorrect", "no", "failure")
 
 @dataclass(slots=True)
 class Step:
-    """A span as the walk reached it: its depth (0 = a root), the agent span it belongs to
-    (itself, for an agent), the agent span above it, and the evaluation it lies in (the nearest).
-    :func:`walk` makes them (its example).
+    """A span as the walk reached it, with where it lies in the trace.
+
+    Its depth (0 = a root), the agent span it belongs to (itself, for an agent), the agent span above
+    it, and the evaluation it lies in (the nearest). :func:`walk` makes them (its example).
 
     >>> Step.__slots__
     ('span', 'depth', 'agent', 'above', 'evaluator')
@@ -169,6 +170,7 @@ class Rows:
     orphans: list[tuple[str, int]] = field(default_factory=list)
 
     def extend(self, other: Rows) -> None:
+        """Append the rows and counts of ``other``."""
         for name in ("runs", "agents", "usage", "messages", "tool_calls", "evaluations"):
             getattr(self, name).extend(getattr(other, name))
         self.failed_calls += other.failed_calls
@@ -211,8 +213,10 @@ TOOL_COLUMNS = ("run_id", "agent_id", "turn", "tool", "arguments", "error", "sec
 
 
 def _nearest(steps: list[Step]) -> tuple[Any, ...]:
-    """The run's ``system, case_id, task, variant, epoch``: each the value of the span nearest the
-    root that has one (ties: the earlier start, then the earlier read).
+    """Return the run's ``system, case_id, task, variant, epoch``.
+
+    Each is the value of the span nearest the root that has one (ties: the earlier start, then the
+    earlier read).
     """
     ranked = sorted(steps, key=lambda step: (step.depth, *_when(step.span)))
     found = []
@@ -238,7 +242,7 @@ def _place(span: Span) -> str:
 def run_rows(
     trace_id: str, walked: Walked, *, count_evaluator: bool, impossible: Impossible, where: str
 ) -> tuple[Rows, tuple[Any, ...]]:
-    """The rows of one walked trace, and its context (system, case_id, task, variant, epoch) to check.
+    """Return the rows of one walked trace, and its context (system, case_id, task, variant, epoch) to check.
 
     Raises
     ------
@@ -327,7 +331,7 @@ def run_rows(
 
 
 def _usage(rows: Rows, trace_id: str, system_calls: list[Step], judge_calls: list[Step]) -> None:
-    """The model calls summed by agent and model: the system's, then the evaluators' under their own names."""
+    """Add the model calls to ``rows``, summed by agent and model: the system's, then the evaluators'."""
     groups: dict[tuple[str, str, bool], list[Span]] = {}
     for step in system_calls:
         agent = step.agent.agent if step.agent is not None and step.agent.agent else NO_AGENT
@@ -351,8 +355,9 @@ def _usage(rows: Rows, trace_id: str, system_calls: list[Step], judge_calls: lis
 
 
 def _messages(rows: Rows, trace_id: str, calls: list[Step]) -> dict[str, int]:
-    """The messages of the system's model calls in the order they started, and the turn of the
-    message that asked for each tool call id.
+    """Add the messages of the system's model calls to ``rows``, in the order they started.
+
+    Returns the turn of the message that asked for each tool call id.
 
     A model call resends the conversation so far; the messages it repeats from its agent's previous
     call (that call's inputs and outputs, in order) are not recorded again.
