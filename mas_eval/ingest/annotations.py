@@ -329,7 +329,10 @@ class _Reader:
         }
 
     def _mast_judged(
-        self, file: Path, record: dict[str, Any], system: str | None
+        self,
+        file: Path,  # noqa: ARG002 -- the signature of the three layouts' readers; Who&When's reads it
+        record: dict[str, Any],
+        system: str | None,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         flags = record["mast_annotation"]
         if not isinstance(flags, dict):
@@ -348,7 +351,10 @@ class _Reader:
         return found, self._mast_run(record, system, run_id)
 
     def _mast_human(
-        self, file: Path, record: dict[str, Any], system: str | None
+        self,
+        file: Path,  # noqa: ARG002 -- the signature of the three layouts' readers; Who&When's reads it
+        record: dict[str, Any],
+        system: str | None,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         run_id = identifier(record.get("trace_id"), "trace_id")
         found = []

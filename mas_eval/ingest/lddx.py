@@ -566,7 +566,7 @@ class _Run:
                 "they have no rows in this round",
             )
         if isinstance(recorded, list) and len(recorded) != taken:
-            self._attribute_unheard(recorded, responses, speakers, meta, taken)
+            self._attribute_unheard(recorded, meta, taken)
 
     def _read_parsed(self, agent: str, items: list[tuple[int, dict[str, Any]]], at: str) -> int:
         """One agent's ``all_diagnoses`` items (v8.6: what Local-DDx parsed from the response's text).
@@ -590,9 +590,7 @@ class _Run:
             )
         return len(items)
 
-    def _attribute_unheard(
-        self, recorded: list[Any], responses: dict[str, Any], speakers: dict[str, str], meta: str, taken: int
-    ) -> None:
+    def _attribute_unheard(self, recorded: list[Any], meta: str, taken: int) -> None:
         """Map the diagnoses the round's ``all_diagnoses`` lists but no response gives.
 
         They are those of an agent whose name another agent shares (the file keys responses by name, so
@@ -853,7 +851,7 @@ class _Reader:
         self.runs.append(run)
         ingest.warnings.extend(run.warnings)
 
-    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:  # noqa: ARG002 -- recipe.Reader's signature
         return _frames(self.runs)
 
 

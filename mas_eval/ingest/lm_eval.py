@@ -597,7 +597,7 @@ class _Reader:
                     ingest.warnings.append(count)
                 self.groups.append((len(self.runs) - 1, task))
 
-    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:  # noqa: ARG002 -- recipe.Reader's signature
         frames = _frames(self.runs, self.groups, self.columns)
         duplicated = frames["runs"].filter(pl.col("run_id").is_duplicated())
         if duplicated.height:

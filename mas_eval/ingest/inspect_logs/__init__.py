@@ -426,7 +426,7 @@ class _Reader:
         if log.run_ids:
             self.logs.append(log)
 
-    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:  # noqa: ARG002 -- recipe.Reader's signature
         return _frames(self.logs)
 
 

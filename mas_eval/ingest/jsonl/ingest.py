@@ -58,7 +58,7 @@ class IngestResult:
     rejects: Path | None
 
 
-def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int, max_line_bytes: int) -> list[Path]:
+def _check_inputs(paths: Sequence[str | Path] | str | Path) -> list[Path]:
     files = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
     if not files:
         msg = "no input files given; pass one or more JSONL files of run records"
@@ -247,7 +247,7 @@ def ingest_jsonl(
     keys of the whole input.
     """
     count = check_shards(shards, where="ingest")
-    files = _check_inputs(paths, chunk_bytes, max_line_bytes)
+    files = _check_inputs(paths)
     target = Path(out)
     rejects_path = (
         (Path(rejects) if rejects is not None else target.parent / f"{target.name}.rejects.jsonl")
