@@ -455,6 +455,12 @@ class _Run:
             raise InvalidInputError(where=where, problem="the round has no responses")
         if rnd.get("success") is False:
             self.warn(path, f"the round failed (success: false, error: {rnd.get('error')!r}); its rows may be partial")
+        speakers = self._read_responses(name, responses, where)
+        self.record(name, rnd, path, skip=_ROUND_SKIPPED)
+        self._read_metadata(name, rnd, path, responses, speakers)
+
+    def _read_responses(self, name: str, responses: dict[str, Any], where: str) -> dict[str, str]:
+        """Add a message per response of round ``name`` and report its scalars; return each key's speaker."""
         speakers = {}
         for turn, (key, response) in enumerate(responses.items(), start=1):
             at = _child(where, key)
@@ -472,8 +478,12 @@ class _Run:
                     self.warn(
                         _child(at, field), f"{json_type(value)} of a shape this adapter does not read; not mapped"
                     )
-        self.record(name, rnd, path, skip=_ROUND_SKIPPED)
+        return speakers
 
+    def _read_metadata(
+        self, name: str, rnd: dict[str, Any], path: str, responses: dict[str, Any], speakers: dict[str, str]
+    ) -> None:
+        """Read round ``name``'s metadata: its scalars, then the lists of its own kind of round."""
         lists = _ROUND_LISTS.get(name, ())
         meta = _child(path, "metadata")
         metadata = rnd.get("metadata")

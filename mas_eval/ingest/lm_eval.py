@@ -200,6 +200,24 @@ class _Run:
         return int(found[0]) if found and found[0] is not None and float(found[0]).is_integer() else None
 
 
+def _aggregations(doc: dict[str, Any], task: str, entry: dict[str, Any]) -> dict[str, str]:
+    """Return ``aggregation.<metric>`` of each metric of ``task``: its config's, else lm-eval's default."""
+    config = doc.get("configs", {}).get(task) if isinstance(doc.get("configs"), dict) else None
+    metric_list = config.get("metric_list") if isinstance(config, dict) else None
+    configured = {
+        item["metric"]: _aggregation(item)
+        for item in (metric_list if isinstance(metric_list, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("metric"), str)
+    }
+    metrics = {name.split(",", 1)[0].removesuffix("_stderr") for name in entry if "," in name}
+    found = {}
+    for metric in sorted(metrics | set(configured)):
+        aggregation = configured.get(metric) or DEFAULT_AGGREGATIONS.get(metric)
+        if aggregation is not None:
+            found[f"aggregation.{metric}"] = aggregation
+    return found
+
+
 def _task_records(doc: dict[str, Any], task: str, entry: dict[str, Any]) -> list[_Record]:
     """Return ``(source, name, value, text)`` of what ``doc`` recorded of ``task``.
 
@@ -220,18 +238,7 @@ def _task_records(doc: dict[str, Any], task: str, entry: dict[str, Any]) -> list
     for key in ("original", "effective"):
         if isinstance(counts, dict) and key in counts:
             info[f"n-samples.{key}"] = counts[key]
-    config = doc.get("configs", {}).get(task) if isinstance(doc.get("configs"), dict) else None
-    metric_list = config.get("metric_list") if isinstance(config, dict) else None
-    configured = {
-        item["metric"]: _aggregation(item)
-        for item in (metric_list if isinstance(metric_list, list) else [])
-        if isinstance(item, dict) and isinstance(item.get("metric"), str)
-    }
-    metrics = {name.split(",", 1)[0].removesuffix("_stderr") for name in entry if "," in name}
-    for metric in sorted(metrics | set(configured)):
-        aggregation = configured.get(metric) or DEFAULT_AGGREGATIONS.get(metric)
-        if aggregation is not None:
-            info[f"aggregation.{metric}"] = aggregation
+    info |= _aggregations(doc, task, entry)
     run_config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
     for key in ("bootstrap_iters", "limit"):
         if run_config.get(key) is not None:
@@ -334,6 +341,62 @@ def _json_text(value: Any, field: str) -> str:
     return text(json.dumps(value, ensure_ascii=False), field) or ""
 
 
+def _decoded(raw: bytes) -> dict[str, Any]:
+    """Decode one samples line; refuse one that is not a JSON object, saying why."""
+    try:
+        sample = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        if not raw.endswith(b"\n"):
+            problem = "truncated: the last line stops before its JSON does"
+        else:
+            problem = f"not valid JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason})"
+        raise InvalidInputError(problem, fix=_fix_line()) from None
+    except RecursionError:
+        msg = "nested too deeply to decode"
+        raise InvalidInputError(msg, fix=_fix_line()) from None
+    except ValueError as exc:
+        msg = f"cannot be decoded: {too_long_integer(exc)}"
+        raise InvalidInputError(msg, fix=_fix_line()) from None
+    if not isinstance(sample, dict):
+        msg = f"{json_type(sample)}, not a sample object (a JSON object)"
+        raise InvalidInputError(msg, fix=_fix_line())
+    return sample
+
+
+def _line_values(
+    sample: dict[str, Any], names: list[str], filter_: str
+) -> tuple[list[tuple[str, float]], list[tuple[str, float | None, str | None]], list[str]]:
+    """Return a line's scores, its reports (a metric not a number, the filtered responses), the metrics not numbers."""
+    scores: list[tuple[str, float]] = []
+    reports: list[tuple[str, float | None, str | None]] = []
+    not_numeric = []
+    for metric in names:
+        value = _metric_value(sample[metric], metric)
+        name = f"{metric},{filter_}"
+        if value is None:
+            # A corpus-level metric (f1, bleu) logs what it aggregates, not a score of the document.
+            not_numeric.append(metric)
+            reports.append((name, None, _json_text(sample[metric], metric)))
+        else:
+            scores.append((name, value))
+    filtered = sample.get("filtered_resps")
+    if filtered is not None:
+        reports.append((f"filtered_resps,{filter_}", None, _json_text(filtered, "filtered_resps")))
+    return scores, reports, not_numeric
+
+
+def _document_reports(sample: dict[str, Any]) -> list[tuple[str, float | None, str | None]]:
+    """Return what a document's first line reports of it: its texts, and the repeats of its requests."""
+    reports: list[tuple[str, float | None, str | None]] = [
+        (key, None, text(sample[key], key)) for key in SAMPLE_TEXTS if isinstance(sample.get(key), str)
+    ]
+    resps = sample.get("resps")
+    if isinstance(resps, list) and resps and isinstance(resps[0], list):
+        # Each request's responses: `repeats` of them (lm-eval clones a request `repeats` times).
+        reports.append(("repeats", float(len(resps[0])), None))
+    return reports
+
+
 class _Samples:
     """One samples file read a line at a time; only the mapped fields of a line are kept."""
 
@@ -358,63 +421,19 @@ class _Samples:
                 self._line(raw, number_)
 
     def _line(self, raw: bytes, line: int) -> None:
-        try:
-            sample = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            if not raw.endswith(b"\n"):
-                problem = "truncated: the last line stops before its JSON does"
-            else:
-                problem = f"not valid JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason})"
-            raise InvalidInputError(problem, fix=_fix_line()) from None
-        except RecursionError:
-            msg = "nested too deeply to decode"
-            raise InvalidInputError(msg, fix=_fix_line()) from None
-        except ValueError as exc:
-            msg = f"cannot be decoded: {too_long_integer(exc)}"
-            raise InvalidInputError(msg, fix=_fix_line()) from None
-        if not isinstance(sample, dict):
-            msg = f"{json_type(sample)}, not a sample object (a JSON object)"
-            raise InvalidInputError(msg, fix=_fix_line())
+        """Read one line into its document's outcomes and reports, every value checked before any row is kept."""
+        sample = _decoded(raw)
         doc_id = _doc_id(sample)
         filter_ = text(sample["filter"], "filter") or "none" if isinstance(sample.get("filter"), str) else "none"
         if (doc_id, filter_) in self.seen:
             first = self.seen[doc_id, filter_]
             problem = f"doc_id {doc_id} under filter {filter_!r} is also on line {first}"
             raise InvalidInputError(problem, fix=_fix_line("keep one line per document and filter"))
-        metrics = sample.get("metrics")
-        if isinstance(metrics, list) and all(isinstance(m, str) for m in metrics):
-            names = list(dict.fromkeys(text(m, "metrics") or "" for m in metrics))
-        else:  # lm-eval before 0.4.3 did not list them: the metrics of the task's results found on the line
-            names = sorted(m for m in self.metric_names if m in sample)
-        missing = [m for m in names if m not in sample]
-        if missing:
-            problem = f"lists metric {missing[0]!r} in $.metrics but has no value for it"
-            raise InvalidInputError(problem, fix=_fix_line("restore the line as lm-eval wrote it"))
         # Every value checked before any row is kept, so that a line set aside leaves none.
-        scores: list[tuple[str, float]] = []
-        reports: list[tuple[str, float | None, str | None]] = []
-        not_numeric = []
-        for metric in names:
-            value = _metric_value(sample[metric], metric)
-            name = f"{metric},{filter_}"
-            if value is None:
-                # A corpus-level metric (f1, bleu) logs what it aggregates, not a score of the document.
-                not_numeric.append(metric)
-                reports.append((name, None, _json_text(sample[metric], metric)))
-            else:
-                scores.append((name, value))
-        filtered = sample.get("filtered_resps")
-        if filtered is not None:
-            reports.append((f"filtered_resps,{filter_}", None, _json_text(filtered, "filtered_resps")))
+        scores, reports, not_numeric = _line_values(sample, self._metric_names(sample), filter_)
         first_line = doc_id not in self.docs
         if first_line:
-            reports.extend(
-                (key, None, text(sample[key], key)) for key in SAMPLE_TEXTS if isinstance(sample.get(key), str)
-            )
-            resps = sample.get("resps")
-            if isinstance(resps, list) and resps and isinstance(resps[0], list):
-                # Each request's responses: `repeats` of them (lm-eval clones a request `repeats` times).
-                reports.append(("repeats", float(len(resps[0])), None))
+            reports.extend(_document_reports(sample))
         self.seen[doc_id, filter_] = line
         group, columns = self.group, self.columns
         for metric in not_numeric:
@@ -428,6 +447,19 @@ class _Samples:
             self.docs.add(doc_id)
             columns.runs["group"].append(group)
             columns.runs["doc_id"].append(doc_id)
+
+    def _metric_names(self, sample: dict[str, Any]) -> list[str]:
+        """Return the metrics a line scores; refuse a line that lists one it has no value for."""
+        metrics = sample.get("metrics")
+        if isinstance(metrics, list) and all(isinstance(m, str) for m in metrics):
+            names = list(dict.fromkeys(text(m, "metrics") or "" for m in metrics))
+        else:  # lm-eval before 0.4.3 did not list them: the metrics of the task's results found on the line
+            names = sorted(m for m in self.metric_names if m in sample)
+        missing = [m for m in names if m not in sample]
+        if missing:
+            problem = f"lists metric {missing[0]!r} in $.metrics but has no value for it"
+            raise InvalidInputError(problem, fix=_fix_line("restore the line as lm-eval wrote it"))
+        return names
 
     def warnings(self) -> list[str]:
         return [

@@ -343,21 +343,28 @@ def _results(results: Any, header: Header) -> None:
         reducer = entry.get("reducer")
         seen[outcome] = seen.get(outcome, 0) + 1
         label = outcome if seen[outcome] == 1 else f"{outcome} [{reducer}]"
-        metrics = entry.get("metrics") or {}
-        if isinstance(metrics, list):  # an early layout: a list of named metrics
-            metrics = {m.get("name"): m for m in metrics if isinstance(m, dict)}
-        for key, metric in metrics.items():
-            value = metric.get("value") if isinstance(metric, dict) else None
-            number = _metric_value(value)
-            if number is None:
-                header.warnings.append(f"results: {label}/{key} is {value!r}, not a finite number; not kept")
-                continue
-            rows.append(Result(f"{label}/{key}", number))
-        for count in ("scored_samples", "unscored_samples"):
-            if entry.get(count) is not None:
-                rows.append(Result(f"{label}/{count}", _count(entry[count], f"results.scores[].{count}")))
-        if isinstance(reducer, str):
-            rows.append(Result(f"{label}/reducer", text=text(reducer, "results.scores[].reducer")))
+        _score_results(entry, label, header)
+
+
+def _score_results(entry: dict[str, Any], label: str, header: Header) -> None:
+    """Add one score's results to ``header.results`` under ``label``: its metrics, counts and reducer."""
+    rows = header.results
+    metrics = entry.get("metrics") or {}
+    if isinstance(metrics, list):  # an early layout: a list of named metrics
+        metrics = {m.get("name"): m for m in metrics if isinstance(m, dict)}
+    for key, metric in metrics.items():
+        value = metric.get("value") if isinstance(metric, dict) else None
+        number = _metric_value(value)
+        if number is None:
+            header.warnings.append(f"results: {label}/{key} is {value!r}, not a finite number; not kept")
+            continue
+        rows.append(Result(f"{label}/{key}", number))
+    for count in ("scored_samples", "unscored_samples"):
+        if entry.get(count) is not None:
+            rows.append(Result(f"{label}/{count}", _count(entry[count], f"results.scores[].{count}")))
+    reducer = entry.get("reducer")
+    if isinstance(reducer, str):
+        rows.append(Result(f"{label}/reducer", text=text(reducer, "results.scores[].reducer")))
 
 
 def _metric_value(value: Any) -> float | None:

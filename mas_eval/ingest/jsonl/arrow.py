@@ -109,7 +109,30 @@ def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
         chunk to the general path, which finds and words its problems.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    table = _read(chunk)
+    if table is None:
+        return None
+    levels = _levels(table)
+    if levels is None:
+        return None
+    tables = {}
+    for name, level in levels.items():
+        spec = TABLES[name]
+        table = cast(pl.DataFrame, pl.from_arrow(pa.table({c.name: level[c.name] for c in spec.columns})))
+        if table.schema != spec.polars_schema:  # not expected: Arrow's types are made from the schema's
+            table = table.cast(dict(spec.polars_schema))
+        checks = [pl.col(c).is_null().any() for c in spec.required]
+        checks += [_out_of_reach(c.name) for c in spec.columns if c.dtype == pl.Float64]
+        if table.height and table.select(pl.any_horizontal(checks)).item():
+            return None
+        tables[name] = table.unique() if name == "ground_truth" else table
+    return tables
+
+
+def _read(chunk: Chunk) -> pa.Table | None:
+    """Read the chunk with Arrow's JSON reader, or return None if a line is not one object of the record's shape."""
+    import pyarrow as pa
     import pyarrow.json as pj
 
     if chunk.long:
@@ -135,6 +158,14 @@ def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
     del data
     if table.num_rows != len(chunk.lines):  # two objects on a line
         return None
+    return table
+
+
+def _levels(table: pa.Table) -> dict[str, dict[str, pa.Array]] | None:
+    """Return each table's columns, the record's lists flattened; None if a list holds a null item."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     record = table.to_struct_array().combine_chunks()
     runs = dict(zip(record.type.names, record.flatten(), strict=True))
     usage = cast(pa.StructArray, runs.pop(USAGE_FIELD))
@@ -153,15 +184,4 @@ def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
         else:
             level |= dict(zip(items.type.names, cast(pa.StructArray, items).flatten(), strict=True))
         levels[lst.table] = level
-    tables = {}
-    for name, level in levels.items():
-        spec = TABLES[name]
-        table = cast(pl.DataFrame, pl.from_arrow(pa.table({c.name: level[c.name] for c in spec.columns})))
-        if table.schema != spec.polars_schema:  # not expected: Arrow's types are made from the schema's
-            table = table.cast(dict(spec.polars_schema))
-        checks = [pl.col(c).is_null().any() for c in spec.required]
-        checks += [_out_of_reach(c.name) for c in spec.columns if c.dtype == pl.Float64]
-        if table.height and table.select(pl.any_horizontal(checks)).item():
-            return None
-        tables[name] = table.unique() if name == "ground_truth" else table
-    return tables
+    return levels

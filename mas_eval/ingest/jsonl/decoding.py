@@ -45,29 +45,39 @@ def _shape_problem(value: Any, dtype: pl.DataType, where: str) -> str | None:
     if value is None:
         return None
     if isinstance(dtype, pl.Struct):
-        if not isinstance(value, dict):
-            return f"field '{where}': expected an object, got {json_type(value)}"
-        for fld in dtype.fields:
-            if fld.name in value:
-                inner = f"{where}.{fld.name}" if where else fld.name
-                problem = _shape_problem(value[fld.name], fld.dtype, inner)
-                if problem:
-                    return problem
-        return None
+        return _object_problem(value, dtype, where)
     if isinstance(dtype, pl.List):
-        if not isinstance(value, list):
-            if not isinstance(value, dict) and not isinstance(dtype.inner, pl.Struct | pl.List):
-                return _shape_problem(value, dtype.inner, where)
-            return f"field '{where}': expected an array, got {json_type(value)}"
-        for i, item in enumerate(value):
-            problem = _shape_problem(item, dtype.inner, f"{where}[{i}]")
-            if problem:
-                return problem
-        return None
+        return _array_problem(value, dtype, where)
     if isinstance(value, dict | list):
         return f"field '{where}': expected {_expected(dtype)}, got {json_type(value)}"
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
         return f"field '{where}': number out of range"
+    return None
+
+
+def _object_problem(value: Any, dtype: pl.Struct, where: str) -> str | None:
+    """Return the first place where ``value`` is not an object of ``dtype``'s fields (:func:`_shape_problem`)."""
+    if not isinstance(value, dict):
+        return f"field '{where}': expected an object, got {json_type(value)}"
+    for fld in dtype.fields:
+        if fld.name in value:
+            inner = f"{where}.{fld.name}" if where else fld.name
+            problem = _shape_problem(value[fld.name], fld.dtype, inner)
+            if problem:
+                return problem
+    return None
+
+
+def _array_problem(value: Any, dtype: pl.List, where: str) -> str | None:
+    """Return the first place where ``value`` is not an array of ``dtype``'s items (:func:`_shape_problem`)."""
+    if not isinstance(value, list):
+        if not isinstance(value, dict) and not isinstance(dtype.inner, pl.Struct | pl.List):
+            return _shape_problem(value, dtype.inner, where)
+        return f"field '{where}': expected an array, got {json_type(value)}"
+    for i, item in enumerate(value):
+        problem = _shape_problem(item, dtype.inner, f"{where}[{i}]")
+        if problem:
+            return problem
     return None
 
 

@@ -107,21 +107,7 @@ def walk(spans: list[Span]) -> Walked:
     >>> [(step.span.span_id, step.depth, step.agent.span_id) for step in walked.steps], walked.orphans
     ([('a', 0, 'a'), ('b', 1, 'a'), ('c', 2, 'a')], 1)
     """
-    known = {span.span_id for span in spans}
-    children: dict[str, list[Span]] = {}
-    roots: list[Span] = []
-    orphans: list[Span] = []
-    for span in spans:
-        if span.parent_id is None:
-            roots.append(span)
-        elif span.parent_id in known:
-            children.setdefault(span.parent_id, []).append(span)
-        else:
-            orphans.append(span)
-    if roots:  # a span whose parent is missing belongs to the run all the same: under its root
-        children.setdefault(min(roots, key=_when).span_id, []).extend(orphans)
-    else:  # the root itself is missing: the orphans are the tops of what was exported
-        roots = orphans
+    roots, children, orphans = _tree(spans)
     steps: list[Step] = []
     stack = [Step(root, 0, None, None, None) for root in sorted(roots, key=_when, reverse=True)]
     while stack:
@@ -146,7 +132,30 @@ def walk(spans: list[Span]) -> Walked:
             f"its spans' parents form a loop (span {first.span_id} is in it or below it), so no root span reaches them"
         )
         raise InvalidInputError(problem)
-    return Walked(steps, sorted(roots, key=_when), len(orphans) if roots else 0)
+    return Walked(steps, sorted(roots, key=_when), orphans)
+
+
+def _tree(spans: list[Span]) -> tuple[list[Span], dict[str, list[Span]], int]:
+    """Return the trace's roots, each span's children, and the count of orphans (spans whose parent is missing).
+
+    An orphan belongs to the run all the same: under the earliest root, or, with no root, a root itself.
+    """
+    known = {span.span_id for span in spans}
+    children: dict[str, list[Span]] = {}
+    roots: list[Span] = []
+    orphans: list[Span] = []
+    for span in spans:
+        if span.parent_id is None:
+            roots.append(span)
+        elif span.parent_id in known:
+            children.setdefault(span.parent_id, []).append(span)
+        else:
+            orphans.append(span)
+    if roots:  # a span whose parent is missing belongs to the run all the same: under its root
+        children.setdefault(min(roots, key=_when).span_id, []).extend(orphans)
+    else:  # the root itself is missing: the orphans are the tops of what was exported
+        roots = orphans
+    return roots, children, len(orphans) if roots else 0
 
 
 @dataclass
@@ -417,15 +426,7 @@ def outcome_rows(evaluations: list[tuple[str, Evaluation, int]]) -> tuple[list[t
     >>> outcome_rows(found)
     ([('r1', 'accuracy', 1.0, True, None), ('r2', 'accuracy', 0.0, False, 'wrong')], [])
     """
-    chosen: dict[tuple[str, str], tuple[Evaluation, int]] = {}
-    seen: dict[tuple[str, str], int] = {}
-    for run, evaluation, depth in evaluations:
-        key = (run, evaluation.name)
-        seen[key] = seen.get(key, 0) + 1
-        rank = (depth, evaluation.time is None, -(evaluation.time or 0))
-        held = chosen.get(key)
-        if held is None or rank < (held[1], held[0].time is None, -(held[0].time or 0)):
-            chosen[key] = (evaluation, depth)
+    chosen, seen = _chosen(evaluations)
     verdicts = {key: _verdict(evaluation.label) for key, (evaluation, _) in chosen.items()}
     pass_fail: dict[str, bool] = {}
     for (_, name), verdict in verdicts.items():
@@ -449,6 +450,29 @@ def outcome_rows(evaluations: list[tuple[str, Evaluation, int]]) -> tuple[list[t
             empty[name] = empty.get(name, 0) + 1
             continue
         rows.append((key[0], name, value, verdict if pass_fail[name] else None, evaluation.explanation))
+    return rows, _outcome_warnings(seen, differs, labelled, empty)
+
+
+def _chosen(
+    evaluations: list[tuple[str, Evaluation, int]],
+) -> tuple[dict[tuple[str, str], tuple[Evaluation, int]], dict[tuple[str, str], int]]:
+    """Return each run's result of each name (nearest the root, then the latest), and how often each was recorded."""
+    chosen: dict[tuple[str, str], tuple[Evaluation, int]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for run, evaluation, depth in evaluations:
+        key = (run, evaluation.name)
+        seen[key] = seen.get(key, 0) + 1
+        rank = (depth, evaluation.time is None, -(evaluation.time or 0))
+        held = chosen.get(key)
+        if held is None or rank < (held[1], held[0].time is None, -(held[0].time or 0)):
+            chosen[key] = (evaluation, depth)
+    return chosen, seen
+
+
+def _outcome_warnings(
+    seen: dict[tuple[str, str], int], differs: dict[str, int], labelled: dict[str, int], empty: dict[str, int]
+) -> list[str]:
+    """Return the warnings of :func:`outcome_rows`: each rule that applied, once per name, with its count of runs."""
     warnings = []
     repeated: dict[str, int] = {}
     for (_, name), times in seen.items():
@@ -474,4 +498,4 @@ def outcome_rows(evaluations: list[tuple[str, Evaluation, int]]) -> tuple[list[t
             f"evaluation {name!r} has no score.value (or one set aside) and no pass/fail label in {runs} run(s); "
             "not recorded there"
         )
-    return rows, warnings
+    return warnings
