@@ -263,7 +263,7 @@ def _read_log(
     r"""Read the rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``.
 
     A lone surrogate (which JSON's ``\ud800`` can write and no UTF-8 text can hold) is rare, and
-    checking every text for one costs a tenth of the reading: so the log is read without that
+    checking every text for one is not free (docs/performance.md): so the log is read without that
     check, and only when its rows cannot become columns for holding one is it read again with
     every text checked, which names the sample and the field.
     """

@@ -65,9 +65,9 @@ _FIX = "pass a complete .eval or .json log written by inspect_ai"
 def _fast_decoder() -> Any:
     """pydantic_core's ``from_json`` (jiter, in Rust), installed with inspect_ai, or None.
 
-    It decodes a log's JSON to the same Python values as :func:`json.loads` in about half the
-    time; what it refuses (a lone surrogate, an integer of thousands of digits) is decoded again
-    by :func:`json.loads`, whose refusal :func:`decode` words, so the two differ only in speed.
+    It decodes a log's JSON to the same Python values as :func:`json.loads`, faster
+    (docs/performance.md); what it refuses (a lone surrogate, an integer of thousands of digits) is
+    decoded again by :func:`json.loads`, whose refusal :func:`decode` words, so the two differ only in speed.
     """
     try:
         from pydantic_core import from_json

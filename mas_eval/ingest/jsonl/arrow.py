@@ -36,8 +36,8 @@ def _arrow_type(dtype: pl.DataType) -> pa.DataType:
 def arrow_record() -> pa.Schema:
     """Return the record as Arrow's JSON reader reads it: the schema's own dtypes (numbers typed, not text).
 
-    What :func:`ingest_jsonl` reads a clean chunk with; ``benchmarks/bench_ingest.py`` times the
-    same reader alone on the same file, the floor of an ingest.
+    What :func:`ingest_jsonl` reads a clean chunk with (its speed alone, the floor of an ingest:
+    docs/performance.md).
     """
     import pyarrow as pa
 
@@ -100,7 +100,7 @@ def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
     negative zero (:func:`_out_of_reach`).
     The lists are flattened with Arrow's list kernels (no copy of the items), so the tables
     cost little beyond the read. A record with a field the schema does not name (a user's own
-    metadata) takes the general path, which reads it at a fifth of the speed.
+    metadata) takes the general path, which is slower (docs/performance.md).
 
     Returns
     -------

@@ -100,7 +100,7 @@ def _diagnose(text: str) -> str | None:
 
 
 #: Bytes of text given to the JSON decoder at a time. Its working memory is several times its
-#: input (a 64 MiB chunk decoded at once peaks 430 MB higher), so a chunk is decoded in slices.
+#: input, so a chunk is decoded in slices (docs/performance.md).
 _DECODE_BYTES = 2**20
 
 

@@ -31,14 +31,10 @@ __all__ = [
 ]
 
 #: Default bytes of input decoded at a time by :func:`ingest_jsonl` (16 MiB). A chunk costs 12 to
-#: 30 times its size in memory at its peak (the most for small records with much ground truth):
-#: 0.2 to 0.5 GB on top of the imports at 16 MiB, 0.35 to 0.6 GB at 32 MiB, 0.65 to 1.1 GB at
-#: 64 MiB, whatever the input's size; larger chunks were not clearly faster (benchmarks/bench_ingest.py).
+#: 30 times its size in memory at its peak, and larger ones are not faster (docs/performance.md).
 CHUNK_BYTES = 16 * 2**20
 #: Bytes a line counts in a chunk on top of its length: what its row costs, however short the
-#: line, so that blank or tiny lines fill a chunk too (see :func:`chunks`). With 64, 40 MB of blank
-#: lines peak at 0.21 GB RSS and 40 MB of ``{}`` lines (all set aside) at 0.43 GB, against 1.1 and
-#: 4.0 GB when a line counted its bytes alone; records of 2 kB make 3 % fewer lines a chunk.
+#: line, so that blank or tiny lines fill a chunk too (see :func:`chunks`; docs/performance.md).
 LINE_OVERHEAD = 64
 #: Default longest line :func:`ingest_jsonl` reads (16 MiB, without its newline). A longer one is a
 #: malformed line, never held whole. A line is decoded whole, at 12 to 30 times its size, so the
@@ -123,8 +119,8 @@ def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes]
         line, over = finish()
         middle = parts[1:-1]
         lines = [line, *middle]
-        # The lengths of the lines between newlines, each with its newline: the parts' lengths
-        # (a scan of the read for its newlines took 2.5 ms a MiB, this 0.1).
+        # The lengths of the lines between newlines, each with its newline: the parts' lengths,
+        # rather than a scan of the read for its newlines (docs/performance.md).
         sizes = np.fromiter(map(len, parts[:-1]), dtype=np.int64, count=len(parts) - 1) + 1
         sizes[0] = first_size
         long = {} if over is None else {0: over}

@@ -39,7 +39,7 @@ FORMAT_NAME = "canonical JSONL"
 GROUND_TRUTH_SCRATCH = ".ground_truth"
 _SHARDS_SCRATCH = ".shards"
 #: The compression of the part files that are read back once and removed (the scratch folders'):
-#: faster to write and read than Polars' default (zstd), for files about 1.5 times larger.
+#: lz4, as speed matters more than size for files that live a moment (docs/performance.md).
 _SCRATCH_COMPRESSION = "lz4"
 
 
@@ -82,11 +82,8 @@ _HELD_BYTES = 32 * 2**20
 class _ShardRows:
     """The sharded tables' rows of the chunks, by shard, held and written as one part file per table and shard.
 
-    Rows are held until about :data:`_HELD_BYTES`, then written.
-
-    Written chunk by chunk, every chunk gave each table one small file per shard (8 shards, 6
-    tables: 48 files a chunk), and on 2 cores the cost of a file (about 2 ms to create, write
-    and read back) was much of a sharded ingest's time. The rows keep the input's order: a part
+    Rows are held until about :data:`_HELD_BYTES`, then written: a file per chunk, table and shard
+    would cost more than its rows (docs/performance.md). The rows keep the input's order: a part
     holds its chunks' rows in turn, and parts are numbered in the order they are written.
     """
 
