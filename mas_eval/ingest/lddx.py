@@ -970,6 +970,28 @@ def ingest_lddx(
     (July 18), which adds structured data, three debate sub-rounds and structured
     refinements. What cannot be mapped (an optional field missing or of another kind, a list
     item without a diagnosis) is skipped with a warning naming the file and JSON path.
+
+    Examples
+    --------
+    A result file of one case, one agent and one round (a real one holds seven rounds):
+
+    >>> import tempfile
+    >>> result_file = {
+    ...     "case_id": "Case X", "final_diagnoses": ["flu"], "ground_truth_diagnoses": ["flu"],
+    ...     "full_transcript": {
+    ...         "agents": [{"name": "Dr. A", "specialty": "Internal Medicine"}],
+    ...         "rounds": {"team_independent_differentials": {"responses": {
+    ...             "Dr. A": {"content": "1. flu", "structured_data": {"flu": ["fever"]}}}}},
+    ...     },
+    ... }
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "ddx_results_x.json"
+    ...     _ = path.write_text(json.dumps(result_file))
+    ...     result = ingest_lddx(path)
+    >>> result.dataset.collect("runs").select("run_id", "system", "case_id").rows()
+    [('ddx_results_x', 'mas', 'Case X')]
+    >>> result.dataset.collect("ddx").select("round", "agent_id", "diagnosis", "stance").rows()
+    [('final', 'team', 'flu', 'final'), ('team_independent_differentials', 'Dr. A', 'flu', 'proposed')]
     """
     return ingest_logs(
         FORMAT, _Reader(), paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards

@@ -660,7 +660,7 @@ def ingest_lm_eval(
     shards: int | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> LogIngestResult:
-    """Read lm-evaluation-harness ``--log_samples`` output into a Dataset, written to ``out`` if given.
+    r"""Read lm-evaluation-harness ``--log_samples`` output into a Dataset, written to ``out`` if given.
 
     Parameters
     ----------
@@ -746,6 +746,26 @@ def ingest_lm_eval(
     (take the first, majority vote) before any metric is computed, and the samples file scores
     the filtered response only: a response has no score of its own, so repeats are not epochs;
     their number is in ``reported``.
+
+    Examples
+    --------
+    A run's results file and the samples file of its one task, two documents:
+
+    >>> import tempfile
+    >>> stamp = "2026-01-01T00-00-00.000000"
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     run = Path(folder)
+    ...     results = {"model_name": "tiny", "results": {"copa": {"acc,none": 0.5}}}
+    ...     _ = (run / f"results_{stamp}.json").write_text(json.dumps(results))
+    ...     _ = (run / f"samples_copa_{stamp}.jsonl").write_text(
+    ...         '{"doc_id": 0, "filter": "none", "metrics": ["acc"], "acc": 1.0}\n'
+    ...         '{"doc_id": 1, "filter": "none", "metrics": ["acc"], "acc": 0.0}\n'
+    ...     )
+    ...     result = ingest_lm_eval(run)
+    >>> result.dataset.collect("runs").select("run_id", "system", "task").rows()[0]
+    ('tiny/copa/0@2026-01-01T00-00-00.000000', 'tiny', 'copa')
+    >>> result.dataset.collect("outcomes").select("name", "value").rows()
+    [('acc,none', 1.0), ('acc,none', 0.0)]
     """
     check_parameter("max_line_bytes", max_line_bytes, [Interval(int, 1, BYTES_CEILING)], where="ingest_lm_eval")
     return ingest_logs(

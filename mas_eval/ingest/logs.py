@@ -24,7 +24,7 @@ __all__ = ["LogIngestResult", "conform", "dataset_of"]
 
 @dataclass(frozen=True)
 class LogIngestResult:
-    """What a log adapter read and wrote.
+    r"""What a log adapter read and wrote.
 
     Attributes
     ----------
@@ -44,6 +44,21 @@ class LogIngestResult:
     read_as
         ``(file, how)`` of each file read, for a format whose files come in several shapes (an
         OTLP file's shape and layout: ``"Grafana Tempo trace (batches), one document"``); else empty.
+
+    Examples
+    --------
+    What :func:`~mas_eval.ingest.ingest_table` returns for a table of two runs, kept in memory:
+
+    >>> import tempfile
+    >>> from mas_eval.ingest import ingest_table
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     table = Path(folder) / "runs.csv"
+    ...     _ = table.write_text("model,question,correct\nmas,q1,true\nsingle,q1,false\n")
+    ...     result = ingest_table(table, columns={"system": "model", "case_id": "question"})
+    >>> result.runs, [file.name for file in result.files], result.skipped, result.out
+    (2, ['runs.csv'], (), None)
+    >>> result.dataset.collect("runs").select("run_id", "system").rows()
+    [('mas/q1/1', 'mas'), ('single/q1/1', 'single')]
     """
 
     out: Path | None

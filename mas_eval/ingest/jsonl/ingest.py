@@ -38,7 +38,7 @@ __all__ = ["IngestResult", "ingest_jsonl"]
 
 @dataclass(frozen=True)
 class IngestResult:
-    """What :func:`ingest_jsonl` wrote.
+    r"""What :func:`ingest_jsonl` wrote.
 
     Attributes
     ----------
@@ -50,6 +50,24 @@ class IngestResult:
         Malformed lines set aside (only with ``skip_invalid=True``; otherwise 0).
     rejects
         The rejects file (written whenever ``skip_invalid=True``, possibly empty), else None.
+
+    Examples
+    --------
+    With ``skip_invalid``, a line without a case is set aside in the rejects file:
+
+    >>> import json, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     logs = Path(folder) / "runs.jsonl"
+    ...     _ = logs.write_text(
+    ...         '{"run_id": "r1", "system": "mas", "case_id": "c1"}\n'
+    ...         '{"run_id": "r2", "system": "mas"}\n'  # no case_id
+    ...     )
+    ...     result = ingest_jsonl(logs, Path(folder) / "ds", skip_invalid=True)
+    ...     rejected = [json.loads(line) for line in result.rejects.read_text().splitlines()]
+    >>> result.runs, result.rejected, result.out.name, result.rejects.name
+    (1, 1, 'ds', 'ds.rejects.jsonl')
+    >>> [(line["line"], line["error"]) for line in rejected]
+    [(2, "required field 'case_id' is missing or null")]
     """
 
     out: Path
