@@ -430,7 +430,7 @@ class _Reader:
         return frames
 
     def _set_aside(self, ingest: Ingest, bad: pl.DataFrame, problem: pl.Expr, fix: str) -> None:
-        """Every row of ``bad`` set aside (or refused) with its ``problem`` and the ``fix``; an error path."""
+        """Set aside (or refuse) every row of ``bad`` with its ``problem`` and the ``fix``; an error path."""
         for file, where, said in bad.select("_file", "_where", problem.alias("_problem")).iter_rows():
             invalid = InvalidInputError(said, where=where, fix=fix, skip="skip such rows", file=self.files[file])
             ingest.set_aside(invalid)
@@ -481,7 +481,7 @@ class _Reader:
         return rows.join(unknown.select("_row"), on="_row", how="anti", maintain_order="left")
 
     def _unique(self, rows: pl.DataFrame, ingest: Ingest) -> pl.DataFrame:
-        """One annotation per run, mode and annotator: a repeat (or one the Dataset holds already) set aside."""
+        """Keep one annotation per run, mode and annotator: set aside a repeat (or one the Dataset holds already)."""
         key = ["run_id", "mode", "annotator"]
         first = rows.group_by(key, maintain_order=True).agg(
             pl.col("_row").first().alias("_first"),

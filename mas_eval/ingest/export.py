@@ -16,7 +16,7 @@ __all__ = ["export_jsonl", "records"]
 
 
 def _items(ds: Dataset, lst: RecordList) -> pl.LazyFrame | None:
-    """``<inherited key>, <field>``: each parent's list of items, children nested; None if nothing to list.
+    """Return ``<inherited key>, <field>``: each parent's list of items, children nested; None if nothing to list.
 
     The items are those of ``lst.table`` plus any key that only a child table names (beliefs of
     an agent missing from ``agents``), so that no row is lost; such items get null attributes.
@@ -46,7 +46,7 @@ def _items(ds: Dataset, lst: RecordList) -> pl.LazyFrame | None:
 
 
 def records(ds: Dataset) -> pl.LazyFrame:
-    """One canonical run record per run, as a LazyFrame of nested columns sorted by ``run_id``.
+    """Return one canonical run record per run, as a LazyFrame of nested columns sorted by ``run_id``.
 
     Fields of tables the Dataset does not have are left out; a run with no rows in a table
     it has gets null for that list. ``usage`` is always an object.

@@ -245,7 +245,7 @@ class _Run:
         self.warnings.append(f"{self.file}: {where}: {problem}")
 
     def need(self, obj: dict[str, Any], key: str, path: str, kind: str) -> Any:
-        """``obj[key]``, which must be there and of ``kind``: else the file is invalid."""
+        """Return ``obj[key]``, which must be there and of ``kind``: else the file is invalid."""
         where = _child(path, key)
         if obj.get(key) is None:
             others = [k for k in obj if k != key]
@@ -260,7 +260,7 @@ class _Run:
         return value
 
     def want(self, obj: dict[str, Any], key: str, path: str, kind: str, skipped: str) -> Any:
-        """``obj[key]`` if it is there and of ``kind``; else None, with a warning saying what is ``skipped``."""
+        """Return ``obj[key]`` if it is there and of ``kind``; else None, with a warning saying what is ``skipped``."""
         where = _child(path, key)
         if key not in obj:
             self.warn(where, f"missing; {skipped}")
@@ -277,7 +277,7 @@ class _Run:
             column.append(values.get(name))
 
     def agent(self, name: str, where: str) -> str:
-        """``name`` as an agent of the run: one the transcript does not list is added, with a warning."""
+        """Return ``name`` as an agent of the run: one the transcript does not list is added, with a warning."""
         if name not in self._agents:
             self._agents[name] = None
             self.warn(where, f"{name!r} is not in $.full_transcript.agents; added as an agent without a role")
@@ -292,7 +292,7 @@ class _Run:
         return self.agent(key, where)
 
     def report(self, source: str, name: str, item: int, value: Any, where: str) -> None:
-        """One ``reported`` row: a number in ``value`` (a boolean as 1.0 / 0.0), a string in ``text``."""
+        """Add one ``reported`` row: a number in ``value`` (a boolean as 1.0 / 0.0), a string in ``text``."""
         number: float | None = None
         text: str | None = None
         if isinstance(value, bool):
@@ -339,7 +339,7 @@ class _Run:
                 self.warn(where, f"{json_type(value)} of a shape this adapter does not read; not mapped")
 
     def record_items(self, source: str, items: list[Any], path: str, skip: Collection[str] = ()) -> None:
-        """``(source, field, i)`` for each scalar field of each object item ``i`` (1-based) of ``items``."""
+        """Report ``(source, field, i)`` for each scalar field of each object item ``i`` (1-based) of ``items``."""
         for i, item in enumerate(items, start=1):
             if isinstance(item, dict):
                 for field, value in item.items():
@@ -358,7 +358,7 @@ class _Run:
         evidence: list[str] | None = None,
         mentions: int | None = 1,
     ) -> None:
-        """One diagnosis of ``agent``'s list in ``round_``; a repeat adds its mentions and evidence to the first."""
+        """Add one diagnosis of ``agent``'s list in ``round_``; a repeat adds its mentions and evidence to the first."""
         if not isinstance(diagnosis, str) or not diagnosis.strip():
             self.warn(where, f"no diagnosis ({json_type(diagnosis)} {diagnosis!r}); skipped")
             return
@@ -579,7 +579,7 @@ class _Run:
             self._attribute_unheard(recorded, meta, taken)
 
     def _read_parsed(self, agent: str, items: list[tuple[int, dict[str, Any]]], at: str) -> int:
-        """One agent's ``all_diagnoses`` items (v8.6: what Local-DDx parsed from the response's text).
+        """Read one agent's ``all_diagnoses`` items (v8.6: what Local-DDx parsed from the response's text).
 
         ``rank`` is the item's place among the agent's; the diagnosis is unwrapped from the list
         markup Local-DDx's parser left around it (``**Pneumothorax**``, ``[Endometriosis]``);
@@ -831,7 +831,7 @@ def _check_across(run: _Run, truths: dict[str, tuple[frozenset[str], Path]], run
 
 
 def _frames(runs: list[_Run]) -> dict[str, pl.DataFrame]:
-    """One DataFrame per table from the runs' column lists; tables without rows are left out (runs never is)."""
+    """Return one DataFrame per table from the runs' column lists; tables without rows are left out (runs never is)."""
     frames = {}
     for name in _TABLES:
         spec = TABLES[name]

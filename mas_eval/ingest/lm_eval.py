@@ -337,7 +337,7 @@ def _metric_value(value: Any, field: str) -> float | None:
 
 
 def _json_text(value: Any, field: str) -> str:
-    """``value`` as JSON text for ``reported``, checked to be valid Unicode."""
+    """Return ``value`` as JSON text for ``reported``, checked to be valid Unicode."""
     return text(json.dumps(value, ensure_ascii=False), field) or ""
 
 
@@ -410,7 +410,7 @@ class _Samples:
         self.not_numeric: dict[str, int] = {}
 
     def read(self, ingest: Ingest) -> None:
-        """Every line read; a line that cannot be, set aside (or refused) by ``ingest``."""
+        """Read every line; a line that cannot be read is set aside (or refused) by ``ingest``."""
         for number_, raw, size in bounded_lines(self.file, self.max_bytes):
             with ingest.attempt(f"line {number_}", file=self.file):
                 if raw is None:
@@ -473,7 +473,7 @@ class _Samples:
 
 
 def _frame(name: str, frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with the schema's columns of table ``name``, in order and of their types (absent ones null)."""
+    """Return ``frame`` with the schema's columns of table ``name``, in order and of their types (absent ones null)."""
     spec = TABLES[name]
     return frame.select(
         [

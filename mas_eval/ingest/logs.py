@@ -107,7 +107,7 @@ def dataset_of(
 
 
 def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
-    """``frame`` with exactly the columns of ``table``, in the schema's order and types; those it lacks are null."""
+    """Return ``frame`` with exactly the columns of ``table``, in the schema's order and types; those it lacks null."""
     schema = TABLES[table].polars_schema
     return frame.select(
         [pl.col(c).cast(t) if c in frame.columns else pl.lit(None, t).alias(c) for c, t in schema.items()]

@@ -75,7 +75,7 @@ Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str 
 
 
 def _paths(value: object) -> bool:
-    """Whether ``value`` is a :data:`Paths`: a path, a list of them, or a mapping of paths to systems."""
+    """Return whether ``value`` is a :data:`Paths`: a path, a list of them, or a mapping of paths to systems."""
     if isinstance(value, Mapping):
         return all(PATH.is_satisfied_by(k) and (v is None or NAME.is_satisfied_by(v)) for k, v in value.items())
     if PATH.is_satisfied_by(value):
@@ -105,8 +105,10 @@ LFS_FIX = "run `git lfs pull` in its repository to fetch the file"
 
 
 def json_type(value: Any) -> str:
-    """How a message names a JSON value's type: ``"null"``, ``"a number"``, ``"an array"``...
+    """Name a JSON value's type as a message does: ``"null"``, ``"a number"``, ``"an array"``...
 
+    Examples
+    --------
     >>> json_type([1]), json_type(True), json_type(None)
     ('an array', 'a boolean', 'null')
     """
@@ -211,7 +213,7 @@ class LogFormat:
     located: str = "{file}: {where}"
 
     def holds(self, name: str) -> bool:
-        """Whether a file of this name in a folder is one of the format's (hidden files never are)."""
+        """Return whether a file of this name in a folder is one of the format's (hidden files never are)."""
         return not name.startswith(".") and name.startswith(self.prefix) and name.endswith(self.suffixes)
 
     def message(self, file: Path, invalid: InvalidInputError, *, whole: bool) -> str:
@@ -517,8 +519,10 @@ def parse_paths(texts: Sequence[str]) -> list[Path] | dict[Path, str | None]:
 
 
 def is_lfs_pointer(file: Path) -> bool:
-    r"""Whether ``file`` is a Git LFS pointer (a checkout without ``git lfs pull``), not the file it points to.
+    r"""Return whether ``file`` is a Git LFS pointer (a checkout without ``git lfs pull``), not the file it points to.
 
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".eval") as pointer:
     ...     _ = pointer.write("version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 12345\n")
@@ -542,6 +546,8 @@ def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int |
     mark is allowed. The problems: cannot be read, larger than ``max_bytes``, not UTF-8, empty,
     truncated (the text stops before the JSON does), not valid JSON, nested too deeply.
 
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".json") as broken:
     ...     _ = broken.write('{"a": [1, 2')
@@ -592,6 +598,8 @@ def too_long_integer(exc: ValueError) -> str:
     That is an integer written with more digits than Python converts (4,300 by default), which no
     field can hold.
 
+    Examples
+    --------
     >>> try:
     ...     json.loads("1" * 5000)
     ... except ValueError as exc:
@@ -609,6 +617,8 @@ def lines(file: Path) -> Iterator[tuple[int, bytes]]:
     Numbers start at 1; the line is bytes, with its newline if it has one. An
     :class:`InvalidInputError` if the file cannot be opened.
 
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as file:
     ...     _ = file.write('{"a": 1}\n\n{"a": 2}')
@@ -644,6 +654,8 @@ def bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | Non
     Memory is bounded by ``max_bytes``, whatever the file holds (a 1 GiB line is read past in
     1 MiB pieces). An :class:`InvalidInputError` if the file cannot be opened.
 
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as file:
     ...     _ = file.write(b'{"a": 1}\n' + b"x" * 50 + b"\n\n{}")

@@ -75,19 +75,21 @@ def _fix_map(column: str) -> str:
 def parse_map(
     specs: str | Sequence[str], *, target: str = "RUNS_COLUMN", example: str = "system=model,case_id=question"
 ) -> dict[str, str]:
-    """``--map`` text as the ``columns`` of :func:`ingest_table`: ``"system=model,case_id=question"``.
+    """Parse ``--map`` text into the ``columns`` of :func:`ingest_table`: ``"system=model,case_id=question"``.
 
     Several texts (the option given more than once) are read as one, comma-separated list.
     ``target`` and ``example`` word the error for another adapter's columns
     (:func:`~mas_eval.ingest.ingest_annotations` maps annotation columns).
 
-    >>> parse_map(["system=model,case_id=question", "tokens=total"])
-    {'system': 'model', 'case_id': 'question', 'tokens': 'total'}
-
     Raises
     ------
     InvalidParameterError
         An item is not ``COLUMN=SOURCE``, names no ``runs`` column, or a column is mapped twice.
+
+    Examples
+    --------
+    >>> parse_map(["system=model,case_id=question", "tokens=total"])
+    {'system': 'model', 'case_id': 'question', 'tokens': 'total'}
     """
     texts = [specs] if isinstance(specs, str) else list(specs)
     mapping: dict[str, str] = {}
@@ -104,15 +106,17 @@ def parse_map(
 
 
 def parse_scores(specs: str | Sequence[str]) -> list[str]:
-    """``--scores`` text as the ``scores`` of :func:`ingest_table`: the score columns, comma-separated.
-
-    >>> parse_scores(["accuracy,f1", "cost per answer"])
-    ['accuracy', 'f1', 'cost per answer']
+    """Parse ``--scores`` text into the ``scores`` of :func:`ingest_table`: the score columns, comma-separated.
 
     Raises
     ------
     InvalidParameterError
         An empty name, or a column named twice.
+
+    Examples
+    --------
+    >>> parse_scores(["accuracy,f1", "cost per answer"])
+    ['accuracy', 'f1', 'cost per answer']
     """
     texts = [specs] if isinstance(specs, str) else list(specs)
     names = [part.strip() for text in texts for part in text.split(",")]
@@ -380,7 +384,7 @@ class _Part:
             )
 
     def _wide(self, rows: pl.DataFrame, scores: list[str]) -> pl.DataFrame:
-        """One row per (row, score column) with a value: the column's name in ``_WIDE``, its value in ``_VALUE``."""
+        """Return a row per (row, score column) with a value: its column's name in ``_WIDE``, value in ``_VALUE``."""
         wide, file = self.options.wide, self.file
         if not scores:
             msg = (
@@ -467,7 +471,7 @@ class _Part:
         return checked.filter(pl.col("problem").is_null()).drop("problem"), invalid
 
     def _outcomes(self, rows: pl.DataFrame, scores: list[str]) -> tuple[pl.DataFrame, dict[str, bool]]:
-        """``file, row, slot, name, value`` of each score; whether each score is pass/fail in this file."""
+        """Return ``file, row, slot, name, value`` of each score, and whether each score is pass/fail in this file."""
         empty = pl.DataFrame(
             schema={_FILE: pl.Int64(), _ROW: pl.UInt32(), _SLOT: pl.Int64(), "name": pl.String(), "value": pl.Float64()}
         )
@@ -658,7 +662,7 @@ def ingest_table(
 
 
 def _duplicate_problems(duplicates: pl.DataFrame, files: list[Path]) -> pl.DataFrame:
-    """``file, row, slot, problem`` of each run whose run id is null or an earlier run's."""
+    """Return ``file, row, slot, problem`` of each run whose run id is null or an earlier run's."""
     file = pl.col("first").struct.field(_FILE).replace_strict(range(len(files)), [str(f) for f in files])
     where = pl.concat_str(
         _quoted("run_id '"),
@@ -674,7 +678,7 @@ def _duplicate_problems(duplicates: pl.DataFrame, files: list[Path]) -> pl.DataF
 
 
 def _outcome_rows(parts: list[_Part], runs: pl.DataFrame) -> pl.DataFrame:
-    """``outcomes`` of the runs kept; a score is pass/fail when it is in every file that has it."""
+    """Return the ``outcomes`` of the runs kept; a score is pass/fail when it is in every file that has it."""
     kinds: dict[str, bool] = {}
     for part in parts:
         for name, pass_fail in part.pass_fail.items():

@@ -391,7 +391,7 @@ def _unreadable(exc: Exception) -> InvalidInputError:
 
 
 def _frames(logs: list[_Log]) -> dict[str, pl.DataFrame]:
-    """One DataFrame per table; tables without rows are left out (``runs`` never is)."""
+    """Return one DataFrame per table; tables without rows are left out (``runs`` never is)."""
     if not logs:
         return {"runs": pl.DataFrame(schema=TABLES["runs"].polars_schema)}
     frames = {name: pl.concat([log.frames[name] for log in logs]) for name in _TABLES}

@@ -84,6 +84,8 @@ def decode(data: bytes | str, what: str) -> Any:
 
     ``what`` names it in the message: ``"member samples/1_epoch_1.json"``.
 
+    Examples
+    --------
     >>> decode(b'{"a": 1}', "header.json")
     {'a': 1}
     >>> decode(b'{"tokens": ' + b"9" * 5000 + b"}", "member 1.json")
@@ -128,6 +130,8 @@ def derived_eval_id(run_id: str, task_id: str, created: str) -> str:
     hashed with BLAKE2s (128 bits), written in base 57 and cut or padded to 22 characters
     (``inspect_ai._util.hash.base57_id_hash``).
 
+    Examples
+    --------
     >>> derived_eval_id("SwlKLUUEdLieexomb92Q9Q", "463b78ed2b6daad40dd402", "2025-04-10T21:00:06+00:00")
     'mZTKpPnKEPLV5XiPsvVBnj'
     >>> derived_eval_id("", "", "2024-10-15T12:53:13-04:00") == derived_eval_id("", "", "2024-10-15T16:53:13Z")
@@ -266,7 +270,7 @@ def _derived(spec: dict[str, Any]) -> str:
 
 
 def _roles(spec: dict[str, Any]) -> dict[str, str]:
-    """Each model role bound to one model: its model's name (a role bound to a list of fallbacks names none)."""
+    """Bind each model role to one model: its model's name (a role bound to a list of fallbacks names none)."""
     bound = spec.get("model_roles")
     if not isinstance(bound, dict):
         return {}
@@ -279,8 +283,10 @@ def _roles(spec: dict[str, Any]) -> dict[str, str]:
 
 
 def system_of(header: dict[str, Any]) -> str:
-    """``runs.system`` of a log's samples: its model, solver (and the solver's arguments) and task arguments.
+    """Return ``runs.system`` of a log's samples: its model, solver (and the solver's arguments) and task arguments.
 
+    Examples
+    --------
     >>> system_of({"eval": {"model": "openai/gpt-4o", "solver": None, "task_args": {"agents": 3}},
     ...            "plan": {"steps": [{"solver": "debate"}]}})
     'openai/gpt-4o debate (agents=3)'

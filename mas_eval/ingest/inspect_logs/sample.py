@@ -113,18 +113,20 @@ class Rows:
 
 
 def where_of(sample: dict[str, Any]) -> str:
-    """How a message names a sample: ``sample 'q1', epoch 2`` (a surrogate in the id escaped)."""
+    """Return how a message names a sample: ``sample 'q1', epoch 2`` (a surrogate in the id escaped)."""
     return f"sample {sample.get('id')!r}, epoch {sample.get('epoch')!r}"
 
 
 def score_value(value: Any) -> tuple[float | None, bool | None, str | None]:
-    """``(value, passed, problem)`` of one score value, by inspect_ai's ``value_to_float`` defaults.
+    """Return ``(value, passed, problem)`` of one score value, by inspect_ai's ``value_to_float`` defaults.
 
     "C" is 1 and passed, "I" 0 and failed, "P" 0.5 and "N" 0 (neither); a boolean is 1 or 0 and
     passed or failed; a number is itself; "yes"/"true" and "no"/"false" are 1 and 0, a numeric
     string its number. What ``value_to_float`` cannot read it counts as 0 (with a warning), and
     so does this; a value that is not finite is left out (``value`` None) with the problem said.
 
+    Examples
+    --------
     >>> score_value("C"), score_value(0.25), score_value("maybe")[2]
     ((1.0, True, None), (0.25, None, None), "is 'maybe', which inspect_ai's value_to_float reads as 0; recorded as 0")
     """
@@ -168,7 +170,7 @@ UNKNOWN: Any = _Unknown()
 
 
 def _count(value: Any, name: str, rows: Rows, where: str) -> Any:
-    """``value`` as a count: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
+    """Read ``value`` as a count: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
     # The common case (a non-negative int) without a call; anything else through values.count.
     if type(value) is int and 0 <= value <= INT64_MAX:
         return value
@@ -177,7 +179,7 @@ def _count(value: Any, name: str, rows: Rows, where: str) -> Any:
 
 
 def _seconds(value: Any, name: str, rows: Rows, where: str) -> Any:
-    """``value`` as seconds or a cost: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
+    """Read ``value`` as seconds or a cost: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
     if type(value) is float and 0.0 <= value < math.inf:
         return value
     result = duration(value, name, rows.impossible, where=where)
@@ -365,7 +367,7 @@ def _json_text(value: Any, name: str) -> str:
 
 
 def _call_text(function: str, arguments: Any) -> str:
-    """``[tool call] bash(cmd="ls")``: a tool call as the text of a message that says nothing else."""
+    """Write a tool call as the text of a message that says nothing else: ``[tool call] bash(cmd="ls")``."""
     if isinstance(arguments, dict):
         shown = ", ".join(f"{k}={_shown(v)}" for k, v in arguments.items())
     else:
@@ -746,7 +748,7 @@ def _tool_calls(
 
 
 def _scores(rows: Rows, sample: dict[str, Any], run_id: str, where: str, check_text: bool) -> None:
-    """One outcome per scorer, or per key of a scorer whose value is a dict, with its answer and explanation."""
+    """Add one outcome per scorer, or per key of a scorer whose value is a dict, with its answer and explanation."""
     out = rows.tables["outcomes"]
     scores = sample.get("scores") or {}
     if not isinstance(scores, dict):
@@ -782,7 +784,7 @@ def _without_events(
     agents: dict[str, str | None],
     where: str,
 ) -> tuple[Any, Any, Any, Any]:
-    """``usage`` from the sample's totals when its events were not logged: no calls, no time, no judge.
+    """Add ``usage`` from the sample's totals when its events were not logged: no calls, no time, no judge.
 
     A role's model is the one the header binds it to; what a model used beyond its roles' usage
     is the model's own (calls made without a role). Returns the run's ``(input, output, total,

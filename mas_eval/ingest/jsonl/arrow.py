@@ -53,7 +53,7 @@ _DOUBLE_MAX = float(np.finfo(np.float64).max)
 
 
 def _out_of_reach(column: str) -> pl.Expr:
-    """Whether a decoded float column holds a value the general path would read otherwise or refuse.
+    """Return whether a decoded float column holds a value the general path would read otherwise or refuse.
 
     NaN and infinity (Arrow reads ``NaN``, ``Infinity`` and an overflow), the largest double
     (see :data:`_DOUBLE_MAX`), and negative zero (the decoder reads ``-0`` as ``+0.0``).

@@ -105,7 +105,7 @@ _DECODE_BYTES = 2**20
 
 
 def _json_decode(texts: pl.Series, dtype: pl.DataType) -> pl.Series:
-    """``texts.str.json_decode(dtype)``, decoded in slices of whole lines of about ``_DECODE_BYTES``."""
+    """Decode ``texts.str.json_decode(dtype)`` in slices of whole lines of about ``_DECODE_BYTES``."""
     if texts.len() == 0:
         return texts.str.json_decode(dtype)
     ends = texts.str.len_bytes().cast(pl.Int64).cum_sum()
@@ -117,7 +117,7 @@ def _json_decode(texts: pl.Series, dtype: pl.DataType) -> pl.Series:
 
 
 def _decode(texts: pl.Series, dtype: pl.DataType) -> str | None:
-    """None if ``texts`` decode, else the decoder's error."""
+    """Return None if ``texts`` decode, else the decoder's error."""
     try:
         _json_decode(texts, dtype)
     except pl.exceptions.ComputeError as exc:
@@ -130,7 +130,7 @@ _BLOCK = 64
 
 
 def _block_problems(texts: pl.Series, lo: int, hi: int, dtype: pl.DataType) -> list[tuple[int, str]]:
-    """``(position, problem)`` of the undecodable lines among ``texts[lo:hi]``."""
+    """Return ``(position, problem)`` of the undecodable lines among ``texts[lo:hi]``."""
     found, clean = [], []
     for i, text in enumerate(texts.slice(lo, hi - lo).to_list(), start=lo):
         problem = _diagnose(text)
@@ -148,7 +148,7 @@ def _block_problems(texts: pl.Series, lo: int, hi: int, dtype: pl.DataType) -> l
 
 
 def _undecodable(frame: pl.DataFrame, dtype: pl.DataType, *, first_only: bool) -> pl.DataFrame:
-    """``line, error`` of the lines the decoder rejects, given that the whole chunk failed.
+    """Return ``line, error`` of the lines the decoder rejects, given that the whole chunk failed.
 
     Error path only. The decoder fails a whole chunk for one bad line and does not say which,
     so the chunk is bisected: a half that decodes is done, a failing half is split again, and
@@ -176,7 +176,7 @@ def _undecodable(frame: pl.DataFrame, dtype: pl.DataType, *, first_only: bool) -
 
 
 def _checks(table: str, frame: pl.DataFrame) -> list[pl.DataFrame]:
-    """``line, error`` of the rows of one level of decoded items (numbers still text) that break the record.
+    """Return ``line, error`` of the rows of one level of decoded items (numbers still text) that break the record.
 
     Vectorised: a number field is invalid when its text does not cast to the schema's dtype,
     or casts to NaN or infinity (which JSON cannot hold, so they came from strings).
@@ -252,7 +252,7 @@ _SURROGATE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
 
 
 def _lone_surrogates(lines: pl.DataFrame) -> pl.DataFrame:
-    r"""``line, error`` of the lines whose JSON escapes a lone UTF-16 surrogate (``"\ud800"``).
+    r"""Return ``line, error`` of the lines whose JSON escapes a lone UTF-16 surrogate (``"\ud800"``).
 
     No text can hold one: Polars' decoder stores ``\ud800`` as ``"\x00"`` (a value changed
     silently), Arrow's refuses it, so it is refused here, vectorised: the escaped backslashes and

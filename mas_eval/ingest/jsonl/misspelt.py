@@ -75,7 +75,7 @@ def _misspelling(value: Any, fields: dict[str, set[str]], where: str = "", shown
 
 
 def misspelt_fields(texts: pl.Series, dtype: pl.DataType) -> pl.DataFrame:
-    """``position, error`` of the lines among ``texts`` (JSON objects) with a misspelt field.
+    """Return ``position, error`` of the lines among ``texts`` (JSON objects) with a misspelt field.
 
     ``dtype`` is the record's Polars dtype (:func:`~mas_eval.ingest.jsonl.record_dtype`).
     Lines that are not valid JSON are left to the decoder's checks.

@@ -196,7 +196,7 @@ def sort_shards(staging: Path, names: list[str], shards: int) -> None:
 
 
 def _valid(tables: dict[str, pl.DataFrame]) -> bool:
-    """Whether one chunk's tables pass :meth:`Dataset.validate` on their own."""
+    """Return whether one chunk's tables pass :meth:`Dataset.validate` on their own."""
     try:
         Dataset.from_frames(**tables).validate()
     except MasEvalError:
@@ -210,7 +210,7 @@ _ROWS_PER_PASS = 2_000_000
 
 
 def _buckets(frame: pl.LazyFrame, columns: list[str]) -> Iterator[pl.LazyFrame]:
-    """``frame`` split by a hash of ``columns`` into parts of about ``_ROWS_PER_PASS`` rows (equal keys together)."""
+    """Split ``frame`` by a hash of ``columns`` into parts of about ``_ROWS_PER_PASS`` rows (equal keys together)."""
     passes = -(-frame.select(pl.len()).collect().item() // _ROWS_PER_PASS)
     if passes <= 1:
         yield frame
@@ -231,7 +231,7 @@ def deduplicate_ground_truth(scratch: Path, folder: Path) -> None:
 
 
 def run_ids_unique(files: list[Path]) -> bool:
-    """Whether no run_id occurs twice among the staged runs (the one rule that spans chunks)."""
+    """Return whether no run_id occurs twice among the staged runs (the one rule that spans chunks)."""
     runs = scan_parquet(files).select("run_id")
     return all(
         part.select(pl.col("run_id").n_unique() == pl.len()).collect().item() for part in _buckets(runs, ["run_id"])

@@ -141,7 +141,7 @@ def _bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | No
 
 
 def _opens_document(raw: bytes) -> bool:
-    """Whether a file's first line starts a JSON document it does not finish (a pretty-printed document).
+    """Return whether a file's first line starts a JSON document it does not finish (a pretty-printed document).
 
     JSON's error is then at the line's very end, rather than the line being a whole document itself
     (JSON lines) or a broken one.

@@ -99,6 +99,8 @@ _CALL_ID = re.compile(r"(?:message\.)?tool_calls\.(\d+)\.(?:tool_call\.)?id")
 class Message:
     """One message of a model call: its role, text (None if it holds none) and the tool calls it asks for.
 
+    Examples
+    --------
     >>> Message("assistant", None, ("call_1",)).calls
     ('call_1',)
     """
@@ -112,6 +114,8 @@ class Message:
 class Tool:
     """What an ``execute_tool`` span (OpenInference: TOOL) called: the tool, its arguments (JSON text), the call's id.
 
+    Examples
+    --------
     >>> Tool("lookup_order", '{"order_id": "A-1187"}', "call_1").name
     'lookup_order'
     """
@@ -125,6 +129,8 @@ class Tool:
 class Evaluation:
     """A ``gen_ai.evaluation.result``: name, time, score (None if none, or set aside), label, explanation.
 
+    Examples
+    --------
     >>> Evaluation("accuracy", None, None, "pass", None).label
     'pass'
     """
@@ -139,6 +145,8 @@ class Evaluation:
 class Recorded(Impossible):
     """An :class:`~mas_eval.ingest.values.Impossible` that keeps what was added, to add it to another.
 
+    Examples
+    --------
     >>> recorded = Recorded()
     >>> recorded.add("seconds", -2.0, "line 3")
     >>> recorded.added
@@ -159,6 +167,8 @@ class Recorded(Impossible):
 class Notes:
     """What reading one document set aside, said once per file (:meth:`lines`) once the document is kept.
 
+    Examples
+    --------
     >>> notes = Notes()
     >>> notes.set_aside.append("line 2: field 'gen_ai.evaluation.score.value' is inf, not a finite number")
     >>> notes.lines("traces.json")
@@ -179,7 +189,7 @@ class Notes:
         self.unparsed += other.unparsed
 
     def lines(self, file: object) -> list[str]:
-        """One line per kind of value set aside in ``file``."""
+        """Return one line per kind of value set aside in ``file``."""
         out = self.impossible.lines(file)
         for found, said in (
             (self.set_aside, "value(s) set aside, which no run can have"),
@@ -204,6 +214,8 @@ class Span:
     system's); ``seconds`` is its duration; ``file``, ``line`` and ``order`` say where and when
     it was read (``line`` None for a file read as one document). :func:`read_span` makes it.
 
+    Examples
+    --------
     >>> times = (None, None, None, None)  # start, end, seconds, error
     >>> span = Span("t", "s", None, "chat", *times, "model", None, None, "m", 3, 1, [], [], None, [], {}, 0)
     >>> span.kind, span.input_tokens
@@ -346,7 +358,7 @@ def _part(part: Any, texts: list[str], calls: list[str]) -> None:
 
 
 def _message(item: Any, default: str, key: str, where: str) -> Message | None:
-    """One message of a JSON list of messages (the conventions', or an API's)."""
+    """Read one message of a JSON list of messages (the conventions', or an API's)."""
     if isinstance(item, str):
         return Message(default, _checked(item, key, where))
     if not isinstance(item, dict):
@@ -392,7 +404,7 @@ def _messages(value: Any, default: str, key: str, where: str, notes: Notes, note
 
 
 def _instructions(value: Any, where: str, notes: Notes, noted: str) -> list[Message]:
-    """``gen_ai.system_instructions``: the system prompt's parts, as one system message."""
+    """Read ``gen_ai.system_instructions``: the system prompt's parts, as one system message."""
     found = _messages(value, "system", "gen_ai.system_instructions", where, notes, noted)
     texts = [m.text for m in found if m.text]
     return [Message("system", "\n".join(texts))] if texts else []
@@ -568,6 +580,8 @@ def read_span(raw: RawSpan, context: dict[str, str], notes: Notes, *, place: str
     ``variant``) to the attribute; ``notes`` collects what is set aside; ``place`` leads every
     place named in a note (``"line 3: "``).
 
+    Examples
+    --------
     >>> from mas_eval.ingest.otlp.shapes import RawSpan
     >>> usage = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "claude", "gen_ai.response.model": "claude-4",
     ...          "gen_ai.usage.input_tokens": 100, "gen_ai.usage.cache_read.input_tokens": 300}

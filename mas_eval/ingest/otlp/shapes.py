@@ -123,8 +123,10 @@ class RawSpan:
 
 
 def quoted(value: Any, limit: int = 40) -> str:
-    r"""``value`` as a message quotes it: ``repr``, at most ``limit`` characters, lone surrogates escaped.
+    r"""Quote ``value`` as a message does: ``repr``, at most ``limit`` characters, lone surrogates escaped.
 
+    Examples
+    --------
     >>> quoted("chat \ud800")
     "'chat \\ud800'"
     """
@@ -143,6 +145,8 @@ def parse_json(data: str, *, position: str = "line and column") -> Any:
     ``"column"`` (one line of a file). A number beyond a float's range reads as infinity (the field
     that holds it says so); an integer of more digits than Python converts is refused here.
 
+    Examples
+    --------
     >>> parse_json('{"a": [1, 2')
     Traceback (most recent call last):
     ...
@@ -170,6 +174,8 @@ def shape_of(document: Any) -> str | None:
     An empty object is an OTLP request without spans (protobuf's JSON mapping leaves out empty
     fields); a list is a list of OTLP requests.
 
+    Examples
+    --------
     >>> shape_of({"batches": []}), shape_of({"data": []}), shape_of([{"resourceSpans": []}]), shape_of(3)
     ('tempo', 'jaeger', 'otlp', None)
     """
@@ -195,6 +201,8 @@ def shape_of(document: Any) -> str | None:
 def not_a_shape(document: Any) -> str:
     """Say what a document of no known shape is, and what was expected.
 
+    Examples
+    --------
     >>> not_a_shape({"spans": []}).split("; ")[-1]
     "got an object with the keys 'spans'"
     """
@@ -214,6 +222,8 @@ def spans_of(document: Any, shape: str, *, at: str = "") -> Iterator[RawSpan]:
 
     ``at`` leads every place named in a problem (``"$[2]"`` for the third request of a list).
 
+    Examples
+    --------
     >>> resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "mas"}}]}
     >>> span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "7uGbfsPBsXQ=", "name": "chat",
     ...         "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001500000000"}
@@ -251,7 +261,7 @@ def _field(where: str, problem: str) -> InvalidInputError:
 
 
 def _object(value: Any, where: str, *, optional: bool = True) -> dict[str, Any]:
-    """``value`` as an object (missing or null: an empty one, when ``optional``)."""
+    """Return ``value`` as an object (missing or null: an empty one, when ``optional``)."""
     if value is None and optional:
         return {}
     if not isinstance(value, dict):
@@ -260,7 +270,7 @@ def _object(value: Any, where: str, *, optional: bool = True) -> dict[str, Any]:
 
 
 def _array(value: Any, where: str) -> list[Any]:
-    """``value`` as an array (missing or null: an empty one)."""
+    """Return ``value`` as an array (missing or null: an empty one)."""
     if value is None:
         return []
     if not isinstance(value, list):
@@ -271,6 +281,8 @@ def _array(value: Any, where: str) -> list[Any]:
 def any_value(value: Any, where: str) -> Any:
     """Return the Python value of an OTLP JSON ``AnyValue`` (``intValue`` may be a string or a number); None if unset.
 
+    Examples
+    --------
     >>> any_value({"intValue": "412"}, "x"), any_value({"arrayValue": {"values": [{"stringValue": "stop"}]}}, "x")
     (412, ['stop'])
     """
@@ -301,11 +313,13 @@ def any_value(value: Any, where: str) -> Any:
 
 
 def attributes(items: Any, where: str) -> dict[str, Any]:
-    """``[{key, value}]`` as a dict (a key given twice: the last).
+    """Return ``[{key, value}]`` as a dict (a key given twice: the last).
 
     Most values are one string or one number: those are read here directly; the place of a
     problem is only spelled out when there is one.
 
+    Examples
+    --------
     >>> attributes([{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "412"}}], "span")
     {'gen_ai.usage.input_tokens': 412}
     """
@@ -361,6 +375,8 @@ def nanoseconds(value: Any, field: str, where: str, *, scale: int = 1) -> int | 
 
     OTLP's ``fixed64``: 0 to 2**64 - 1; 0 and "" are unknown.
 
+    Examples
+    --------
     >>> nanoseconds("18446744073709551615", "endTimeUnixNano", "span"), nanoseconds(0, "startTime", "span")
     (18446744073709551615, None)
     >>> nanoseconds(1509533706470949, "startTime", "span", scale=1000)

@@ -56,6 +56,8 @@ class Step:
     Its depth (0 = a root), the agent span it belongs to (itself, for an agent), the agent span above
     it, and the evaluation it lies in (the nearest). :func:`walk` makes them (its example).
 
+    Examples
+    --------
     >>> Step.__slots__
     ('span', 'depth', 'agent', 'above', 'evaluator')
     """
@@ -71,6 +73,8 @@ class Step:
 class Walked:
     """A trace walked: its steps in the order visited, its roots, and how many spans were orphans.
 
+    Examples
+    --------
     >>> Walked([], [], 0).orphans
     0
     """
@@ -162,6 +166,8 @@ def _tree(spans: list[Span]) -> tuple[list[Span], dict[str, list[Span]], int]:
 class Rows:
     """The rows of every run, table by table (tuples in each table's column order), and what to say.
 
+    Examples
+    --------
     >>> Rows().runs
     []
     """
@@ -414,13 +420,15 @@ def _verdict(label: str | None) -> bool | None:
 
 
 def outcome_rows(evaluations: list[tuple[str, Evaluation, int]]) -> tuple[list[tuple[Any, ...]], list[str]]:
-    """``outcomes`` rows (``run_id, name, value, passed, explanation``) of the evaluation results, and warnings.
+    """Return the ``outcomes`` rows (``run_id, name, value, passed, explanation``) of the evaluations, and warnings.
 
     A run's result of a name is the one on the span nearest the root (the latest of those). A name
     whose every run's result has a pass/fail label is pass/fail: ``passed`` from the label, ``value``
     1 or 0. Any other name is a number: ``value`` is the score, else the label's 1 (pass) or 0
     (fail); a result with neither is left out. Each rule that applied is said once per name.
 
+    Examples
+    --------
     >>> found = [("r1", Evaluation("accuracy", 5, None, "pass", None), 0),
     ...          ("r2", Evaluation("accuracy", 5, None, "FAIL", "wrong"), 0)]
     >>> outcome_rows(found)
