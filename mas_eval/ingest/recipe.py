@@ -393,7 +393,7 @@ def _folder_files(fmt: LogFormat, folder: Path) -> list[Path]:
     Walked with a list of folders still to list, not by recursion; a folder reached again through a
     symbolic link into a folder above it is refused, since the walk would never end. A folder's real
     path is its parent's and its name, unless it is a symbolic link: resolving every folder's path
-    anew would cost a look-up per folder above it, each as deep (minutes at 1,100 levels).
+    anew would cost a look-up per folder above it, each as deep (docs/performance.md).
     """
     found: list[Path] = []
     top = os.path.realpath(folder)
