@@ -96,7 +96,7 @@ def _check_name(value: object, what: str) -> str | None:
 
 
 def _into(into: Dataset | str | Path | None) -> tuple[Dataset | None, list[Path]]:
-    """The Dataset the annotations join, and its folder (an input the output may not replace)."""
+    """Return the Dataset the annotations join, and its folder (an input the output may not replace)."""
     if into is None:
         return None, []
     if isinstance(into, Dataset):
@@ -134,15 +134,18 @@ class _Reader:
         self.runs.extend(runs)
 
     def _mode(self, given: str) -> tuple[str, str | None]:
-        """The mode as stored and its category from the taxonomy (None without one); an unknown mode refused."""
+        """Return the mode as stored and its taxonomy category (None without one); refuse an unknown mode."""
         if self.taxonomy is None:
             return given, None
         found = mode_of(given, self.taxonomy)
         if found is None:
             listed = ", ".join(m.code for m in modes(self.taxonomy))
-            raise InvalidInputError(
+            msg = (
                 f"mode {given!r} is not a mode of the {self.taxonomy!r} taxonomy (its modes: {listed}, by code or "
-                "by code and name)",
+                "by code and name)"
+            )
+            raise InvalidInputError(
+                msg,
                 fix=f"name one of its modes, or leave out {option('taxonomy', self.taxonomy, cli='--taxonomy')}",
             )
         return found.label, found.category
@@ -176,7 +179,8 @@ class _Reader:
             frame = read_csv(file, infer_schema=False)
         except (OSError, pl.exceptions.PolarsError) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise InvalidInputError(f"cannot be read as CSV ({first})", fix="check that it is a CSV table") from None
+            msg = f"cannot be read as CSV ({first})"
+            raise InvalidInputError(msg, fix="check that it is a CSV table") from None
         present = frame.columns
         mapping = {c: c for c in ANNOTATION_COLUMNS if c in present and c not in self.columns} | self.columns
         for column, source in mapping.items():
@@ -242,7 +246,8 @@ class _Reader:
         else:
             value = flag(row[mapping["present"]], mapping["present"], strings=True)
             if value is None:
-                raise InvalidInputError(f"field {mapping['present']!r} is empty: the annotation says nothing")
+                msg = f"field {mapping['present']!r} is empty: the annotation says nothing"
+                raise InvalidInputError(msg)
             mode = identifier(cell("mode"), mapping["mode"])
             found.append(self._annotation(index, where, run_id, mode, annotator, value, **other))
         rows.extend(found)
@@ -265,8 +270,9 @@ class _Reader:
         elif isinstance(document, list):
             records, single = document, False
         else:
+            msg = f"holds {json_type(document)}, not a record of annotations or a list of them"
             raise InvalidInputError(
-                f"holds {json_type(document)}, not a record of annotations or a list of them",
+                msg,
                 fix="pass MAST's or Who&When's JSON, or a CSV",
             )
         for number, record in enumerate(records, start=1):
@@ -285,7 +291,8 @@ class _Reader:
         runs: list[dict[str, Any]],
     ) -> None:
         if not isinstance(record, dict):
-            raise InvalidInputError(f"is {json_type(record)}, not an object")
+            msg = f"is {json_type(record)}, not an object"
+            raise InvalidInputError(msg)
         if "mast_annotation" in record:
             read = self._mast_judged
         elif "mistake_agent" in record:
@@ -294,9 +301,12 @@ class _Reader:
             read = self._mast_human
         else:
             keys = ", ".join(sorted(map(str, record))[:8]) or "none"
-            raise InvalidInputError(
+            msg = (
                 f"is in none of the layouts read here (its keys: {keys}): MAST's traces have 'mast_annotation' or "
-                "'annotations', Who&When's logs 'mistake_agent'",
+                "'annotations', Who&When's logs 'mistake_agent'"
+            )
+            raise InvalidInputError(
+                msg,
                 fix="pass MAST's or Who&When's JSON, or a CSV",
             )
         found, run = read(file, record, system)
@@ -305,8 +315,10 @@ class _Reader:
             runs.append(self._run(index, where, **run))
 
     def _mast_run(self, record: dict[str, Any], system: str | None, run_id: str) -> dict[str, Any]:
-        """A MAST trace's run: MAS and benchmark named; each trace its own case (the files do not say which
-        problem a trace solved, so no two systems are paired on one)."""
+        """Read a MAST trace's run: MAS and benchmark named, each trace its own case.
+
+        The files do not say which problem a trace solved, so no two systems are paired on one.
+        """
         named = system if system is not None else identifier(record.get("mas_name"), "mas_name")
         return {
             "run_id": run_id,
@@ -317,11 +329,15 @@ class _Reader:
         }
 
     def _mast_judged(
-        self, file: Path, record: dict[str, Any], system: str | None
+        self,
+        file: Path,  # noqa: ARG002 -- the signature of the three layouts' readers; Who&When's reads it
+        record: dict[str, Any],
+        system: str | None,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         flags = record["mast_annotation"]
         if not isinstance(flags, dict):
-            raise InvalidInputError(f"'mast_annotation' is {json_type(flags)}, not an object of mode: 0 or 1")
+            msg = f"'mast_annotation' is {json_type(flags)}, not an object of mode: 0 or 1"
+            raise InvalidInputError(msg)
         trace = record.get("trace")
         key = trace.get("key") if isinstance(trace, dict) else None
         trace_id = identifier(record.get("trace_id"), "trace_id")
@@ -335,14 +351,18 @@ class _Reader:
         return found, self._mast_run(record, system, run_id)
 
     def _mast_human(
-        self, file: Path, record: dict[str, Any], system: str | None
+        self,
+        file: Path,  # noqa: ARG002 -- the signature of the three layouts' readers; Who&When's reads it
+        record: dict[str, Any],
+        system: str | None,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         run_id = identifier(record.get("trace_id"), "trace_id")
         found = []
         for number, item in enumerate(record["annotations"], start=1):
             field = f"annotations[{number}]"
             if not isinstance(item, dict) or not isinstance(item.get("failure mode"), str):
-                raise InvalidInputError(f"{field} is not an object with a 'failure mode' text")
+                msg = f"{field} is not an object with a 'failure mode' text"
+                raise InvalidInputError(msg)
             # The text is the mode's code and name, then its definition after a blank line.
             mode = identifier(item["failure mode"].strip().split("\n", 1)[0].strip(), f"{field}.failure mode")
             for annotator, value in item.items():
@@ -410,7 +430,7 @@ class _Reader:
         return frames
 
     def _set_aside(self, ingest: Ingest, bad: pl.DataFrame, problem: pl.Expr, fix: str) -> None:
-        """Every row of ``bad`` set aside (or refused) with its ``problem`` and the ``fix``; an error path."""
+        """Set aside (or refuse) every row of ``bad`` with its ``problem`` and the ``fix``; an error path."""
         for file, where, said in bad.select("_file", "_where", problem.alias("_problem")).iter_rows():
             invalid = InvalidInputError(said, where=where, fix=fix, skip="skip such rows", file=self.files[file])
             ingest.set_aside(invalid)
@@ -423,8 +443,11 @@ class _Reader:
         return pl.concat_str(path, pl.lit(" "), pl.col(where))
 
     def _runs(self, ingest: Ingest) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The runs the files describe, one row per run id (as first described); and ``_file, _where`` of the
-        records that describe a run otherwise (set aside, with their annotations)."""
+        """Return the runs the files describe, one row per run id (as first described), and the others.
+
+        The others are ``_file, _where`` of the records that describe a run otherwise (set aside, with their
+        annotations).
+        """
         located = {"_file": pl.Int64(), "_where": pl.String()}
         schema = {c: TABLES["runs"].polars_schema[c] for c in _RUN_FIELDS} | located
         runs = pl.DataFrame(self.runs, schema=schema, orient="row")
@@ -445,7 +468,7 @@ class _Reader:
         return first.drop("_file", "_where"), clashing.select("_file", "_where")
 
     def _known_runs(self, rows: pl.DataFrame, known: pl.DataFrame, ingest: Ingest) -> pl.DataFrame:
-        """The rows of runs the Dataset ``into`` holds; the others set aside."""
+        """Return the rows of runs the Dataset ``into`` holds; set the others aside."""
         unknown = rows.join(known, on="run_id", how="anti", maintain_order="left")
         if unknown.height:
             examples = ", ".join(repr(r) for r in known["run_id"].head(3).to_list()) or "(none)"
@@ -458,7 +481,7 @@ class _Reader:
         return rows.join(unknown.select("_row"), on="_row", how="anti", maintain_order="left")
 
     def _unique(self, rows: pl.DataFrame, ingest: Ingest) -> pl.DataFrame:
-        """One annotation per run, mode and annotator: a repeat (or one the Dataset holds already) set aside."""
+        """Keep one annotation per run, mode and annotator: set aside a repeat (or one the Dataset holds already)."""
         key = ["run_id", "mode", "annotator"]
         first = rows.group_by(key, maintain_order=True).agg(
             pl.col("_row").first().alias("_first"),
@@ -510,7 +533,7 @@ def ingest_annotations(
     skip_invalid: bool = False,
     shards: int | None = None,
 ) -> LogIngestResult:
-    """Read failure-mode annotations into a Dataset's ``annotations`` table, written to ``out`` if given.
+    r"""Read failure-mode annotations into a Dataset's ``annotations`` table, written to ``out`` if given.
 
     Parameters
     ----------
@@ -570,8 +593,8 @@ def ingest_annotations(
     >>> from pathlib import Path
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     table = Path(folder) / "labels.csv"
-    ...     _ = table.write_text("run_id,system,case_id,annotator,1.1,2.6\\n"
-    ...                          "r1,mas,q1,ann_a,1,0\\nr1,mas,q1,ann_b,1,1\\nr2,single,q1,ann_a,0,0\\n")
+    ...     _ = table.write_text("run_id,system,case_id,annotator,1.1,2.6\n"
+    ...                          "r1,mas,q1,ann_a,1,0\nr1,mas,q1,ann_b,1,1\nr2,single,q1,ann_a,0,0\n")
     ...     result = ingest_annotations(table, taxonomy="mast")
     >>> result.dataset.collect("annotations").select("run_id", "mode", "annotator", "present").head(3).rows()
     [('r1', '1.1 Disobey task specification', 'ann_a', True), ('r1', '1.1 Disobey task specification', 'ann_b', True), ('r1', '2.6 Reasoning-action mismatch', 'ann_a', False)]

@@ -16,7 +16,7 @@ __all__ = ["export_jsonl", "records"]
 
 
 def _items(ds: Dataset, lst: RecordList) -> pl.LazyFrame | None:
-    """``<inherited key>, <field>``: each parent's list of items, children nested; None if nothing to list.
+    """Return ``<inherited key>, <field>``: each parent's list of items, children nested; None if nothing to list.
 
     The items are those of ``lst.table`` plus any key that only a child table names (beliefs of
     an agent missing from ``agents``), so that no row is lost; such items get null attributes.
@@ -46,10 +46,18 @@ def _items(ds: Dataset, lst: RecordList) -> pl.LazyFrame | None:
 
 
 def records(ds: Dataset) -> pl.LazyFrame:
-    """One canonical run record per run, as a LazyFrame of nested columns sorted by ``run_id``.
+    """Return one canonical run record per run, as a LazyFrame of nested columns sorted by ``run_id``.
 
     Fields of tables the Dataset does not have are left out; a run with no rows in a table
     it has gets null for that list. ``usage`` is always an object.
+
+    Examples
+    --------
+    >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"], "tokens": [1200]})
+    >>> ds = Dataset.from_frames(runs=runs)
+    >>> record = records(ds).collect().row(0, named=True)
+    >>> record["run_id"], record["usage"]["tokens"]
+    ('r1', 1200)
     """
     runs = TABLES["runs"]
     record = ds.scan("runs").select(
@@ -91,6 +99,18 @@ def export_jsonl(ds: Dataset, path: str | Path) -> int:
     ``agents`` (``alt_scores``) comes back with a row there with null attributes.
     Records are sorted by ``run_id`` and list items by their key. Columns outside the schema
     are not exported.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"], "tokens": [1200]})
+    >>> ds = Dataset.from_frames(runs=runs)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "runs.jsonl"
+    ...     written = export_jsonl(ds, path)
+    ...     record = json.loads(path.read_text())
+    >>> written, record["run_id"], record["case_id"], record["usage"]["tokens"]
+    (1, 'r1', 'c1', 1200)
     """
     target = Path(path)
     inputs = [ds.source] if ds.source is not None else []

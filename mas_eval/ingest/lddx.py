@@ -138,7 +138,7 @@ LddxIngestResult = LogIngestResult
 
 
 def _child(path: str, key: str | int) -> str:
-    """The JSON path of ``path``'s member ``key``: ``$.a.b``, ``$.a["Dr. X"]``, ``$.a[0]``."""
+    """Return the JSON path of ``path``'s member ``key``: ``$.a.b``, ``$.a["Dr. X"]``, ``$.a[0]``."""
     if isinstance(key, int):
         return f"{path}[{key}]"
     if _IDENTIFIER.fullmatch(key):
@@ -151,7 +151,7 @@ def _is_scalar(value: Any) -> bool:
 
 
 def _diagnosis_of_line(line: str) -> str:
-    """The diagnosis a list line starts with: ``"2. **AKI: [15%]** - because"`` gives ``"AKI"``.
+    """Return the diagnosis a list line starts with: ``"2. **AKI: [15%]** - because"`` gives ``"AKI"``.
 
     Notes
     -----
@@ -176,7 +176,7 @@ def _diagnosis_of_line(line: str) -> str:
 
 
 def _unwrapped(diagnosis: str) -> str:
-    """A diagnosis without the list markup around the whole of it: ``**AKI**`` and ``[AKI]`` give ``AKI``.
+    """Strip the list markup around the whole of a diagnosis: ``**AKI**`` and ``[AKI]`` give ``AKI``.
 
     >>> _unwrapped("**Acute Myocardial Infarction (AMI)**"), _unwrapped("[Neonatal Sepsis]"), _unwrapped("Gout")
     ('Acute Myocardial Infarction (AMI)', 'Neonatal Sepsis', 'Gout')
@@ -187,7 +187,7 @@ def _unwrapped(diagnosis: str) -> str:
 
 
 def _named_items(recorded: list[Any]) -> dict[str, list[tuple[int, dict[str, Any]]]]:
-    """The items of a round's ``all_diagnoses`` that name their ``agent`` (v8.6), by agent, with their positions."""
+    """Return the items of a round's ``all_diagnoses`` that name their ``agent`` (v8.6), by agent, with positions."""
     named: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for i, item in enumerate(recorded):
         if isinstance(item, dict) and isinstance(item.get("agent"), str):
@@ -245,7 +245,7 @@ class _Run:
         self.warnings.append(f"{self.file}: {where}: {problem}")
 
     def need(self, obj: dict[str, Any], key: str, path: str, kind: str) -> Any:
-        """``obj[key]``, which must be there and of ``kind``: else the file is invalid."""
+        """Return ``obj[key]``, which must be there and of ``kind``: else the file is invalid."""
         where = _child(path, key)
         if obj.get(key) is None:
             others = [k for k in obj if k != key]
@@ -260,7 +260,7 @@ class _Run:
         return value
 
     def want(self, obj: dict[str, Any], key: str, path: str, kind: str, skipped: str) -> Any:
-        """``obj[key]`` if it is there and of ``kind``; else None, with a warning saying what is ``skipped``."""
+        """Return ``obj[key]`` if it is there and of ``kind``; else None, with a warning saying what is ``skipped``."""
         where = _child(path, key)
         if key not in obj:
             self.warn(where, f"missing; {skipped}")
@@ -277,14 +277,14 @@ class _Run:
             column.append(values.get(name))
 
     def agent(self, name: str, where: str) -> str:
-        """``name`` as an agent of the run: one the transcript does not list is added, with a warning."""
+        """Return ``name`` as an agent of the run: one the transcript does not list is added, with a warning."""
         if name not in self._agents:
             self._agents[name] = None
             self.warn(where, f"{name!r} is not in $.full_transcript.agents; added as an agent without a role")
         return name
 
     def speaker(self, key: str, where: str) -> str:
-        """The agent a response key names: the key itself, or ``<agent>`` of a v8 debate key ``<agent>_round<n>``."""
+        """Return the agent a response key names: the key, or ``<agent>`` of a v8 debate key ``<agent>_round<n>``."""
         if key not in self._agents:
             sub_round = _SUB_ROUND.fullmatch(key)
             if sub_round and sub_round["agent"] in self._agents:
@@ -292,7 +292,7 @@ class _Run:
         return self.agent(key, where)
 
     def report(self, source: str, name: str, item: int, value: Any, where: str) -> None:
-        """One ``reported`` row: a number in ``value`` (a boolean as 1.0 / 0.0), a string in ``text``."""
+        """Add one ``reported`` row: a number in ``value`` (a boolean as 1.0 / 0.0), a string in ``text``."""
         number: float | None = None
         text: str | None = None
         if isinstance(value, bool):
@@ -339,7 +339,7 @@ class _Run:
                 self.warn(where, f"{json_type(value)} of a shape this adapter does not read; not mapped")
 
     def record_items(self, source: str, items: list[Any], path: str, skip: Collection[str] = ()) -> None:
-        """``(source, field, i)`` for each scalar field of each object item ``i`` (1-based) of ``items``."""
+        """Report ``(source, field, i)`` for each scalar field of each object item ``i`` (1-based) of ``items``."""
         for i, item in enumerate(items, start=1):
             if isinstance(item, dict):
                 for field, value in item.items():
@@ -358,7 +358,7 @@ class _Run:
         evidence: list[str] | None = None,
         mentions: int | None = 1,
     ) -> None:
-        """One diagnosis of ``agent``'s list in ``round_``; a repeat adds its mentions and evidence to the first."""
+        """Add one diagnosis of ``agent``'s list in ``round_``; a repeat adds its mentions and evidence to the first."""
         if not isinstance(diagnosis, str) or not diagnosis.strip():
             self.warn(where, f"no diagnosis ({json_type(diagnosis)} {diagnosis!r}); skipped")
             return
@@ -455,6 +455,12 @@ class _Run:
             raise InvalidInputError(where=where, problem="the round has no responses")
         if rnd.get("success") is False:
             self.warn(path, f"the round failed (success: false, error: {rnd.get('error')!r}); its rows may be partial")
+        speakers = self._read_responses(name, responses, where)
+        self.record(name, rnd, path, skip=_ROUND_SKIPPED)
+        self._read_metadata(name, rnd, path, responses, speakers)
+
+    def _read_responses(self, name: str, responses: dict[str, Any], where: str) -> dict[str, str]:
+        """Add a message per response of round ``name`` and report its scalars; return each key's speaker."""
         speakers = {}
         for turn, (key, response) in enumerate(responses.items(), start=1):
             at = _child(where, key)
@@ -472,8 +478,12 @@ class _Run:
                     self.warn(
                         _child(at, field), f"{json_type(value)} of a shape this adapter does not read; not mapped"
                     )
-        self.record(name, rnd, path, skip=_ROUND_SKIPPED)
+        return speakers
 
+    def _read_metadata(
+        self, name: str, rnd: dict[str, Any], path: str, responses: dict[str, Any], speakers: dict[str, str]
+    ) -> None:
+        """Read round ``name``'s metadata: its scalars, then the lists of its own kind of round."""
         lists = _ROUND_LISTS.get(name, ())
         meta = _child(path, "metadata")
         metadata = rnd.get("metadata")
@@ -498,8 +508,10 @@ class _Run:
     def _read_independent(
         self, responses: dict[str, Any], speakers: dict[str, str], metadata: dict[str, Any], meta: str
     ) -> None:
-        """Each agent's differential: its response's ``structured_data`` (v8.5), else its
-        ``metadata.diagnoses_by_agent`` entry (v6), else the ``metadata.all_diagnoses`` items naming it (v8.6).
+        """Read each agent's differential, from the first source that has it.
+
+        The sources, in order: its response's ``structured_data`` (v8.5), its
+        ``metadata.diagnoses_by_agent`` entry (v6), the ``metadata.all_diagnoses`` items naming it (v8.6).
 
         That is the order in which Local-DDx itself fills ``metadata.all_diagnoses`` (the list its
         later rounds and its TempoScore read): the structured data, else the diagnoses parsed from
@@ -564,10 +576,10 @@ class _Run:
                 "they have no rows in this round",
             )
         if isinstance(recorded, list) and len(recorded) != taken:
-            self._attribute_unheard(recorded, responses, speakers, meta, taken)
+            self._attribute_unheard(recorded, meta, taken)
 
     def _read_parsed(self, agent: str, items: list[tuple[int, dict[str, Any]]], at: str) -> int:
-        """One agent's ``all_diagnoses`` items (v8.6: what Local-DDx parsed from the response's text).
+        """Read one agent's ``all_diagnoses`` items (v8.6: what Local-DDx parsed from the response's text).
 
         ``rank`` is the item's place among the agent's; the diagnosis is unwrapped from the list
         markup Local-DDx's parser left around it (``**Pneumothorax**``, ``[Endometriosis]``);
@@ -588,11 +600,11 @@ class _Run:
             )
         return len(items)
 
-    def _attribute_unheard(
-        self, recorded: list[Any], responses: dict[str, Any], speakers: dict[str, str], meta: str, taken: int
-    ) -> None:
-        """Diagnoses the round's ``all_diagnoses`` lists but no response gives: those of an agent whose
-        name another agent shares (the file keys responses by name, so one of them has no response).
+    def _attribute_unheard(self, recorded: list[Any], meta: str, taken: int) -> None:
+        """Map the diagnoses the round's ``all_diagnoses`` lists but no response gives.
+
+        They are those of an agent whose name another agent shares (the file keys responses by name, so
+        one of them has no response).
 
         With exactly one shared name, the leftover items (the recorded list less the responses'
         diagnoses, as multisets) are that name's; otherwise they cannot be attributed and are
@@ -635,7 +647,7 @@ class _Run:
     def _read_debate(
         self, responses: dict[str, Any], speakers: dict[str, str], metadata: dict[str, Any], meta: str
     ) -> None:
-        """The refinements: v8 names each one's agent and diagnosis; v6 gives the agent's whole response and a line."""
+        """Read the refinements: v8 names each one's agent and diagnosis; v6 gives the whole response and a line."""
         refinements = self.want(metadata, "all_refinements", meta, "array", "no debate rows")
         if refinements is None:
             return
@@ -684,7 +696,7 @@ class _Run:
     def _read_cant_miss(
         self, responses: dict[str, Any], speakers: dict[str, str], metadata: dict[str, Any], meta: str
     ) -> None:
-        """The team's consolidated list (what the evaluator reads), and each agent's own list where recorded (v8)."""
+        """Read the team's consolidated list (what the evaluator reads), and each agent's own where recorded (v8)."""
         critical = self.want(metadata, "critical_diagnoses", meta, "array", "no team can't-miss rows")
         at = _child(meta, "critical_diagnoses")
         for rank, item in enumerate(critical or [], start=1):
@@ -746,7 +758,7 @@ class _Run:
             self.row("ground_truth", case_id=self.case_id, diagnosis=diagnosis)
 
     def _read_evaluation(self, doc: dict[str, Any]) -> None:
-        """The evaluator's numbers and labels, Dr. Reed's scores and the TempoScores, into ``reported``."""
+        """Read the evaluator's numbers and labels, Dr. Reed's scores and the TempoScores into ``reported``."""
         for field in EVALUATION_FIELDS:
             if field not in doc:
                 self.warn(_child("$", field), "missing; not recorded")
@@ -802,7 +814,7 @@ class _Run:
 
 
 def _check_across(run: _Run, truths: dict[str, tuple[frozenset[str], Path]], runs: dict[str, Path]) -> None:
-    """The rules that span files: a run_id (file name) once, one ground truth per case."""
+    """Check the rules that span files: a run_id (file name) once, one ground truth per case."""
     if run.run_id in runs:
         msg = f"its run_id {run.run_id!r} (the file name) is also that of {runs[run.run_id]}"
         raise InvalidInputError(msg, fix="rename one of them, or pass only one")
@@ -819,7 +831,7 @@ def _check_across(run: _Run, truths: dict[str, tuple[frozenset[str], Path]], run
 
 
 def _frames(runs: list[_Run]) -> dict[str, pl.DataFrame]:
-    """One DataFrame per table from the runs' column lists; tables without rows are left out (runs never is)."""
+    """Return one DataFrame per table from the runs' column lists; tables without rows are left out (runs never is)."""
     frames = {}
     for name in _TABLES:
         spec = TABLES[name]
@@ -849,7 +861,7 @@ class _Reader:
         self.runs.append(run)
         ingest.warnings.extend(run.warnings)
 
-    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:  # noqa: ARG002 -- recipe.Reader's signature
         return _frames(self.runs)
 
 
@@ -958,6 +970,28 @@ def ingest_lddx(
     (July 18), which adds structured data, three debate sub-rounds and structured
     refinements. What cannot be mapped (an optional field missing or of another kind, a list
     item without a diagnosis) is skipped with a warning naming the file and JSON path.
+
+    Examples
+    --------
+    A result file of one case, one agent and one round (a real one holds seven rounds):
+
+    >>> import tempfile
+    >>> result_file = {
+    ...     "case_id": "Case X", "final_diagnoses": ["flu"], "ground_truth_diagnoses": ["flu"],
+    ...     "full_transcript": {
+    ...         "agents": [{"name": "Dr. A", "specialty": "Internal Medicine"}],
+    ...         "rounds": {"team_independent_differentials": {"responses": {
+    ...             "Dr. A": {"content": "1. flu", "structured_data": {"flu": ["fever"]}}}}},
+    ...     },
+    ... }
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "ddx_results_x.json"
+    ...     _ = path.write_text(json.dumps(result_file))
+    ...     result = ingest_lddx(path)
+    >>> result.dataset.collect("runs").select("run_id", "system", "case_id").rows()
+    [('ddx_results_x', 'mas', 'Case X')]
+    >>> result.dataset.collect("ddx").select("round", "agent_id", "diagnosis", "stance").rows()
+    [('final', 'team', 'flu', 'final'), ('team_independent_differentials', 'Dr. A', 'flu', 'proposed')]
     """
     return ingest_logs(
         FORMAT, _Reader(), paths, out, system=system, overwrite=overwrite, skip_invalid=skip_invalid, shards=shards

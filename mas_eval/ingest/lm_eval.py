@@ -94,7 +94,7 @@ _FUNCTION = re.compile(r"^\s*(?:def\s+|<function\s+)([A-Za-z_][\w.]*)")
 
 
 def _fix_line(what: str = "fix the line (lm-eval writes one JSON object a line)") -> str:
-    """The fix of a bad samples line (the recipe adds how to set it aside)."""
+    """Return the fix of a bad samples line (the recipe adds how to set it aside)."""
     return what
 
 
@@ -102,12 +102,12 @@ def _fix_line(what: str = "fix the line (lm-eval writes one JSON object a line)"
 
 
 def _timestamp(name: str, suffix: str) -> str:
-    """The timestamp lm-eval puts after the last ``_`` of a file name (``get_file_datetime``)."""
+    """Return the timestamp lm-eval puts after the last ``_`` of a file name (``get_file_datetime``)."""
     return name.removesuffix(suffix)[name.rfind("_") + 1 :]
 
 
 def _samples_files(results: Path, timestamp: str) -> dict[str, Path]:
-    """The samples files beside ``results`` of its run, by task: ``samples_<task>_<timestamp>.jsonl``."""
+    """Return the samples files beside ``results`` of its run, by task: ``samples_<task>_<timestamp>.jsonl``."""
     suffix = f"_{timestamp}.jsonl"
     found = {}
     with os.scandir(results.parent) as listing:
@@ -125,7 +125,7 @@ def _samples_files(results: Path, timestamp: str) -> dict[str, Path]:
 
 
 def _pretrained(model_args: Any) -> Any:
-    """The model a config's ``model_args`` names (``pretrained=``, ``model=``, ``path=``), as a dict or a string."""
+    """Return the model a config's ``model_args`` (a dict or a string) names: ``pretrained=``, ``model=``, ``path=``."""
     if isinstance(model_args, str):
         pairs = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
     elif isinstance(model_args, dict):
@@ -136,7 +136,7 @@ def _pretrained(model_args: Any) -> Any:
 
 
 def _system_of(doc: dict[str, Any]) -> str | None:
-    """The model of a results file: ``model_name``, else the model its config's ``model_args`` name."""
+    """Return the model of a results file: ``model_name``, else the model its config's ``model_args`` name."""
     if isinstance(doc.get("model_name"), str) and doc["model_name"].strip():
         return identifier(doc["model_name"], "model_name")
     config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
@@ -149,8 +149,10 @@ def _system_of(doc: dict[str, Any]) -> str | None:
 
 
 def _recorded(value: Any, field: str) -> tuple[float | None, str | None] | None:
-    """A scalar the results file recorded as ``reported``'s ``(value, text)``: a number (a boolean as
-    1.0 / 0.0) or text, checked (:mod:`mas_eval.ingest.values`); None for an array or object."""
+    """Return a scalar the results file recorded as ``reported``'s ``(value, text)``, or None for an array or object.
+
+    A number (a boolean as 1.0 / 0.0) or text, checked (:mod:`mas_eval.ingest.values`).
+    """
     if isinstance(value, bool):
         return float(value), None
     if isinstance(value, int | float):
@@ -163,8 +165,10 @@ def _recorded(value: Any, field: str) -> tuple[float | None, str | None] | None:
 
 
 def _aggregation(entry: Any) -> str | None:
-    """The name of the aggregation a ``metric_list`` entry of a task's config gives its metric: a
-    registered one's (``"mean"``), or a task's own function's (its name)."""
+    """Return the name of the aggregation a ``metric_list`` entry of a task's config gives its metric.
+
+    A registered one's (``"mean"``), or a task's own function's (its name).
+    """
     given = entry.get("aggregation") if isinstance(entry, dict) else None
     if not isinstance(given, str) or not given.strip():
         return None
@@ -191,15 +195,35 @@ class _Run:
     samples: dict[str, Path] = field(default_factory=dict)
 
     def count(self, task: str, which: str) -> int | None:
-        """The task's ``n-samples`` count ``which`` (``"effective"``, ``"original"``), if recorded."""
+        """Return the task's ``n-samples`` count ``which`` (``"effective"``, ``"original"``), if recorded."""
         found = [value for _, name, value, _ in self.recorded.get(task, []) if name == f"n-samples.{which}"]
         return int(found[0]) if found and found[0] is not None and float(found[0]).is_integer() else None
 
 
+def _aggregations(doc: dict[str, Any], task: str, entry: dict[str, Any]) -> dict[str, str]:
+    """Return ``aggregation.<metric>`` of each metric of ``task``: its config's, else lm-eval's default."""
+    config = doc.get("configs", {}).get(task) if isinstance(doc.get("configs"), dict) else None
+    metric_list = config.get("metric_list") if isinstance(config, dict) else None
+    configured = {
+        item["metric"]: _aggregation(item)
+        for item in (metric_list if isinstance(metric_list, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("metric"), str)
+    }
+    metrics = {name.split(",", 1)[0].removesuffix("_stderr") for name in entry if "," in name}
+    found = {}
+    for metric in sorted(metrics | set(configured)):
+        aggregation = configured.get(metric) or DEFAULT_AGGREGATIONS.get(metric)
+        if aggregation is not None:
+            found[f"aggregation.{metric}"] = aggregation
+    return found
+
+
 def _task_records(doc: dict[str, Any], task: str, entry: dict[str, Any]) -> list[_Record]:
-    """``(source, name, value, text)`` of what ``doc`` recorded of ``task``: its results (source
-    "results"), and (source "task") its n-shot, version, n-samples, the aggregation of each metric
-    and the bootstrap resamples of its standard errors."""
+    """Return ``(source, name, value, text)`` of what ``doc`` recorded of ``task``.
+
+    Its results (source "results"), and (source "task") its n-shot, version, n-samples, the
+    aggregation of each metric and the bootstrap resamples of its standard errors.
+    """
     out: list[_Record] = []
     for name, value in entry.items():
         checked = _recorded(value, f"results.{task}.{name}")
@@ -214,18 +238,7 @@ def _task_records(doc: dict[str, Any], task: str, entry: dict[str, Any]) -> list
     for key in ("original", "effective"):
         if isinstance(counts, dict) and key in counts:
             info[f"n-samples.{key}"] = counts[key]
-    config = doc.get("configs", {}).get(task) if isinstance(doc.get("configs"), dict) else None
-    metric_list = config.get("metric_list") if isinstance(config, dict) else None
-    configured = {
-        item["metric"]: _aggregation(item)
-        for item in (metric_list if isinstance(metric_list, list) else [])
-        if isinstance(item, dict) and isinstance(item.get("metric"), str)
-    }
-    metrics = {name.split(",", 1)[0].removesuffix("_stderr") for name in entry if "," in name}
-    for metric in sorted(metrics | set(configured)):
-        aggregation = configured.get(metric) or DEFAULT_AGGREGATIONS.get(metric)
-        if aggregation is not None:
-            info[f"aggregation.{metric}"] = aggregation
+    info |= _aggregations(doc, task, entry)
     run_config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
     for key in ("bootstrap_iters", "limit"):
         if run_config.get(key) is not None:
@@ -242,7 +255,8 @@ def _read_results(file: Path, system: str | None) -> _Run:
     doc = read_json(file, what="an lm-eval results file", fix=fix, max_bytes=MAX_RESULTS_BYTES)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         found = json_type(doc) if not isinstance(doc, dict) else "no $.results object"
-        raise InvalidInputError(f"not an lm-eval results file ({found})", fix=fix)
+        msg = f"not an lm-eval results file ({found})"
+        raise InvalidInputError(msg, fix=fix)
     tasks = {
         text(name, "a task of $.results"): entry for name, entry in doc["results"].items() if isinstance(entry, dict)
     }
@@ -292,7 +306,8 @@ def _doc_id(sample: dict[str, Any]) -> str:
         raise InvalidInputError(problem, fix=fix)
     doc_id = sample["doc_id"]
     if isinstance(doc_id, bool) or not isinstance(doc_id, int | str):
-        raise InvalidInputError(f"doc_id is {json_type(doc_id)}, expected an integer", fix=fix)
+        msg = f"doc_id is {json_type(doc_id)}, expected an integer"
+        raise InvalidInputError(msg, fix=fix)
     try:
         return identifier(doc_id, "doc_id")
     except InvalidInputError as invalid:
@@ -301,9 +316,11 @@ def _doc_id(sample: dict[str, Any]) -> str:
 
 
 def _metric_value(value: Any, field: str) -> float | None:
-    """A sample's value of a metric as a number, or None when it is not one (a pair a corpus-level
-    metric aggregates, a NaN). lm-eval writes a value JSON cannot hold as its ``str()``: a NumPy
-    float as ``"0.5"``, read as the number it is."""
+    """Return a sample's value of a metric as a number, or None when it is not one (a pair to aggregate, a NaN).
+
+    lm-eval writes a value JSON cannot hold as its ``str()``: a NumPy float as ``"0.5"``, read as the
+    number it is.
+    """
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, float) and math.isnan(value):
@@ -320,8 +337,64 @@ def _metric_value(value: Any, field: str) -> float | None:
 
 
 def _json_text(value: Any, field: str) -> str:
-    """``value`` as JSON text for ``reported``, checked to be valid Unicode."""
+    """Return ``value`` as JSON text for ``reported``, checked to be valid Unicode."""
     return text(json.dumps(value, ensure_ascii=False), field) or ""
+
+
+def _decoded(raw: bytes) -> dict[str, Any]:
+    """Decode one samples line; refuse one that is not a JSON object, saying why."""
+    try:
+        sample = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        if not raw.endswith(b"\n"):
+            problem = "truncated: the last line stops before its JSON does"
+        else:
+            problem = f"not valid JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason})"
+        raise InvalidInputError(problem, fix=_fix_line()) from None
+    except RecursionError:
+        msg = "nested too deeply to decode"
+        raise InvalidInputError(msg, fix=_fix_line()) from None
+    except ValueError as exc:
+        msg = f"cannot be decoded: {too_long_integer(exc)}"
+        raise InvalidInputError(msg, fix=_fix_line()) from None
+    if not isinstance(sample, dict):
+        msg = f"{json_type(sample)}, not a sample object (a JSON object)"
+        raise InvalidInputError(msg, fix=_fix_line())
+    return sample
+
+
+def _line_values(
+    sample: dict[str, Any], names: list[str], filter_: str
+) -> tuple[list[tuple[str, float]], list[tuple[str, float | None, str | None]], list[str]]:
+    """Return a line's scores, its reports (a metric not a number, the filtered responses), the metrics not numbers."""
+    scores: list[tuple[str, float]] = []
+    reports: list[tuple[str, float | None, str | None]] = []
+    not_numeric = []
+    for metric in names:
+        value = _metric_value(sample[metric], metric)
+        name = f"{metric},{filter_}"
+        if value is None:
+            # A corpus-level metric (f1, bleu) logs what it aggregates, not a score of the document.
+            not_numeric.append(metric)
+            reports.append((name, None, _json_text(sample[metric], metric)))
+        else:
+            scores.append((name, value))
+    filtered = sample.get("filtered_resps")
+    if filtered is not None:
+        reports.append((f"filtered_resps,{filter_}", None, _json_text(filtered, "filtered_resps")))
+    return scores, reports, not_numeric
+
+
+def _document_reports(sample: dict[str, Any]) -> list[tuple[str, float | None, str | None]]:
+    """Return what a document's first line reports of it: its texts, and the repeats of its requests."""
+    reports: list[tuple[str, float | None, str | None]] = [
+        (key, None, text(sample[key], key)) for key in SAMPLE_TEXTS if isinstance(sample.get(key), str)
+    ]
+    resps = sample.get("resps")
+    if isinstance(resps, list) and resps and isinstance(resps[0], list):
+        # Each request's responses: `repeats` of them (lm-eval clones a request `repeats` times).
+        reports.append(("repeats", float(len(resps[0])), None))
+    return reports
 
 
 class _Samples:
@@ -337,7 +410,7 @@ class _Samples:
         self.not_numeric: dict[str, int] = {}
 
     def read(self, ingest: Ingest) -> None:
-        """Every line read; a line that cannot be, set aside (or refused) by ``ingest``."""
+        """Read every line; a line that cannot be read is set aside (or refused) by ``ingest``."""
         for number_, raw, size in bounded_lines(self.file, self.max_bytes):
             with ingest.attempt(f"line {number_}", file=self.file):
                 if raw is None:
@@ -348,60 +421,19 @@ class _Samples:
                 self._line(raw, number_)
 
     def _line(self, raw: bytes, line: int) -> None:
-        try:
-            sample = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            if not raw.endswith(b"\n"):
-                problem = "truncated: the last line stops before its JSON does"
-            else:
-                problem = f"not valid JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason})"
-            raise InvalidInputError(problem, fix=_fix_line()) from None
-        except RecursionError:
-            raise InvalidInputError("nested too deeply to decode", fix=_fix_line()) from None
-        except ValueError as exc:
-            raise InvalidInputError(f"cannot be decoded: {too_long_integer(exc)}", fix=_fix_line()) from None
-        if not isinstance(sample, dict):
-            raise InvalidInputError(f"{json_type(sample)}, not a sample object (a JSON object)", fix=_fix_line())
+        """Read one line into its document's outcomes and reports, every value checked before any row is kept."""
+        sample = _decoded(raw)
         doc_id = _doc_id(sample)
         filter_ = text(sample["filter"], "filter") or "none" if isinstance(sample.get("filter"), str) else "none"
         if (doc_id, filter_) in self.seen:
             first = self.seen[doc_id, filter_]
             problem = f"doc_id {doc_id} under filter {filter_!r} is also on line {first}"
             raise InvalidInputError(problem, fix=_fix_line("keep one line per document and filter"))
-        metrics = sample.get("metrics")
-        if isinstance(metrics, list) and all(isinstance(m, str) for m in metrics):
-            names = list(dict.fromkeys(text(m, "metrics") or "" for m in metrics))
-        else:  # lm-eval before 0.4.3 did not list them: the metrics of the task's results found on the line
-            names = sorted(m for m in self.metric_names if m in sample)
-        missing = [m for m in names if m not in sample]
-        if missing:
-            problem = f"lists metric {missing[0]!r} in $.metrics but has no value for it"
-            raise InvalidInputError(problem, fix=_fix_line("restore the line as lm-eval wrote it"))
         # Every value checked before any row is kept, so that a line set aside leaves none.
-        scores: list[tuple[str, float]] = []
-        reports: list[tuple[str, float | None, str | None]] = []
-        not_numeric = []
-        for metric in names:
-            value = _metric_value(sample[metric], metric)
-            name = f"{metric},{filter_}"
-            if value is None:
-                # A corpus-level metric (f1, bleu) logs what it aggregates, not a score of the document.
-                not_numeric.append(metric)
-                reports.append((name, None, _json_text(sample[metric], metric)))
-            else:
-                scores.append((name, value))
-        filtered = sample.get("filtered_resps")
-        if filtered is not None:
-            reports.append((f"filtered_resps,{filter_}", None, _json_text(filtered, "filtered_resps")))
+        scores, reports, not_numeric = _line_values(sample, self._metric_names(sample), filter_)
         first_line = doc_id not in self.docs
         if first_line:
-            reports.extend(
-                (key, None, text(sample[key], key)) for key in SAMPLE_TEXTS if isinstance(sample.get(key), str)
-            )
-            resps = sample.get("resps")
-            if isinstance(resps, list) and resps and isinstance(resps[0], list):
-                # Each request's responses: `repeats` of them (lm-eval clones a request `repeats` times).
-                reports.append(("repeats", float(len(resps[0])), None))
+            reports.extend(_document_reports(sample))
         self.seen[doc_id, filter_] = line
         group, columns = self.group, self.columns
         for metric in not_numeric:
@@ -416,6 +448,19 @@ class _Samples:
             columns.runs["group"].append(group)
             columns.runs["doc_id"].append(doc_id)
 
+    def _metric_names(self, sample: dict[str, Any]) -> list[str]:
+        """Return the metrics a line scores; refuse a line that lists one it has no value for."""
+        metrics = sample.get("metrics")
+        if isinstance(metrics, list) and all(isinstance(m, str) for m in metrics):
+            names = list(dict.fromkeys(text(m, "metrics") or "" for m in metrics))
+        else:  # lm-eval before 0.4.3 did not list them: the metrics of the task's results found on the line
+            names = sorted(m for m in self.metric_names if m in sample)
+        missing = [m for m in names if m not in sample]
+        if missing:
+            problem = f"lists metric {missing[0]!r} in $.metrics but has no value for it"
+            raise InvalidInputError(problem, fix=_fix_line("restore the line as lm-eval wrote it"))
+        return names
+
     def warnings(self) -> list[str]:
         return [
             f"{self.file}: metric {metric!r} has no number per document on {count} line(s) (lm-eval aggregates it "
@@ -428,7 +473,7 @@ class _Samples:
 
 
 def _frame(name: str, frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with the schema's columns of table ``name``, in order and of their types (absent ones null)."""
+    """Return ``frame`` with the schema's columns of table ``name``, in order and of their types (absent ones null)."""
     spec = TABLES[name]
     return frame.select(
         [
@@ -439,7 +484,7 @@ def _frame(name: str, frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _task_reports(runs: list[_Run], groups: list[tuple[int, str]]) -> pl.DataFrame:
-    """What each results file recorded of each task read (source "results" and "task"), one row per value."""
+    """Return what each results file recorded of each task read (source "results" and "task"), one row per value."""
     rows: dict[str, list[Any]] = {k: [] for k in ("group", "source", "name", "value", "text")}
     for group, (run_index, task) in enumerate(groups):
         for source, name, value, said in runs[run_index].recorded.get(task, []):
@@ -450,7 +495,7 @@ def _task_reports(runs: list[_Run], groups: list[tuple[int, str]]) -> pl.DataFra
 
 
 def _frames(runs: list[_Run], groups: list[tuple[int, str]], columns: _Columns) -> dict[str, pl.DataFrame]:
-    """The Dataset's tables from what was read, built as columns."""
+    """Build the Dataset's tables from what was read, as columns."""
     keys = pl.DataFrame(
         {
             "group": range(len(groups)),
@@ -501,8 +546,11 @@ def _frames(runs: list[_Run], groups: list[tuple[int, str]], columns: _Columns) 
 
 
 def _documents_read(run: _Run, task: str, samples: Path, docs: int, set_aside: int) -> str | None:
-    """A warning when the samples file of ``task`` holds other than the documents lm-eval scored
-    (its results' ``n-samples``), saying what the file shows: a ``--limit`` run, or a file cut short."""
+    """Return a warning when the samples file of ``task`` holds other than the documents lm-eval scored.
+
+    lm-eval scored its results' ``n-samples``; the warning says what the file shows: a ``--limit``
+    run, or a file cut short.
+    """
     effective, original = run.count(task, "effective"), run.count(task, "original")
     if effective is None:
         return None
@@ -545,12 +593,14 @@ class _Reader:
     def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
         if file.name.startswith(SAMPLES_PREFIX):
             fix = "pass the results_<timestamp>.json beside it, or its folder"
-            raise InvalidInputError("a samples file, which does not name its model", fix=fix)
+            msg = "a samples file, which does not name its model"
+            raise InvalidInputError(msg, fix=fix)
         run = _read_results(file, system)
         run.samples = _samples_files(file, run.timestamp)
         if not run.samples:
             fix = "run lm-eval with --log_samples, and keep its samples files beside the results"
-            raise InvalidInputError(f"no samples_<task>_{run.timestamp}.jsonl beside it", fix=fix)
+            msg = f"no samples_<task>_{run.timestamp}.jsonl beside it"
+            raise InvalidInputError(msg, fix=fix)
         self.runs.append(run)
         for task in sorted(set(run.tasks) - set(run.samples) - run.groups):
             ingest.warnings.append(
@@ -579,7 +629,7 @@ class _Reader:
                     ingest.warnings.append(count)
                 self.groups.append((len(self.runs) - 1, task))
 
-    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:  # noqa: ARG002 -- recipe.Reader's signature
         frames = _frames(self.runs, self.groups, self.columns)
         duplicated = frames["runs"].filter(pl.col("run_id").is_duplicated())
         if duplicated.height:
@@ -587,7 +637,7 @@ class _Reader:
         return frames
 
     def _twice(self, run_id: str) -> str:
-        """The error of a run id read from two results files: both files, and the fix."""
+        """Return the error of a run id read from two results files: both files, and the fix."""
         head, timestamp = run_id.rsplit("@", 1)
         runs = [run for run in self.runs if run.timestamp == timestamp and head.startswith(f"{run.system}/")]
         first, second = (runs + runs)[:2]
@@ -610,7 +660,7 @@ def ingest_lm_eval(
     shards: int | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> LogIngestResult:
-    """Read lm-evaluation-harness ``--log_samples`` output into a Dataset, written to ``out`` if given.
+    r"""Read lm-evaluation-harness ``--log_samples`` output into a Dataset, written to ``out`` if given.
 
     Parameters
     ----------
@@ -696,6 +746,26 @@ def ingest_lm_eval(
     (take the first, majority vote) before any metric is computed, and the samples file scores
     the filtered response only: a response has no score of its own, so repeats are not epochs;
     their number is in ``reported``.
+
+    Examples
+    --------
+    A run's results file and the samples file of its one task, two documents:
+
+    >>> import tempfile
+    >>> stamp = "2026-01-01T00-00-00.000000"
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     run = Path(folder)
+    ...     results = {"model_name": "tiny", "results": {"copa": {"acc,none": 0.5}}}
+    ...     _ = (run / f"results_{stamp}.json").write_text(json.dumps(results))
+    ...     _ = (run / f"samples_copa_{stamp}.jsonl").write_text(
+    ...         '{"doc_id": 0, "filter": "none", "metrics": ["acc"], "acc": 1.0}\n'
+    ...         '{"doc_id": 1, "filter": "none", "metrics": ["acc"], "acc": 0.0}\n'
+    ...     )
+    ...     result = ingest_lm_eval(run)
+    >>> result.dataset.collect("runs").select("run_id", "system", "task").rows()[0]
+    ('tiny/copa/0@2026-01-01T00-00-00.000000', 'tiny', 'copa')
+    >>> result.dataset.collect("outcomes").select("name", "value").rows()
+    [('acc,none', 1.0), ('acc,none', 0.0)]
     """
     check_parameter("max_line_bytes", max_line_bytes, [Interval(int, 1, BYTES_CEILING)], where="ingest_lm_eval")
     return ingest_logs(

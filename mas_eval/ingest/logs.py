@@ -24,7 +24,7 @@ __all__ = ["LogIngestResult", "conform", "dataset_of"]
 
 @dataclass(frozen=True)
 class LogIngestResult:
-    """What a log adapter read and wrote.
+    r"""What a log adapter read and wrote.
 
     Attributes
     ----------
@@ -44,6 +44,21 @@ class LogIngestResult:
     read_as
         ``(file, how)`` of each file read, for a format whose files come in several shapes (an
         OTLP file's shape and layout: ``"Grafana Tempo trace (batches), one document"``); else empty.
+
+    Examples
+    --------
+    What :func:`~mas_eval.ingest.ingest_table` returns for a table of two runs, kept in memory:
+
+    >>> import tempfile
+    >>> from mas_eval.ingest import ingest_table
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     table = Path(folder) / "runs.csv"
+    ...     _ = table.write_text("model,question,correct\nmas,q1,true\nsingle,q1,false\n")
+    ...     result = ingest_table(table, columns={"system": "model", "case_id": "question"})
+    >>> result.runs, [file.name for file in result.files], result.skipped, result.out
+    (2, ['runs.csv'], (), None)
+    >>> result.dataset.collect("runs").select("run_id", "system").rows()
+    [('mas/q1/1', 'mas'), ('single/q1/1', 'single')]
     """
 
     out: Path | None
@@ -65,7 +80,7 @@ def dataset_of(
     notes: Sequence[str] = (),
     formats: Sequence[str] = (),
 ) -> Dataset:
-    """The validated Dataset of ``frames``; written atomically to ``target`` (``shards`` > 1: sharded) when given.
+    """Return the validated Dataset of ``frames``; write it atomically to ``target`` (``shards`` > 1: sharded) if given.
 
     ``target`` comes from :func:`~mas_eval.storage.outputs.check_target`, checked before any input
     was read; ``inputs`` are the files read, which the output may not replace. ``notes`` (what
@@ -92,7 +107,7 @@ def dataset_of(
 
 
 def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
-    """``frame`` with exactly the columns of ``table``, in the schema's order and types; those it lacks are null."""
+    """Return ``frame`` with exactly the columns of ``table``, in the schema's order and types; those it lacks null."""
     schema = TABLES[table].polars_schema
     return frame.select(
         [pl.col(c).cast(t) if c in frame.columns else pl.lit(None, t).alias(c) for c, t in schema.items()]

@@ -75,7 +75,7 @@ Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str 
 
 
 def _paths(value: object) -> bool:
-    """Whether ``value`` is a :data:`Paths`: a path, a list of them, or a mapping of paths to systems."""
+    """Return whether ``value`` is a :data:`Paths`: a path, a list of them, or a mapping of paths to systems."""
     if isinstance(value, Mapping):
         return all(PATH.is_satisfied_by(k) and (v is None or NAME.is_satisfied_by(v)) for k, v in value.items())
     if PATH.is_satisfied_by(value):
@@ -105,8 +105,10 @@ LFS_FIX = "run `git lfs pull` in its repository to fetch the file"
 
 
 def json_type(value: Any) -> str:
-    """How a message names a JSON value's type: ``"null"``, ``"a number"``, ``"an array"``...
+    """Name a JSON value's type as a message does: ``"null"``, ``"a number"``, ``"an array"``...
 
+    Examples
+    --------
     >>> json_type([1]), json_type(True), json_type(None)
     ('an array', 'a boolean', 'null')
     """
@@ -211,12 +213,14 @@ class LogFormat:
     located: str = "{file}: {where}"
 
     def holds(self, name: str) -> bool:
-        """Whether a file of this name in a folder is one of the format's (hidden files never are)."""
+        """Return whether a file of this name in a folder is one of the format's (hidden files never are)."""
         return not name.startswith(".") and name.startswith(self.prefix) and name.endswith(self.suffixes)
 
     def message(self, file: Path, invalid: InvalidInputError, *, whole: bool) -> str:
-        """The one line that refuses ``invalid`` (of the ``whole`` file, or a record): file, record,
-        problem, fix, and how to skip it."""
+        """Return the one line that refuses ``invalid`` (of the ``whole`` file, or a record).
+
+        The line names the file, record, problem, fix, and how to skip it.
+        """
         place = self.located.format(file=file, where=invalid.where) if invalid.where else str(file)
         skip = invalid.skip or ("skip the files that cannot be read" if whole else "set it aside")
         fix = invalid.fix or "fix the file"
@@ -266,8 +270,10 @@ class Ingest:
         self._reading: Path | None = None
 
     def set_aside(self, invalid: InvalidInputError, *, whole: bool = False) -> None:
-        """Record ``invalid`` (a record, or the ``whole`` file) as set aside; without ``skip_invalid``,
-        raise it as one line instead."""
+        """Record ``invalid`` (a record, or the ``whole`` file) as set aside, or raise it without ``skip_invalid``.
+
+        Raised, it is one line.
+        """
         file = invalid.file or self._reading
         if file is None:  # not expected: a Reader's frames() names the file of what it sets aside
             msg = f"{invalid.problem} (the file is not known)"
@@ -278,8 +284,10 @@ class Ingest:
 
     @contextlib.contextmanager
     def attempt(self, where: str = "", *, file: Path | None = None) -> Iterator[None]:
-        """The block's :class:`InvalidInputError` set aside (:meth:`set_aside`) as that of record ``where``
-        (of ``file``, if not the one being read); the code after the block goes on."""
+        """Set aside the block's :class:`InvalidInputError` (:meth:`set_aside`) as that of record ``where``.
+
+        The record is of ``file``, if not the one being read; the code after the block goes on.
+        """
         try:
             yield
         except InvalidInputError as invalid:
@@ -293,8 +301,10 @@ class Ingest:
         self.files.append(file)
 
     def read(self, reader: Reader, file: Path, system: str | None) -> None:
-        """``reader`` reads ``file``; if it cannot be ingested, nothing read of it is kept: no
-        file, skip or warning (the Reader keeps its own rows only once a file is read)."""
+        """Have ``reader`` read ``file``; keep nothing of it if it cannot be ingested.
+
+        Nothing means no file, skip or warning (the Reader keeps its own rows only once a file is read).
+        """
         marks = len(self.files), len(self.skipped), len(self.warnings)
         self._reading = file
         self.files.append(file)
@@ -310,7 +320,7 @@ class Ingest:
             self._reading = None
 
     def nothing_read(self) -> IngestError:
-        """The error of an ingest that kept no run, with the first reason."""
+        """Return the error of an ingest that kept no run, with the first reason."""
         first = f": {self.skipped[0][0]}: {self.skipped[0][1]}" if self.skipped else ""
         count = f"{len(self.skipped)} {self.format.skips} skipped{first}"
         return IngestError(f"no {self.format.record} could be ingested ({count}); nothing was written")
@@ -341,9 +351,11 @@ class Reader(Protocol):
         ...
 
     def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
-        """The Dataset's tables of every file read: ``runs`` always (possibly empty), the others
-        when they have rows. What only the whole input shows (a run id twice) is set aside here,
-        with :meth:`Ingest.set_aside` and the file named in the :class:`InvalidInputError`."""
+        """Return the Dataset's tables of every file read: ``runs`` always (maybe empty), the others if they have rows.
+
+        What only the whole input shows (a run id twice) is set aside here, with :meth:`Ingest.set_aside`
+        and the file named in the :class:`InvalidInputError`.
+        """
         ...
 
 
@@ -361,7 +373,7 @@ def _system(value: object, where: str) -> str | None:
 
 
 def _given(fmt: LogFormat, paths: Paths, system: str | None) -> list[tuple[Path, str | None]]:
-    """The paths given, each with the system named for it (or ``system``), checked."""
+    """Return the paths given, each with the system named for it (or ``system``), checked."""
     _system(system, "system")
     if isinstance(paths, Mapping):
         given = [(Path(path), _system(name, f"paths[{str(path)!r}]") or system) for path, name in paths.items()]
@@ -376,12 +388,12 @@ def _given(fmt: LogFormat, paths: Paths, system: str | None) -> list[tuple[Path,
 
 
 def _folder_files(fmt: LogFormat, folder: Path) -> list[Path]:
-    """The format's files in ``folder`` (and under it, if ``fmt.recursive``), sorted by their path's parts.
+    """Return the format's files in ``folder`` (and under it, if ``fmt.recursive``), sorted by their path's parts.
 
     Walked with a list of folders still to list, not by recursion; a folder reached again through a
     symbolic link into a folder above it is refused, since the walk would never end. A folder's real
     path is its parent's and its name, unless it is a symbolic link: resolving every folder's path
-    anew would cost a look-up per folder above it, each as deep (minutes at 1,100 levels).
+    anew would cost a look-up per folder above it, each as deep (docs/performance.md).
     """
     found: list[Path] = []
     top = os.path.realpath(folder)
@@ -411,8 +423,10 @@ def _folder_files(fmt: LogFormat, folder: Path) -> list[Path]:
 
 
 def log_files(fmt: LogFormat, given: Sequence[tuple[Path, str | None]]) -> list[tuple[Path, str | None]]:
-    """The files the paths stand for, each with its system: a file itself, a folder the format's
-    files in it (:attr:`LogFormat.recursive`: and under it), sorted; a file given twice is read once.
+    """Return the files the paths stand for, each with its system; a file given twice is read once.
+
+    A file stands for itself, a folder for the format's files in it (:attr:`LogFormat.recursive`: and
+    under it), sorted.
 
     Raises
     ------
@@ -456,7 +470,7 @@ def log_files(fmt: LogFormat, given: Sequence[tuple[Path, str | None]]) -> list[
 
 
 def parse_paths(texts: Sequence[str]) -> list[Path] | dict[Path, str | None]:
-    """The command line's paths, each ``PATH`` or ``PATH=SYSTEM``, as a log adapter's ``paths``.
+    """Parse the command line's paths, each ``PATH`` or ``PATH=SYSTEM``, as a log adapter's ``paths``.
 
     A text that exists as a path, ``=`` and all, is that path. Otherwise it is split at the first
     ``=`` after which the part before exists: that path, named the system after it (which may
@@ -505,11 +519,13 @@ def parse_paths(texts: Sequence[str]) -> list[Path] | dict[Path, str | None]:
 
 
 def is_lfs_pointer(file: Path) -> bool:
-    """Whether ``file`` is a Git LFS pointer (a checkout without ``git lfs pull``), not the file it points to.
+    r"""Return whether ``file`` is a Git LFS pointer (a checkout without ``git lfs pull``), not the file it points to.
 
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".eval") as pointer:
-    ...     _ = pointer.write("version https://git-lfs.github.com/spec/v1\\noid sha256:4d7a\\nsize 12345\\n")
+    ...     _ = pointer.write("version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 12345\n")
     ...     pointer.flush()
     ...     is_lfs_pointer(Path(pointer.name))
     True
@@ -524,12 +540,14 @@ def is_lfs_pointer(file: Path) -> bool:
 
 
 def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int | None = None) -> Any:
-    """The JSON document in ``file``; an :class:`InvalidInputError` saying why it cannot be read.
+    """Read the JSON document in ``file``; raise an :class:`InvalidInputError` saying why it cannot be read.
 
     ``what`` is what the file should be ("a Local-DDx result"), for an empty one. A byte-order
     mark is allowed. The problems: cannot be read, larger than ``max_bytes``, not UTF-8, empty,
     truncated (the text stops before the JSON does), not valid JSON, nested too deeply.
 
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".json") as broken:
     ...     _ = broken.write('{"a": [1, 2')
@@ -542,16 +560,20 @@ def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int |
     try:
         size = file.stat().st_size
         if max_bytes is not None and size > max_bytes:
-            raise InvalidInputError(f"is {size:,} bytes, more than such a file can be ({max_bytes:,})", fix=fix)
+            msg = f"is {size:,} bytes, more than such a file can be ({max_bytes:,})"
+            raise InvalidInputError(msg, fix=fix)
         raw = file.read_bytes()
     except OSError as exc:
-        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix=fix) from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg, fix=fix) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"is not UTF-8 text ({exc.reason} at byte {exc.start})", fix=fix) from None
+        msg = f"is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise InvalidInputError(msg, fix=fix) from None
     if not text.strip():
-        raise InvalidInputError(f"is empty, not {what}", fix=fix)
+        msg = f"is empty, not {what}"
+        raise InvalidInputError(msg, fix=fix)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -560,17 +582,24 @@ def read_json(file: Path, *, what: str, fix: str | None = None, max_bytes: int |
         if exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip()):
             problem = f"is truncated: the JSON stops before it is complete (not valid JSON: {where})"
             raise InvalidInputError(problem, fix=fix) from None
-        raise InvalidInputError(f"is not valid JSON ({where})", fix=fix) from None
+        msg = f"is not valid JSON ({where})"
+        raise InvalidInputError(msg, fix=fix) from None
     except RecursionError:
-        raise InvalidInputError("cannot be decoded: nested too deeply", fix=fix) from None
+        msg = "cannot be decoded: nested too deeply"
+        raise InvalidInputError(msg, fix=fix) from None
     except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
-        raise InvalidInputError(f"cannot be decoded: {too_long_integer(exc)}", fix=fix) from None
+        msg = f"cannot be decoded: {too_long_integer(exc)}"
+        raise InvalidInputError(msg, fix=fix) from None
 
 
 def too_long_integer(exc: ValueError) -> str:
-    """What :func:`json.loads` refused when it raised ``exc``, other than a syntax error: an integer
-    written with more digits than Python converts (4,300 by default), which no field can hold.
+    """Say what :func:`json.loads` refused when it raised ``exc``, other than a syntax error.
 
+    That is an integer written with more digits than Python converts (4,300 by default), which no
+    field can hold.
+
+    Examples
+    --------
     >>> try:
     ...     json.loads("1" * 5000)
     ... except ValueError as exc:
@@ -583,15 +612,19 @@ def too_long_integer(exc: ValueError) -> str:
 
 
 def lines(file: Path) -> Iterator[tuple[int, bytes]]:
-    """``(number, line)`` of each line of ``file`` that is not blank (1 = the first; the line as
-    bytes, with its newline if it has one); an :class:`InvalidInputError` if it cannot be opened.
+    r"""Yield ``(number, line)`` of each line of ``file`` that is not blank.
 
+    Numbers start at 1; the line is bytes, with its newline if it has one. An
+    :class:`InvalidInputError` if the file cannot be opened.
+
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as file:
-    ...     _ = file.write('{"a": 1}\\n\\n{"a": 2}')
+    ...     _ = file.write('{"a": 1}\n\n{"a": 2}')
     ...     file.flush()
     ...     list(lines(Path(file.name)))
-    [(1, b'{"a": 1}\\n'), (3, b'{"a": 2}')]
+    [(1, b'{"a": 1}\n'), (3, b'{"a": 2}')]
     """
     if is_lfs_pointer(file):
         raise InvalidInputError(LFS_PROBLEM, fix=LFS_FIX, file=file)
@@ -599,7 +632,8 @@ def lines(file: Path) -> Iterator[tuple[int, bytes]]:
         handle = file.open("rb")
     except OSError as exc:
         fix = "make it readable"
-        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix=fix, file=file) from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg, fix=fix, file=file) from None
     with handle:
         for number, raw in enumerate(handle, start=1):
             if raw.strip():
@@ -611,19 +645,23 @@ _SKIP_PIECE = 2**20
 
 
 def bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
-    """``(number, line, size)`` of each line of ``file`` that is not blank, as :func:`lines` reads them,
-    but a line longer than ``max_bytes`` (without its newline) is never held: it comes as
-    ``(number, None, size)``, its size in bytes counted as it is read past in bounded pieces.
+    r"""Yield ``(number, line, size)`` of each line of ``file`` that is not blank, holding no line over ``max_bytes``.
+
+    The lines are as :func:`lines` reads them, but a line longer than ``max_bytes`` (without its
+    newline) comes as ``(number, None, size)``, its size in bytes counted as it is read past in
+    bounded pieces.
 
     Memory is bounded by ``max_bytes``, whatever the file holds (a 1 GiB line is read past in
     1 MiB pieces). An :class:`InvalidInputError` if the file cannot be opened.
 
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as file:
-    ...     _ = file.write(b'{"a": 1}\\n' + b"x" * 50 + b"\\n\\n{}")
+    ...     _ = file.write(b'{"a": 1}\n' + b"x" * 50 + b"\n\n{}")
     ...     file.flush()
     ...     [(number, line, size) for number, line, size in bounded_lines(Path(file.name), 20)]
-    [(1, b'{"a": 1}\\n', 8), (2, None, 50), (4, b'{}', 2)]
+    [(1, b'{"a": 1}\n', 8), (2, None, 50), (4, b'{}', 2)]
     """
     if is_lfs_pointer(file):
         raise InvalidInputError(LFS_PROBLEM, fix=LFS_FIX, file=file)
@@ -631,7 +669,8 @@ def bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | Non
         handle = file.open("rb")
     except OSError as exc:
         fix = "make it readable"
-        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix=fix, file=file) from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg, fix=fix, file=file) from None
     with handle:
         number = 0
         while True:
@@ -668,7 +707,7 @@ def ingest_logs(
     shards: int | None,
     beside: Sequence[Path] = (),
 ) -> LogIngestResult:
-    """The recipe: ``paths`` read by ``reader`` into a Dataset, written to ``out`` if given.
+    r"""Run the recipe: read ``paths`` with ``reader`` into a Dataset, written to ``out`` if given.
 
     Parameters
     ----------
@@ -711,7 +750,7 @@ def ingest_logs(
     ...         return {"runs": conform(pl.DataFrame(self.rows, schema=["run_id", "system", "case_id"]), "runs")}
     >>> cases = LogFormat("cases", "case files", (".cases",), "no .cases files", "case")
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     _ = (Path(folder) / "a.cases").write_text("q1\\nq2\\n")
+    ...     _ = (Path(folder) / "a.cases").write_text("q1\nq2\n")
     ...     result = ingest_logs(
     ...         cases, Cases(), {folder: "mas"}, None, system=None, overwrite=False, skip_invalid=False, shards=None
     ...     )

@@ -75,19 +75,21 @@ def _fix_map(column: str) -> str:
 def parse_map(
     specs: str | Sequence[str], *, target: str = "RUNS_COLUMN", example: str = "system=model,case_id=question"
 ) -> dict[str, str]:
-    """``--map`` text as the ``columns`` of :func:`ingest_table`: ``"system=model,case_id=question"``.
+    """Parse ``--map`` text into the ``columns`` of :func:`ingest_table`: ``"system=model,case_id=question"``.
 
     Several texts (the option given more than once) are read as one, comma-separated list.
     ``target`` and ``example`` word the error for another adapter's columns
     (:func:`~mas_eval.ingest.ingest_annotations` maps annotation columns).
 
-    >>> parse_map(["system=model,case_id=question", "tokens=total"])
-    {'system': 'model', 'case_id': 'question', 'tokens': 'total'}
-
     Raises
     ------
     InvalidParameterError
         An item is not ``COLUMN=SOURCE``, names no ``runs`` column, or a column is mapped twice.
+
+    Examples
+    --------
+    >>> parse_map(["system=model,case_id=question", "tokens=total"])
+    {'system': 'model', 'case_id': 'question', 'tokens': 'total'}
     """
     texts = [specs] if isinstance(specs, str) else list(specs)
     mapping: dict[str, str] = {}
@@ -104,15 +106,17 @@ def parse_map(
 
 
 def parse_scores(specs: str | Sequence[str]) -> list[str]:
-    """``--scores`` text as the ``scores`` of :func:`ingest_table`: the score columns, comma-separated.
-
-    >>> parse_scores(["accuracy,f1", "cost per answer"])
-    ['accuracy', 'f1', 'cost per answer']
+    """Parse ``--scores`` text into the ``scores`` of :func:`ingest_table`: the score columns, comma-separated.
 
     Raises
     ------
     InvalidParameterError
         An empty name, or a column named twice.
+
+    Examples
+    --------
+    >>> parse_scores(["accuracy,f1", "cost per answer"])
+    ['accuracy', 'f1', 'cost per answer']
     """
     texts = [specs] if isinstance(specs, str) else list(specs)
     names = [part.strip() for text in texts for part in text.split(",")]
@@ -157,7 +161,7 @@ def _options(
     wide_score: str,
     max_line_bytes: int,
 ) -> _Options:
-    """The parameters of :func:`ingest_table`, checked."""
+    """Return the parameters of :func:`ingest_table`, checked."""
     mapping = _check_columns(columns)
     named = None
     if scores is not None:
@@ -192,7 +196,7 @@ def _options(
 
 
 def _check_lines(file: Path, max_bytes: int) -> None:
-    """An :class:`InvalidInputError` naming the first line of the CSV ``file`` longer than ``max_bytes``.
+    """Return an :class:`InvalidInputError` naming the first line of the CSV ``file`` longer than ``max_bytes``.
 
     Read in pieces of at most ``max_bytes``, so that memory stays bounded whatever the file holds
     (Polars' CSV reader holds a line whole, and aborts on one of a gigabyte): a line longer than
@@ -221,14 +225,15 @@ def _check_lines(file: Path, max_bytes: int) -> None:
 
 
 def _read(file: Path, max_line_bytes: int) -> pl.DataFrame:
-    """The file's table; an unreadable or empty one named, with why."""
+    """Read the file's table; name an unreadable or empty one, with why."""
     name = file.name.lower()
     if name.endswith(CSV_SUFFIXES):
         kind = "CSV"
         try:
             _check_lines(file, max_line_bytes)
         except OSError as exc:
-            raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})") from None
+            msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+            raise InvalidInputError(msg) from None
 
         def read() -> pl.DataFrame:
             return read_csv(file, infer_schema_length=None)
@@ -240,15 +245,15 @@ def _read(file: Path, max_line_bytes: int) -> pl.DataFrame:
             return read_parquet(file)
 
     else:
-        raise InvalidInputError(
-            "not a .csv or .parquet file", fix="pass a CSV or Parquet table of runs, one row per run"
-        )
+        msg = "not a .csv or .parquet file"
+        raise InvalidInputError(msg, fix="pass a CSV or Parquet table of runs, one row per run")
     try:
         frame = read()
     except (OSError, pl.exceptions.PolarsError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         fix = f"check that it is a {kind} table of runs"
-        raise InvalidInputError(f"cannot be read as {kind} ({first})", fix=fix) from None
+        msg = f"cannot be read as {kind} ({first})"
+        raise InvalidInputError(msg, fix=fix) from None
     if frame.height == 0:
         what = f"a header ({', '.join(frame.columns[:5])}{', ...' if frame.width > 5 else ''})" if frame.width else ""
         problem = f"holds no rows{': only ' + what if what else ''}"
@@ -261,7 +266,7 @@ def _numeric(dtype: pl.DataType) -> bool:
 
 
 def _quoted(text: str) -> pl.Expr:
-    """A literal piece of a message: never read as a template (a column may be named ``sys{}``)."""
+    """Return a literal piece of a message: never read as a template (a column may be named ``sys{}``)."""
     return pl.lit(text, dtype=pl.String())
 
 
@@ -331,7 +336,7 @@ class _Part:
         self.outcomes, self.pass_fail = self._outcomes(rows, scores)
 
     def _scores(self, frame: pl.DataFrame, left: list[str]) -> list[str]:
-        """The score columns: those ``scores`` names (checked), else every numeric or boolean column left."""
+        """Return the score columns: those ``scores`` names (checked), else every numeric or boolean column left."""
         named, file = self.options.scores, self.file
         if named is None:
             scores = [c for c in left if _numeric(frame.schema[c])]
@@ -361,8 +366,10 @@ class _Part:
         return list(named)
 
     def _warn_of_design(self, frame: pl.DataFrame, scores: list[str]) -> None:
-        """A warning when, no score being named, whole-number columns beyond 0 and 1 were taken as scores:
-        they may be the runs' settings (rounds, agents), which ``scores`` would keep as attributes."""
+        """Return a warning when, no score being named, whole-number columns beyond 0 and 1 were taken as scores.
+
+        They may be the runs' settings (rounds, agents), which ``scores`` would keep as attributes.
+        """
         integral = [c for c in scores if frame.schema[c].is_integer()]
         if not integral:
             return
@@ -377,7 +384,7 @@ class _Part:
             )
 
     def _wide(self, rows: pl.DataFrame, scores: list[str]) -> pl.DataFrame:
-        """One row per (row, score column) with a value: the column's name in ``_WIDE``, its value in ``_VALUE``."""
+        """Return a row per (row, score column) with a value: its column's name in ``_WIDE``, value in ``_VALUE``."""
         wide, file = self.options.wide, self.file
         if not scores:
             msg = (
@@ -407,8 +414,11 @@ class _Part:
         return long.sort(_ROW, _SLOT)
 
     def _runs(self, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The runs columns in the schema's types, and the run attributes; and ``file, row, slot, problem``
-        of the rows that cannot be runs. A negative count or duration is set to null, with a warning."""
+        """Return the runs columns in the schema's types with the run attributes, and the rows that cannot be runs.
+
+        The rows refused are ``file, row, slot, problem``. A negative count or duration is set to null,
+        with a warning.
+        """
         schema = TABLES["runs"].polars_schema
         values, problems = [], []
         for column, source in self.mapping.items():
@@ -461,7 +471,7 @@ class _Part:
         return checked.filter(pl.col("problem").is_null()).drop("problem"), invalid
 
     def _outcomes(self, rows: pl.DataFrame, scores: list[str]) -> tuple[pl.DataFrame, dict[str, bool]]:
-        """``file, row, slot, name, value`` of each score; whether each score is pass/fail in this file."""
+        """Return ``file, row, slot, name, value`` of each score, and whether each score is pass/fail in this file."""
         empty = pl.DataFrame(
             schema={_FILE: pl.Int64(), _ROW: pl.UInt32(), _SLOT: pl.Int64(), "name": pl.String(), "value": pl.Float64()}
         )
@@ -553,7 +563,7 @@ def ingest_table(
     shards: int | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> LogIngestResult:
-    """Read CSV or Parquet tables of per-run results (one row per run) into a Dataset, written to ``out`` if given.
+    r"""Read CSV or Parquet tables of per-run results (one row per run) into a Dataset, written to ``out`` if given.
 
     Parameters
     ----------
@@ -631,7 +641,7 @@ def ingest_table(
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     table = Path(folder) / "runs.csv"
-    ...     _ = table.write_text("model,question,num_rounds,correct\\nmas,q1,3,true\\nsingle,q1,1,false\\n")
+    ...     _ = table.write_text("model,question,num_rounds,correct\nmas,q1,3,true\nsingle,q1,1,false\n")
     ...     result = ingest_table(table, columns={"system": "model", "case_id": "question"}, scores=["correct"])
     >>> result.dataset.collect("runs").select("run_id", "system", "num_rounds").rows()
     [('mas/q1/1', 'mas', 3), ('single/q1/1', 'single', 1)]
@@ -652,7 +662,7 @@ def ingest_table(
 
 
 def _duplicate_problems(duplicates: pl.DataFrame, files: list[Path]) -> pl.DataFrame:
-    """``file, row, slot, problem`` of each run whose run id is null or an earlier run's."""
+    """Return ``file, row, slot, problem`` of each run whose run id is null or an earlier run's."""
     file = pl.col("first").struct.field(_FILE).replace_strict(range(len(files)), [str(f) for f in files])
     where = pl.concat_str(
         _quoted("run_id '"),
@@ -668,7 +678,7 @@ def _duplicate_problems(duplicates: pl.DataFrame, files: list[Path]) -> pl.DataF
 
 
 def _outcome_rows(parts: list[_Part], runs: pl.DataFrame) -> pl.DataFrame:
-    """``outcomes`` of the runs kept; a score is pass/fail when it is in every file that has it."""
+    """Return the ``outcomes`` of the runs kept; a score is pass/fail when it is in every file that has it."""
     kinds: dict[str, bool] = {}
     for part in parts:
         for name, pass_fail in part.pass_fail.items():

@@ -61,7 +61,7 @@ _EXAMPLES = 3
 
 
 def _shown(value: Any) -> str:
-    """A value as a message quotes it: at most 40 characters, surrogates escaped."""
+    """Return a value as a message quotes it: at most 40 characters, surrogates escaped."""
     said = repr(value)
     if len(said) > 40:
         said = said[:37] + "..."
@@ -73,12 +73,14 @@ def _refuse(field: str, value: Any, problem: str) -> InvalidInputError:
 
 
 def integer(value: Any, field: str, *, strings: bool = False, minimum: int | None = None) -> int | None:
-    """``value`` as an Int64 column's value: an integer, a float with no fraction, or None.
+    """Read ``value`` as an Int64 column's value: an integer, a float with no fraction, or None.
 
     ``strings=True`` also reads a decimal string (OTLP JSON writes 64-bit integers as strings).
     A boolean, a fractional number, a non-finite one, one outside Int64, or one below ``minimum``
     is refused with :class:`~mas_eval.ingest.recipe.InvalidInputError`.
 
+    Examples
+    --------
     >>> integer(None, "epoch") is None, integer(2**62, "tokens")
     (True, 4611686018427387904)
     >>> integer(2**63, "epoch")
@@ -111,13 +113,15 @@ def integer(value: Any, field: str, *, strings: bool = False, minimum: int | Non
 
 
 def unsigned(value: Any, field: str, *, bits: int = 64, strings: bool = False) -> int | None:
-    """``value`` as an unsigned integer of ``bits`` bits (protobuf's ``fixed64``), or None.
+    """Read ``value`` as an unsigned integer of ``bits`` bits (protobuf's ``fixed64``), or None.
 
     For a value that is no column's own but an operand (an OTLP time in nanoseconds, up to
     2**64 - 1, of which only differences become columns), kept as Python's exact integer.
     ``strings=True`` also reads a decimal string. A boolean, a fractional or non-finite number,
     a negative one or one of more than ``bits`` bits is refused.
 
+    Examples
+    --------
     >>> unsigned("18446744073709551615", "startTimeUnixNano", strings=True)
     18446744073709551615
     >>> unsigned(2**64, "startTimeUnixNano")
@@ -148,11 +152,13 @@ def unsigned(value: Any, field: str, *, bits: int = 64, strings: bool = False) -
 
 
 def number(value: Any, field: str, *, strings: bool = False) -> float | None:
-    """``value`` as a Float64 column's value: a finite number, or None.
+    """Read ``value`` as a Float64 column's value: a finite number, or None.
 
     A boolean, a non-finite number (NaN, infinity, or an integer too large for a float), or
     (without ``strings``) a string is refused.
 
+    Examples
+    --------
     >>> number(2, "seconds"), number("1e3", "seconds", strings=True)
     (2.0, 1000.0)
     >>> number(float("inf"), "cost_usd")
@@ -179,13 +185,15 @@ FALSE_WORDS = frozenset({"false", "f", "no", "n", "0", "0.0"})
 
 
 def flag(value: Any, field: str, *, strings: bool = False) -> bool | None:
-    """``value`` as a Boolean column's value: True, False, or None (missing).
+    """Read ``value`` as a Boolean column's value: True, False, or None (missing).
 
     A boolean, or the number 0 or 1, is read as such; NaN and None are missing (MAST's files write
     an annotation not made as ``NaN``). ``strings=True`` also reads the words of a table's cells:
     ``true``/``false``, ``yes``/``no``, ``t``/``f``, ``y``/``n``, ``1``/``0`` (any case), and an
     empty cell as missing. Anything else is refused.
 
+    Examples
+    --------
     >>> flag(1, "present"), flag(False, "present"), flag(float("nan"), "present") is None
     (True, False, True)
     >>> flag(" TRUE ", "present", strings=True), flag("", "present", strings=True) is None
@@ -215,16 +223,18 @@ def flag(value: Any, field: str, *, strings: bool = False) -> bool | None:
 
 
 def text(value: Any, field: str) -> str | None:
-    """``value`` as a String column's value: valid Unicode text, or None.
+    r"""Read ``value`` as a String column's value: valid Unicode text, or None.
 
-    A lone surrogate (which JSON's ``\\ud800`` can write and no UTF-8 text can hold) is refused.
+    A lone surrogate (which JSON's ``\ud800`` can write and no UTF-8 text can hold) is refused.
 
+    Examples
+    --------
     >>> text("Paris", "answer")
     'Paris'
-    >>> text("\\ud800", "answer")
+    >>> text("\ud800", "answer")
     Traceback (most recent call last):
     ...
-    mas_eval.ingest.recipe.InvalidInputError: field 'answer' is '\\ud800', not valid Unicode text (a lone surrogate)
+    mas_eval.ingest.recipe.InvalidInputError: field 'answer' is '\ud800', not valid Unicode text (a lone surrogate)
     """
     if value is None:
         return None
@@ -238,8 +248,10 @@ def text(value: Any, field: str) -> str | None:
 
 
 def identifier(value: Any, field: str) -> str:
-    """``value`` as a key column's value: non-empty text, or an integer written as text.
+    """Read ``value`` as a key column's value: non-empty text, or an integer written as text.
 
+    Examples
+    --------
     >>> identifier(42, "sample id"), identifier("q1", "sample id")
     ('42', 'q1')
     >>> identifier(" ", "case_id")
@@ -250,7 +262,8 @@ def identifier(value: Any, field: str) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if value is None:
-        raise InvalidInputError(f"field {field!r} is missing (null), not an identifier")
+        msg = f"field {field!r} is missing (null), not an identifier"
+        raise InvalidInputError(msg)
     checked = text(value, field)
     if checked is None or not checked.strip():
         raise _refuse(field, value, "blank, not an identifier")
@@ -277,12 +290,14 @@ class Impossible:
         self._found.setdefault(field, []).append(f"{where}: {_shown(value)}" if where else _shown(value))
 
     def fields(self) -> list[str]:
-        """The fields that held an impossible value, in the order first found."""
+        """Return the fields that held an impossible value, in the order first found."""
         return list(self._found)
 
     def absorb(self, other: Impossible) -> None:
         """Add what ``other`` recorded (a record's values, kept once the record is accepted).
 
+        Examples
+        --------
         >>> log, record = Impossible(), Impossible()
         >>> record.add("tokens", -1, "sample 2")
         >>> log.absorb(record)
@@ -293,7 +308,7 @@ class Impossible:
             self._found.setdefault(field, []).extend(found)
 
     def lines(self, file: object) -> list[str]:
-        """One report line per field: the file, how many records, the first examples."""
+        """Return one report line per field: the file, how many records, the first examples."""
         out = []
         for field, found in self._found.items():
             examples = "; ".join(found[:_EXAMPLES]) + ("; ..." if len(found) > _EXAMPLES else "")
@@ -305,8 +320,10 @@ class Impossible:
 
 
 def count(value: Any, field: str, impossible: Impossible, *, where: str = "", strings: bool = False) -> int | None:
-    """``value`` as a count (tokens, calls): :func:`integer`, with a negative one set to null and recorded.
+    """Read ``value`` as a count (tokens, calls): :func:`integer`, with a negative one set to null and recorded.
 
+    Examples
+    --------
     >>> count(12, "tokens", Impossible())
     12
     """
@@ -318,8 +335,10 @@ def count(value: Any, field: str, impossible: Impossible, *, where: str = "", st
 
 
 def duration(value: Any, field: str, impossible: Impossible, *, where: str = "", strings: bool = False) -> float | None:
-    """``value`` as seconds or a cost: :func:`number`, with a negative one set to null and recorded.
+    """Read ``value`` as seconds or a cost: :func:`number`, with a negative one set to null and recorded.
 
+    Examples
+    --------
     >>> duration(1, "seconds", Impossible())
     1.0
     """
@@ -331,11 +350,13 @@ def duration(value: Any, field: str, impossible: Impossible, *, where: str = "",
 
 
 def checked_sum(values: Iterable[int | None], field: str) -> int | None:
-    """The sum of counts (None when every one is None), refused when it is beyond Int64.
+    """Return the sum of counts (None when every one is None); refuse it when it is beyond Int64.
 
     Python's integers are exact, so the total is checked before it becomes a column value,
     where it would wrap around.
 
+    Examples
+    --------
     >>> checked_sum([1, None, 2], "input_tokens"), checked_sum([None], "input_tokens") is None
     (3, True)
     >>> checked_sum([2**62] * 4, "input_tokens")

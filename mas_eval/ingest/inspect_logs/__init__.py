@@ -99,7 +99,7 @@ class _Log:
     unscored: int = 0
 
     def freeze(self) -> None:
-        """The rows into one frame per table: the strings go to Arrow, the Python objects are freed."""
+        """Turn the rows into one frame per table: the strings go to Arrow, the Python objects are freed."""
         for name, rows in self.rows.tables.items():
             columns = list(zip(*rows, strict=True)) or [()] * len(FIELDS[name])
             schema = TABLES[name].polars_schema
@@ -111,7 +111,7 @@ class _Log:
 
 
 def _check_status(header: Header, has_samples: bool) -> None:
-    """A log whose evaluation did not finish is refused whole: its samples are a biased part of the task."""
+    """Refuse a log whose evaluation did not finish, whole: its samples are a biased part of the task."""
     if header.status == "success":
         return
     empty = "" if has_samples else " and holds no samples"
@@ -148,7 +148,8 @@ class _Reading:
     def sample(self, sample: Any) -> None:
         """Read one decoded sample, or set it aside (as ``ingest.attempt`` does) with nothing of it kept."""
         if not isinstance(sample, dict):
-            raise InvalidInputError(f"a sample is {json_type(sample)}, not an object", fix=_FIX)
+            msg = f"a sample is {json_type(sample)}, not an object"
+            raise InvalidInputError(msg, fix=_FIX)
         rows = self.log.rows
         marks = [len(table) for table in rows.tables.values()]
         warned = len(rows.warnings)
@@ -175,7 +176,8 @@ class _Reading:
         case = identifier(sample.get("id"), "sample id")
         epoch = sample.get("epoch")
         if epoch is None:
-            raise InvalidInputError("field 'epoch' is missing (null), not an epoch number (1 = first)")
+            msg = "field 'epoch' is missing (null), not an epoch number (1 = first)"
+            raise InvalidInputError(msg)
         epoch = integer(epoch, "epoch", minimum=1)
         sample["epoch"] = epoch
         run_id = f"{header.eval_id}/{case}/{epoch}"
@@ -185,7 +187,8 @@ class _Reading:
             said = str(message or "").strip().splitlines()
             why = f" ({said[0][:200]})" if said else ""
             fix = "re-run it with `inspect eval-retry` and ingest that log"
-            raise InvalidInputError(f"the sample failed{why}", fix=fix, skip="skip the samples that failed")
+            msg = f"the sample failed{why}"
+            raise InvalidInputError(msg, fix=fix, skip="skip the samples that failed")
         self._check_across(run_id, case, epoch)
         if not sample.get("scores"):
             self.log.unscored += 1
@@ -203,8 +206,9 @@ class _Reading:
         self.mine[run_id] = self.mine[(self.system, header.task, case, epoch)] = self.log.file
 
     def _check_across(self, run_id: str, case: str, epoch: int) -> None:
-        """The rules that span samples and logs: a sample and epoch once in a log; a run_id once;
-        a system's sample and epoch of a task once.
+        """Check the rules that span samples and logs.
+
+        A sample and epoch once in a log; a run_id once; a system's sample and epoch of a task once.
 
         ``seen`` holds the keys of the logs accepted before, ``mine`` those of this log so far (kept
         apart, so that a log refused part way leaves nothing behind).
@@ -217,7 +221,8 @@ class _Reading:
         earlier = self.seen.get(run_id)
         if earlier is not None:
             fix = "pass each log once (a copy of a log has the same eval id)"
-            raise InvalidInputError(f"its run_id {run_id!r} is also one of {earlier}", fix=fix)
+            msg = f"its run_id {run_id!r} is also one of {earlier}"
+            raise InvalidInputError(msg, fix=fix)
         repeat = (self.system, self.header.task, case, epoch)
         earlier = self.seen.get(repeat) or self.mine.get(repeat)
         if earlier is not None:
@@ -226,7 +231,7 @@ class _Reading:
             raise InvalidInputError(msg, fix=fix)
 
     def notes(self) -> list[str]:
-        """What the log's reading left out or set apart, once every sample was read: a line each."""
+        """Return what the log's reading left out or set apart, once every sample was read: a line each."""
         log, rows, file = self.log, self.log.rows, self.log.file
         notes = [f"{file}: {warning}" for warning in self.header.warnings]
         notes += [f"{file}: {warning}" for warning in rows.warnings]
@@ -255,10 +260,10 @@ def _malformed(exc: Exception) -> InvalidInputError:
 def _read_log(
     file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], *, count_evaluator: bool, limit: int
 ) -> _Log:
-    """The rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``.
+    r"""Read the rows of one log; a sample that cannot be ingested is an error, or set aside with ``skip_invalid``.
 
-    A lone surrogate (which JSON's ``\\ud800`` can write and no UTF-8 text can hold) is rare, and
-    checking every text for one costs a tenth of the reading: so the log is read without that
+    A lone surrogate (which JSON's ``\ud800`` can write and no UTF-8 text can hold) is rare, and
+    checking every text for one is not free (docs/performance.md): so the log is read without that
     check, and only when its rows cannot become columns for holding one is it read again with
     every text checked, which names the sample and the field.
     """
@@ -308,20 +313,23 @@ def _read_log_once(
 def _read_json(
     log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int, check: bool
 ) -> _Reading:
-    """A ``.json`` log (``limit`` is a ``.eval`` member's; a ``.json`` log is read whole)."""
+    """Read a ``.json`` log (``limit`` is a ``.eval`` member's; a ``.json`` log is read whole)."""
     del limit
     try:
         data = file.read_bytes()
     except OSError as exc:
-        raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})") from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg) from None
     if not data.strip():
-        raise InvalidInputError("is empty, not an inspect_ai log", fix=_FIX)
+        msg = "is empty, not an inspect_ai log"
+        raise InvalidInputError(msg, fix=_FIX)
     doc = decode(data, "the log")
     del data
     header = header_of(doc)
     samples = doc.get("samples") or []
     if not isinstance(samples, list):
-        raise InvalidInputError(f"field 'samples' is {json_type(samples)}, not a list", fix=_FIX)
+        msg = f"field 'samples' is {json_type(samples)}, not a list"
+        raise InvalidInputError(msg, fix=_FIX)
     _check_status(header, bool(samples))
     if not samples:
         raise _no_samples()
@@ -334,7 +342,7 @@ def _read_json(
 def _read_eval(
     log: _Log, file: Path, system: str | None, ingest: Ingest, seen: dict[Any, Path], limit: int, check: bool
 ) -> _Reading:
-    """A ``.eval`` log, a member at a time (each inflated no further than ``limit`` bytes)."""
+    """Read a ``.eval`` log, a member at a time (each inflated no further than ``limit`` bytes)."""
     with Archive(file, limit=limit) as archive:
         members = archive.members
         if _HEADER in members:
@@ -360,9 +368,11 @@ def _read_eval(
 
 @contextlib.contextmanager
 def _without_cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused: decoding a log makes millions of dicts and lists, none
-    in a cycle (reference counting frees them), and the collector's passes over them took a third
-    of the reading time."""
+    """Pause the cyclic garbage collector while the block runs.
+
+    Decoding a log makes millions of dicts and lists, none in a cycle (reference counting frees them),
+    and the collector's passes over them are a large share of the reading (docs/performance.md).
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -381,7 +391,7 @@ def _unreadable(exc: Exception) -> InvalidInputError:
 
 
 def _frames(logs: list[_Log]) -> dict[str, pl.DataFrame]:
-    """One DataFrame per table; tables without rows are left out (``runs`` never is)."""
+    """Return one DataFrame per table; tables without rows are left out (``runs`` never is)."""
     if not logs:
         return {"runs": pl.DataFrame(schema=TABLES["runs"].polars_schema)}
     frames = {name: pl.concat([log.frames[name] for log in logs]) for name in _TABLES}
@@ -416,7 +426,7 @@ class _Reader:
         if log.run_ids:
             self.logs.append(log)
 
-    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
+    def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:  # noqa: ARG002 -- recipe.Reader's signature
         return _frames(self.logs)
 
 

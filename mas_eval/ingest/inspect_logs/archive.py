@@ -88,8 +88,9 @@ class Member:
 
 
 class Archive:
-    """A ``.eval`` log opened for reading: its members (a member written twice: its last copy, as
-    inspect_ai reads it), each read whole by :meth:`read`, no more than ``limit`` bytes inflated.
+    """A ``.eval`` log opened for reading, each member read whole by :meth:`read`, at most ``limit`` bytes inflated.
+
+    A member written twice is read as its last copy, as inspect_ai reads it.
 
     Examples
     --------
@@ -130,9 +131,11 @@ class Archive:
         self._zstd: Any = None
 
     def __enter__(self) -> Archive:
+        """Return the archive, open."""
         return self
 
     def __exit__(self, *_: object) -> None:
+        """Close the file."""
         self.close()
 
     def close(self) -> None:
@@ -142,7 +145,7 @@ class Archive:
         self._raw.close()
 
     def compressed(self, name: str) -> bytes:
-        """The compressed bytes of member ``name``, as they lie in the file."""
+        """Return the compressed bytes of member ``name``, as they lie in the file."""
         member = self.members[name]
         if self._map is not None:
             local = self._map[member.offset : member.offset + _LOCAL_SIZE]
@@ -208,7 +211,7 @@ class Archive:
 
 
 def _zstd() -> Any:
-    """A zstandard decompressor, imported on first use: only zstandard-compressed .eval logs need it."""
+    """Return a zstandard decompressor, imported on first use: only zstandard-compressed .eval logs need it."""
     try:
         import zstandard
     except ImportError:

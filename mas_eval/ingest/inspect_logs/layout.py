@@ -65,9 +65,9 @@ _FIX = "pass a complete .eval or .json log written by inspect_ai"
 def _fast_decoder() -> Any:
     """pydantic_core's ``from_json`` (jiter, in Rust), installed with inspect_ai, or None.
 
-    It decodes a log's JSON to the same Python values as :func:`json.loads` in about half the
-    time; what it refuses (a lone surrogate, an integer of thousands of digits) is decoded again
-    by :func:`json.loads`, whose refusal :func:`decode` words, so the two differ only in speed.
+    It decodes a log's JSON to the same Python values as :func:`json.loads`, faster
+    (docs/performance.md); what it refuses (a lone surrogate, an integer of thousands of digits) is
+    decoded again by :func:`json.loads`, whose refusal :func:`decode` words, so the two differ only in speed.
     """
     try:
         from pydantic_core import from_json
@@ -80,9 +80,12 @@ _FAST = _fast_decoder()
 
 
 def decode(data: bytes | str, what: str) -> Any:
-    """The JSON value of ``data`` (``what`` it is: ``"member samples/1_epoch_1.json"``), or an
-    :class:`InvalidInputError` saying why it cannot be decoded.
+    """Decode the JSON value of ``data``, or raise an :class:`InvalidInputError` saying why it cannot be.
 
+    ``what`` names it in the message: ``"member samples/1_epoch_1.json"``.
+
+    Examples
+    --------
     >>> decode(b'{"a": 1}', "header.json")
     {'a': 1}
     >>> decode(b'{"tokens": ' + b"9" * 5000 + b"}", "member 1.json")
@@ -100,28 +103,35 @@ def decode(data: bytes | str, what: str) -> Any:
     except json.JSONDecodeError as exc:
         where = f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
         if exc.msg.startswith("Unterminated string") or exc.pos >= len(data.rstrip()):
-            raise InvalidInputError(f"{what} is truncated (not valid JSON: {where})", fix=_FIX) from None
-        raise InvalidInputError(f"{what} is not valid JSON ({where})", fix=_FIX) from None
+            msg = f"{what} is truncated (not valid JSON: {where})"
+            raise InvalidInputError(msg, fix=_FIX) from None
+        msg = f"{what} is not valid JSON ({where})"
+        raise InvalidInputError(msg, fix=_FIX) from None
     except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})", fix=_FIX) from None
+        msg = f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise InvalidInputError(msg, fix=_FIX) from None
     except RecursionError:
-        raise InvalidInputError(f"{what} is nested too deeply to decode", fix=_FIX) from None
+        msg = f"{what} is nested too deeply to decode"
+        raise InvalidInputError(msg, fix=_FIX) from None
     except ValueError as exc:
         if "integer string conversion" in str(exc):
             problem = f"{what} holds a JSON integer of more than 4,300 digits, which Python does not convert"
             problem += " and no count can be"
             raise InvalidInputError(problem, fix=_FIX) from None
-        raise InvalidInputError(f"{what} cannot be decoded ({exc})", fix=_FIX) from None
+        msg = f"{what} cannot be decoded ({exc})"
+        raise InvalidInputError(msg, fix=_FIX) from None
 
 
 def derived_eval_id(run_id: str, task_id: str, created: str) -> str:
-    """The eval id inspect_ai's reader gives a log that has none: a hash of its run id, task id and creation time.
+    """Return the eval id inspect_ai's reader gives a log without one: a hash of its run id, task id and creation time.
 
     ``created`` is normalised as inspect_ai's ``UtcDatetimeStr`` does (a trailing ``Z`` read as
     ``+00:00``, a time without a zone taken as UTC, then written in UTC), the three joined and
     hashed with BLAKE2s (128 bits), written in base 57 and cut or padded to 22 characters
     (``inspect_ai._util.hash.base57_id_hash``).
 
+    Examples
+    --------
     >>> derived_eval_id("SwlKLUUEdLieexomb92Q9Q", "463b78ed2b6daad40dd402", "2025-04-10T21:00:06+00:00")
     'mZTKpPnKEPLV5XiPsvVBnj'
     >>> derived_eval_id("", "", "2024-10-15T12:53:13-04:00") == derived_eval_id("", "", "2024-10-15T16:53:13Z")
@@ -189,21 +199,24 @@ class Header:
 
 def _field(mapping: Any, key: str, where: str) -> Any:
     if not isinstance(mapping, dict):
-        raise InvalidInputError(f"field {where!r} is {json_type(mapping)}, not an object", fix=_FIX)
+        msg = f"field {where!r} is {json_type(mapping)}, not an object"
+        raise InvalidInputError(msg, fix=_FIX)
     return mapping.get(key)
 
 
 def header_of(doc: Any) -> Header:
-    """The checked header of a log (``doc``: ``header.json``, the start record, or a ``.json`` log).
+    """Return the checked header of a log (``doc``: ``header.json``, the start record, or a ``.json`` log).
 
     Raises :class:`InvalidInputError` for a header inspect_ai cannot read (no ``eval``, a task,
     model or creation time that is not text, a version newer than :data:`FORMAT_VERSION`).
     """
     if not isinstance(doc, dict):
-        raise InvalidInputError(f"the log is {json_type(doc)}, not a JSON object", fix=_FIX)
+        msg = f"the log is {json_type(doc)}, not a JSON object"
+        raise InvalidInputError(msg, fix=_FIX)
     version = doc.get("version", 2)
     if not isinstance(version, int) or isinstance(version, bool):
-        raise InvalidInputError(f"its log format version is {version!r}, not a number", fix=_FIX)
+        msg = f"its log format version is {version!r}, not a number"
+        raise InvalidInputError(msg, fix=_FIX)
     if version > FORMAT_VERSION:
         problem = (
             f"its log format version is {version}, newer than the {FORMAT_VERSION} this reader knows "
@@ -212,10 +225,12 @@ def header_of(doc: Any) -> Header:
         raise InvalidInputError(problem, fix="upgrade mas_eval to read it")
     spec = doc.get("eval")
     if not isinstance(spec, dict):
-        raise InvalidInputError(f"it has no 'eval' object (it is {json_type(spec)}): not an inspect_ai log", fix=_FIX)
+        msg = f"it has no 'eval' object (it is {json_type(spec)}): not an inspect_ai log"
+        raise InvalidInputError(msg, fix=_FIX)
     status = doc.get("status", "started")
     if not isinstance(status, str):
-        raise InvalidInputError(f"field 'status' is {json_type(status)}, not text", fix=_FIX)
+        msg = f"field 'status' is {json_type(status)}, not text"
+        raise InvalidInputError(msg, fix=_FIX)
     task = _required_text(spec, "task")
     model = _required_text(spec, "model")
     given = spec.get("eval_id")
@@ -233,12 +248,13 @@ def header_of(doc: Any) -> Header:
 def _required_text(spec: dict[str, Any], key: str) -> str:
     value = spec.get(key)
     if value is None:
-        raise InvalidInputError(f"field 'eval.{key}' is missing: not an inspect_ai log", fix=_FIX)
+        msg = f"field 'eval.{key}' is missing: not an inspect_ai log"
+        raise InvalidInputError(msg, fix=_FIX)
     return text(value, f"eval.{key}") or ""
 
 
 def _derived(spec: dict[str, Any]) -> str:
-    """The eval id inspect_ai derives; its creation time must be an ISO 8601 time, as its reader requires."""
+    """Return the eval id inspect_ai derives; its creation time must be an ISO 8601 time, as its reader requires."""
     created = spec.get("created")
     run_id, task_id = spec.get("run_id") or "", spec.get("task_id") or ""
     for key, value in (("created", created), ("run_id", run_id), ("task_id", task_id)):
@@ -254,7 +270,7 @@ def _derived(spec: dict[str, Any]) -> str:
 
 
 def _roles(spec: dict[str, Any]) -> dict[str, str]:
-    """Each model role bound to one model: its model's name (a role bound to a list of fallbacks names none)."""
+    """Bind each model role to one model: its model's name (a role bound to a list of fallbacks names none)."""
     bound = spec.get("model_roles")
     if not isinstance(bound, dict):
         return {}
@@ -267,8 +283,10 @@ def _roles(spec: dict[str, Any]) -> dict[str, str]:
 
 
 def system_of(header: dict[str, Any]) -> str:
-    """``runs.system`` of a log's samples: its model, solver (and the solver's arguments) and task arguments.
+    """Return ``runs.system`` of a log's samples: its model, solver (and the solver's arguments) and task arguments.
 
+    Examples
+    --------
     >>> system_of({"eval": {"model": "openai/gpt-4o", "solver": None, "task_args": {"agents": 3}},
     ...            "plan": {"steps": [{"solver": "debate"}]}})
     'openai/gpt-4o debate (agents=3)'
@@ -298,7 +316,7 @@ def _shown(value: Any) -> str:
 
 
 def _results(results: Any, header: Header) -> None:
-    """The log's aggregate results into ``header.results``: each score's metrics, reducer and counts, the totals.
+    """Read the log's aggregate results into ``header.results``: each score's metrics, reducer and counts, the totals.
 
     A dict-valued scorer's results are named by key (``<scorer>/<key>/<metric>``), as its
     outcomes are named ``<scorer>/<key>``; a score reduced several ways (``Epochs(5, ["mean",
@@ -307,7 +325,8 @@ def _results(results: Any, header: Header) -> None:
     if results is None:
         return
     if not isinstance(results, dict):
-        raise InvalidInputError(f"field 'results' is {json_type(results)}, not an object", fix=_FIX)
+        msg = f"field 'results' is {json_type(results)}, not an object"
+        raise InvalidInputError(msg, fix=_FIX)
     scores = results.get("scores")
     if "scorer" in results and not scores:
         # The first layout: one scorer, its metrics beside it (EvalResults.convert_scorer_to_scorers).
@@ -320,7 +339,8 @@ def _results(results: Any, header: Header) -> None:
     seen: dict[str, int] = {}
     for entry in scores or []:
         if not isinstance(entry, dict):
-            raise InvalidInputError(f"an entry of 'results.scores' is {json_type(entry)}, not an object", fix=_FIX)
+            msg = f"an entry of 'results.scores' is {json_type(entry)}, not an object"
+            raise InvalidInputError(msg, fix=_FIX)
         name = text(entry.get("name"), "results.scores[].name") or ""
         scorer = text(entry.get("scorer"), "results.scores[].scorer") or name
         if header.first_score is None:
@@ -329,21 +349,28 @@ def _results(results: Any, header: Header) -> None:
         reducer = entry.get("reducer")
         seen[outcome] = seen.get(outcome, 0) + 1
         label = outcome if seen[outcome] == 1 else f"{outcome} [{reducer}]"
-        metrics = entry.get("metrics") or {}
-        if isinstance(metrics, list):  # an early layout: a list of named metrics
-            metrics = {m.get("name"): m for m in metrics if isinstance(m, dict)}
-        for key, metric in metrics.items():
-            value = metric.get("value") if isinstance(metric, dict) else None
-            number = _metric_value(value)
-            if number is None:
-                header.warnings.append(f"results: {label}/{key} is {value!r}, not a finite number; not kept")
-                continue
-            rows.append(Result(f"{label}/{key}", number))
-        for count in ("scored_samples", "unscored_samples"):
-            if entry.get(count) is not None:
-                rows.append(Result(f"{label}/{count}", _count(entry[count], f"results.scores[].{count}")))
-        if isinstance(reducer, str):
-            rows.append(Result(f"{label}/reducer", text=text(reducer, "results.scores[].reducer")))
+        _score_results(entry, label, header)
+
+
+def _score_results(entry: dict[str, Any], label: str, header: Header) -> None:
+    """Add one score's results to ``header.results`` under ``label``: its metrics, counts and reducer."""
+    rows = header.results
+    metrics = entry.get("metrics") or {}
+    if isinstance(metrics, list):  # an early layout: a list of named metrics
+        metrics = {m.get("name"): m for m in metrics if isinstance(m, dict)}
+    for key, metric in metrics.items():
+        value = metric.get("value") if isinstance(metric, dict) else None
+        number = _metric_value(value)
+        if number is None:
+            header.warnings.append(f"results: {label}/{key} is {value!r}, not a finite number; not kept")
+            continue
+        rows.append(Result(f"{label}/{key}", number))
+    for count in ("scored_samples", "unscored_samples"):
+        if entry.get(count) is not None:
+            rows.append(Result(f"{label}/{count}", _count(entry[count], f"results.scores[].{count}")))
+    reducer = entry.get("reducer")
+    if isinstance(reducer, str):
+        rows.append(Result(f"{label}/reducer", text=text(reducer, "results.scores[].reducer")))
 
 
 def _metric_value(value: Any) -> float | None:
@@ -358,14 +385,17 @@ def _metric_value(value: Any) -> float | None:
 
 def _count(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInputError(f"field {where!r} is {str(value)[:40]}, not a count", fix=_FIX)
+        msg = f"field {where!r} is {str(value)[:40]}, not a count"
+        raise InvalidInputError(msg, fix=_FIX)
     return float(value)
 
 
 def migrate_sample(sample: dict[str, Any], first_score: str | None) -> None:
-    """A sample of an older layout, in place, as inspect_ai's reader migrates it: a single ``score``
-    becomes ``scores`` under the log's first score name, a ``transcript`` becomes ``events`` and
-    ``attachments``."""
+    """Migrate a sample of an older layout, in place, as inspect_ai's reader does.
+
+    A single ``score`` becomes ``scores`` under the log's first score name, a ``transcript`` becomes
+    ``events`` and ``attachments``.
+    """
     if "score" in sample:
         if "scores" in sample:
             problem = "has both 'score' and 'scores' (inspect_ai's reader refuses such a sample)"

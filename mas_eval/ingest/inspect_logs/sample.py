@@ -113,18 +113,20 @@ class Rows:
 
 
 def where_of(sample: dict[str, Any]) -> str:
-    """How a message names a sample: ``sample 'q1', epoch 2`` (a surrogate in the id escaped)."""
+    """Return how a message names a sample: ``sample 'q1', epoch 2`` (a surrogate in the id escaped)."""
     return f"sample {sample.get('id')!r}, epoch {sample.get('epoch')!r}"
 
 
 def score_value(value: Any) -> tuple[float | None, bool | None, str | None]:
-    """``(value, passed, problem)`` of one score value, by inspect_ai's ``value_to_float`` defaults.
+    """Return ``(value, passed, problem)`` of one score value, by inspect_ai's ``value_to_float`` defaults.
 
     "C" is 1 and passed, "I" 0 and failed, "P" 0.5 and "N" 0 (neither); a boolean is 1 or 0 and
     passed or failed; a number is itself; "yes"/"true" and "no"/"false" are 1 and 0, a numeric
     string its number. What ``value_to_float`` cannot read it counts as 0 (with a warning), and
     so does this; a value that is not finite is left out (``value`` None) with the problem said.
 
+    Examples
+    --------
     >>> score_value("C"), score_value(0.25), score_value("maybe")[2]
     ((1.0, True, None), (0.25, None, None), "is 'maybe', which inspect_ai's value_to_float reads as 0; recorded as 0")
     """
@@ -168,7 +170,7 @@ UNKNOWN: Any = _Unknown()
 
 
 def _count(value: Any, name: str, rows: Rows, where: str) -> Any:
-    """``value`` as a count: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
+    """Read ``value`` as a count: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
     # The common case (a non-negative int) without a call; anything else through values.count.
     if type(value) is int and 0 <= value <= INT64_MAX:
         return value
@@ -177,7 +179,7 @@ def _count(value: Any, name: str, rows: Rows, where: str) -> Any:
 
 
 def _seconds(value: Any, name: str, rows: Rows, where: str) -> Any:
-    """``value`` as seconds or a cost: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
+    """Read ``value`` as seconds or a cost: None when not recorded, :data:`UNKNOWN` when impossible (negative)."""
     if type(value) is float and 0.0 <= value < math.inf:
         return value
     result = duration(value, name, rows.impossible, where=where)
@@ -185,7 +187,7 @@ def _seconds(value: Any, name: str, rows: Rows, where: str) -> Any:
 
 
 def _add(values: Any, name: str) -> Any:
-    """The exact sum of counts (None when none is recorded), :data:`UNKNOWN` when one is."""
+    """Return the exact sum of counts (None when none is recorded), :data:`UNKNOWN` when one is."""
     values = list(values)
     # ``in`` compares by identity first: UNKNOWN has no __eq__ of its own.
     if UNKNOWN in values:
@@ -194,7 +196,7 @@ def _add(values: Any, name: str) -> Any:
 
 
 def _sum(values: Any) -> Any:
-    """The sum of times or costs (None when none is recorded), :data:`UNKNOWN` when one is."""
+    """Return the sum of times or costs (None when none is recorded), :data:`UNKNOWN` when one is."""
     present = [v for v in values if v is not None]
     if UNKNOWN in present:
         return UNKNOWN
@@ -202,18 +204,21 @@ def _sum(values: Any) -> Any:
 
 
 def _known(value: Any) -> Any:
-    """A value as its column holds it: :data:`UNKNOWN` is null."""
+    """Return a value as its column holds it: :data:`UNKNOWN` is null."""
     return None if value is UNKNOWN else value
 
 
 def _usage(usage: Any, rows: Rows, where: str) -> tuple[Any, Any, Any, Any]:
-    """``(input, output, total, cost)`` of one ``ModelUsage``: input counts the cache reads and writes,
-    total is ``total_tokens`` (input + output when it is not recorded or 0); None where not
-    recorded, :data:`UNKNOWN` where impossible."""
+    """Return ``(input, output, total, cost)`` of one ``ModelUsage``.
+
+    Input counts the cache reads and writes, total is ``total_tokens`` (input + output when it is not
+    recorded or 0); None where not recorded, :data:`UNKNOWN` where impossible.
+    """
     if usage is None:
         return None, None, None, None
     if type(usage) is not dict:
-        raise InvalidInputError(f"a usage record is {json_type(usage)}, not an object", where=where)
+        msg = f"a usage record is {json_type(usage)}, not an object"
+        raise InvalidInputError(msg, where=where)
     get = usage.get
     i, o, t = get("input_tokens"), get("output_tokens"), get("total_tokens")
     r, w, cost = get("input_tokens_cache_read"), get("input_tokens_cache_write"), get("total_cost")
@@ -278,7 +283,7 @@ class _Scoring:
                 del self.steps[len(self.steps) - 1 - self.steps[::-1].index(mark)]
 
     def scorer(self, event: dict[str, Any]) -> str | None:
-        """The scorer whose scoring ``event`` lies in (``"scorers"`` when only the scorers' span says), or None."""
+        """Return the scorer whose scoring ``event`` lies in (``"scorers"`` if only the scorers' span says), or None."""
         span = event.get("span_id")
         if span is None and self.open:
             span = self.open[-1]
@@ -327,7 +332,7 @@ class _Call:
 
 
 def _text_of(content: Any, attachments: dict[str, Any], where: str) -> str:
-    """A message's text: its text, or its text parts, a line each, with a condensed log's attachments put back."""
+    """Return a message's text: its text or its text parts, a line each, a condensed log's attachments put back."""
     if isinstance(content, str):
         said = content
     elif isinstance(content, list):
@@ -337,16 +342,15 @@ def _text_of(content: Any, attachments: dict[str, Any], where: str) -> str:
     elif content is None:
         said = ""
     else:
-        raise InvalidInputError(
-            f"a message's content is {json_type(content)}, not text or a list of parts", where=where
-        )
+        msg = f"a message's content is {json_type(content)}, not text or a list of parts"
+        raise InvalidInputError(msg, where=where)
     if "attachment://" in said:
         said = _ATTACHMENT.sub(lambda m: str(attachments.get(m.group(1), m.group(0))), said)
     return said
 
 
 def _arguments(arguments: Any) -> str | None:
-    """A tool call's arguments as JSON text (a JSON string as recorded stays as it is)."""
+    """Return a tool call's arguments as JSON text (a JSON string as recorded stays as it is)."""
     if arguments is None:
         return None
     if isinstance(arguments, str):
@@ -363,7 +367,7 @@ def _json_text(value: Any, name: str) -> str:
 
 
 def _call_text(function: str, arguments: Any) -> str:
-    """``[tool call] bash(cmd="ls")``: a tool call as the text of a message that says nothing else."""
+    """Write a tool call as the text of a message that says nothing else: ``[tool call] bash(cmd="ls")``."""
     if isinstance(arguments, dict):
         shown = ", ".join(f"{k}={_shown(v)}" for k, v in arguments.items())
     else:
@@ -379,7 +383,7 @@ def _shown(value: Any) -> str:
 
 
 def _error_text(error: Any) -> str | None:
-    """A tool's error (inspect_ai's ``ToolCallError``: a type and a message) as ``type: message``."""
+    """Return a tool's error (inspect_ai's ``ToolCallError``: a type and a message) as ``type: message``."""
     if error is None:
         return None
     if isinstance(error, dict):
@@ -399,7 +403,7 @@ def read_sample(
     *,
     check_text: bool,
 ) -> None:
-    """The rows of one sample (one run) added to ``rows``; :class:`InvalidInputError` for a value that cannot be a row.
+    """Add the rows of one sample (one run) to ``rows``; raise :class:`InvalidInputError` for a value no row can hold.
 
     ``roles`` binds each model role to its model (for a log without events), ``model`` is the
     evaluation's model; ``check_text``: whether the sample's text may hold a lone surrogate
@@ -409,177 +413,17 @@ def read_sample(
     tables = rows.tables
     case_id = identifier(sample["id"], "sample id")
     epoch = sample["epoch"]
-    # -- the events: model calls (whose), tool calls, scoring -----------------------------------
-    calls: list[_Call] = []
-    by_message: dict[str, _Call] = {}
-    tool_events: dict[str, tuple[dict[str, Any], str]] = {}
-    loose_tools: list[tuple[dict[str, Any], str]] = []
-    scoring = _Scoring()
-    last_agent: str | None = None
     events = sample.get("events") or []
-    spans, opened = scoring.spans, scoring.open
-    for event in events:
-        kind = event.get("event") if type(event) is dict else None
-        # Spans are most of the events: taken in here rather than by a call each.
-        if kind == "span_begin":
-            span = event.get("id")
-            if type(span) is str:
-                spans[span] = (event.get("type"), event.get("name"), event.get("parent_id"))
-                opened.append(span)
-        elif kind == "span_end":
-            span = event.get("id")
-            if opened and opened[-1] == span:
-                opened.pop()
-            elif span in opened:
-                scoring.event(event)
-        elif kind == "model":
-            scorer = scoring.scorer(event)
-            call_model = event.get("model")
-            if not isinstance(call_model, str):
-                raise InvalidInputError(f"a model event's model is {json_type(call_model)}, not text", where=where)
-            role = event.get("role")
-            agent = scorer if scorer is not None else (role if isinstance(role, str) and role else call_model)
-            output = event.get("output") or {}
-            prompt, out, total, cost = _usage(output.get("usage"), rows, where)
-            spent = event.get("working_time")
-            if spent is None:
-                spent = output.get("time")
-            call = _Call(
-                agent,
-                call_model,
-                scorer is not None,
-                prompt,
-                out,
-                total,
-                cost,
-                _seconds(spent, "working_time", rows, where),
-            )
-            calls.append(call)
-            last_agent = agent
-            choices = output.get("choices")
-            if choices and isinstance(choices[0], dict):
-                message = choices[0].get("message")
-                if isinstance(message, dict) and isinstance(message.get("id"), str):
-                    by_message[message["id"]] = call
-        elif kind == "tool":
-            call_id = event.get("id")
-            scorer = scoring.scorer(event)
-            agent = scorer if scorer is not None else last_agent or "tool"
-            if isinstance(call_id, str) and call_id not in tool_events:
-                tool_events[call_id] = (event, agent)
-            else:
-                loose_tools.append((event, agent))
-        elif kind == "step":
-            scoring.event(event)
-    judged = [call for call in calls if call.judge]
-    rows.evaluator_calls += len(judged)
-    counted = calls if rows.count_evaluator else [call for call in calls if not call.judge]
-    # -- messages ----------------------------------------------------------------------------------
-    attachments = sample.get("attachments") or {}
-    messages = sample.get("messages") or []
-    # Logs before message ids: the system's calls answer the assistant messages in order.
-    by_turn: dict[int, _Call] = {}
-    if not by_message and calls:
-        spoken = [turn for turn, m in enumerate(messages, 1) if isinstance(m, dict) and m.get("role") == "assistant"]
-        mine = [call for call in calls if not call.judge]
-        if len(spoken) == len(mine):
-            by_turn = dict(zip(spoken, mine, strict=True))
-    said_rows = tables["messages"]
-    asked: list[tuple[dict[str, Any], str, int]] = []
-    results: dict[str, tuple[dict[str, Any], str]] = {}
-    last_speaker = "assistant"
-    agents: dict[str, str | None] = {}
-    for turn, message in enumerate(messages, start=1):
-        if not isinstance(message, dict):
-            raise InvalidInputError(f"a message is {json_type(message)}, not an object", where=where)
-        role = message.get("role")
-        said = _text_of(message.get("content"), attachments, where)
-        call = None
-        agent = role
-        speaker_model = message.get("model")
-        if role == "assistant":
-            call = by_message.get(message.get("id") or "") if by_message else by_turn.get(turn)
-            agent = call.agent if call is not None else speaker_model or "assistant"
-            requested = message.get("tool_calls") or []
-            for tool in requested:
-                if not isinstance(tool, dict):
-                    raise InvalidInputError(f"a tool call is {json_type(tool)}, not an object", where=where)
-                asked.append((tool, agent, turn))
-            if requested and not said.strip():
-                said = "\n".join(_call_text(str(t.get("function")), t.get("arguments")) for t in requested)
-        elif role == "tool":
-            tool_call_id = message.get("tool_call_id")
-            key = tool_call_id if isinstance(tool_call_id, str) else f"#{turn}"
-            results[key] = (message, last_speaker)
-        if role == "assistant":
-            last_speaker = agent
-        if not isinstance(role, str):
-            raise InvalidInputError(f"a message's role is {json_type(role)}, not text", where=where)
-        if call is not None:
-            speaker_model = call.model
-        if check_text:
-            said = text(said, "message text") or ""
-            agent = text(agent, "message agent")
-        said_rows.append(
-            (
-                run_id,
-                ROUND,
-                agent,
-                turn,
-                said,
-                message.get("source"),
-                role,
-                speaker_model if isinstance(speaker_model, str) else None,
-                None if call is None else _known(call.prompt),
-                None if call is None else _known(call.output),
-                None if call is None else _known(call.seconds),
-            )
-        )
+    calls, by_message, tool_events, loose_tools = _read_events(rows, events, where)
+    rows.evaluator_calls += sum(call.judge for call in calls)
+    asked, results = _read_messages(rows, sample, run_id, calls, by_message, where, check_text=check_text)
     # -- tool calls: asked for in messages, made in events, answered in tool messages ------------
     made, failed = _tool_calls(rows, run_id, asked, tool_events, loose_tools, results, where)
-    # -- usage per agent and model ----------------------------------------------------------------
-    usage_rows = tables["usage"]
-    if calls:
-        grouped: dict[tuple[str, str], list[_Call]] = {}
-        for call in calls:
-            grouped.setdefault((call.agent, call.model), []).append(call)
-            if call.agent not in agents:
-                agents[call.agent] = None if call.judge or call.agent == call.model else call.agent
-        for (agent, call_model), group in grouped.items():
-            judge = group[0].judge
-            usage_rows.append(
-                (
-                    run_id,
-                    agent,
-                    call_model,
-                    len(group),
-                    _known(_add([c.prompt for c in group], "input_tokens")),
-                    _known(_add([c.output for c in group], "output_tokens")),
-                    _known(_sum([c.cost for c in group])),
-                    _known(_sum([c.seconds for c in group])),
-                    # The judge's calls: apart (true), or counted as the system's when asked (false).
-                    (not rows.count_evaluator) if judge else None,
-                )
-            )
-        prompt = _add([c.prompt for c in counted], "input_tokens")
-        output = _add([c.output for c in counted], "output_tokens")
-        total = _add([c.total for c in counted], "tokens")
-        cost = _sum([c.cost for c in counted])
-        api_calls: int | None = len(counted)
-    else:
-        prompt, output, total, cost = _without_events(rows, sample, run_id, roles, model, agents, where)
-        # Events logged and none a model call: the run made none; no events: not known.
-        api_calls = 0 if events else None
-    for agent, role in agents.items():
-        tables["agents"].append((run_id, agent, role))
+    prompt, output, total, cost, api_calls = _spending(rows, sample, run_id, calls, roles, model, where)
     # -- the run ----------------------------------------------------------------------------------
     total_time = _seconds(sample.get("total_time"), "total_time", rows, where)
     working_time = _known(_seconds(sample.get("working_time"), "working_time", rows, where))
-    target = sample.get("target")
-    if isinstance(target, list):
-        target = "; ".join(str(t) for t in target)
-    elif target is not None and not isinstance(target, str):
-        target = _json_text(target, "target")
+    target = _target(sample.get("target"))
     metadata = sample.get("metadata")
     tables["runs"].append(
         (
@@ -606,6 +450,245 @@ def read_sample(
     _scores(rows, sample, run_id, where, check_text)
 
 
+def _read_events(
+    rows: Rows, events: list[Any], where: str
+) -> tuple[list[_Call], dict[str, _Call], dict[str, tuple[dict[str, Any], str]], list[tuple[dict[str, Any], str]]]:
+    """Read a sample's events: its model calls (whose), and its tool calls by id (and those without one).
+
+    Returns the model calls in order, the call that said each message id, the tool events by call
+    id with their agents, and the tool events whose id is missing or seen before.
+    """
+    calls: list[_Call] = []
+    by_message: dict[str, _Call] = {}
+    tool_events: dict[str, tuple[dict[str, Any], str]] = {}
+    loose_tools: list[tuple[dict[str, Any], str]] = []
+    scoring = _Scoring()
+    last_agent: str | None = None
+    spans, opened = scoring.spans, scoring.open
+    for event in events:
+        kind = event.get("event") if type(event) is dict else None
+        # Spans are most of the events: taken in here rather than by a call each.
+        if kind == "span_begin":
+            span = event.get("id")
+            if type(span) is str:
+                spans[span] = (event.get("type"), event.get("name"), event.get("parent_id"))
+                opened.append(span)
+        elif kind == "span_end":
+            span = event.get("id")
+            if opened and opened[-1] == span:
+                opened.pop()
+            elif span in opened:
+                scoring.event(event)
+        elif kind == "model":
+            call, message_id = _model_call(event, scoring.scorer(event), rows, where)
+            calls.append(call)
+            last_agent = call.agent
+            if message_id is not None:
+                by_message[message_id] = call
+        elif kind == "tool":
+            call_id = event.get("id")
+            scorer = scoring.scorer(event)
+            agent = scorer if scorer is not None else last_agent or "tool"
+            if isinstance(call_id, str) and call_id not in tool_events:
+                tool_events[call_id] = (event, agent)
+            else:
+                loose_tools.append((event, agent))
+        elif kind == "step":
+            scoring.event(event)
+    return calls, by_message, tool_events, loose_tools
+
+
+def _model_call(event: dict[str, Any], scorer: str | None, rows: Rows, where: str) -> tuple[_Call, str | None]:
+    """Return a model event's call, and the id of the message it answered with (None if not recorded).
+
+    The call's agent is the ``scorer`` it was made in, else its role, else its model.
+    """
+    call_model = event.get("model")
+    if not isinstance(call_model, str):
+        msg = f"a model event's model is {json_type(call_model)}, not text"
+        raise InvalidInputError(msg, where=where)
+    role = event.get("role")
+    agent = scorer if scorer is not None else (role if isinstance(role, str) and role else call_model)
+    output = event.get("output") or {}
+    prompt, out, total, cost = _usage(output.get("usage"), rows, where)
+    spent = event.get("working_time")
+    if spent is None:
+        spent = output.get("time")
+    call = _Call(
+        agent,
+        call_model,
+        scorer is not None,
+        prompt,
+        out,
+        total,
+        cost,
+        _seconds(spent, "working_time", rows, where),
+    )
+    choices = output.get("choices")
+    if choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict) and isinstance(message.get("id"), str):
+            return call, message["id"]
+    return call, None
+
+
+def _by_turn(messages: list[Any], calls: list[_Call]) -> dict[int, _Call]:
+    """Return the system's calls by the turn of the assistant message each said, for logs before message ids.
+
+    The calls answer the assistant messages in order; when their counts differ, none is matched.
+    """
+    spoken = [turn for turn, m in enumerate(messages, 1) if isinstance(m, dict) and m.get("role") == "assistant"]
+    mine = [call for call in calls if not call.judge]
+    return dict(zip(spoken, mine, strict=True)) if len(spoken) == len(mine) else {}
+
+
+def _read_messages(
+    rows: Rows,
+    sample: dict[str, Any],
+    run_id: str,
+    calls: list[_Call],
+    by_message: dict[str, _Call],
+    where: str,
+    *,
+    check_text: bool,
+) -> tuple[list[tuple[dict[str, Any], str, int]], dict[str, tuple[dict[str, Any], str]]]:
+    """Add a ``messages`` row per message, an assistant's with the model call that said it.
+
+    Returns the tool calls the assistant messages asked for (with their agent and turn), and the
+    tool messages by the call id they answer (with the agent that spoke last before them).
+    """
+    attachments = sample.get("attachments") or {}
+    messages = sample.get("messages") or []
+    by_turn = _by_turn(messages, calls) if not by_message and calls else {}
+    said_rows = rows.tables["messages"]
+    asked: list[tuple[dict[str, Any], str, int]] = []
+    results: dict[str, tuple[dict[str, Any], str]] = {}
+    last_speaker = "assistant"
+    for turn, message in enumerate(messages, start=1):
+        if not isinstance(message, dict):
+            msg = f"a message is {json_type(message)}, not an object"
+            raise InvalidInputError(msg, where=where)
+        role = message.get("role")
+        said = _text_of(message.get("content"), attachments, where)
+        call = None
+        agent = role
+        speaker_model = message.get("model")
+        if role == "assistant":
+            call = by_message.get(message.get("id") or "") if by_message else by_turn.get(turn)
+            agent = call.agent if call is not None else speaker_model or "assistant"
+            said = _asked(message, said, agent, turn, asked, where)
+            last_speaker = agent
+        elif role == "tool":
+            tool_call_id = message.get("tool_call_id")
+            key = tool_call_id if isinstance(tool_call_id, str) else f"#{turn}"
+            results[key] = (message, last_speaker)
+        if not isinstance(role, str):
+            msg = f"a message's role is {json_type(role)}, not text"
+            raise InvalidInputError(msg, where=where)
+        if call is not None:
+            speaker_model = call.model
+        if check_text:
+            said = text(said, "message text") or ""
+            agent = text(agent, "message agent")
+        said_rows.append(
+            (
+                run_id,
+                ROUND,
+                agent,
+                turn,
+                said,
+                message.get("source"),
+                role,
+                speaker_model if isinstance(speaker_model, str) else None,
+                None if call is None else _known(call.prompt),
+                None if call is None else _known(call.output),
+                None if call is None else _known(call.seconds),
+            )
+        )
+    return asked, results
+
+
+def _asked(
+    message: dict[str, Any], said: str, agent: str, turn: int, asked: list[tuple[dict[str, Any], str, int]], where: str
+) -> str:
+    """Add the tool calls an assistant message asks for to ``asked``; return its text (the calls, if it has none)."""
+    requested = message.get("tool_calls") or []
+    for tool in requested:
+        if not isinstance(tool, dict):
+            msg = f"a tool call is {json_type(tool)}, not an object"
+            raise InvalidInputError(msg, where=where)
+        asked.append((tool, agent, turn))
+    if requested and not said.strip():
+        said = "\n".join(_call_text(str(t.get("function")), t.get("arguments")) for t in requested)
+    return said
+
+
+def _spending(
+    rows: Rows,
+    sample: dict[str, Any],
+    run_id: str,
+    calls: list[_Call],
+    roles: dict[str, str],
+    model: str,
+    where: str,
+) -> tuple[Any, Any, Any, Any, int | None]:
+    """Add the ``usage`` and ``agents`` rows of a sample; return its run's tokens in, out and in all, cost and calls.
+
+    The judge's calls count in the run's only with ``count_evaluator``. A log without model events
+    gives what its sample's ``model_usage`` records (:func:`_without_events`).
+    """
+    agents: dict[str, str | None] = {}
+    if calls:
+        _usage_rows(rows, run_id, calls, agents)
+        counted = calls if rows.count_evaluator else [call for call in calls if not call.judge]
+        prompt = _add([c.prompt for c in counted], "input_tokens")
+        output = _add([c.output for c in counted], "output_tokens")
+        total = _add([c.total for c in counted], "tokens")
+        cost = _sum([c.cost for c in counted])
+        api_calls: int | None = len(counted)
+    else:
+        prompt, output, total, cost = _without_events(rows, sample, run_id, roles, model, agents, where)
+        # Events logged and none a model call: the run made none; no events: not known.
+        api_calls = 0 if sample.get("events") else None
+    for agent, role in agents.items():
+        rows.tables["agents"].append((run_id, agent, role))
+    return prompt, output, total, cost, api_calls
+
+
+def _usage_rows(rows: Rows, run_id: str, calls: list[_Call], agents: dict[str, str | None]) -> None:
+    """Add a ``usage`` row per agent and model of ``calls``, and each agent to ``agents`` with its role."""
+    grouped: dict[tuple[str, str], list[_Call]] = {}
+    for call in calls:
+        grouped.setdefault((call.agent, call.model), []).append(call)
+        if call.agent not in agents:
+            agents[call.agent] = None if call.judge or call.agent == call.model else call.agent
+    for (agent, call_model), group in grouped.items():
+        judge = group[0].judge
+        rows.tables["usage"].append(
+            (
+                run_id,
+                agent,
+                call_model,
+                len(group),
+                _known(_add([c.prompt for c in group], "input_tokens")),
+                _known(_add([c.output for c in group], "output_tokens")),
+                _known(_sum([c.cost for c in group])),
+                _known(_sum([c.seconds for c in group])),
+                # The judge's calls: apart (true), or counted as the system's when asked (false).
+                (not rows.count_evaluator) if judge else None,
+            )
+        )
+
+
+def _target(target: Any) -> Any:
+    """Return a sample's target as text: a list's items joined by ``"; "``, a structured one as JSON."""
+    if isinstance(target, list):
+        return "; ".join(str(t) for t in target)
+    if target is not None and not isinstance(target, str):
+        return _json_text(target, "target")
+    return target
+
+
 def _tool_calls(
     rows: Rows,
     run_id: str,
@@ -615,7 +698,7 @@ def _tool_calls(
     results: dict[str, tuple[dict[str, Any], str]],
     where: str,
 ) -> tuple[int, int]:
-    """A ``tool_calls`` row per call, and the run's count of calls and of failed ones.
+    """Add a ``tool_calls`` row per call; return the run's count of calls and of failed ones.
 
     A call is found where the log records it: in the assistant message that asked for it (its
     ``tool_calls``: id, function, arguments), in its ``tool`` event (its time, and its error), or
@@ -665,14 +748,16 @@ def _tool_calls(
 
 
 def _scores(rows: Rows, sample: dict[str, Any], run_id: str, where: str, check_text: bool) -> None:
-    """One outcome per scorer, or per key of a scorer whose value is a dict, with its answer and explanation."""
+    """Add one outcome per scorer, or per key of a scorer whose value is a dict, with its answer and explanation."""
     out = rows.tables["outcomes"]
     scores = sample.get("scores") or {}
     if not isinstance(scores, dict):
-        raise InvalidInputError(f"field 'scores' is {json_type(scores)}, not an object", where=where)
+        msg = f"field 'scores' is {json_type(scores)}, not an object"
+        raise InvalidInputError(msg, where=where)
     for scorer, score in scores.items():
         if not isinstance(score, dict):
-            raise InvalidInputError(f"score {scorer!r} is {json_type(score)}, not an object", where=where)
+            msg = f"score {scorer!r} is {json_type(score)}, not an object"
+            raise InvalidInputError(msg, where=where)
         value = score.get("value")
         answer, explanation = score.get("answer"), score.get("explanation")
         answer = None if answer is None else answer if isinstance(answer, str) else _json_text(answer, "answer")
@@ -699,7 +784,7 @@ def _without_events(
     agents: dict[str, str | None],
     where: str,
 ) -> tuple[Any, Any, Any, Any]:
-    """``usage`` from the sample's totals when its events were not logged: no calls, no time, no judge.
+    """Add ``usage`` from the sample's totals when its events were not logged: no calls, no time, no judge.
 
     A role's model is the one the header binds it to; what a model used beyond its roles' usage
     is the model's own (calls made without a role). Returns the run's ``(input, output, total,

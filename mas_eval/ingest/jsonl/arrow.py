@@ -19,7 +19,7 @@ __all__ = ["arrow_record", "arrow_tables"]
 
 
 def _arrow_type(dtype: pl.DataType) -> pa.DataType:
-    """The Arrow type that Arrow's JSON reader reads a value of Polars ``dtype`` as (its list, not large list)."""
+    """Return the Arrow type Arrow's JSON reader reads a value of Polars ``dtype`` as (its list, not large list)."""
     import pyarrow as pa  # here, not at the top: ``mas-eval`` starts without loading Arrow
 
     if isinstance(dtype, pl.Struct):
@@ -34,10 +34,10 @@ def _arrow_type(dtype: pl.DataType) -> pa.DataType:
 
 @functools.cache
 def arrow_record() -> pa.Schema:
-    """The record as Arrow's JSON reader reads it: the schema's own dtypes (numbers typed, not text).
+    """Return the record as Arrow's JSON reader reads it: the schema's own dtypes (numbers typed, not text).
 
-    What :func:`ingest_jsonl` reads a clean chunk with; ``benchmarks/bench_ingest.py`` times the
-    same reader alone on the same file, the floor of an ingest.
+    What :func:`ingest_jsonl` reads a clean chunk with (its speed alone, the floor of an ingest:
+    docs/performance.md).
     """
     import pyarrow as pa
 
@@ -53,7 +53,7 @@ _DOUBLE_MAX = float(np.finfo(np.float64).max)
 
 
 def _out_of_reach(column: str) -> pl.Expr:
-    """Whether a decoded float column holds a value the general path would read otherwise or refuse.
+    """Return whether a decoded float column holds a value the general path would read otherwise or refuse.
 
     NaN and infinity (Arrow reads ``NaN``, ``Infinity`` and an overflow), the largest double
     (see :data:`_DOUBLE_MAX`), and negative zero (the decoder reads ``-0`` as ``+0.0``).
@@ -63,14 +63,15 @@ def _out_of_reach(column: str) -> pl.Expr:
 
 
 def _longest_object(data: bytes) -> int | None:
-    """The length of the longest line of ``data`` (lines joined by ``\\n``) if every line starts with ``{``
-    and ends with ``}``, else None.
+    r"""Return the length of the longest line of ``data`` if every line is one JSON object, else None.
+
+    Lines are joined by ``\n``; every line must start with ``{`` and end with ``}``.
 
     With Arrow reading one row per line (checked after), this makes each line exactly one JSON
     object: a value cannot run on to the next line, since after a ``}`` only ``,``, ``}`` or
     ``]`` may follow inside a value and a JSON string holds no raw newline. A blank line, a
     byte-order mark or leading space fails it (the general path strips them). A line may end
-    with ``\\r`` (CRLF files): JSON's whitespace to both readers.
+    with ``\r`` (CRLF files): JSON's whitespace to both readers.
     """
     codes = np.frombuffer(data, dtype=np.uint8)
     breaks = np.flatnonzero(codes == ord("\n"))
@@ -86,7 +87,7 @@ def _longest_object(data: bytes) -> int | None:
 
 
 def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
-    """The chunk's tables read in one call of Arrow's JSON reader, or None where only the general path can tell.
+    """Read the chunk's tables in one call of Arrow's JSON reader, or None where only the general path can tell.
 
     Arrow reads the chunk with the schema's own dtypes and refuses any unknown field, so it
     refuses what the general path must look at line by line: invalid JSON, a value of another
@@ -99,7 +100,7 @@ def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
     negative zero (:func:`_out_of_reach`).
     The lists are flattened with Arrow's list kernels (no copy of the items), so the tables
     cost little beyond the read. A record with a field the schema does not name (a user's own
-    metadata) takes the general path, which reads it at a fifth of the speed.
+    metadata) takes the general path, which is slower (docs/performance.md).
 
     Returns
     -------
@@ -108,7 +109,30 @@ def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
         chunk to the general path, which finds and words its problems.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    table = _read(chunk)
+    if table is None:
+        return None
+    levels = _levels(table)
+    if levels is None:
+        return None
+    tables = {}
+    for name, level in levels.items():
+        spec = TABLES[name]
+        table = cast(pl.DataFrame, pl.from_arrow(pa.table({c.name: level[c.name] for c in spec.columns})))
+        if table.schema != spec.polars_schema:  # not expected: Arrow's types are made from the schema's
+            table = table.cast(dict(spec.polars_schema))
+        checks = [pl.col(c).is_null().any() for c in spec.required]
+        checks += [_out_of_reach(c.name) for c in spec.columns if c.dtype == pl.Float64]
+        if table.height and table.select(pl.any_horizontal(checks)).item():
+            return None
+        tables[name] = table.unique() if name == "ground_truth" else table
+    return tables
+
+
+def _read(chunk: Chunk) -> pa.Table | None:
+    """Read the chunk with Arrow's JSON reader, or return None if a line is not one object of the record's shape."""
+    import pyarrow as pa
     import pyarrow.json as pj
 
     if chunk.long:
@@ -134,6 +158,14 @@ def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
     del data
     if table.num_rows != len(chunk.lines):  # two objects on a line
         return None
+    return table
+
+
+def _levels(table: pa.Table) -> dict[str, dict[str, pa.Array]] | None:
+    """Return each table's columns, the record's lists flattened; None if a list holds a null item."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     record = table.to_struct_array().combine_chunks()
     runs = dict(zip(record.type.names, record.flatten(), strict=True))
     usage = cast(pa.StructArray, runs.pop(USAGE_FIELD))
@@ -152,15 +184,4 @@ def arrow_tables(chunk: Chunk) -> dict[str, pl.DataFrame] | None:
         else:
             level |= dict(zip(items.type.names, cast(pa.StructArray, items).flatten(), strict=True))
         levels[lst.table] = level
-    tables = {}
-    for name, level in levels.items():
-        spec = TABLES[name]
-        table = cast(pl.DataFrame, pl.from_arrow(pa.table({c.name: level[c.name] for c in spec.columns})))
-        if table.schema != spec.polars_schema:  # not expected: Arrow's types are made from the schema's
-            table = table.cast(dict(spec.polars_schema))
-        checks = [pl.col(c).is_null().any() for c in spec.required]
-        checks += [_out_of_reach(c.name) for c in spec.columns if c.dtype == pl.Float64]
-        if table.height and table.select(pl.any_horizontal(checks)).item():
-            return None
-        tables[name] = table.unique() if name == "ground_truth" else table
-    return tables
+    return levels

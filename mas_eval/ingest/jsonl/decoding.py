@@ -36,7 +36,7 @@ def _expected(dtype: pl.DataType) -> str:
 
 
 def _shape_problem(value: Any, dtype: pl.DataType, where: str) -> str | None:
-    """The first place where ``value`` does not have the shape of ``dtype`` (a typed record).
+    """Return the first place where ``value`` does not have the shape of ``dtype`` (a typed record).
 
     Mirrors what the decoder rejects with the permissive dtype, no more: a container of the
     wrong kind, or a number out of range. (Scalars of the wrong type are found by the
@@ -45,29 +45,39 @@ def _shape_problem(value: Any, dtype: pl.DataType, where: str) -> str | None:
     if value is None:
         return None
     if isinstance(dtype, pl.Struct):
-        if not isinstance(value, dict):
-            return f"field '{where}': expected an object, got {json_type(value)}"
-        for fld in dtype.fields:
-            if fld.name in value:
-                inner = f"{where}.{fld.name}" if where else fld.name
-                problem = _shape_problem(value[fld.name], fld.dtype, inner)
-                if problem:
-                    return problem
-        return None
+        return _object_problem(value, dtype, where)
     if isinstance(dtype, pl.List):
-        if not isinstance(value, list):
-            if not isinstance(value, dict) and not isinstance(dtype.inner, pl.Struct | pl.List):
-                return _shape_problem(value, dtype.inner, where)
-            return f"field '{where}': expected an array, got {json_type(value)}"
-        for i, item in enumerate(value):
-            problem = _shape_problem(item, dtype.inner, f"{where}[{i}]")
-            if problem:
-                return problem
-        return None
+        return _array_problem(value, dtype, where)
     if isinstance(value, dict | list):
         return f"field '{where}': expected {_expected(dtype)}, got {json_type(value)}"
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
         return f"field '{where}': number out of range"
+    return None
+
+
+def _object_problem(value: Any, dtype: pl.Struct, where: str) -> str | None:
+    """Return the first place where ``value`` is not an object of ``dtype``'s fields (:func:`_shape_problem`)."""
+    if not isinstance(value, dict):
+        return f"field '{where}': expected an object, got {json_type(value)}"
+    for fld in dtype.fields:
+        if fld.name in value:
+            inner = f"{where}.{fld.name}" if where else fld.name
+            problem = _shape_problem(value[fld.name], fld.dtype, inner)
+            if problem:
+                return problem
+    return None
+
+
+def _array_problem(value: Any, dtype: pl.List, where: str) -> str | None:
+    """Return the first place where ``value`` is not an array of ``dtype``'s items (:func:`_shape_problem`)."""
+    if not isinstance(value, list):
+        if not isinstance(value, dict) and not isinstance(dtype.inner, pl.Struct | pl.List):
+            return _shape_problem(value, dtype.inner, where)
+        return f"field '{where}': expected an array, got {json_type(value)}"
+    for i, item in enumerate(value):
+        problem = _shape_problem(item, dtype.inner, f"{where}[{i}]")
+        if problem:
+            return problem
     return None
 
 
@@ -90,12 +100,12 @@ def _diagnose(text: str) -> str | None:
 
 
 #: Bytes of text given to the JSON decoder at a time. Its working memory is several times its
-#: input (a 64 MiB chunk decoded at once peaks 430 MB higher), so a chunk is decoded in slices.
+#: input, so a chunk is decoded in slices (docs/performance.md).
 _DECODE_BYTES = 2**20
 
 
 def _json_decode(texts: pl.Series, dtype: pl.DataType) -> pl.Series:
-    """``texts.str.json_decode(dtype)``, decoded in slices of whole lines of about ``_DECODE_BYTES``."""
+    """Decode ``texts.str.json_decode(dtype)`` in slices of whole lines of about ``_DECODE_BYTES``."""
     if texts.len() == 0:
         return texts.str.json_decode(dtype)
     ends = texts.str.len_bytes().cast(pl.Int64).cum_sum()
@@ -107,7 +117,7 @@ def _json_decode(texts: pl.Series, dtype: pl.DataType) -> pl.Series:
 
 
 def _decode(texts: pl.Series, dtype: pl.DataType) -> str | None:
-    """None if ``texts`` decode, else the decoder's error."""
+    """Return None if ``texts`` decode, else the decoder's error."""
     try:
         _json_decode(texts, dtype)
     except pl.exceptions.ComputeError as exc:
@@ -120,7 +130,7 @@ _BLOCK = 64
 
 
 def _block_problems(texts: pl.Series, lo: int, hi: int, dtype: pl.DataType) -> list[tuple[int, str]]:
-    """``(position, problem)`` of the undecodable lines among ``texts[lo:hi]``."""
+    """Return ``(position, problem)`` of the undecodable lines among ``texts[lo:hi]``."""
     found, clean = [], []
     for i, text in enumerate(texts.slice(lo, hi - lo).to_list(), start=lo):
         problem = _diagnose(text)
@@ -138,7 +148,7 @@ def _block_problems(texts: pl.Series, lo: int, hi: int, dtype: pl.DataType) -> l
 
 
 def _undecodable(frame: pl.DataFrame, dtype: pl.DataType, *, first_only: bool) -> pl.DataFrame:
-    """``line, error`` of the lines the decoder rejects, given that the whole chunk failed.
+    """Return ``line, error`` of the lines the decoder rejects, given that the whole chunk failed.
 
     Error path only. The decoder fails a whole chunk for one bad line and does not say which,
     so the chunk is bisected: a half that decodes is done, a failing half is split again, and
@@ -166,7 +176,7 @@ def _undecodable(frame: pl.DataFrame, dtype: pl.DataType, *, first_only: bool) -
 
 
 def _checks(table: str, frame: pl.DataFrame) -> list[pl.DataFrame]:
-    """``line, error`` of the rows of one level of decoded items (numbers still text) that break the record.
+    """Return ``line, error`` of the rows of one level of decoded items (numbers still text) that break the record.
 
     Vectorised: a number field is invalid when its text does not cast to the schema's dtype,
     or casts to NaN or infinity (which JSON cannot hold, so they came from strings).
@@ -201,7 +211,7 @@ def _checks(table: str, frame: pl.DataFrame) -> list[pl.DataFrame]:
 
 
 def _flatten(decoded: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
-    """The tables of one chunk (with ``line``; numbers still text) and ``line, error`` of its problems.
+    """Return the tables of one chunk (with ``line``; numbers still text) and ``line, error`` of its problems.
 
     Problems are listed record first, then the lists in order, so a line's first problem is
     the outermost one.
@@ -242,9 +252,9 @@ _SURROGATE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
 
 
 def _lone_surrogates(lines: pl.DataFrame) -> pl.DataFrame:
-    """``line, error`` of the lines whose JSON escapes a lone UTF-16 surrogate (``"\\ud800"``).
+    r"""Return ``line, error`` of the lines whose JSON escapes a lone UTF-16 surrogate (``"\ud800"``).
 
-    No text can hold one: Polars' decoder stores ``\\ud800`` as ``"\\x00"`` (a value changed
+    No text can hold one: Polars' decoder stores ``\ud800`` as ``"\x00"`` (a value changed
     silently), Arrow's refuses it, so it is refused here, vectorised: the escaped backslashes and
     the surrogate pairs (one character each, e.g. an emoji) taken out, any surrogate escape left is
     one alone. Only lines holding a surrogate escape at all are looked at twice.
@@ -268,9 +278,11 @@ def chunk_tables(
     reject_handle: IO[bytes] | None,
     max_line_bytes: int,
 ) -> dict[str, pl.DataFrame]:
-    """The general path: decode and check one chunk line by line where needed; its tables (every
-    table, possibly empty; none for blank lines only). A malformed line is raised (file:line), or
-    set aside in the rejects file with ``skip_invalid``."""
+    """Decode and check one chunk line by line where needed (the general path), and return its tables.
+
+    Every table is returned, possibly empty (none for blank lines only). A malformed line is raised
+    (file:line), or set aside in the rejects file with ``skip_invalid``.
+    """
     every, problems = chunk_lines(chunk, max_line_bytes)
     problems = pl.concat([problems, _lone_surrogates(every.filter(~pl.col("line").is_in(problems["line"].implode())))])
     frame = every.filter(

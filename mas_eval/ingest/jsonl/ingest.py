@@ -38,7 +38,7 @@ __all__ = ["IngestResult", "ingest_jsonl"]
 
 @dataclass(frozen=True)
 class IngestResult:
-    """What :func:`ingest_jsonl` wrote.
+    r"""What :func:`ingest_jsonl` wrote.
 
     Attributes
     ----------
@@ -50,6 +50,24 @@ class IngestResult:
         Malformed lines set aside (only with ``skip_invalid=True``; otherwise 0).
     rejects
         The rejects file (written whenever ``skip_invalid=True``, possibly empty), else None.
+
+    Examples
+    --------
+    With ``skip_invalid``, a line without a case is set aside in the rejects file:
+
+    >>> import json, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     logs = Path(folder) / "runs.jsonl"
+    ...     _ = logs.write_text(
+    ...         '{"run_id": "r1", "system": "mas", "case_id": "c1"}\n'
+    ...         '{"run_id": "r2", "system": "mas"}\n'  # no case_id
+    ...     )
+    ...     result = ingest_jsonl(logs, Path(folder) / "ds", skip_invalid=True)
+    ...     rejected = [json.loads(line) for line in result.rejects.read_text().splitlines()]
+    >>> result.runs, result.rejected, result.out.name, result.rejects.name
+    (1, 1, 'ds', 'ds.rejects.jsonl')
+    >>> [(line["line"], line["error"]) for line in rejected]
+    [(2, "required field 'case_id' is missing or null")]
     """
 
     out: Path
@@ -58,7 +76,7 @@ class IngestResult:
     rejects: Path | None
 
 
-def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int, max_line_bytes: int) -> list[Path]:
+def _check_inputs(paths: Sequence[str | Path] | str | Path) -> list[Path]:
     files = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
     if not files:
         msg = "no input files given; pass one or more JSONL files of run records"
@@ -82,9 +100,11 @@ def _check_inputs(paths: Sequence[str | Path] | str | Path, chunk_bytes: int, ma
 def _staged(
     target: Path, rejects: Path | None, *, overwrite: bool, inputs: list[Path]
 ) -> Iterator[tuple[Path, IO[bytes] | None]]:
-    """The staging folder of the Dataset ``target`` and a handle on the staged ``rejects`` file:
-    both replace their paths together when the ingest succeeds (one output of two parts, checked
-    before either is written), or neither does."""
+    """Stage the Dataset ``target`` and the ``rejects`` file together, yielding the folder and the rejects' handle.
+
+    Both replace their paths together when the ingest succeeds (one output of two parts, checked
+    before either is written), or neither does.
+    """
     if rejects is None:
         with atomic_directory(target, overwrite=overwrite, inputs=inputs) as staging:
             yield staging, None
@@ -119,7 +139,7 @@ def ingest_jsonl(
     shards: int | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> IngestResult:
-    """Flatten JSONL run records into a Dataset folder at ``out``.
+    r"""Flatten JSONL run records into a Dataset folder at ``out``.
 
     Parameters
     ----------
@@ -141,8 +161,8 @@ def ingest_jsonl(
         Bytes of input decoded at a time: a chunk is whole lines, ending with the line that
         takes it past ``chunk_bytes`` (a longer line is a chunk of its own), each line counting
         its length plus :data:`LINE_OVERHEAD` bytes (so blank or tiny lines fill a chunk too).
-        Memory is bounded by one chunk, 12 to 30 times ``chunk_bytes`` (see Notes); the default
-        is 16 MiB.
+        Memory is bounded by one chunk, 12 to 30 times ``chunk_bytes``, whatever the input's
+        size; the default is 16 MiB.
     progress
         Called after each chunk with the number of bytes of the input files read so far (all
         files together; for a ``.gz`` file, compressed bytes, as stored), so its last call
@@ -150,10 +170,7 @@ def ingest_jsonl(
     shards
         ``None`` or 1: one folder of part files per table. ``N`` (2 to 10,000): the sharded
         layout of :meth:`Dataset.write <mas_eval.storage.dataset.Dataset.write>` (every run's rows in
-        shard ``hash(run_id) % N`` of every table, sorted by key): each chunk's rows are
-        split by shard as they are read and staged in their shard about every 32 MiB of rows,
-        and each shard is sorted (if its rows are not in key order already) once all are
-        ingested and checked, one shard in memory at a time.
+        shard ``hash(run_id) % N`` of every table, sorted by key), one shard in memory at a time.
     max_line_bytes
         Longest line read, in bytes without its newline (default :data:`MAX_LINE_BYTES`,
         16 MiB). A longer line is malformed (``line too long``); it is never held whole, so a
@@ -181,16 +198,12 @@ def ingest_jsonl(
 
     Notes
     -----
-    Mapping: the record's top-level fields and its ``usage`` object give ``runs``;
-    ``agents[]`` → ``agents`` and ``agents[].beliefs[]`` → ``beliefs``; ``criteria[]`` →
-    ``criteria``; ``alternatives[]`` → ``alt_scores`` and ``alternatives[].scores[]`` →
-    ``scores``; ``ddx[]``, ``messages[]``, ``answers[]`` → their tables; ``interventions[]``
-    (strings) → ``interventions``; ``ground_truth[]`` (strings) → ``ground_truth`` keyed by
-    ``case_id``: the union over the case's runs, without duplicates. Every item of a list
-    gives a row (an agent without beliefs is still an agent). Unknown fields are ignored,
-    unless one resembles a field that its object lacks (``usage.tokns`` without
-    ``usage.tokens``, :mod:`~mas_eval.ingest.jsonl.misspelt`): that line is malformed, as the value
-    would otherwise vanish. Tables with no rows in the whole input are not written.
+    The record's top-level fields and its ``usage`` object give ``runs``, each list its table
+    (``agents[]`` → ``agents``, ``agents[].beliefs[]`` → ``beliefs``, ...: docs/dataset.md lists
+    them), every item a row; ``ground_truth[]`` is the union over the case's runs. Unknown fields
+    are ignored, unless one resembles a field its object lacks (``usage.tokns`` without
+    ``usage.tokens``): that line is malformed, as the value would otherwise vanish. Tables with
+    no rows in the whole input are not written.
 
     A line is malformed when it is longer than ``max_line_bytes``, not JSON, not an object,
     lacks a required field (run_id, system, case_id, or an item's key), has an item that is
@@ -201,51 +214,33 @@ def ingest_jsonl(
     as its text (``"case_id": 17`` → ``"17"``), and a lone string given for an array of
     strings is read as a one-item array.
 
-    A chunk is read in one call of Arrow's JSON reader, with the schema's own dtypes and its
-    lists flattened by Arrow's list kernels, when that reads it exactly as the general path
-    would: every line one JSON object, UTF-8, no field the record does not name, no value of
-    another type (so none of the leniencies above), no required field or item null, no float
-    NaN, infinite or negative zero. Any other chunk takes the general path: decoded with
-    ``str.json_decode`` (in slices of about 1 MiB) with every number read as text, flattened
-    with ``explode``/``unnest``, type and required-field checks vectorised, misspelt fields
-    looked for; only when the decoder rejects the chunk (invalid JSON or a container of the
-    wrong kind) is it bisected to find the lines, and those lines alone are diagnosed one by
-    one to word the error. Records with fields of a user's own (unknown to the record) are
-    read by the general path, about five times slower.
-
-    Each chunk is written (and validated, see below) on a thread of its own while the next is
-    read. 200,000 simulated records (447 MB, ``mas-eval ingest``) took 24 CPU seconds, 34 with
-    ``--shards 8``, against 36 and 53 when every chunk was decoded by the general path and the
-    shards were made by rewriting the staged Dataset; on 2 cores shared with other work (load
-    average 9 to 15), 54 s and 73 s of wall time against 86 s and 139 s. Without shards, Arrow's
-    reader takes about two fifths of the CPU time, the per-chunk validation and the Parquet
-    writes most of the rest; with them, sorting the shards and storing their codes a third.
-    Staging a sharded table's rows every 32 MiB rather than every chunk (a file per table, shard
-    and chunk) took the same 200,000 records with ``--shards 8`` from 22.7 s to 19.9 s of wall
-    time (30.9 CPU seconds against 34.1; alternating fresh processes, 2 cores, nothing else running)
-    for 431 MB peak RSS against 355.
-
-    Memory is bounded by the chunk, not by the input: each chunk is decoded, checked,
-    validated and written on its own (at most two chunks are held: one being written, one
-    being read, and with shards the rows held until they are staged), so that an ingest with
-    the default ``chunk_bytes`` peaks near 0.3 GB RSS (0.45 GB with shards)
-    for 100,000 simulated records (223 MB) or 200,000 (447 MB) alike, and near 0.6 GB for
-    small records with much ground truth (``benchmarks/bench_ingest.py``).
-    The file is read 1 MiB at a time and split into lines without holding a line longer than
-    ``max_line_bytes``: 40 MB of blank lines, or one 200 MB line without a newline, peak near
-    0.2 GB and 0.1 GB RSS.
-    The two steps that span chunks, deduplicating the ground truth and checking that no
-    run_id repeats, work on hash buckets of about two million rows at a time.
-
     The Dataset is staged in a temporary folder and renamed into place only if everything
-    succeeded. It is validated chunk by chunk with :meth:`Dataset.validate`: a run is one
-    line, so all the rows keyed by a run come from one chunk, and across chunks only a
-    repeated run_id can break a rule. When a chunk breaks one, or a run_id repeats, the
-    staged Dataset is validated as a whole, so that the error counts and names the offending
-    keys of the whole input.
+    succeeded. It is validated chunk by chunk with :meth:`Dataset.validate` (a run is one line,
+    so across chunks only a repeated run_id can break a rule), and as a whole when a chunk
+    breaks a rule or a run_id repeats, so that the error names the offending keys of the whole
+    input. A chunk is read by Arrow's JSON reader when that reads it exactly as the general path
+    would (without the leniencies above), else by the general path; docs/performance.md says
+    what each costs.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mas_eval import Dataset
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     logs = Path(folder) / "runs.jsonl"
+    ...     _ = logs.write_text(
+    ...         '{"run_id": "r1", "system": "mas", "case_id": "c1", "usage": {"tokens": 1200}}\n'
+    ...         '{"run_id": "r2", "system": "single", "case_id": "c1", "usage": {"tokens": 300}}\n'
+    ...     )
+    ...     result = ingest_jsonl(logs, Path(folder) / "ds")
+    ...     runs = Dataset.open(result.out).collect("runs").select("run_id", "system", "tokens").rows()
+    >>> result.runs, result.rejected, result.rejects
+    (2, 0, None)
+    >>> runs
+    [('r1', 'mas', 1200), ('r2', 'single', 300)]
     """
     count = check_shards(shards, where="ingest")
-    files = _check_inputs(paths, chunk_bytes, max_line_bytes)
+    files = _check_inputs(paths)
     target = Path(out)
     rejects_path = (
         (Path(rejects) if rejects is not None else target.parent / f"{target.name}.rejects.jsonl")

@@ -31,14 +31,10 @@ __all__ = [
 ]
 
 #: Default bytes of input decoded at a time by :func:`ingest_jsonl` (16 MiB). A chunk costs 12 to
-#: 30 times its size in memory at its peak (the most for small records with much ground truth):
-#: 0.2 to 0.5 GB on top of the imports at 16 MiB, 0.35 to 0.6 GB at 32 MiB, 0.65 to 1.1 GB at
-#: 64 MiB, whatever the input's size; larger chunks were not clearly faster (benchmarks/bench_ingest.py).
+#: 30 times its size in memory at its peak, and larger ones are not faster (docs/performance.md).
 CHUNK_BYTES = 16 * 2**20
 #: Bytes a line counts in a chunk on top of its length: what its row costs, however short the
-#: line, so that blank or tiny lines fill a chunk too (see :func:`chunks`). With 64, 40 MB of blank
-#: lines peak at 0.21 GB RSS and 40 MB of ``{}`` lines (all set aside) at 0.43 GB, against 1.1 and
-#: 4.0 GB when a line counted its bytes alone; records of 2 kB make 3 % fewer lines a chunk.
+#: line, so that blank or tiny lines fill a chunk too (see :func:`chunks`; docs/performance.md).
 LINE_OVERHEAD = 64
 #: Default longest line :func:`ingest_jsonl` reads (16 MiB, without its newline). A longer one is a
 #: malformed line, never held whole. A line is decoded whole, at 12 to 30 times its size, so the
@@ -60,9 +56,9 @@ _PREFIX_BYTES = 1000
 
 @dataclass(frozen=True)
 class Chunk:
-    """Consecutive lines of a file, decoded together.
+    r"""Consecutive lines of a file, decoded together.
 
-    ``first`` is the 1-based number of the first line; ``lines`` the lines without their ``\\n``,
+    ``first`` is the 1-based number of the first line; ``lines`` the lines without their ``\n``,
     a line over the limit cut to its first bytes; ``long`` the number and length (in bytes) of
     each line over the limit; ``position`` the bytes of the file read so far (see :func:`chunks`).
     """
@@ -74,7 +70,7 @@ class Chunk:
 
 
 def _prefix(data: bytes) -> bytes:
-    """The first ``_PREFIX_BYTES`` of ``data``, not cutting a UTF-8 character in two."""
+    """Return the first ``_PREFIX_BYTES`` of ``data``, not cutting a UTF-8 character in two."""
     if len(data) <= _PREFIX_BYTES:
         return data
     cut = _PREFIX_BYTES
@@ -84,11 +80,11 @@ def _prefix(data: bytes) -> bytes:
 
 
 def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes], np.ndarray, dict[int, int]]]:
-    """The lines of ``handle``, a read at a time: ``(lines, sizes, long)``.
+    r"""Yield the lines of ``handle``, a read at a time: ``(lines, sizes, long)``.
 
-    ``lines`` are the whole lines that the read completed, without their ``\\n`` (the file's
-    last line may lack one); ``sizes`` their lengths in the file, ``\\n`` included; ``long``
-    maps the position in ``lines`` of each line longer than ``max_line_bytes`` (``\\n``
+    ``lines`` are the whole lines that the read completed, without their ``\n`` (the file's
+    last line may lack one); ``sizes`` their lengths in the file, ``\n`` included; ``long``
+    maps the position in ``lines`` of each line longer than ``max_line_bytes`` (``\n``
     excluded) to its length. Such a line is cut to its first bytes (:func:`_prefix`) as soon as
     it passes the limit, so memory is bounded by the limit and the read size, never by a line.
     """
@@ -106,7 +102,7 @@ def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes]
             pieces.append(piece)
 
     def finish() -> tuple[bytes, int | None]:
-        """The current line, and its length if it is over the limit; the next line starts empty."""
+        """Return the current line, and its length if it is over the limit; the next line starts empty."""
         nonlocal held, cut
         line, over = (cut, held) if cut is not None else (b"".join(pieces), None)
         pieces.clear()
@@ -123,8 +119,8 @@ def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes]
         line, over = finish()
         middle = parts[1:-1]
         lines = [line, *middle]
-        # The lengths of the lines between newlines, each with its newline: the parts' lengths
-        # (a scan of the read for its newlines took 2.5 ms a MiB, this 0.1).
+        # The lengths of the lines between newlines, each with its newline: the parts' lengths,
+        # rather than a scan of the read for its newlines (docs/performance.md).
         sizes = np.fromiter(map(len, parts[:-1]), dtype=np.int64, count=len(parts) - 1) + 1
         sizes[0] = first_size
         long = {} if over is None else {0: over}
@@ -140,7 +136,7 @@ def _split(handle: IO[bytes], max_line_bytes: int) -> Iterator[tuple[list[bytes]
 
 
 def chunks(path: Path, chunk_bytes: int, max_line_bytes: int) -> Iterator[Chunk]:
-    """The file's lines in chunks, read lazily, in memory bounded by ``chunk_bytes`` and ``max_line_bytes``.
+    """Yield the file's lines in chunks, read lazily, in memory bounded by ``chunk_bytes`` and ``max_line_bytes``.
 
     A line counts its bytes plus :data:`LINE_OVERHEAD` (what its row costs whatever its length),
     and a chunk ends with the line that takes it past ``chunk_bytes``, so that a chunk of tiny
@@ -194,8 +190,11 @@ def _too_long(size: int, max_line_bytes: int) -> str:
 
 
 def chunk_lines(chunk: Chunk, max_line_bytes: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Every line as ``line, text`` (without its terminator); ``line, error`` of lines over the
-    limit (their text cut, see :func:`_split`), then of lines that are not UTF-8."""
+    """Return the chunk's lines, and ``line, error`` of the lines that cannot be read.
+
+    Every line as ``line, text`` (without its terminator); the errors of lines over the limit (their
+    text cut, see :func:`_split`), then of lines that are not UTF-8.
+    """
     first, lines = chunk.first, chunk.lines
     numbers = pl.int_range(first, first + len(lines), dtype=pl.Int64, eager=True).alias("line")
     invalid = [(line, _too_long(size, max_line_bytes)) for line, size in chunk.long.items()]

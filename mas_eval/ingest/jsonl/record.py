@@ -104,7 +104,7 @@ def _item_dtype(table: str, permissive: bool) -> pl.DataType:
 
 @functools.cache
 def record_dtype(*, permissive: bool = False) -> pl.Struct:
-    """The Polars dtype of one canonical run record, derived from :mod:`mas_eval.data.schema`.
+    """Return the Polars dtype of one canonical run record, derived from :mod:`mas_eval.data.schema`.
 
     Parameters
     ----------

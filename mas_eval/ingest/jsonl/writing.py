@@ -39,7 +39,7 @@ FORMAT_NAME = "canonical JSONL"
 GROUND_TRUTH_SCRATCH = ".ground_truth"
 _SHARDS_SCRATCH = ".shards"
 #: The compression of the part files that are read back once and removed (the scratch folders'):
-#: faster to write and read than Polars' default (zstd), for files about 1.5 times larger.
+#: lz4, as speed matters more than size for files that live a moment (docs/performance.md).
 _SCRATCH_COMPRESSION = "lz4"
 
 
@@ -80,12 +80,10 @@ _HELD_BYTES = 32 * 2**20
 
 
 class _ShardRows:
-    """The sharded tables' rows of the chunks, by shard, held until about :data:`_HELD_BYTES` and then
-    written as one part file per table and shard.
+    """The sharded tables' rows of the chunks, by shard, held and written as one part file per table and shard.
 
-    Written chunk by chunk, every chunk gave each table one small file per shard (8 shards, 6
-    tables: 48 files a chunk), and on 2 cores the cost of a file (about 2 ms to create, write
-    and read back) was much of a sharded ingest's time. The rows keep the input's order: a part
+    Rows are held until about :data:`_HELD_BYTES`, then written: a file per chunk, table and shard
+    would cost more than its rows (docs/performance.md). The rows keep the input's order: a part
     holds its chunks' rows in turn, and parts are numbered in the order they are written.
     """
 
@@ -145,17 +143,21 @@ class ChunkWriter:
         self._pending = self._pool.submit(_store, tables, index, self._staging, self._held)
 
     def finish(self) -> bool:
-        """Wait for the last chunk and write the rows still held: whether every chunk passed
-        :meth:`Dataset.validate` on its own."""
+        """Wait for the last chunk and write the rows still held; return whether every chunk was valid.
+
+        Each chunk is checked by :meth:`Dataset.validate` on its own.
+        """
         self._wait()
         if self._held is not None:
             self._held.write()
         return self._valid
 
     def __enter__(self) -> ChunkWriter:
+        """Return the writer."""
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        """Wait for the chunk in flight and stop the pool; if the block failed, raise that chunk's own failure first."""
         # The chunk in flight is waited for in any case, so that nothing writes into the staging
         # folder once it is removed; it came first, so its failure is the one raised.
         pending, self._pending = self._pending, None
@@ -166,7 +168,7 @@ class ChunkWriter:
 
 
 def staged_dataset(staging: Path, shards: int) -> Dataset:
-    """The staged tables as a Dataset, before ``_dataset.json`` is written (ground truth deduplicated)."""
+    """Return the staged tables as a Dataset, before ``_dataset.json`` is written (ground truth deduplicated)."""
     if shards == 1:
         return Dataset.open(staging)
     # Ground truth is deduplicated by now, into the folder of an unsharded Dataset's table.
@@ -176,8 +178,11 @@ def staged_dataset(staging: Path, shards: int) -> Dataset:
 
 
 def sort_shards(staging: Path, names: list[str], shards: int) -> None:
-    """Make the sharded layout from the staged shards: each shard sorted by key, ground truth one
-    sorted file, then ``_dataset.json`` and the stored codes (as :meth:`Dataset.write_tables` writes them)."""
+    """Make the sharded layout from the staged shards.
+
+    Each shard is sorted by key, ground truth is one sorted file, then ``_dataset.json`` and the
+    stored codes are written (as :meth:`Dataset.write_tables` writes them).
+    """
     for name in names:
         spec = TABLES[name]
         if sharded(name):
@@ -191,7 +196,7 @@ def sort_shards(staging: Path, names: list[str], shards: int) -> None:
 
 
 def _valid(tables: dict[str, pl.DataFrame]) -> bool:
-    """Whether one chunk's tables pass :meth:`Dataset.validate` on their own."""
+    """Return whether one chunk's tables pass :meth:`Dataset.validate` on their own."""
     try:
         Dataset.from_frames(**tables).validate()
     except MasEvalError:
@@ -205,7 +210,7 @@ _ROWS_PER_PASS = 2_000_000
 
 
 def _buckets(frame: pl.LazyFrame, columns: list[str]) -> Iterator[pl.LazyFrame]:
-    """``frame`` split by a hash of ``columns`` into parts of about ``_ROWS_PER_PASS`` rows (equal keys together)."""
+    """Split ``frame`` by a hash of ``columns`` into parts of about ``_ROWS_PER_PASS`` rows (equal keys together)."""
     passes = -(-frame.select(pl.len()).collect().item() // _ROWS_PER_PASS)
     if passes <= 1:
         yield frame
@@ -226,7 +231,7 @@ def deduplicate_ground_truth(scratch: Path, folder: Path) -> None:
 
 
 def run_ids_unique(files: list[Path]) -> bool:
-    """Whether no run_id occurs twice among the staged runs (the one rule that spans chunks)."""
+    """Return whether no run_id occurs twice among the staged runs (the one rule that spans chunks)."""
     runs = scan_parquet(files).select("run_id")
     return all(
         part.select(pl.col("run_id").n_unique() == pl.len()).collect().item() for part in _buckets(runs, ["run_id"])

@@ -109,17 +109,18 @@ _SKIP_PIECE = 2**20
 
 
 def _bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
-    """``(number, line, size)`` of each line of ``file`` that is not blank; a line longer than
-    ``max_bytes`` (its newline aside) is never held: it comes as ``(number, None, size)``, read
-    past in bounded pieces, so memory is bounded by ``max_bytes`` whatever the file holds."""
+    """Yield ``(number, line, size)`` of each line of ``file`` that is not blank, holding no line over ``max_bytes``.
+
+    A longer line (its newline aside) comes as ``(number, None, size)``, read past in bounded pieces,
+    so memory is bounded by ``max_bytes`` whatever the file holds.
+    """
     if is_lfs_pointer(file):
         raise InvalidInputError(LFS_PROBLEM, fix=LFS_FIX)
     try:
         handle = file.open("rb")
     except OSError as exc:
-        raise InvalidInputError(
-            f"cannot be read ({(exc.strerror or str(exc)).lower()})", fix="make it readable"
-        ) from None
+        msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+        raise InvalidInputError(msg, fix="make it readable") from None
     with handle:
         number = 0
         while raw := handle.readline(max_bytes + 2):  # the limit, one byte over it, and the newline
@@ -140,9 +141,11 @@ def _bounded_lines(file: Path, max_bytes: int) -> Iterator[tuple[int, bytes | No
 
 
 def _opens_document(raw: bytes) -> bool:
-    """Whether a file's first line starts a JSON document it does not finish (a pretty-printed
-    document: JSON's error is at the line's very end), rather than being a whole document itself
-    (JSON lines) or a broken one."""
+    """Return whether a file's first line starts a JSON document it does not finish (a pretty-printed document).
+
+    JSON's error is then at the line's very end, rather than the line being a whole document itself
+    (JSON lines) or a broken one.
+    """
     try:
         text = raw.decode("utf-8-sig").strip()
         json.loads(text)
@@ -154,7 +157,7 @@ def _opens_document(raw: bytes) -> bool:
 
 
 def _too_long(size: int, limit: int, what: str = "a line") -> InvalidInputError:
-    """The problem of ``what`` of ``size`` bytes, over ``limit``, and the fix: a higher limit, if one can be."""
+    """Return the problem of ``what`` of ``size`` bytes, over ``limit``, and the fix: a higher limit, if one can be."""
     if size > BYTES_CEILING:
         fix = f"no line or document over {BYTES_CEILING:,} bytes is read: write the spans in smaller requests"
     else:
@@ -169,7 +172,8 @@ def _decode(raw: bytes, first: bool) -> str:
     try:
         return raw.decode("utf-8-sig" if first else "utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        msg = f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise InvalidInputError(msg) from None
 
 
 @dataclass
@@ -206,8 +210,11 @@ class _Reader:
     # -- reading ------------------------------------------------------------------------------
 
     def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
-        """Every document of ``file``: its lines, or the file as one document. A line that cannot be
-        read is set aside (or refused) by ``ingest``; nothing of the file is kept unless it is read."""
+        """Read every document of ``file``: its lines, or the file as one document.
+
+        A line that cannot be read is set aside (or refused) by ``ingest``; nothing of the file is kept
+        unless it is read.
+        """
         index = len(self.files)
         self.files.append(file)
         found = _Found()
@@ -227,10 +234,12 @@ class _Reader:
         if found.layout == "document":
             self._document(self._whole(file), found, index, None, system)
         if found.layout is None:
-            raise InvalidInputError("is empty: it holds no trace", fix="pass a file of OTLP JSON traces")
+            msg = "is empty: it holds no trace"
+            raise InvalidInputError(msg, fix="pass a file of OTLP JSON traces")
         if found.documents and not found.spans:
+            msg = f"holds no span: read as {found.described()}, its {found.documents} document(s) have none"
             raise InvalidInputError(
-                f"holds no span: read as {found.described()}, its {found.documents} document(s) have none",
+                msg,
                 fix="pass the file that holds the traces",
             )
         self.spans.extend(found.spans)
@@ -238,27 +247,27 @@ class _Reader:
         ingest.read_as[file] = found.described()
 
     def _whole(self, file: Path) -> Any:
-        """The file as one JSON document (its first line is not JSON on its own)."""
+        """Read the file as one JSON document (its first line is not JSON on its own)."""
         size = file.stat().st_size
         if size > self.max_line_bytes:
             raise _too_long(size, self.max_line_bytes, "one JSON document (its first line is not JSON on its own)")
         try:
             raw = file.read_bytes()
         except OSError as exc:
-            raise InvalidInputError(f"cannot be read ({(exc.strerror or str(exc)).lower()})") from None
+            msg = f"cannot be read ({(exc.strerror or str(exc)).lower()})"
+            raise InvalidInputError(msg) from None
         return parse_json(_decode(raw, first=True))
 
     def _document(self, document: Any, found: _Found, file: int, line: int | None, system: str | None) -> None:
-        """The spans of one document (a line's, or the file's), added to ``found`` once all are read."""
+        """Read the spans of one document (a line's, or the file's), added to ``found`` once all are read."""
         shape = shape_of(document)
         if shape is None:
             raise InvalidInputError(not_a_shape(document))
         if found.shape is None:
             found.shape = shape
         elif shape != found.shape:
-            raise InvalidInputError(
-                f"{SHAPES[shape]}, but the file's first document is {SHAPES[found.shape]}: a file holds one shape"
-            )
+            msg = f"{SHAPES[shape]}, but the file's first document is {SHAPES[found.shape]}: a file holds one shape"
+            raise InvalidInputError(msg)
         notes = Notes()
         place = f"line {line}: " if line is not None else ""
         spans = []
@@ -276,7 +285,7 @@ class _Reader:
     # -- the tables ---------------------------------------------------------------------------
 
     def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
-        """The traces read as runs and their tables; a trace that cannot be a run is set aside (or refused)."""
+        """Return the traces read as runs and their tables; a trace that cannot be a run is set aside (or refused)."""
         traces: dict[str, list[Span]] = {}
         seen: set[tuple[str, str]] = set()
         repeated = 0
@@ -326,13 +335,15 @@ class _Reader:
     def _check_context(self, context: tuple[Any, ...]) -> None:
         system, case_id = context[0], context[1]
         if case_id is None:
+            msg = f"no span or resource has the case attribute {self.case_attribute!r}"
             raise InvalidInputError(
-                f"no span or resource has the case attribute {self.case_attribute!r}",
+                msg,
                 fix=f"set it on the root span or the resource, or pass {option('case_attribute', '...')}",
             )
         if system is None:
+            msg = f"no span or resource has the system attribute {self.system_attribute!r}"
             raise InvalidInputError(
-                f"no span or resource has the system attribute {self.system_attribute!r}",
+                msg,
                 fix=f"set it, or name the file's system, or pass {option('system_attribute', '...')}",
             )
 
@@ -342,7 +353,7 @@ def _examples(found: list[str]) -> str:
 
 
 def _notes(rows: Rows) -> list[str]:
-    """What the runs' rows leave to say: orphan spans, model calls and roots that ended in an error."""
+    """Return what the runs' rows leave to say: orphan spans, model calls and roots that ended in an error."""
     said = []
     if rows.orphans:
         spans = sum(count for _, count in rows.orphans)
@@ -392,7 +403,7 @@ def ingest_otlp(
     skip_invalid: bool = False,
     shards: int | None = None,
 ) -> LogIngestResult:
-    """Read OpenTelemetry traces of agents (OTLP JSON, Tempo, Jaeger) into a Dataset, written to ``out`` if given.
+    r"""Read OpenTelemetry traces of agents (OTLP JSON, Tempo, Jaeger) into a Dataset, written to ``out`` if given.
 
     Parameters
     ----------
@@ -484,7 +495,7 @@ def ingest_otlp(
     >>> request = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [chat]}]}]}
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     path = Path(folder) / "traces.json"
-    ...     _ = path.write_text(json.dumps(request) + "\\n")
+    ...     _ = path.write_text(json.dumps(request) + "\n")
     ...     result = ingest_otlp(path)
     >>> result.dataset.collect("runs").select("system", "case_id", "api_calls", "tokens", "seconds").rows()
     [('single', 'q1', 1, 150, 1.5)]

@@ -99,6 +99,8 @@ _CALL_ID = re.compile(r"(?:message\.)?tool_calls\.(\d+)\.(?:tool_call\.)?id")
 class Message:
     """One message of a model call: its role, text (None if it holds none) and the tool calls it asks for.
 
+    Examples
+    --------
     >>> Message("assistant", None, ("call_1",)).calls
     ('call_1',)
     """
@@ -112,6 +114,8 @@ class Message:
 class Tool:
     """What an ``execute_tool`` span (OpenInference: TOOL) called: the tool, its arguments (JSON text), the call's id.
 
+    Examples
+    --------
     >>> Tool("lookup_order", '{"order_id": "A-1187"}', "call_1").name
     'lookup_order'
     """
@@ -125,6 +129,8 @@ class Tool:
 class Evaluation:
     """A ``gen_ai.evaluation.result``: name, time, score (None if none, or set aside), label, explanation.
 
+    Examples
+    --------
     >>> Evaluation("accuracy", None, None, "pass", None).label
     'pass'
     """
@@ -139,6 +145,8 @@ class Evaluation:
 class Recorded(Impossible):
     """An :class:`~mas_eval.ingest.values.Impossible` that keeps what was added, to add it to another.
 
+    Examples
+    --------
     >>> recorded = Recorded()
     >>> recorded.add("seconds", -2.0, "line 3")
     >>> recorded.added
@@ -150,6 +158,7 @@ class Recorded(Impossible):
         self.added: list[tuple[str, Any, str]] = []
 
     def add(self, field: str, value: Any, where: str) -> None:
+        """Record the impossible value, and keep it in :attr:`added`."""
         super().add(field, value, where)
         self.added.append((field, value, where))
 
@@ -158,6 +167,8 @@ class Recorded(Impossible):
 class Notes:
     """What reading one document set aside, said once per file (:meth:`lines`) once the document is kept.
 
+    Examples
+    --------
     >>> notes = Notes()
     >>> notes.set_aside.append("line 2: field 'gen_ai.evaluation.score.value' is inf, not a finite number")
     >>> notes.lines("traces.json")
@@ -178,7 +189,7 @@ class Notes:
         self.unparsed += other.unparsed
 
     def lines(self, file: object) -> list[str]:
-        """One line per kind of value set aside in ``file``."""
+        """Return one line per kind of value set aside in ``file``."""
         out = self.impossible.lines(file)
         for found, said in (
             (self.set_aside, "value(s) set aside, which no run can have"),
@@ -203,6 +214,8 @@ class Span:
     system's); ``seconds`` is its duration; ``file``, ``line`` and ``order`` say where and when
     it was read (``line`` None for a file read as one document). :func:`read_span` makes it.
 
+    Examples
+    --------
     >>> times = (None, None, None, None)  # start, end, seconds, error
     >>> span = Span("t", "s", None, "chat", *times, "model", None, None, "m", 3, 1, [], [], None, [], {}, 0)
     >>> span.kind, span.input_tokens
@@ -243,7 +256,7 @@ def _at(where: str, exc: InvalidInputError) -> InvalidInputError:
 
 
 def _first(attributes: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, Any]:
-    """The first of ``keys`` that ``attributes`` has a value for, and the value (``("", None)`` if none)."""
+    """Return the first of ``keys`` that ``attributes`` has a value for, and the value (``("", None)`` if none)."""
     for key in keys:
         value = attributes.get(key)
         if value is not None and value != "":
@@ -252,13 +265,14 @@ def _first(attributes: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, Any]
 
 
 def _name(value: Any, key: str, where: str) -> str | None:
-    """A name (of an agent, a model, a tool): text, or a whole number written as text; blank is none."""
+    """Return a name (of an agent, a model, a tool): text, or a whole number written as text; blank is none."""
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str):
-        raise InvalidInputError(f"{where}: {key} is {quoted(value)}, not a name")
+        msg = f"{where}: {key} is {quoted(value)}, not a name"
+        raise InvalidInputError(msg)
     try:
         checked = text(value, key)
     except InvalidInputError as exc:
@@ -267,7 +281,7 @@ def _name(value: Any, key: str, where: str) -> str | None:
 
 
 def _json_text(value: Any, key: str, where: str) -> str | None:
-    """A value as JSON text: a string as written, a structured value (an AnyValue list or map) dumped."""
+    """Return a value as JSON text: a string as written, a structured value (an AnyValue list or map) dumped."""
     if value is None:
         return None
     said = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
@@ -284,11 +298,12 @@ def _tokens(attributes: dict[str, Any], keys: tuple[str, ...], where: str, notes
     try:
         return count(value, key, notes.impossible, where=noted, strings=True)
     except InvalidInputError as exc:
-        raise InvalidInputError(f"{where}: {exc.problem}, not a count of tokens (a whole number >= 0)") from None
+        msg = f"{where}: {exc.problem}, not a count of tokens (a whole number >= 0)"
+        raise InvalidInputError(msg) from None
 
 
 def _input_tokens(attributes: dict[str, Any], where: str, notes: Notes, noted: str) -> int | None:
-    """The tokens sent, cached ones included.
+    """Return the tokens sent, cached ones included.
 
     The conventions' ``gen_ai.usage.input_tokens`` "SHOULD include all types of input tokens,
     including cached tokens" (OpenInference's prompt count includes them too), so the count is
@@ -320,7 +335,7 @@ def _role(value: Any, default: str) -> str:
 
 
 def _part(part: Any, texts: list[str], calls: list[str]) -> None:
-    """A message part (current conventions' ``parts``, or an API's content parts) into texts and call ids."""
+    """Split a message part (current conventions' ``parts``, or an API's content parts) into texts and call ids."""
     if isinstance(part, str):
         texts.append(part)
         return
@@ -343,7 +358,7 @@ def _part(part: Any, texts: list[str], calls: list[str]) -> None:
 
 
 def _message(item: Any, default: str, key: str, where: str) -> Message | None:
-    """One message of a JSON list of messages (the conventions', or an API's)."""
+    """Read one message of a JSON list of messages (the conventions', or an API's)."""
     if isinstance(item, str):
         return Message(default, _checked(item, key, where))
     if not isinstance(item, dict):
@@ -377,7 +392,7 @@ def _checked(said: str | None, key: str, where: str) -> str | None:
 
 
 def _messages(value: Any, default: str, key: str, where: str, notes: Notes, noted: str = "") -> list[Message]:
-    """The messages of a JSON attribute (``gen_ai.input.messages``...): JSON text, or structured."""
+    """Return the messages of a JSON attribute (``gen_ai.input.messages``...): JSON text, or structured."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -389,7 +404,7 @@ def _messages(value: Any, default: str, key: str, where: str, notes: Notes, note
 
 
 def _instructions(value: Any, where: str, notes: Notes, noted: str) -> list[Message]:
-    """``gen_ai.system_instructions``: the system prompt's parts, as one system message."""
+    """Read ``gen_ai.system_instructions``: the system prompt's parts, as one system message."""
     found = _messages(value, "system", "gen_ai.system_instructions", where, notes, noted)
     texts = [m.text for m in found if m.text]
     return [Message("system", "\n".join(texts))] if texts else []
@@ -427,7 +442,7 @@ def _indexed(attributes: dict[str, Any], where: str) -> tuple[list[Message], lis
 
 
 def _event_body(attributes: dict[str, Any]) -> dict[str, Any]:
-    """An older per-message event's body: its attributes, or the JSON of ``gen_ai.event.content``."""
+    """Return an older per-message event's body: its attributes, or the JSON of ``gen_ai.event.content``."""
     body = attributes.get("gen_ai.event.content")
     if isinstance(body, str):
         try:
@@ -444,7 +459,7 @@ def _event_body(attributes: dict[str, Any]) -> dict[str, Any]:
 
 
 def _conversation(raw: RawSpan, where: str, notes: Notes, noted: str) -> tuple[list[Message], list[Message]]:
-    """The messages a model call sent and received: from the first source that has them."""
+    """Return the messages a model call sent and received: from the first source that has them."""
     attributes = raw.attributes
     per_message: tuple[list[Message], list[Message]] = ([], [])
     legacy: tuple[list[Message], list[Message]] = ([], [])
@@ -490,7 +505,7 @@ def _lower(value: Any) -> str | None:
 
 
 def _kind(attributes: dict[str, Any]) -> tuple[str | None, bool]:
-    """The span's kind (``"agent"``, ``"model"``, ``"tool"`` or None), and whether it is an evaluation."""
+    """Return the span's kind (``"agent"``, ``"model"``, ``"tool"`` or None), and whether it is an evaluation."""
     operation = _lower(attributes.get(OPERATION))
     openinference = _lower(attributes.get(OPENINFERENCE_KIND))
     traceloop = _lower(attributes.get(TRACELOOP_KIND))
@@ -514,7 +529,8 @@ def _kind(attributes: dict[str, Any]) -> tuple[str | None, bool]:
 def _evaluation(attributes: dict[str, Any], time: int | None, where: str, notes: Notes, noted: str) -> Evaluation:
     name = attributes.get("gen_ai.evaluation.name")
     if name is None:
-        raise InvalidInputError(f"{where}: a {EVALUATION_EVENT} event without gen_ai.evaluation.name")
+        msg = f"{where}: a {EVALUATION_EVENT} event without gen_ai.evaluation.name"
+        raise InvalidInputError(msg)
     try:
         checked = identifier(name, "gen_ai.evaluation.name")
         score = None
@@ -548,7 +564,8 @@ def _context(value: Any, key: str, where: str) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str):
-        raise InvalidInputError(f"{where}: {key} is {quoted(value)}, not a name (text)")
+        msg = f"{where}: {key} is {quoted(value)}, not a name (text)"
+        raise InvalidInputError(msg)
     try:
         checked = text(value, key)
     except InvalidInputError as exc:
@@ -557,12 +574,14 @@ def _context(value: Any, key: str, where: str) -> str | None:
 
 
 def read_span(raw: RawSpan, context: dict[str, str], notes: Notes, *, place: str = "") -> Span:
-    """The :class:`Span` of ``raw``.
+    """Read the :class:`Span` of ``raw``.
 
     ``context`` maps each run column read from an attribute (``system``, ``case_id``, ``task``,
     ``variant``) to the attribute; ``notes`` collects what is set aside; ``place`` leads every
     place named in a note (``"line 3: "``).
 
+    Examples
+    --------
     >>> from mas_eval.ingest.otlp.shapes import RawSpan
     >>> usage = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "claude", "gen_ai.response.model": "claude-4",
     ...          "gen_ai.usage.input_tokens": 100, "gen_ai.usage.cache_read.input_tokens": 300}
@@ -623,7 +642,8 @@ def read_span(raw: RawSpan, context: dict[str, str], notes: Notes, *, place: str
     try:
         epoch = integer(epoch, EPOCH_ATTRIBUTE, strings=True, minimum=0)
     except InvalidInputError as exc:
-        raise InvalidInputError(f"{where}: {exc.problem}, not a whole number >= 0") from None
+        msg = f"{where}: {exc.problem}, not a whole number >= 0"
+        raise InvalidInputError(msg) from None
     seconds = None
     if raw.start is not None and raw.end is not None:
         seconds = duration((raw.end - raw.start) / 10**9, "seconds", notes.impossible, where=noted)

@@ -123,10 +123,12 @@ class RawSpan:
 
 
 def quoted(value: Any, limit: int = 40) -> str:
-    """``value`` as a message quotes it: ``repr``, at most ``limit`` characters, lone surrogates escaped.
+    r"""Quote ``value`` as a message does: ``repr``, at most ``limit`` characters, lone surrogates escaped.
 
-    >>> quoted("chat \\ud800")
-    "'chat \\\\ud800'"
+    Examples
+    --------
+    >>> quoted("chat \ud800")
+    "'chat \\ud800'"
     """
     if type(value) is str and len(value) < limit - 2 and value.isascii():
         return repr(value)
@@ -137,12 +139,14 @@ def quoted(value: Any, limit: int = 40) -> str:
 
 
 def parse_json(data: str, *, position: str = "line and column") -> Any:
-    """The JSON value of ``data``; an :class:`InvalidInputError` saying why it cannot be read.
+    """Decode the JSON value of ``data``; raise an :class:`InvalidInputError` saying why it cannot be read.
 
     ``position`` is how a syntax error's place is given: ``"line and column"`` (a document) or
     ``"column"`` (one line of a file). A number beyond a float's range reads as infinity (the field
     that holds it says so); an integer of more digits than Python converts is refused here.
 
+    Examples
+    --------
     >>> parse_json('{"a": [1, 2')
     Traceback (most recent call last):
     ...
@@ -152,21 +156,26 @@ def parse_json(data: str, *, position: str = "line and column") -> Any:
         return json.loads(data)
     except json.JSONDecodeError as exc:
         where = f"column {exc.colno}" if position == "column" else f"line {exc.lineno}, column {exc.colno}"
-        raise InvalidInputError(f"not JSON ({exc.msg} at {where})") from None
+        msg = f"not JSON ({exc.msg} at {where})"
+        raise InvalidInputError(msg) from None
     except RecursionError:
-        raise InvalidInputError("not JSON that can be read: nested too deeply") from None
+        msg = "not JSON that can be read: nested too deeply"
+        raise InvalidInputError(msg) from None
     except ValueError as exc:  # Python refuses to convert an integer of more than 4,300 digits
         digits = re.search(r"value has (\d+) digits", str(exc))
         size = f"of {int(digits.group(1)):,} digits" if digits else "too long to convert"
-        raise InvalidInputError(f"not JSON that can be read: an integer {size}, more than any field holds") from None
+        msg = f"not JSON that can be read: an integer {size}, more than any field holds"
+        raise InvalidInputError(msg) from None
 
 
 def shape_of(document: Any) -> str | None:
-    """The shape of a document (a key of :data:`SHAPES`), or None if it is none of them.
+    """Return the shape of a document (a key of :data:`SHAPES`), or None if it is none of them.
 
     An empty object is an OTLP request without spans (protobuf's JSON mapping leaves out empty
     fields); a list is a list of OTLP requests.
 
+    Examples
+    --------
     >>> shape_of({"batches": []}), shape_of({"data": []}), shape_of([{"resourceSpans": []}]), shape_of(3)
     ('tempo', 'jaeger', 'otlp', None)
     """
@@ -190,8 +199,10 @@ def shape_of(document: Any) -> str | None:
 
 
 def not_a_shape(document: Any) -> str:
-    """What a document of no known shape is, and what was expected.
+    """Say what a document of no known shape is, and what was expected.
 
+    Examples
+    --------
     >>> not_a_shape({"spans": []}).split("; ")[-1]
     "got an object with the keys 'spans'"
     """
@@ -207,10 +218,12 @@ def not_a_shape(document: Any) -> str:
 
 
 def spans_of(document: Any, shape: str, *, at: str = "") -> Iterator[RawSpan]:
-    """The spans of ``document``, of ``shape`` (:func:`shape_of`), in the order written.
+    """Yield the spans of ``document``, of ``shape`` (:func:`shape_of`), in the order written.
 
     ``at`` leads every place named in a problem (``"$[2]"`` for the third request of a list).
 
+    Examples
+    --------
     >>> resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "mas"}}]}
     >>> span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "7uGbfsPBsXQ=", "name": "chat",
     ...         "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001500000000"}
@@ -224,7 +237,8 @@ def spans_of(document: Any, shape: str, *, at: str = "") -> Iterator[RawSpan]:
     if isinstance(document, list):
         for index, request in enumerate(document):
             if not isinstance(request, dict) or shape_of(request) != "otlp":
-                raise InvalidInputError(f"$[{index}]: {not_a_shape(request)}")
+                msg = f"$[{index}]: {not_a_shape(request)}"
+                raise InvalidInputError(msg)
             yield from _resource_spans(request.get("resourceSpans", []), f"$[{index}].resourceSpans")
         return
     if shape == "otlp":
@@ -247,7 +261,7 @@ def _field(where: str, problem: str) -> InvalidInputError:
 
 
 def _object(value: Any, where: str, *, optional: bool = True) -> dict[str, Any]:
-    """``value`` as an object (missing or null: an empty one, when ``optional``)."""
+    """Return ``value`` as an object (missing or null: an empty one, when ``optional``)."""
     if value is None and optional:
         return {}
     if not isinstance(value, dict):
@@ -256,7 +270,7 @@ def _object(value: Any, where: str, *, optional: bool = True) -> dict[str, Any]:
 
 
 def _array(value: Any, where: str) -> list[Any]:
-    """``value`` as an array (missing or null: an empty one)."""
+    """Return ``value`` as an array (missing or null: an empty one)."""
     if value is None:
         return []
     if not isinstance(value, list):
@@ -265,8 +279,10 @@ def _array(value: Any, where: str) -> list[Any]:
 
 
 def any_value(value: Any, where: str) -> Any:
-    """The Python value of an OTLP JSON ``AnyValue`` (``intValue`` may be a string or a number); None if unset.
+    """Return the Python value of an OTLP JSON ``AnyValue`` (``intValue`` may be a string or a number); None if unset.
 
+    Examples
+    --------
     >>> any_value({"intValue": "412"}, "x"), any_value({"arrayValue": {"values": [{"stringValue": "stop"}]}}, "x")
     (412, ['stop'])
     """
@@ -297,11 +313,13 @@ def any_value(value: Any, where: str) -> Any:
 
 
 def attributes(items: Any, where: str) -> dict[str, Any]:
-    """``[{key, value}]`` as a dict (a key given twice: the last).
+    """Return ``[{key, value}]`` as a dict (a key given twice: the last).
 
     Most values are one string or one number: those are read here directly; the place of a
     problem is only spelled out when there is one.
 
+    Examples
+    --------
     >>> attributes([{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "412"}}], "span")
     {'gen_ai.usage.input_tokens': 412}
     """
@@ -323,8 +341,11 @@ def attributes(items: Any, where: str) -> dict[str, Any]:
 
 
 def _id(value: Any, size: int, *, name: str, where: str, required: bool = True) -> str | None:
-    """A trace (16 bytes) or span (8 bytes) id as lower-case hex, from hex or base64 (protobuf's
-    JSON mapping, Tempo's). Missing, empty or all zeros: None when not ``required``."""
+    """Return a trace (16 bytes) or span (8 bytes) id as lower-case hex, from hex or base64.
+
+    Hex or base64 as protobuf's JSON mapping and Tempo write it. Missing, empty or all zeros: None
+    when not ``required``.
+    """
     if value is None or value == "":
         if required:
             raise _field(where, f"{name} missing")
@@ -350,9 +371,12 @@ def _id(value: Any, size: int, *, name: str, where: str, required: bool = True) 
 
 
 def nanoseconds(value: Any, field: str, where: str, *, scale: int = 1) -> int | None:
-    """A time in nanoseconds (OTLP's ``fixed64``: 0 to 2**64 - 1; 0 and "" are unknown) from ``value``
-    in units of ``scale`` nanoseconds (1000: Jaeger's microseconds).
+    """Return a time in nanoseconds from ``value`` in units of ``scale`` nanoseconds (1000: Jaeger's microseconds).
 
+    OTLP's ``fixed64``: 0 to 2**64 - 1; 0 and "" are unknown.
+
+    Examples
+    --------
     >>> nanoseconds("18446744073709551615", "endTimeUnixNano", "span"), nanoseconds(0, "startTime", "span")
     (18446744073709551615, None)
     >>> nanoseconds(1509533706470949, "startTime", "span", scale=1000)
@@ -381,7 +405,7 @@ def _scaled(number: int, scale: int, field: str, where: str) -> int:
 
 
 def _error(status: Any, where: str) -> str | None:
-    """The message of an error status ("" without one); None for any other status."""
+    """Return the message of an error status ("" without one); None for any other status."""
     found = _object(status, f"{where}.status")
     if found.get("code") not in _ERROR_CODES:
         return None
@@ -389,7 +413,7 @@ def _error(status: Any, where: str) -> str | None:
 
 
 def _text(value: Any, field: str, where: str) -> str | None:
-    """A string value checked as a column's text (no lone surrogate); a non-string is refused."""
+    """Return a string value checked as a column's text (no lone surrogate); refuse a non-string."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
@@ -450,8 +474,10 @@ def _otlp_span(span: Any, resource: dict[str, Any], where: str) -> RawSpan:
 
 
 def _jaeger_id(value: Any, size: int, *, name: str, where: str, required: bool = True) -> str | None:
-    """A Jaeger id: up to ``2 * size`` hex digits (a 64-bit trace id has 16), zero-padded as
-    Jaeger's own translation to OTLP pads it."""
+    """Return a Jaeger id as hex, zero-padded as Jaeger's own translation to OTLP pads it.
+
+    Up to ``2 * size`` hex digits (a 64-bit trace id has 16).
+    """
     if value is None or value == "":
         if required:
             raise _field(where, f"{name} missing")
@@ -493,7 +519,8 @@ def _jaeger(document: dict[str, Any]) -> Iterator[RawSpan]:
     errors = document.get("errors")
     if isinstance(errors, list) and errors:
         first = errors[0].get("msg") if isinstance(errors[0], dict) else errors[0]
-        raise InvalidInputError(f"a Jaeger response that reports an error, not traces: {quoted(first, 80)}")
+        msg = f"a Jaeger response that reports an error, not traces: {quoted(first, 80)}"
+        raise InvalidInputError(msg)
     for t, trace in enumerate(_array(document.get("data"), "data")):
         at = f"data[{t}]"
         trace = _object(trace, at, optional=False)
@@ -514,8 +541,11 @@ def _jaeger_resource(process: Any, where: str) -> dict[str, Any]:
 
 
 def _jaeger_parent(span: dict[str, Any], trace_id: str, where: str) -> str | None:
-    """The parent: ``parentSpanID`` (older exports), else the first ``CHILD_OF`` reference within
-    the trace, else the first ``FOLLOWS_FROM`` one (Jaeger's UI draws a span under either)."""
+    """Return the parent span's id: ``parentSpanID``, else the first ``CHILD_OF``, else ``FOLLOWS_FROM`` reference.
+
+    ``parentSpanID`` is older exports'; a reference counts within the trace only (Jaeger's UI draws a
+    span under either kind).
+    """
     parent = _jaeger_id(span.get("parentSpanID"), 8, name="parentSpanID", where=where, required=False)
     if parent is not None:
         return parent

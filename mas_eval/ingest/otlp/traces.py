@@ -51,10 +51,13 @@ FAIL_LABELS = ("fail", "failed", "false", "incorrect", "no", "failure")
 
 @dataclass(slots=True)
 class Step:
-    """A span as the walk reached it: its depth (0 = a root), the agent span it belongs to
-    (itself, for an agent), the agent span above it, and the evaluation it lies in (the nearest).
-    :func:`walk` makes them (its example).
+    """A span as the walk reached it, with where it lies in the trace.
 
+    Its depth (0 = a root), the agent span it belongs to (itself, for an agent), the agent span above
+    it, and the evaluation it lies in (the nearest). :func:`walk` makes them (its example).
+
+    Examples
+    --------
     >>> Step.__slots__
     ('span', 'depth', 'agent', 'above', 'evaluator')
     """
@@ -70,6 +73,8 @@ class Step:
 class Walked:
     """A trace walked: its steps in the order visited, its roots, and how many spans were orphans.
 
+    Examples
+    --------
     >>> Walked([], [], 0).orphans
     0
     """
@@ -106,21 +111,7 @@ def walk(spans: list[Span]) -> Walked:
     >>> [(step.span.span_id, step.depth, step.agent.span_id) for step in walked.steps], walked.orphans
     ([('a', 0, 'a'), ('b', 1, 'a'), ('c', 2, 'a')], 1)
     """
-    known = {span.span_id for span in spans}
-    children: dict[str, list[Span]] = {}
-    roots: list[Span] = []
-    orphans: list[Span] = []
-    for span in spans:
-        if span.parent_id is None:
-            roots.append(span)
-        elif span.parent_id in known:
-            children.setdefault(span.parent_id, []).append(span)
-        else:
-            orphans.append(span)
-    if roots:  # a span whose parent is missing belongs to the run all the same: under its root
-        children.setdefault(min(roots, key=_when).span_id, []).extend(orphans)
-    else:  # the root itself is missing: the orphans are the tops of what was exported
-        roots = orphans
+    roots, children, orphans = _tree(spans)
     steps: list[Step] = []
     stack = [Step(root, 0, None, None, None) for root in sorted(roots, key=_when, reverse=True)]
     while stack:
@@ -145,13 +136,38 @@ def walk(spans: list[Span]) -> Walked:
             f"its spans' parents form a loop (span {first.span_id} is in it or below it), so no root span reaches them"
         )
         raise InvalidInputError(problem)
-    return Walked(steps, sorted(roots, key=_when), len(orphans) if roots else 0)
+    return Walked(steps, sorted(roots, key=_when), orphans)
+
+
+def _tree(spans: list[Span]) -> tuple[list[Span], dict[str, list[Span]], int]:
+    """Return the trace's roots, each span's children, and the count of orphans (spans whose parent is missing).
+
+    An orphan belongs to the run all the same: under the earliest root, or, with no root, a root itself.
+    """
+    known = {span.span_id for span in spans}
+    children: dict[str, list[Span]] = {}
+    roots: list[Span] = []
+    orphans: list[Span] = []
+    for span in spans:
+        if span.parent_id is None:
+            roots.append(span)
+        elif span.parent_id in known:
+            children.setdefault(span.parent_id, []).append(span)
+        else:
+            orphans.append(span)
+    if roots:  # a span whose parent is missing belongs to the run all the same: under its root
+        children.setdefault(min(roots, key=_when).span_id, []).extend(orphans)
+    else:  # the root itself is missing: the orphans are the tops of what was exported
+        roots = orphans
+    return roots, children, len(orphans) if roots else 0
 
 
 @dataclass
 class Rows:
     """The rows of every run, table by table (tuples in each table's column order), and what to say.
 
+    Examples
+    --------
     >>> Rows().runs
     []
     """
@@ -169,6 +185,7 @@ class Rows:
     orphans: list[tuple[str, int]] = field(default_factory=list)
 
     def extend(self, other: Rows) -> None:
+        """Append the rows and counts of ``other``."""
         for name in ("runs", "agents", "usage", "messages", "tool_calls", "evaluations"):
             getattr(self, name).extend(getattr(other, name))
         self.failed_calls += other.failed_calls
@@ -211,8 +228,11 @@ TOOL_COLUMNS = ("run_id", "agent_id", "turn", "tool", "arguments", "error", "sec
 
 
 def _nearest(steps: list[Step]) -> tuple[Any, ...]:
-    """The run's ``system, case_id, task, variant, epoch``: each the value of the span nearest the
-    root that has one (ties: the earlier start, then the earlier read)."""
+    """Return the run's ``system, case_id, task, variant, epoch``.
+
+    Each is the value of the span nearest the root that has one (ties: the earlier start, then the
+    earlier read).
+    """
     ranked = sorted(steps, key=lambda step: (step.depth, *_when(step.span)))
     found = []
     for column in ("system", "case_id", "task", "variant"):
@@ -237,7 +257,7 @@ def _place(span: Span) -> str:
 def run_rows(
     trace_id: str, walked: Walked, *, count_evaluator: bool, impossible: Impossible, where: str
 ) -> tuple[Rows, tuple[Any, ...]]:
-    """The rows of one walked trace, and its context (system, case_id, task, variant, epoch) to check.
+    """Return the rows of one walked trace, and its context (system, case_id, task, variant, epoch) to check.
 
     Raises
     ------
@@ -276,7 +296,8 @@ def run_rows(
             None if input_tokens is None or output_tokens is None else _sum([input_tokens, output_tokens], "tokens")
         )
     except InvalidInputError as invalid:
-        raise InvalidInputError(f"its {len(counted)} model call(s): {invalid.problem}") from None
+        msg = f"its {len(counted)} model call(s): {invalid.problem}"
+        raise InvalidInputError(msg) from None
     errors = sum(s.span.error is not None for s in tools)
     rows.runs.append(
         (trace_id, *context, epoch, seconds, len(counted), tokens, input_tokens, output_tokens, len(tools), errors)
@@ -325,7 +346,7 @@ def run_rows(
 
 
 def _usage(rows: Rows, trace_id: str, system_calls: list[Step], judge_calls: list[Step]) -> None:
-    """The model calls summed by agent and model: the system's, then the evaluators' under their own names."""
+    """Add the model calls to ``rows``, summed by agent and model: the system's, then the evaluators'."""
     groups: dict[tuple[str, str, bool], list[Span]] = {}
     for step in system_calls:
         agent = step.agent.agent if step.agent is not None and step.agent.agent else NO_AGENT
@@ -343,15 +364,15 @@ def _usage(rows: Rows, trace_id: str, system_calls: list[Step], judge_calls: lis
                 _sum((s.output_tokens for s in spans), "output_tokens"),
             )
         except InvalidInputError as invalid:
-            raise InvalidInputError(
-                f"the {len(spans)} model call(s) of {agent!r} to {model!r}: {invalid.problem}"
-            ) from None
+            msg = f"the {len(spans)} model call(s) of {agent!r} to {model!r}: {invalid.problem}"
+            raise InvalidInputError(msg) from None
         rows.usage.append((trace_id, agent, model, len(spans), *sums, _seconds(s.seconds for s in spans), judge))
 
 
 def _messages(rows: Rows, trace_id: str, calls: list[Step]) -> dict[str, int]:
-    """The messages of the system's model calls in the order they started, and the turn of the
-    message that asked for each tool call id.
+    """Add the messages of the system's model calls to ``rows``, in the order they started.
+
+    Returns the turn of the message that asked for each tool call id.
 
     A model call resends the conversation so far; the messages it repeats from its agent's previous
     call (that call's inputs and outputs, in order) are not recorded again.
@@ -399,27 +420,21 @@ def _verdict(label: str | None) -> bool | None:
 
 
 def outcome_rows(evaluations: list[tuple[str, Evaluation, int]]) -> tuple[list[tuple[Any, ...]], list[str]]:
-    """``outcomes`` rows (``run_id, name, value, passed, explanation``) of the evaluation results, and warnings.
+    """Return the ``outcomes`` rows (``run_id, name, value, passed, explanation``) of the evaluations, and warnings.
 
     A run's result of a name is the one on the span nearest the root (the latest of those). A name
     whose every run's result has a pass/fail label is pass/fail: ``passed`` from the label, ``value``
     1 or 0. Any other name is a number: ``value`` is the score, else the label's 1 (pass) or 0
     (fail); a result with neither is left out. Each rule that applied is said once per name.
 
+    Examples
+    --------
     >>> found = [("r1", Evaluation("accuracy", 5, None, "pass", None), 0),
     ...          ("r2", Evaluation("accuracy", 5, None, "FAIL", "wrong"), 0)]
     >>> outcome_rows(found)
     ([('r1', 'accuracy', 1.0, True, None), ('r2', 'accuracy', 0.0, False, 'wrong')], [])
     """
-    chosen: dict[tuple[str, str], tuple[Evaluation, int]] = {}
-    seen: dict[tuple[str, str], int] = {}
-    for run, evaluation, depth in evaluations:
-        key = (run, evaluation.name)
-        seen[key] = seen.get(key, 0) + 1
-        rank = (depth, evaluation.time is None, -(evaluation.time or 0))
-        held = chosen.get(key)
-        if held is None or rank < (held[1], held[0].time is None, -(held[0].time or 0)):
-            chosen[key] = (evaluation, depth)
+    chosen, seen = _chosen(evaluations)
     verdicts = {key: _verdict(evaluation.label) for key, (evaluation, _) in chosen.items()}
     pass_fail: dict[str, bool] = {}
     for (_, name), verdict in verdicts.items():
@@ -443,6 +458,29 @@ def outcome_rows(evaluations: list[tuple[str, Evaluation, int]]) -> tuple[list[t
             empty[name] = empty.get(name, 0) + 1
             continue
         rows.append((key[0], name, value, verdict if pass_fail[name] else None, evaluation.explanation))
+    return rows, _outcome_warnings(seen, differs, labelled, empty)
+
+
+def _chosen(
+    evaluations: list[tuple[str, Evaluation, int]],
+) -> tuple[dict[tuple[str, str], tuple[Evaluation, int]], dict[tuple[str, str], int]]:
+    """Return each run's result of each name (nearest the root, then the latest), and how often each was recorded."""
+    chosen: dict[tuple[str, str], tuple[Evaluation, int]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for run, evaluation, depth in evaluations:
+        key = (run, evaluation.name)
+        seen[key] = seen.get(key, 0) + 1
+        rank = (depth, evaluation.time is None, -(evaluation.time or 0))
+        held = chosen.get(key)
+        if held is None or rank < (held[1], held[0].time is None, -(held[0].time or 0)):
+            chosen[key] = (evaluation, depth)
+    return chosen, seen
+
+
+def _outcome_warnings(
+    seen: dict[tuple[str, str], int], differs: dict[str, int], labelled: dict[str, int], empty: dict[str, int]
+) -> list[str]:
+    """Return the warnings of :func:`outcome_rows`: each rule that applied, once per name, with its count of runs."""
     warnings = []
     repeated: dict[str, int] = {}
     for (_, name), times in seen.items():
@@ -468,4 +506,4 @@ def outcome_rows(evaluations: list[tuple[str, Evaluation, int]]) -> tuple[list[t
             f"evaluation {name!r} has no score.value (or one set aside) and no pass/fail label in {runs} run(s); "
             "not recorded there"
         )
-    return rows, warnings
+    return warnings
