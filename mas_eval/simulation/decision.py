@@ -1,6 +1,6 @@
 """Synthetic decision Datasets with a known MAS-vs-single effect, at any scale.
 
-:func:`simulate` fills the decision tables of the crisis-MAS evaluation methodology (``runs``, ``agents``, ``beliefs``,
+:func:`simulate_decision` (short name :func:`simulate`) fills the decision tables of the crisis-MAS evaluation methodology (``runs``, ``agents``, ``beliefs``,
 ``criteria``, ``scores``, ``alt_scores``) with plausible values for multi-agent (``"mas"``)
 and single-agent (``"single"``) runs over shared cases, with a true difference in decision
 quality that the caller chooses. It serves demos, tests of the statistics (does ``compare``
@@ -21,7 +21,7 @@ from mas_eval.data.schema import CRITERION_KINDS, CRITERION_SCALES
 from mas_eval.simulation._shared import SYSTEMS, Coded, SizeCeiling, coded_table, expand, labels, mean_of, split_runs
 from mas_eval.storage.dataset import Dataset
 
-__all__ = ["CEILING", "simulate"]
+__all__ = ["CEILING", "simulate", "simulate_decision"]
 
 #: Expert roles of MAS agents (crisis management, as in crisis_mas_poc); a single agent is a generalist.
 EXPERT_ROLES = (
@@ -37,7 +37,7 @@ SINGLE_ROLE = "generalist"
 #: Price in USD per million tokens of each configuration variant (cycled when there are more variants).
 PRICE_PER_MTOK = (3.0, 0.6, 10.0, 1.5, 5.0)
 
-# Latent quality model (see the Notes of `simulate`). The spreads keep q well inside (0, 1), so
+# Latent quality model (see the Notes of `simulate_decision`). The spreads keep q well inside (0, 1), so
 # that the clipping which makes the effect approximate rarely bites for |effect| <= 0.2.
 _BASE_LOW, _BASE_SPAN = 0.40, 0.35  # case baseline quality: 0.40 + 0.35 * Beta(2, 2)
 _SD_TASK, _SD_CLUSTER, _SD_RUN = 0.04, 0.05, 0.06
@@ -51,8 +51,8 @@ _MASS_STEP = 1e-4  # masses are logged with 4 decimals, rounded down so a sum ne
 
 
 #: What a run of the default size costs (1.8 kB: 100,000 runs simulated and written peak 180 MB above
-#: the imports), and so the most runs :func:`simulate` makes (4,400,000).
-CEILING = SizeCeiling("simulate", 1_800)
+#: the imports), and so the most runs :func:`simulate_decision` makes (4,400,000).
+CEILING = SizeCeiling("simulate_decision", 1_800)
 #: The most agents, alternatives or criteria of a run (labels ``a1``... are made for each up to the maximum).
 _MAX_COUNT = 1_000
 
@@ -93,7 +93,7 @@ def _beta(rng: np.random.Generator, mean: np.ndarray, concentration: float) -> n
         "progress": [Predicate(callable, "a callable taking a description"), NONE],
     }
 )
-def simulate(
+def simulate_decision(
     runs: int,
     *,
     seed: int,
@@ -109,7 +109,11 @@ def simulate(
     cases_per_cluster: int = 4,
     progress: Callable[[str], object] | None = None,
 ) -> Dataset:
-    r"""A synthetic decision Dataset with a planted MAS-vs-single difference in decision quality.
+    r"""Simulate a decision Dataset with a planted MAS-vs-single difference in decision quality.
+
+    ``mas_eval.simulate`` is this function's short name (the same function object), beside
+    :func:`~mas_eval.simulate_diagnosis`, :func:`~mas_eval.simulate_answers` and
+    :func:`~mas_eval.simulate_outcomes`, the simulators of the other metric families.
 
     Parameters
     ----------
@@ -228,8 +232,8 @@ def simulate(
 
     Examples
     --------
-    >>> from mas_eval.simulation.decision import simulate
-    >>> ds = simulate(200, seed=7, effect=0.1)
+    >>> from mas_eval.simulation.decision import simulate_decision
+    >>> ds = simulate_decision(200, seed=7, effect=0.1)
     >>> ds.table_names
     ['runs', 'agents', 'beliefs', 'criteria', 'scores', 'alt_scores']
     >>> runs = ds.validate().collect("runs")
@@ -237,6 +241,12 @@ def simulate(
     [('mas', 100, 100), ('single', 100, 100)]
     >>> runs.row(0, named=True)["run_id"], runs.row(0, named=True)["case_id"]
     ('r0000001', 'case000001')
+
+    The short name is the same function:
+
+    >>> import mas_eval
+    >>> mas_eval.simulate is simulate_decision
+    True
     """
     runs, seed, repeats, tasks, variants = int(runs), int(seed), int(repeats), int(tasks), int(variants)
     effect, mas_share, ground_truth_share = float(effect), float(mas_share), float(ground_truth_share)
@@ -246,8 +256,8 @@ def simulate(
     )
 
     sizes = {"mas_share": mas_share, "agents": agents, "alternatives": alternatives, "criteria": criteria}
-    CEILING.check(runs, _rows_per_run, sizes, simulate)
-    n_mas, n_single, n_cases = split_runs(runs, mas_share, repeats, where="simulate")
+    CEILING.check(runs, _rows_per_run, sizes, simulate_decision)
+    n_mas, n_single, n_cases = split_runs(runs, mas_share, repeats, where="simulate_decision")
 
     rng = np.random.default_rng(seed)
     report = progress if progress is not None else (lambda _description: None)
@@ -281,6 +291,10 @@ def simulate(
     tables["alt_scores"] = _alt_scores(design, mcda, support)
     report(f"alt_scores: {len(mcda):,} rows")
     return Dataset.from_frames(**tables)
+
+
+#: The documented short name of :func:`simulate_decision`: the same function, kept for good (no warning).
+simulate = simulate_decision
 
 
 @dataclass
