@@ -90,7 +90,7 @@ class Constraint(ABC):
 
     @abstractmethod
     def __str__(self) -> str:
-        """What the kind is, as a noun phrase: ``"a number in [0, 1]"``."""
+        """Return what the kind is, as a noun phrase: ``"a number in [0, 1]"``."""
 
 
 @dataclass(frozen=True)
@@ -101,13 +101,15 @@ class Options(Constraint):
 
     @classmethod
     def of(cls, literal: Any) -> Options:
-        """The values of a ``Literal[...]`` type."""
+        """Make the constraint of the values of a ``Literal[...]`` type."""
         return cls(tuple(get_args(literal)))
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is one of the values (``True`` is not ``1``)."""
         return any(value is v or (type(value) is type(v) and value == v) for v in self.values)
 
     def __str__(self) -> str:
+        """Return the values, as a message lists them."""
         shown = ", ".join("None" if v is None else repr(v) for v in self.values)
         return shown if len(self.values) == 1 else f"one of {shown}"
 
@@ -132,6 +134,7 @@ class Interval(Constraint):
     beyond: str = ""
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is a number of the kind (not a boolean) within the bounds."""
         if isinstance(value, bool):
             return False
         if self.kind is int:
@@ -150,6 +153,7 @@ class Interval(Constraint):
         return bool(value > self.high if self.closed in ("both", "right") else value >= self.high)
 
     def __str__(self) -> str:
+        """Return the kind and its bounds in words: ``"an integer >= 1"``."""
         noun = "an integer" if self.kind is int else "a number"
         left, right = self.closed in ("both", "left"), self.closed in ("both", "right")
         if self.low is None and self.high is None:
@@ -172,7 +176,7 @@ def _finite(value: numbers.Real) -> bool:
 
 
 def _bound(value: float) -> str:
-    """A bound as a message shows it: whole numbers in full (``2000000``, not ``2e+06``)."""
+    """Show a bound as a message does: whole numbers in full (``2000000``, not ``2e+06``)."""
     return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
@@ -181,9 +185,11 @@ class Boolean(Constraint):
     """``True`` or ``False`` (not 0 or 1)."""
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is a boolean."""
         return isinstance(value, bool)
 
     def __str__(self) -> str:
+        """Return ``"True or False"``."""
         return "True or False"
 
 
@@ -195,24 +201,30 @@ class Predicate(Constraint):
     description: str
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``test(value)`` is true."""
         return bool(self.test(value))
 
     def __str__(self) -> str:
+        """Return the description."""
         return self.description
 
 
 @dataclass(frozen=True)
 class Instance(Constraint):
-    """An instance of ``types`` (``isinstance``), described by ``description``: a parameter's type,
-    for a parameter whose values need no other check here (a frame, a mapping, a Dataset)."""
+    """An instance of ``types`` (``isinstance``), described by ``description``: a parameter's type.
+
+    For a parameter whose values need no other check here (a frame, a mapping, a Dataset).
+    """
 
     types: type | tuple[type, ...]
     description: str
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is an instance of ``types``."""
         return isinstance(value, self.types)
 
     def __str__(self) -> str:
+        """Return the description."""
         return self.description
 
 
@@ -224,18 +236,20 @@ class IntPair(Constraint):
     maximum: int | None = None
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is a tuple or list of two integers in range, the first no larger."""
         if not isinstance(value, tuple | list) or len(value) != 2:
             return False
         whole = Interval(int, self.minimum, self.maximum)
         return whole.is_satisfied_by(value[0]) and whole.is_satisfied_by(value[1]) and value[0] <= value[1]
 
     def __str__(self) -> str:
+        """Return the pair's bounds in words."""
         each = f">= {self.minimum}" if self.maximum is None else f"in [{self.minimum}, {self.maximum}]"
         return f"a (min, max) pair of integers {each} with min <= max"
 
 
 def describe(constraints: Sequence[Constraint]) -> str:
-    """What ``constraints`` allow, e.g. ``"a number in [0, 1] or None"``."""
+    """Say what ``constraints`` allow, e.g. ``"a number in [0, 1] or None"``."""
     return " or ".join(str(c) for c in constraints)
 
 
@@ -245,8 +259,11 @@ def _short_repr(value: object) -> str:
 
 
 def _satisfies(constraint: Constraint, value: object) -> bool:
-    """Whether ``value`` satisfies ``constraint``; a test that cannot even read the value (a predicate
-    converting it to numbers) says no, so that the caller gets the error naming the parameter."""
+    """Whether ``value`` satisfies ``constraint``; a test that cannot even read the value says no.
+
+    A predicate converting the value to numbers may fail on it: the caller then gets the error
+    naming the parameter.
+    """
     try:
         return constraint.is_satisfied_by(value)
     except (TypeError, ValueError, AttributeError):
@@ -300,8 +317,11 @@ C = TypeVar("C", bound=type)
 
 
 def validate_fields(constraints: Mapping[str, Sequence[Constraint]]) -> Callable[[C], C]:
-    """Decorate a dataclass (above ``@dataclass``) so that the fields it is made with are checked first,
-    as :func:`validate_params` checks a function's arguments; the errors name the class."""
+    """Decorate a dataclass (above ``@dataclass``) so that the fields it is made with are checked first.
+
+    The fields are checked as :func:`validate_params` checks a function's arguments; the errors name
+    the class.
+    """
 
     def decorate(cls: C) -> C:
         cls.__init__ = validate_params(constraints, where=cls.__name__)(cls.__init__)  # type: ignore[misc]
@@ -311,7 +331,7 @@ def validate_fields(constraints: Mapping[str, Sequence[Constraint]]) -> Callable
 
 
 def parse_value(text: str, constraints: Sequence[Constraint]) -> Any:
-    """A command-line string as the value ``constraints`` expect (the check comes afterwards).
+    """Parse a command-line string as the value ``constraints`` expect (the check comes afterwards).
 
     ``none``/``null`` is ``None``; ``true``/``false`` a boolean where one is allowed; a number
     where an interval is allowed; otherwise the string itself.
@@ -346,8 +366,10 @@ TEXT = Instance(str, "a string")
 
 
 def is_unicode(text: str) -> bool:
-    """Whether ``text`` holds no lone surrogate (which a name read from bytes that are not UTF-8 holds,
-    and which no UTF-8 output can write)."""
+    """Whether ``text`` holds no lone surrogate, which no UTF-8 output can write.
+
+    A name read from bytes that are not UTF-8 holds one (Python's ``surrogateescape``).
+    """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

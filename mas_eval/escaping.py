@@ -110,9 +110,10 @@ _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
 def typeset_text(text: str) -> str:
-    r"""``text`` as a typesetting program (pdfLaTeX) can take it, before its markup is escaped: composed
-    (NFC: an accent written as a letter and a combining mark, which pdfLaTeX refuses, made one
-    letter, as most fonts have it), on one line (:func:`one_line`: control characters and the
+    r"""Prepare ``text`` for a typesetting program (pdfLaTeX), before its markup is escaped.
+
+    The text is composed (NFC: an accent written as a letter and a combining mark, which pdfLaTeX
+    refuses, made one letter, as most fonts have it), on one line (:func:`one_line`: control characters and the
     marks of :data:`CONTROLS` as escapes), and the other invisible format characters (the
     zero-width joiners, a soft hyphen: Unicode's category Cf) dropped, which print as nothing.
 
@@ -126,8 +127,9 @@ def typeset_text(text: str) -> str:
 
 
 def markdown_text(text: str) -> str:
-    r"""``text`` as one line of Markdown that reads as the text itself, wherever it is put: a table
-    cell, a heading, a paragraph, emphasis, a list item or an image's alt text.
+    r"""Escape ``text`` as one line of Markdown that reads as the text itself, wherever it is put.
+
+    It may be put in a table cell, a heading, a paragraph, emphasis, a list item or an image's alt text.
 
     Line breaks and tabs become spaces and other control characters escapes (:func:`one_line`);
     ``&``, ``<`` and ``>`` become HTML entities, so that no renderer passes HTML through; the
@@ -146,8 +148,9 @@ def markdown_text(text: str) -> str:
 
 
 def html_text(text: str) -> str:
-    r"""``text`` as HTML text or a quoted attribute value: control characters as escapes
-    (:func:`visible`), ``& < > " '`` as character references, so that no markup or script passes.
+    r"""Escape ``text`` as HTML text or a quoted attribute value, so that no markup or script passes.
+
+    Control characters become escapes (:func:`visible`), ``& < > " '`` character references.
 
     >>> print(html_text("<b onclick='x()'>a&b</b>\x1b[31m"))
     &lt;b onclick=&#x27;x()&#x27;&gt;a&amp;b&lt;/b&gt;\x1b[31m
@@ -162,8 +165,10 @@ _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$"
 
 
 def _formula(text: pl.Expr, quotes: str) -> pl.Expr:
-    """Whether ``text`` is ``quotes`` (a regex of leading quotes) then a formula: a cell starting
-    with a character of :data:`FORMULA_START` that is no plain number."""
+    """Whether ``text`` is ``quotes`` (a regex of leading quotes) then a formula.
+
+    A formula is a cell starting with a character of :data:`FORMULA_START` that is no plain number.
+    """
     return text.str.contains(f"^{quotes}[=+@\\t\\r-]") & ~text.str.contains(f"^{quotes}{_NUMBER}")
 
 

@@ -30,7 +30,11 @@ P_FLOOR = 1e-16
 
 
 def format_p(p: float | None) -> str:
-    """A p-value: 3 decimals from 0.001 up, 2 significant digits below, ``<1e-16`` at the floor."""
+    """Format a p-value: 3 decimals from 0.001 up, 2 significant digits below, ``<1e-16`` at the floor.
+
+    >>> format_p(0.04321), format_p(0.000123), format_p(1e-20), format_p(None)
+    ('0.043', '1.2e-04', '<1e-16', '')
+    """
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return ""
     if p < P_FLOOR:
@@ -41,7 +45,11 @@ def format_p(p: float | None) -> str:
 
 
 def format_number(value: float | int | None, digits: int = 4) -> str:
-    """An estimate: ``digits`` decimals, or 3 significant digits when it is tiny or huge; integers as they are."""
+    """Format an estimate: ``digits`` decimals, or 3 significant digits when tiny or huge; integers as they are.
+
+    >>> format_number(0.123456), format_number(0.0000123), format_number(2_500_000), format_number(True)
+    ('0.1235', '1.23e-05', '2,500,000', 'yes')
+    """
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -58,7 +66,7 @@ def format_number(value: float | int | None, digits: int = 4) -> str:
 
 
 def format_ci(low: float | None, high: float | None, digits: int = 4) -> str:
-    """A confidence interval ``[low, high]`` (empty when either end is missing).
+    """Format a confidence interval ``[low, high]`` (empty when either end is missing).
 
     Both ends on the scale of the larger one, so that an end near zero reads ``-0.0008``
     beside ``0.0626``, not ``-7.64e-04``:
@@ -79,7 +87,7 @@ CORRECTION_NAMES = {"holm": "Holm", "fdr_bh": "BH", "bonferroni": "Bonferroni", 
 
 
 def correction_name(corrections: Iterable[str | None]) -> str:
-    """The correction a comparison table's ``correction`` column names, as a reader reads it.
+    """Name the correction a comparison table's ``correction`` column holds, as a reader reads it.
 
     ``adjusted`` when the column is empty or names more than one correction.
 
@@ -151,7 +159,7 @@ def _shape(rows: int | None, columns: int) -> str:
 
 
 def summary_text(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[tuple[str, int | None, int]]) -> str:
-    """A compact plain-text summary of a collection of tables (the ``repr`` of ``Scores`` and ``Dataset``).
+    """Summarise a collection of tables in compact plain text (the ``repr`` of ``Scores`` and ``Dataset``).
 
     ``facts`` are ``(label, value)`` lines; ``tables`` are ``(name, rows, columns)`` (``rows``
     ``None`` when unknown). User text is shown on one line, control characters as escapes, long
@@ -174,7 +182,9 @@ def summary_text(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[
 
 
 def summary_html(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[tuple[str, int | None, int]]) -> str:
-    """The HTML form of :func:`summary_text` (Jupyter's ``_repr_html_``): every name escaped.
+    """Summarise a collection of tables in HTML, as :func:`summary_text` does in text; every name escaped.
+
+    It is Jupyter's ``_repr_html_`` of ``Scores`` and ``Dataset``.
 
     >>> summary_html("Scores", [("preset", "<b>x</b>")], [("runs", 3, 2)]).count("&lt;b&gt;")
     1

@@ -94,8 +94,11 @@ _SHIPPED = copy.deepcopy(PRESETS)
 
 
 def as_shipped() -> bool:
-    """Whether :data:`PRESETS` holds what this module defines: a preset added or changed at run time
-    would not exist in a worker process, which would score with other parameters."""
+    """Whether :data:`PRESETS` holds what this module defines.
+
+    A preset added or changed at run time would not exist in a worker process, which would score
+    with other parameters.
+    """
     return PRESETS == _SHIPPED
 
 
@@ -106,12 +109,12 @@ def check_preset(preset: object) -> str:
 
 
 def preset_section(preset: str, section: str) -> dict[str, Any]:
-    """The values preset ``preset`` sets for ``section`` (a family's name, or ``"statistics"``)."""
+    """Return the values preset ``preset`` sets for ``section`` (a family's name, or ``"statistics"``)."""
     return dict(PRESETS[check_preset(preset)].get(section, {}))
 
 
 def param(default: Any, *constraints: Constraint) -> Any:
-    """A dataclass field of a :class:`Params` class with its default and its constraints."""
+    """Declare a dataclass field of a :class:`Params` class with its default and its constraints."""
     return field(default=default, metadata={"constraints": constraints})
 
 
@@ -126,6 +129,7 @@ class Params:
     where: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
+        """Check every field against its constraints."""
         for f in fields(self):  # type: ignore[arg-type]
             constraints = f.metadata.get("constraints")
             if constraints:
@@ -138,7 +142,7 @@ class Params:
 
     @classmethod
     def of_preset(cls, preset: str = "spec", **overrides: Any) -> Self:
-        """The parameters of ``preset`` with ``overrides`` applied; an unknown name is an error."""
+        """Make the parameters of ``preset`` with ``overrides`` applied; an unknown name is an error."""
         values = {**preset_section(preset, cls.section), **overrides}
         known = cls.constraints()
         unknown = sorted(set(values) - set(known))
@@ -149,5 +153,5 @@ class Params:
         return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:
-        """The parameters as a plain dict (for manifests and reports)."""
+        """Return the parameters as a plain dict (for manifests and reports)."""
         return asdict(self)  # type: ignore[call-overload]

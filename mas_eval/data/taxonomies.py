@@ -72,7 +72,7 @@ def _key(text: str) -> str:
 
 @cache
 def modes(taxonomy: Taxonomy) -> tuple[Mode, ...]:
-    """The modes of ``taxonomy`` (one of :data:`TAXONOMIES`), in its order.
+    """Return the modes of ``taxonomy`` (one of :data:`TAXONOMIES`), in its order.
 
     >>> len(modes("mast")), sorted({m.category for m in modes("mast")})
     (14, ['Inter-agent misalignment', 'System design issues', 'Task verification'])
@@ -97,7 +97,7 @@ def _names(taxonomy: Taxonomy) -> dict[str, Mode]:
 
 
 def mode_of(text: str, taxonomy: Taxonomy) -> Mode | None:
-    """The mode of ``taxonomy`` that ``text`` names, or None.
+    """Return the mode of ``taxonomy`` that ``text`` names, or None.
 
     A mode is named by its code (``"1.1"``, ``"FM-1.1"``) or by its code and name
     (``"1.1 Disobey Task Specification"``, or one of its aliases), compared as words: case,
