@@ -1,11 +1,12 @@
 """Synthetic decision Datasets with a known MAS-vs-single effect, at any scale.
 
-:func:`simulate_decision` (short name :func:`simulate`) fills the decision tables of the crisis-MAS evaluation methodology (``runs``, ``agents``, ``beliefs``,
-``criteria``, ``scores``, ``alt_scores``) with plausible values for multi-agent (``"mas"``)
-and single-agent (``"single"``) runs over shared cases, with a true difference in decision
-quality that the caller chooses. It serves demos, tests of the statistics (does ``compare``
-recover the planted effect? does it stay quiet at ``effect=0``?) and benchmarks: a million
-runs are generated column-wise with NumPy and Polars, never with a Python loop over rows.
+:func:`simulate_decision` (short name :func:`simulate`) fills the decision tables of the crisis-MAS
+evaluation methodology (``runs``, ``agents``, ``beliefs``, ``criteria``, ``scores``, ``alt_scores``)
+with plausible values for multi-agent (``"mas"``) and single-agent (``"single"``) runs over shared
+cases, with a true difference in decision quality that the caller chooses. It serves demos, tests
+of the statistics (does ``compare`` recover the planted effect? does it stay quiet at
+``effect=0``?) and benchmarks: a million runs are generated column-wise with NumPy and Polars,
+never with a Python loop over rows.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ _MAX_COUNT = 1_000
 def _rows_per_run(
     mas_share: float, agents: tuple[int, int], alternatives: tuple[int, int], criteria: tuple[int, int]
 ) -> float:
-    """Expected rows of a run over every table: what its memory grows with (41 at the defaults)."""
+    """Estimate the rows of a run over every table: what its memory grows with (41 at the defaults)."""
     team, options, rules = mas_share * mean_of(agents) + (1 - mas_share), mean_of(alternatives), mean_of(criteria)
     # runs, agents, beliefs (agent x alternative), criteria, scores (alternative x criterion), alt_scores
     return 1 + team + team * options + rules + options * rules + options
@@ -432,7 +433,7 @@ class _Design:
 
 
 def _agents(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndarray, np.ndarray]:
-    """The agents table, with each agent's confidence and the agent offsets of the runs."""
+    """Make the agents table, with each agent's confidence and the agent offsets of the runs."""
     agent_run, agent_pos, agent_offsets = expand(d.n_agents)
     agent_mas = d.is_mas[agent_run]
     confidence = np.round(rng.beta(np.where(agent_mas, 6.0, 8.0), np.where(agent_mas, 2.5, 2.0)), 2)

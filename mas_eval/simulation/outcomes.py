@@ -57,8 +57,11 @@ CEILING = SizeCeiling("simulate_outcomes", 1_500)
 
 
 def _size(agents: tuple[int, int], trace: bool, rounds: int, tool_rate: float) -> float:
-    """Rows of a run of the MAS over every table (runs, usage, outcomes; with ``trace``, messages and
-    tool calls, a message with its text counted as 4 rows): what its memory grows with."""
+    """Estimate the rows of a run of the MAS over every table: what its memory grows with.
+
+    The tables are runs, usage, outcomes; with ``trace``, messages and tool calls, a message with
+    its text counted as 4 rows.
+    """
     team = (agents[0] + agents[1]) / 2
     turns = rounds * team if trace else 0.0
     return 1 + team + len(SCORES) + 4 * (turns + 1) * trace + turns * tool_rate
@@ -105,7 +108,7 @@ def simulate_outcomes(
     tool_failure: float = 0.1,
     progress: Callable[[str], object] | None = None,
 ) -> Dataset:
-    r"""A synthetic Dataset of scored runs with epochs, per-agent usage and a planted MAS effect.
+    r"""Simulate a Dataset of scored runs with epochs, per-agent usage and a planted MAS effect.
 
     Parameters
     ----------
@@ -304,7 +307,7 @@ def _usage(
     position: np.ndarray,
     offsets: np.ndarray,
 ) -> tuple[pl.LazyFrame, dict[str, np.ndarray]]:
-    """The usage rows (one per agent of a run, in run order) and their sums per run."""
+    """Make the usage rows (one per agent of a run, in run order) and their sums per run."""
     mas_row = is_mas[parent]
     coordinator = mas_row & (position == 0)
     weight = rng.standard_gamma(np.where(coordinator, _COORDINATION_WEIGHT, 1.0))
@@ -360,7 +363,7 @@ def _trace(
     tool_rate: float,
     tool_failure: float,
 ) -> dict:
-    """The runs' ``messages`` and ``tool_calls``, and per run the tool calls and errors (``counts``)."""
+    """Make the runs' ``messages`` and ``tool_calls``, and per run the tool calls and errors (``counts``)."""
     runs = len(is_mas)
     per_round = np.where(is_mas, team, 1)
     turn_run, position, _ = expand(per_round * rounds)

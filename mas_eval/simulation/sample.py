@@ -45,7 +45,7 @@ def with_id_prefix(ds: Dataset, prefix: str) -> Dataset:
 
 
 def sample_dataset() -> Dataset:
-    """The bundled sample: decision runs, diagnostic runs and answer runs in one Dataset."""
+    """Make the bundled sample: decision runs, diagnostic runs and answer runs in one Dataset."""
     decision = simulate_decision(SAMPLE_RUNS, seed=SAMPLE_SEED, effect=0.05, tasks=3, variants=2)
     diagnosis = simulate_diagnosis(DIAGNOSIS_RUNS, seed=DIAGNOSIS_SEED, **DIAGNOSIS_SHAPE)  # type: ignore[arg-type]
     answers = simulate_answers(ANSWER_RUNS, seed=ANSWER_SEED, **ANSWER_SHAPE)  # type: ignore[arg-type]
