@@ -40,7 +40,7 @@ def provenance(
     parameters: Mapping[str, Any] | None = None,
     hashes: Mapping[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """The block every report carries: package version, time, Python, parameters and input hashes.
+    """Make the block every report carries: package version, time, Python, parameters and input hashes.
 
     ``hashes``: the inputs' :func:`inputs_sha256`, by name, when computed already (a report
     hashes its inputs while it draws its figures); by default they are computed here.

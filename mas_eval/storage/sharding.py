@@ -87,7 +87,7 @@ def check_shards(shards: Any, *, where: str = "write") -> int:
 
 
 def run_hash(run_ids: pl.Series) -> np.ndarray:
-    """The 64-bit hash of each id: ``fmix64(fnv1a64(utf8(run_id)))``, vectorised (a null hashes as ``""``).
+    """Hash each id to 64 bits: ``fmix64(fnv1a64(utf8(run_id)))``, vectorised (a null hashes as ``""``).
 
     Notes
     -----
@@ -128,7 +128,7 @@ def run_hash(run_ids: pl.Series) -> np.ndarray:
 
 
 def shard_of(run_ids: pl.Series, shards: int) -> pl.Series:
-    """The shard of each run: ``run_hash(run_id) % shards``, as ``UInt32``.
+    """Assign each run its shard: ``run_hash(run_id) % shards``, as ``UInt32``.
 
     A run's rows are usually consecutive, so each stretch of equal ids is hashed once.
     """
@@ -148,7 +148,7 @@ def _shard_expr(shards: int) -> pl.Expr:
 
 
 def shard_folder(table_folder: Path, index: int) -> Path:
-    """The folder of shard ``index`` of a table: ``<table>/shard=<index>``."""
+    """Return the folder of shard ``index`` of a table: ``<table>/shard=<index>``."""
     return table_folder / f"{SHARD_COLUMN}={index}"
 
 
@@ -170,7 +170,7 @@ def write_sharded_table(frame: pl.LazyFrame, spec: Table, folder: Path, shards: 
 
 
 def write_sorted_shards(scratch: Path, spec: Table, folder: Path, shards: int, schema: pl.Schema) -> None:
-    """The second pass of :func:`write_sharded_table`: each shard's unsorted part files, sorted by key.
+    """Sort each shard's unsorted part files by key: the second pass of :func:`write_sharded_table`.
 
     ``scratch`` holds the table's rows already split by shard, any number of Parquet files
     under ``<scratch>/shard=<k>`` (of columns ``schema``); each shard is read back on its own
@@ -239,7 +239,7 @@ class ShardLayout:
     hash: str = HASH
 
     def manifest(self) -> dict[str, Any]:
-        """The ``"shards"`` entry of ``_dataset.json``."""
+        """Return the ``"shards"`` entry of ``_dataset.json``."""
         return {
             "count": self.count,
             "hash": self.hash,
@@ -250,9 +250,11 @@ class ShardLayout:
 
     @classmethod
     def read(cls, manifest: Mapping[str, Any], where: Path) -> ShardLayout | None:
-        """The layout a manifest records (None: not sharded), its ``"shards"`` entry already of the
-        shape :data:`SHARDS_ENTRY` (:func:`~mas_eval.storage.manifests.read_manifest`); a SchemaError
-        if its hash is not one this version knows."""
+        """Read the layout a manifest records (None: not sharded); a SchemaError if its hash is unknown.
+
+        The manifest's ``"shards"`` entry is already of the shape :data:`SHARDS_ENTRY`
+        (:func:`~mas_eval.storage.manifests.read_manifest`); the hash must be one this version knows.
+        """
         entry = manifest.get("shards")
         if entry is None:
             return None
@@ -265,7 +267,7 @@ class ShardLayout:
         return cls(entry["count"])
 
     def files(self, entry: Path) -> list[list[Path]]:
-        """The Parquet files of a sharded table's folder, by shard; a SchemaError names a missing or stray shard."""
+        """List the Parquet files of a sharded table's folder by shard; a SchemaError names a missing or stray shard."""
         if not entry.is_dir():
             msg = (
                 f"{entry}: table {entry.name.removesuffix('.parquet')!r} is one file, but the Dataset is sharded "
@@ -329,7 +331,7 @@ def check_placement(name: str, files: list[list[Path]], shards: int) -> None:
 
 
 def check_shard_runs(run_ids: pl.Series, index: int, shards: int) -> None:
-    """The ``runs`` of shard ``index`` (their ids, sorted) all hash to it: what scoring checks of each shard.
+    """Check that the ``runs`` of shard ``index`` (their ids, sorted) all hash to it, as scoring does of each shard.
 
     A run id in two shards is in the wrong one in at least one of them, so this is what stops a
     shard-by-shard scoring from scoring it twice when nothing validated the Dataset; at about
@@ -342,4 +344,4 @@ def check_shard_runs(run_ids: pl.Series, index: int, shards: int) -> None:
     """
     found = _misplaced(run_ids, index, shards)
     if found:
-        raise _misplaced_error("runs", found)
+        raise _misplaced_error(name="runs", misplaced=found)
