@@ -170,7 +170,7 @@ def simulate_decision(
         Tables ``runs, agents, beliefs, criteria, scores, alt_scores``, valid by construction
         (``validate()`` passes); write it with :meth:`Dataset.write`. The tables are held in
         memory with their string columns as integer codes, decoded to the schema's strings
-        whenever a table is read or written (about 1.5 GB for a million runs instead of ~4 GB).
+        whenever a table is read or written, which keeps their memory low (docs/performance.md).
 
     Raises
     ------

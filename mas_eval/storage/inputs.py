@@ -319,9 +319,9 @@ def _arrow_schema_entry(file: Path) -> bytes | None:
     """Find the ``ARROW:schema`` entry of a Parquet file's footer, as written, or None (not Parquet, or no entry).
 
     Polars and PyArrow record the Arrow schema of what they write there, so two files whose
-    entries are equal have the same columns and types. Finding it among the footer's bytes
-    costs a read (about 0.03 ms a file) where decoding the footer costs 0.2 ms: at open, a
-    table of many shards compares them and decodes only a footer that differs.
+    entries are equal have the same columns and types. Finding it among the footer's bytes costs
+    a read, far less than decoding the footer (docs/performance.md): at open, a table of many
+    shards compares them and decodes only a footer that differs.
     """
     with file.open("rb") as handle:
         if handle.read(4) != b"PAR1":

@@ -75,9 +75,8 @@ MANIFEST = Manifest(
     fix="restore it from a copy, or score the Dataset again",
 )
 
-#: The compression of a sharded Scores folder's files. The tables' floats barely compress, and
-#: writing is a third of the time of scoring a shard: 1M runs of the benchmark shape, 2 workers,
-#: took 3.6-3.8 s uncompressed (557 MB of files) against 4.0-4.1 s with LZ4 (410 MB).
+#: The compression of a sharded Scores folder's files: none, since the tables' floats barely
+#: compress and writing is a third of the time of scoring a shard (docs/performance.md).
 COMPRESSION = "uncompressed"
 
 
@@ -208,13 +207,13 @@ def with_run_columns(table: pl.DataFrame, runs: pl.DataFrame, missing: list[str]
 
     The ``missing`` columns are taken from ``runs`` (sorted by ``run_id``, one row per run).
 
-    Each stretch of a run's rows is looked up once, by a binary search of the sorted ids: at 1M
-    runs, 0.2 s for the 4M rows of ``alternatives``, where a join took 0.6-2.7 s.
+    Each stretch of a run's rows is looked up once, by a binary search of the sorted ids, faster
+    than a join (docs/performance.md).
     """
     stretches = table[RUN_KEY].rle()
     ids, lengths = stretches.struct.field("value"), stretches.struct.field("len").to_numpy()
     if ids.equals(runs[RUN_KEY], check_names=False):
-        # Every run has rows here (agents, alternatives): no search. At 1M runs, 0.03 s against 0.28 s.
+        # Every run has rows here (agents, alternatives): no search needed (docs/performance.md).
         at = np.arange(runs.height)
     else:
         found = runs[RUN_KEY].search_sorted(ids).clip(0, max(runs.height - 1, 0))

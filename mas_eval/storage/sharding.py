@@ -94,8 +94,7 @@ def run_hash(run_ids: pl.Series) -> np.ndarray:
     FNV-1a: ``h = 0xcbf29ce484222325``; for each byte ``b``: ``h = (h ^ b) * 0x100000001b3
     mod 2**64``. ``fmix64``: ``h ^= h >> 33; h *= 0xff51afd7ed558ccd; h ^= h >> 33;
     h *= 0xc4ceb9fe1a85ec53; h ^= h >> 33``. The loop runs over byte positions (as many as the
-    longest id), each step over every id that long, on the Arrow buffers: about 0.1 s per
-    million ids of ten bytes.
+    longest id), each step over every id that long, on the Arrow buffers (docs/performance.md).
     """
     import pyarrow as pa
 
@@ -334,8 +333,8 @@ def check_shard_runs(run_ids: pl.Series, index: int, shards: int) -> None:
     """Check that the ``runs`` of shard ``index`` (their ids, sorted) all hash to it, as scoring does of each shard.
 
     A run id in two shards is in the wrong one in at least one of them, so this is what stops a
-    shard-by-shard scoring from scoring it twice when nothing validated the Dataset; at about
-    0.1 s per million ids it costs little beside scoring them.
+    shard-by-shard scoring from scoring it twice when nothing validated the Dataset; it costs
+    little beside scoring them (docs/performance.md).
 
     Raises
     ------

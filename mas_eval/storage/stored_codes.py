@@ -2,9 +2,9 @@
 
 Scoring groups, joins and sorts integer codes of the keys (:mod:`mas_eval.metrics.codes`).
 Encoding them from strings means reading every ``run_id``, ``agent_id``, ``alternative`` and
-``criterion`` string and looking it up in a code book; on a shard of 62,500 runs of the
-decision benchmark that took about 0.25 s, as long as everything else scoring does. A sharded
-Dataset therefore stores the codes once, when it is written::
+``criterion`` string and looking it up in a code book, which takes as long as everything else
+scoring does (docs/performance.md). A sharded Dataset therefore stores the codes once, when it is
+written::
 
     DATASET/
       _dataset.json                   "codes": {"folder": "_codes", "hash": "sha256", "labels": {...}}
@@ -246,7 +246,7 @@ class ShardCodes:
         """Why table ``name``'s code file does not describe its shard file and the manifest's lists; None if it does.
 
         Compares what the code file records (its source file's SHA-256, the lists' SHA-256) with the
-        shard file's hash and the lists' (about 5 ms a shard's 9 MB of files, once per table).
+        shard file's hash and the lists' (once per table; cheap: docs/performance.md).
         """
         if name not in self._problems:
             self._problems[name] = self._problem(name)
