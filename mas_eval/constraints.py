@@ -95,7 +95,14 @@ class Constraint(ABC):
 
 @dataclass(frozen=True)
 class Options(Constraint):
-    """One of a fixed set of values (strings, or ``None``)."""
+    """One of a fixed set of values (strings, or ``None``).
+
+    Examples
+    --------
+    >>> options = Options(("holm", "none", None))
+    >>> str(options), options.is_satisfied_by("holm"), options.is_satisfied_by(None), options.is_satisfied_by("sidak")
+    ("one of 'holm', 'none', None", True, True, False)
+    """
 
     values: tuple[Any, ...]
 
@@ -125,6 +132,14 @@ class Interval(Constraint):
     Booleans are neither; a float must be finite. ``None`` bounds are open ends. ``beyond``, when
     given, says why ``high`` is a ceiling and what to do instead: the error for a value above it
     ends with it.
+
+    Examples
+    --------
+    >>> share = Interval(float, 0, 1, closed="neither")
+    >>> str(share), share.is_satisfied_by(0.5), share.is_satisfied_by(1.0), share.is_satisfied_by(True)
+    ('a number in (0, 1)', True, False, False)
+    >>> str(Interval(int, 1))
+    'an integer >= 1'
     """
 
     kind: type
@@ -230,7 +245,14 @@ class Instance(Constraint):
 
 @dataclass(frozen=True)
 class IntPair(Constraint):
-    """A ``(min, max)`` pair of integers, each from ``minimum`` to ``maximum`` (if given), with ``min <= max``."""
+    """A ``(min, max)`` pair of integers, each from ``minimum`` to ``maximum`` (if given), with ``min <= max``.
+
+    Examples
+    --------
+    >>> pair = IntPair(1, 10)
+    >>> str(pair), pair.is_satisfied_by((2, 5)), pair.is_satisfied_by([5, 2])
+    ('a (min, max) pair of integers in [1, 10] with min <= max', True, False)
+    """
 
     minimum: int
     maximum: int | None = None
@@ -249,7 +271,13 @@ class IntPair(Constraint):
 
 
 def describe(constraints: Sequence[Constraint]) -> str:
-    """Say what ``constraints`` allow, e.g. ``"a number in [0, 1] or None"``."""
+    """Say what ``constraints`` allow, e.g. ``"a number in [0, 1] or None"``.
+
+    Examples
+    --------
+    >>> describe([Interval(float, 0, 1), NONE])
+    'a number in [0, 1] or None'
+    """
     return " or ".join(str(c) for c in constraints)
 
 
@@ -271,7 +299,16 @@ def _satisfies(constraint: Constraint, value: object) -> bool:
 
 
 def check_parameter(name: str, value: object, constraints: Sequence[Constraint], *, where: str | None = None) -> None:
-    """Raise :class:`~mas_eval.errors.InvalidParameterError` unless ``value`` satisfies one of ``constraints``."""
+    """Raise :class:`~mas_eval.errors.InvalidParameterError` unless ``value`` satisfies one of ``constraints``.
+
+    Examples
+    --------
+    >>> check_parameter("alpha", 0.05, [Interval(float, 0, 1)], where="compare")
+    >>> check_parameter("alpha", 2, [Interval(float, 0, 1)], where="compare")
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.InvalidParameterError: compare: alpha=2 is invalid; alpha must be a number in [0, 1]
+    """
     if any(_satisfies(c, value) for c in constraints):
         return
     prefix = f"{where}: " if where else ""
@@ -366,9 +403,14 @@ TEXT = Instance(str, "a string")
 
 
 def is_unicode(text: str) -> bool:
-    """Whether ``text`` holds no lone surrogate, which no UTF-8 output can write.
+    r"""Whether ``text`` holds no lone surrogate, which no UTF-8 output can write.
 
     A name read from bytes that are not UTF-8 holds one (Python's ``surrogateescape``).
+
+    Examples
+    --------
+    >>> is_unicode("Amélie"), is_unicode("\udcff")
+    (True, False)
     """
     try:
         text.encode("utf-8")
@@ -418,7 +460,14 @@ def _sequence_of(kind: type | tuple[type, ...]) -> Callable[[object], bool]:
 
 
 def sequence_of(kind: type | tuple[type, ...], noun: str) -> Predicate:
-    """Constraint of a list (tuple, set) whose every item is a ``kind``, described as ``a list of NOUN``."""
+    """Make the constraint of a list (tuple, set) whose every item is a ``kind``, described as ``a list of NOUN``.
+
+    Examples
+    --------
+    >>> names = sequence_of(str, "strings")
+    >>> str(names), names.is_satisfied_by(["a", "b"]), names.is_satisfied_by(["a", 1])
+    ('a list of strings', True, False)
+    """
     return Predicate(_sequence_of(kind), f"a list of {noun}")
 
 

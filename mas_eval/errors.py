@@ -199,7 +199,15 @@ class MixedDqsMethodsError(DataError):
 
 
 def format_keys(rows: Sequence[dict[str, object]] | Iterable[tuple[object, ...]], limit: int = 5) -> str:
-    """Render up to ``limit`` offending keys as ``(run_id='r1', agent_id='a2'), ...``."""
+    """Render up to ``limit`` offending keys as ``(run_id='r1', agent_id='a2'), ...``.
+
+    Examples
+    --------
+    >>> format_keys([{"run_id": "r1", "agent_id": "a2"}, {"run_id": "r3", "agent_id": "a1"}])
+    "(run_id='r1', agent_id='a2'), (run_id='r3', agent_id='a1')"
+    >>> format_keys([("r1",), ("r2",)], limit=1)
+    "('r1',)"
+    """
     rendered = []
     for row in list(rows)[:limit]:
         if isinstance(row, dict):

@@ -104,12 +104,24 @@ def correction_name(corrections: Iterable[str | None]) -> str:
 
 
 def is_p_column(name: str) -> bool:
-    """Whether a column holds p-values (``p_value``, ``p_adjusted``, ``p``...)."""
+    """Whether a column holds p-values (``p_value``, ``p_adjusted``, ``p``...).
+
+    Examples
+    --------
+    >>> is_p_column("p_adjusted"), is_p_column("dqs")
+    (True, False)
+    """
     return name == "p" or name.startswith("p_") or name.endswith("_p")
 
 
 def format_value(name: str, value: object) -> str:
-    """Any cell of a table: p-values as :func:`format_p`, numbers as :func:`format_number`."""
+    """Format any cell of a table: p-values as :func:`format_p`, numbers as :func:`format_number`.
+
+    Examples
+    --------
+    >>> format_value("p_adjusted", 0.00001234), format_value("estimate", 0.123456), format_value("n", None)
+    ('1.2e-05', '0.1235', '')
+    """
     if value is None:
         return ""
     if isinstance(value, float) and is_p_column(name):

@@ -103,13 +103,29 @@ def as_shipped() -> bool:
 
 
 def check_preset(preset: object) -> str:
-    """``preset`` if it names a preset; else :class:`~mas_eval.errors.InvalidParameterError`."""
+    """Return ``preset`` if it names a preset; else raise :class:`~mas_eval.errors.InvalidParameterError`.
+
+    Examples
+    --------
+    >>> check_preset("lddx-v6")
+    'lddx-v6'
+    >>> check_preset("lddx")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.InvalidParameterError: preset='lddx' is invalid; preset must be one of 'spec', 'crisis-mas-poc', ...
+    """
     check_parameter("preset", preset, [Options(tuple(PRESETS))])
     return str(preset)
 
 
 def preset_section(preset: str, section: str) -> dict[str, Any]:
-    """Return the values preset ``preset`` sets for ``section`` (a family's name, or ``"statistics"``)."""
+    """Return the values preset ``preset`` sets for ``section`` (a family's name, or ``"statistics"``).
+
+    Examples
+    --------
+    >>> preset_section("lddx-v6", "diagnosis"), preset_section("spec", "diagnosis")
+    ({'label_rules': 'lddx-v6', 'tempo_count_mentions': True}, {})
+    """
     return dict(PRESETS[check_preset(preset)].get(section, {}))
 
 

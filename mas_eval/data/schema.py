@@ -414,12 +414,25 @@ TABLES: dict[str, Table] = {
 
 
 def required_tables() -> list[str]:
-    """Return the tables every Dataset must have (``required_table``)."""
+    """Return the tables every Dataset must have (``required_table``).
+
+    Examples
+    --------
+    >>> required_tables()
+    ['runs']
+    """
     return [name for name, spec in TABLES.items() if spec.required_table]
 
 
 def table(name: str) -> Table:
-    """Return the :class:`Table` called ``name``; a :class:`~mas_eval.errors.SchemaError` names the known ones."""
+    """Return the :class:`Table` called ``name``; a :class:`~mas_eval.errors.SchemaError` names the known ones.
+
+    Examples
+    --------
+    >>> agents = table("agents")
+    >>> agents.key, agents.required, agents.parent
+    (('run_id', 'agent_id'), ['run_id', 'agent_id'], 'runs')
+    """
     try:
         return TABLES[name]
     except KeyError:

@@ -250,6 +250,16 @@ def check_shape(value: Any, shape: Shape) -> str | None:
     """Why ``value`` (parsed JSON) is not of ``shape``, as ``'tables' must be ...``; None if it is.
 
     A :class:`Lenient` value that does not fit is set to ``None`` in ``value`` (not a problem).
+
+    Examples
+    --------
+    >>> shape = Obj({"tables": ListOf(str), "rows": Integer(0)}, required=("tables",))
+    >>> check_shape({"tables": ["runs"], "rows": 3}, shape) is None
+    True
+    >>> check_shape({"tables": ["runs", 3]}, shape)
+    "'tables[1]' must be a string, not 3"
+    >>> check_shape({"rows": 3}, shape)
+    "the file has no 'tables' entry"
     """
     return _problem(value, shape, "")
 

@@ -100,7 +100,13 @@ def _resolved(path: PathLike) -> Path:
 
 
 def same_path(a: PathLike, b: PathLike) -> bool:
-    """Whether two paths name the same place once resolved (``~``, ``..``, symbolic links)."""
+    """Whether two paths name the same place once resolved (``~``, ``..``, symbolic links).
+
+    Examples
+    --------
+    >>> same_path("out/../ds", "ds"), same_path("ds", "ds2")
+    (True, False)
+    """
     return _resolved(a) == _resolved(b)
 
 

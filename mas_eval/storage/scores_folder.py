@@ -244,12 +244,24 @@ def scan_table(root: Path, name: str, shards: int | None) -> pl.LazyFrame:
 
 
 def missing_run_columns(columns: list[str]) -> list[str]:
-    """Return the run's identifying columns a table of a sharded Scores folder does not hold itself."""
+    """Return the run's identifying columns a table of a sharded Scores folder does not hold itself.
+
+    Examples
+    --------
+    >>> missing_run_columns(["run_id", "dqs"])
+    ['system', 'case_id', 'task', 'variant']
+    """
     return [column for column in RUN_ID_COLUMNS if column not in columns]
 
 
 def score_order(columns: list[str]) -> list[str]:
-    """Order a table's ``columns`` as :func:`score` does once the run's identifying columns are back: those first."""
+    """Order a table's ``columns`` as :func:`score` does once the run's identifying columns are back: those first.
+
+    Examples
+    --------
+    >>> score_order(["dqs", "run_id"])
+    ['run_id', 'system', 'case_id', 'task', 'variant', 'dqs']
+    """
     return [*RUN_ID_COLUMNS, *(column for column in columns if column not in RUN_ID_COLUMNS)]
 
 

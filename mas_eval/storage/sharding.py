@@ -68,17 +68,28 @@ _SHIFT = np.uint64(33)
 
 
 def sharded(name: str) -> bool:
-    """Whether table ``name`` is split into shards: those keyed by ``run_id`` (all but ``ground_truth``)."""
+    """Whether table ``name`` is split into shards: those keyed by ``run_id`` (all but ``ground_truth``).
+
+    Examples
+    --------
+    >>> sharded("agents"), sharded("ground_truth")
+    (True, False)
+    """
     return RUN_KEY in TABLES[name].key
 
 
 def check_shards(shards: Any, *, where: str = "write") -> int:
-    """``shards`` as a number of shards (``None`` is 1: one unsharded folder per table).
+    """Return ``shards`` as a number of shards (``None`` is 1: one unsharded folder per table).
 
     Raises
     ------
     InvalidParameterError
         ``shards`` is not an integer from 1 to :data:`MAX_SHARDS`.
+
+    Examples
+    --------
+    >>> check_shards(None), check_shards(8)
+    (1, 8)
     """
     if shards is None:
         return 1
@@ -147,7 +158,13 @@ def _shard_expr(shards: int) -> pl.Expr:
 
 
 def shard_folder(table_folder: Path, index: int) -> Path:
-    """Return the folder of shard ``index`` of a table: ``<table>/shard=<index>``."""
+    """Return the folder of shard ``index`` of a table: ``<table>/shard=<index>``.
+
+    Examples
+    --------
+    >>> shard_folder(Path("ds") / "agents", 3).as_posix()
+    'ds/agents/shard=3'
+    """
     return table_folder / f"{SHARD_COLUMN}={index}"
 
 

@@ -92,7 +92,13 @@ CODE = pl.UInt32
 
 
 def code_columns(name: str) -> dict[str, str | None]:
-    """Return the coded columns of table ``name``: ``run_id`` (kind ``None``), then each label column and its kind."""
+    """Return the coded columns of table ``name``: ``run_id`` (kind ``None``), then each label column and its kind.
+
+    Examples
+    --------
+    >>> code_columns("runs")
+    {'run_id': None, 'recommended': 'alternative', 'correct': 'alternative'}
+    """
     return {RUN_KEY: None, **LABEL_COLUMNS.get(name, {})}
 
 
