@@ -373,6 +373,8 @@ def parse_value(text: str, constraints: Sequence[Constraint]) -> Any:
     ``none``/``null`` is ``None``; ``true``/``false`` a boolean where one is allowed; a number
     where an interval is allowed; otherwise the string itself.
 
+    Examples
+    --------
     >>> parse_value("none", [Interval(float, 0, 1), NONE]), parse_value("3", [Interval(float, 0)])
     (None, 3.0)
     >>> parse_value("false", [Boolean()]), parse_value("topsis", [Options(("topsis", "weighted_sum"))])
@@ -519,6 +521,8 @@ def check_columns(
     when given, ends it with what to do. ``error`` is the exception class, for a function that
     documents another (``task_means`` raises :class:`~mas_eval.errors.InvalidParameterError`).
 
+    Examples
+    --------
     >>> schema = pl.Schema({"system": pl.String, "dqs": pl.Float64, "efficiency_score": pl.Float64})
     >>> check_columns(schema, ["efficency_score"], "metrics")
     Traceback (most recent call last):

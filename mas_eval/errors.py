@@ -237,6 +237,8 @@ def option(name: str, value: object = True, *, cli: str | None = None) -> str:
     ``cli`` is how the command line spells it, when its option is not the parameter's name as a
     flag (a size in MiB for a parameter in bytes).
 
+    Examples
+    --------
     >>> option("skip_invalid"), option("chunk_bytes", 1 << 20, cli="--chunk-mb 1")
     ('skip_invalid=True', 'chunk_bytes=1048576')
     >>> with command_line():

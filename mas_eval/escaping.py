@@ -67,6 +67,8 @@ def visible(text: str, *, breaks: bool = True) -> str:
     ``breaks=False`` keeps tabs and line breaks (``\t``, ``\n``, ``\r``) as they are, for a
     format where they are white space (HTML).
 
+    Examples
+    --------
     >>> print(visible("a\tb\n\x1b[31mred\u202e מערכת"))
     a\tb\n\x1b[31mred\u202e מערכת
     """
@@ -79,6 +81,8 @@ def visible_texts(texts: pl.Series, *, breaks: bool = True) -> pl.Series:
     Vectorised (one Aho–Corasick pass, :meth:`polars.Expr.str.replace_many`), and only over a
     column that holds a control character at all: most transcripts hold none but line breaks.
 
+    Examples
+    --------
     >>> import polars as pl
     >>> visible_texts(pl.Series(["a\tb\n\x1b[31m", None, "\u202e מערכת"]), breaks=False).to_list()
     ['a\tb\n\\x1b[31m', None, '\\u202e מערכת']
@@ -94,6 +98,8 @@ def visible_texts(texts: pl.Series, *, breaks: bool = True) -> pl.Series:
 def one_line(text: str) -> str:
     r"""``text`` on one line: line breaks and tabs as spaces, the other control characters as escapes.
 
+    Examples
+    --------
     >>> print(one_line("a\n\nb\tc\r\x1b[31m"))
     a  b c \x1b[31m
     """
@@ -117,6 +123,8 @@ def typeset_text(text: str) -> str:
     marks of :data:`CONTROLS` as escapes), and the other invisible format characters (the
     zero-width joiners, a soft hyphen: Unicode's category Cf) dropped, which print as nothing.
 
+    Examples
+    --------
     >>> typeset_text("Amélie​‍") == "Amélie\\u200b"
     True
     """
@@ -137,6 +145,8 @@ def markdown_text(text: str) -> str:
     escaped by a backslash; surrounding spaces are dropped (Markdown drops them anyway, and
     ``* text*`` is no emphasis).
 
+    Examples
+    --------
     >>> print(markdown_text("<script>alert(1)</script> | a_b *c* [x](y)"))
     &lt;script&gt;alert(1)&lt;/script&gt; \| a_b \*c\* \[x\](y)
     >>> print(markdown_text("1. item\n\n# not a heading"))
@@ -152,6 +162,8 @@ def html_text(text: str) -> str:
 
     Control characters become escapes (:func:`visible`), ``& < > " '`` character references.
 
+    Examples
+    --------
     >>> print(html_text("<b onclick='x()'>a&b</b>\x1b[31m"))
     &lt;b onclick=&#x27;x()&#x27;&gt;a&amp;b&lt;/b&gt;\x1b[31m
     """
@@ -188,6 +200,8 @@ def spreadsheet_safe(frame: pl.DataFrame) -> pl.DataFrame:
     back exactly, a cell that is such a prefixed cell already (quotes, then a formula) gets one
     quote more. Categorical columns come back as text.
 
+    Examples
+    --------
     >>> import polars as pl
     >>> frame = pl.DataFrame({"task": ["=HYPERLINK(1)", "-2+3", "-2", "'=x", "a=b"], "d": [-1.0] * 5})
     >>> spreadsheet_safe(frame)["task"].to_list()

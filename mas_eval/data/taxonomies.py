@@ -104,6 +104,8 @@ def mode_of(text: str, taxonomy: Taxonomy) -> Mode | None:
     punctuation and spacing do not matter. A code with another name is not the mode: MAST's
     earlier drafts numbered other modes 1.1 to 4.3.
 
+    Examples
+    --------
     >>> mode_of("1.1", "mast").label
     '1.1 Disobey task specification'
     >>> mode_of("2.5 Ignored Other Agents' Input", "mast").code

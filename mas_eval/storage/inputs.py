@@ -128,6 +128,8 @@ def is_dataset_folder(path: Path) -> bool:
 def describe_path(path: str | Path) -> str:
     """Say what ``path`` is, as the rest of a sentence that starts with the path.
 
+    Examples
+    --------
     >>> describe_path("/dev/null")
     'is a character device'
     """
@@ -167,6 +169,8 @@ def input_file(
     Checked from the path's kind alone, before anything opens it: a FIFO given as an input would
     block the command until something writes to it.
 
+    Examples
+    --------
     >>> input_file("/dev/null", "a CSV file", "pass the CSV")
     Traceback (most recent call last):
     ...

@@ -71,6 +71,8 @@ COMPRESSIONS: tuple[str, ...] = ("uncompressed", "lz4", "snappy", "zstd", "gzip"
 def check_suffix(path: PathLike, formats: Sequence[str], what: str) -> str:
     """Return the format ``path``'s suffix names (one of ``formats``, lower case), or raise naming those that exist.
 
+    Examples
+    --------
     >>> check_suffix("out/report.HTML", (".html", ".md"), "a report")
     '.html'
     >>> check_suffix("out/report", (".html", ".md"), "a report")

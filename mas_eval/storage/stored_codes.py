@@ -180,6 +180,8 @@ class StoredLabels:
 
     Every kind's sorted labels, which the code files hold positions in.
 
+    Examples
+    --------
     >>> StoredLabels({"agent_id": ["a", "b"], "alternative": ["x"], "criterion": []}).counts
     {'agent_id': 2, 'alternative': 1, 'criterion': 0}
     """
