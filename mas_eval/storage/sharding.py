@@ -106,6 +106,25 @@ def run_hash(run_ids: pl.Series) -> np.ndarray:
     mod 2**64``. ``fmix64``: ``h ^= h >> 33; h *= 0xff51afd7ed558ccd; h ^= h >> 33;
     h *= 0xc4ceb9fe1a85ec53; h ^= h >> 33``. The loop runs over byte positions (as many as the
     longest id), each step over every id that long, on the Arrow buffers (docs/performance.md).
+    FNV-1a is Fowler, Noll and Vo's hash (IETF draft-eastlake-fnv); ``fmix64`` is the finaliser of
+    Appleby's MurmurHash3.
+
+    Examples
+    --------
+    The formula, written out in plain Python, gives the same hash:
+
+    >>> def fnv1a64(data: bytes) -> int:
+    ...     h = 0xCBF29CE484222325
+    ...     for byte in data:
+    ...         h = ((h ^ byte) * 0x100000001B3) % 2**64
+    ...     return h
+    >>> def fmix64(h: int) -> int:
+    ...     for factor in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
+    ...         h = ((h ^ (h >> 33)) * factor) % 2**64
+    ...     return h ^ (h >> 33)
+    >>> hashes = run_hash(pl.Series(["r1", "run-000042", ""]))
+    >>> [int(h) for h in hashes] == [fmix64(fnv1a64(b"r1")), fmix64(fnv1a64(b"run-000042")), fmix64(fnv1a64(b""))]
+    True
     """
     import pyarrow as pa
 
@@ -141,6 +160,11 @@ def shard_of(run_ids: pl.Series, shards: int) -> pl.Series:
     """Assign each run its shard: ``run_hash(run_id) % shards``, as ``UInt32``.
 
     A run's rows are usually consecutive, so each stretch of equal ids is hashed once.
+
+    Examples
+    --------
+    >>> shard_of(pl.Series(["r1", "r1", "r2", "r3"]), 4).to_list()
+    [0, 0, 1, 0]
     """
     stretch = run_ids.rle_id().to_numpy()
     first = np.ones(len(stretch), dtype=bool)
