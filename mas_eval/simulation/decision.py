@@ -19,7 +19,17 @@ import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
 from mas_eval.data.schema import CRITERION_KINDS, CRITERION_SCALES
-from mas_eval.simulation._shared import SYSTEMS, Coded, SizeCeiling, coded_table, expand, labels, mean_of, split_runs
+from mas_eval.simulation._shared import (
+    SYSTEMS,
+    Coded,
+    SizeCeiling,
+    coded_table,
+    deal_runs,
+    expand,
+    labels,
+    mean_of,
+    split_runs,
+)
 from mas_eval.storage.dataset import Dataset
 
 __all__ = ["CEILING", "simulate", "simulate_decision"]
@@ -112,9 +122,8 @@ def simulate_decision(
 ) -> Dataset:
     r"""Simulate a decision Dataset with a planted MAS-vs-single difference in decision quality.
 
-    ``mas_eval.simulate`` is this function's short name (the same function object), beside
-    :func:`~mas_eval.simulate_diagnosis`, :func:`~mas_eval.simulate_answers` and
-    :func:`~mas_eval.simulate_outcomes`, the simulators of the other metric families.
+    ``mas_eval.simulate`` is its short name (the same function); the other families' simulators are
+    :func:`~mas_eval.simulate_diagnosis`, :func:`~mas_eval.simulate_answers`, :func:`~mas_eval.simulate_outcomes`.
 
     Parameters
     ----------
@@ -233,7 +242,7 @@ def simulate_decision(
 
     Examples
     --------
-    >>> from mas_eval.simulation.decision import simulate_decision
+    >>> from mas_eval import simulate, simulate_decision
     >>> ds = simulate_decision(200, seed=7, effect=0.1)
     >>> ds.table_names
     ['runs', 'agents', 'beliefs', 'criteria', 'scores', 'alt_scores']
@@ -242,11 +251,7 @@ def simulate_decision(
     [('mas', 100, 100), ('single', 100, 100)]
     >>> runs.row(0, named=True)["run_id"], runs.row(0, named=True)["case_id"]
     ('r0000001', 'case000001')
-
-    The short name is the same function:
-
-    >>> import mas_eval
-    >>> mas_eval.simulate is simulate_decision
+    >>> simulate is simulate_decision  # the short name
     True
     """
     runs, seed, repeats, tasks, variants = int(runs), int(seed), int(repeats), int(tasks), int(variants)
@@ -352,15 +357,11 @@ class _Design:
         ground_truth_share: float,
         cases_per_cluster: int,
     ) -> _Design:
+        """Draw the design: cases, their criteria, and each run's quality and recommendation."""
         runs = n_mas + n_single
-        # Each system deals its runs to the cases in turn, so every case gets both systems.
-        is_mas = np.concatenate([np.ones(n_mas, dtype=bool), np.zeros(n_single, dtype=bool)])
-        turn = np.concatenate([np.arange(n_mas, dtype=np.int64), np.arange(n_single, dtype=np.int64)])
-        case = turn % n_cases
         # Runs sorted by case, then repeat, MAS first: a case's runs are contiguous, pairs adjacent.
-        order = np.lexsort((~is_mas, turn // n_cases, case))
-        is_mas, case = is_mas[order], case[order].astype(np.int32)
-        del turn, order
+        is_mas, case = deal_runs(n_mas, n_single, n_cases)
+        case = case.astype(np.int32)
 
         cluster_of_case = np.arange(n_cases, dtype=np.int64) // cases_per_cluster
         n_clusters = int(cluster_of_case[-1]) + 1
@@ -378,19 +379,7 @@ class _Design:
         has_truth = np.zeros(n_cases, dtype=bool)
         has_truth[rng.permutation(n_cases)[: round(ground_truth_share * n_cases)]] = True
 
-        crit_case, _, crit_offsets = expand(n_crit_case)
-        weight = rng.gamma(2.0, 1.0, len(crit_case))
-        weight /= np.add.reduceat(weight, crit_offsets[:-1])[crit_case]
-        # Logged weights have 3 decimals; the floor keeps every weight, hence every weight sum, > 0.
-        crit_weight = np.maximum(np.round(weight, 3), 0.001)
-        is_cost = rng.random(len(crit_case)) < _P_COST
-        # Both kinds in every case with >= 2 criteria: an all-benefit case gets its last criterion
-        # turned into a cost, an all-cost case its first into a benefit.
-        n_cost = np.add.reduceat(is_cost.astype(np.int64), crit_offsets[:-1])
-        several = n_crit_case >= 2
-        is_cost[crit_offsets[1:][several & (n_cost == 0)] - 1] = True
-        is_cost[crit_offsets[:-1][several & (n_cost == n_crit_case)]] = False
-        del crit_case, weight, n_cost, several
+        crit_offsets, crit_weight, is_cost = _case_criteria(rng, n_crit_case)
 
         centre = case_mean[case]
         mas = is_mas.astype(np.float64)
@@ -430,6 +419,23 @@ class _Design:
             tasks=tasks,
             variants=variants,
         )
+
+
+def _case_criteria(rng: np.random.Generator, n_crit_case: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw each case's criteria: their offsets, normalised weights and whether each is a cost."""
+    crit_case, _, crit_offsets = expand(n_crit_case)
+    weight = rng.gamma(2.0, 1.0, len(crit_case))
+    weight /= np.add.reduceat(weight, crit_offsets[:-1])[crit_case]
+    # Logged weights have 3 decimals; the floor keeps every weight, hence every weight sum, > 0.
+    crit_weight = np.maximum(np.round(weight, 3), 0.001)
+    is_cost = rng.random(len(crit_case)) < _P_COST
+    # Both kinds in every case with >= 2 criteria: an all-benefit case gets its last criterion
+    # turned into a cost, an all-cost case its first into a benefit.
+    n_cost = np.add.reduceat(is_cost.astype(np.int64), crit_offsets[:-1])
+    several = n_crit_case >= 2
+    is_cost[crit_offsets[1:][several & (n_cost == 0)] - 1] = True
+    is_cost[crit_offsets[:-1][several & (n_cost == n_crit_case)]] = False
+    return crit_offsets, crit_weight, is_cost
 
 
 def _agents(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndarray, np.ndarray]:

@@ -222,13 +222,6 @@ def simulate_outcomes(
     n_mas, n_single, n_cases = split_runs(runs, mas_share, epochs, where="simulate_outcomes")
     is_mas, case = deal_runs(n_mas, n_single, n_cases)
 
-    # Runs come by case, then repeat, the MAS's first: a run's epoch is its rank among its system's runs of the case.
-    group = case * 2 + (~is_mas)
-    order = np.argsort(group, kind="stable")
-    starts = np.searchsorted(group[order], group[order], side="left")
-    epoch = np.empty(runs, dtype=np.int64)
-    epoch[order] = np.arange(runs) - starts + 1
-
     difficulty = rng.normal(0.0, case_sd, n_cases)
     base = np.where(is_mas, single_pass + effect, single_pass)
     p = 1.0 / (1.0 + np.exp(-(np.log(base / (1 - base)) + difficulty[case])))
@@ -247,39 +240,75 @@ def simulate_outcomes(
     usage_frame, sums = _usage(rng, run_ids, is_mas, total, parent, position, offsets)
     transcript = _trace(rng, run_ids, is_mas, team, rounds, lead_share, tool_rate, tool_failure) if trace else {}
     tool_counts = transcript.pop("counts", {})
-    tables = {
-        "runs": coded_table(
-            "runs",
-            {
-                "run_id": run_ids,
-                "system": Coded(pl.Series(SYSTEMS), (~is_mas).astype(np.uint8)),
-                "case_id": Coded(labels("case", n_cases, max(6, len(str(n_cases)))), case),
-                "task": Coded(labels("task", tasks), case % tasks),
-                "variant": None,
-                "seed": None,
-                "epoch": epoch,
-                "cluster": None,
-                "recommended": None,
-                "correct": None,
-                "confidence": None,
-                "iterations": None,
-                "api_calls": sums["calls"],
-                "seconds": sums["seconds"],
-                "tokens": total,
-                "input_tokens": sums["input_tokens"],
-                "output_tokens": sums["output_tokens"],
-                "cost_usd": sums["cost_usd"],
-                "tool_calls": tool_counts.get("calls"),
-                "tool_errors": tool_counts.get("errors"),
-            },
-            where="simulate_outcomes",
-        )
-    }
+    tables = {"runs": _runs(run_ids, is_mas, case, total, sums, tool_counts, n_cases=n_cases, tasks=tasks)}
     report(f"runs: {runs:,} rows")
     tables["usage"] = usage_frame
     report(f"usage: {len(parent):,} rows")
-    # Two rows per run, by name: f1 (a value), then match (pass/fail).
-    tables["outcomes"] = coded_table(
+    tables["outcomes"] = _outcomes(run_ids, f1, passed)
+    report(f"outcomes: {runs * len(SCORES):,} rows")
+    for name, frame in transcript.items():
+        tables[name] = frame
+        report(f"{name}: {frame.select(pl.len()).collect().item():,} rows")
+    return Dataset.from_frames(**tables)
+
+
+def _epochs(is_mas: np.ndarray, case: np.ndarray) -> np.ndarray:
+    """Rank each run among its system's runs of the case, from 1: its epoch.
+
+    Runs come by case, then repeat, the MAS's first.
+    """
+    group = case * 2 + (~is_mas)
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], group[order], side="left")
+    epoch = np.empty(len(case), dtype=np.int64)
+    epoch[order] = np.arange(len(case)) - starts + 1
+    return epoch
+
+
+def _runs(
+    run_ids: pl.Series,
+    is_mas: np.ndarray,
+    case: np.ndarray,
+    total: np.ndarray,
+    sums: dict[str, np.ndarray],
+    tool_counts: dict[str, np.ndarray],
+    *,
+    n_cases: int,
+    tasks: int,
+) -> pl.LazyFrame:
+    """Make the runs table: ids, system, case, task, epoch, the tokens, the usage sums and tool counts per run."""
+    return coded_table(
+        "runs",
+        {
+            "run_id": run_ids,
+            "system": Coded(pl.Series(SYSTEMS), (~is_mas).astype(np.uint8)),
+            "case_id": Coded(labels("case", n_cases, max(6, len(str(n_cases)))), case),
+            "task": Coded(labels("task", tasks), case % tasks),
+            "variant": None,
+            "seed": None,
+            "epoch": _epochs(is_mas, case),
+            "cluster": None,
+            "recommended": None,
+            "correct": None,
+            "confidence": None,
+            "iterations": None,
+            "api_calls": sums["calls"],
+            "seconds": sums["seconds"],
+            "tokens": total,
+            "input_tokens": sums["input_tokens"],
+            "output_tokens": sums["output_tokens"],
+            "cost_usd": sums["cost_usd"],
+            "tool_calls": tool_counts.get("calls"),
+            "tool_errors": tool_counts.get("errors"),
+        },
+        where="simulate_outcomes",
+    )
+
+
+def _outcomes(run_ids: pl.Series, f1: np.ndarray, passed: np.ndarray) -> pl.LazyFrame:
+    """Make the outcomes table: two rows per run, by name: f1 (a value), then match (pass/fail)."""
+    runs = len(run_ids)
+    return coded_table(
         "outcomes",
         {
             "run_id": Coded(run_ids, np.repeat(np.arange(runs), len(SCORES))),
@@ -291,11 +320,6 @@ def simulate_outcomes(
         },
         where="simulate_outcomes",
     )
-    report(f"outcomes: {runs * len(SCORES):,} rows")
-    for name, frame in transcript.items():
-        tables[name] = frame
-        report(f"{name}: {frame.select(pl.len()).collect().item():,} rows")
-    return Dataset.from_frames(**tables)
 
 
 def _usage(
