@@ -310,8 +310,8 @@ def test_the_cli_answers_bad_simulate_arguments_with_one_line_and_exit_2(tmp_pat
         (["--tasks", "0"], "error: simulate_decision: tasks=0 is invalid; tasks must be an integer in [1, 4400000]"),
         (
             ["--runs", "100", "--repeats", "1000"],
-            "error: simulate_decision: runs=100 with mas_share=0.5 gives 50 MAS and 50 single runs, too few for every case "
-            "to be run 1000 time(s) by both systems; raise runs or lower repeats",
+            "error: simulate_decision: runs=100 with mas_share=0.5 gives 50 MAS and 50 single runs, too few for every "
+            "case to be run 1000 time(s) by both systems; raise runs or lower repeats",
         ),
     ):
         done = run_cli_process("simulate", "--out", str(tmp_path / "ds"), *args)
