@@ -32,7 +32,7 @@ from mas_eval.storage.dataset import Dataset
 
 if TYPE_CHECKING:
     from mas_eval.simulation.answers import simulate_answers
-    from mas_eval.simulation.decision import simulate
+    from mas_eval.simulation.decision import simulate, simulate_decision
     from mas_eval.simulation.diagnosis import simulate_diagnosis
     from mas_eval.simulation.outcomes import simulate_outcomes
     from mas_eval.stats import (
@@ -49,6 +49,7 @@ __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
         "simulate": "mas_eval.simulation.decision",
+        "simulate_decision": "mas_eval.simulation.decision",
         "simulate_answers": "mas_eval.simulation.answers",
         "simulate_diagnosis": "mas_eval.simulation.diagnosis",
         "simulate_outcomes": "mas_eval.simulation.outcomes",
@@ -83,6 +84,7 @@ __all__ = [
     "score",
     "simulate",
     "simulate_answers",
+    "simulate_decision",
     "simulate_diagnosis",
     "simulate_outcomes",
 ]

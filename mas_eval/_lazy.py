@@ -1,7 +1,7 @@
 """Attributes of a package imported on first use, so that importing it stays cheap.
 
-The statistics layer pulls in SciPy and statsmodels (about 1.4 s); the command line's
-``--help`` and a notebook that only scores should not pay for that.
+The statistics layer pulls in SciPy and statsmodels, slow to import (docs/performance.md); the
+command line's ``--help`` and a notebook that only scores should not pay for that.
 """
 
 from __future__ import annotations

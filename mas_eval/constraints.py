@@ -90,24 +90,33 @@ class Constraint(ABC):
 
     @abstractmethod
     def __str__(self) -> str:
-        """What the kind is, as a noun phrase: ``"a number in [0, 1]"``."""
+        """Return what the kind is, as a noun phrase: ``"a number in [0, 1]"``."""
 
 
 @dataclass(frozen=True)
 class Options(Constraint):
-    """One of a fixed set of values (strings, or ``None``)."""
+    """One of a fixed set of values (strings, or ``None``).
+
+    Examples
+    --------
+    >>> options = Options(("holm", "none", None))
+    >>> str(options), options.is_satisfied_by("holm"), options.is_satisfied_by(None), options.is_satisfied_by("sidak")
+    ("one of 'holm', 'none', None", True, True, False)
+    """
 
     values: tuple[Any, ...]
 
     @classmethod
     def of(cls, literal: Any) -> Options:
-        """The values of a ``Literal[...]`` type."""
+        """Make the constraint of the values of a ``Literal[...]`` type."""
         return cls(tuple(get_args(literal)))
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is one of the values (``True`` is not ``1``)."""
         return any(value is v or (type(value) is type(v) and value == v) for v in self.values)
 
     def __str__(self) -> str:
+        """Return the values, as a message lists them."""
         shown = ", ".join("None" if v is None else repr(v) for v in self.values)
         return shown if len(self.values) == 1 else f"one of {shown}"
 
@@ -123,6 +132,14 @@ class Interval(Constraint):
     Booleans are neither; a float must be finite. ``None`` bounds are open ends. ``beyond``, when
     given, says why ``high`` is a ceiling and what to do instead: the error for a value above it
     ends with it.
+
+    Examples
+    --------
+    >>> share = Interval(float, 0, 1, closed="neither")
+    >>> str(share), share.is_satisfied_by(0.5), share.is_satisfied_by(1.0), share.is_satisfied_by(True)
+    ('a number in (0, 1)', True, False, False)
+    >>> str(Interval(int, 1))
+    'an integer >= 1'
     """
 
     kind: type
@@ -132,6 +149,7 @@ class Interval(Constraint):
     beyond: str = ""
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is a number of the kind (not a boolean) within the bounds."""
         if isinstance(value, bool):
             return False
         if self.kind is int:
@@ -150,6 +168,7 @@ class Interval(Constraint):
         return bool(value > self.high if self.closed in ("both", "right") else value >= self.high)
 
     def __str__(self) -> str:
+        """Return the kind and its bounds in words: ``"an integer >= 1"``."""
         noun = "an integer" if self.kind is int else "a number"
         left, right = self.closed in ("both", "left"), self.closed in ("both", "right")
         if self.low is None and self.high is None:
@@ -172,7 +191,7 @@ def _finite(value: numbers.Real) -> bool:
 
 
 def _bound(value: float) -> str:
-    """A bound as a message shows it: whole numbers in full (``2000000``, not ``2e+06``)."""
+    """Show a bound as a message does: whole numbers in full (``2000000``, not ``2e+06``)."""
     return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
@@ -181,9 +200,11 @@ class Boolean(Constraint):
     """``True`` or ``False`` (not 0 or 1)."""
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is a boolean."""
         return isinstance(value, bool)
 
     def __str__(self) -> str:
+        """Return ``"True or False"``."""
         return "True or False"
 
 
@@ -195,47 +216,68 @@ class Predicate(Constraint):
     description: str
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``test(value)`` is true."""
         return bool(self.test(value))
 
     def __str__(self) -> str:
+        """Return the description."""
         return self.description
 
 
 @dataclass(frozen=True)
 class Instance(Constraint):
-    """An instance of ``types`` (``isinstance``), described by ``description``: a parameter's type,
-    for a parameter whose values need no other check here (a frame, a mapping, a Dataset)."""
+    """An instance of ``types`` (``isinstance``), described by ``description``: a parameter's type.
+
+    For a parameter whose values need no other check here (a frame, a mapping, a Dataset).
+    """
 
     types: type | tuple[type, ...]
     description: str
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is an instance of ``types``."""
         return isinstance(value, self.types)
 
     def __str__(self) -> str:
+        """Return the description."""
         return self.description
 
 
 @dataclass(frozen=True)
 class IntPair(Constraint):
-    """A ``(min, max)`` pair of integers, each from ``minimum`` to ``maximum`` (if given), with ``min <= max``."""
+    """A ``(min, max)`` pair of integers, each from ``minimum`` to ``maximum`` (if given), with ``min <= max``.
+
+    Examples
+    --------
+    >>> pair = IntPair(1, 10)
+    >>> str(pair), pair.is_satisfied_by((2, 5)), pair.is_satisfied_by([5, 2])
+    ('a (min, max) pair of integers in [1, 10] with min <= max', True, False)
+    """
 
     minimum: int
     maximum: int | None = None
 
     def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is a tuple or list of two integers in range, the first no larger."""
         if not isinstance(value, tuple | list) or len(value) != 2:
             return False
         whole = Interval(int, self.minimum, self.maximum)
         return whole.is_satisfied_by(value[0]) and whole.is_satisfied_by(value[1]) and value[0] <= value[1]
 
     def __str__(self) -> str:
+        """Return the pair's bounds in words."""
         each = f">= {self.minimum}" if self.maximum is None else f"in [{self.minimum}, {self.maximum}]"
         return f"a (min, max) pair of integers {each} with min <= max"
 
 
 def describe(constraints: Sequence[Constraint]) -> str:
-    """What ``constraints`` allow, e.g. ``"a number in [0, 1] or None"``."""
+    """Say what ``constraints`` allow, e.g. ``"a number in [0, 1] or None"``.
+
+    Examples
+    --------
+    >>> describe([Interval(float, 0, 1), NONE])
+    'a number in [0, 1] or None'
+    """
     return " or ".join(str(c) for c in constraints)
 
 
@@ -245,8 +287,11 @@ def _short_repr(value: object) -> str:
 
 
 def _satisfies(constraint: Constraint, value: object) -> bool:
-    """Whether ``value`` satisfies ``constraint``; a test that cannot even read the value (a predicate
-    converting it to numbers) says no, so that the caller gets the error naming the parameter."""
+    """Whether ``value`` satisfies ``constraint``; a test that cannot even read the value says no.
+
+    A predicate converting the value to numbers may fail on it: the caller then gets the error
+    naming the parameter.
+    """
     try:
         return constraint.is_satisfied_by(value)
     except (TypeError, ValueError, AttributeError):
@@ -254,7 +299,16 @@ def _satisfies(constraint: Constraint, value: object) -> bool:
 
 
 def check_parameter(name: str, value: object, constraints: Sequence[Constraint], *, where: str | None = None) -> None:
-    """Raise :class:`~mas_eval.errors.InvalidParameterError` unless ``value`` satisfies one of ``constraints``."""
+    """Raise :class:`~mas_eval.errors.InvalidParameterError` unless ``value`` satisfies one of ``constraints``.
+
+    Examples
+    --------
+    >>> check_parameter("alpha", 0.05, [Interval(float, 0, 1)], where="compare")
+    >>> check_parameter("alpha", 2, [Interval(float, 0, 1)], where="compare")
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.InvalidParameterError: compare: alpha=2 is invalid; alpha must be a number in [0, 1]
+    """
     if any(_satisfies(c, value) for c in constraints):
         return
     prefix = f"{where}: " if where else ""
@@ -300,8 +354,11 @@ C = TypeVar("C", bound=type)
 
 
 def validate_fields(constraints: Mapping[str, Sequence[Constraint]]) -> Callable[[C], C]:
-    """Decorate a dataclass (above ``@dataclass``) so that the fields it is made with are checked first,
-    as :func:`validate_params` checks a function's arguments; the errors name the class."""
+    """Decorate a dataclass (above ``@dataclass``) so that the fields it is made with are checked first.
+
+    The fields are checked as :func:`validate_params` checks a function's arguments; the errors name
+    the class.
+    """
 
     def decorate(cls: C) -> C:
         cls.__init__ = validate_params(constraints, where=cls.__name__)(cls.__init__)  # type: ignore[misc]
@@ -311,11 +368,13 @@ def validate_fields(constraints: Mapping[str, Sequence[Constraint]]) -> Callable
 
 
 def parse_value(text: str, constraints: Sequence[Constraint]) -> Any:
-    """A command-line string as the value ``constraints`` expect (the check comes afterwards).
+    """Parse a command-line string as the value ``constraints`` expect (the check comes afterwards).
 
     ``none``/``null`` is ``None``; ``true``/``false`` a boolean where one is allowed; a number
     where an interval is allowed; otherwise the string itself.
 
+    Examples
+    --------
     >>> parse_value("none", [Interval(float, 0, 1), NONE]), parse_value("3", [Interval(float, 0)])
     (None, 3.0)
     >>> parse_value("false", [Boolean()]), parse_value("topsis", [Options(("topsis", "weighted_sum"))])
@@ -346,8 +405,15 @@ TEXT = Instance(str, "a string")
 
 
 def is_unicode(text: str) -> bool:
-    """Whether ``text`` holds no lone surrogate (which a name read from bytes that are not UTF-8 holds,
-    and which no UTF-8 output can write)."""
+    r"""Whether ``text`` holds no lone surrogate, which no UTF-8 output can write.
+
+    A name read from bytes that are not UTF-8 holds one (Python's ``surrogateescape``).
+
+    Examples
+    --------
+    >>> is_unicode("Amélie"), is_unicode("\udcff")
+    (True, False)
+    """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -396,7 +462,14 @@ def _sequence_of(kind: type | tuple[type, ...]) -> Callable[[object], bool]:
 
 
 def sequence_of(kind: type | tuple[type, ...], noun: str) -> Predicate:
-    """Constraint of a list (tuple, set) whose every item is a ``kind``, described as ``a list of NOUN``."""
+    """Make the constraint of a list (tuple, set) whose every item is a ``kind``, described as ``a list of NOUN``.
+
+    Examples
+    --------
+    >>> names = sequence_of(str, "strings")
+    >>> str(names), names.is_satisfied_by(["a", "b"]), names.is_satisfied_by(["a", 1])
+    ('a list of strings', True, False)
+    """
     return Predicate(_sequence_of(kind), f"a list of {noun}")
 
 
@@ -448,6 +521,8 @@ def check_columns(
     when given, ends it with what to do. ``error`` is the exception class, for a function that
     documents another (``task_means`` raises :class:`~mas_eval.errors.InvalidParameterError`).
 
+    Examples
+    --------
     >>> schema = pl.Schema({"system": pl.String, "dqs": pl.Float64, "efficiency_score": pl.Float64})
     >>> check_columns(schema, ["efficency_score"], "metrics")
     Traceback (most recent call last):

@@ -67,6 +67,8 @@ def visible(text: str, *, breaks: bool = True) -> str:
     ``breaks=False`` keeps tabs and line breaks (``\t``, ``\n``, ``\r``) as they are, for a
     format where they are white space (HTML).
 
+    Examples
+    --------
     >>> print(visible("a\tb\n\x1b[31mred\u202e מערכת"))
     a\tb\n\x1b[31mred\u202e מערכת
     """
@@ -79,6 +81,8 @@ def visible_texts(texts: pl.Series, *, breaks: bool = True) -> pl.Series:
     Vectorised (one Aho–Corasick pass, :meth:`polars.Expr.str.replace_many`), and only over a
     column that holds a control character at all: most transcripts hold none but line breaks.
 
+    Examples
+    --------
     >>> import polars as pl
     >>> visible_texts(pl.Series(["a\tb\n\x1b[31m", None, "\u202e מערכת"]), breaks=False).to_list()
     ['a\tb\n\\x1b[31m', None, '\\u202e מערכת']
@@ -94,6 +98,8 @@ def visible_texts(texts: pl.Series, *, breaks: bool = True) -> pl.Series:
 def one_line(text: str) -> str:
     r"""``text`` on one line: line breaks and tabs as spaces, the other control characters as escapes.
 
+    Examples
+    --------
     >>> print(one_line("a\n\nb\tc\r\x1b[31m"))
     a  b c \x1b[31m
     """
@@ -110,12 +116,15 @@ _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
 def typeset_text(text: str) -> str:
-    r"""``text`` as a typesetting program (pdfLaTeX) can take it, before its markup is escaped: composed
-    (NFC: an accent written as a letter and a combining mark, which pdfLaTeX refuses, made one
-    letter, as most fonts have it), on one line (:func:`one_line`: control characters and the
+    r"""Prepare ``text`` for a typesetting program (pdfLaTeX), before its markup is escaped.
+
+    The text is composed (NFC: an accent written as a letter and a combining mark, which pdfLaTeX
+    refuses, made one letter, as most fonts have it), on one line (:func:`one_line`: control characters and the
     marks of :data:`CONTROLS` as escapes), and the other invisible format characters (the
     zero-width joiners, a soft hyphen: Unicode's category Cf) dropped, which print as nothing.
 
+    Examples
+    --------
     >>> typeset_text("Amélie​‍") == "Amélie\\u200b"
     True
     """
@@ -126,8 +135,9 @@ def typeset_text(text: str) -> str:
 
 
 def markdown_text(text: str) -> str:
-    r"""``text`` as one line of Markdown that reads as the text itself, wherever it is put: a table
-    cell, a heading, a paragraph, emphasis, a list item or an image's alt text.
+    r"""Escape ``text`` as one line of Markdown that reads as the text itself, wherever it is put.
+
+    It may be put in a table cell, a heading, a paragraph, emphasis, a list item or an image's alt text.
 
     Line breaks and tabs become spaces and other control characters escapes (:func:`one_line`);
     ``&``, ``<`` and ``>`` become HTML entities, so that no renderer passes HTML through; the
@@ -135,6 +145,8 @@ def markdown_text(text: str) -> str:
     escaped by a backslash; surrounding spaces are dropped (Markdown drops them anyway, and
     ``* text*`` is no emphasis).
 
+    Examples
+    --------
     >>> print(markdown_text("<script>alert(1)</script> | a_b *c* [x](y)"))
     &lt;script&gt;alert(1)&lt;/script&gt; \| a_b \*c\* \[x\](y)
     >>> print(markdown_text("1. item\n\n# not a heading"))
@@ -146,9 +158,12 @@ def markdown_text(text: str) -> str:
 
 
 def html_text(text: str) -> str:
-    r"""``text`` as HTML text or a quoted attribute value: control characters as escapes
-    (:func:`visible`), ``& < > " '`` as character references, so that no markup or script passes.
+    r"""Escape ``text`` as HTML text or a quoted attribute value, so that no markup or script passes.
 
+    Control characters become escapes (:func:`visible`), ``& < > " '`` character references.
+
+    Examples
+    --------
     >>> print(html_text("<b onclick='x()'>a&b</b>\x1b[31m"))
     &lt;b onclick=&#x27;x()&#x27;&gt;a&amp;b&lt;/b&gt;\x1b[31m
     """
@@ -162,8 +177,10 @@ _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$"
 
 
 def _formula(text: pl.Expr, quotes: str) -> pl.Expr:
-    """Whether ``text`` is ``quotes`` (a regex of leading quotes) then a formula: a cell starting
-    with a character of :data:`FORMULA_START` that is no plain number."""
+    """Whether ``text`` is ``quotes`` (a regex of leading quotes) then a formula.
+
+    A formula is a cell starting with a character of :data:`FORMULA_START` that is no plain number.
+    """
     return text.str.contains(f"^{quotes}[=+@\\t\\r-]") & ~text.str.contains(f"^{quotes}{_NUMBER}")
 
 
@@ -183,6 +200,8 @@ def spreadsheet_safe(frame: pl.DataFrame) -> pl.DataFrame:
     back exactly, a cell that is such a prefixed cell already (quotes, then a formula) gets one
     quote more. Categorical columns come back as text.
 
+    Examples
+    --------
     >>> import polars as pl
     >>> frame = pl.DataFrame({"task": ["=HYPERLINK(1)", "-2+3", "-2", "'=x", "a=b"], "d": [-1.0] * 5})
     >>> spreadsheet_safe(frame)["task"].to_list()

@@ -30,7 +30,13 @@ P_FLOOR = 1e-16
 
 
 def format_p(p: float | None) -> str:
-    """A p-value: 3 decimals from 0.001 up, 2 significant digits below, ``<1e-16`` at the floor."""
+    """Format a p-value: 3 decimals from 0.001 up, 2 significant digits below, ``<1e-16`` at the floor.
+
+    Examples
+    --------
+    >>> format_p(0.04321), format_p(0.000123), format_p(1e-20), format_p(None)
+    ('0.043', '1.2e-04', '<1e-16', '')
+    """
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return ""
     if p < P_FLOOR:
@@ -41,7 +47,13 @@ def format_p(p: float | None) -> str:
 
 
 def format_number(value: float | int | None, digits: int = 4) -> str:
-    """An estimate: ``digits`` decimals, or 3 significant digits when it is tiny or huge; integers as they are."""
+    """Format an estimate: ``digits`` decimals, or 3 significant digits when tiny or huge; integers as they are.
+
+    Examples
+    --------
+    >>> format_number(0.123456), format_number(0.0000123), format_number(2_500_000), format_number(True)
+    ('0.1235', '1.23e-05', '2,500,000', 'yes')
+    """
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -58,11 +70,13 @@ def format_number(value: float | int | None, digits: int = 4) -> str:
 
 
 def format_ci(low: float | None, high: float | None, digits: int = 4) -> str:
-    """A confidence interval ``[low, high]`` (empty when either end is missing).
+    """Format a confidence interval ``[low, high]`` (empty when either end is missing).
 
     Both ends on the scale of the larger one, so that an end near zero reads ``-0.0008``
-    beside ``0.0626``, not ``-7.64e-04``:
+    beside ``0.0626``, not ``-7.64e-04``.
 
+    Examples
+    --------
     >>> format_ci(-0.000764, 0.0626), format_ci(1.2e-7, 3.4e-7)
     ('[-0.0008, 0.0626]', '[1.2e-07, 3.4e-07]')
     """
@@ -79,10 +93,12 @@ CORRECTION_NAMES = {"holm": "Holm", "fdr_bh": "BH", "bonferroni": "Bonferroni", 
 
 
 def correction_name(corrections: Iterable[str | None]) -> str:
-    """The correction a comparison table's ``correction`` column names, as a reader reads it.
+    """Name the correction a comparison table's ``correction`` column holds, as a reader reads it.
 
     ``adjusted`` when the column is empty or names more than one correction.
 
+    Examples
+    --------
     >>> correction_name(["holm", "holm"]), correction_name(["fdr_bh"]), correction_name(["none"])
     ('Holm', 'BH', 'unadjusted')
     >>> correction_name([]), correction_name(["holm", "bonferroni"])
@@ -96,12 +112,24 @@ def correction_name(corrections: Iterable[str | None]) -> str:
 
 
 def is_p_column(name: str) -> bool:
-    """Whether a column holds p-values (``p_value``, ``p_adjusted``, ``p``...)."""
+    """Whether a column holds p-values (``p_value``, ``p_adjusted``, ``p``...).
+
+    Examples
+    --------
+    >>> is_p_column("p_adjusted"), is_p_column("dqs")
+    (True, False)
+    """
     return name == "p" or name.startswith("p_") or name.endswith("_p")
 
 
 def format_value(name: str, value: object) -> str:
-    """Any cell of a table: p-values as :func:`format_p`, numbers as :func:`format_number`."""
+    """Format any cell of a table: p-values as :func:`format_p`, numbers as :func:`format_number`.
+
+    Examples
+    --------
+    >>> format_value("p_adjusted", 0.00001234), format_value("estimate", 0.123456), format_value("n", None)
+    ('1.2e-05', '0.1235', '')
+    """
     if value is None:
         return ""
     if isinstance(value, float) and is_p_column(name):
@@ -118,6 +146,8 @@ def system_means_rows(means: list[dict[str, object]]) -> tuple[list[str], list[l
     Two systems get a third column, the first minus the second (as a comparison reads it).
     The terminal and the Markdown summary print the same cells.
 
+    Examples
+    --------
     >>> system_means_rows([{"system": "mas", "runs": 2, "dqs": 0.75}, {"system": "single", "runs": 2, "dqs": 0.5}])
     (['metric', 'mas', 'single', 'mas - single'], [['runs', '2', '2', ''], ['dqs', '0.7500', '0.5000', '0.2500']])
     """
@@ -151,12 +181,14 @@ def _shape(rows: int | None, columns: int) -> str:
 
 
 def summary_text(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[tuple[str, int | None, int]]) -> str:
-    """A compact plain-text summary of a collection of tables (the ``repr`` of ``Scores`` and ``Dataset``).
+    """Summarise a collection of tables in compact plain text (the ``repr`` of ``Scores`` and ``Dataset``).
 
     ``facts`` are ``(label, value)`` lines; ``tables`` are ``(name, rows, columns)`` (``rows``
     ``None`` when unknown). User text is shown on one line, control characters as escapes, long
     values cut with ``…``, and at most 12 tables listed; the whole stays under 1,000 characters.
 
+    Examples
+    --------
     >>> print(summary_text("Scores", [("preset", "spec")], [("runs", 1200, 40), ("agents", 6000, 9)]))
     <Scores: 2 tables>
       preset  spec
@@ -174,8 +206,12 @@ def summary_text(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[
 
 
 def summary_html(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[tuple[str, int | None, int]]) -> str:
-    """The HTML form of :func:`summary_text` (Jupyter's ``_repr_html_``): every name escaped.
+    """Summarise a collection of tables in HTML, as :func:`summary_text` does in text; every name escaped.
 
+    It is Jupyter's ``_repr_html_`` of ``Scores`` and ``Dataset``.
+
+    Examples
+    --------
     >>> summary_html("Scores", [("preset", "<b>x</b>")], [("runs", 3, 2)]).count("&lt;b&gt;")
     1
     """

@@ -94,24 +94,43 @@ _SHIPPED = copy.deepcopy(PRESETS)
 
 
 def as_shipped() -> bool:
-    """Whether :data:`PRESETS` holds what this module defines: a preset added or changed at run time
-    would not exist in a worker process, which would score with other parameters."""
+    """Whether :data:`PRESETS` holds what this module defines.
+
+    A preset added or changed at run time would not exist in a worker process, which would score
+    with other parameters.
+    """
     return PRESETS == _SHIPPED
 
 
 def check_preset(preset: object) -> str:
-    """``preset`` if it names a preset; else :class:`~mas_eval.errors.InvalidParameterError`."""
+    """Return ``preset`` if it names a preset; else raise :class:`~mas_eval.errors.InvalidParameterError`.
+
+    Examples
+    --------
+    >>> check_preset("lddx-v6")
+    'lddx-v6'
+    >>> check_preset("lddx")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.InvalidParameterError: preset='lddx' is invalid; preset must be one of 'spec', 'crisis-mas-poc', ...
+    """
     check_parameter("preset", preset, [Options(tuple(PRESETS))])
     return str(preset)
 
 
 def preset_section(preset: str, section: str) -> dict[str, Any]:
-    """The values preset ``preset`` sets for ``section`` (a family's name, or ``"statistics"``)."""
+    """Return the values preset ``preset`` sets for ``section`` (a family's name, or ``"statistics"``).
+
+    Examples
+    --------
+    >>> preset_section("lddx-v6", "diagnosis"), preset_section("spec", "diagnosis")
+    ({'label_rules': 'lddx-v6', 'tempo_count_mentions': True}, {})
+    """
     return dict(PRESETS[check_preset(preset)].get(section, {}))
 
 
 def param(default: Any, *constraints: Constraint) -> Any:
-    """A dataclass field of a :class:`Params` class with its default and its constraints."""
+    """Declare a dataclass field of a :class:`Params` class with its default and its constraints."""
     return field(default=default, metadata={"constraints": constraints})
 
 
@@ -126,6 +145,7 @@ class Params:
     where: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
+        """Check every field against its constraints."""
         for f in fields(self):  # type: ignore[arg-type]
             constraints = f.metadata.get("constraints")
             if constraints:
@@ -138,7 +158,7 @@ class Params:
 
     @classmethod
     def of_preset(cls, preset: str = "spec", **overrides: Any) -> Self:
-        """The parameters of ``preset`` with ``overrides`` applied; an unknown name is an error."""
+        """Make the parameters of ``preset`` with ``overrides`` applied; an unknown name is an error."""
         values = {**preset_section(preset, cls.section), **overrides}
         known = cls.constraints()
         unknown = sorted(set(values) - set(known))
@@ -149,5 +169,5 @@ class Params:
         return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:
-        """The parameters as a plain dict (for manifests and reports)."""
+        """Return the parameters as a plain dict (for manifests and reports)."""
         return asdict(self)  # type: ignore[call-overload]

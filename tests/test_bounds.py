@@ -255,7 +255,10 @@ def test_runs_within_the_ceiling_are_simulated_at_its_edge() -> None:
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--runs", "5000000"], "simulate: runs=5000000 is invalid; runs must be an integer in [2, 4400000]; more"),
+        (
+            ["--runs", "5000000"],
+            "simulate_decision: runs=5000000 is invalid; runs must be an integer in [2, 4400000]; more",
+        ),
         (["--runs", "1" + "0" * 30], "runs=1000000000000000000000000000000 is invalid"),
         (["--kind", "diagnosis", "--runs", "400000"], "simulate_diagnosis: runs=400000 is invalid"),
         (
@@ -263,8 +266,8 @@ def test_runs_within_the_ceiling_are_simulated_at_its_edge() -> None:
             "100,000 runs with --items 40,80 and --answer-chars 600 would take about 12 GB of memory",
         ),
         (["--kind", "answers", "--tasks", "1000000000"], "tasks=1000000000 is invalid; tasks must be an integer in"),
-        (["--tasks", "1000000000"], "simulate: tasks=1000000000 is invalid"),
-        (["--variants", "1000000000"], "simulate: variants=1000000000 is invalid"),
+        (["--tasks", "1000000000"], "simulate_decision: tasks=1000000000 is invalid"),
+        (["--variants", "1000000000"], "simulate_decision: variants=1000000000 is invalid"),
         (["--kind", "answers", "--items", "1,99999999999"], "items must be a (min, max) pair of integers in"),
     ],
 )

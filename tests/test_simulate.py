@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import polars as pl
@@ -298,19 +299,19 @@ def test_bad_arguments_raise_clear_errors(runs: object, kwargs: dict[str, object
     kwargs = {"seed": 1, **kwargs}
     with pytest.raises(InvalidParameterError, match=match) as info:
         simulate(runs, **kwargs)  # type: ignore[arg-type]
-    assert str(info.value).startswith("simulate: ")
+    assert str(info.value).startswith("simulate_decision: ")
     assert isinstance(info.value, ValueError)
 
 
 def test_the_cli_answers_bad_simulate_arguments_with_one_line_and_exit_2(tmp_path: Path) -> None:
     for args, line in (
-        (["--runs", "1"], "error: simulate: runs=1 is invalid; runs must be an integer in [2, 4400000]"),
-        (["--effect", "5"], "error: simulate: effect=5.0 is invalid; effect must be a number in [-1, 1]"),
-        (["--tasks", "0"], "error: simulate: tasks=0 is invalid; tasks must be an integer in [1, 4400000]"),
+        (["--runs", "1"], "error: simulate_decision: runs=1 is invalid; runs must be an integer in [2, 4400000]"),
+        (["--effect", "5"], "error: simulate_decision: effect=5.0 is invalid; effect must be a number in [-1, 1]"),
+        (["--tasks", "0"], "error: simulate_decision: tasks=0 is invalid; tasks must be an integer in [1, 4400000]"),
         (
             ["--runs", "100", "--repeats", "1000"],
-            "error: simulate: runs=100 with mas_share=0.5 gives 50 MAS and 50 single runs, too few for every case "
-            "to be run 1000 time(s) by both systems; raise runs or lower repeats",
+            "error: simulate_decision: runs=100 with mas_share=0.5 gives 50 MAS and 50 single runs, too few for every "
+            "case to be run 1000 time(s) by both systems; raise runs or lower repeats",
         ),
     ):
         done = run_cli_process("simulate", "--out", str(tmp_path / "ds"), *args)
@@ -344,3 +345,12 @@ def test_large_teams_and_choice_sets_keep_distinct_ids() -> None:
     assert agents["agent_id"].n_unique() == 300
     assert "a300" in agents["agent_id"].to_list()
     assert ds.collect("alt_scores")["alternative"].n_unique() == 260
+
+
+def test_simulate_is_the_short_name_of_simulate_decision() -> None:
+    # The documented short name is the same function (no wrapper, so no deprecation warning).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mas_eval.simulate is mas_eval.simulate_decision is simulate
+    assert {"simulate", "simulate_decision"} <= set(mas_eval.__all__)
+    assert mas_eval.simulate.__name__ == "simulate_decision"

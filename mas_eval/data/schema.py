@@ -89,18 +89,22 @@ class Table:
     column_map: dict[str, Column] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Index the columns by name."""
         object.__setattr__(self, "column_map", {c.name: c for c in self.columns})
 
     @property
     def names(self) -> list[str]:
+        """The column names, in the table's order."""
         return [c.name for c in self.columns]
 
     @property
     def required(self) -> list[str]:
+        """The columns every file of the table must have: the required ones and the key."""
         return [c.name for c in self.columns if c.required or c.name in self.key]
 
     @property
     def polars_schema(self) -> pl.Schema:
+        """The columns and their Polars dtypes."""
         return pl.Schema({c.name: c.dtype for c in self.columns})
 
 
@@ -410,12 +414,25 @@ TABLES: dict[str, Table] = {
 
 
 def required_tables() -> list[str]:
-    """The tables every Dataset must have (``required_table``)."""
+    """Return the tables every Dataset must have (``required_table``).
+
+    Examples
+    --------
+    >>> required_tables()
+    ['runs']
+    """
     return [name for name, spec in TABLES.items() if spec.required_table]
 
 
 def table(name: str) -> Table:
-    """The :class:`Table` called ``name``; a :class:`~mas_eval.errors.SchemaError` names the known ones."""
+    """Return the :class:`Table` called ``name``; a :class:`~mas_eval.errors.SchemaError` names the known ones.
+
+    Examples
+    --------
+    >>> agents = table("agents")
+    >>> agents.key, agents.required, agents.parent
+    (('run_id', 'agent_id'), ['run_id', 'agent_id'], 'runs')
+    """
     try:
         return TABLES[name]
     except KeyError:

@@ -72,7 +72,7 @@ def _key(text: str) -> str:
 
 @cache
 def modes(taxonomy: Taxonomy) -> tuple[Mode, ...]:
-    """The modes of ``taxonomy`` (one of :data:`TAXONOMIES`), in its order.
+    """Return the modes of ``taxonomy`` (one of :data:`TAXONOMIES`), in its order.
 
     >>> len(modes("mast")), sorted({m.category for m in modes("mast")})
     (14, ['Inter-agent misalignment', 'System design issues', 'Task verification'])
@@ -97,13 +97,15 @@ def _names(taxonomy: Taxonomy) -> dict[str, Mode]:
 
 
 def mode_of(text: str, taxonomy: Taxonomy) -> Mode | None:
-    """The mode of ``taxonomy`` that ``text`` names, or None.
+    """Return the mode of ``taxonomy`` that ``text`` names, or None.
 
     A mode is named by its code (``"1.1"``, ``"FM-1.1"``) or by its code and name
     (``"1.1 Disobey Task Specification"``, or one of its aliases), compared as words: case,
     punctuation and spacing do not matter. A code with another name is not the mode: MAST's
     earlier drafts numbered other modes 1.1 to 4.3.
 
+    Examples
+    --------
     >>> mode_of("1.1", "mast").label
     '1.1 Disobey task specification'
     >>> mode_of("2.5 Ignored Other Agents' Input", "mast").code

@@ -72,14 +72,15 @@ class SizeCeiling:
         )
 
     def constraint(self) -> Interval:
-        """The declared constraint of ``runs``: at least 2, at most :attr:`runs`."""
+        """Return the declared constraint of ``runs``: at least 2, at most :attr:`runs`."""
         return Interval(int, 2, self.runs, beyond=self.fix)
 
     def check(
         self, runs: int, size: Callable[..., float], options: dict[str, Any], simulator: Callable[..., Any]
     ) -> None:
-        """:class:`~mas_eval.errors.InvalidParameterError` when ``runs`` runs of the size that ``options``
-        give exceed the memory ceiling.
+        """Raise :class:`~mas_eval.errors.InvalidParameterError` if ``runs`` runs of this size exceed the ceiling.
+
+        The size is the one that ``options`` give.
 
         ``size(**options)`` is the simulator's estimate of what a run costs, compared with its value
         at the defaults of ``simulator``'s parameters: a run twice the default size counts twice.
@@ -101,19 +102,19 @@ class SizeCeiling:
 
 
 def _plain(value: object) -> object:
-    """A range as a tuple, whether given as a tuple or a list, so that ``[20, 40]`` is the default ``(20, 40)``."""
+    """Return a range as a tuple, whether given as a tuple or a list: ``[20, 40]`` is the default ``(20, 40)``."""
     return tuple(value) if isinstance(value, list) else value
 
 
 def _spelled(name: str, value: object) -> str:
-    """An option as the user passes it: ``items=(40, 80)``, or ``--items 40,80`` on the command line."""
+    """Spell an option as the user passes it: ``items=(40, 80)``, or ``--items 40,80`` on the command line."""
     if isinstance(value, tuple | list) and len(value) == 2:
         return option(name, tuple(value), cli=f"--{name.replace('_', '-')} {value[0]},{value[1]}")
     return option(name, value)
 
 
 def mean_of(pair: tuple[int, int]) -> float:
-    """The mean of a count drawn uniformly from the inclusive range ``pair``."""
+    """Return the mean of a count drawn uniformly from the inclusive range ``pair``."""
     return (pair[0] + pair[1]) / 2
 
 
@@ -149,7 +150,7 @@ class Coded:
 
 
 def vocab(values: tuple[str | None, ...] | list[str | None]) -> tuple[pl.Series, np.ndarray]:
-    """A vocabulary as a Series to gather from, and its entries' lengths in characters."""
+    """Return a vocabulary as a Series to gather from, and its entries' lengths in characters."""
     return pl.Series(values, dtype=pl.String), np.array([len(v or "") for v in values], dtype=np.int64)
 
 
@@ -165,7 +166,7 @@ def coded_table(
     *,
     where: str = "simulate",
 ) -> pl.LazyFrame:
-    """The table ``name`` as a LazyFrame decoded on read: codes, expressions over ``hidden`` codes, or nulls.
+    """Build the table ``name`` as a LazyFrame decoded on read: codes, expressions over ``hidden`` codes, or nulls.
 
     ``hidden`` holds the codes (and vocabulary sizes) that expressions gather from, e.g. the
     fragments of a message; they are dropped by the final select. ``where`` names the simulator in

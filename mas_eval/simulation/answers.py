@@ -282,7 +282,7 @@ def simulate_answers(
     answer_chars: int = 300,
     progress: Callable[[str], object] | None = None,
 ) -> Dataset:
-    r"""A synthetic benchmark-answer Dataset with a planted MAS-vs-single difference in answer recall.
+    r"""Simulate a benchmark-answer Dataset with a planted MAS-vs-single difference in answer recall.
 
     Parameters
     ----------
@@ -428,7 +428,7 @@ def simulate_answers(
 
 
 def _run_size(items: tuple[int, int], answer_chars: int) -> float:
-    """Expected bytes of a run's four texts per item, plus 200 an answer row: what its memory grows with.
+    """Estimate the bytes of a run's four texts per item, plus 200 an answer row: what its memory grows with.
 
     A text is never much shorter than 120 characters (its entity sentences and reasoning steps).
     """
@@ -547,22 +547,31 @@ def _other(rng: np.random.Generator, used: list[np.ndarray], size: int) -> np.nd
     return index
 
 
-def _answers(
-    rng: np.random.Generator,
-    d: _Design,
-    vocabulary: _Vocabulary,
-    *,
-    effect: float,
-    entities: tuple[int, int],
-    answer_chars: int,
-    tasks: tuple[str, ...],
-) -> tuple[pl.LazyFrame, np.ndarray, int]:
-    """The answers table, the characters of prediction and rationale per run, and the characters of all its text."""
-    n_items, n = d.n_items, len(d.answer_run)
-    item, run = d.answer_item, d.answer_run
-    templates = len(TEMPLATES[CATEGORIES[0]])
-    sentences, sentence_chars = vocabulary.sentences, vocabulary.sentence_chars
+@dataclass
+class _Reference:
+    """The items' reference answers as codes (one row per item).
 
+    ``entity``, ``named``, ``form_count``, ``form`` and ``sentence`` have one column per slot: the
+    entity, whether the reference names it (the first ``k`` slots), its number of written forms,
+    the form written and the sentence that writes it (0: none). ``p`` is the item's chance of an
+    entity or step being reproduced, ``diagnosis`` its first entity, ``step`` the codes of its
+    rationale's steps (0: none).
+    """
+
+    entity: np.ndarray
+    named: np.ndarray
+    form_count: np.ndarray
+    form: np.ndarray
+    sentence: np.ndarray
+    p: np.ndarray
+    diagnosis: np.ndarray
+    step: np.ndarray
+
+
+def _reference(
+    rng: np.random.Generator, vocabulary: _Vocabulary, n_items: int, entities: tuple[int, int], templates: int
+) -> _Reference:
+    """Draw the items: entities of the reference, written forms, difficulty, and the rationale's steps."""
     # The items: entities of the reference (one per slot, the first k), written forms and difficulty.
     k = rng.integers(entities[0], entities[1] + 1, n_items)
     slots = entities[1]
@@ -605,44 +614,73 @@ def _answers(
         rng.random((n_items, _STEPS[1])) * vocabulary.fact_count[diagnosis][:, None]
     ).astype(np.int64)
     ref_step = np.where(place < n_steps[:, None], 1 + (structure * len(EVIDENCE) + evidence) * n_facts + fact, 0)
-    del structure, evidence, fact
+    return _Reference(entity, named, count, ref_form, ref_sentence, p_item, diagnosis, ref_step)
 
-    # Reference texts: built per item, then gathered to the answers.
+
+def _reference_texts(
+    rng: np.random.Generator, vocabulary: _Vocabulary, ref: _Reference, answer_chars: int
+) -> tuple[_Text, _Text]:
+    """Write the reference answer and rationale of each item (built per item, gathered to the answers later)."""
+    n_items, slots = ref.named.shape
     reference = _Text("reference", n_items)
     for s in range(slots):
-        reference.add(sentences, sentence_chars, ref_sentence[:, s])
+        reference.add(vocabulary.sentences, vocabulary.sentence_chars, ref.sentence[:, s])
     reference.fill(rng, ANSWER_FILLERS, _wanted(rng, answer_chars, n_items))
     reference_rationale = _Text("reference_rationale", n_items)
-    steps_chars = vocabulary.step_chars[ref_step].sum(axis=1)
+    steps_chars = vocabulary.step_chars[ref.step].sum(axis=1)
     reference_rationale.chars += steps_chars
     reference_rationale.fill(rng, RATIONALE_FILLERS, _wanted(rng, answer_chars, n_items))
     reference_rationale.chars -= steps_chars
     for s in range(_STEPS[1]):
-        reference_rationale.add(vocabulary.steps, vocabulary.step_chars, ref_step[:, s])
+        reference_rationale.add(vocabulary.steps, vocabulary.step_chars, ref.step[:, s])
+    return reference, reference_rationale
 
-    # The answers: each reference entity and step reproduced with the run's probability.
-    p = p_item[item]
-    p = np.where(d.is_mas[run], np.clip(p + effect, 0.0, 1.0), p)
+
+def _prediction(
+    rng: np.random.Generator,
+    vocabulary: _Vocabulary,
+    ref: _Reference,
+    item: np.ndarray,
+    p: np.ndarray,
+    *,
+    answer_chars: int,
+    templates: int,
+) -> _Text:
+    """Write the answers' predictions: each reference entity reproduced with the run's probability, wrong ones added."""
+    n, slots = len(item), ref.named.shape[1]
+    sentences, sentence_chars = vocabulary.sentences, vocabulary.sentence_chars
     prediction = _Text("prediction", n)
     for s in range(slots):
-        form = ref_form[item, s]
-        other = vocabulary.form_start[entity[item, s]] + (rng.random(n) * count[item, s]).astype(np.int64)
+        form = ref.form[item, s]
+        other = vocabulary.form_start[ref.entity[item, s]] + (rng.random(n) * ref.form_count[item, s]).astype(np.int64)
         form = np.where(rng.random(n) < _P_SAME_FORM, form, other)
         code = 1 + form * templates + rng.integers(0, templates, n)
-        prediction.add(sentences, sentence_chars, np.where(named[item, s] & (rng.random(n) < p), code, 0))
+        prediction.add(sentences, sentence_chars, np.where(ref.named[item, s] & (rng.random(n) < p), code, 0))
     for category, p_wrong in _P_WRONG.items():
         c = CATEGORIES.index(category)
         size = int(vocabulary.category_size[c])
         own = [s for s, name in enumerate(SLOT_CATEGORIES[:slots]) if name == category]
-        used = [np.where(named[item, s], entity[item, s] - vocabulary.category_start[c], size) for s in own]
+        used = [np.where(ref.named[item, s], ref.entity[item, s] - vocabulary.category_start[c], size) for s in own]
         wrong = vocabulary.category_start[c] + _other(rng, used or [np.full(n, size)], size)
         form = vocabulary.form_start[wrong] + (rng.random(n) * vocabulary.form_count[wrong]).astype(np.int64)
         code = 1 + form * templates + rng.integers(0, templates, n)
         prediction.add(sentences, sentence_chars, np.where(rng.random(n) < p_wrong, code, 0))
     prediction.fill(rng, ANSWER_FILLERS, _wanted(rng, answer_chars, n))
+    return prediction
 
+
+def _rationale(
+    rng: np.random.Generator,
+    vocabulary: _Vocabulary,
+    ref: _Reference,
+    item: np.ndarray,
+    p: np.ndarray,
+    answer_chars: int,
+) -> _Text:
+    """Write the answers' rationales: each reference step kept with the run's probability, a fallacy at times."""
+    n = len(item)
     rationale = _Text("rationale", n)
-    kept = np.where(rng.random((n, _STEPS[1])) < p[:, None], ref_step[item], 0)
+    kept = np.where(rng.random((n, _STEPS[1])) < p[:, None], ref.step[item], 0)
     fallacies, fallacy_chars = vocab(["", *(f" {f}" for f in FALLACIES)])
     fallacy = np.where(rng.random(n) < _P_FALLACY, 1 + rng.integers(0, len(FALLACIES), n), 0)
     own_chars = vocabulary.step_chars[kept].sum(axis=1) + fallacy_chars[fallacy]
@@ -652,12 +690,37 @@ def _answers(
     for s in range(_STEPS[1]):
         rationale.add(vocabulary.steps, vocabulary.step_chars, kept[:, s])
     rationale.add(fallacies, fallacy_chars, fallacy)
-    del kept
+    return rationale
+
+
+def _answers(
+    rng: np.random.Generator,
+    d: _Design,
+    vocabulary: _Vocabulary,
+    *,
+    effect: float,
+    entities: tuple[int, int],
+    answer_chars: int,
+    tasks: tuple[str, ...],
+) -> tuple[pl.LazyFrame, np.ndarray, int]:
+    """Make the answers table, the characters of prediction and rationale per run, and those of all its text."""
+    n = len(d.answer_run)
+    item, run = d.answer_item, d.answer_run
+    templates = len(TEMPLATES[CATEGORIES[0]])
+    ref = _reference(rng, vocabulary, d.n_items, entities, templates)
+    reference, reference_rationale = _reference_texts(rng, vocabulary, ref, answer_chars)
+
+    # The answers: each reference entity and step reproduced with the run's probability.
+    p = ref.p[item]
+    p = np.where(d.is_mas[run], np.clip(p + effect, 0.0, 1.0), p)
+    prediction = _prediction(rng, vocabulary, ref, item, p, answer_chars=answer_chars, templates=templates)
+    rationale = _rationale(rng, vocabulary, ref, item, p, answer_chars)
 
     # The system's diagnosis label: the item's with the run's probability, else another one. A
     # child generator draws it, so that every other column stays as the parent stream made it.
     (labels,) = rng.spawn(1)
     n_labels = len(vocabulary.display)
+    diagnosis = ref.diagnosis
     wrong = (diagnosis[item] + 1 + labels.integers(0, max(n_labels - 1, 1), n)) % n_labels
     predicted_diagnosis = np.where(labels.random(n) < p, diagnosis[item], wrong)
     hidden = {**prediction.hidden, **rationale.hidden}

@@ -1,11 +1,12 @@
 """Synthetic decision Datasets with a known MAS-vs-single effect, at any scale.
 
-:func:`simulate` fills the decision tables of the crisis-MAS evaluation methodology (``runs``, ``agents``, ``beliefs``,
-``criteria``, ``scores``, ``alt_scores``) with plausible values for multi-agent (``"mas"``)
-and single-agent (``"single"``) runs over shared cases, with a true difference in decision
-quality that the caller chooses. It serves demos, tests of the statistics (does ``compare``
-recover the planted effect? does it stay quiet at ``effect=0``?) and benchmarks: a million
-runs are generated column-wise with NumPy and Polars, never with a Python loop over rows.
+:func:`simulate_decision` (short name :func:`simulate`) fills the decision tables of the crisis-MAS
+evaluation methodology (``runs``, ``agents``, ``beliefs``, ``criteria``, ``scores``, ``alt_scores``)
+with plausible values for multi-agent (``"mas"``) and single-agent (``"single"``) runs over shared
+cases, with a true difference in decision quality that the caller chooses. It serves demos, tests
+of the statistics (does ``compare`` recover the planted effect? does it stay quiet at
+``effect=0``?) and benchmarks: a million runs are generated column-wise with NumPy and Polars,
+never with a Python loop over rows.
 """
 
 from __future__ import annotations
@@ -18,10 +19,20 @@ import polars as pl
 
 from mas_eval.constraints import NONE, Interval, IntPair, Predicate, validate_params
 from mas_eval.data.schema import CRITERION_KINDS, CRITERION_SCALES
-from mas_eval.simulation._shared import SYSTEMS, Coded, SizeCeiling, coded_table, expand, labels, mean_of, split_runs
+from mas_eval.simulation._shared import (
+    SYSTEMS,
+    Coded,
+    SizeCeiling,
+    coded_table,
+    deal_runs,
+    expand,
+    labels,
+    mean_of,
+    split_runs,
+)
 from mas_eval.storage.dataset import Dataset
 
-__all__ = ["CEILING", "simulate"]
+__all__ = ["CEILING", "simulate", "simulate_decision"]
 
 #: Expert roles of MAS agents (crisis management, as in crisis_mas_poc); a single agent is a generalist.
 EXPERT_ROLES = (
@@ -37,7 +48,7 @@ SINGLE_ROLE = "generalist"
 #: Price in USD per million tokens of each configuration variant (cycled when there are more variants).
 PRICE_PER_MTOK = (3.0, 0.6, 10.0, 1.5, 5.0)
 
-# Latent quality model (see the Notes of `simulate`). The spreads keep q well inside (0, 1), so
+# Latent quality model (see the Notes of `simulate_decision`). The spreads keep q well inside (0, 1), so
 # that the clipping which makes the effect approximate rarely bites for |effect| <= 0.2.
 _BASE_LOW, _BASE_SPAN = 0.40, 0.35  # case baseline quality: 0.40 + 0.35 * Beta(2, 2)
 _SD_TASK, _SD_CLUSTER, _SD_RUN = 0.04, 0.05, 0.06
@@ -51,8 +62,8 @@ _MASS_STEP = 1e-4  # masses are logged with 4 decimals, rounded down so a sum ne
 
 
 #: What a run of the default size costs (1.8 kB: 100,000 runs simulated and written peak 180 MB above
-#: the imports), and so the most runs :func:`simulate` makes (4,400,000).
-CEILING = SizeCeiling("simulate", 1_800)
+#: the imports), and so the most runs :func:`simulate_decision` makes (4,400,000).
+CEILING = SizeCeiling("simulate_decision", 1_800)
 #: The most agents, alternatives or criteria of a run (labels ``a1``... are made for each up to the maximum).
 _MAX_COUNT = 1_000
 
@@ -60,7 +71,7 @@ _MAX_COUNT = 1_000
 def _rows_per_run(
     mas_share: float, agents: tuple[int, int], alternatives: tuple[int, int], criteria: tuple[int, int]
 ) -> float:
-    """Expected rows of a run over every table: what its memory grows with (41 at the defaults)."""
+    """Estimate the rows of a run over every table: what its memory grows with (41 at the defaults)."""
     team, options, rules = mas_share * mean_of(agents) + (1 - mas_share), mean_of(alternatives), mean_of(criteria)
     # runs, agents, beliefs (agent x alternative), criteria, scores (alternative x criterion), alt_scores
     return 1 + team + team * options + rules + options * rules + options
@@ -93,7 +104,7 @@ def _beta(rng: np.random.Generator, mean: np.ndarray, concentration: float) -> n
         "progress": [Predicate(callable, "a callable taking a description"), NONE],
     }
 )
-def simulate(
+def simulate_decision(
     runs: int,
     *,
     seed: int,
@@ -109,7 +120,10 @@ def simulate(
     cases_per_cluster: int = 4,
     progress: Callable[[str], object] | None = None,
 ) -> Dataset:
-    r"""A synthetic decision Dataset with a planted MAS-vs-single difference in decision quality.
+    r"""Simulate a decision Dataset with a planted MAS-vs-single difference in decision quality.
+
+    ``mas_eval.simulate`` is its short name (the same function); the other families' simulators are
+    :func:`~mas_eval.simulate_diagnosis`, :func:`~mas_eval.simulate_answers`, :func:`~mas_eval.simulate_outcomes`.
 
     Parameters
     ----------
@@ -165,7 +179,7 @@ def simulate(
         Tables ``runs, agents, beliefs, criteria, scores, alt_scores``, valid by construction
         (``validate()`` passes); write it with :meth:`Dataset.write`. The tables are held in
         memory with their string columns as integer codes, decoded to the schema's strings
-        whenever a table is read or written (about 1.5 GB for a million runs instead of ~4 GB).
+        whenever a table is read or written, which keeps their memory low (docs/performance.md).
 
     Raises
     ------
@@ -228,8 +242,8 @@ def simulate(
 
     Examples
     --------
-    >>> from mas_eval.simulation.decision import simulate
-    >>> ds = simulate(200, seed=7, effect=0.1)
+    >>> from mas_eval import simulate, simulate_decision
+    >>> ds = simulate_decision(200, seed=7, effect=0.1)
     >>> ds.table_names
     ['runs', 'agents', 'beliefs', 'criteria', 'scores', 'alt_scores']
     >>> runs = ds.validate().collect("runs")
@@ -237,6 +251,8 @@ def simulate(
     [('mas', 100, 100), ('single', 100, 100)]
     >>> runs.row(0, named=True)["run_id"], runs.row(0, named=True)["case_id"]
     ('r0000001', 'case000001')
+    >>> simulate is simulate_decision  # the short name
+    True
     """
     runs, seed, repeats, tasks, variants = int(runs), int(seed), int(repeats), int(tasks), int(variants)
     effect, mas_share, ground_truth_share = float(effect), float(mas_share), float(ground_truth_share)
@@ -246,8 +262,8 @@ def simulate(
     )
 
     sizes = {"mas_share": mas_share, "agents": agents, "alternatives": alternatives, "criteria": criteria}
-    CEILING.check(runs, _rows_per_run, sizes, simulate)
-    n_mas, n_single, n_cases = split_runs(runs, mas_share, repeats, where="simulate")
+    CEILING.check(runs, _rows_per_run, sizes, simulate_decision)
+    n_mas, n_single, n_cases = split_runs(runs, mas_share, repeats, where="simulate_decision")
 
     rng = np.random.default_rng(seed)
     report = progress if progress is not None else (lambda _description: None)
@@ -281,6 +297,10 @@ def simulate(
     tables["alt_scores"] = _alt_scores(design, mcda, support)
     report(f"alt_scores: {len(mcda):,} rows")
     return Dataset.from_frames(**tables)
+
+
+#: The documented short name of :func:`simulate_decision`: the same function, kept for good (no warning).
+simulate = simulate_decision
 
 
 @dataclass
@@ -337,15 +357,11 @@ class _Design:
         ground_truth_share: float,
         cases_per_cluster: int,
     ) -> _Design:
+        """Draw the design: cases, their criteria, and each run's quality and recommendation."""
         runs = n_mas + n_single
-        # Each system deals its runs to the cases in turn, so every case gets both systems.
-        is_mas = np.concatenate([np.ones(n_mas, dtype=bool), np.zeros(n_single, dtype=bool)])
-        turn = np.concatenate([np.arange(n_mas, dtype=np.int64), np.arange(n_single, dtype=np.int64)])
-        case = turn % n_cases
         # Runs sorted by case, then repeat, MAS first: a case's runs are contiguous, pairs adjacent.
-        order = np.lexsort((~is_mas, turn // n_cases, case))
-        is_mas, case = is_mas[order], case[order].astype(np.int32)
-        del turn, order
+        is_mas, case = deal_runs(n_mas, n_single, n_cases)
+        case = case.astype(np.int32)
 
         cluster_of_case = np.arange(n_cases, dtype=np.int64) // cases_per_cluster
         n_clusters = int(cluster_of_case[-1]) + 1
@@ -363,19 +379,7 @@ class _Design:
         has_truth = np.zeros(n_cases, dtype=bool)
         has_truth[rng.permutation(n_cases)[: round(ground_truth_share * n_cases)]] = True
 
-        crit_case, _, crit_offsets = expand(n_crit_case)
-        weight = rng.gamma(2.0, 1.0, len(crit_case))
-        weight /= np.add.reduceat(weight, crit_offsets[:-1])[crit_case]
-        # Logged weights have 3 decimals; the floor keeps every weight, hence every weight sum, > 0.
-        crit_weight = np.maximum(np.round(weight, 3), 0.001)
-        is_cost = rng.random(len(crit_case)) < _P_COST
-        # Both kinds in every case with >= 2 criteria: an all-benefit case gets its last criterion
-        # turned into a cost, an all-cost case its first into a benefit.
-        n_cost = np.add.reduceat(is_cost.astype(np.int64), crit_offsets[:-1])
-        several = n_crit_case >= 2
-        is_cost[crit_offsets[1:][several & (n_cost == 0)] - 1] = True
-        is_cost[crit_offsets[:-1][several & (n_cost == n_crit_case)]] = False
-        del crit_case, weight, n_cost, several
+        crit_offsets, crit_weight, is_cost = _case_criteria(rng, n_crit_case)
 
         centre = case_mean[case]
         mas = is_mas.astype(np.float64)
@@ -417,8 +421,25 @@ class _Design:
         )
 
 
+def _case_criteria(rng: np.random.Generator, n_crit_case: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw each case's criteria: their offsets, normalised weights and whether each is a cost."""
+    crit_case, _, crit_offsets = expand(n_crit_case)
+    weight = rng.gamma(2.0, 1.0, len(crit_case))
+    weight /= np.add.reduceat(weight, crit_offsets[:-1])[crit_case]
+    # Logged weights have 3 decimals; the floor keeps every weight, hence every weight sum, > 0.
+    crit_weight = np.maximum(np.round(weight, 3), 0.001)
+    is_cost = rng.random(len(crit_case)) < _P_COST
+    # Both kinds in every case with >= 2 criteria: an all-benefit case gets its last criterion
+    # turned into a cost, an all-cost case its first into a benefit.
+    n_cost = np.add.reduceat(is_cost.astype(np.int64), crit_offsets[:-1])
+    several = n_crit_case >= 2
+    is_cost[crit_offsets[1:][several & (n_cost == 0)] - 1] = True
+    is_cost[crit_offsets[:-1][several & (n_cost == n_crit_case)]] = False
+    return crit_offsets, crit_weight, is_cost
+
+
 def _agents(rng: np.random.Generator, d: _Design) -> tuple[pl.LazyFrame, np.ndarray, np.ndarray]:
-    """The agents table, with each agent's confidence and the agent offsets of the runs."""
+    """Make the agents table, with each agent's confidence and the agent offsets of the runs."""
     agent_run, agent_pos, agent_offsets = expand(d.n_agents)
     agent_mas = d.is_mas[agent_run]
     confidence = np.round(rng.beta(np.where(agent_mas, 6.0, 8.0), np.where(agent_mas, 2.5, 2.0)), 2)

@@ -259,13 +259,13 @@ class _Vocabulary:
 
 
 def _abbreviation(term: str) -> bool:
-    """A short term without spaces that is written in capitals ("aki" → "AKI"; not "flu")."""
+    """Whether ``term`` is a short term without spaces that is written in capitals ("aki" → "AKI"; not "flu")."""
     return " " not in term and len(term) <= 4 and term not in {"afib", "flu", "mono", "pheo"}
 
 
 @cache
 def _vocabulary() -> _Vocabulary:
-    """The written forms of each diagnosis: its name, lower case, and its shipped synonyms and abbreviations.
+    """Collect the written forms of each diagnosis: its name, lower case, its shipped synonyms and abbreviations.
 
     The synonyms are the shipped table's terms whose canonical name is the diagnosis (compared
     normalised); an abbreviation also gives ``"<Name> (<ABBR>)"``. A form shared by two
@@ -347,7 +347,7 @@ def simulate_diagnosis(
     tasks: int = 2,
     progress: Callable[[str], object] | None = None,
 ) -> Dataset:
-    r"""A synthetic differential-diagnosis Dataset with a planted MAS-vs-single difference in recall.
+    r"""Simulate a differential-diagnosis Dataset with a planted MAS-vs-single difference in recall.
 
     Parameters
     ----------
@@ -520,7 +520,7 @@ def simulate_diagnosis(
 
 
 def _run_size(mas_share: float, agents: tuple[int, int], responses: int, response_chars: int) -> float:
-    """Expected bytes of a run's message text, plus 100 a ``ddx`` row: what its memory grows with.
+    """Estimate the bytes of a run's message text, plus 100 a ``ddx`` row: what its memory grows with.
 
     A MAS run has ``responses`` messages, or one per agent and team round if more; a single-agent
     run two; a message is never much shorter than 200 characters. ``ddx`` rows: about 5.5 per
@@ -679,7 +679,7 @@ def _message_counts(is_mas: np.ndarray, n_agents: np.ndarray, rounds: int, respo
 
 
 def _top(keys: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``count[i]`` smallest keys of each row ``i``: (row, column, rank from 1), row by row, best first."""
+    """Find the ``count[i]`` smallest keys of each row ``i``: (row, column, rank from 1), row by row, best first."""
     order = np.argsort(keys, axis=1, kind="stable")
     row, position = np.nonzero(np.arange(keys.shape[1]) < count[:, None])
     return row, order[row, position], position + 1
@@ -744,10 +744,31 @@ def _agent_lists(rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary) 
     )
 
 
+def _exclusions(
+    rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary, round_: np.ndarray, case: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw each message's exclusion sentence: its template and the form it excludes (codes from 1; 0: none).
+
+    A message of the debate or the vote excludes one of the case's diagnoses, a ground truth half the time.
+    """
+    n = len(round_)
+    excludes = np.isin(round_, [_ROUND_INDEX[DEBATE], _ROUND_INDEX[VOTING]]) & (rng.random(n) < _P_EXCLUSION)
+    truth = d.n_truth[case]
+    slot = np.where(
+        rng.random(n) < _P_EXCLUDE_TARGET_TRUTH,
+        (rng.random(n) * truth).astype(np.int64),
+        truth + rng.integers(0, _N_DISTRACTORS, n),
+    )
+    canon = d.candidates[case, slot]
+    lower = np.minimum(rng.random(n) < 0.5, vocabulary.form_count[canon] - 1)
+    template = 1 + rng.integers(0, len(EXCLUSIONS), n)
+    return np.where(excludes, template, 0), np.where(excludes, vocabulary.form_start[canon] + lower + 1, 0)
+
+
 def _messages(
     rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary, items: _Items, response_chars: int
 ) -> tuple[pl.LazyFrame, np.ndarray]:
-    """The transcript, with each message's text as codes of its fragments; and the characters of text per run."""
+    """Make the transcript, each message's text as codes of its fragments; and the characters of text per run."""
     n = len(d.message_run)
     round_ = d.message_round
     case = d.case[d.message_run]
@@ -782,21 +803,11 @@ def _messages(
         add(f"_dx{j}", forms, form_lengths, np.where(has, items.form[entry] + 1, 0))
         add(f"_tail{j}", tails, tail_lengths, np.where(has, 1 + rng.integers(0, len(tails) - 1, n), 0))
 
-    # An exclusion sentence about one of the case's diagnoses, a ground truth half the time.
-    excludes = np.isin(round_, [_ROUND_INDEX[DEBATE], _ROUND_INDEX[VOTING]]) & (rng.random(n) < _P_EXCLUSION)
-    truth = d.n_truth[case]
-    slot = np.where(
-        rng.random(n) < _P_EXCLUDE_TARGET_TRUTH,
-        (rng.random(n) * truth).astype(np.int64),
-        truth + rng.integers(0, _N_DISTRACTORS, n),
-    )
-    canon = d.candidates[case, slot]
-    lower = np.minimum(rng.random(n) < 0.5, vocabulary.form_count[canon] - 1)
-    template = 1 + rng.integers(0, len(EXCLUSIONS), n)
-    add("_before", *vocab(["", *(before for before, _ in EXCLUSIONS)]), np.where(excludes, template, 0))
-    add("_excluded", forms, form_lengths, np.where(excludes, vocabulary.form_start[canon] + lower + 1, 0))
-    add("_after", *vocab(["", *(after for _, after in EXCLUSIONS)]), np.where(excludes, template, 0))
-    del slot, canon, lower, template, excludes, truth
+    template, excluded = _exclusions(rng, d, vocabulary, round_, case)
+    add("_before", *vocab(["", *(before for before, _ in EXCLUSIONS)]), template)
+    add("_excluded", forms, form_lengths, excluded)
+    add("_after", *vocab(["", *(after for _, after in EXCLUSIONS)]), template)
+    del template, excluded
 
     # Filler sentences until the message is within half a sentence of its wanted length.
     fillers, filler_lengths = vocab(["", *PLAIN, *REASONING])
@@ -923,14 +934,7 @@ def _ddx(rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary, items: _
         (items.structured[items.agent], evidence),
     )
 
-    # The master list: the agents' diagnoses, most often named first.
-    named = d.counts[item_run, _ROUND_INDEX[MASTER_LIST]] > 0
-    pooled, mentions = np.unique(item_run[named] * len(vocabulary.names) + items.canon[named], return_counts=True)
-    run, canon = pooled // len(vocabulary.names), pooled % len(vocabulary.names)
-    order = np.lexsort((canon, -mentions, run))
-    run, canon, mentions = run[order], canon[order], mentions[order]
-    _, first, size = np.unique(run, return_index=True, return_counts=True)
-    rank = np.arange(len(run)) - np.repeat(first, size) + 1
+    run, canon, rank, mentions = _master_list(d, vocabulary, items, item_run)
     add(run, MASTER_LIST, team, vocabulary.form_start[canon], "proposed", rank, mentions)
 
     debated = d.spoke(DEBATE)[items.agent] & (rng.random(len(item_run)) < _P_DEBATED)
@@ -969,6 +973,27 @@ def _ddx(rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary, items: _
     form = _form(rng, vocabulary, canon, _P_DISPLAY_OTHER)
     add(run, CANT_MISS, team, form, "critical", rank, mentions, (np.ones(len(run), bool), reasons))
 
+    return _ddx_table(rng, d, vocabulary, parts)
+
+
+def _master_list(
+    d: _Design, vocabulary: _Vocabulary, items: _Items, item_run: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Pool the agents' diagnoses into the master list, most often named first: run, diagnosis, rank, mentions."""
+    named = d.counts[item_run, _ROUND_INDEX[MASTER_LIST]] > 0
+    pooled, mentions = np.unique(item_run[named] * len(vocabulary.names) + items.canon[named], return_counts=True)
+    run, canon = pooled // len(vocabulary.names), pooled % len(vocabulary.names)
+    order = np.lexsort((canon, -mentions, run))
+    run, canon, mentions = run[order], canon[order], mentions[order]
+    _, first, size = np.unique(run, return_index=True, return_counts=True)
+    rank = np.arange(len(run)) - np.repeat(first, size) + 1
+    return run, canon, rank, mentions
+
+
+def _ddx_table(
+    rng: np.random.Generator, d: _Design, vocabulary: _Vocabulary, parts: list[dict[str, np.ndarray]]
+) -> tuple[pl.LazyFrame, int]:
+    """Put the rounds' lists together as the ``ddx`` table, in key order, with their evidence; and its rows."""
     columns = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
     order = np.lexsort((columns["rank"], columns["agent"], columns["round"], columns["run"]))
     columns = {key: value[order] for key, value in columns.items()}

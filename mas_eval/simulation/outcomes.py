@@ -57,8 +57,11 @@ CEILING = SizeCeiling("simulate_outcomes", 1_500)
 
 
 def _size(agents: tuple[int, int], trace: bool, rounds: int, tool_rate: float) -> float:
-    """Rows of a run of the MAS over every table (runs, usage, outcomes; with ``trace``, messages and
-    tool calls, a message with its text counted as 4 rows): what its memory grows with."""
+    """Estimate the rows of a run of the MAS over every table: what its memory grows with.
+
+    The tables are runs, usage, outcomes; with ``trace``, messages and tool calls, a message with
+    its text counted as 4 rows.
+    """
     team = (agents[0] + agents[1]) / 2
     turns = rounds * team if trace else 0.0
     return 1 + team + len(SCORES) + 4 * (turns + 1) * trace + turns * tool_rate
@@ -105,7 +108,7 @@ def simulate_outcomes(
     tool_failure: float = 0.1,
     progress: Callable[[str], object] | None = None,
 ) -> Dataset:
-    r"""A synthetic Dataset of scored runs with epochs, per-agent usage and a planted MAS effect.
+    r"""Simulate a Dataset of scored runs with epochs, per-agent usage and a planted MAS effect.
 
     Parameters
     ----------
@@ -219,13 +222,6 @@ def simulate_outcomes(
     n_mas, n_single, n_cases = split_runs(runs, mas_share, epochs, where="simulate_outcomes")
     is_mas, case = deal_runs(n_mas, n_single, n_cases)
 
-    # Runs come by case, then repeat, the MAS's first: a run's epoch is its rank among its system's runs of the case.
-    group = case * 2 + (~is_mas)
-    order = np.argsort(group, kind="stable")
-    starts = np.searchsorted(group[order], group[order], side="left")
-    epoch = np.empty(runs, dtype=np.int64)
-    epoch[order] = np.arange(runs) - starts + 1
-
     difficulty = rng.normal(0.0, case_sd, n_cases)
     base = np.where(is_mas, single_pass + effect, single_pass)
     p = 1.0 / (1.0 + np.exp(-(np.log(base / (1 - base)) + difficulty[case])))
@@ -244,39 +240,75 @@ def simulate_outcomes(
     usage_frame, sums = _usage(rng, run_ids, is_mas, total, parent, position, offsets)
     transcript = _trace(rng, run_ids, is_mas, team, rounds, lead_share, tool_rate, tool_failure) if trace else {}
     tool_counts = transcript.pop("counts", {})
-    tables = {
-        "runs": coded_table(
-            "runs",
-            {
-                "run_id": run_ids,
-                "system": Coded(pl.Series(SYSTEMS), (~is_mas).astype(np.uint8)),
-                "case_id": Coded(labels("case", n_cases, max(6, len(str(n_cases)))), case),
-                "task": Coded(labels("task", tasks), case % tasks),
-                "variant": None,
-                "seed": None,
-                "epoch": epoch,
-                "cluster": None,
-                "recommended": None,
-                "correct": None,
-                "confidence": None,
-                "iterations": None,
-                "api_calls": sums["calls"],
-                "seconds": sums["seconds"],
-                "tokens": total,
-                "input_tokens": sums["input_tokens"],
-                "output_tokens": sums["output_tokens"],
-                "cost_usd": sums["cost_usd"],
-                "tool_calls": tool_counts.get("calls"),
-                "tool_errors": tool_counts.get("errors"),
-            },
-            where="simulate_outcomes",
-        )
-    }
+    tables = {"runs": _runs(run_ids, is_mas, case, total, sums, tool_counts, n_cases=n_cases, tasks=tasks)}
     report(f"runs: {runs:,} rows")
     tables["usage"] = usage_frame
     report(f"usage: {len(parent):,} rows")
-    # Two rows per run, by name: f1 (a value), then match (pass/fail).
-    tables["outcomes"] = coded_table(
+    tables["outcomes"] = _outcomes(run_ids, f1, passed)
+    report(f"outcomes: {runs * len(SCORES):,} rows")
+    for name, frame in transcript.items():
+        tables[name] = frame
+        report(f"{name}: {frame.select(pl.len()).collect().item():,} rows")
+    return Dataset.from_frames(**tables)
+
+
+def _epochs(is_mas: np.ndarray, case: np.ndarray) -> np.ndarray:
+    """Rank each run among its system's runs of the case, from 1: its epoch.
+
+    Runs come by case, then repeat, the MAS's first.
+    """
+    group = case * 2 + (~is_mas)
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], group[order], side="left")
+    epoch = np.empty(len(case), dtype=np.int64)
+    epoch[order] = np.arange(len(case)) - starts + 1
+    return epoch
+
+
+def _runs(
+    run_ids: pl.Series,
+    is_mas: np.ndarray,
+    case: np.ndarray,
+    total: np.ndarray,
+    sums: dict[str, np.ndarray],
+    tool_counts: dict[str, np.ndarray],
+    *,
+    n_cases: int,
+    tasks: int,
+) -> pl.LazyFrame:
+    """Make the runs table: ids, system, case, task, epoch, the tokens, the usage sums and tool counts per run."""
+    return coded_table(
+        "runs",
+        {
+            "run_id": run_ids,
+            "system": Coded(pl.Series(SYSTEMS), (~is_mas).astype(np.uint8)),
+            "case_id": Coded(labels("case", n_cases, max(6, len(str(n_cases)))), case),
+            "task": Coded(labels("task", tasks), case % tasks),
+            "variant": None,
+            "seed": None,
+            "epoch": _epochs(is_mas, case),
+            "cluster": None,
+            "recommended": None,
+            "correct": None,
+            "confidence": None,
+            "iterations": None,
+            "api_calls": sums["calls"],
+            "seconds": sums["seconds"],
+            "tokens": total,
+            "input_tokens": sums["input_tokens"],
+            "output_tokens": sums["output_tokens"],
+            "cost_usd": sums["cost_usd"],
+            "tool_calls": tool_counts.get("calls"),
+            "tool_errors": tool_counts.get("errors"),
+        },
+        where="simulate_outcomes",
+    )
+
+
+def _outcomes(run_ids: pl.Series, f1: np.ndarray, passed: np.ndarray) -> pl.LazyFrame:
+    """Make the outcomes table: two rows per run, by name: f1 (a value), then match (pass/fail)."""
+    runs = len(run_ids)
+    return coded_table(
         "outcomes",
         {
             "run_id": Coded(run_ids, np.repeat(np.arange(runs), len(SCORES))),
@@ -288,11 +320,6 @@ def simulate_outcomes(
         },
         where="simulate_outcomes",
     )
-    report(f"outcomes: {runs * len(SCORES):,} rows")
-    for name, frame in transcript.items():
-        tables[name] = frame
-        report(f"{name}: {frame.select(pl.len()).collect().item():,} rows")
-    return Dataset.from_frames(**tables)
 
 
 def _usage(
@@ -304,7 +331,7 @@ def _usage(
     position: np.ndarray,
     offsets: np.ndarray,
 ) -> tuple[pl.LazyFrame, dict[str, np.ndarray]]:
-    """The usage rows (one per agent of a run, in run order) and their sums per run."""
+    """Make the usage rows (one per agent of a run, in run order) and their sums per run."""
     mas_row = is_mas[parent]
     coordinator = mas_row & (position == 0)
     weight = rng.standard_gamma(np.where(coordinator, _COORDINATION_WEIGHT, 1.0))
@@ -360,7 +387,7 @@ def _trace(
     tool_rate: float,
     tool_failure: float,
 ) -> dict:
-    """The runs' ``messages`` and ``tool_calls``, and per run the tool calls and errors (``counts``)."""
+    """Make the runs' ``messages`` and ``tool_calls``, and per run the tool calls and errors (``counts``)."""
     runs = len(is_mas)
     per_round = np.where(is_mas, team, 1)
     turn_run, position, _ = expand(per_round * rounds)

@@ -18,7 +18,7 @@ import polars as pl
 
 from mas_eval.ingest import export_jsonl
 from mas_eval.simulation.answers import simulate_answers
-from mas_eval.simulation.decision import simulate
+from mas_eval.simulation.decision import simulate_decision
 from mas_eval.simulation.diagnosis import simulate_diagnosis
 from mas_eval.storage.dataset import Dataset
 
@@ -45,8 +45,8 @@ def with_id_prefix(ds: Dataset, prefix: str) -> Dataset:
 
 
 def sample_dataset() -> Dataset:
-    """The bundled sample: decision runs, diagnostic runs and answer runs in one Dataset."""
-    decision = simulate(SAMPLE_RUNS, seed=SAMPLE_SEED, effect=0.05, tasks=3, variants=2)
+    """Make the bundled sample: decision runs, diagnostic runs and answer runs in one Dataset."""
+    decision = simulate_decision(SAMPLE_RUNS, seed=SAMPLE_SEED, effect=0.05, tasks=3, variants=2)
     diagnosis = simulate_diagnosis(DIAGNOSIS_RUNS, seed=DIAGNOSIS_SEED, **DIAGNOSIS_SHAPE)  # type: ignore[arg-type]
     answers = simulate_answers(ANSWER_RUNS, seed=ANSWER_SEED, **ANSWER_SHAPE)  # type: ignore[arg-type]
     return Dataset.concat(
@@ -58,7 +58,7 @@ def write_sample(folder: str | Path) -> None:
     """Write ``<folder>/sample/`` and ``<folder>/sample.jsonl``, replacing earlier ones."""
     root = Path(folder)
     sample_dataset().write(root / "sample", overwrite=True)
-    export_jsonl(simulate(RECORDS_RUNS, seed=RECORDS_SEED, effect=0.05), root / "sample.jsonl")
+    export_jsonl(simulate_decision(RECORDS_RUNS, seed=RECORDS_SEED, effect=0.05), root / "sample.jsonl")
 
 
 if __name__ == "__main__":

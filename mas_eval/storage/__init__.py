@@ -1,3 +1,5 @@
-"""Every on-disk layout of the package: input paths, atomic outputs and manifests, provenance,
-the Dataset folder (flat or sharded, with stored key codes), and the Scores folder.
+"""Every on-disk layout of the package.
+
+Input paths, atomic outputs and manifests, provenance, the Dataset folder (flat or sharded, with
+stored key codes), and the Scores folder.
 """

@@ -73,12 +73,12 @@ from mas_eval.storage.stored_codes import CODES_ENTRY, ShardCodes, StoredLabels,
 
 __all__ = ["MANIFEST", "Dataset", "write_dataset_manifest"]
 
-#: ``_dataset.json``: the tables written, and for a sharded Dataset its layout (:meth:`Dataset.write`)
-#: and stored codes. Written by :meth:`Dataset.write_tables` and the ingest commands, read by :meth:`Dataset.open`.
 #: The columns of :meth:`Dataset.summary`.
 _SUMMARY_SCHEMA = {
     name: pl.String if name == "table" else pl.Int64 for name in ("table", "rows", "runs", "systems", "cases", "tasks")
 }
+#: ``_dataset.json``: the tables written, and for a sharded Dataset its layout (:meth:`Dataset.write`)
+#: and stored codes. Written by :meth:`Dataset.write_tables` and the ingest commands, read by :meth:`Dataset.open`.
 MANIFEST = Manifest(
     DATASET_MANIFEST,
     Obj(
@@ -121,7 +121,7 @@ def _to_lazy(name: str, frame: FrameLike) -> pl.LazyFrame:
 
 
 def _check_columns(spec: Table, names: list[str]) -> None:
-    """Required columns present; an unknown column that looks like a missing known one is a typo."""
+    """Check that the required columns are present; an unknown column that looks like a missing known one is a typo."""
     missing = [c for c in spec.required if c not in names]
     unknown = [c for c in names if c not in spec.column_map]
     if spec.key[0] == "case_id" and "case_id" in missing and "run_id" in names:
@@ -176,6 +176,16 @@ class Dataset:
     A Dataset opened from a sharded folder (:meth:`write` with ``shards=N``) reads as any
     other: each table is one LazyFrame over all its shards, without the partition column.
     :attr:`shards` says how many shards it has and :meth:`shard` gives one as a Dataset.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> runs = pl.DataFrame({"run_id": ["r2", "r1"], "system": ["single", "mas"], "case_id": ["c1", "c1"]})
+    >>> ds = Dataset({"runs": runs.lazy()})
+    >>> ds.table_names, "runs" in ds, "agents" in ds, ds.shards
+    (['runs'], True, False, 1)
+    >>> ds["runs"].select("run_id", "system", "tokens").collect().rows()
+    [('r2', 'single', None), ('r1', 'mas', None)]
     """
 
     @validate_params(
@@ -245,7 +255,7 @@ class Dataset:
 
     @classmethod
     def from_frames(cls, **frames: FrameLike) -> Dataset:
-        """A Dataset from Polars (or pandas) frames, one keyword per table.
+        """Make a Dataset of Polars (or pandas) frames, one keyword per table.
 
         Parameters
         ----------
@@ -253,6 +263,17 @@ class Dataset:
             ``runs=...`` (required), and any of ``agents``, ``beliefs``, ``criteria``,
             ``scores``, ``alt_scores``, ``ddx``, ``ground_truth``, ``messages``,
             ``interventions``, ``answers``. ``None`` values are ignored.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r1", "r2"], "system": ["mas", "single"], "case_id": ["c1", "c1"]})
+        >>> agents = pl.DataFrame({"run_id": ["r1", "r1", "r2"], "agent_id": ["a1", "a2", "a1"]})
+        >>> ds = Dataset.from_frames(runs=runs, agents=agents, beliefs=None)
+        >>> ds.table_names
+        ['runs', 'agents']
+        >>> ds.collect("runs").columns[:5]
+        ['run_id', 'system', 'case_id', 'task', 'variant']
         """
         return cls({name: _to_lazy(name, f) for name, f in frames.items() if f is not None})
 
@@ -335,6 +356,21 @@ class Dataset:
         column (the schema, validation and scoring see the same columns as unsharded);
         ``ground_truth`` is one file beside them. A shard folder missing from a table, or a
         folder that is not one of the recorded shards, is a :class:`SchemaError`.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import mas_eval
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     folder = mas_eval.simulate(20, seed=1).write(Path(tmp) / "ds")
+        ...     ds = Dataset.open(folder)
+        ...     print(ds.table_names, ds.collect("runs").height)
+        ['runs', 'agents', 'beliefs', 'criteria', 'scores', 'alt_scores'] 20
+        >>> Dataset.open("no/such/folder")
+        Traceback (most recent call last):
+        ...
+        mas_eval.errors.SchemaError: no/such/folder: no such Dataset folder; create one with `mas-eval simulate`, ...
         """
         root = Path(path)
         if not root.is_dir() or is_scores_folder(root):
@@ -402,8 +438,9 @@ class Dataset:
 
     @property
     def formats(self) -> tuple[str, ...]:
-        """The formats the runs were ingested from (its manifest's ``formats``): ``("lm-eval",)``,
-        ``("OTLP",)``...; several for Datasets put together (:meth:`concat`).
+        """The formats the runs were ingested from (its manifest's ``formats``): ``("lm-eval",)``, ``("OTLP",)``.
+
+        Several for Datasets put together (:meth:`concat`).
 
         Empty when it is not known: a Dataset made in memory, or a folder written before the
         manifest recorded it. ``mas-eval reproduce`` reads it to say what the runs' logs recorded.
@@ -419,8 +456,10 @@ class Dataset:
 
     @validate_params({"formats": [TEXTS], "notes": [TEXTS]})
     def with_origin(self, *, formats: Sequence[str] = (), notes: Sequence[str] = ()) -> Dataset:
-        """This Dataset, saying also that its runs came from ``formats`` and that its tables leave out
-        ``notes`` (:attr:`formats`, :attr:`notes`), as an ingest that keeps it in memory records them.
+        """Record that the runs came from ``formats`` and that the tables leave out ``notes``; return ``self``.
+
+        :attr:`formats` and :attr:`notes` then say so, as an ingest that keeps the Dataset in memory
+        records them.
 
         Examples
         --------
@@ -439,14 +478,38 @@ class Dataset:
         return list(self._raw)
 
     def __contains__(self, name: object) -> bool:
+        """Whether the Dataset has the table ``name``."""
         return name in self._raw
 
     def __getitem__(self, name: str) -> pl.LazyFrame:
+        """Scan the table ``name`` (:meth:`scan`)."""
         return self.scan(name)
 
     @validate_params({"name": [TEXT]})
     def scan(self, name: str) -> pl.LazyFrame:
-        """The table ``name`` as a LazyFrame with the schema's columns and dtypes."""
+        """Scan the table ``name`` as a LazyFrame with the schema's columns and dtypes.
+
+        The columns the schema declares come first, in its order and of its types (absent optional
+        ones as nulls), then the table's own extra columns. A value that the cast to the schema's
+        type would change (``1.5`` tokens) is refused here, once per table.
+
+        Raises
+        ------
+        SchemaError
+            The Dataset has no table ``name``.
+        DataError
+            A value would be changed by the cast to the schema's type.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"], "tokens": [1200]})
+        >>> lazy = Dataset.from_frames(runs=runs).scan("runs")
+        >>> lazy.collect_schema()["tokens"], lazy.collect_schema()["seconds"]
+        (Int64, Float64)
+        >>> lazy.select("run_id", "tokens", "seconds").collect().rows()
+        [('r1', 1200, None)]
+        """
         if name not in self._raw:
             known = ", ".join(self._raw)
             msg = f"the Dataset has no {name!r} table (it has: {known})"
@@ -461,12 +524,33 @@ class Dataset:
 
     @validate_params({"name": [TEXT]})
     def collect(self, name: str) -> pl.DataFrame:
-        """The table ``name`` as a DataFrame, sorted by its key so results are reproducible."""
+        """Collect the table ``name`` as a DataFrame, sorted by its key so results are reproducible.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r2", "r1"], "system": ["single", "mas"], "case_id": ["c1", "c1"]})
+        >>> Dataset.from_frames(runs=runs).collect("runs").select("run_id", "system").rows()
+        [('r1', 'mas'), ('r2', 'single')]
+        """
         with self.reading():
             return self.scan(name).sort(list(TABLES[name].key)).collect()
 
     def frames(self) -> dict[str, pl.DataFrame]:
-        """Every table, collected and sorted by key."""
+        """Collect every table, each sorted by its key, by name.
+
+        Examples
+        --------
+        >>> import mas_eval
+        >>> for name, frame in mas_eval.simulate(20, seed=1).frames().items():
+        ...     print(name, frame.shape)
+        runs (20, 22)
+        agents (59, 5)
+        beliefs (268, 4)
+        criteria (74, 5)
+        scores (340, 4)
+        alt_scores (92, 4)
+        """
         return {name: self.collect(name) for name in self._raw}
 
     @property
@@ -476,7 +560,7 @@ class Dataset:
 
     @validate_params({"index": [Interval(int, 0)]})
     def shard(self, index: int) -> Dataset:
-        """The Dataset of one shard: the runs that hash to ``index`` and all their rows.
+        """Take the Dataset of one shard: the runs that hash to ``index`` and all their rows.
 
         Parameters
         ----------
@@ -495,6 +579,16 @@ class Dataset:
         ------
         InvalidParameterError
             ``index`` is not an integer from 0 to ``shards - 1``.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import mas_eval
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     ds = Dataset.open(mas_eval.simulate(40, seed=1).write(Path(tmp) / "ds", shards=2))
+        ...     print(ds.shards, [ds.shard(index).collect("runs").height for index in range(ds.shards)])
+        2 [22, 18]
         """
         count = self.shards
         check_parameter("index", index, [Interval(int, 0, count - 1)], where="shard")
@@ -525,13 +619,28 @@ class Dataset:
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Dataset]:
-        """A block in which a failure to read one of the Dataset's files names the file.
+        """Enter a block in which a failure to read one of the Dataset's files names the file.
 
         Raises :class:`~mas_eval.errors.UnreadableFileError` (file, reason, fix) instead of the
         Polars error of a truncated or corrupt Parquet file, and a
         :class:`~mas_eval.errors.SchemaError` naming the table, column and rows instead of a
         failed cast (a column that does not hold the schema's type, when nothing validated the
         Dataset first); other errors pass through.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import mas_eval
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     ds = Dataset.open(mas_eval.simulate(20, seed=1).write(Path(tmp) / "ds"))
+        ...     _ = (ds.source / "agents.parquet").write_bytes(b"truncated")
+        ...     try:
+        ...         with ds.reading():
+        ...             ds.scan("agents").collect()
+        ...     except mas_eval.UnreadableFileError as error:
+        ...         print(error)  # doctest: +ELLIPSIS
+        /.../ds/agents.parquet: unreadable Parquet file (9 bytes, too short to be a Parquet file); restore it ...
         """
         try:
             with reading(self.files):
@@ -555,7 +664,7 @@ class Dataset:
         return facts, tables
 
     def __repr__(self) -> str:
-        """A compact summary: where the tables come from and each table's shape (rows from the files' metadata).
+        """Summarise compactly where the tables come from and each table's shape (rows from the files' metadata).
 
         >>> import polars as pl
         >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]})
@@ -567,7 +676,7 @@ class Dataset:
         return summary_text("Dataset", *self._summary())
 
     def _repr_html_(self) -> str:
-        """The summary of :meth:`__repr__` as HTML tables, for Jupyter; every name escaped."""
+        """Summarise the Dataset as :meth:`__repr__` does, in HTML tables for Jupyter; every name escaped."""
         return summary_html("Dataset", *self._summary())
 
     # -- checks and summaries -----------------------------------------------------------------
@@ -588,6 +697,20 @@ class Dataset:
         -----
         Stored codes that no longer describe the data are not an error (scoring reads the
         strings instead): :meth:`check_stored_codes` reports them.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import mas_eval
+        >>> runs = pl.DataFrame({"run_id": ["r1", "r2"], "system": ["mas", "single"], "case_id": ["c1", "c1"]})
+        >>> ds = Dataset.from_frames(runs=runs)
+        >>> ds.validate() is ds
+        True
+        >>> try:
+        ...     Dataset.from_frames(runs=runs.with_columns(tokens=pl.Series([100, -5]))).validate()
+        ... except mas_eval.DataError as error:
+        ...     print(error)
+        table 'runs', column 'tokens': 1 row(s) are negative, e.g. at (run_id='r2'); tokens must be >= 0
         """
         with self.reading():
             validate_tables(self._raw)
@@ -613,6 +736,20 @@ class Dataset:
         ------
         SchemaError, DataError
             As :meth:`validate`, but counting and naming what this shard holds only.
+
+        Examples
+        --------
+        Each shard checked on its own (as a worker would), then what lies across them:
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import mas_eval
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     ds = Dataset.open(mas_eval.simulate(40, seed=1).write(Path(tmp) / "ds", shards=2))
+        ...     facts = [ds.shard(index).validate_shard() for index in range(ds.shards)]
+        ...     ds.validate_across(facts)
+        >>> [frame.columns for frame in facts]
+        [['name', 'unpassed'], ['name', 'unpassed']]
         """
         tables = {name: frame for name, frame in self._raw.items() if sharded(name)}
         with self.reading():
@@ -627,10 +764,21 @@ class Dataset:
 
     @validate_params({"facts": [sequence_of(pl.DataFrame, "Polars DataFrames")]})
     def validate_across(self, facts: list[pl.DataFrame]) -> None:
-        """Check the rules :meth:`validate_shard` leaves: across runs (a score name pass/fail in every
-        run or none, a repeat of a case its own epoch) and ``ground_truth``'s own, read whole.
+        """Check the rules :meth:`validate_shard` leaves: those across runs, and ``ground_truth``'s own.
 
-        ``facts`` are what :meth:`validate_shard` returned for every shard.
+        The rules across runs: a score name pass/fail in every run or none, a repeat of a case its
+        own epoch. ``ground_truth`` is read whole. ``facts`` are what :meth:`validate_shard` returned
+        for every shard.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import mas_eval
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     ds = Dataset.open(mas_eval.simulate(40, seed=1).write(Path(tmp) / "ds", shards=2))
+        ...     print(ds.validate_across([ds.shard(index).validate_shard() for index in range(ds.shards)]))
+        None
         """
         with self.reading():
             whole = {name: frame for name, frame in self._raw.items() if not sharded(name)}
@@ -650,6 +798,20 @@ class Dataset:
         with the same scores, only slower. That is not an error, so :meth:`validate` passes;
         this says what was found and how to store fresh codes. None too for a Dataset that
         stores no codes (unsharded, or too many labels).
+
+        Examples
+        --------
+        >>> import shutil
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import mas_eval
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     folder = mas_eval.simulate(40, seed=1).write(Path(tmp) / "ds", shards=2)
+        ...     print(Dataset.open(folder).check_stored_codes())
+        ...     shutil.rmtree(folder / "_codes")
+        ...     print(Dataset.open(folder).check_stored_codes())  # doctest: +ELLIPSIS
+        None
+        the stored codes of 2 of 2 shards are not used (/.../ds/_codes/agents/shard=0.parquet is missing), so ...
         """
         if not (self._shard_files and self._codes_recorded) or self.source is None:
             return None
@@ -681,6 +843,18 @@ class Dataset:
         case), the table covers every run and nothing is hashed; otherwise the ids are made
         distinct and matched to ``runs``. Files in another order give the same counts, only
         slower.
+
+        Examples
+        --------
+        >>> import mas_eval
+        >>> for row in mas_eval.simulate(40, seed=1).summary().rows():
+        ...     print(row)
+        ('runs', 40, 40, 2, 20, 3)
+        ('agents', 119, 40, 2, 20, 3)
+        ('beliefs', 539, 40, 2, 20, 3)
+        ('criteria', 132, 40, 2, 20, 3)
+        ('scores', 608, 40, 2, 20, 3)
+        ('alt_scores', 182, 40, 2, 20, 3)
         """
         runs = self.scan("runs").select(RUN_KEY, "system", "case_id", "task")
         queries = {"runs": runs}
@@ -771,6 +945,20 @@ class Dataset:
         shard, then each shard sorted on its own), so memory is bounded by a shard. Then the
         integer codes of every shard's keys are stored under ``<path>/_codes``, for scoring to
         read instead of the strings (:mod:`mas_eval.storage.stored_codes`; ``_dataset.json``'s ``"codes"``).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import mas_eval
+        >>> ds = mas_eval.simulate(40, seed=1)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     flat = ds.write(Path(tmp) / "flat")
+        ...     sharded = ds.write(Path(tmp) / "sharded", shards=2)
+        ...     print(sorted(p.name for p in flat.iterdir())[:3])
+        ...     print(sorted(p.name for p in sharded.iterdir())[:3], sorted(p.name for p in sharded.glob("runs/*")))
+        ['_dataset.json', 'agents.parquet', 'alt_scores.parquet']
+        ['_codes', '_dataset.json', 'agents'] ['shard=0', 'shard=1']
         """
         count = check_shards(shards)
         target = Path(path)
@@ -792,6 +980,17 @@ class Dataset:
         The writing half of :meth:`write`, for writers that stage a folder of their own (ingest),
         which may add ``notes`` (what the tables leave out) and ``formats`` (what the runs were
         ingested from) to the manifest, after the Dataset's own :attr:`notes` and :attr:`formats`.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]})
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     Dataset.from_frames(runs=runs).write_tables(Path(tmp), notes=["tokens were not logged"])
+        ...     print(sorted(p.name for p in Path(tmp).iterdir()), Dataset.open(tmp).notes)
+        ['_dataset.json', 'runs.parquet'] ('tokens were not logged',)
         """
         for name in self._raw:
             try:
@@ -868,8 +1067,11 @@ def _not_a_dataset(path: Path) -> str:
 
 
 def _clash(datasets: Sequence[Dataset], ids: pl.DataFrame, repeated: pl.DataFrame) -> str:
-    """What :meth:`Dataset.concat` says of run ids held by two Datasets: the first two that share ids
-    (by their folders, or places), up to three of the ids, and the fix."""
+    """Word what :meth:`Dataset.concat` says of run ids held by two Datasets.
+
+    The message names the first two Datasets that share ids (by their folders, or places), up to
+    three of the ids, and the fix.
+    """
     first = repeated.group_by(RUN_KEY).agg(pl.col("part").unique().sort().head(2).alias("parts"))
     pairs = first.with_columns(a=pl.col("parts").list.get(0), b=pl.col("parts").list.get(1)).sort("a", "b", RUN_KEY)
     a, b = pairs.row(0, named=True)["a"], pairs.row(0, named=True)["b"]

@@ -68,9 +68,11 @@ _SPECIAL_KINDS = (
 
 
 def _kind(path: Path) -> str:
-    """``"file"``, ``"folder"``, ``"missing"``, ``"broken link"``, or what else the path is (a FIFO,
-    a socket, a device: :data:`_SPECIAL_KINDS`), symbolic links followed; from ``stat`` alone, so
-    that nothing is opened (opening a FIFO blocks)."""
+    """Say what ``path`` is: ``"file"``, ``"folder"``, ``"missing"``, ``"broken link"``, or another kind.
+
+    Another kind is a FIFO, a socket, a device (:data:`_SPECIAL_KINDS`). Symbolic links are followed;
+    the answer comes from ``stat`` alone, so that nothing is opened (opening a FIFO blocks).
+    """
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -83,9 +85,12 @@ def _kind(path: Path) -> str:
 
 
 def _entries(folder: Path) -> list[tuple[str, Path]]:
-    """The tables a folder holds, as (name, path): its ``<name>.parquet`` entries and ``<name>/``
-    folders (not manifests, stored codes or staging entries, whose names start with ``_`` or ``.``),
-    in name order. A name may appear twice (a file and a folder): :func:`table_entries` refuses that."""
+    """List the tables a folder holds, as (name, path), in name order.
+
+    They are its ``<name>.parquet`` entries and ``<name>/`` folders (not manifests, stored codes or
+    staging entries, whose names start with ``_`` or ``.``). A name may appear twice (a file and a
+    folder): :func:`table_entries` refuses that.
+    """
     found = []
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith(("_", ".")):
@@ -121,8 +126,10 @@ def is_dataset_folder(path: Path) -> bool:
 
 
 def describe_path(path: str | Path) -> str:
-    """What ``path`` is, as the rest of a sentence that starts with the path.
+    """Say what ``path`` is, as the rest of a sentence that starts with the path.
 
+    Examples
+    --------
     >>> describe_path("/dev/null")
     'is a character device'
     """
@@ -154,12 +161,16 @@ def describe_path(path: str | Path) -> str:
 def input_file(
     path: str | Path, expected: str, fix: str, *, where: str = "", error: type[MasEvalError] = UnreadableFileError
 ) -> Path:
-    """``path``, if it is a file to read (a symbolic link to one counts); else ``error`` saying what it
-    is instead of ``expected``, and ``fix`` (after ``where``, the input's name, if given).
+    """Return ``path`` if it is a file to read (a symbolic link to one counts); else raise ``error``.
+
+    The error says what the path is instead of ``expected``, and ``fix`` (after ``where``, the
+    input's name, if given).
 
     Checked from the path's kind alone, before anything opens it: a FIFO given as an input would
     block the command until something writes to it.
 
+    Examples
+    --------
     >>> input_file("/dev/null", "a CSV file", "pass the CSV")
     Traceback (most recent call last):
     ...
@@ -178,7 +189,7 @@ def input_file(
 
 
 def table_entries(folder: Path) -> dict[str, Path]:
-    """The tables of a Dataset or Scores folder, by name: ``<name>.parquet`` or the folder ``<name>/``.
+    """Find the tables of a Dataset or Scores folder, by name: ``<name>.parquet`` or the folder ``<name>/``.
 
     Raises
     ------
@@ -202,7 +213,7 @@ def table_entries(folder: Path) -> dict[str, Path]:
 
 
 def _check_is_file(file: Path) -> None:
-    """A Parquet file of a table that is not a file (a FIFO, a device, a broken link) is named, never opened."""
+    """Raise if a Parquet file of a table is not a file (a FIFO, a device, a broken link); never open it."""
     kind = _kind(file)
     if kind == "missing":  # named by a manifest, not found by a walk
         msg = f"{file}: no such file, so the folder is incomplete; restore it from a copy or write the folder again"
@@ -213,8 +224,10 @@ def _check_is_file(file: Path) -> None:
 
 
 def _walk(folder: Path, followed: frozenset[str] = frozenset()) -> Iterator[Path]:
-    """Every ``*.parquet`` entry under ``folder``, depth first in name order; hidden entries (a
-    writer's staging files, names starting with ``.``) skipped, symbolic links followed."""
+    """Yield every ``*.parquet`` entry under ``folder``, depth first in name order.
+
+    Hidden entries (a writer's staging files, names starting with ``.``) are skipped, symbolic links followed.
+    """
     with os.scandir(folder) as listing:
         entries = sorted(listing, key=lambda entry: entry.name)
     for entry in entries:
@@ -236,7 +249,7 @@ def _walk(folder: Path, followed: frozenset[str] = frozenset()) -> Iterator[Path
 
 
 def parquet_files(path: Path) -> list[Path]:
-    """The Parquet files of a table: the file itself, or every ``*.parquet`` under its folder.
+    """List the Parquet files of a table: the file itself, or every ``*.parquet`` under its folder.
 
     Listed by walking the folder (never a glob pattern: the path's characters are its own);
     hidden entries (names starting with ``.``) are not part of the table.
@@ -272,11 +285,11 @@ def read_parquet(files: Path | Sequence[Path], **options: Any) -> pl.DataFrame:
 
 
 def read_ipc(file: Path) -> pl.DataFrame:
-    """An uncompressed Arrow IPC file that this package wrote (a worker's tables,
-    :func:`~mas_eval.scoring.shards.score_shards_in_memory`), mapped into memory, not copied.
+    """Read an uncompressed Arrow IPC file that this package wrote, mapped into memory, not copied.
 
-    Through PyArrow's memory map: Polars' ``read_ipc`` copies every buffer (7.9 s for the 16
-    shards of 1M runs' scores on a loaded machine, where mapping them takes milliseconds).
+    The files are a worker's tables (:func:`~mas_eval.scoring.shards.score_shards_in_memory`). They
+    are read through PyArrow's memory map, since Polars' ``read_ipc`` copies every buffer
+    (docs/performance.md).
     """
     import pyarrow as pa  # a dependency of mas_eval; imported here, where it is needed
 
@@ -291,7 +304,7 @@ def read_csv(file: Path, **options: Any) -> pl.DataFrame:
 
 
 def _footer_schema(file: Path) -> pl.Schema:
-    """The schema in ``file``'s footer, as Polars reads it; an unreadable file is named."""
+    """Read the schema in ``file``'s footer, as Polars reads it; an unreadable file is named."""
     problem = _problem(file, "markers")  # a file that is not Parquet never reaches Polars' reader
     if problem is None:
         try:
@@ -307,12 +320,12 @@ _ARROW_SCHEMA_KEY = b"\x0cARROW:schema\x18"
 
 
 def _arrow_schema_entry(file: Path) -> bytes | None:
-    """The ``ARROW:schema`` entry of a Parquet file's footer, as written, or None (not Parquet, or no entry).
+    """Find the ``ARROW:schema`` entry of a Parquet file's footer, as written, or None (not Parquet, or no entry).
 
     Polars and PyArrow record the Arrow schema of what they write there, so two files whose
-    entries are equal have the same columns and types. Finding it among the footer's bytes
-    costs a read (about 0.03 ms a file) where decoding the footer costs 0.2 ms: at open, a
-    table of many shards compares them and decodes only a footer that differs.
+    entries are equal have the same columns and types. Finding it among the footer's bytes costs
+    a read, far less than decoding the footer (docs/performance.md): at open, a table of many
+    shards compares them and decodes only a footer that differs.
     """
     with file.open("rb") as handle:
         if handle.read(4) != b"PAR1":
@@ -339,7 +352,7 @@ def _arrow_schema_entry(file: Path) -> bytes | None:
 
 
 def table_schema(table: str, files: Sequence[Path]) -> pl.Schema:
-    """The schema that every file of ``table`` has, read from their footers.
+    """Return the schema that every file of ``table`` has, read from their footers.
 
     Polars reads several files as one table only when they have the same columns, of the same
     types, in any order; this says which two files differ and how, instead of Polars'
@@ -393,8 +406,10 @@ _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _partition(table_folder: Path, file: Path) -> dict[str, str | None]:
-    """The ``column=value`` folders between a table's folder and one of its files (the value
-    percent-decoded, as Hive writes it), outermost first."""
+    """Read the ``column=value`` folders between a table's folder and one of its files, outermost first.
+
+    The value is percent-decoded, as Hive writes it.
+    """
     values: dict[str, str | None] = {}
     for part in file.relative_to(table_folder).parts[:-1]:
         column, equals, value = part.partition("=")
@@ -405,7 +420,7 @@ def _partition(table_folder: Path, file: Path) -> dict[str, str | None]:
 
 
 def _partition_dtype(values: Iterable[str | None]) -> pl.DataType:
-    """The type of a partition column no file holds, from its folders' values: integers, numbers or text."""
+    """Infer the type of a partition column no file holds from its folders' values: integers, numbers or text."""
     given = pl.Series([v for v in values if v is not None], dtype=pl.String)
     for dtype in (pl.Int64, pl.Float64):
         if given.len() and given.cast(dtype, strict=False).null_count() == 0:

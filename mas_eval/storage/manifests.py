@@ -30,7 +30,7 @@ import math
 import os
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,8 +99,10 @@ class Integer:
 
 @dataclass(frozen=True)
 class Lenient:
-    """A value of shape ``shape`` that the reader can do without (derived data, such as stored codes):
-    one that does not have the shape is read as ``None`` instead of being an error."""
+    """A value of shape ``shape`` that the reader can do without (derived data, such as stored codes).
+
+    One that does not have the shape is read as ``None`` instead of being an error.
+    """
 
     shape: Shape
 
@@ -120,7 +122,7 @@ Shape = type | ListOf | MapOf | Obj | Integer | Lenient | _Any
 
 
 def _described(shape: Shape) -> str:
-    """A shape in words: ``a list of strings``."""
+    """Describe a shape in words: ``a list of strings``."""
     if isinstance(shape, ListOf):
         return "a list" if shape.item is JSON else f"a list of {_plural(shape.item)}"
     if isinstance(shape, MapOf):
@@ -139,7 +141,7 @@ def _described(shape: Shape) -> str:
 
 
 def _plural(shape: Shape) -> str:
-    """A shape in words, for many of them: ``strings``, ``lists of strings``."""
+    """Describe a shape in words, for many of them: ``strings``, ``lists of strings``."""
     words = _described(shape)
     for single, many in (("a string", "strings"), ("an integer", "integers"), ("a number", "numbers")):
         if words.startswith(single):
@@ -151,7 +153,7 @@ def _plural(shape: Shape) -> str:
 
 
 def _found(value: object) -> str:
-    """What a JSON value is, for a message: ``the string '3'``, ``a list``, ``null``."""
+    """Say what a JSON value is, for a message: ``the string '3'``, ``a list``, ``null``."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -188,7 +190,7 @@ def _fits(value: object, shape: Shape) -> bool:
 
 
 def _problem(value: Any, shape: Shape, where: str) -> str | None:
-    """The first place where ``value`` is not of ``shape``, in words; None if it is.
+    """Describe the first place where ``value`` is not of ``shape``, in words; None if it is.
 
     ``Lenient`` values that do not fit are replaced by ``None`` in their container as a side
     effect. Recursion follows the declared shape, so its depth is the shape's, not the value's.
@@ -199,27 +201,39 @@ def _problem(value: Any, shape: Shape, where: str) -> str | None:
         verb = "must be" if where else "must hold"
         return f"{_named(where)} {verb} {_described(shape)}, not {_found(value)}"
     if isinstance(shape, ListOf):
-        for index, item in enumerate(value):
-            problem = _problem(item, shape.item, f"{where}[{index}]")
-            if problem is not None:
-                return problem
-    elif isinstance(shape, MapOf):
-        for key, item in value.items():
-            problem = _problem(item, shape.value, _key(where, key))
-            if problem is not None:
-                return problem
-    elif isinstance(shape, Obj):
-        missing = [key for key in shape.required if key not in value]
-        if missing:
-            return f"{_named(where)} has no {missing[0]!r} entry"
-        for key, declared in shape.keys.items():
-            if key not in value:
-                continue
-            problem = _problem(value[key], declared, _key(where, key))
-            if problem is not None and isinstance(declared, Lenient):
-                value[key] = None
-            elif problem is not None:
-                return problem
+        return _first_problem((item, shape.item, f"{where}[{index}]") for index, item in enumerate(value))
+    if isinstance(shape, MapOf):
+        return _first_problem((item, shape.value, _key(where, key)) for key, item in value.items())
+    if isinstance(shape, Obj):
+        return _entries_problem(value, shape, where)
+    return None
+
+
+def _first_problem(places: Iterable[tuple[Any, Shape, str]]) -> str | None:
+    """Describe the first of ``places`` (value, shape, where) whose value is not of its shape; None if none."""
+    for value, shape, where in places:
+        problem = _problem(value, shape, where)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _entries_problem(value: dict[str, Any], shape: Obj, where: str) -> str | None:
+    """Describe the first entry of object ``value`` that is missing or not of its shape; None if none.
+
+    A ``Lenient`` entry that does not fit is replaced by ``None`` in ``value``.
+    """
+    missing = [key for key in shape.required if key not in value]
+    if missing:
+        return f"{_named(where)} has no {missing[0]!r} entry"
+    for key, declared in shape.keys.items():
+        if key not in value:
+            continue
+        problem = _problem(value[key], declared, _key(where, key))
+        if problem is not None and isinstance(declared, Lenient):
+            value[key] = None
+        elif problem is not None:
+            return problem
     return None
 
 
@@ -228,7 +242,7 @@ def _key(where: str, key: str) -> str:
 
 
 def _named(where: str) -> str:
-    """A place in the file for a message: ``'codes.labels'``, or ``the file`` for the whole."""
+    """Name a place in the file for a message: ``'codes.labels'``, or ``the file`` for the whole."""
     return repr(where) if where else "the file"
 
 
@@ -236,6 +250,16 @@ def check_shape(value: Any, shape: Shape) -> str | None:
     """Why ``value`` (parsed JSON) is not of ``shape``, as ``'tables' must be ...``; None if it is.
 
     A :class:`Lenient` value that does not fit is set to ``None`` in ``value`` (not a problem).
+
+    Examples
+    --------
+    >>> shape = Obj({"tables": ListOf(str), "rows": Integer(0)}, required=("tables",))
+    >>> check_shape({"tables": ["runs"], "rows": 3}, shape) is None
+    True
+    >>> check_shape({"tables": ["runs", 3]}, shape)
+    "'tables[1]' must be a string, not 3"
+    >>> check_shape({"rows": 3}, shape)
+    "the file has no 'tables' entry"
     """
     return _problem(value, shape, "")
 
@@ -271,7 +295,7 @@ class _OutOfRangeError(ValueError):
 
 
 def _integer(text: str) -> int:
-    """A JSON integer, refused beyond the largest float (whose digits Python may not even convert)."""
+    """Read a JSON integer, refused beyond the largest float (whose digits Python may not even convert)."""
     if len(text.lstrip("-")) > _MAX_DIGITS:
         raise _OutOfRangeError(text, f"an integer of {len(text.lstrip('-')):,} digits, beyond the largest float")
     value = int(text)
@@ -283,8 +307,10 @@ def _integer(text: str) -> int:
 
 
 def _float(text: str) -> float:
-    """A JSON number with a fraction or an exponent, refused when it is beyond the largest float (``1e400``),
-    which Python would read as infinity."""
+    """Read a JSON number with a fraction or an exponent, refused beyond the largest float (``1e400``).
+
+    Python would read such a number as infinity.
+    """
     value = float(text)
     if not math.isfinite(value):
         shown = text if len(text) <= 24 else text[:21] + "..."
@@ -293,7 +319,7 @@ def _float(text: str) -> float:
 
 
 def read_json(path: Path, *, fix: str, max_bytes: int | None = None, error: type[MasEvalError] = SchemaError) -> Any:
-    """The JSON value in file ``path``; one error naming the file, the problem and ``fix`` otherwise.
+    """Read the JSON value in file ``path``; one error naming the file, the problem and ``fix`` otherwise.
 
     Parameters
     ----------
@@ -377,6 +403,7 @@ class Manifest:
     _full: Obj = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Declare the full shape: the manifest's own keys and ``mas_eval_version``."""
         keys = {"mas_eval_version": str, **self.shape.keys}
         object.__setattr__(self, "_full", Obj(keys, self.shape.required))
 

@@ -69,8 +69,10 @@ COMPRESSIONS: tuple[str, ...] = ("uncompressed", "lz4", "snappy", "zstd", "gzip"
 
 
 def check_suffix(path: PathLike, formats: Sequence[str], what: str) -> str:
-    """The format ``path``'s suffix names (one of ``formats``, lower case), or an error naming those that exist.
+    """Return the format ``path``'s suffix names (one of ``formats``, lower case), or raise naming those that exist.
 
+    Examples
+    --------
     >>> check_suffix("out/report.HTML", (".html", ".md"), "a report")
     '.html'
     >>> check_suffix("out/report", (".html", ".md"), "a report")
@@ -100,12 +102,18 @@ def _resolved(path: PathLike) -> Path:
 
 
 def same_path(a: PathLike, b: PathLike) -> bool:
-    """Whether two paths name the same place once resolved (``~``, ``..``, symbolic links)."""
+    """Whether two paths name the same place once resolved (``~``, ``..``, symbolic links).
+
+    Examples
+    --------
+    >>> same_path("out/../ds", "ds"), same_path("ds", "ds2")
+    (True, False)
+    """
     return _resolved(a) == _resolved(b)
 
 
 def _clash(target: Path, inputs: Iterable[PathLike]) -> tuple[Path, str] | None:
-    """The first input that ``target`` is, holds or lies inside, and how."""
+    """Find the first input that ``target`` is, holds or lies inside, and how."""
     where = _resolved(target)
     for given in inputs:
         source = _resolved(given)
@@ -119,7 +127,7 @@ def _clash(target: Path, inputs: Iterable[PathLike]) -> tuple[Path, str] | None:
 
 
 def _existing_ancestor(target: Path) -> Path:
-    """The nearest ancestor of ``target`` (itself excluded) that exists."""
+    """Find the nearest ancestor of ``target`` (itself excluded) that exists."""
     parent = target.absolute().parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
@@ -170,7 +178,7 @@ _NAME_MAX = 255
 
 
 def _check_name_lengths(target: Path) -> None:
-    """An OutputError if a name in ``target`` is longer than its file system allows.
+    """Raise an OutputError if a name in ``target`` is longer than its file system allows.
 
     Asked before anything is looked up: the operating system answers a lookup of such a name
     with an ``OSError`` (``File name too long``) that says neither which name nor what to do.
@@ -394,9 +402,11 @@ class _Part:
         return self.staging.path / _OLD / self.target.name
 
     def commit(self, overwrite: bool) -> None:
-        """Move the staged output to its target: an entry there is replaced only with ``overwrite``,
-        by an atomic swap where the file system has one (the target is never missing), and kept
-        (swapped into the staging folder) until every part is committed."""
+        """Move the staged output to its target; an entry there is replaced only with ``overwrite``.
+
+        The entry is replaced by an atomic swap where the file system has one (the target is never
+        missing), and kept (swapped into the staging folder) until every part is committed.
+        """
         target = self.target
         if overwrite and os.path.lexists(target):
             if not self.folder and target.is_dir() and not target.is_symlink():
@@ -486,9 +496,11 @@ def _nearly_full(folder: Path) -> bool:
 
 
 def write_failure(exc: BaseException, staging: Path, outputs: Iterable[Path] = ()) -> int | None:
-    """The ``errno`` of the write failure that ``exc`` reports (disk full, file too large, read-only,
-    permission denied) about ``staging`` (a staging folder) or ``outputs``; None if it reports
-    something else (bad data, an input that cannot be read).
+    """Return the ``errno`` of the write failure that ``exc`` reports about ``staging`` or ``outputs``.
+
+    A write failure is a disk full, a file too large, a read-only location, a permission denied;
+    ``staging`` is a staging folder. None if ``exc`` reports something else (bad data, an input
+    that cannot be read).
 
     An ``OSError`` counts when it names ``staging``, a path under it or one of ``outputs`` (or
     their folders), or names no path and has one of those errors. Polars' errors name no path:
@@ -610,7 +622,7 @@ def _check_parts(outputs: Sequence[tuple[PathLike, Kind]], overwrite: bool, inpu
 
 
 def check_outputs(*outputs: tuple[PathLike, Kind], overwrite: bool, inputs: Iterable[PathLike] = ()) -> list[Path]:
-    """The checks :func:`atomic_outputs` makes before writing, for a command to make before its work.
+    """Check the outputs as :func:`atomic_outputs` does before writing, for a command to check before its work.
 
     Raises
     ------
@@ -625,8 +637,9 @@ def check_outputs(*outputs: tuple[PathLike, Kind], overwrite: bool, inputs: Iter
 def atomic_outputs(
     *outputs: tuple[PathLike, Kind], overwrite: bool = False, inputs: Iterable[PathLike] = ()
 ) -> Iterator[list[Path]]:
-    """Yield a staging path for each of ``outputs`` (``(path, "file" | "folder")``); when the block
-    succeeds, they replace their paths together, else none does.
+    """Yield a staging path for each of ``outputs``; if the block succeeds, they replace their paths together.
+
+    ``outputs`` are ``(path, "file" | "folder")`` pairs. If the block fails, none replaces its path.
 
     Before anything is written, every output is checked (:func:`check_target` with ``inputs``; a
     file's path must not be a folder; no output is, holds or lies inside another). Each is then
@@ -697,7 +710,9 @@ def atomic_directory(path: PathLike, *, overwrite: bool = False, inputs: Iterabl
 
 @contextlib.contextmanager
 def atomic_file(path: PathLike, *, overwrite: bool = False, inputs: Iterable[PathLike] = ()) -> Iterator[Path]:
-    """Yield a temporary file (created empty) that replaces the file ``path`` only if the block succeeds
-    (:func:`atomic_outputs`); ``path`` must not be a folder."""
+    """Yield a temporary file (created empty) that replaces the file ``path`` only if the block succeeds.
+
+    As :func:`atomic_outputs` does; ``path`` must not be a folder.
+    """
     with atomic_outputs((path, "file"), overwrite=overwrite, inputs=inputs) as (staging,):
         yield staging

@@ -17,7 +17,18 @@ _BLOCK = 1 << 20
 
 
 def file_sha256(path: str | Path) -> str:
-    """SHA-256 of one file's bytes, read in 1 MiB blocks."""
+    """Hash one file's bytes with SHA-256, read in 1 MiB blocks.
+
+    Examples
+    --------
+    The digest of ``abc``, FIPS 180-2's first SHA-256 example:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "abc.txt").write_bytes(b"abc")
+    ...     print(file_sha256(Path(tmp) / "abc.txt"))
+    ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
+    """
     digest = hashlib.sha256()
     with Path(path).open("rb") as handle:
         while block := handle.read(_BLOCK):
@@ -26,7 +37,7 @@ def file_sha256(path: str | Path) -> str:
 
 
 def inputs_sha256(path: str | Path) -> dict[str, str]:
-    """SHA-256 of a file, or of every file under a folder (keys relative to it, sorted)."""
+    """Hash a file, or every file under a folder, with SHA-256 (keys relative to the folder, sorted)."""
     root = Path(path)
     if root.is_file():
         return {root.name: file_sha256(root)}
@@ -40,7 +51,7 @@ def provenance(
     parameters: Mapping[str, Any] | None = None,
     hashes: Mapping[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """The block every report carries: package version, time, Python, parameters and input hashes.
+    """Make the block every report carries: package version, time, Python, parameters and input hashes.
 
     ``hashes``: the inputs' :func:`inputs_sha256`, by name, when computed already (a report
     hashes its inputs while it draws its figures); by default they are computed here.

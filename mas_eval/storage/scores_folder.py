@@ -1,5 +1,7 @@
-"""The Scores folder: where :meth:`mas_eval.Scores.write` and :func:`mas_eval.scoring.shards.score_shards` put
-each output table, and how :meth:`mas_eval.Scores.open` and :meth:`~mas_eval.Scores.scan` read them back.
+"""The Scores folder: where each output table is put, and how it is read back.
+
+:meth:`mas_eval.Scores.write` and :func:`mas_eval.scoring.shards.score_shards` write it;
+:meth:`mas_eval.Scores.open` and :meth:`~mas_eval.Scores.scan` read it.
 
 Unsharded, one ``<name>.parquet`` per table beside the manifest ``_scores.json``. Sharded, one file per
 table and shard, laid out like a sharded Dataset::
@@ -73,15 +75,17 @@ MANIFEST = Manifest(
     fix="restore it from a copy, or score the Dataset again",
 )
 
-#: The compression of a sharded Scores folder's files. The tables' floats barely compress, and
-#: writing is a third of the time of scoring a shard: 1M runs of the benchmark shape, 2 workers,
-#: took 3.6-3.8 s uncompressed (557 MB of files) against 4.0-4.1 s with LZ4 (410 MB).
+#: The compression of a sharded Scores folder's files: none, since the tables' floats barely
+#: compress and writing is a third of the time of scoring a shard (docs/performance.md).
 COMPRESSION = "uncompressed"
 
 
 def _tables_in(root: Path, shards: int | None) -> list[str]:
-    """The tables a Scores folder holds in its layout: ``<name>.parquet`` files, or (sharded) folders
-    of ``shard=<k>`` folders. (Other files and folders the user keeps there are not tables.)"""
+    """List the tables a Scores folder holds in its layout.
+
+    They are ``<name>.parquet`` files, or (sharded) folders of ``shard=<k>`` folders. Other files
+    and folders the user keeps there are not tables.
+    """
     if shards is None:
         return sorted(p.stem for p in root.glob("*.parquet") if not p.name.startswith(("_", ".")))
     return sorted(
@@ -92,8 +96,9 @@ def _tables_in(root: Path, shards: int | None) -> list[str]:
 
 
 def read_layout(root: Path) -> tuple[dict, list[str], int | None]:
-    """A Scores folder's manifest, its tables (``runs`` first) and shards (None: one file per table),
-    checked against the folder.
+    """Read a Scores folder's manifest, tables (``runs`` first) and shards (None: one file per table).
+
+    They are checked against the folder.
 
     Without a manifest, the tables are its ``*.parquet`` files. With one, every table it lists
     must be in the folder and every table in the folder listed, each as one file or, sharded, as
@@ -142,8 +147,10 @@ def read_layout(root: Path) -> tuple[dict, list[str], int | None]:
 
 
 def check_rows(root: Path, manifest: dict, heights: dict[str, int]) -> None:
-    """The tables counted (name → rows) hold the rows the manifest of a sharded folder records
-    (``"rows"``), else a SchemaError."""
+    """Check that the tables counted (name → rows) hold the rows a sharded folder's manifest records.
+
+    The manifest records them as ``"rows"``; a table that holds others is a SchemaError.
+    """
     for name, rows in manifest.get("rows", {}).items():
         if name in heights and heights[name] != rows:
             msg = (
@@ -154,7 +161,7 @@ def check_rows(root: Path, manifest: dict, heights: dict[str, int]) -> None:
 
 
 def stored_rows(root: Path, names: list[str], shards: int | None) -> dict[str, int]:
-    """The rows of tables ``names`` of a Scores folder, from their files' footers (no value is read)."""
+    """Count the rows of tables ``names`` of a Scores folder from their files' footers (no value is read)."""
     return {name: scan_parquet(table_files(root, [name], shards)).select(pl.len()).collect().item() for name in names}
 
 
@@ -164,15 +171,17 @@ def shard_file(root: Path, table: str, index: int) -> Path:
 
 
 def table_files(root: Path, names: list[str], shards: int | None) -> list[Path]:
-    """The files of tables ``names`` of a Scores folder: one each, or one per shard (:mod:`mas_eval.scoring.shards`)."""
+    """List the files of tables ``names`` of a Scores folder: one each, or one per shard (``scoring/shards.py``)."""
     if shards is None:
         return [root / f"{name}.parquet" for name in names]
     return [shard_file(root, name, index) for name in names for index in range(shards)]
 
 
 def read_table(root: Path, name: str, shards: int | None, runs: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Table ``name`` of a Scores folder; a sharded one's shards in run order, as :func:`score` sorts it,
-    with the run's identifying columns it does not hold taken from ``runs`` (:func:`scan_table`)."""
+    """Read table ``name`` of a Scores folder; a sharded one's shards in run order, as :func:`score` sorts it.
+
+    The run's identifying columns a sharded table does not hold are taken from ``runs`` (:func:`scan_table`).
+    """
     files = table_files(root, [name], shards)
     schema = table_schema(name, files)
     if shards is None:
@@ -194,16 +203,17 @@ def read_table(root: Path, name: str, shards: int | None, runs: pl.DataFrame | N
 
 
 def with_run_columns(table: pl.DataFrame, runs: pl.DataFrame, missing: list[str]) -> pl.DataFrame | None:
-    """``table`` (sorted by ``run_id``) led by every run-identifying column again, the ``missing``
-    ones taken from ``runs`` (sorted by ``run_id``, one row per run); None if a run is not in ``runs``.
+    """Lead ``table`` (sorted by ``run_id``) by every run-identifying column again; None if a run is not in ``runs``.
 
-    Each stretch of a run's rows is looked up once, by a binary search of the sorted ids: at 1M
-    runs, 0.2 s for the 4M rows of ``alternatives``, where a join took 0.6-2.7 s.
+    The ``missing`` columns are taken from ``runs`` (sorted by ``run_id``, one row per run).
+
+    Each stretch of a run's rows is looked up once, by a binary search of the sorted ids, faster
+    than a join (docs/performance.md).
     """
     stretches = table[RUN_KEY].rle()
     ids, lengths = stretches.struct.field("value"), stretches.struct.field("len").to_numpy()
     if ids.equals(runs[RUN_KEY], check_names=False):
-        # Every run has rows here (agents, alternatives): no search. At 1M runs, 0.03 s against 0.28 s.
+        # Every run has rows here (agents, alternatives): no search needed (docs/performance.md).
         at = np.arange(runs.height)
     else:
         found = runs[RUN_KEY].search_sorted(ids).clip(0, max(runs.height - 1, 0))
@@ -234,17 +244,29 @@ def scan_table(root: Path, name: str, shards: int | None) -> pl.LazyFrame:
 
 
 def missing_run_columns(columns: list[str]) -> list[str]:
-    """The run's identifying columns a table of a sharded Scores folder does not hold itself."""
+    """Return the run's identifying columns a table of a sharded Scores folder does not hold itself.
+
+    Examples
+    --------
+    >>> missing_run_columns(["run_id", "dqs"])
+    ['system', 'case_id', 'task', 'variant']
+    """
     return [column for column in RUN_ID_COLUMNS if column not in columns]
 
 
 def score_order(columns: list[str]) -> list[str]:
-    """A table's ``columns`` in :func:`score`'s order once the run's identifying columns are back: those first."""
+    """Order a table's ``columns`` as :func:`score` does once the run's identifying columns are back: those first.
+
+    Examples
+    --------
+    >>> score_order(["dqs", "run_id"])
+    ['run_id', 'system', 'case_id', 'task', 'variant', 'dqs']
+    """
     return [*RUN_ID_COLUMNS, *(column for column in columns if column not in RUN_ID_COLUMNS)]
 
 
 def in_run_order(shards: pl.DataFrame) -> pl.DataFrame:
-    """A table's shards, one after another, in :func:`score`'s order.
+    """Put a table's shards, one after another, in :func:`score`'s order.
 
     Each shard's rows are sorted by the table's key and hold every row of their runs, so a
     stable sort by ``run_id`` alone orders the whole by key.

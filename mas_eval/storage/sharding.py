@@ -68,17 +68,28 @@ _SHIFT = np.uint64(33)
 
 
 def sharded(name: str) -> bool:
-    """Whether table ``name`` is split into shards: those keyed by ``run_id`` (all but ``ground_truth``)."""
+    """Whether table ``name`` is split into shards: those keyed by ``run_id`` (all but ``ground_truth``).
+
+    Examples
+    --------
+    >>> sharded("agents"), sharded("ground_truth")
+    (True, False)
+    """
     return RUN_KEY in TABLES[name].key
 
 
 def check_shards(shards: Any, *, where: str = "write") -> int:
-    """``shards`` as a number of shards (``None`` is 1: one unsharded folder per table).
+    """Return ``shards`` as a number of shards (``None`` is 1: one unsharded folder per table).
 
     Raises
     ------
     InvalidParameterError
         ``shards`` is not an integer from 1 to :data:`MAX_SHARDS`.
+
+    Examples
+    --------
+    >>> check_shards(None), check_shards(8)
+    (1, 8)
     """
     if shards is None:
         return 1
@@ -87,15 +98,33 @@ def check_shards(shards: Any, *, where: str = "write") -> int:
 
 
 def run_hash(run_ids: pl.Series) -> np.ndarray:
-    """The 64-bit hash of each id: ``fmix64(fnv1a64(utf8(run_id)))``, vectorised (a null hashes as ``""``).
+    """Hash each id to 64 bits: ``fmix64(fnv1a64(utf8(run_id)))``, vectorised (a null hashes as ``""``).
 
     Notes
     -----
     FNV-1a: ``h = 0xcbf29ce484222325``; for each byte ``b``: ``h = (h ^ b) * 0x100000001b3
     mod 2**64``. ``fmix64``: ``h ^= h >> 33; h *= 0xff51afd7ed558ccd; h ^= h >> 33;
     h *= 0xc4ceb9fe1a85ec53; h ^= h >> 33``. The loop runs over byte positions (as many as the
-    longest id), each step over every id that long, on the Arrow buffers: about 0.1 s per
-    million ids of ten bytes.
+    longest id), each step over every id that long, on the Arrow buffers (docs/performance.md).
+    FNV-1a is Fowler, Noll and Vo's hash (IETF draft-eastlake-fnv); ``fmix64`` is the finaliser of
+    Appleby's MurmurHash3.
+
+    Examples
+    --------
+    The formula, written out in plain Python, gives the same hash:
+
+    >>> def fnv1a64(data: bytes) -> int:
+    ...     h = 0xCBF29CE484222325
+    ...     for byte in data:
+    ...         h = ((h ^ byte) * 0x100000001B3) % 2**64
+    ...     return h
+    >>> def fmix64(h: int) -> int:
+    ...     for factor in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
+    ...         h = ((h ^ (h >> 33)) * factor) % 2**64
+    ...     return h ^ (h >> 33)
+    >>> hashes = run_hash(pl.Series(["r1", "run-000042", ""]))
+    >>> [int(h) for h in hashes] == [fmix64(fnv1a64(b"r1")), fmix64(fnv1a64(b"run-000042")), fmix64(fnv1a64(b""))]
+    True
     """
     import pyarrow as pa
 
@@ -128,9 +157,14 @@ def run_hash(run_ids: pl.Series) -> np.ndarray:
 
 
 def shard_of(run_ids: pl.Series, shards: int) -> pl.Series:
-    """The shard of each run: ``run_hash(run_id) % shards``, as ``UInt32``.
+    """Assign each run its shard: ``run_hash(run_id) % shards``, as ``UInt32``.
 
     A run's rows are usually consecutive, so each stretch of equal ids is hashed once.
+
+    Examples
+    --------
+    >>> shard_of(pl.Series(["r1", "r1", "r2", "r3"]), 4).to_list()
+    [0, 0, 1, 0]
     """
     stretch = run_ids.rle_id().to_numpy()
     first = np.ones(len(stretch), dtype=bool)
@@ -148,7 +182,13 @@ def _shard_expr(shards: int) -> pl.Expr:
 
 
 def shard_folder(table_folder: Path, index: int) -> Path:
-    """The folder of shard ``index`` of a table: ``<table>/shard=<index>``."""
+    """Return the folder of shard ``index`` of a table: ``<table>/shard=<index>``.
+
+    Examples
+    --------
+    >>> shard_folder(Path("ds") / "agents", 3).as_posix()
+    'ds/agents/shard=3'
+    """
     return table_folder / f"{SHARD_COLUMN}={index}"
 
 
@@ -170,7 +210,7 @@ def write_sharded_table(frame: pl.LazyFrame, spec: Table, folder: Path, shards: 
 
 
 def write_sorted_shards(scratch: Path, spec: Table, folder: Path, shards: int, schema: pl.Schema) -> None:
-    """The second pass of :func:`write_sharded_table`: each shard's unsorted part files, sorted by key.
+    """Sort each shard's unsorted part files by key: the second pass of :func:`write_sharded_table`.
 
     ``scratch`` holds the table's rows already split by shard, any number of Parquet files
     under ``<scratch>/shard=<k>`` (of columns ``schema``); each shard is read back on its own
@@ -239,7 +279,7 @@ class ShardLayout:
     hash: str = HASH
 
     def manifest(self) -> dict[str, Any]:
-        """The ``"shards"`` entry of ``_dataset.json``."""
+        """Return the ``"shards"`` entry of ``_dataset.json``."""
         return {
             "count": self.count,
             "hash": self.hash,
@@ -250,9 +290,11 @@ class ShardLayout:
 
     @classmethod
     def read(cls, manifest: Mapping[str, Any], where: Path) -> ShardLayout | None:
-        """The layout a manifest records (None: not sharded), its ``"shards"`` entry already of the
-        shape :data:`SHARDS_ENTRY` (:func:`~mas_eval.storage.manifests.read_manifest`); a SchemaError
-        if its hash is not one this version knows."""
+        """Read the layout a manifest records (None: not sharded); a SchemaError if its hash is unknown.
+
+        The manifest's ``"shards"`` entry is already of the shape :data:`SHARDS_ENTRY`
+        (:func:`~mas_eval.storage.manifests.read_manifest`); the hash must be one this version knows.
+        """
         entry = manifest.get("shards")
         if entry is None:
             return None
@@ -265,7 +307,7 @@ class ShardLayout:
         return cls(entry["count"])
 
     def files(self, entry: Path) -> list[list[Path]]:
-        """The Parquet files of a sharded table's folder, by shard; a SchemaError names a missing or stray shard."""
+        """List the Parquet files of a sharded table's folder by shard; a SchemaError names a missing or stray shard."""
         if not entry.is_dir():
             msg = (
                 f"{entry}: table {entry.name.removesuffix('.parquet')!r} is one file, but the Dataset is sharded "
@@ -329,11 +371,11 @@ def check_placement(name: str, files: list[list[Path]], shards: int) -> None:
 
 
 def check_shard_runs(run_ids: pl.Series, index: int, shards: int) -> None:
-    """The ``runs`` of shard ``index`` (their ids, sorted) all hash to it: what scoring checks of each shard.
+    """Check that the ``runs`` of shard ``index`` (their ids, sorted) all hash to it, as scoring does of each shard.
 
     A run id in two shards is in the wrong one in at least one of them, so this is what stops a
-    shard-by-shard scoring from scoring it twice when nothing validated the Dataset; at about
-    0.1 s per million ids it costs little beside scoring them.
+    shard-by-shard scoring from scoring it twice when nothing validated the Dataset; it costs
+    little beside scoring them (docs/performance.md).
 
     Raises
     ------
@@ -342,4 +384,4 @@ def check_shard_runs(run_ids: pl.Series, index: int, shards: int) -> None:
     """
     found = _misplaced(run_ids, index, shards)
     if found:
-        raise _misplaced_error("runs", found)
+        raise _misplaced_error(name="runs", misplaced=found)

@@ -2,9 +2,9 @@
 
 Scoring groups, joins and sorts integer codes of the keys (:mod:`mas_eval.metrics.codes`).
 Encoding them from strings means reading every ``run_id``, ``agent_id``, ``alternative`` and
-``criterion`` string and looking it up in a code book; on a shard of 62,500 runs of the
-decision benchmark that took about 0.25 s, as long as everything else scoring does. A sharded
-Dataset therefore stores the codes once, when it is written::
+``criterion`` string and looking it up in a code book, which takes as long as everything else
+scoring does (docs/performance.md). A sharded Dataset therefore stores the codes once, when it is
+written::
 
     DATASET/
       _dataset.json                   "codes": {"folder": "_codes", "hash": "sha256", "labels": {...}}
@@ -92,12 +92,18 @@ CODE = pl.UInt32
 
 
 def code_columns(name: str) -> dict[str, str | None]:
-    """The coded columns of table ``name``: ``run_id`` (kind ``None``), then each label column and its kind."""
+    """Return the coded columns of table ``name``: ``run_id`` (kind ``None``), then each label column and its kind.
+
+    Examples
+    --------
+    >>> code_columns("runs")
+    {'run_id': None, 'recommended': 'alternative', 'correct': 'alternative'}
+    """
     return {RUN_KEY: None, **LABEL_COLUMNS.get(name, {})}
 
 
 def sha256_of(path: Path) -> str:
-    """The SHA-256 of a file's bytes, in hex (about 5 ms for a shard's 9 MB of files)."""
+    """Hash a file's bytes with SHA-256, in hex (cheap beside a shard's scoring: docs/performance.md)."""
     with path.open("rb") as file:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
@@ -170,9 +176,12 @@ def write_codes(root: Path, names: Iterable[str], shards: int) -> dict[str, Any]
 
 @dataclass(frozen=True)
 class StoredLabels:
-    """The label lists of a sharded Dataset's ``_dataset.json`` (``"codes"`` → ``"labels"``): every
-    kind's sorted labels, which the code files hold positions in.
+    """The label lists of a sharded Dataset's ``_dataset.json`` (``"codes"`` → ``"labels"``).
 
+    Every kind's sorted labels, which the code files hold positions in.
+
+    Examples
+    --------
     >>> StoredLabels({"agent_id": ["a", "b"], "alternative": ["x"], "criterion": []}).counts
     {'agent_id': 2, 'alternative': 1, 'criterion': 0}
     """
@@ -181,8 +190,10 @@ class StoredLabels:
 
     @classmethod
     def of(cls, entry: Any) -> StoredLabels | None:
-        """The lists of a ``"codes"`` entry of the shape :data:`CODES_ENTRY` (None: no codes, or an entry
-        this version does not read: another folder, or not every kind of label)."""
+        """Read the lists of a ``"codes"`` entry of the shape :data:`CODES_ENTRY`.
+
+        None: no codes, or an entry this version does not read (another folder, or not every kind of label).
+        """
         if not isinstance(entry, Mapping) or entry.get("folder") != CODES_FOLDER or entry.get("hash") != "sha256":
             return None
         labels = entry["labels"]
@@ -230,7 +241,7 @@ class ShardCodes:
     def of(
         cls, root: Path | None, labels: StoredLabels | None, index: int, files: Mapping[str, list[Path]]
     ) -> ShardCodes | None:
-        """The codes of shard ``index`` coded against ``labels`` (None without a folder or lists)."""
+        """Make the codes of shard ``index`` coded against ``labels`` (None without a folder or lists)."""
         if root is None or labels is None:
             return None
         return cls(root=root, index=index, labels=labels, files=dict(files))
@@ -243,7 +254,7 @@ class ShardCodes:
         """Why table ``name``'s code file does not describe its shard file and the manifest's lists; None if it does.
 
         Compares what the code file records (its source file's SHA-256, the lists' SHA-256) with the
-        shard file's hash and the lists' (about 5 ms a shard's 9 MB of files, once per table).
+        shard file's hash and the lists' (once per table; cheap: docs/performance.md).
         """
         if name not in self._problems:
             self._problems[name] = self._problem(name)
@@ -271,8 +282,9 @@ class ShardCodes:
         return self.labels.books()
 
     def read(self, names: Iterable[str]) -> dict[str, pl.DataFrame] | None:
-        """The code files of ``runs`` and tables ``names``, read; None if one is not :meth:`current`, cannot be
-        read, or holds a code outside its list.
+        """Read the code files of ``runs`` and tables ``names``; None if one is stale, unreadable or out of range.
+
+        Stale: not :meth:`current`; out of range: it holds a code outside its list.
 
         Codes are derived data: a shard whose codes do not describe it is scored from its strings
         rather than failing. ``runs`` is always checked: every table's ``run_id`` codes are rows of
@@ -303,9 +315,11 @@ class ShardCodes:
 
     @staticmethod
     def keys(name: str, table: pl.LazyFrame, codes: pl.DataFrame) -> pl.LazyFrame:
-        """Table ``name``'s key columns, row for row, as ``codes`` (:meth:`read`) where they are coded and
-        as ``table`` holds them otherwise: what :func:`~mas_eval.data.validation.validate_part` checks
-        the keys' order and references on."""
+        """Select table ``name``'s key columns, row for row, as ``codes`` (:meth:`read`) where they are coded.
+
+        The others are as ``table`` holds them. :func:`~mas_eval.data.validation.validate_part` checks
+        the keys' order and references on them.
+        """
         coded = code_columns(name)
         plain = [column for column in TABLES[name].key if column not in coded]
         side_by_side = pl.concat(
@@ -316,8 +330,11 @@ class ShardCodes:
 
     @staticmethod
     def coded(name: str, table: pl.LazyFrame, codes: pl.DataFrame) -> pl.LazyFrame:
-        """Table ``name`` of the shard (``table``, as the Dataset scans it) with its key and label
-        columns replaced by ``codes`` (:meth:`read`): what :meth:`KeyCodes.encode` gives from the strings."""
+        """Replace the key and label columns of table ``name`` of the shard by ``codes`` (:meth:`read`).
+
+        ``table`` is the table as the Dataset scans it; the result is what :meth:`KeyCodes.encode`
+        gives from the strings.
+        """
         order = table.collect_schema().names()
         side_by_side = pl.concat([table.drop(list(code_columns(name))), codes.lazy()], how="horizontal")
         # As KeyCodes.encode: a row whose run is not in runs is dropped (validation reports it).
