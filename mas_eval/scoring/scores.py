@@ -86,6 +86,15 @@ class Scores(Mapping[str, pl.DataFrame]):
     source
         The folder :meth:`open` read them from (``None`` for scores computed in memory): a
         report hashes its files into its provenance.
+
+    Examples
+    --------
+    >>> import mas_eval
+    >>> scores = mas_eval.score(mas_eval.simulate(20, seed=1))
+    >>> scores.names, scores.ran, scores.source
+    (['runs', 'agents', 'alternatives', 'conflicts'], ['decision'], None)
+    >>> scores["runs"].height, scores.runs.height, len(scores)
+    (20, 20, 4)
     """
 
     tables: dict[str, pl.DataFrame]
@@ -217,6 +226,16 @@ class Scores(Mapping[str, pl.DataFrame]):
             counts); the message names the file and the fix.
         UnreadableFileError
             A table's file is truncated or corrupt.
+
+        Examples
+        --------
+        >>> import tempfile, mas_eval
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     folder = mas_eval.score(mas_eval.simulate(20, seed=1)).write(Path(tmp) / "scores")
+        ...     every, runs = Scores.open(folder), Scores.open(folder, tables=["runs"])
+        >>> every.names, runs.names, runs.ran, every.source.name
+        (['runs', 'agents', 'alternatives', 'conflicts'], ['runs'], ['decision'], 'scores')
         """
         root = scores_folder(path)
         manifest, every, shards = read_layout(root)
@@ -252,25 +271,55 @@ class Scores(Mapping[str, pl.DataFrame]):
 
         Preset, parameters, families, tables, and for a sharded folder (:mod:`mas_eval.scoring.shards`) ``shards``
         and ``rows`` per table.
+
+        Examples
+        --------
+        >>> import tempfile, mas_eval
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     manifest = Scores.manifest(mas_eval.score(mas_eval.simulate(20, seed=1)).write(Path(tmp) / "s"))
+        >>> sorted(manifest), manifest["families"]["ran"]
+        (['families', 'mas_eval_version', 'params', 'preset', 'tables'], ['decision'])
         """
         return read_layout(scores_folder(path))[0]
 
     @staticmethod
     @validate_params({"path": [PATH], "name": [TEXT]})
     def table_files(path: str | Path, name: str = "runs") -> list[Path]:
-        """Return the Parquet files of table ``name`` of a Scores folder: one, or one per shard."""
+        """Return the Parquet files of table ``name`` of a Scores folder: one, or one per shard.
+
+        Examples
+        --------
+        >>> import tempfile, mas_eval
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     folder = mas_eval.simulate(20, seed=1).write(Path(tmp) / "ds", shards=2)
+        ...     out = mas_eval.score(mas_eval.Dataset.open(folder), out=Path(tmp) / "scores").source
+        ...     [file.relative_to(out).as_posix() for file in Scores.table_files(out, "runs")]
+        ['runs/shard=0/part-0.parquet', 'runs/shard=1/part-0.parquet']
+        """
         root = scores_folder(path)
         return table_files(root, [name], read_layout(root)[2])
 
     @staticmethod
     @validate_params({"path": [PATH], "name": [TEXT]})
     def scan(path: str | Path, name: str = "runs") -> pl.LazyFrame:
-        """One table of a Scores folder, lazily: a query reads only the columns it uses.
+        """Return one table of a Scores folder, lazily: a query reads only the columns it uses.
 
         What ``mas-eval compare`` reads, so that comparing two metrics of a million runs does
         not load every table and column. The schema is read here (a truncated file is named at
         once); a corrupt page surfaces when the query runs, named if it runs inside
         :func:`mas_eval.storage.inputs.reading` (:class:`~mas_eval.errors.UnreadableFileError`).
+
+        Examples
+        --------
+        >>> import tempfile, mas_eval, polars as pl
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     folder = mas_eval.score(mas_eval.simulate(20, seed=1)).write(Path(tmp) / "scores")
+        ...     per_system = Scores.scan(folder).group_by("system").agg(pl.len()).sort("system").collect()
+        >>> per_system.rows()
+        [('mas', 10), ('single', 10)]
         """
         root = scores_folder(path)
         _, have, shards = read_layout(root)
