@@ -5,7 +5,7 @@ Usage::
     python benchmarks/bench_decision.py                    # 1,000,000 and 100,000 runs
     python benchmarks/bench_decision.py --runs 200000      # one size
     python benchmarks/bench_decision.py --oracle-runs 5000 # oracle sample size
-    python benchmarks/bench_decision.py --in-memory-vs-bulk --runs 1000000   # score(ds) against score(ds, out=...)
+    python benchmarks/bench_decision.py --in-memory-vs-bulk --runs 1000000   # score(ds) against score_shards(ds, out)
 
 Each size is simulated with 5 agents, 4 alternatives and 3 criteria per run (seed 1),
 written to Parquet, then scored from Parquet in a fresh process so that its peak RSS is
@@ -16,7 +16,7 @@ code is compared with. Results go to ``reports/benchmarks/decision.json``.
 
 ``--in-memory-vs-bulk`` measures instead, on each size written in ``--shards`` shards, what a
 notebook's ``score(ds)`` takes (the shards scored in worker processes, one per core, their
-tables gathered here) against the bulk path ``score(ds, out=..., workers=--workers)``, in
+tables gathered here) against the bulk path ``score_shards(ds, out, workers=--workers)``, in
 interleaved fresh processes, each with the peak of its whole process tree (this process and
 its workers, sampled every 50 ms from ``/proc``). Results go to
 ``reports/benchmarks/decision_in_memory.json``.
@@ -45,6 +45,7 @@ import polars as pl  # noqa: E402
 import mas_eval  # noqa: E402
 from benchmarks.machine import environment, peak_rss_gb, write_json  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
+from mas_eval.scoring.shards import score_shards  # noqa: E402
 
 OUT = ROOT / "reports" / "benchmarks" / "decision.json"
 IN_MEMORY_OUT = ROOT / "reports" / "benchmarks" / "decision_in_memory.json"
@@ -124,7 +125,7 @@ def score_mode_in_this_process(folder: str, mode: str, workers: int) -> dict:
         if mode == "in-memory":
             runs = mas_eval.score(ds).runs.height
         else:
-            out = mas_eval.score(ds, out=Path(tmp) / "scores", workers=workers)
+            out = score_shards(ds, Path(tmp) / "scores", workers=workers)
             runs = mas_eval.Scores.manifest(out)["rows"]["runs"]
         seconds = time.perf_counter() - start
     return {"mode": mode, "seconds": seconds, "tree_peak_gb": peak.peak / 2**30, "runs": runs}
@@ -235,7 +236,7 @@ def main() -> None:
     parser.add_argument("--oracle-runs", type=int, default=10_000, help="oracle sample, from the 100k dataset")
     parser.add_argument("--repeats", type=int, default=3, help="fresh-process scorings per size (median)")
     parser.add_argument("--score-only", help=argparse.SUPPRESS)
-    parser.add_argument("--in-memory-vs-bulk", action="store_true", help="score(ds) against score(ds, out=...)")
+    parser.add_argument("--in-memory-vs-bulk", action="store_true", help="score(ds) against score_shards(ds, out)")
     parser.add_argument("--shards", type=int, default=16, help="with --in-memory-vs-bulk: shards of the Dataset")
     parser.add_argument("--workers", type=int, default=2, help="with --in-memory-vs-bulk: the bulk path's workers")
     parser.add_argument("--score-mode", nargs=2, help=argparse.SUPPRESS)
@@ -250,7 +251,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="mas_eval_bench_") as tmp:
             rows = [bench_in_memory_vs_bulk(n, Path(tmp), args.shards, args.workers, args.repeats) for n in args.runs]
         report = {
-            "benchmark": "score(ds) in memory (shards in worker processes) vs score(ds, out=..., workers=K)",
+            "benchmark": "score(ds) in memory (shards in worker processes) vs score_shards(ds, out, workers=K)",
             "targets": {"in memory over bulk": 1.3},
             "machine": environment(),
             "results": rows,

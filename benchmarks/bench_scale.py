@@ -17,8 +17,8 @@ Then, each in a fresh process so that its peak RSS is its own:
 
 * **plain read**: every column of the six tables, shard by shard (the floor scoring is
   compared with);
-* **score, 1 process**: ``score(ds, out=..., workers=1)``, every output table written;
-* **score, 2 workers**: ``score(ds, out=..., workers=2)``; its peak RSS is the larger of the
+* **score, 1 process**: ``score_shards(ds, out, workers=1)``, every output table written;
+* **score, 2 workers**: ``score_shards(ds, out, workers=2)``; its peak RSS is the larger of the
   parent's and the largest worker's;
 * at 1M, **score in memory**: ``score(ds)`` returning the tables;
 * **compare** the 2-worker Scores folder's runs, as ``mas-eval compare`` reads them (lazily):
@@ -49,6 +49,7 @@ import polars as pl  # noqa: E402
 import mas_eval  # noqa: E402
 from benchmarks.machine import environment, peak_rss_gb, run_fresh, write_json  # noqa: E402
 from mas_eval import Dataset  # noqa: E402
+from mas_eval.scoring.shards import score_shards  # noqa: E402
 from mas_eval.storage.sharding import PART, SHARD_COLUMN  # noqa: E402
 from mas_eval.storage.stored_codes import write_codes  # noqa: E402
 
@@ -126,7 +127,7 @@ def plain_read(folder: str) -> dict:
 def score_to_folder(folder: str, out: str, workers: str) -> dict:
     ds = Dataset.open(folder)
     start = time.perf_counter()
-    mas_eval.score(ds, out=out, workers=int(workers), overwrite=True)
+    score_shards(ds, out, workers=int(workers), overwrite=True)
     return {"seconds": time.perf_counter() - start, "peak_rss_gb": _peak_with_workers_gb()}
 
 

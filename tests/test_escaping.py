@@ -83,7 +83,7 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     named = Dataset({**{name: ds.scan(name) for name in ds.table_names}, "runs": runs.lazy()})
     dataset = named.write(root / "dataset")
     scores = mas_eval.score(Dataset.open(dataset), out=root / "scores")
-    return dataset, Path(scores)
+    return dataset, scores.source
 
 
 @pytest.fixture(scope="module")

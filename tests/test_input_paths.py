@@ -228,7 +228,7 @@ def test_a_fifo_in_place_of_a_table_file_is_named(where: str, tmp_path: Path, ca
 
 
 def test_a_fifo_in_place_of_a_scores_shard_is_named(tmp_path: Path, capsys) -> None:
-    scores = mas_eval.score(Dataset.open(write_tiny(tmp_path / "ds", shards=2)), out=tmp_path / "scores")
+    scores = mas_eval.score(Dataset.open(write_tiny(tmp_path / "ds", shards=2)), out=tmp_path / "scores").source
     file = scores / "runs" / f"{SHARD_COLUMN}=1" / PART
     file.unlink()
     os.mkfifo(file)
@@ -349,7 +349,7 @@ def test_table_files_that_disagree_in_schema_are_named(change: str, tmp_path: Pa
 
 def test_scores_shards_that_disagree_in_schema_are_named(tmp_path: Path, capsys) -> None:
     ds = write_tiny(tmp_path / "ds", shards=2)
-    scores = mas_eval.score(Dataset.open(ds), out=tmp_path / "in" / "scores")
+    scores = mas_eval.score(Dataset.open(ds), out=tmp_path / "in" / "scores").source
     file = scores / "runs" / f"{SHARD_COLUMN}=1" / PART
     pl.read_parquet(file).with_columns(pl.col("dqs").cast(pl.String)).write_parquet(file)
     before = tree(tmp_path / "in")

@@ -35,8 +35,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "dataset": ds.write(root / "dataset"),
         "sharded_dataset": ds.write(root / "sharded_dataset", shards=SHARDS),
     }
-    folders["scores"] = mas_eval.score(Dataset.open(folders["dataset"]), out=root / "scores")
-    folders["sharded_scores"] = mas_eval.score(Dataset.open(folders["sharded_dataset"]), out=root / "sharded_scores")
+    folders["scores"] = mas_eval.score(Dataset.open(folders["dataset"]), out=root / "scores").source
+    folders["sharded_scores"] = mas_eval.score(
+        Dataset.open(folders["sharded_dataset"]), out=root / "sharded_scores"
+    ).source
     return folders
 
 

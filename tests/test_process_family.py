@@ -191,7 +191,7 @@ def test_the_family_is_registered_and_skipped_without_a_trace(tmp_path: Path) ->
     reason = "the Dataset has no 'messages' or 'usage' or 'tool_calls' table"
     assert "process" not in without.ran and without.skipped["process"] == reason
     assert "agent_process" not in without and "turns" not in without.runs.columns
-    folder = mas_eval.score(_worked(), out=tmp_path / "scores")
+    folder = mas_eval.score(_worked(), out=tmp_path / "scores").source
     manifest = Scores.manifest(folder)
     assert "process" in manifest["families"]["ran"] and "agent_process" in manifest["tables"]
     # One of the three tables is enough.
@@ -211,7 +211,7 @@ def test_sharded_scoring_and_the_overhead_are_those_of_an_unsharded_scoring(tmp_
     folder = ds.write(tmp_path / "ds", shards=4)
     # Shard by shard in this process, and in two worker processes writing a Scores folder.
     in_memory = mas_eval.score(Dataset.open(folder), workers=1, redundancy=True)
-    on_disk = Scores.open(mas_eval.score(Dataset.open(folder), out=tmp_path / "scores", workers=2, redundancy=True))
+    on_disk = mas_eval.score(Dataset.open(folder), out=tmp_path / "scores", workers=2, redundancy=True)
     for got in (in_memory, on_disk):
         assert got.names == whole.names and got.ran == whole.ran
         for name in whole.names:

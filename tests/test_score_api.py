@@ -204,3 +204,24 @@ def test_the_cli_answers_a_bad_parameter_with_one_line_and_exit_2(
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [message]
     assert not (tmp_path / "s").exists()
+
+
+def test_score_checks_and_resolves_its_arguments_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One Request per call: the parameters are resolved once, not again per shard or per path.
+    from mas_eval.scoring import Step, request
+
+    calls: list[str] = []
+    real = request.resolve_params
+    monkeypatch.setattr(
+        request, "resolve_params", lambda preset, overrides: calls.append(preset) or real(preset, overrides)
+    )
+    folder = mas_eval.simulate(40, seed=1).write(tmp_path / "ds", shards=3)
+    steps: list[Step] = []
+    scores = mas_eval.score(Dataset.open(folder), workers=1, validate=True, progress=steps.append, gt_boost=None)
+    assert calls == ["spec"] and scores.params["gt_boost"] is None
+    # Every step is a Step: its name, and counts only where it counts shards (none here: one process).
+    assert steps and all(isinstance(step, Step) and step.total is None for step in steps)
+    assert steps.count("encoding keys") == 3
+    written = mas_eval.score(Dataset.open(folder), out=tmp_path / "scores", progress=steps.append)
+    assert calls == ["spec", "spec"] and isinstance(written, Scores)
+    assert [(step.done, step.total) for step in steps if step.total is not None] == [(k, 3) for k in range(4)]

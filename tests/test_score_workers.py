@@ -25,7 +25,8 @@ from mas_eval import DataError, Dataset, SchemaError, Scores
 from mas_eval.data.schema import TABLES
 from mas_eval.metrics import family as families
 from mas_eval.presets import PRESETS
-from mas_eval.scoring.shards import MEMORY_WORKERS, ShardsScored, default_workers, score_shards
+from mas_eval.scoring.request import Step
+from mas_eval.scoring.shards import MEMORY_WORKERS, default_workers, score_shards
 from mas_eval.storage.sharding import shard_folder
 from tests.conftest import checkout_env, tiny_frames
 from tests.test_families import TOY, with_messages
@@ -57,10 +58,10 @@ def test_in_memory_workers_give_the_tables_of_one_process(sharded: Path) -> None
     here = mas_eval.score(ds, workers=1)
     # The shards' tables joined in run order are those of scoring the Dataset whole.
     assert_same_scores(here, mas_eval.score(Dataset.open(ROOT / "data" / "sample")))
-    steps: list[str] = []
+    steps: list[Step] = []
     assert_same_scores(mas_eval.score(ds, workers=2, progress=steps.append), here)
     # The progress of scoring in workers: before the first shard and after each.
-    counts = [(step.done, step.total) for step in steps if isinstance(step, ShardsScored)]
+    counts = [(step.done, step.total) for step in steps if step.total is not None]
     assert counts == [(k, 5) for k in range(6)] and len(steps) == 6
     assert_same_scores(mas_eval.score(ds, validate=True), here)
 
@@ -109,12 +110,12 @@ def toy() -> Iterator[families.Family]:
 def test_a_family_registered_at_run_time_is_scored_in_this_process(toy: families.Family, tmp_path: Path) -> None:
     # A spawned worker knows only the families mas_eval registers: scored there, n_turns would be missing.
     folder = with_messages().write(tmp_path / "ds", shards=2)
-    steps: list[str] = []
+    steps: list[Step] = []
     scores = mas_eval.score(Dataset.open(folder), workers=2, progress=steps.append)
     assert scores.ran == ["decision", "process", "run_length"] and "n_turns" in scores.runs.columns
-    assert not any(isinstance(step, ShardsScored) for step in steps)
+    assert all(step.total is None for step in steps)
     out = mas_eval.score(Dataset.open(folder), out=tmp_path / "scores", workers=2)
-    assert "n_turns" in Scores.open(out).runs.columns
+    assert "n_turns" in out.runs.columns
 
 
 def test_a_preset_changed_at_run_time_is_scored_in_this_process(sharded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,11 +131,10 @@ def test_an_unguarded_script_scores_once_in_workers(sharded: Path, tmp_path: Pat
     script = tmp_path / "unguarded.py"
     script.write_text(
         "import mas_eval\n"
-        "from mas_eval.scoring.shards import ShardsScored\n"
         "print('top level ran', flush=True)\n"
         "steps = []\n"
         f"scores = mas_eval.score(mas_eval.Dataset.open({str(sharded)!r}), workers=2, progress=steps.append)\n"
-        "print('runs', scores.runs.height, 'in workers', any(isinstance(s, ShardsScored) for s in steps))\n"
+        "print('runs', scores.runs.height, 'in workers', any(s.total is not None for s in steps))\n"
     )
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, env=checkout_env(), timeout=300, check=False

@@ -20,6 +20,7 @@ from mas_eval.cli import main
 from mas_eval.data.schema import RUN_ID_COLUMNS
 from mas_eval.errors import OutputExistsError
 from mas_eval.metrics import registry
+from mas_eval.scoring.request import Step
 from mas_eval.scoring.shards import score_shards
 from mas_eval.storage.scores_folder import shard_file
 from tests.conftest import run_cli_process
@@ -55,9 +56,11 @@ def assert_same_scores(got: Scores, want: Scores) -> None:
 def test_scoring_shard_by_shard_gives_the_tables_of_scoring_the_whole(
     sharded: Path, whole: Scores, tmp_path: Path, workers: int
 ) -> None:
-    ticks: list[tuple[int, int]] = []
-    out = score_shards(Dataset.open(sharded), tmp_path / "scores", workers=workers, progress=lambda *t: ticks.append(t))
-    assert sorted(ticks) == [(k, 5) for k in range(1, 6)]
+    ticks: list[Step] = []
+    out = score_shards(Dataset.open(sharded), tmp_path / "scores", workers=workers, progress=ticks.append)
+    # Before the first shard and after each, as mas_eval.score reports them.
+    assert sorted((step.done, step.total) for step in ticks) == [(k, 5) for k in range(6)]
+    assert ticks[-1] == "scored 5 of 5 shards"
     assert_same_scores(Scores.open(out), whole)
     manifest = Scores.manifest(out)
     assert manifest["shards"] == 5
@@ -124,15 +127,15 @@ def test_files_are_written_with_the_compression_asked(sharded: Path, whole: Scor
 
         return pq.ParquetFile(file).metadata.row_group(0).column(0).compression
 
-    default = mas_eval.score(Dataset.open(sharded), out=tmp_path / "default")
-    lz4 = mas_eval.score(Dataset.open(sharded), out=tmp_path / "lz4", compression="lz4")
+    default = mas_eval.score(Dataset.open(sharded), out=tmp_path / "default").source
+    lz4 = mas_eval.score(Dataset.open(sharded), out=tmp_path / "lz4", compression="lz4").source
     assert compression(shard_file(default, "runs", 0)) == "UNCOMPRESSED"
     assert compression(shard_file(lz4, "agents", 3)) == "LZ4"
     assert_same_scores(Scores.open(lz4), whole)
-    plain = mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "plain")
+    plain = mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "plain").source
     assert compression(plain / "runs.parquet") == "ZSTD"
     snappy = mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "snappy", compression="snappy")
-    assert compression(snappy / "items.parquet") == "SNAPPY"
+    assert compression(snappy.source / "items.parquet") == "SNAPPY"
 
 
 def test_a_corrupt_shard_is_named_and_nothing_is_written(sharded: Path, tmp_path: Path) -> None:
@@ -175,14 +178,17 @@ def test_workers_on_an_unsharded_dataset_is_a_clear_error(tmp_path: Path, capsys
     assert not (tmp_path / "scores").exists()
 
 
-def test_score_with_out_writes_the_folder_and_returns_its_path(sharded: Path, whole: Scores, tmp_path: Path) -> None:
+def test_score_with_out_writes_the_folder_and_returns_it_opened(sharded: Path, whole: Scores, tmp_path: Path) -> None:
     # A sharded Dataset: shard by shard. An unsharded one: scored whole and written as Scores.write writes.
-    path = mas_eval.score(Dataset.open(sharded), out=tmp_path / "sharded")
-    assert path == tmp_path / "sharded" and Scores.manifest(path)["shards"] == 5
-    assert_same_scores(Scores.open(path), whole)
+    scores = mas_eval.score(Dataset.open(sharded), out=tmp_path / "sharded")
+    assert isinstance(scores, Scores) and scores.source is not None
+    assert scores.source.samefile(tmp_path / "sharded") and Scores.manifest(scores.source)["shards"] == 5
+    assert_same_scores(scores, whole)
+    assert_same_scores(Scores.open(scores.source), whole)
     plain = mas_eval.score(Dataset.open(ROOT / "data" / "sample"), out=tmp_path / "plain")
-    assert (plain / "runs.parquet").is_file() and "shards" not in Scores.manifest(plain)
-    assert_same_scores(Scores.open(plain), whole)
+    assert isinstance(plain, Scores) and plain.source is not None
+    assert (plain.source / "runs.parquet").is_file() and "shards" not in Scores.manifest(plain.source)
+    assert_same_scores(plain, whole)
     with pytest.raises(InvalidParameterError, match="workers must be an integer"):
         mas_eval.score(Dataset.open(sharded), workers=True)
     with pytest.raises(OutputExistsError, match="already exists; pass overwrite=True"):
@@ -192,9 +198,9 @@ def test_score_with_out_writes_the_folder_and_returns_its_path(sharded: Path, wh
 def test_a_dask_local_cluster_scores_the_shards_identically(sharded: Path, whole: Scores, tmp_path: Path) -> None:
     # Two worker processes on loopback, no dashboard: what `make test` can always run.
     distributed = pytest.importorskip("dask.distributed", reason="make test installs mas_eval[distributed]")
-    ticks: list[tuple[int, int]] = []
+    ticks: list[Step] = []
     out = mas_eval.score(Dataset.open(sharded), out=tmp_path / "own", engine="dask", workers=2)
-    assert_same_scores(Scores.open(out), whole)
+    assert_same_scores(out, whole)
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
@@ -202,7 +208,7 @@ def test_a_dask_local_cluster_scores_the_shards_identically(sharded: Path, whole
         distributed.Client(cluster) as client,
     ):
         given = score_shards(
-            Dataset.open(sharded), tmp_path / "given", engine="dask", client=client, progress=lambda *t: ticks.append(t)
+            Dataset.open(sharded), tmp_path / "given", engine="dask", client=client, progress=ticks.append
         )
         assert len(client.scheduler_info()["workers"]) == 2
         # A cluster started apart from mas_eval, reached by its scheduler's address, as a lab's would be.
@@ -211,21 +217,21 @@ def test_a_dask_local_cluster_scores_the_shards_identically(sharded: Path, whole
         assert code == 0
     assert_same_scores(Scores.open(given), whole)
     assert_same_scores(Scores.open(tmp_path / "addressed"), whole)
-    assert sorted(ticks) == [(k, 5) for k in range(1, 6)]
+    assert sorted((step.done, step.total) for step in ticks) == [(k, 5) for k in range(6)]
 
 
 def test_dask_options_are_checked(sharded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ds = Dataset.open(sharded)
     with pytest.raises(InvalidParameterError, match="engine must be one of 'processes', 'dask'"):
         score_shards(ds, tmp_path / "a", engine="spark")  # type: ignore[arg-type]
-    with pytest.raises(InvalidParameterError, match="options of engine='dask'"):
+    with pytest.raises(InvalidParameterError, match="an option of engine='dask'"):
         score_shards(ds, tmp_path / "a", scheduler="tcp://127.0.0.1:1")
     with pytest.raises(InvalidParameterError, match="need out=PATH"):
         mas_eval.score(ds, engine="dask")
     assert run_cli("score", sharded, "--out", tmp_path / "a", "--scheduler", "tcp://127.0.0.1:1") == 2
-    assert "--scheduler is an option of --engine dask" in capsys.readouterr().err
+    assert "--scheduler tcp://127.0.0.1:1 is an option of --engine dask" in capsys.readouterr().err
     assert run_cli("score", sharded, "--out", tmp_path / "a", "--engine", "spark") == 2
-    assert "score: --engine='spark' is invalid; --engine must be one of 'processes', 'dask'" in capsys.readouterr().err
+    assert "score: engine='spark' is invalid; engine must be one of 'processes', 'dask'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -156,7 +156,7 @@ def test_scores_open_reads_the_tables_asked_for_as_whole_opens_them(
 ) -> None:
     source = Dataset.open(folders[1])
     if layout == "shard by shard":
-        out = mas_eval.score(source, out=tmp_path / "scores")
+        out = mas_eval.score(source, out=tmp_path / "scores").source
     else:
         out = mas_eval.score(source).write(tmp_path / "scores")
     whole = mas_eval.Scores.open(out)

@@ -1,5 +1,6 @@
-"""The ``mas-eval`` command line: one module per command group, each command a thin shell over
-a Python function (it parses, calls the public function, prints).
+"""The ``mas-eval`` command line: one module per command group.
+
+Each command is a thin shell over a Python function: it parses, calls the public function, prints.
 
 * :mod:`~mas_eval.cli.app` — the typer app, its commands in order, and :func:`main` (errors as one line, exit 2)
 * :mod:`~mas_eval.cli.common` — the help's look, shared arguments, where an option's default comes from

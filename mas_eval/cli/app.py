@@ -56,27 +56,27 @@ def _main(
     """Score logged runs of multi-agent LLM systems against single-agent baselines."""
 
 
-app.command(cls=Command)(simulate.simulate)
-app.command(cls=Command)(ingest.ingest)
-app.command(cls=Command, name="benchmark-report")(benchmark.benchmark_report)
-app.command(cls=Command, name="combined-score")(benchmark.combined_score)
-app.command(cls=Command, epilog=set_epilog())(score.score)
-app.command(cls=Command)(compare.compare)
-app.command(cls=Command, name="cost-effectiveness")(compare.cost_effectiveness)
-app.command(cls=Command)(compare.report)
-app.command(cls=Command, name="pass-at-k")(epochs.pass_at_k)
-app.command(cls=Command)(epochs.variance)
-app.command(cls=Command)(view.view)
-app.command(cls=Command, epilog=set_epilog())(score.reproduce)
-app.command(cls=Command)(dataset.validate)
-app.command(cls=Command)(dataset.reshard)
-app.command(cls=Command)(dataset.summary)
-app.command(cls=Command)(dataset.combine)
-app.command(cls=Command)(demo.demo)
+app.command(cls=Command, name="simulate")(simulate.simulate_command)
+app.command(cls=Command, name="ingest")(ingest.ingest_command)
+app.command(cls=Command, name="benchmark-report")(benchmark.benchmark_report_command)
+app.command(cls=Command, name="combined-score")(benchmark.combined_score_command)
+app.command(cls=Command, name="score", epilog=set_epilog())(score.score_command)
+app.command(cls=Command, name="compare")(compare.compare_command)
+app.command(cls=Command, name="cost-effectiveness")(compare.cost_effectiveness_command)
+app.command(cls=Command, name="report")(compare.report_command)
+app.command(cls=Command, name="pass-at-k")(epochs.pass_at_k_command)
+app.command(cls=Command, name="variance")(epochs.variance_command)
+app.command(cls=Command, name="view")(view.view_command)
+app.command(cls=Command, name="reproduce", epilog=set_epilog())(score.reproduce_command)
+app.command(cls=Command, name="validate")(dataset.validate_command)
+app.command(cls=Command, name="reshard")(dataset.reshard_command)
+app.command(cls=Command, name="summary")(dataset.summary_command)
+app.command(cls=Command, name="combine")(dataset.combine_command)
+app.command(cls=Command, name="demo")(demo.demo_command)
 
 
 def _one_line(exc: BaseException) -> str:
-    """An error as the single line the user sees."""
+    """Return an error as the single line the user sees."""
     if isinstance(exc, OSError) and not isinstance(exc, MasEvalError):
         where = f"{exc.filename}: " if exc.filename is not None else ""
         return f"{where}{exc.strerror or exc}"
@@ -84,7 +84,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _usage_line(exc: typer.TyperException) -> str:
-    """A usage error of the command line itself (a missing argument, an unknown option) as one line."""
+    """Return a usage error of the command line itself (a missing argument, an unknown option) as one line."""
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "mas-eval"
     message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
@@ -127,8 +127,10 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
 
 @contextlib.contextmanager
 def _sigterm_like_sigint() -> Iterator[list[int]]:
-    """Within this block SIGTERM (what ``timeout``, job schedulers and container stops send) stops
-    the command as Ctrl-C does: the outputs being written are removed, worker processes stopped.
+    """Stop the command on SIGTERM, within this block, as Ctrl-C does.
+
+    SIGTERM is what ``timeout``, job schedulers and container stops send: the outputs being written are removed,
+    worker processes stopped.
 
     Yields a list that holds the signal once one came. A second SIGTERM while the command cleans up
     is ignored, so that the cleanup finishes (SIGKILL still ends it at once). Outside the main
@@ -136,7 +138,7 @@ def _sigterm_like_sigint() -> Iterator[list[int]]:
     """
     received: list[int] = []
 
-    def stop(signum: int, frame: object) -> None:
+    def stop(signum: int, frame: object) -> None:  # noqa: ARG001 -- a signal handler's signature
         if not received:
             received.append(signum)
             raise _Terminated
@@ -181,8 +183,8 @@ def _leave_at_once(code: int) -> None:
     An interrupted Polars query may still be running a Python function of ours on one of its
     threads (the shard hash of a sharded write). Python's finalisation ends such a thread where
     it waits for the interpreter, through frames that cannot be unwound, and the process then
-    aborts (SIGABRT, exit -6) instead of exiting with 130 or 143: seen in 4 of 60 interrupted
-    sharded writes on a busy machine. By then the cleanup has run (the ``finally`` blocks the
+    may abort (SIGABRT, exit -6) instead of exiting with 130 or 143 (docs/performance.md, "cli/app.py").
+    By then the cleanup has run (the ``finally`` blocks the
     interrupt passed through), so nothing is left to finalise. Only the console script does this:
     a caller of ``main(argv)`` keeps its interpreter.
     """

@@ -20,7 +20,7 @@ from mas_eval.cli.terminal import console, literal, print_frame
 from mas_eval.report.benchmark import BenchmarkReport, check_benchmark_path, read_medaisure_report
 from mas_eval.storage.outputs import check_target
 
-__all__ = ["benchmark_report", "combined_score"]
+__all__ = ["benchmark_report_command", "combined_score_command"]
 
 #: The defaults of the methods the commands call.
 _WRITE = defaults_of(BenchmarkReport.write)
@@ -45,7 +45,7 @@ def _warn_placeholders(report: BenchmarkReport) -> None:
         console.print(f"[yellow]warning: {literal(line)}[/]", highlight=False, soft_wrap=True)
 
 
-def benchmark_report(
+def benchmark_report_command(
     report: ReportArg,
     out: Annotated[
         Path,
@@ -79,7 +79,7 @@ def benchmark_report(
     _warn_placeholders(document)
 
 
-def combined_score(
+def combined_score_command(
     report: ReportArg,
     weights: Annotated[
         str,
@@ -103,7 +103,7 @@ def combined_score(
     ] = None,
     overwrite: OverwriteOpt = _WRITE["overwrite"],
 ) -> None:
-    """The weighted combined score of a report's categories, per task and overall (the MedAISure metrics overview)."""
+    """Print the weighted combined score of a report's categories, per task and overall (MedAISure's overview)."""
     from mas_eval.report.combined import format_weights, parse_weights
 
     parsed = parse_weights(weights)

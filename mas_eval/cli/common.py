@@ -1,5 +1,6 @@
-"""What every command module of the ``mas-eval`` command line shares: the help's look, the
-arguments and options several commands take, and where an option's default comes from.
+"""What every command module of the ``mas-eval`` command line shares.
+
+The help's look, the arguments and options several commands take, and where an option's default comes from.
 
 An option that mirrors a parameter of a Python function takes that parameter's default, read
 from the function (:func:`defaults_of`, or :func:`source_defaults` for a function whose module
@@ -55,23 +56,24 @@ class Group(_NoFlagTypes, TyperGroup):
 
 
 def choices(options: Any) -> str:
-    """The values of a ``Literal`` type, for help texts (the checks read the same type)."""
+    """Return the values of a ``Literal`` type, for help texts (the checks read the same type)."""
     return ", ".join(get_args(options))
 
 
 def flag(*names: str, help: str) -> Any:
-    """An on/off option: given or not, it takes no value (so its help shows no type)."""
+    """Return an on/off option: given or not, it takes no value (so its help shows no type)."""
     return typer.Option(*names, help=help, metavar="")
 
 
 def set_epilog() -> str:
-    """The epilog of the commands taking ``--set``: every family's parameters, one paragraph each."""
+    """Return the epilog of the commands taking ``--set``: every family's parameters, one paragraph each."""
     return "Parameters for --set (key=value; none for None):\n\n" + parameter_help().replace("\n", "\n\n")
 
 
 def defaults_of(function: Callable[..., Any]) -> dict[str, Any]:
-    """The defaults of ``function``'s parameters by name (those without one left out): what the
-    options mirroring them default to.
+    """Return the defaults of ``function``'s parameters by name (those without one left out).
+
+    They are what the options mirroring them default to.
 
     >>> def simulate(runs: int, *, seed: int, effect: float = 0.05) -> None: ...
     >>> defaults_of(simulate)
@@ -82,7 +84,7 @@ def defaults_of(function: Callable[..., Any]) -> dict[str, Any]:
 
 
 def source_defaults(module: str, function: str) -> dict[str, Any]:
-    """The defaults of ``module.function``'s parameters, read from its source, not by importing it.
+    """Return the defaults of ``module.function``'s parameters, read from its source, not by importing it.
 
     For a function whose module is slow to import (the statistics layer loads SciPy and
     statsmodels): ``mas-eval --help`` shows its defaults without loading it. Only the module's

@@ -1,5 +1,6 @@
-"""``mas-eval compare``, ``cost-effectiveness`` and ``report``: what a Scores folder says about the MAS
-against its baseline.
+"""``mas-eval compare``, ``cost-effectiveness`` and ``report``: what a Scores folder says of the MAS.
+
+Each compares the MAS against its baseline.
 
 ``compare`` calls :func:`mas_eval.stats.compare` on the runs table and prints the table;
 ``cost-effectiveness`` calls :func:`mas_eval.stats.cost_effectiveness` and prints its rows;
@@ -30,7 +31,7 @@ from mas_eval.stats.options import BootCI, Correction, Hypothesis, Method, Test
 from mas_eval.stats.report import write_comparisons
 from mas_eval.storage.outputs import atomic_file, check_target, same_path
 
-__all__ = ["compare", "cost_effectiveness", "default_metrics", "parse_margin", "report"]
+__all__ = ["compare_command", "cost_effectiveness_command", "default_metrics", "parse_margin", "report_command"]
 
 #: The defaults of :func:`mas_eval.stats.compare`'s parameters.
 _COMPARE = source_defaults("mas_eval.stats.comparison", "compare")
@@ -41,7 +42,7 @@ _BUILD = defaults_of(build)
 _WRITE_REPORT = defaults_of(Report.write)
 
 
-def compare(
+def compare_command(
     scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
     metrics: Annotated[
         str | None,
@@ -117,7 +118,7 @@ def compare(
 ) -> None:
     """Compare treatment vs control per group and metric: test, CI, effect size, adjusted p."""
     from mas_eval.scoring.scores import Scores
-    from mas_eval.stats import compare as compare_runs
+    from mas_eval.stats import compare
     from mas_eval.stats.report import check_comparisons_path
     from mas_eval.storage.inputs import reading
 
@@ -143,7 +144,7 @@ def compare(
     else:
         chosen = metrics
     with reading(Scores.table_files(scores, "runs")):
-        table = compare_runs(
+        table = compare(
             runs,
             chosen,
             treatment=treatment,
@@ -173,8 +174,10 @@ def compare(
 
 
 def default_metrics(runs: pl.LazyFrame, manifest: dict[str, object]) -> Chosen:
-    """The columns ``mas-eval compare`` compares when given no ``--metrics``: those a report compares
-    (:func:`~mas_eval.metrics.family.choose_columns`), judged on one read of the candidate columns.
+    """Return the columns ``mas-eval compare`` compares when given no ``--metrics``.
+
+    They are those a report compares (:func:`~mas_eval.metrics.family.choose_columns`), judged on one read of the
+    candidate columns.
 
     ``manifest`` is the Scores folder's (:meth:`~mas_eval.scoring.scores.Scores.manifest`): the families that
     ran and the columns they named from the data.
@@ -213,7 +216,7 @@ def parse_margin(text: str | None) -> float | dict[str, float] | None:
         raise InvalidParameterError(msg) from None
 
 
-def cost_effectiveness(
+def cost_effectiveness_command(
     scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
     metric: Annotated[
         str, typer.Option("--metric", "-m", help="The effect, higher is better: a pass/fail outcome or a score.")
@@ -237,7 +240,7 @@ def cost_effectiveness(
 ) -> None:
     """Is the extra cost worth it: the cost per extra unit of quality (ICER) with its intervals, and dominance."""
     from mas_eval.scoring.scores import Scores
-    from mas_eval.stats import cost_effectiveness as cost_effectiveness_of
+    from mas_eval.stats import cost_effectiveness
     from mas_eval.stats.report import check_comparisons_path
     from mas_eval.storage.inputs import reading
 
@@ -246,7 +249,7 @@ def cost_effectiveness(
         check_target(out, overwrite=overwrite, inputs=[scores])
     runs = Scores.scan(scores, "runs")
     with reading(Scores.table_files(scores, "runs")):
-        table = cost_effectiveness_of(
+        table = cost_effectiveness(
             runs, metric, cost=cost, treatment=treatment, control=control,
             pair_on=None if pair_on.strip().lower() in ("", "none") else pair_on,
             by=by.split(",") if by else None, n_boot=n_boot, seed=seed, confidence=confidence,
@@ -287,7 +290,7 @@ def _fieller(row: dict[str, object]) -> str:
     return "any ratio" if row["fieller"] == "unbounded" else ""
 
 
-def report(
+def report_command(
     scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
     out: Annotated[
         Path, typer.Option("--out", "-o", help="The report: .html (one page), .md (figures beside it), .json or .tex.")

@@ -1,5 +1,6 @@
-"""``mas-eval validate``, ``reshard``, ``summary`` and ``combine``: a Dataset's files checked, rewritten,
-counted, and several Datasets put together.
+"""``mas-eval validate``, ``reshard``, ``summary`` and ``combine``: a Dataset's files checked, rewritten, counted.
+
+``combine`` puts several Datasets together.
 
 Each opens the Dataset (:meth:`~mas_eval.Dataset.open`) and calls one of its methods:
 :meth:`~mas_eval.Dataset.validate`, :meth:`~mas_eval.Dataset.write` with ``shards``,
@@ -20,13 +21,13 @@ from mas_eval.cli.terminal import console, literal, print_frame, steps
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.outputs import atomic_directory, check_target
 
-__all__ = ["combine", "reshard", "summary", "validate"]
+__all__ = ["combine_command", "reshard_command", "summary_command", "validate_command"]
 
 #: The defaults of :meth:`~mas_eval.Dataset.write`'s parameters.
 _WRITE = defaults_of(Dataset.write)
 
 
-def validate(dataset: DatasetArg) -> None:
+def validate_command(dataset: DatasetArg) -> None:
     """Check a Dataset against the schema; exit 2 with one message if a rule is broken."""
     ds = Dataset.open(dataset).validate()
     console.print(f"{literal(dataset)}: valid", highlight=False)
@@ -35,7 +36,7 @@ def validate(dataset: DatasetArg) -> None:
         console.print(f"note: {literal(note)}", highlight=False)
 
 
-def reshard(
+def reshard_command(
     dataset: DatasetArg,
     shards: Annotated[
         int,
@@ -61,7 +62,7 @@ def reshard(
     console.print(f"wrote {literal(dataset)} to {literal(out)} in {layout}", highlight=False)
 
 
-def summary(
+def summary_command(
     dataset: DatasetArg,
     as_json: Annotated[bool, flag("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
@@ -73,7 +74,7 @@ def summary(
         print_frame(frame, title=str(dataset))
 
 
-def combine(
+def combine_command(
     datasets: Annotated[
         list[Path], typer.Argument(help="Dataset folders to put together (two or more), e.g. each system's ingest.")
     ],

@@ -17,7 +17,7 @@ from mas_eval.cli.common import flag, source_defaults
 from mas_eval.cli.terminal import print_frame
 from mas_eval.errors import InvalidParameterError
 
-__all__ = ["pass_at_k", "variance"]
+__all__ = ["pass_at_k_command", "variance_command"]
 
 _INTERVALS = source_defaults("mas_eval.stats.epochs", "pass_at_k_intervals")
 _COMPONENTS = source_defaults("mas_eval.stats.variance", "variance_components")
@@ -36,7 +36,7 @@ def _ks(text: str) -> list[int]:
         raise InvalidParameterError(msg) from None
 
 
-def pass_at_k(
+def pass_at_k_command(
     scores: ScoresArg,
     metric: MetricOpt,
     k: Annotated[str, typer.Option("--k", "-k", help="Comma-separated ks, e.g. 1,2,4,8.")] = "1",
@@ -69,7 +69,7 @@ def pass_at_k(
     print_frame(table, title=f"pass@k and pass^k of {metric} ({confidence:.0%} intervals over cases)")
 
 
-def variance(
+def variance_command(
     scores: ScoresArg,
     metric: MetricOpt,
     by: ByOpt = _COMPONENTS["by"],

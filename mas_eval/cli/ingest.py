@@ -25,7 +25,7 @@ from mas_eval.ingest.otlp import ingest_otlp
 from mas_eval.ingest.recipe import Paths, parse_paths
 from mas_eval.ingest.table import ingest_table
 
-__all__ = ["INGEST_FORMATS", "LOG_FORMATS", "ingest"]
+__all__ = ["INGEST_FORMATS", "LOG_FORMATS", "ingest_command"]
 
 #: The log formats, each with what its files are called in messages.
 LOG_FORMATS = {
@@ -55,7 +55,7 @@ _INSPECT = defaults_of(ingest_inspect)
 _MAX_MEMBER_MB = _INSPECT["max_member_bytes"] / 2**20
 
 
-def ingest(
+def ingest_command(
     files: Annotated[
         list[str],
         typer.Argument(
@@ -278,7 +278,7 @@ def ingest(
 
 
 def _refuse_others(format_: str, options: dict[str, tuple[tuple[str, ...], bool]]) -> None:
-    """An option of another format, given: the first is refused."""
+    """Raise :class:`InvalidParameterError` for the first option given that belongs to another format."""
     for name, (owners, given) in options.items():
         if given and format_ not in owners:
             which = " or ".join(owners)
@@ -289,7 +289,10 @@ def _refuse_others(format_: str, options: dict[str, tuple[tuple[str, ...], bool]
 def _read_logs(
     format_: str, files: Paths, out: Path, own: dict[str, Any], common: dict[str, Any]
 ) -> tuple[LogIngestResult, str]:
-    """The adapter of log format ``format_`` run on ``files`` with its ``own`` options; what its files are called."""
+    """Run the adapter of log format ``format_`` on ``files`` with its ``own`` options; return what its files are.
+
+    The second value is what the format's files are called in messages.
+    """
     from mas_eval import ingest as adapters
     from mas_eval.ingest.table import parse_map, parse_scores
 
@@ -333,7 +336,7 @@ def _read_annotations(
 
 
 def _print_log_result(read: tuple[LogIngestResult, str]) -> None:
-    """The files read, the rows per table, what was skipped and the warnings of a log adapter's ingest."""
+    """Print the files read, the rows per table, what was skipped and the warnings of a log adapter's ingest."""
     result, kind = read
     rows = ", ".join(f"{table} {count:,}" for table, count in result.dataset.summary().select("table", "rows").rows())
     shapes: dict[str, int] = {}

@@ -8,32 +8,28 @@ and their options take the functions' defaults.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
-import polars as pl
 import typer
 
 from mas_eval.cli.common import DatasetArg, OverwriteOpt, RawCsvOpt, defaults_of, flag
 from mas_eval.cli.terminal import Steps, console, literal, print_frame, steps
-from mas_eval.constraints import Interval, Options, check_parameter
+from mas_eval.constraints import Interval, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.family import parse_override, resolve_params
 from mas_eval.presets import PRESETS
-from mas_eval.scoring.pipeline import score as score_dataset
-from mas_eval.scoring.reproduction import Reproduction
-from mas_eval.scoring.reproduction import reproduce as reproduce_dataset
+from mas_eval.scoring.pipeline import score
+from mas_eval.scoring.reproduction import Reproduction, reproduce
+from mas_eval.scoring.request import Progress, Step
 from mas_eval.scoring.scores import Scores
-from mas_eval.scoring.shards import ShardsScored
-from mas_eval.storage.inputs import scan_parquet
 from mas_eval.storage.outputs import check_target
 
-__all__ = ["reproduce", "score"]
+__all__ = ["reproduce_command", "score_command"]
 
 #: The defaults of the functions the commands call.
-_SCORE = defaults_of(score_dataset)
-_REPRODUCE = defaults_of(reproduce_dataset)
+_SCORE = defaults_of(score)
+_REPRODUCE = defaults_of(reproduce)
 _WRITE_REPRODUCTION = defaults_of(Reproduction.write)
 
 
@@ -42,7 +38,7 @@ def _overrides(items: list[str] | None) -> dict[str, object]:
     return dict(parse_override(item) for item in items or [])
 
 
-def score(
+def score_command(
     dataset: DatasetArg,
     out: Annotated[Path, typer.Option("--out", "-o", help="Scores folder to write.")],
     preset: Annotated[str, typer.Option(help=f"Parameter preset: {', '.join(PRESETS)}.")] = _SCORE["preset"],
@@ -99,21 +95,11 @@ def score(
     Each shard is validated where it is scored (by its worker with --workers), then the few
     rules that compare runs across shards; a broken rule is reported for the whole Dataset.
     """
-    from mas_eval.scoring.shards import ENGINES
     from mas_eval.storage.dataset import Dataset
-    from mas_eval.storage.outputs import COMPRESSIONS
 
     overrides = _overrides(set_)
     if pairwise:
         overrides["pairwise"] = True
-    resolve_params(preset, overrides)  # a bad preset or value fails now, not after validation
-    check_target(out, overwrite=overwrite, inputs=[dataset])
-    if compression is not None:
-        check_parameter("--compression", compression, [Options(COMPRESSIONS)], where="score")
-    check_parameter("--engine", engine, [Options(ENGINES)], where="score")
-    if scheduler is not None and engine != "dask":
-        msg = "score: --scheduler is an option of --engine dask; pass --engine dask or drop it"
-        raise InvalidParameterError(msg)
     ds = Dataset.open(dataset)
     if workers is not None and workers > 1 and ds.shards == 1 and engine != "dask":
         msg = (
@@ -122,13 +108,13 @@ def score(
         )
         raise InvalidParameterError(msg)
     with steps() as shown:
-        score_dataset(
+        scores = score(
             ds,
             preset,
             out=out,
             validate=not skip_validation,
             workers=workers,
-            engine=engine,
+            engine=engine,  # type: ignore[arg-type]  # score checks it against ENGINES
             scheduler=scheduler,
             overwrite=overwrite,
             compression=compression,
@@ -136,26 +122,31 @@ def score(
             **overrides,
         )
         elapsed = shown.elapsed
-    manifest = Scores.manifest(out)
-    rows = manifest.get("rows") or {name: _rows(out, name) for name in manifest["tables"]}
-    tables = ", ".join(f"{name} ({count:,} rows)" for name, count in rows.items())
-    shards = manifest.get("shards")
-    layout = "" if shards is None else f" in {shards:,} shards ({workers or 1} worker(s), {engine})"
+    _print_scored(scores, preset, elapsed, f" ({workers or 1} worker(s), {engine})")
+
+
+def _print_scored(scores: Scores, preset: str, elapsed: float, how: str) -> None:
+    """Print what ``mas-eval score`` wrote: the runs, the layout, each table's rows, the families skipped."""
+    shards = Scores.manifest(scores.source).get("shards") if scores.source is not None else None
+    tables = ", ".join(f"{name} ({frame.height:,} rows)" for name, frame in scores.tables.items())
+    layout = "" if shards is None else f" in {shards:,} shards{how}"
     console.print(
-        f"scored {rows.get('runs', 0):,} runs{layout} with preset {literal(repr(preset))} in {elapsed:.1f} s "
-        f"into {literal(out)}: {literal(tables)}",
+        f"scored {scores.runs.height:,} runs{layout} with preset {literal(repr(preset))} in {elapsed:.1f} s "
+        f"into {literal(scores.source)}: {literal(tables)}",
         highlight=False,
     )
-    for name, reason in manifest["families"]["skipped"].items():
+    for name, reason in scores.skipped.items():
         console.print(f"[yellow]skipped the {literal(name)} family: {literal(reason)}[/]", highlight=False)
 
 
-def _shown_by(shown: Steps) -> Callable[[str], None]:
-    """``score``'s progress shown by a :func:`~mas_eval.cli.terminal.steps` display: each step with its
-    duration, and the shards of a sharded Dataset with a bar."""
+def _shown_by(shown: Steps) -> Progress:
+    """Return ``score``'s progress shown by a :func:`~mas_eval.cli.terminal.steps` display.
 
-    def step(name: str) -> None:
-        if isinstance(name, ShardsScored):
+    Each step is shown with its duration, and the shards of a sharded Dataset with a bar.
+    """
+
+    def step(name: Step) -> None:
+        if name.total is not None and name.done is not None:
             shown.count("scoring shards", name.done, name.total)
         else:
             shown.start(name)
@@ -163,20 +154,15 @@ def _shown_by(shown: Steps) -> Callable[[str], None]:
     return step
 
 
-def _rows(out: Path, name: str) -> int:
-    """The rows of table ``name`` of the Scores folder ``out``, from its files' metadata."""
-    return int(scan_parquet(Scores.table_files(out, name)).select(pl.len()).collect().item())
-
-
 def _short(text: str) -> str:
-    """A number written as text with 6 significant digits; any other text as it is."""
+    """Return a number written as text with 6 significant digits; any other text as it is."""
     try:
         return f"{float(text):.6g}"
     except ValueError:
         return text
 
 
-def reproduce(
+def reproduce_command(
     dataset: DatasetArg,
     preset: Annotated[str, typer.Option(help=f"Parameter preset: {', '.join(PRESETS)}.")] = _REPRODUCE["preset"],
     set_: Annotated[
@@ -222,7 +208,7 @@ def reproduce(
     with steps() as shown:
         shown.start("validate")
         ds.validate()
-        result = reproduce_dataset(
+        result = reproduce(
             ds,
             preset,
             tolerance=tolerance,

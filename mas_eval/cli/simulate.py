@@ -25,7 +25,7 @@ from mas_eval.simulation.diagnosis import simulate_diagnosis
 from mas_eval.simulation.outcomes import simulate_outcomes
 from mas_eval.storage.outputs import check_target
 
-__all__ = ["SIMULATE_KINDS", "SIMULATORS", "simulate"]
+__all__ = ["SIMULATE_KINDS", "SIMULATORS", "simulate_command"]
 
 #: The function each `mas-eval simulate --kind` runs.
 SIMULATORS: dict[str, Callable[..., Any]] = {
@@ -53,25 +53,25 @@ _ANSWER_TASKS: tuple[str, ...] = tuple(_DEFAULTS["answers"]["tasks"])
 
 
 def _runs_ceilings() -> str:
-    """The most runs of each kind, as the simulators' ``runs`` constraints declare them."""
+    """Return the most runs of each kind, as the simulators' ``runs`` constraints declare them."""
     gigabytes = _CEILINGS["decision"].gigabytes
     each = ", ".join(f"{kind} {ceiling.runs:,}" for kind, ceiling in _CEILINGS.items())
     return f"at most, of the default size (within {gigabytes} GB of memory): {each}, fewer of larger runs"
 
 
 def _of(kind: str, name: str) -> Any:
-    """The default of simulator ``kind``'s parameter ``name``, for a help text."""
+    """Return the default of simulator ``kind``'s parameter ``name``, for a help text."""
     return _DEFAULTS[kind][name]
 
 
 def _pair(kind: str, name: str) -> str:
-    """A ``(min, max)`` default as the option writes it: ``20,40``."""
+    """Return a ``(min, max)`` default as the option writes it: ``20,40``."""
     low, high = _of(kind, name)
     return f"{low},{high}"
 
 
 def _per_kind(name: str) -> str:
-    """The defaults of ``name`` of every simulator: one value if they agree, else one per kind."""
+    """Return the defaults of ``name`` of every simulator: one value if they agree, else one per kind."""
     defaults = {kind: _DEFAULTS[kind][name] for kind in SIMULATE_KINDS}
     if name == "tasks":
         defaults["answers"] = len(defaults["answers"])
@@ -94,8 +94,11 @@ def _int_pair(name: str, text: str) -> tuple[int, int]:
 
 
 def _answer_tasks(count: int | None, names: str | None) -> tuple[str, ...] | None:
-    """The task names of answer runs: ``--task-names`` as given, else the first ``--tasks`` of the
-    simulator's default names and ``task4``, ``task5``, ...; ``None`` (its default) if neither is given."""
+    """Return the task names of answer runs, or ``None`` (its default) if neither option is given.
+
+    ``--task-names`` as given, else the first ``--tasks`` of the simulator's default names and ``task4``, ``task5``,
+    ...
+    """
     if names is not None:
         if count is not None:
             msg = "simulate: --tasks and --task-names are both given; give one (--task-names names the tasks)"
@@ -109,7 +112,7 @@ def _answer_tasks(count: int | None, names: str | None) -> tuple[str, ...] | Non
     return (*_ANSWER_TASKS, *(f"task{i}" for i in range(known + 1, count + 1)))[:count]
 
 
-def simulate(
+def simulate_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
     runs: Annotated[
         int,
@@ -242,7 +245,7 @@ def simulate(
         chosen = {name: value for name, value in options.items() if value is not None}
         ds = SIMULATORS[kind](runs, seed=seed, progress=advance, **chosen)
         bar.update(task, description="writing")
-        # Valid by construction (tests/test_simulate.py validates it); skipping saves ~12 s per 1M runs.
+        # Valid by construction (tests/test_simulate.py validates it): not validated again (docs/performance.md).
         ds.write(out, overwrite=overwrite, validate=False, shards=shards)
     layout = f" in {shards} shards" if shards and shards > 1 else ""
     console.print(f"wrote {runs:,} runs to {literal(out)}{layout}", highlight=False)

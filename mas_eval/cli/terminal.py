@@ -73,8 +73,10 @@ def literal(text: object) -> str:
 
 
 def progress(*, bytes_done: bool = False) -> Progress:
-    """A transient progress bar on stderr (steps done of all, or bytes read with an ETA), shown
-    only when stderr is a terminal."""
+    """Return a transient progress bar on stderr (steps done of all, or bytes read with an ETA).
+
+    It is shown only when stderr is a terminal.
+    """
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -126,6 +128,7 @@ class Steps:
             self._live.update(row)
 
     def finish(self) -> None:
+        """Print the current step as done, with its duration."""
         if self._name is not None and self._live is not None:
             name = literal(f"{self._name:<22}")
             self._live.console.print(f"  [green]done[/] {name} {time.perf_counter() - self._started:6.1f} s")
@@ -133,14 +136,16 @@ class Steps:
 
     @property
     def elapsed(self) -> float:
+        """Seconds since the first step started."""
         return time.perf_counter() - self._first
 
 
 @contextlib.contextmanager
 def steps() -> Iterator[Steps]:
-    """A display of a command's steps on stderr: the current one with a spinner, each finished
-    one on its own line with its duration. Shown only when stderr is a terminal (a log file gets
-    none of it)."""
+    """Show a command's steps on stderr: the current one with a spinner, each finished one with its duration.
+
+    Shown only when stderr is a terminal (a log file gets none of it).
+    """
     if not err_console.is_terminal:
         yield Steps(None)
         return
@@ -155,7 +160,7 @@ def steps() -> Iterator[Steps]:
 
 
 def _width(header: str, cells: Sequence[str]) -> int:
-    """The columns a table column takes on the terminal (a wide character takes two)."""
+    """Return the columns a table column takes on the terminal (a wide character takes two)."""
     from rich.cells import cell_len
 
     return max([cell_len(header), *(cell_len(c) for c in cells)]) + _PADDING

@@ -18,14 +18,14 @@ from mas_eval.cli.terminal import console, literal, steps
 from mas_eval.report.viewer import CaseViewer, case_viewer, check_viewer_path
 from mas_eval.storage.outputs import check_target
 
-__all__ = ["view"]
+__all__ = ["view_command"]
 
 #: The defaults of :func:`mas_eval.report.case_viewer`'s and :meth:`~mas_eval.report.CaseViewer.write`'s parameters.
 _VIEWER = defaults_of(case_viewer)
 _WRITE = defaults_of(CaseViewer.write)
 
 
-def view(
+def view_command(
     scores: Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="The page (.html): one self-contained file.")],
     dataset: Annotated[

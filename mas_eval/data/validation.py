@@ -98,8 +98,10 @@ def _run_checks(
 
 
 def check_storable(table: str, schema: pl.Schema) -> None:
-    """Raise :class:`SchemaError` for a column of Python objects (Polars' ``Object`` type), which no
-    rule can check, no cast can convert and no Parquet file can hold."""
+    """Raise :class:`SchemaError` for a column of Python objects (Polars' ``Object`` type).
+
+    No rule can check such a column, no cast can convert it and no Parquet file can hold it.
+    """
     for name, have in schema.items():
         if have == pl.Object:
             msg = (
@@ -110,10 +112,12 @@ def check_storable(table: str, schema: pl.Schema) -> None:
 
 
 def _changed_by_cast(name: str, have: pl.DataType, want: pl.DataType) -> pl.Expr | None:
-    """True where casting column ``name`` from ``have`` to ``want`` would change a value rather than
-    refuse it: a fractional number truncated to an integer, an integer beyond a float's 53 bits
-    rounded, a number other than 0 or 1 made a boolean. None when no value can change that way
-    (a string either parses or becomes null, which the rule of values that are not ``want`` finds)."""
+    """Return an expression true where casting column ``name`` from ``have`` to ``want`` would change a value.
+
+    That is, change it rather than refuse it: a fractional number truncated to an integer, an integer beyond a
+    float's 53 bits rounded, a number other than 0 or 1 made a boolean. None when no value can change that way (a
+    string either parses or becomes null, which the rule of values that are not ``want`` finds).
+    """
     numeric = have.is_numeric() or have == pl.Boolean
     if not numeric or not (want.is_numeric() or want == pl.Boolean):
         return None
@@ -198,12 +202,12 @@ def _value_rules(spec: Table, column: Column) -> list[_Rule]:
 
 
 def _same_as_before(key: list[str]) -> pl.Expr:
-    """True on a row whose ``key`` equals the row's before (null on the first row)."""
+    """Return an expression true on a row whose ``key`` equals the row's before (null on the first row)."""
     return pl.all_horizontal([pl.col(name) == pl.col(name).shift(1) for name in key])
 
 
 def _in_strict_order(key: list[str]) -> pl.Expr:
-    """True when each row's ``key`` is greater than the row's before it, column by column.
+    """Return an expression true when each row's ``key`` is greater than the row's before it, column by column.
 
     Rows in strictly increasing order hold no key twice, whatever the order compared by (it only
     has to tell equal values from others): this is a comparison of neighbours, where counting
@@ -218,12 +222,12 @@ def _in_strict_order(key: list[str]) -> pl.Expr:
 
 
 def _check_unique(spec: Table, frame: pl.LazyFrame) -> None:
-    """The key-uniqueness rule, by counting each key's copies.
+    """Check the key-uniqueness rule by counting each key's copies.
 
     :func:`_check_table` calls it only for rows out of key order (:func:`_in_strict_order`): a
     Dataset's files are written sorted by key (:meth:`Dataset.write
-    <mas_eval.storage.dataset.Dataset.write>`), and checking that order costs a tenth of the
-    count (0.05 s against 0.7 s for 1.25 million belief rows).
+    <mas_eval.storage.dataset.Dataset.write>`), and checking that order costs a fraction of the
+    count (docs/performance.md).
     """
     key = list(spec.key)
     # A group-by count streams; is_duplicated() over a struct of the key holds it all in memory.
@@ -239,7 +243,7 @@ def _check_unique(spec: Table, frame: pl.LazyFrame) -> None:
 
 
 def check_unique_keys(tables: Mapping[str, pl.LazyFrame]) -> None:
-    """The key-uniqueness rule of :func:`validate_tables` alone, for every table (as given).
+    """Check the key-uniqueness rule of :func:`validate_tables` alone, for every table (as given).
 
     A repeated key multiplies rows in the joins that scoring makes; this is how a result of the
     wrong shape is explained to the user (error path only).
@@ -251,8 +255,10 @@ def check_unique_keys(tables: Mapping[str, pl.LazyFrame]) -> None:
 
 
 def _conformed(spec: Table, raw: pl.LazyFrame) -> pl.LazyFrame:
-    """``raw`` with the schema's dtypes, and null for the optional columns it does not have (later
-    checks may read them)."""
+    """Return ``raw`` with the schema's dtypes, and null for the optional columns it does not have.
+
+    Later checks may read them.
+    """
     schema = raw.collect_schema()
     absent = [pl.lit(None, dtype=c.dtype).alias(c.name) for c in spec.columns if c.name not in schema]
     return raw.select(pl.col(c.name).cast(c.dtype) for c in spec.columns if c.name in schema).with_columns(absent)
@@ -261,8 +267,10 @@ def _conformed(spec: Table, raw: pl.LazyFrame) -> pl.LazyFrame:
 def _check_table(
     spec: Table, raw: pl.LazyFrame, codes: pl.LazyFrame | None = None
 ) -> tuple[pl.LazyFrame, pl.LazyFrame | None]:
-    """A table's own rules (types, values, unique keys); the table conformed, and a frame of its key
-    columns, row for row, whose rows are in strictly increasing order (None if they are not).
+    """Check a table's own rules (types, values, unique keys); return it conformed, and its ordered keys.
+
+    The second is a frame of its key columns, row for row, whose rows are in strictly increasing order (None if they
+    are not).
 
     ``codes``: the key columns as integer codes, row for row (:func:`validate_part`). When they
     are in strictly increasing order and none is null, the keys are unique and none is null,
@@ -290,7 +298,7 @@ def _check_table(
 
 
 def _filled(columns: list[str]) -> pl.Expr:
-    """True when no row has a null in ``columns``."""
+    """Return an expression true when no row has a null in ``columns``."""
     return pl.all_horizontal(pl.col(name).is_not_null() for name in columns).all()
 
 
@@ -324,12 +332,13 @@ _MASS_RULES = [_MASS_NOT_FINITE, _MASS_NEGATIVE, _MASS_TOO_LARGE, _MASS_ALL_ZERO
 
 
 def _check_masses(frame: pl.LazyFrame, ordered_by: pl.LazyFrame | None = None) -> None:
-    """The mass rules on each agent's sums; ``ordered_by``: the belief rows' keys (or their codes),
-    row for row, when they are in strictly increasing order.
+    """Check the mass rules on each agent's sums.
+
+    ``ordered_by``: the belief rows' keys (or their codes), row for row, when they are in strictly increasing order.
 
     Rows in key order hold each agent's rows together, so an agent is a stretch of equal
     ``run_id, agent_id`` numbered in one pass, and the sums are grouped by that number instead
-    of hashing the keys (0.36 s for 1.25 million rows). Only a broken rule groups by the keys to
+    of hashing the keys (docs/performance.md). Only a broken rule groups by the keys to
     name the agents.
     """
     sums = {"mass_total": pl.col("mass").sum(), "mass_min": pl.col("mass").min()}
@@ -344,7 +353,7 @@ def _check_masses(frame: pl.LazyFrame, ordered_by: pl.LazyFrame | None = None) -
 
 
 def check_agent_masses(agent_totals: pl.LazyFrame, *, labels: Labels | None = None) -> None:
-    """The mass rules of :meth:`Dataset.validate` on per-agent sums already computed.
+    """Check the mass rules of :meth:`Dataset.validate` on per-agent sums already computed.
 
     ``agent_totals`` has, per agent, ``mass_total`` (the sum of its masses, null for an agent
     without belief rows) and ``mass_min``. Scoring applies the rules even without validation,
@@ -356,8 +365,9 @@ def check_agent_masses(agent_totals: pl.LazyFrame, *, labels: Labels | None = No
 
 
 def check_values(name: str, frame: pl.LazyFrame, columns: list[str], *, labels: Labels | None = None) -> None:
-    """The value rules of :meth:`Dataset.validate` (finite, >= 0, in [0, 1], allowed values) for
-    ``columns`` of table ``name``, on a frame that scoring already holds: one aggregate query.
+    """Check the value rules of :meth:`Dataset.validate` for ``columns`` of table ``name`` in one query.
+
+    The rules: finite, >= 0, in [0, 1], allowed values; on a frame that scoring already holds.
 
     The frame has the table's key columns (as codes, when ``labels`` decodes them) and ``columns``.
     """
@@ -386,8 +396,9 @@ _ALTERNATIVE_RULES = [
 
 
 def check_alternative_inputs(alternatives: pl.LazyFrame, *, labels: Labels | None = None) -> None:
-    """The score rules of :meth:`Dataset.validate`, from the per-alternative extremes that the
-    criteria pass computes anyway (:data:`~mas_eval.metrics.decision.criteria.CHECK_COLUMNS`).
+    """Check the score rules of :meth:`Dataset.validate` from the per-alternative extremes.
+
+    The criteria pass computes those extremes anyway (:data:`~mas_eval.metrics.decision.criteria.CHECK_COLUMNS`).
 
     ``alternatives`` is keyed by ``run_id, alternative`` (codes, decoded by ``labels``). The
     criterion weights are checked before that pass, with :func:`check_values`.
@@ -416,8 +427,7 @@ def check_run_keys(run_ids: pl.Series) -> None:
 def _check_satisfaction(scores: pl.LazyFrame, criteria: pl.LazyFrame | None) -> None:
     spec = TABLES["scores"]
     out_of_range = (pl.col("score") < 0) | (pl.col("score") > 1)
-    # Only the scores outside [0, 1] are looked up in criteria: joining every score to its
-    # criterion's scale cost 0.37 s for 1.25 million scores.
+    # Only the scores outside [0, 1] are looked up in criteria, not every score (docs/performance.md).
     scores = scores.filter(out_of_range)
     if criteria is not None:
         criterion_key = list(TABLES["criteria"].key)
@@ -463,7 +473,7 @@ def _outcome_kinds(outcomes: pl.LazyFrame | None) -> pl.DataFrame:
 
 
 def _check_kinds(kinds: list[pl.DataFrame]) -> None:
-    """A score name pass/fail in every run or in none, from the parts' :func:`_outcome_kinds`."""
+    """Check that a score name is pass/fail in every run or in none, from the parts' :func:`_outcome_kinds`."""
     per_name = pl.concat(kinds).lazy().group_by("name").agg(kinds=pl.col("unpassed").n_unique())
     _run_checks(TABLES["outcomes"], per_name, [_MIXED_PASS_FAIL], ["name"])
 
@@ -507,7 +517,7 @@ def _check_references(spec: Table, frame: pl.LazyFrame, parent_keys: pl.LazyFram
 
 
 def check_types(tables: Mapping[str, pl.LazyFrame]) -> None:
-    """The type rules of :func:`validate_tables` alone: every column castable to the schema's dtype.
+    """Check the type rules of :func:`validate_tables` alone: every column castable to the schema's dtype.
 
     What a failed cast inside a query is turned into (:meth:`Dataset.reading
     <mas_eval.storage.dataset.Dataset.reading>`): one error naming the table, the column and the rows.
@@ -519,9 +529,11 @@ def check_types(tables: Mapping[str, pl.LazyFrame]) -> None:
 
 
 def check_exact_casts(name: str, raw: pl.LazyFrame) -> None:
-    """The rule that no value changes when table ``name`` is cast to the schema's dtypes (a fraction
-    truncated to an integer, a number other than 0 or 1 made a boolean), alone: one query, and none
-    when every column has its schema's type already (a Dataset this package wrote)."""
+    """Check, alone, that no value changes when table ``name`` is cast to the schema's dtypes.
+
+    A fraction truncated to an integer, a number other than 0 or 1 made a boolean: one query, and none when every
+    column has its schema's type already (a Dataset this package wrote).
+    """
     spec = TABLES[name]
     schema = raw.collect_schema()
     check_storable(name, schema)
@@ -536,9 +548,11 @@ def check_exact_casts(name: str, raw: pl.LazyFrame) -> None:
 def _check_parts_own(
     tables: Mapping[str, pl.LazyFrame], codes: Mapping[str, pl.LazyFrame] | None = None
 ) -> tuple[dict[str, pl.LazyFrame], set[str], pl.DataFrame]:
-    """Each table's own rules, then those across the tables of the same runs but references: the
-    tables conformed, those whose references the codes found (:func:`validate_part`), and the
-    facts for :func:`check_across_parts`."""
+    """Check each table's own rules, then those across the tables of the same runs but references.
+
+    Returns the tables conformed, those whose references the codes found (:func:`validate_part`), and the facts for
+    :func:`check_across_parts`.
+    """
     checked, ordered_by, found = {}, {}, set()
     for name, frame in tables.items():
         table_codes = (codes or {}).get(name)
@@ -556,8 +570,10 @@ def _check_parts_own(
 
 
 def _check_all_references(checked: Mapping[str, pl.LazyFrame], found: Collection[str] = ()) -> None:
-    """Each child table's ``parent_key`` against its ``parent``, where both are present (but in the
-    tables whose references are ``found`` already)."""
+    """Check each child table's ``parent_key`` against its ``parent``, where both are present.
+
+    The tables whose references are ``found`` already are left out.
+    """
     for name, frame in checked.items():
         spec = TABLES[name]
         if spec.parent is not None and spec.parent in checked and name not in found:
@@ -577,9 +593,8 @@ def validate_part(tables: Mapping[str, pl.LazyFrame], codes: Mapping[str, pl.Laz
     that keep the order and the equality of the values they stand for, null where a value is
     null, and for ``run_id`` the run's row in ``runs`` (null if it has none), as a shard's
     stored codes are (:mod:`mas_eval.storage.stored_codes`). Then the key order, the agents'
-    groups and the references are checked on integers: comparing strings was two thirds of a
-    shard's validation. A rule the codes find broken is checked again on the values, which
-    words it.
+    groups and the references are checked on integers, not strings (docs/performance.md). A
+    rule the codes find broken is checked again on the values, which words it.
     """
     checked, found, kinds = _check_parts_own(tables, codes)
     _check_all_references(checked, found)
@@ -589,10 +604,12 @@ def validate_part(tables: Mapping[str, pl.LazyFrame], codes: Mapping[str, pl.Laz
 def check_across_parts(
     runs: pl.LazyFrame, facts: list[pl.DataFrame], by_case: Mapping[str, pl.LazyFrame] | None = None
 ) -> None:
-    """The rules :func:`validate_part` cannot decide in one part: a score name pass/fail in every
-    run or in none (from the parts' ``facts``), each repeat of a case its own epoch (from the
-    whole ``runs``), and the own rules of the tables keyed by case (``by_case``: ground truth,
-    read whole)."""
+    """Check the rules :func:`validate_part` cannot decide in one part.
+
+    A score name pass/fail in every run or in none (from the parts' ``facts``), each repeat of a case its own epoch
+    (from the whole ``runs``), and the own rules of the tables keyed by case (``by_case``: ground truth, read
+    whole).
+    """
     for name, frame in (by_case or {}).items():
         _check_table(TABLES[name], frame)
     _check_kinds(facts)

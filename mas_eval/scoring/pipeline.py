@@ -12,104 +12,35 @@ outputs, and record which families ran and which were skipped, and why.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
-from mas_eval.constraints import CALLABLE, NONE, PATH, TEXT, Boolean, Interval, Options, Predicate, validate_params
-from mas_eval.errors import InvalidParameterError
-from mas_eval.scoring.run import score_in_memory
-from mas_eval.scoring.scores import Scores
-from mas_eval.scoring.shards import (
-    Engine,
-    ShardsScored,
-    check_workers,
-    default_workers,
-    score_shards,
-    score_shards_in_memory,
-)
+from mas_eval.constraints import validate_params
+from mas_eval.scoring.request import SCORE_PARAMETERS, Engine, Progress, Request, check_request
+from mas_eval.scoring.run import score_by_shard, score_in_memory, whole_dataset_errors
+from mas_eval.scoring.scores import Scores, write_scores
+from mas_eval.scoring.shards import score_shards_in_memory, write_shards
 from mas_eval.storage.dataset import Dataset
-from mas_eval.storage.outputs import COMPRESSIONS, check_compression, check_target
-from mas_eval.storage.scores_folder import COMPRESSION
 
 __all__ = ["Scores", "score"]
 
 
-#: What ``score`` scores: a path is opened first, so that the folder's problems are named as such.
-_DATASET = Predicate(lambda value: isinstance(value, Dataset), "a Dataset (Dataset.open(path) opens a folder)")
-#: A Dask client (``dask.distributed.Client``), told by what it does: Dask loads only when it is used.
-_CLIENT = Predicate(
-    lambda value: callable(getattr(value, "map", None)) and callable(getattr(value, "gather", None)),
-    "a dask.distributed Client",
-)
-
-
-@overload
-def score(
-    ds: Dataset,
-    preset: str = ...,
-    *,
-    progress: Callable[[str], object] | None = ...,
-    out: None = ...,
-    workers: int | None = ...,
-    validate: bool = ...,
-    engine: str = ...,
-    client: Any = ...,
-    scheduler: str | None = ...,
-    overwrite: bool = ...,
-    compression: str | None = ...,
-    **overrides: Any,
-) -> Scores: ...
-
-
-@overload
-def score(
-    ds: Dataset,
-    preset: str = ...,
-    *,
-    progress: Callable[[str], object] | None = ...,
-    out: str | Path,
-    workers: int | None = ...,
-    validate: bool = ...,
-    engine: str = ...,
-    client: Any = ...,
-    scheduler: str | None = ...,
-    overwrite: bool = ...,
-    compression: str | None = ...,
-    **overrides: Any,
-) -> Path: ...
-
-
-@validate_params(
-    {
-        "ds": [_DATASET],
-        "preset": [TEXT],
-        "progress": [CALLABLE, NONE],
-        "out": [PATH, NONE],
-        "workers": [Interval(int, 1), NONE],
-        "validate": [Boolean()],
-        "engine": [Options.of(Engine)],
-        "client": [_CLIENT, NONE],
-        "scheduler": [TEXT, NONE],
-        "overwrite": [Boolean()],
-        "compression": [Options(COMPRESSIONS), NONE],
-    }
-)
+@validate_params(SCORE_PARAMETERS)
 def score(
     ds: Dataset,
     preset: str = "spec",
     *,
-    progress: Callable[[str], object] | None = None,
+    progress: Progress | None = None,
     out: str | Path | None = None,
     workers: int | None = None,
     validate: bool = False,
-    engine: str = "processes",
+    engine: Engine = "processes",
     client: Any = None,
     scheduler: str | None = None,
     overwrite: bool = False,
     compression: str | None = None,
     **overrides: Any,
-) -> Scores | Path:
+) -> Scores:
     """Score every run of ``ds`` with every metric family whose tables it has.
 
     Parameters
@@ -122,19 +53,23 @@ def score(
     preset
         ``"spec"`` (the source documents' formulas, default) or a reference system's preset,
         e.g. ``"crisis-mas-poc"`` (:mod:`mas_eval.presets`).
-    progress : callable, optional
-        Called with the name of each step as it starts: ``"validate"`` (with ``validate``),
-        ``"encoding keys"``, then ``"family <name>"`` for each family that runs, then
-        ``"assembling tables"`` (and ``"write"`` with ``out``); meant for a progress display
-        (the CLI shows each step with its elapsed time). A sharded Dataset scored with ``out``
-        or in worker processes reports instead, before the first shard and after each, a
-        :class:`~mas_eval.scoring.shards.ShardsScored` step, ``"scored 3 of 10 shards"``, whose
-        ``done`` and ``total`` feed a progress bar.
+    progress : Progress, optional
+        Called with each :class:`~mas_eval.scoring.request.Step` as it starts (the type is
+        :class:`~mas_eval.scoring.request.Progress`). A step is a ``str``, its name:
+        ``"validate"`` (with ``validate``), ``"encoding keys"``, then ``"family <name>"`` for
+        each family that runs, then ``"assembling tables"`` (and ``"write"`` with ``out``); so
+        ``print`` or ``list.append`` will do. A sharded Dataset scored with ``out`` or in worker
+        processes reports instead, before the first shard and after each, the step
+        ``"scored 3 of 10 shards"``, whose ``done`` and ``total`` (``None`` in other steps)
+        feed a progress bar; the CLI shows each step with its elapsed time.
     out : str or Path, optional
-        Write the Scores folder here instead of returning the tables, and return its path. A
-        sharded Dataset (``write(shards=N)``) is then scored shard by shard, each shard's tables
-        written as it finishes, so memory is set by a shard, not by the Dataset
-        (:func:`~mas_eval.scoring.shards.score_shards`); :meth:`Scores.open` reads the folder.
+        Write the Scores folder here too, and return it as :meth:`Scores.open` reads it back
+        (its ``source`` is the folder). A sharded Dataset (``write(shards=N)``) is then scored
+        shard by shard, each shard's tables written as it finishes, so scoring's memory is set
+        by a shard, not by the Dataset (:func:`~mas_eval.scoring.shards.score_shards`); the
+        folder is then read back whole. To keep memory at a shard's, call
+        :func:`~mas_eval.scoring.shards.score_shards`, which returns the folder's path, and
+        read the folder with :meth:`Scores.scan`.
     workers : int, optional
         Processes scoring the shards of a sharded Dataset side by side (1: one after another,
         in this process). With ``out``, 1 by default. Without it, by default one per core this
@@ -171,7 +106,8 @@ def score(
     Scores
         The named tables (``runs``, and per family ``agents``, ``alternatives``, ...), each row
         led by ``run_id, system, case_id, task, variant`` and sorted by its key; the parameters;
-        the families that ran and those skipped, with the reason. With ``out``: the folder's path.
+        the families that ran and those skipped, with the reason. With ``out``: the folder
+        written, as :meth:`Scores.open` reads it.
 
     Raises
     ------
@@ -198,53 +134,55 @@ def score(
     hash aggregation would merge partial sums across threads in no fixed order. Ranks still
     treat values within ``1e-12 * max(1, |value|)`` as ties: two alternatives that the formula
     ranks equal may be computed by different sums.
+
+    Examples
+    --------
+    >>> import tempfile, mas_eval
+    >>> from pathlib import Path
+    >>> ds = mas_eval.simulate(100, seed=1)
+    >>> scores = mas_eval.score(ds, gt_boost=None)
+    >>> scores.ran, scores.runs.height, scores.params["gt_boost"]
+    (['decision'], 100, None)
+    >>> steps = []
+    >>> _ = mas_eval.score(ds, progress=steps.append)
+    >>> steps
+    ['encoding keys', 'family decision', 'assembling tables']
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     written = mas_eval.score(ds, out=Path(tmp) / "scores")
+    ...     written.source.name, written.runs.equals(mas_eval.score(ds).runs)
+    ('scores', True)
     """
-    chosen_workers = None if workers is None else check_workers(workers)
-    if out is not None:
-        workers = 1 if chosen_workers is None else chosen_workers
-        if ds.shards > 1 or workers != 1 or engine != "processes":
-            if progress is not None:
-                progress(ShardsScored(0, ds.shards))
-            return score_shards(
-                ds,
-                out,
-                preset,
-                workers=workers,
-                engine=engine,  # type: ignore[arg-type]
-                client=client,
-                scheduler=scheduler,
-                overwrite=overwrite,
-                progress=None if progress is None else _counting(progress),
-                compression=COMPRESSION if compression is None else compression,
-                validate=validate,
-                **overrides,
-            )
-        chosen = check_compression("zstd" if compression is None else compression)
-        inputs = [ds.source] if ds.source is not None else []
-        check_target(out, overwrite=overwrite, inputs=inputs)  # before the work, not after it
-        scores = score(ds, preset, progress=progress, validate=validate, **overrides)
-        if progress is not None:
-            progress("write")
-        return scores.write(out, overwrite=overwrite, compression=chosen)
-    if engine != "processes" or client is not None or scheduler is not None or compression is not None:
-        msg = (
-            "score: engine, client, scheduler and compression need out=PATH: shards' tables are written as they finish"
-        )
-        raise InvalidParameterError(msg)
-    if ds.shards > 1:
-        workers = default_workers(ds.shards) if chosen_workers is None else chosen_workers
-        return score_shards_in_memory(ds, preset, progress, overrides, workers=workers, validate=validate)
-    if validate:
-        if progress is not None:
-            progress("validate")
+    request = check_request(
+        ds,
+        preset,
+        overrides,
+        progress=progress,
+        out=out,
+        workers=workers,
+        validate=validate,
+        engine=engine,
+        client=client,
+        scheduler=scheduler,
+        overwrite=overwrite,
+        compression=compression,
+    )
+    with whole_dataset_errors(ds, validate=validate):
+        if request.out is None:
+            return _scored(ds, request)
+        if request.by_shard:
+            write_shards(ds, request, request.out)
+        else:
+            scores = _scored(ds, request)
+            request.step("write")
+            write_scores(scores, request.out, overwrite=overwrite, compression=request.compression)
+    return Scores.open(out)  # type: ignore[arg-type]  # out is not None: request.out is its checked Path
+
+
+def _scored(ds: Dataset, request: Request) -> Scores:
+    """Return the Scores of ``ds`` in memory: its shards in worker processes, or the Dataset here."""
+    if request.by_shard:
+        return score_shards_in_memory(ds, request) if request.workers > 1 else score_by_shard(ds, request)
+    if request.validate:
+        request.step("validate")
         ds.validate()
-    return score_in_memory(ds, preset, progress, overrides)
-
-
-def _counting(progress: Callable[[str], object]) -> Callable[[int, int], None]:
-    """``score_shards``' ``progress(done, total)`` as a step of ``score``'s ``progress``."""
-
-    def counted(done: int, total: int) -> None:
-        progress(ShardsScored(done, total))
-
-    return counted
+    return score_in_memory(ds, request.preset, request.params, request.progress)

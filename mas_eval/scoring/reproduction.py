@@ -119,8 +119,10 @@ class Reproduction:
     not_compared: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=_NOT_COMPARED), repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The summary and disagreements as JSON-ready dicts, with the preset and parameters (and,
-        when there are any, the recorded aggregates not compared)."""
+        """Return the summary and disagreements as JSON-ready dicts, with the preset and parameters.
+
+        When there are any, the recorded aggregates not compared too.
+        """
         content = {
             "preset": self.preset,
             "params": self.params,
@@ -134,8 +136,9 @@ class Reproduction:
     def write(
         self, path: str | Path, *, overwrite: bool = False, dataset: str | Path | None = None, raw_csv: bool = False
     ) -> Path:
-        """Write ``summary.csv``, ``disagreements.csv`` and ``reproduction.json`` (both tables, the
-        preset, parameters, version and the SHA-256 of ``dataset``'s files) into folder ``path``, atomically.
+        """Write ``summary.csv``, ``disagreements.csv`` and ``reproduction.json`` into folder ``path``, atomically.
+
+        The JSON holds both tables, the preset, parameters, version and the SHA-256 of ``dataset``'s files.
 
         A CSV text cell that a spreadsheet would run as a formula (a run id ``=HYPERLINK(...)``)
         starts with a single quote (:func:`~mas_eval.escaping.spreadsheet_safe`); numbers written
@@ -156,7 +159,7 @@ def _text(expr: pl.Expr) -> pl.Expr:
 
 
 def _compared(joined: pl.DataFrame, metric: str, basis: str, tolerance: float | None) -> pl.DataFrame:
-    """``joined`` (``run_id, item, recorded, recomputed``) with ``ok``: equal, or within ``tolerance``."""
+    """Return ``joined`` (``run_id, item, recorded, recomputed``) with ``ok``: equal, or within ``tolerance``."""
     recorded, recomputed = pl.col("recorded"), pl.col("recomputed")
     if tolerance is None:
         same = recorded.cast(pl.Float64) == recomputed.cast(pl.Float64)
@@ -176,7 +179,7 @@ def _compared(joined: pl.DataFrame, metric: str, basis: str, tolerance: float | 
 
 
 def _evaluation(reported: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
-    """The recorded evaluation fields ``names`` (ours → theirs), one row per run, in our names."""
+    """Return the recorded evaluation fields ``names`` (ours → theirs), one row per run, in our names."""
     ours = {theirs: mine for mine, theirs in names.items()}
     frame = (
         reported.filter((pl.col("source") == "evaluation") & pl.col("name").is_in(list(ours)))
@@ -309,7 +312,7 @@ def _as_rows(frame: pl.DataFrame, metric: str, ok: pl.Expr) -> pl.DataFrame:
 
 
 def _summarised(parts: list[pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The summary (per metric and basis) and the disagreements of the compared rows ``parts``."""
+    """Return the summary (per metric and basis) and the disagreements of the compared rows ``parts``."""
     rows = (
         pl.concat(parts)
         if parts
@@ -433,9 +436,11 @@ def _logs(reported: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def _recorded_aggregates(reported: pl.DataFrame, logs: pl.DataFrame) -> pl.DataFrame:
-    """Each recorded number once per log, with what it would be recomputed as: ``log, name, value,
-    outcome, stat, reducer`` (every parse of the name: inspect_ai's and lm-eval's; ``reducer`` the
-    one the log recorded for the score, null for the mean)."""
+    """Return each recorded number once per log, with what it would be recomputed as.
+
+    Columns ``log, name, value, outcome, stat, reducer`` (every parse of the name: inspect_ai's and lm-eval's;
+    ``reducer`` the one the log recorded for the score, null for the mean).
+    """
     numbers = (
         reported.filter(pl.col("value").is_not_null())
         .join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
@@ -474,8 +479,10 @@ def _recorded_aggregates(reported: pl.DataFrame, logs: pl.DataFrame) -> pl.DataF
 
 
 def _case_values(values: pl.DataFrame, reducers: pl.DataFrame) -> pl.DataFrame:
-    """Each case's epochs reduced by each reducer a log recorded for the score: ``log, outcome,
-    reducer, case_id, value`` (null where the reducer is undefined: pass@k of fewer than k epochs).
+    """Return each case's epochs reduced by each reducer a log recorded for the score.
+
+    Columns ``log, outcome, reducer, case_id, value`` (null where the reducer is undefined: pass@k of fewer than k
+    epochs).
 
     inspect_ai's reducers (``inspect_ai.scorer._reducer``), over a case's values in epoch order,
     a pass being a value of at least 1 (their ``value=1.0`` threshold):
@@ -819,8 +826,10 @@ def reproduce_aggregates(
 
 
 def _nothing_recorded(ds: Dataset) -> str:
-    """Why a Dataset without a ``reported`` table has nothing to reproduce, and what would, by the
-    formats its runs came from (:attr:`Dataset.formats <mas_eval.Dataset.formats>`)."""
+    """Return why a Dataset without a ``reported`` table has nothing to reproduce, and what would.
+
+    Said by the formats its runs came from (:attr:`Dataset.formats <mas_eval.Dataset.formats>`).
+    """
     where = ds.source or "the Dataset"
     readers = (
         "Local-DDx result files, inspect_ai logs or lm-eval results (mas-eval ingest --format lddx, inspect or lm-eval)"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import polars as pl
 
@@ -18,7 +17,8 @@ from mas_eval.data.validation import check_run_keys, check_unique_keys
 from mas_eval.errors import DataError, SchemaError
 from mas_eval.metrics import registry
 from mas_eval.metrics.codes import KeyCodes
-from mas_eval.metrics.family import Family, families, resolve_params
+from mas_eval.metrics.family import Family, Params, families
+from mas_eval.scoring.request import Progress, Request, Step
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.scores_folder import in_run_order
@@ -68,8 +68,9 @@ def encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, p
 def _from_stored_codes(
     ds: Dataset, names: list[str], stored: ShardCodes, coded: dict[str, pl.DataFrame]
 ) -> tuple[KeyCodes, dict[str, pl.LazyFrame]]:
-    """:func:`encoded_tables` from a shard's stored codes (``coded``, read by :meth:`ShardCodes.read`):
-    the same codes, without reading a key string.
+    """Return :func:`encoded_tables` from a shard's stored codes: the same codes, without reading a key string.
+
+    ``coded`` is what :meth:`ShardCodes.read` read.
 
     The shard's ``runs`` file is sorted by ``run_id`` and its ids are distinct (codes are stored
     only then), so its rows in file order are the run code book.
@@ -88,12 +89,13 @@ def _from_stored_codes(
 def _run_table(
     codes: KeyCodes, frames: dict[str, pl.LazyFrame | pl.DataFrame], named: list[str] | None = None
 ) -> pl.DataFrame:
-    """Every family's run columns side by side on one row per run, decoded and led by the run's ids,
-    then :data:`~mas_eval.metrics.registry.CARRIED`, the registered columns and the ``named`` ones.
+    """Return every family's run columns side by side on one row per run, decoded and led by the run's ids.
+
+    Then :data:`~mas_eval.metrics.registry.CARRIED`, the registered columns and the ``named`` ones.
 
     Each family's ``runs`` frame has one row per run, in run order (:class:`~mas_eval.metrics.family.Family`):
-    the frames are placed side by side in one query (a join on the run key instead cost 0.41 s at
-    1M runs), and the run codes each one carried are checked afterwards, so that a frame breaking
+    the frames are placed side by side in one query (cheaper than a join on the run key:
+    docs/performance.md), and the run codes each one carried are checked afterwards, so that a frame breaking
     the contract is an error naming its family, never a silent misalignment.
     """
     expected = pl.int_range(codes.runs.height, dtype=pl.UInt32, eager=True).alias(RUN_KEY)
@@ -153,9 +155,11 @@ def _decoded(
 
 
 def _merged(table: str, frames: list[pl.LazyFrame | pl.DataFrame]) -> pl.LazyFrame:
-    """One output table from the frames several families gave it (``agents``: decision and
-    diagnosis columns of the same agents), side by side on its key; a key only one family
-    has leaves the others' columns null."""
+    """Return one output table from the frames several families gave it, side by side on its key.
+
+    ``agents``: decision and diagnosis columns of the same agents; a key only one family has leaves the others'
+    columns null.
+    """
     key = [RUN_KEY, *registry.OUTPUT_TABLES[table].key_columns]
     merged = frames[0].lazy()
     for frame in frames[1:]:
@@ -163,36 +167,30 @@ def _merged(table: str, frames: list[pl.LazyFrame | pl.DataFrame]) -> pl.LazyFra
     return merged.sort(key) if len(frames) > 1 else merged
 
 
-def score_by_shard(
-    ds: Dataset,
-    preset: str,
-    progress: Callable[[str], object] | None,
-    overrides: dict[str, Any],
-    *,
-    validate: bool = False,
-) -> Scores:
-    """A sharded Dataset scored in memory one shard at a time, its tables concatenated in run order.
+def score_by_shard(ds: Dataset, request: Request) -> Scores:
+    """Score a sharded Dataset in memory one shard at a time; its tables concatenated in run order.
 
     The tables of scoring it whole, bit for bit (a run's rows are all in one shard, and its sums
     add only its own rows), for the memory of one shard's inputs: scored whole, the shards'
-    rows would first be gathered and sorted by run. With ``validate``, each shard is validated
-    before it is scored (:meth:`Dataset.validate_shard`), and the rules across shards after.
+    rows would first be gathered and sorted by run. With ``request.validate``, each shard is
+    validated before it is scored (:meth:`Dataset.validate_shard`), and the rules across shards after.
     """
     parts = []
     facts = []
     for index in range(ds.shards):
         shard = ds.shard(index)
-        if validate:
+        if request.validate:
             facts.append(shard.validate_shard())
-        parts.append(score_in_memory(shard, preset, progress, overrides))
-    if validate:
+        parts.append(score_in_memory(shard, request.preset, request.params, request.progress))
+    if request.validate:
         ds.validate_across(facts)
     return joined_shards(parts)
 
 
 def joined_shards(parts: list[Scores], released: Callable[[str], object] | None = None) -> Scores:
-    """The shards' Scores (in shard order) as one: each table's shards concatenated in run order,
-    every shard's ``runs`` given every column named by the data in any of them.
+    """Return the shards' Scores (in shard order) as one, each table's shards concatenated in run order.
+
+    Every shard's ``runs`` is given every column named by the data in any of them.
 
     ``released(name)`` is called once table ``name`` of every part has been joined and let go.
     """
@@ -230,7 +228,7 @@ def whole_dataset_errors(ds: Dataset, *, validate: bool) -> Iterator[None]:
     try:
         yield
     except (DataError, SchemaError) as exc:
-        if not validate:
+        if not validate or ds.shards == 1:  # an unsharded Dataset is validated whole already
             raise
         failure = exc
     else:
@@ -240,7 +238,7 @@ def whole_dataset_errors(ds: Dataset, *, validate: bool) -> Iterator[None]:
 
 
 def _plan(ds: Dataset) -> tuple[list[Family], dict[str, str]]:
-    """The families whose needed tables ``ds`` has, and why each other one is skipped."""
+    """Return the families whose needed tables ``ds`` has, and why each other one is skipped."""
     ran, skipped = [], {}
     for family in families():
         missing = family.missing(ds.table_names)
@@ -254,15 +252,20 @@ def _plan(ds: Dataset) -> tuple[list[Family], dict[str, str]]:
 def score_in_memory(
     ds: Dataset,
     preset: str,
-    progress: Callable[[str], object] | None,
-    overrides: dict[str, Any],
+    params: dict[str, Params],
+    progress: Progress | None,
     *,
     run_columns: bool = True,
 ) -> Scores:
-    """:func:`score` of one Dataset in memory (a shard, or an unsharded Dataset); ``run_columns``
-    as for :func:`_decoded`, in every table but ``runs``."""
-    params = resolve_params(preset, overrides)
-    step = progress if progress is not None else (lambda _name: None)
+    """Score one Dataset in memory (a shard, or an unsharded Dataset) with each family's resolved ``params``.
+
+    ``run_columns`` as for :func:`_decoded`, in every table but ``runs``.
+    """
+
+    def step(name: str) -> None:
+        if progress is not None:
+            progress(Step(name))
+
     ran, skipped = _plan(ds)
     read = list(dict.fromkeys(name for family in ran for name in family.tables()))
     with ds.reading():
@@ -287,8 +290,8 @@ def score_in_memory(
                 else:
                     own_tables.setdefault(name, []).append(frame)
         step("assembling tables")
-        # Collected one after another: they share no work, and on 2 cores running them side by
-        # side (collect_all) made them contend (measured at 1M runs: 7.3-8.8 s against 6.1-6.5 s).
+        # Collected one after another: they share no work, and side by side (collect_all) they
+        # contend for the cores (docs/performance.md).
         try:
             named_union([named])  # two families naming the same column is an error, not a silent overwrite
             by_data = [c for columns in named.values() for c in columns]
@@ -318,8 +321,9 @@ def score_in_memory(
 
 
 def run_attributes(runs: pl.LazyFrame | pl.DataFrame) -> list[str]:
-    """The columns of a Dataset's ``runs`` beyond the schema's (a table's run attributes, such as
-    ``num_rounds``): ``Scores.runs`` carries them as they are, after the run's epoch, so that
+    """Return the columns of a Dataset's ``runs`` beyond the schema's (a table's run attributes).
+
+    Such as ``num_rounds``: ``Scores.runs`` carries them as they are, after the run's epoch, so that
     ``compare(by=...)`` can group by them.
 
     >>> run_attributes(pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c"], "num_rounds": [3]}))
@@ -329,7 +333,7 @@ def run_attributes(runs: pl.LazyFrame | pl.DataFrame) -> list[str]:
 
 
 def _check_attributes(attributes: list[str], named: list[str]) -> None:
-    """A :class:`DataError` when a run attribute has the name of another column of ``Scores.runs``."""
+    """Raise :class:`DataError` when a run attribute has the name of another column of ``Scores.runs``."""
     taken = set(registry.reserved("runs")) | set(named)
     clash = [name for name in attributes if name in taken or name.startswith("_")]
     if clash:
@@ -342,9 +346,11 @@ def _check_attributes(attributes: list[str], named: list[str]) -> None:
 
 
 def _named_in(family: Family, frame: pl.LazyFrame | pl.DataFrame) -> list[str]:
-    """The columns of ``family``'s runs frame that it names from the data
-    (:class:`~mas_eval.metrics.registry.NamedColumns`): those it has not registered, checked against
-    every other run column of the Scores."""
+    """Return the columns of ``family``'s runs frame that it names from the data.
+
+    Those it has not registered (:class:`~mas_eval.metrics.registry.NamedColumns`), checked against every other run
+    column of the Scores.
+    """
     registered = set(registry.columns("runs", family.name))
     names = [c for c in frame.lazy().collect_schema().names() if c != RUN_KEY and c not in registered]
     registry.check_named(names, " or ".join(entry.source for entry in family.named))
@@ -352,7 +358,7 @@ def _named_in(family: Family, frame: pl.LazyFrame | pl.DataFrame) -> list[str]:
 
 
 def named_union(parts: list[dict[str, list[str]]]) -> dict[str, list[str]]:
-    """The columns named by the data over several shards' Scores: per family, every shard's names, sorted."""
+    """Return the columns named by the data over several shards' Scores: per family, every shard's names, sorted."""
     families_seen = list(dict.fromkeys(family for part in parts for family in part))
     union = {family: sorted({c for part in parts for c in part.get(family, [])}) for family in families_seen}
     taken = [c for columns in union.values() for c in columns]
@@ -364,7 +370,7 @@ def named_union(parts: list[dict[str, list[str]]]) -> dict[str, list[str]]:
 
 
 def with_named_columns(runs: pl.DataFrame, columns: list[str], dtypes: dict[str, pl.DataType]) -> pl.DataFrame:
-    """A shard's ``runs`` with every column named by the data in ``columns`` (null where it lacks one), in order.
+    """Return a shard's ``runs`` with every column named by the data in ``columns`` (null where it lacks one).
 
     ``dtypes`` gives each named column's type in the shards that have it; a shard whose column
     has another type (a score pass/fail in one shard and not in another) is a :class:`DataError`.

@@ -24,7 +24,7 @@ from mas_eval.errors import SchemaError
 from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import reading
 from mas_eval.storage.manifests import write_manifest
-from mas_eval.storage.outputs import COMPRESSIONS, atomic_directory, check_compression
+from mas_eval.storage.outputs import COMPRESSIONS, atomic_directory
 from mas_eval.storage.scores_folder import (
     MANIFEST,
     check_rows,
@@ -36,7 +36,7 @@ from mas_eval.storage.scores_folder import (
     table_files,
 )
 
-__all__ = ["Scores"]
+__all__ = ["Scores", "write_scores"]
 
 #: What :meth:`Scores.open` takes as ``tables``: a list of names (a lone string would be read letter by letter).
 _TABLE_NAMES = Predicate(
@@ -86,6 +86,15 @@ class Scores(Mapping[str, pl.DataFrame]):
     source
         The folder :meth:`open` read them from (``None`` for scores computed in memory): a
         report hashes its files into its provenance.
+
+    Examples
+    --------
+    >>> import mas_eval
+    >>> scores = mas_eval.score(mas_eval.simulate(20, seed=1))
+    >>> scores.names, scores.ran, scores.source
+    (['runs', 'agents', 'alternatives', 'conflicts'], ['decision'], None)
+    >>> scores["runs"].height, scores.runs.height, len(scores)
+    (20, 20, 4)
     """
 
     tables: dict[str, pl.DataFrame]
@@ -97,6 +106,7 @@ class Scores(Mapping[str, pl.DataFrame]):
     source: Path | None = field(default=None, compare=False)
 
     def __getitem__(self, name: str) -> pl.DataFrame:
+        """Return table ``name``; a :class:`KeyError` names the tables there are."""
         try:
             return self.tables[name]
         except KeyError:
@@ -104,6 +114,7 @@ class Scores(Mapping[str, pl.DataFrame]):
             raise KeyError(msg) from None
 
     def __getattr__(self, name: str) -> pl.DataFrame:
+        """Return table ``name`` read as an attribute (``scores.runs``)."""
         # Only reached when normal lookup fails: table names read as attributes.
         tables = self.__dict__.get("tables")
         if tables is not None and name in tables:
@@ -112,6 +123,7 @@ class Scores(Mapping[str, pl.DataFrame]):
         raise AttributeError(msg)
 
     def __iter__(self) -> Iterator[str]:
+        """Iterate over the table names, ``runs`` first."""
         return iter(self.tables)
 
     def _summary(self) -> tuple[list[tuple[str, str]], list[tuple[str, int | None, int]]]:
@@ -125,7 +137,7 @@ class Scores(Mapping[str, pl.DataFrame]):
         return facts, [(name, frame.height, frame.width) for name, frame in self.tables.items()]
 
     def __repr__(self) -> str:
-        """A compact summary: preset, families ran and skipped (with the reason), source, each table's shape.
+        """Return a compact summary: preset, families ran and skipped (with the reason), source, each table's shape.
 
         >>> import mas_eval
         >>> print(repr(mas_eval.score(mas_eval.simulate(50, seed=1))))
@@ -144,10 +156,11 @@ class Scores(Mapping[str, pl.DataFrame]):
         return summary_text("Scores", *self._summary())
 
     def _repr_html_(self) -> str:
-        """The summary of :meth:`__repr__` as HTML tables, for Jupyter; every name escaped."""
+        """Return the summary of :meth:`__repr__` as HTML tables, for Jupyter; every name escaped."""
         return summary_html("Scores", *self._summary())
 
     def __len__(self) -> int:
+        """Return the number of tables."""
         return len(self.tables)
 
     @property
@@ -172,24 +185,23 @@ class Scores(Mapping[str, pl.DataFrame]):
 
     @validate_params({"path": [PATH], "overwrite": [Boolean()], "compression": [Options(COMPRESSIONS)]})
     def write(self, path: str | Path, *, overwrite: bool = False, compression: str = "zstd") -> Path:
-        """Write each table to ``<path>/<name>.parquet`` atomically, with a manifest: version, preset,
-        parameters, the families that ran and were skipped, the tables, and the run columns named by
-        the data. ``compression`` is the files' Parquet compression
-        (:data:`~mas_eval.storage.outputs.COMPRESSIONS`)."""
-        compression = check_compression(compression)
-        target = Path(path)
-        with atomic_directory(target, overwrite=overwrite) as staging:
-            for name, frame in self.tables.items():
-                frame.write_parquet(staging / f"{name}.parquet", compression=compression)  # type: ignore[arg-type]
-            manifest = {
-                "preset": self.preset,
-                "params": self.params,
-                "families": {"ran": self.ran, "skipped": self.skipped},
-                "tables": self.names,
-                **({"named": self.named} if self.named else {}),
-            }
-            write_manifest(staging, MANIFEST, manifest)
-        return target
+        """Write each table to ``<path>/<name>.parquet`` atomically, with a manifest; return the folder.
+
+        The manifest holds the version, preset, parameters, the families that ran and were
+        skipped, the tables, and the run columns named by the data. ``compression`` is the
+        files' Parquet compression (:data:`~mas_eval.storage.outputs.COMPRESSIONS`).
+
+        Examples
+        --------
+        >>> import tempfile, mas_eval
+        >>> from pathlib import Path
+        >>> scores = mas_eval.score(mas_eval.simulate(20, seed=1))
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     folder = scores.write(Path(tmp) / "scores", compression="lz4")
+        ...     sorted(file.name for file in folder.iterdir())
+        ['_scores.json', 'agents.parquet', 'alternatives.parquet', 'conflicts.parquet', 'runs.parquet']
+        """
+        return write_scores(self, path, overwrite=overwrite, compression=compression)
 
     @classmethod
     @validate_params({"path": [PATH], "tables": [_TABLE_NAMES, NONE]})
@@ -214,6 +226,16 @@ class Scores(Mapping[str, pl.DataFrame]):
             counts); the message names the file and the fix.
         UnreadableFileError
             A table's file is truncated or corrupt.
+
+        Examples
+        --------
+        >>> import tempfile, mas_eval
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     folder = mas_eval.score(mas_eval.simulate(20, seed=1)).write(Path(tmp) / "scores")
+        ...     every, runs = Scores.open(folder), Scores.open(folder, tables=["runs"])
+        >>> every.names, runs.names, runs.ran, every.source.name
+        (['runs', 'agents', 'alternatives', 'conflicts'], ['runs'], ['decision'], 'scores')
         """
         root = scores_folder(path)
         manifest, every, shards = read_layout(root)
@@ -245,26 +267,59 @@ class Scores(Mapping[str, pl.DataFrame]):
     @staticmethod
     @validate_params({"path": [PATH]})
     def manifest(path: str | Path) -> dict[str, Any]:
-        """The manifest of a Scores folder (``_scores.json``): preset, parameters, families, tables, and
-        for a sharded folder (:mod:`mas_eval.scoring.shards`) ``shards`` and ``rows`` per table."""
+        """Return the manifest of a Scores folder (``_scores.json``).
+
+        Preset, parameters, families, tables, and for a sharded folder (:mod:`mas_eval.scoring.shards`) ``shards``
+        and ``rows`` per table.
+
+        Examples
+        --------
+        >>> import tempfile, mas_eval
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     manifest = Scores.manifest(mas_eval.score(mas_eval.simulate(20, seed=1)).write(Path(tmp) / "s"))
+        >>> sorted(manifest), manifest["families"]["ran"]
+        (['families', 'mas_eval_version', 'params', 'preset', 'tables'], ['decision'])
+        """
         return read_layout(scores_folder(path))[0]
 
     @staticmethod
     @validate_params({"path": [PATH], "name": [TEXT]})
     def table_files(path: str | Path, name: str = "runs") -> list[Path]:
-        """The Parquet files of table ``name`` of a Scores folder: one, or one per shard."""
+        """Return the Parquet files of table ``name`` of a Scores folder: one, or one per shard.
+
+        Examples
+        --------
+        >>> import tempfile, mas_eval
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     folder = mas_eval.simulate(20, seed=1).write(Path(tmp) / "ds", shards=2)
+        ...     out = mas_eval.score(mas_eval.Dataset.open(folder), out=Path(tmp) / "scores").source
+        ...     [file.relative_to(out).as_posix() for file in Scores.table_files(out, "runs")]
+        ['runs/shard=0/part-0.parquet', 'runs/shard=1/part-0.parquet']
+        """
         root = scores_folder(path)
         return table_files(root, [name], read_layout(root)[2])
 
     @staticmethod
     @validate_params({"path": [PATH], "name": [TEXT]})
     def scan(path: str | Path, name: str = "runs") -> pl.LazyFrame:
-        """One table of a Scores folder, lazily: a query reads only the columns it uses.
+        """Return one table of a Scores folder, lazily: a query reads only the columns it uses.
 
         What ``mas-eval compare`` reads, so that comparing two metrics of a million runs does
         not load every table and column. The schema is read here (a truncated file is named at
         once); a corrupt page surfaces when the query runs, named if it runs inside
         :func:`mas_eval.storage.inputs.reading` (:class:`~mas_eval.errors.UnreadableFileError`).
+
+        Examples
+        --------
+        >>> import tempfile, mas_eval, polars as pl
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     folder = mas_eval.score(mas_eval.simulate(20, seed=1)).write(Path(tmp) / "scores")
+        ...     per_system = Scores.scan(folder).group_by("system").agg(pl.len()).sort("system").collect()
+        >>> per_system.rows()
+        [('mas', 10), ('single', 10)]
         """
         root = scores_folder(path)
         _, have, shards = read_layout(root)
@@ -276,6 +331,23 @@ class Scores(Mapping[str, pl.DataFrame]):
             frame = scan_table(root, name, shards)
             frame.collect_schema()
         return frame
+
+
+def write_scores(scores: Scores, path: str | Path, *, overwrite: bool, compression: str) -> Path:
+    """Write ``scores`` as :meth:`Scores.write` does, its arguments checked already; return the folder."""
+    target = Path(path)
+    with atomic_directory(target, overwrite=overwrite) as staging:
+        for name, frame in scores.tables.items():
+            frame.write_parquet(staging / f"{name}.parquet", compression=compression)  # type: ignore[arg-type]
+        manifest = {
+            "preset": scores.preset,
+            "params": scores.params,
+            "families": {"ran": scores.ran, "skipped": scores.skipped},
+            "tables": scores.names,
+            **({"named": scores.named} if scores.named else {}),
+        }
+        write_manifest(staging, MANIFEST, manifest)
+    return target
 
 
 class _ItemsTable(pl.DataFrame):

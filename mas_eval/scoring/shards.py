@@ -10,8 +10,8 @@ every table sorted by its key, as :func:`mas_eval.score` returns it. The run's i
 columns (``system, case_id, task, variant``) are written once, in ``runs``: the files of the
 other tables lead with ``run_id`` alone (and any identifying column the table carries itself,
 such as an item's ``task``), and :meth:`~mas_eval.Scores.open` and :meth:`~mas_eval.Scores.scan`
-put the others back. Repeated on every agent and alternative row, they had been a third of the
-time of writing a shard's tables. With ``workers=K`` the shards
+put the others back (repeated on every row, they were much of the writing: docs/performance.md).
+With ``workers=K`` the shards
 are scored in ``K`` processes, each with ``POLARS_MAX_THREADS`` set to its share of the cores.
 
 :func:`score_shards_in_memory` scores the shards in worker processes as well, for
@@ -37,18 +37,30 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 import polars as pl
 
-from mas_eval.constraints import Interval, Options, check_parameter
+from mas_eval.constraints import validate_params
 from mas_eval.errors import InvalidParameterError, option
-from mas_eval.metrics.family import as_imported, resolve_params
-from mas_eval.presets import as_shipped
+from mas_eval.metrics.family import Params
+from mas_eval.scoring.request import (
+    ENGINES,
+    MAX_WORKERS,
+    MEMORY_WORKERS,
+    SCORE_PARAMETERS,
+    Engine,
+    Progress,
+    Request,
+    Step,
+    check_request,
+    dask_client_class,
+    default_workers,
+    workers_score_alike,
+)
 from mas_eval.scoring.run import (
     joined_shards,
     named_union,
-    score_by_shard,
     score_in_memory,
     whole_dataset_errors,
     with_named_columns,
@@ -57,7 +69,7 @@ from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.inputs import read_ipc, read_parquet
 from mas_eval.storage.manifests import write_manifest
-from mas_eval.storage.outputs import atomic_directory, check_compression
+from mas_eval.storage.outputs import atomic_directory
 from mas_eval.storage.scores_folder import (
     COMPRESSION,
     MANIFEST,
@@ -71,40 +83,28 @@ __all__ = [
     "MAX_WORKERS",
     "MEMORY_WORKERS",
     "Engine",
-    "ShardsScored",
-    "check_workers",
     "default_workers",
     "score_shards",
     "score_shards_in_memory",
+    "workers_score_alike",
+    "write_shards",
 ]
 
-#: The most worker processes: each holds a shard and a Polars thread pool.
-MAX_WORKERS = 256
-#: The most worker processes :func:`score_shards_in_memory` starts by default: each holds a
-#: shard's inputs and tables besides the tables the caller gathers.
-MEMORY_WORKERS = 8
-#: Where shards are scored: here or in local processes, or on a Dask distributed cluster.
-Engine = Literal["processes", "dask"]
-ENGINES: tuple[str, ...] = get_args(Engine)
 
+def __getattr__(name: str) -> Any:
+    """Return ``ShardsScored``, the old name of :meth:`~mas_eval.scoring.request.Step.shards`, with a warning."""
+    if name == "ShardsScored":
+        import warnings
 
-class ShardsScored(str):
-    """The step :func:`mas_eval.score` reports while it scores shards: a step name, ``"scored 3 of
-    10 shards"``, that carries its counts for a progress bar (``done``, ``total``).
-
-    >>> step = ShardsScored(3, 10)
-    >>> step, step.done, step.total
-    ('scored 3 of 10 shards', 3, 10)
-    """
-
-    __slots__ = ("done", "total")
-    done: int
-    total: int
-
-    def __new__(cls, done: int, total: int) -> ShardsScored:
-        step = super().__new__(cls, f"scored {done:,} of {total:,} shards")
-        step.done, step.total = done, total
-        return step
+        warnings.warn(
+            "mas_eval.scoring.shards.ShardsScored is deprecated: every progress step is a "
+            "mas_eval.scoring.request.Step; use Step.shards(done, total), and step.total is not None to tell it",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return Step.shards
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 def _score_one(
@@ -113,17 +113,19 @@ def _score_one(
     index: int,
     staging: Path,
     preset: str,
-    overrides: dict[str, Any],
+    params: dict[str, Params],
     compression: str = COMPRESSION,
     validate: bool = False,
 ) -> dict[str, Any]:
-    """Score shard ``index`` (of ``ds``, or of the Dataset at ``source`` in a worker) and write its
-    tables; with ``validate``, check the shard's rules first (:meth:`Dataset.validate_shard`)."""
+    """Score shard ``index`` (of ``ds``, or of the Dataset at ``source`` in a worker) and write its tables.
+
+    With ``validate``, check the shard's rules first (:meth:`Dataset.validate_shard`).
+    """
     dataset = (ds if ds is not None else Dataset.open(source)).shard(index)  # type: ignore[arg-type]
     facts = dataset.validate_shard() if validate else None
     # Tables but runs hold only run_id of the run's identifying columns (those they carry
     # themselves aside): Scores.open and Scores.scan join the others from runs.
-    scores = score_in_memory(dataset, preset, None, overrides, run_columns=False)
+    scores = score_in_memory(dataset, preset, params, None, run_columns=False)
     for name, frame in scores.tables.items():
         file = shard_file(staging, name, index)
         # Never the staging folder itself: a task that runs on after scoring failed (a Dask task
@@ -146,28 +148,33 @@ def _score_one(
 
 @functools.cache
 def _worker_dataset(source: Path) -> Dataset:
-    """The Dataset a pool worker scores, opened once per worker: the pool lives for one
-    :func:`score_shards` call. (Opening lists and checks every table's files: 15-40 ms a shard.)"""
+    """Return the Dataset a pool worker scores, opened once per worker.
+
+    The pool lives for one :func:`score_shards` call; opening lists and checks every table's files
+    (docs/performance.md).
+    """
     return Dataset.open(source)
 
 
 def _score_in_worker(
-    source: Path, index: int, staging: Path, preset: str, overrides: dict[str, Any], compression: str, validate: bool
+    source: Path, index: int, staging: Path, preset: str, params: dict[str, Params], compression: str, validate: bool
 ) -> dict[str, Any]:
     """:func:`_score_one` in a process of :func:`score_shards`' pool."""
-    return _score_one(None, _worker_dataset(source), index, staging, preset, overrides, compression, validate)
+    return _score_one(None, _worker_dataset(source), index, staging, preset, params, compression, validate)
 
 
 def _tables_in_worker(
-    source: Path, index: int, folder: Path, preset: str, overrides: dict[str, Any], validate: bool
+    source: Path, index: int, folder: Path, preset: str, params: dict[str, Params], validate: bool
 ) -> dict[str, Any]:
-    """Shard ``index`` scored in a process of :func:`score_shards_in_memory`'s pool, its tables
-    written to ``folder`` as Arrow IPC files for the caller to map (:func:`_gathered`)."""
+    """Score shard ``index`` in a process of :func:`score_shards_in_memory`'s pool.
+
+    Its tables are written to ``folder`` as Arrow IPC files for the caller to map (:func:`_gathered`).
+    """
     dataset = _worker_dataset(source).shard(index)
     facts = dataset.validate_shard() if validate else None
     # As in a sharded Scores folder, tables but runs carry only run_id of the run's identifying
     # columns: fewer bytes to write, map, order and remove; the parent puts them back once ordered.
-    scores = score_in_memory(dataset, preset, None, overrides, run_columns=False)
+    scores = score_in_memory(dataset, preset, params, None, run_columns=False)
     for name, frame in scores.tables.items():
         frame.write_ipc(_ipc_file(folder, index, name), compression="uncompressed")
     return {
@@ -183,7 +190,7 @@ def _tables_in_worker(
 
 
 def _ipc_file(folder: Path, index: int, name: str) -> Path:
-    """The file in which :func:`_tables_in_worker` hands back table ``name`` of shard ``index``."""
+    """Return the file in which :func:`_tables_in_worker` hands back table ``name`` of shard ``index``."""
     return folder / f"{index}-{name}.arrow"
 
 
@@ -195,7 +202,7 @@ def _removed(files: list[Path]) -> None:
 
 
 def _gathered(folder: Path, result: dict[str, Any]) -> Scores:
-    """A shard's :class:`Scores` from the files :func:`_tables_in_worker` wrote: memory-mapped, not copied."""
+    """Return a shard's :class:`Scores` from the files :func:`_tables_in_worker` wrote: memory-mapped, not copied."""
     index = result["index"]
     tables = {name: read_ipc(_ipc_file(folder, index, name)) for name in result["tables"]}
     return Scores(
@@ -209,8 +216,10 @@ def _gathered(folder: Path, result: dict[str, Any]) -> Scores:
 
 
 def _with_run_columns_back(scores: Scores) -> Scores:
-    """``scores`` (tables but ``runs`` led by ``run_id`` alone, as :func:`_tables_in_worker` writes
-    them) with every table led by the run's identifying columns again, taken from ``runs``."""
+    """Return ``scores`` with every table led by the run's identifying columns again, taken from ``runs``.
+
+    Tables but ``runs`` are led by ``run_id`` alone, as :func:`_tables_in_worker` writes them.
+    """
     runs = scores.tables["runs"]
     for name, table in scores.tables.items():
         missing = missing_run_columns(table.columns)
@@ -254,9 +263,7 @@ def _keep_freed_memory() -> None:
 
     A shard allocates and frees hundreds of megabytes of numpy arrays. By default glibc serves
     the larger ones with fresh ``mmap`` pages and gives freed memory back at once, so the next
-    shard takes a page fault for every 4 KiB it touches. Scoring 8 shards of 62,500 runs in one
-    process: 350,000 minor page faults and 1.3-1.6 s of system time by default, 140,000 and
-    0.6-0.7 s with these settings, and 5.4-5.6 s of wall time against 6.3-6.4 s. Set only in
+    shard takes a page fault for every 4 KiB it touches (the counts: docs/performance.md). Set only in
     the worker processes :func:`score_shards` starts (their peak memory is a shard's), never in
     the caller's. Without glibc (macOS, musl) it does nothing.
     """
@@ -290,17 +297,18 @@ def _die_with(parent: int) -> None:
 
 
 def _start_worker(parent: int) -> None:
-    """The initializer of :func:`score_shards`' pool processes."""
+    """Start a process of :func:`score_shards`' pool (its initializer)."""
     _die_with(parent)
     _keep_freed_memory()
 
 
 @contextmanager
 def _sigint_blocked() -> Iterator[None]:
-    """SIGINT blocked while the pool's workers start: they keep it blocked (a signal mask outlives
-    ``exec``), so Ctrl-C, which the terminal sends to every process of the command, reaches this
-    process alone, which stops them (:func:`_stop`), and not each worker, which printed its own
-    KeyboardInterrupt traceback. One that comes meanwhile is delivered here when the block ends.
+    """Block SIGINT while the pool's workers start.
+
+    They keep it blocked (a signal mask outlives ``exec``), so Ctrl-C, which the terminal sends to every process of
+    the command, reaches this process alone, which stops them (:func:`_stop`), and not each worker, which printed
+    its own KeyboardInterrupt traceback. One that comes meanwhile is delivered here when the block ends.
     """
     if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
         yield
@@ -327,34 +335,9 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def check_workers(workers: object) -> int:
-    check_parameter("workers", workers, [Interval(int, 1, MAX_WORKERS)], where="score")
-    return int(workers)  # type: ignore[call-overload]
-
-
-def default_workers(shards: int) -> int:
-    """The processes :func:`score_shards_in_memory` starts by default: one per core this process may
-    run on, at most :data:`MEMORY_WORKERS` and one per shard."""
-    count = getattr(os, "process_cpu_count", None)  # Python 3.13
-    if count is not None:
-        cores = count() or 1
-    elif hasattr(os, "sched_getaffinity"):
-        cores = len(os.sched_getaffinity(0))
-    else:  # pragma: no cover - macOS, Windows
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MEMORY_WORKERS, shards))
-
-
-def workers_score_alike() -> bool:
-    """Whether a worker process scores as this one: the metric families and presets are those that
-    importing ``mas_eval`` gives (a spawned worker has no others; scored there, the results would
-    silently differ)."""
-    return as_imported() and as_shipped()
-
-
 @contextmanager
 def _main_hidden() -> Iterator[None]:
-    """``__main__`` replaced by an empty module while the pool's workers start.
+    """Replace ``__main__`` by an empty module while the pool's workers start.
 
     A spawned worker runs the parent's main script (or module) again, as ``__mp_main__``, before
     it takes a task (``multiprocessing.spawn.get_preparation_data`` records its path, which
@@ -381,8 +364,9 @@ def _in_pool(
     workers: int,
     progress: Callable[[int, int], object] | None,
 ) -> list[dict[str, Any]]:
-    """``task(*args)`` for each of ``arguments`` in ``workers`` spawned processes; the results, as
-    they finish (each followed by ``progress(done, total)``).
+    """Run ``task(*args)`` for each of ``arguments`` in ``workers`` spawned processes; return the results.
+
+    They come as they finish, each followed by ``progress(done, total)``.
 
     Polars is not safe to fork (its thread pools would be copied mid-use), so the workers are
     spawned, with ``__main__`` hidden (:func:`_main_hidden`) and SIGINT blocked
@@ -408,20 +392,10 @@ def _in_pool(
         except BaseException:
             _stop(pool)  # no shard starts, nor runs on, after one failed or a signal came
             raise
-    # Every task is done: the workers are told to end and left to do so (0.27 s at 1M runs, their
-    # memory given back) while the caller goes on; the pool's own thread reaps them.
+    # Every task is done: the workers are told to end and left to do so (their memory given back)
+    # while the caller goes on; the pool's own thread reaps them.
     pool.shutdown(wait=False)
     return results
-
-
-def _dask_client_class() -> Any:
-    """``dask.distributed.Client``, or an :class:`InvalidParameterError` saying how to install it."""
-    try:
-        from dask.distributed import Client
-    except ImportError:
-        msg = "score: engine='dask' needs Dask distributed; install it with: pip install 'mas_eval[distributed]'"
-        raise InvalidParameterError(msg) from None
-    return Client
 
 
 #: Seconds to reach a Dask scheduler given by its address before giving up (Dask's own default
@@ -430,7 +404,9 @@ DASK_CONNECT_TIMEOUT = 5
 
 
 def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: int) -> Any:
-    """A Dask client of ``scheduler``, or of a new ``LocalCluster`` of ``workers`` processes, closed with ``stack``.
+    """Return a Dask client of ``scheduler``, or of a new ``LocalCluster`` of ``workers`` processes.
+
+    The client (and the cluster) close with ``stack``.
 
     Raises
     ------
@@ -438,7 +414,7 @@ def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: in
         ``scheduler`` is not an address, or no scheduler answers there within
         :data:`DASK_CONNECT_TIMEOUT` seconds.
     """
-    client_class = _dask_client_class()
+    client_class = dask_client_class()
     if scheduler is not None:
         try:
             return stack.enter_context(client_class(scheduler, timeout=DASK_CONNECT_TIMEOUT))
@@ -482,7 +458,7 @@ def _signals_held() -> Iterator[None]:
         yield
         return
     held: list[int] = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in _HELD}
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in _HELD}  # noqa: ARG005 -- a handler's signature
     try:
         yield
     finally:
@@ -501,7 +477,7 @@ def _on_dask(
     total: int,
     staging: Path,
     preset: str,
-    overrides: dict[str, Any],
+    params: dict[str, Params],
     progress: Callable[[int, int], object] | None,
     compression: str,
     validate: bool,
@@ -516,7 +492,7 @@ def _on_dask(
         range(total),
         [staging] * total,
         [preset] * total,
-        [overrides] * total,
+        [params] * total,
         [compression] * total,
         [validate] * total,
         pure=False,
@@ -550,8 +526,10 @@ def _fill_empty(staging: Path, results: list[dict]) -> list[str]:
 
 
 def _same_named_columns(staging: Path, results: list[dict], compression: str) -> dict[str, list[str]]:
-    """Every shard's ``runs`` file with every run column named by the data (:func:`named_union`): a shard
-    whose runs lack a name some other shard found is written again with it, null. Returns the names."""
+    """Give every shard's ``runs`` file every run column named by the data (:func:`named_union`); return the names.
+
+    A shard whose runs lack a name some other shard found is written again with it, null.
+    """
     ordered = sorted(results, key=lambda r: r["index"])
     named = named_union([r["named"] for r in ordered])
     columns = [c for family_columns in named.values() for c in family_columns]
@@ -564,6 +542,7 @@ def _same_named_columns(staging: Path, results: list[dict], compression: str) ->
     return named
 
 
+@validate_params({name: SCORE_PARAMETERS[name] for name in SCORE_PARAMETERS if name != "out"}, where="score")
 def score_shards(
     ds: Dataset,
     out: str | Path,
@@ -574,12 +553,15 @@ def score_shards(
     client: Any = None,
     scheduler: str | None = None,
     overwrite: bool = False,
-    progress: Callable[[int, int], object] | None = None,
+    progress: Progress | None = None,
     compression: str = COMPRESSION,
     validate: bool = False,
     **overrides: Any,
 ) -> Path:
-    """Score a sharded Dataset shard by shard into the Scores folder ``out``; return its path.
+    """Score a Dataset shard by shard into the sharded Scores folder ``out``; return its path.
+
+    :func:`mas_eval.score` with ``out`` does this for a sharded Dataset (and returns the
+    folder's :class:`~mas_eval.Scores`); this writes a sharded folder for any Dataset.
 
     Parameters
     ----------
@@ -613,10 +595,12 @@ def score_shards(
     overwrite
         Replace ``out`` if it exists (never the Dataset's own folder).
     progress
-        Called as ``progress(done, total)`` after each shard; meant for a progress bar.
+        Called with a :class:`~mas_eval.scoring.request.Step` before the first shard and after
+        each (``Step.shards(done, total)``); meant for a progress bar.
     compression
-        The Parquet compression of the files, one of :data:`~mas_eval.storage.outputs.COMPRESSIONS`; by default none
-        (:data:`COMPRESSION`: the scores barely compress, and writing them is a third of the work).
+        The Parquet compression of the files, one of :data:`~mas_eval.storage.outputs.COMPRESSIONS`;
+        by default none (:data:`COMPRESSION`: the scores barely compress, and writing them is
+        much of the work).
     validate
         Check every rule of :meth:`Dataset.validate` as well, each shard's where it is scored
         (:meth:`Dataset.validate_shard`, in the worker that reads it), then the few that compare
@@ -645,159 +629,135 @@ def score_shards(
     ...     mas_eval.Scores.open(out).runs.height
     200
     """
-    workers = check_workers(workers)
-    check_parameter("engine", engine, [Options.of(Engine)], where="score")
-    if engine != "dask" and (client is not None or scheduler is not None):
-        msg = "score: client and scheduler are options of engine='dask'; pass engine='dask' or drop them"
-        raise InvalidParameterError(msg)
-    resolve_params(preset, overrides)  # a bad preset or value fails before any work
-    compression = check_compression(compression)
-    if (workers > 1 or engine == "dask") and ds.source is None:
-        msg = (
-            "score: workers > 1 and engine='dask' need a Dataset opened from a folder (Dataset.open), "
-            "which each worker re-opens"
-        )
-        raise InvalidParameterError(msg)
-    if engine == "dask":
-        _dask_client_class()  # a missing extra fails before any work
-    if not workers_score_alike():
-        if engine == "dask":
-            msg = (
-                "score: engine='dask' scores in processes that know only the metric families and presets "
-                "mas_eval defines, and some were added or changed here; score with engine='processes'"
-            )
-            raise InvalidParameterError(msg)
-        workers = 1  # a worker would score without them: here, the results are the same as ever
-    inputs = [ds.source] if ds.source is not None else []
-    with contextlib.ExitStack() as dask, whole_dataset_errors(ds, validate=validate):
+    request = check_request(
+        ds,
+        preset,
+        overrides,
+        progress=progress,
+        out=out,
+        workers=workers,
+        validate=validate,
+        engine=engine,
+        client=client,
+        scheduler=scheduler,
+        overwrite=overwrite,
+        compression=compression,
+    )
+    with whole_dataset_errors(ds, validate=validate):
+        write_shards(ds, request, Path(out))
+    return Path(out)
+
+
+def write_shards(ds: Dataset, request: Request, out: Path) -> None:
+    """Score ``ds`` shard by shard into the Scores folder ``out``, as :func:`check_request` chose.
+
+    The arguments are checked already (:func:`~mas_eval.scoring.request.check_request`); what
+    :func:`score_shards` documents follows from them. ``progress`` gets ``Step.shards(0, total)``
+    before the first shard and a step after each. The caller words a broken rule for the whole
+    Dataset (:func:`~mas_eval.scoring.run.whole_dataset_errors`).
+    """
+    counted = request.counted()
+    if counted is not None:
+        counted(0, ds.shards)
+    with contextlib.ExitStack() as dask:
         # The cluster is reached (or started) before anything is written, and closed (its worker
         # processes with it) however scoring ends, by an error or a signal.
-        if engine == "dask" and client is None:
-            client = _dask_client(dask, scheduler, workers)
-        return _score_into(
-            ds,
-            Path(out),
-            inputs,
-            preset,
-            overrides,
-            workers,
-            engine,
-            client,
-            dask.close,
-            overwrite,
-            progress,
-            compression,
-            validate,
-        )
+        client = request.client
+        if request.engine == "dask" and client is None:
+            client = _dask_client(dask, request.scheduler, request.workers)
+        _score_into(ds, request, out, client, dask.close)
 
 
-def _score_into(
-    ds: Dataset,
-    out: Path,
-    inputs: list[Path],
-    preset: str,
-    overrides: dict[str, Any],
-    workers: int,
-    engine: Engine,
-    client: Any,
-    close_cluster: Callable[[], object],
-    overwrite: bool,
-    progress: Callable[[int, int], object] | None,
-    compression: str,
-    validate: bool,
-) -> Path:
-    """:func:`score_shards` once its arguments are checked (and its Dask client is there)."""
+def _scored_shards(
+    ds: Dataset, request: Request, staging: Path, client: Any, close_cluster: Callable[[], object]
+) -> list[dict[str, Any]]:
+    """Every shard of ``ds`` scored into ``staging`` where ``request`` says; their results."""
     total = ds.shards
-    with atomic_directory(out, overwrite=overwrite, inputs=inputs) as staging:
-        results: list[dict] = []
-        if engine == "dask":
-            try:
-                results = _on_dask(
-                    client, ds.source, total, staging, preset, overrides, progress, compression, validate
-                )
-            except BaseException:
-                # A cancelled task runs on to its end: the cluster we started stops first (its workers
-                # with it), then the staging is removed.
-                close_cluster()
-                raise
-        elif workers == 1 or total == 1:
-            for index in range(total):
-                results.append(_score_one(None, ds, index, staging, preset, overrides, compression, validate))
-                if progress is not None:
-                    progress(len(results), total)
-        else:
-            arguments = [
-                (ds.source, index, staging, preset, overrides, compression, validate) for index in range(total)
-            ]
-            results = _in_pool(_score_in_worker, arguments, workers, progress)
-        if validate:
+    progress = request.counted()
+    compression, validate = request.compression, request.validate
+    if request.engine == "dask":
+        try:
+            return _on_dask(
+                client, ds.source, total, staging, request.preset, request.params, progress, compression, validate
+            )
+        except BaseException:
+            # A cancelled task runs on to its end: the cluster we started stops first (its workers
+            # with it), then the staging is removed.
+            close_cluster()
+            raise
+    if request.workers == 1 or total == 1:
+        results = []
+        for index in range(total):
+            results.append(_score_one(None, ds, index, staging, request.preset, request.params, compression, validate))
+            if progress is not None:
+                progress(len(results), total)
+        return results
+    arguments = [
+        (ds.source, index, staging, request.preset, request.params, compression, validate) for index in range(total)
+    ]
+    return _in_pool(_score_in_worker, arguments, request.workers, progress)
+
+
+def _score_into(ds: Dataset, request: Request, out: Path, client: Any, close_cluster: Callable[[], object]) -> None:
+    """Write the sharded Scores folder of :func:`write_shards` once its Dask client (if any) is there."""
+    inputs = [ds.source] if ds.source is not None else []
+    with atomic_directory(out, overwrite=request.overwrite, inputs=inputs) as staging:
+        results = _scored_shards(ds, request, staging, client, close_cluster)
+        if request.validate:
             ds.validate_across([r["facts"] for r in results])
         names = _fill_empty(staging, results)
-        named = _same_named_columns(staging, results, compression)
+        named = _same_named_columns(staging, results, request.compression)
         first = min(results, key=lambda r: r["index"])
         manifest = {
-            "preset": preset,
+            "preset": request.preset,
             "params": first["params"],
             "families": {"ran": first["ran"], "skipped": first["skipped"]},
             "tables": names,
-            "shards": total,
+            "shards": ds.shards,
             "rows": {name: sum(r["rows"].get(name, 0) for r in results) for name in names},
             **({"named": named} if named else {}),
         }
         write_manifest(staging, MANIFEST, manifest)
-    return out
 
 
-def score_shards_in_memory(
-    ds: Dataset,
-    preset: str,
-    progress: Callable[[str], object] | None,
-    overrides: dict[str, Any],
-    *,
-    workers: int,
-    validate: bool = False,
-) -> Scores:
-    """A sharded Dataset scored in memory, its shards in ``workers`` processes; the tables of
-    :func:`~mas_eval.scoring.run.score_by_shard`, bit for bit.
+def score_shards_in_memory(ds: Dataset, request: Request) -> Scores:
+    """Score a sharded Dataset in memory, its shards in ``request.workers`` processes (more than one).
 
-    Each worker scores a shard as :func:`~mas_eval.scoring.run.score_by_shard` does and writes
-    its tables as uncompressed Arrow IPC files in a temporary folder, which this process maps
-    into memory and joins (:func:`~mas_eval.scoring.run.joined_shards`). Handing them back
-    pickled instead copies every table twice more, through a pipe that this process reads one
-    result at a time. As in a sharded Scores folder, tables but ``runs`` come back led by
-    ``run_id`` alone, and the run's other identifying columns are put back once they are in run
-    order. The files are removed on a thread that this call does not wait for.
+    The tables are those of :func:`~mas_eval.scoring.run.score_by_shard`, bit for bit. Each
+    worker scores a shard as :func:`~mas_eval.scoring.run.score_by_shard` does and writes its
+    tables as uncompressed Arrow IPC files in a temporary folder, which this process maps into
+    memory and joins (:func:`~mas_eval.scoring.run.joined_shards`): handed back pickled, every
+    table would be copied twice more (docs/performance.md). As in a sharded Scores folder,
+    tables but ``runs`` come back led by ``run_id`` alone, and the run's other identifying
+    columns are put back once they are in run order. The files are removed on a thread that
+    this call does not wait for. ``progress`` gets ``Step.shards(done, total)`` before the first
+    shard and after each. With ``validate``, each shard is validated where it is scored, as by
+    :func:`score_shards`; the caller words a broken rule for the whole Dataset
+    (:func:`~mas_eval.scoring.run.whole_dataset_errors`).
 
-    The shards are scored in this process, one after another, when ``workers`` is 1, when the
-    Dataset was not opened from a folder (a worker opens it itself) and when a metric family or
-    preset was added or changed at run time (:func:`workers_score_alike`). ``progress`` gets a
-    :class:`ShardsScored` step before the first shard and after each (in this process: each
-    shard's steps, as :func:`mas_eval.score` reports them). With ``validate``, each shard is
-    validated where it is scored, as by :func:`score_shards`.
+    :func:`~mas_eval.scoring.request.check_request` chooses one worker, and so
+    :func:`~mas_eval.scoring.run.score_by_shard` in this process, for a Dataset built in memory
+    and when a metric family or preset was added or changed at run time.
     """
     total = ds.shards
-    if workers == 1 or total == 1 or ds.source is None or not workers_score_alike():
-        with whole_dataset_errors(ds, validate=validate):
-            return score_by_shard(ds, preset, progress, overrides, validate=validate)
-    resolve_params(preset, overrides)  # a bad preset or value fails before any worker starts
-    if progress is not None:
-        progress(ShardsScored(0, total))
-    counted = None if progress is None else (lambda done, total: progress(ShardsScored(done, total)))
+    counted = request.counted()
+    if counted is not None:
+        counted(0, total)
     folder = Path(tempfile.mkdtemp(prefix="mas_eval_shards_"))
-    # Removes the workers' files, each table's once it is joined and let go, then the folder;
-    # never waited for. A removed file's pages are freed, and its writeback waited for, by whoever
-    # removes it: 1.3 s for the 1.3 GB of 1M runs, here in this thread while the next table is joined.
+    # Removes the workers' files, each table's once it is joined and let go, then the folder; never
+    # waited for: whoever removes a file pays for freeing its pages (docs/performance.md).
     removing = ThreadPoolExecutor(1, thread_name_prefix="mas_eval_remove")
     try:
-        with whole_dataset_errors(ds, validate=validate):
-            arguments = [(ds.source, index, folder, preset, overrides, validate) for index in range(total)]
-            results = sorted(_in_pool(_tables_in_worker, arguments, workers, counted), key=lambda r: r["index"])
-            if validate:
-                ds.validate_across([r["facts"] for r in results])
-            joined = joined_shards(
-                [_gathered(folder, result) for result in results],
-                lambda name: removing.submit(_removed, [_ipc_file(folder, r["index"], name) for r in results]),
-            )
+        arguments = [
+            (ds.source, index, folder, request.preset, request.params, request.validate) for index in range(total)
+        ]
+        results = sorted(_in_pool(_tables_in_worker, arguments, request.workers, counted), key=lambda r: r["index"])
+        if request.validate:
+            ds.validate_across([r["facts"] for r in results])
+        joined = joined_shards(
+            [_gathered(folder, result) for result in results],
+            lambda name: removing.submit(_removed, [_ipc_file(folder, r["index"], name) for r in results]),
+        )
     finally:
         removing.submit(shutil.rmtree, folder, ignore_errors=True)
         removing.shutdown(wait=False)  # the interpreter waits for it before it exits
