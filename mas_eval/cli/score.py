@@ -9,7 +9,7 @@ and their options take the functions' defaults.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,7 +23,9 @@ from mas_eval.scoring.pipeline import score
 from mas_eval.scoring.reproduction import Reproduction, reproduce
 from mas_eval.scoring.request import Progress, Step
 from mas_eval.scoring.scores import Scores
+from mas_eval.scoring.shards import score_shards
 from mas_eval.storage.outputs import check_target
+from mas_eval.storage.scores_folder import stored_rows
 
 __all__ = ["reproduce_command", "score_command"]
 
@@ -107,35 +109,40 @@ def score_command(
             f"write one with: mas-eval reshard {dataset} --shards N --out NEW"
         )
         raise InvalidParameterError(msg)
+    common: dict[str, Any] = {
+        "validate": not skip_validation,
+        "engine": engine,
+        "scheduler": scheduler,
+        "overwrite": overwrite,
+        **({} if compression is None else {"compression": compression}),
+        **overrides,
+    }
     with steps() as shown:
-        scores = score(
-            ds,
-            preset,
-            out=out,
-            validate=not skip_validation,
-            workers=workers,
-            engine=engine,  # type: ignore[arg-type]  # score checks it against ENGINES
-            scheduler=scheduler,
-            overwrite=overwrite,
-            compression=compression,
-            progress=_shown_by(shown),
-            **overrides,
-        )
+        if ds.shards > 1 or (workers or 1) > 1 or engine != "processes":
+            # Shard by shard, the folder not read back: a Dataset larger than memory stays out of it.
+            folder = score_shards(ds, out, preset, workers=workers or 1, progress=_shown_by(shown), **common)
+        else:
+            folder = score(ds, preset, out=out, workers=workers, progress=_shown_by(shown), **common).source
         elapsed = shown.elapsed
-    _print_scored(scores, preset, elapsed, f" ({workers or 1} worker(s), {engine})")
+    _print_scored(folder, preset, elapsed, f" ({workers or 1} worker(s), {engine})")
 
 
-def _print_scored(scores: Scores, preset: str, elapsed: float, how: str) -> None:
-    """Print what ``mas-eval score`` wrote: the runs, the layout, each table's rows, the families skipped."""
-    shards = Scores.manifest(scores.source).get("shards") if scores.source is not None else None
-    tables = ", ".join(f"{name} ({frame.height:,} rows)" for name, frame in scores.tables.items())
+def _print_scored(folder: Path, preset: str, elapsed: float, how: str) -> None:
+    """Print what ``mas-eval score`` wrote: the runs, the layout, each table's rows, the families skipped.
+
+    The rows are the manifest's (a sharded folder records them) or the tables' footers: nothing is read back.
+    """
+    manifest = Scores.manifest(folder)
+    shards = manifest.get("shards")
+    rows = manifest.get("rows") or stored_rows(folder, manifest["tables"], shards)
+    tables = ", ".join(f"{name} ({rows[name]:,} rows)" for name in manifest["tables"])
     layout = "" if shards is None else f" in {shards:,} shards{how}"
     console.print(
-        f"scored {scores.runs.height:,} runs{layout} with preset {literal(repr(preset))} in {elapsed:.1f} s "
-        f"into {literal(scores.source)}: {literal(tables)}",
+        f"scored {rows['runs']:,} runs{layout} with preset {literal(repr(preset))} in {elapsed:.1f} s "
+        f"into {literal(folder)}: {literal(tables)}",
         highlight=False,
     )
-    for name, reason in scores.skipped.items():
+    for name, reason in manifest.get("families", {}).get("skipped", {}).items():
         console.print(f"[yellow]skipped the {literal(name)} family: {literal(reason)}[/]", highlight=False)
 
 

@@ -20,7 +20,7 @@ from mas_eval.constraints import Interval, Options, check_parameter
 from mas_eval.errors import InvalidParameterError
 from mas_eval.simulation import answers, decision, diagnosis, outcomes
 from mas_eval.simulation.answers import simulate_answers
-from mas_eval.simulation.decision import simulate as simulate_decision
+from mas_eval.simulation.decision import simulate_decision
 from mas_eval.simulation.diagnosis import simulate_diagnosis
 from mas_eval.simulation.outcomes import simulate_outcomes
 from mas_eval.storage.outputs import check_target
