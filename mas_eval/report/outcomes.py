@@ -11,7 +11,7 @@ section. It leads with its figures, in the paper style of the rest, one colour p
 * with epochs: pass@k and pass^k against k per system with bootstrap bands over cases
   (:func:`~mas_eval.stats.pass_at_k_intervals`, :func:`~mas_eval.plots.pass_at_k`), and the
   accuracy–cost frontier (:func:`~mas_eval.stats.accuracy_cost_frontier`,
-  :func:`~mas_eval.plots.accuracy_cost_frontier`) beside the compute-matched comparison
+  :func:`~mas_eval.plots.frontier_curve`) beside the compute-matched comparison
   (:func:`~mas_eval.stats.compute_matched`);
 * tokens and cost per correct answer (:func:`~mas_eval.stats.cost_per_correct`,
   :func:`~mas_eval.plots.cost_per_correct`): the system's own spending, the evaluator's calls left out;
@@ -278,7 +278,7 @@ def _epochs(
             figure_name("outcome_frontier", name),
             f"{name}: pass rate of the majority of k epochs against tokens per case, k = {', '.join(map(str, odd))} "
             "(odd k: an even k can tie). A control's curve above the treatment's point is a compute-matched win.",
-            plots.accuracy_cost_frontier(frontier, x="tokens"),
+            plots.frontier_curve(frontier, x="tokens"),
             data=frontier,
         )
     )
