@@ -85,9 +85,8 @@ SECTIONS = (
 )
 #: The schema version of MedAISure's reports this module reads and writes.
 SCHEMA_VERSION = 1
-#: The largest report file read (bytes). Parsed JSON takes several times its text in memory (reading a
-#: 58 MiB report peaks at 0.29 GB), and MedAISure writes a model's tasks and items in far less: a larger
-#: file is refused before it is read, so that a 1 GiB line cannot exhaust memory.
+#: The largest report file read (bytes). Parsed JSON takes several times its text in memory (docs/performance.md),
+#: and MedAISure writes a model's tasks and items in far less: a larger file is refused before it is read.
 MAX_REPORT_BYTES = 64 * 2**20
 #: Inputs and outputs shown per detailed result in Markdown and HTML (the JSON keeps them all).
 DETAIL_ITEMS = 50

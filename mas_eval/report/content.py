@@ -64,8 +64,7 @@ def _open_scores(scores: Scores | str | Path) -> Scores:
     if isinstance(scores, Scores):
         return scores
     if isinstance(scores, str | Path):
-        # Only the tables the sections read: a million decision runs' alternatives and agents
-        # (7.5 million rows) took a third of the report's time to read and were never used.
+        # Only the tables the sections read; the runs' alternatives and agents never are (docs/performance.md).
         ran = Scores.manifest(scores).get("families", {}).get("ran")
         wanted = ["runs", "conflicts", "items", *DIAGNOSIS_TABLES]
         if ran is None or "diagnosis" in ran:  # its collaboration figure reads the agents' credibility
