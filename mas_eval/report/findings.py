@@ -36,5 +36,5 @@ def after_correction(comparisons: pl.DataFrame) -> str:
 
 
 def correction_of(comparisons: pl.DataFrame) -> str:
-    """The name of the correction a comparison table's p-values went through (``"adjusted"`` if unknown)."""
+    """Return the name of the correction a comparison table's p-values went through (``"adjusted"`` if unknown)."""
     return correction_name(comparisons["correction"]) if "correction" in comparisons.columns else "adjusted"

@@ -73,7 +73,7 @@ def has_outcomes(scores: Scores) -> bool:
 
 
 def outcome_columns(scores: Scores) -> tuple[list[str], list[str]]:
-    """The outcome columns of ``scores.runs`` that have values: the pass/fail ones (Boolean), then the others."""
+    """Return the outcome columns of ``scores.runs`` that have values: the pass/fail ones (Boolean), then the others."""
     runs = scores.runs
     names = [name for name in scores.named.get(FAMILY, []) if has_values(runs, name)]
     pass_fail = [name for name in names if runs.schema[name] == pl.Boolean]
@@ -81,7 +81,7 @@ def outcome_columns(scores: Scores) -> tuple[list[str], list[str]]:
 
 
 def figure_name(prefix: str, name: str) -> str:
-    """A figure's file name from a score's name: letters, digits and ``-`` kept, anything else ``-``.
+    """Make a figure's file name from a score's name: letters, digits and ``-`` kept, anything else ``-``.
 
     A score's name comes from the logs (``shape/short``) and names the figure's files in the Markdown and
     LaTeX reports, where a ``/`` would be a folder.
@@ -93,7 +93,7 @@ def figure_name(prefix: str, name: str) -> str:
 
 
 def evaluator_note(dataset: Dataset | None) -> str:
-    """What the tokens and cost count: the system's calls; the evaluator's, when the Dataset records any, apart."""
+    """Say what the tokens and cost count: the system's calls; the evaluator's, when the Dataset records any, apart."""
     note = (
         "Tokens and cost are what the system spent (run_tokens, run_cost_usd): a scorer's or judge's model calls, "
         "which the log adapters record apart (usage.evaluator), are not included (a Dataset ingested with "
@@ -125,7 +125,7 @@ def outcomes_section(
     comparisons: pl.DataFrame | None = None,
     dataset: Dataset | None = None,
 ) -> Section:
-    """The "Outcomes" section of ``scores``: omitted, with why, when no outcome has a value.
+    """Make the "Outcomes" section of ``scores``: omitted, with why, when no outcome has a value.
 
     ``comparisons`` is the report's comparison: the scores it compares already are not compared again
     here. ``dataset``, when given, tells whether its logs recorded an evaluator's calls.
@@ -331,7 +331,7 @@ def _costs(
 
 
 def _spending(runs: pl.DataFrame, name: str) -> tuple[str | None, str | None]:
-    """The tokens and cost columns recorded for every run with a value of ``name`` (None: not all are)."""
+    """Return the tokens and cost columns recorded for every run with a value of ``name`` (None: not all are)."""
     scored = runs.filter(pl.col(name).is_not_null())
     recorded = [c for c in (TOKENS, COST) if c in scored.columns and scored.height and scored[c].null_count() == 0]
     return (TOKENS if TOKENS in recorded else None), (COST if COST in recorded else None)

@@ -35,6 +35,8 @@ def system_means(run_metrics: pl.DataFrame, metrics: Sequence[str] | None = None
     ``metrics`` defaults to the run columns every registered family headlines
     (:func:`~mas_eval.metrics.family.headline_columns`).
 
+    Examples
+    --------
     >>> runs = pl.DataFrame({"system": ["mas", "single", "mas"], "dqs": [0.5, 0.25, 1.0]})
     >>> system_means(runs).rows()
     [('mas', 2, 0.75), ('single', 1, 0.25)]
