@@ -406,7 +406,12 @@ def target_axes(ax: Axes | None, figsize: tuple[float, float] | None = None) -> 
 
 
 def default_size(min_height: float = 0.0) -> tuple[float, float]:
-    """``rcParams["figure.figsize"]`` read now (so :func:`paper_style` applies), at least ``min_height`` tall."""
+    """Return ``rcParams["figure.figsize"]`` read now (so :func:`paper_style` applies), at least ``min_height`` tall.
+
+    >>> with paper_style(columns=1):
+    ...     default_size(), default_size(min_height=4.0)
+    ((3.5, 2.6), (3.5, 4.0))
+    """
     width, height = mpl.rcParams["figure.figsize"]
     return float(width), max(float(height), min_height)
 
@@ -419,7 +424,11 @@ def _range_text(low: float, high: float) -> str:
 
 
 def unit(name: str, table: str = "runs") -> str | None:
-    """Return the unit of column ``name``: a physical unit, else the declared range (``0–1``), else None."""
+    """Return the unit of column ``name``: a physical unit, else the declared range (``0–1``), else None.
+
+    >>> unit("cost_usd"), unit("dqs"), unit("no_such_column")
+    ('USD', '0–1', None)
+    """
     if name in _UNITS:
         return _UNITS[name]
     try:
@@ -445,7 +454,11 @@ def as_drawn(text: object) -> str:
 
 
 def readable(name: str) -> str:
-    """Return a column name as words: ``decision_confidence`` → ``Decision confidence``, ``dqs`` → ``DQS``."""
+    """Return a column name as words: ``decision_confidence`` → ``Decision confidence``, ``dqs`` → ``DQS``.
+
+    >>> readable("decision_confidence"), readable("dqs")
+    ('Decision confidence', 'DQS')
+    """
     return _NAMES.get(name, name.replace("_", " ").capitalize())
 
 
@@ -518,7 +531,11 @@ def fitted(text: str, ax: Axes, axis: Literal["x", "y"] = "x") -> str:
 
 
 def thousands(n: int) -> str:
-    """``4000`` → ``4,000``."""
+    """Return ``n`` with a comma between thousands.
+
+    >>> thousands(4000), thousands(1234567)
+    ('4,000', '1,234,567')
+    """
     return f"{n:,}"
 
 
@@ -540,7 +557,12 @@ def t_half_width(sd: np.ndarray, n: np.ndarray, level: float = 0.95) -> np.ndarr
 
 
 def mean_ci_table(frame: pl.DataFrame, keys: Sequence[str], value: str) -> pl.DataFrame:
-    """Per group of ``keys``: ``n``, ``mean``, ``sd`` and the 95% t CI ``low``/``high`` of ``value`` (non-null)."""
+    """Return per group of ``keys``: ``n``, ``mean``, ``sd`` and the 95% t CI ``low``/``high`` of ``value`` (non-null).
+
+    >>> frame = pl.DataFrame({"system": ["mas"] * 3 + ["single"], "dqs": [0.5, 0.7, 0.9, 0.4]})
+    >>> mean_ci_table(frame, ["system"], "dqs").select("system", "n", pl.col("mean", "low", "high").round(3)).rows()
+    [('mas', 3, 0.7, 0.203, 1.197), ('single', 1, 0.4, None, None)]
+    """
     summary = (
         frame.filter(pl.col(value).is_not_null())
         .group_by(keys)

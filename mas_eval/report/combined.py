@@ -182,7 +182,11 @@ def parse_weights(text: str) -> dict[str, float]:
 
 
 def format_weights(weights: Mapping[str, float]) -> str:
-    """``diagnostics=0.4,safety=0.3``: weights as the command line takes them."""
+    """Return the weights as the command line takes them.
+
+    >>> format_weights({"diagnostics": 0.4, "safety": 0.3})
+    'diagnostics=0.4,safety=0.3'
+    """
     return ",".join(f"{key}={weight:g}" for key, weight in weights.items())
 
 
@@ -289,7 +293,11 @@ def category_scores(
 
 
 def category_source(metrics: Sequence[str]) -> str:
-    """How a value that is a category mean is described: ``category mean of [accuracy, clinical_accuracy]``."""
+    """Describe a value that is the mean of a category's ``metrics``.
+
+    >>> category_source(["accuracy", "clinical_accuracy"])
+    'category mean of [accuracy, clinical_accuracy]'
+    """
     return f"category mean of [{', '.join(metrics)}]"
 
 

@@ -13,7 +13,12 @@ __all__ = ["has_values", "repeats_cases", "system_means"]
 
 
 def has_values(frame: pl.DataFrame, column: str) -> bool:
-    """Whether ``frame`` has ``column`` with at least one value that is not null."""
+    """Check whether ``frame`` has ``column`` with at least one value that is not null.
+
+    >>> frame = pl.DataFrame({"dqs": [None, 0.5], "cost": [None, None]})
+    >>> has_values(frame, "dqs"), has_values(frame, "cost"), has_values(frame, "tokens")
+    (True, False, False)
+    """
     return column in frame.columns and frame[column].drop_nulls().len() > 0
 
 

@@ -17,6 +17,9 @@ def figures_folder(report: Path) -> Path:
     """Return where a report's figures go: ``<stem>_figures/`` beside a Markdown report, ``<stem>_pdf_figures/``.
 
     The second is a LaTeX report's, apart, so that a report written as both keeps both.
+
+    >>> figures_folder(Path("out/pilot.md")).as_posix(), figures_folder(Path("out/pilot.tex")).as_posix()
+    ('out/pilot_figures', 'out/pilot_pdf_figures')
     """
     kind = "_pdf" if report.suffix.lower() == ".tex" else ""
     return report.with_name(f"{report.stem}{kind}_figures")
