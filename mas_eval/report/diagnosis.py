@@ -52,7 +52,12 @@ def has_diagnosis(scores: Mapping[str, pl.DataFrame]) -> bool:
 
 
 def label_counts_per_system(runs: pl.DataFrame) -> pl.DataFrame | None:
-    """Per system: the runs with label counts, and each label's count summed over them (None: no count column)."""
+    """Return per system the runs with label counts, and each label's count summed over them (None: no count column).
+
+    >>> runs = pl.DataFrame({"system": ["mas", "mas", "single"], "tp": [2, 1, None], "fp": [0, 1, None]})
+    >>> label_counts_per_system(runs).rows()
+    [('mas', 2, 3, 1)]
+    """
     present = [name for name in LABEL_NAMES if name in runs.columns]
     if not present:
         return None

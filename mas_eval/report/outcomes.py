@@ -68,12 +68,22 @@ _ABOUT = (
 
 
 def has_outcomes(scores: Scores) -> bool:
-    """Whether ``scores`` hold run columns the ``outcomes`` family named from the data."""
+    """Check whether ``scores`` hold run columns the ``outcomes`` family named from the data.
+
+    >>> import mas_eval
+    >>> has_outcomes(mas_eval.score(mas_eval.simulate_outcomes(20, seed=1)))
+    True
+    """
     return bool(scores.named.get(FAMILY))
 
 
 def outcome_columns(scores: Scores) -> tuple[list[str], list[str]]:
-    """Return the outcome columns of ``scores.runs`` that have values: the pass/fail ones (Boolean), then the others."""
+    """Return the outcome columns of ``scores.runs`` that have values: the pass/fail ones (Boolean), then the others.
+
+    >>> import mas_eval
+    >>> outcome_columns(mas_eval.score(mas_eval.simulate_outcomes(20, seed=1)))
+    (['match'], ['f1'])
+    """
     runs = scores.runs
     names = [name for name in scores.named.get(FAMILY, []) if has_values(runs, name)]
     pass_fail = [name for name in names if runs.schema[name] == pl.Boolean]
