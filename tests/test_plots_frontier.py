@@ -1,4 +1,4 @@
-"""plots.accuracy_cost_frontier: the points it draws are the frontier's, in each system's colour, labelled by k."""
+"""plots.frontier_curve: the points it draws are the frontier's, in each system's colour, labelled by k."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def frontier() -> pl.DataFrame:
 
 
 def test_each_system_is_one_line_through_its_points_in_k_order(frontier: pl.DataFrame) -> None:
-    fig = plots.accuracy_cost_frontier(frontier)
+    fig = plots.frontier_curve(frontier)
     ax = fig.axes[0]
     lines = {line.get_gid(): line for line in ax.lines}
     assert set(lines) == {"frontier:mas", "frontier:single"}
@@ -47,7 +47,7 @@ def test_each_system_is_one_line_through_its_points_in_k_order(frontier: pl.Data
 def test_cost_and_pass_at_k_axes_and_a_given_ax(frontier: pl.DataFrame) -> None:
     fig = Figure()
     ax = fig.add_subplot()
-    assert plots.accuracy_cost_frontier(frontier, x="cost", y="pass_at_k", log_x=False, ax=ax) is fig
+    assert plots.frontier_curve(frontier, x="cost", y="pass_at_k", log_x=False, ax=ax) is fig
     (line,) = [line for line in ax.lines if line.get_gid() == "frontier:single"]
     single = frontier.filter(pl.col("system") == "single").sort("k")
     assert np.array_equal(line.get_xydata(), single.select("cost_per_case", "pass_at_k").to_numpy())
@@ -57,23 +57,33 @@ def test_cost_and_pass_at_k_axes_and_a_given_ax(frontier: pl.DataFrame) -> None:
 def test_a_system_name_is_drawn_as_written() -> None:
     points = pl.DataFrame({"system": ["$x$ team"] * 2, "k": [1, 2], "tokens_per_case": [1.0, 2.0],
                            "majority_rate": [0.5, 0.6]})  # fmt: skip
-    ax = plots.accuracy_cost_frontier(points).axes[0]
+    ax = plots.frontier_curve(points).axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [r"\$x\$ team"]
 
 
 def test_bad_frontiers_are_named(frontier: pl.DataFrame) -> None:
     with pytest.raises(SchemaError, match="'cost_per_case'"):
-        plots.accuracy_cost_frontier(frontier.drop("cost_per_case"), x="cost")
+        plots.frontier_curve(frontier.drop("cost_per_case"), x="cost")
     with pytest.raises(DataError, match="more than one row of a system and k"):
-        plots.accuracy_cost_frontier(pl.concat([frontier, frontier]))
+        plots.frontier_curve(pl.concat([frontier, frontier]))
     with pytest.raises(DataError, match="no rows"):
-        plots.accuracy_cost_frontier(frontier.with_columns(majority_rate=pl.lit(None, pl.Float64)))
+        plots.frontier_curve(frontier.with_columns(majority_rate=pl.lit(None, pl.Float64)))
     with pytest.raises(InvalidParameterError, match="x='time'"):
-        plots.accuracy_cost_frontier(frontier, x="time")
+        plots.frontier_curve(frontier, x="time")
 
 
 def test_the_figure_saves(frontier: pl.DataFrame, tmp_path) -> None:
     with plots.paper_style(1):
-        fig = plots.accuracy_cost_frontier(frontier)
+        fig = plots.frontier_curve(frontier)
     path = plots.save(fig, tmp_path / "frontier.png")
     assert path.stat().st_size > 0
+
+
+def test_the_old_name_warns_and_draws_the_same_figure(frontier: pl.DataFrame) -> None:
+    # plots.accuracy_cost_frontier was the table's name too; kept one release as an alias that warns.
+    with pytest.warns(DeprecationWarning, match=r"plots\.frontier_curve"):
+        old = plots.accuracy_cost_frontier(frontier, x="cost")
+    new = plots.frontier_curve(frontier, x="cost")
+    assert [(line.get_gid(), line.get_xydata().tolist()) for line in old.axes[0].lines] == [
+        (line.get_gid(), line.get_xydata().tolist()) for line in new.axes[0].lines
+    ]

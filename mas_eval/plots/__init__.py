@@ -5,7 +5,8 @@
 * :func:`paired` — the per-case differences treatment − control, their mean and its CI.
 * :func:`reliability` — reliability diagram per system, with its ECE.
 * :func:`cost_quality` — mean quality against mean cost, with the Pareto front.
-* :func:`accuracy_cost_frontier` — each system's pass rate against its spending per case as k epochs grow.
+* :func:`frontier_curve` — each system's pass rate against its spending per case as k epochs grow (the table
+  :func:`mas_eval.stats.accuracy_cost_frontier` drawn; ``accuracy_cost_frontier``, its old name, is a deprecated alias).
 * :func:`pass_at_k` — pass@k and pass^k of each system against k, with their intervals as bands.
 * :func:`design_power` — a comparison's power against cases, one curve per number of epochs.
 * :func:`cost_effectiveness_plane`, :func:`acceptability_curve` — is the extra cost worth it: the bootstrap
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from mas_eval.plots.cost_effectiveness import acceptability_curve, cost_effectiveness_plane
     from mas_eval.plots.design import design_power
     from mas_eval.plots.failures import failure_modes
-    from mas_eval.plots.frontier import accuracy_cost_frontier
+    from mas_eval.plots.frontier import accuracy_cost_frontier, frontier_curve
     from mas_eval.plots.items import item_scores
     from mas_eval.plots.outcomes import cost_per_correct, pass_rates
     from mas_eval.plots.pass_k import pass_at_k
@@ -72,6 +73,7 @@ __getattr__, __dir__ = lazy_attributes(
         "acceptability_curve": "mas_eval.plots.cost_effectiveness",
         "cost_effectiveness_plane": "mas_eval.plots.cost_effectiveness",
         "accuracy_cost_frontier": "mas_eval.plots.frontier",
+        "frontier_curve": "mas_eval.plots.frontier",
         "item_scores": "mas_eval.plots.items",
         "pass_at_k": "mas_eval.plots.pass_k",
         "cost_per_correct": "mas_eval.plots.outcomes",
@@ -104,6 +106,7 @@ __all__ = [
     "distributions",
     "failure_modes",
     "forest",
+    "frontier_curve",
     "item_scores",
     "paired",
     "paper_style",

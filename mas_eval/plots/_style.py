@@ -112,7 +112,7 @@ _NAMES = {
 
 
 def system_order(systems: Iterable[str]) -> list[str]:
-    """The distinct systems, in drawing order: ``mas``, ``single``, then the others sorted.
+    """Return the distinct systems in drawing order: ``mas``, ``single``, then the others sorted.
 
     >>> system_order(["zeta", "single", "alpha", "mas", "zeta"])
     ['mas', 'single', 'alpha', 'zeta']
@@ -123,16 +123,19 @@ def system_order(systems: Iterable[str]) -> list[str]:
 
 
 def _fixed_colours() -> dict[str, str]:
-    """The systems whose colour is fixed here: the compared pair of :func:`compared_systems`, else mas and single."""
+    """Return the systems whose colour is fixed: the compared pair of :func:`compared_systems`, else mas and single."""
     return _COMPARED.get() or SYSTEM_COLOURS
 
 
 @contextlib.contextmanager
 @validate_params({"treatment": [TEXT], "control": [TEXT]})
 def compared_systems(treatment: str, control: str) -> Iterator[None]:
-    """Within this block the ``treatment`` is drawn in the MAS's colour and place, the ``control`` in the single
-    agent's, whatever their names: a report of a debate against a one-model baseline reads as the case viewer.
+    """Draw ``treatment`` in the MAS's colour and place, ``control`` in the single agent's, within this block.
 
+    Whatever the two systems are named: a report of a debate against a one-model baseline reads as the case viewer.
+
+    Examples
+    --------
     >>> with compared_systems("debate", "solo"):
     ...     system_colours(["solo", "debate", "other"])
     {'debate': '#0072B2', 'solo': '#E69F00', 'other': '#D55E00'}
@@ -152,7 +155,7 @@ _SYSTEMS = Predicate(
 
 @validate_params({"systems": [_SYSTEMS]})
 def system_colours(systems: Iterable[str]) -> dict[str, str]:
-    """The colour of each system: the same system, the same colour, in every figure.
+    """Return the colour of each system: the same system, the same colour, in every figure.
 
     Parameters
     ----------
@@ -334,7 +337,7 @@ def save(fig: Figure, path: str | Path, *, overwrite: bool = False) -> Path:
 
 
 def run_frame(data: Any, where: str, what: str = "run_metrics") -> pl.DataFrame:
-    """``data`` (a DataFrame, LazyFrame, or Scores whose ``runs`` is used) as a DataFrame."""
+    """Return ``data`` (a DataFrame, LazyFrame, or Scores whose ``runs`` is used) as a DataFrame."""
     if isinstance(data, pl.LazyFrame):
         return data.collect()
     if isinstance(data, pl.DataFrame):
@@ -403,7 +406,12 @@ def target_axes(ax: Axes | None, figsize: tuple[float, float] | None = None) -> 
 
 
 def default_size(min_height: float = 0.0) -> tuple[float, float]:
-    """``rcParams["figure.figsize"]`` read now (so :func:`paper_style` applies), at least ``min_height`` tall."""
+    """Return ``rcParams["figure.figsize"]`` read now (so :func:`paper_style` applies), at least ``min_height`` tall.
+
+    >>> with paper_style(columns=1):
+    ...     default_size(), default_size(min_height=4.0)
+    ((3.5, 2.6), (3.5, 4.0))
+    """
     width, height = mpl.rcParams["figure.figsize"]
     return float(width), max(float(height), min_height)
 
@@ -416,7 +424,11 @@ def _range_text(low: float, high: float) -> str:
 
 
 def unit(name: str, table: str = "runs") -> str | None:
-    """The unit of column ``name``: a physical unit, else the declared range (``0–1``), else None."""
+    """Return the unit of column ``name``: a physical unit, else the declared range (``0–1``), else None.
+
+    >>> unit("cost_usd"), unit("dqs"), unit("no_such_column")
+    ('USD', '0–1', None)
+    """
     if name in _UNITS:
         return _UNITS[name]
     try:
@@ -429,7 +441,7 @@ def unit(name: str, table: str = "runs") -> str | None:
 
 
 def as_drawn(text: object) -> str:
-    r"""A name from the data as a figure draws it: the name itself, on one line.
+    r"""Return a name from the data as a figure draws it: the name itself, on one line.
 
     Line breaks and tabs become spaces and other control characters escapes
     (:func:`~mas_eval.escaping.one_line`), and every ``$`` is escaped: matplotlib would read
@@ -442,7 +454,11 @@ def as_drawn(text: object) -> str:
 
 
 def readable(name: str) -> str:
-    """A column name as words: ``decision_confidence`` → ``Decision confidence``, ``dqs`` → ``DQS``."""
+    """Return a column name as words: ``decision_confidence`` → ``Decision confidence``, ``dqs`` → ``DQS``.
+
+    >>> readable("decision_confidence"), readable("dqs")
+    ('Decision confidence', 'DQS')
+    """
     return _NAMES.get(name, name.replace("_", " ").capitalize())
 
 
@@ -492,8 +508,9 @@ def difference_label(name: str, treatment: str, control: str, table: str = "runs
 
 
 def fitted(text: str, ax: Axes, axis: Literal["x", "y"] = "x") -> str:
-    r"""``text`` broken into lines that fit along ``ax``'s x (or y) axis, measured from the glyphs: an axis label
-    naming two long systems (``mockllm/model debate − mockllm/single generate``) stays inside its figure.
+    r"""Break ``text`` into lines that fit along ``ax``'s x (or y) axis, measured from the glyphs.
+
+    An axis label naming two long systems (``mockllm/model debate − mockllm/single generate``) stays inside its figure.
 
     >>> from matplotlib.figure import Figure
     >>> ax = Figure(figsize=(2, 2)).add_subplot()
@@ -514,7 +531,11 @@ def fitted(text: str, ax: Axes, axis: Literal["x", "y"] = "x") -> str:
 
 
 def thousands(n: int) -> str:
-    """``4000`` → ``4,000``."""
+    """Return ``n`` with a comma between thousands.
+
+    >>> thousands(4000), thousands(1234567)
+    ('4,000', '1,234,567')
+    """
     return f"{n:,}"
 
 
@@ -530,14 +551,18 @@ def t_half_width(sd: np.ndarray, n: np.ndarray, level: float = 0.95) -> np.ndarr
     sd, n = np.asarray(sd, dtype=float), np.asarray(n, dtype=float)
     ok = n >= 2
     out = np.full(sd.shape, np.nan)
-    # ``scipy.special.stdtrit(df, p)`` is what ``scipy.stats.t.ppf(p, df)`` computes, without the
-    # second of importing scipy.stats that every report and figure would otherwise pay.
+    # ``stdtrit(df, p)`` is ``scipy.stats.t.ppf(p, df)`` without importing scipy.stats (docs/performance.md).
     out[ok] = stdtrit(n[ok] - 1, 0.5 + level / 2) * sd[ok] / np.sqrt(n[ok])
     return out
 
 
 def mean_ci_table(frame: pl.DataFrame, keys: Sequence[str], value: str) -> pl.DataFrame:
-    """Per group of ``keys``: ``n``, ``mean``, ``sd`` and the 95% t CI ``low``/``high`` of ``value`` (non-null)."""
+    """Return per group of ``keys``: ``n``, ``mean``, ``sd`` and the 95% t CI ``low``/``high`` of ``value`` (non-null).
+
+    >>> frame = pl.DataFrame({"system": ["mas"] * 3 + ["single"], "dqs": [0.5, 0.7, 0.9, 0.4]})
+    >>> mean_ci_table(frame, ["system"], "dqs").select("system", "n", pl.col("mean", "low", "high").round(3)).rows()
+    [('mas', 3, 0.7, 0.203, 1.197), ('single', 1, 0.4, None, None)]
+    """
     summary = (
         frame.filter(pl.col(value).is_not_null())
         .group_by(keys)
@@ -560,14 +585,14 @@ def _text_width(text: str, font: FontProperties) -> float:
 
 
 def _legend_room(ax: Axes) -> tuple[float, float]:
-    """The legend's font size and the width (points) a legend above ``ax`` may take."""
+    """Return the legend's font size and the width (points) a legend above ``ax`` may take."""
     size = FontProperties(size=mpl.rcParams["legend.fontsize"]).get_size_in_points()
     width = ax.figure.get_figwidth() * 72
     return size, ax.get_position().width * width + 0.15 * width
 
 
 def _legend_columns(ax: Axes, labels: Sequence[str]) -> int:
-    """The most columns (up to one row) whose estimated width fits the width ``ax`` may take."""
+    """Return the most columns (up to one row) whose estimated width fits the width ``ax`` may take."""
     size, room = _legend_room(ax)
     handle = (_HANDLE_LENGTH + _HANDLE_PAD) * size
     font = FontProperties(size=size)
@@ -583,7 +608,7 @@ def _legend_columns(ax: Axes, labels: Sequence[str]) -> int:
 
 
 def legend_above(ax: Axes, handles: Sequence[Any], *, title: str | None = None, ncols: int | None = None) -> Any:
-    """A frameless legend centred just above ``ax`` (constrained layout makes room for it).
+    """Draw a frameless legend centred just above ``ax`` (constrained layout makes room for it).
 
     By default with as many columns as fit the width ``ax`` can take (one row if they all do); a
     title too long for that width is wrapped. The handles' labels and the title, which name
@@ -617,7 +642,7 @@ def legend_above(ax: Axes, handles: Sequence[Any], *, title: str | None = None, 
 
 
 def plain_log_axis(axis: Any) -> None:
-    """A log-scale axis labelled ``0.001, 0.01`` (not ``10^-3``); across at most 1.5 decades, also 2s and 5s."""
+    """Label a log-scale axis ``0.001, 0.01`` (not ``10^-3``); across at most 1.5 decades, also 2s and 5s."""
 
     def major(value: float, _: int) -> str:
         return f"{value:g}"

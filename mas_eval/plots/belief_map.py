@@ -51,7 +51,7 @@ def _run_rows(ds: Dataset, table: str, run_id: str) -> pl.DataFrame:
 
 
 def _missing_run(ds: Dataset, run_id: str) -> DataError:
-    """The error for a run without beliefs: it is not in the Dataset, or it has no belief rows."""
+    """Return the error for a run without beliefs: it is not in the Dataset, or it has no belief rows."""
     with ds.reading():
         in_runs = ds["runs"].filter(pl.col(RUN_KEY) == run_id).select(pl.len()).collect().item() > 0
         examples = ds["beliefs"].select(pl.col(RUN_KEY).unique(maintain_order=True).head(3)).collect()
@@ -61,6 +61,32 @@ def _missing_run(ds: Dataset, run_id: str) -> DataError:
     else:
         msg = f"beliefs: no run {run_id!r} in the runs table nor in the beliefs table; runs with beliefs are, e.g., {shown}"  # noqa: E501
     return DataError(msg)
+
+
+def _belief_grid(ds: Dataset, run_id: str) -> tuple[list[str], list[str], np.ndarray]:
+    """Return the run's agents and alternatives (sorted) and its agents × alternatives masses (NaN: no row)."""
+    masses = _run_rows(ds, "beliefs", run_id)
+    if masses.height == 0:
+        raise _missing_run(ds, run_id)
+    grid = (
+        masses.group_by("agent_id", "alternative")
+        .agg(pl.col("mass").sum())
+        .pivot(on="alternative", index="agent_id", values="mass", sort_columns=True)
+        .sort("agent_id")
+    )
+    agents = grid["agent_id"].cast(pl.String).to_list()
+    alternatives = [c for c in grid.columns if c != "agent_id"]
+    return agents, alternatives, grid.select(alternatives).cast(pl.Float64).to_numpy()
+
+
+def _write_values(ax: Axes, values: np.ndarray) -> None:
+    """Write each cell's mass in it, to two decimals, white on the dark cells."""
+    # A loop over the cells of one run (agents × alternatives), to write their values.
+    for (i, j), mass in np.ndenumerate(values):
+        if np.isfinite(mass):
+            colour = "white" if mass > _DARK else "black"
+            ax.text(j, i, f"{mass:.2f}", ha="center", va="center", fontsize="x-small", color=colour,
+                    gid="belief_value")  # fmt: skip
 
 
 #: What ``beliefs`` reads a run from.
@@ -130,18 +156,7 @@ def beliefs(ds_or_scores: Dataset | Scores, run_id: str, *, annotate: bool = Tru
     if "beliefs" not in ds:
         msg = f"beliefs: the Dataset has no beliefs table (it has: {', '.join(ds.table_names)}); nothing to draw"
         raise SchemaError(msg)
-    masses = _run_rows(ds, "beliefs", run_id)
-    if masses.height == 0:
-        raise _missing_run(ds, run_id)
-    grid = (
-        masses.group_by("agent_id", "alternative")
-        .agg(pl.col("mass").sum())
-        .pivot(on="alternative", index="agent_id", values="mass", sort_columns=True)
-        .sort("agent_id")
-    )
-    agents = grid["agent_id"].cast(pl.String).to_list()
-    alternatives = [c for c in grid.columns if c != "agent_id"]
-    values = grid.select(alternatives).cast(pl.Float64).to_numpy()
+    agents, alternatives, values = _belief_grid(ds, run_id)
 
     confidence: dict[str, float] = {}
     if "agents" in ds:
@@ -173,12 +188,7 @@ def beliefs(ds_or_scores: Dataset | Scores, run_id: str, *, annotate: bool = Tru
     ax.set_xlabel("Alternative")
 
     if annotate:
-        # A loop over the cells of one run (agents × alternatives), to write their values.
-        for (i, j), mass in np.ndenumerate(values):
-            if np.isfinite(mass):
-                colour = "white" if mass > _DARK else "black"
-                ax.text(j, i, f"{mass:.2f}", ha="center", va="center", fontsize="x-small", color=colour,
-                        gid="belief_value")  # fmt: skip
+        _write_values(ax, values)
 
     system = info.get("system")
     title = f"Run {run_id}" + (f" ({system})" if system is not None else "")

@@ -1,4 +1,4 @@
-"""The reliability diagram: is a system's confidence calibrated against ground truth?"""
+"""The reliability diagram: whether a system's confidence is calibrated against ground truth."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ _QUADRANTS = {(1, -1): "dominant", (1, 1): "dearer, better", (-1, -1): "cheaper,
 
 
 def _groups(frame: pl.DataFrame, first_value: str) -> list[str]:
-    """The ``by`` columns of a cost-effectiveness frame: those before ``first_value``."""
+    """Return the ``by`` columns of a cost-effectiveness frame: those before ``first_value``."""
     return frame.columns[: frame.columns.index(first_value)] if first_value in frame.columns else []
 
 
@@ -66,7 +66,7 @@ def cost_effectiveness_plane(
     control: str = "single",
     ax: Axes | None = None,
 ) -> Figure:
-    r"""The cost-effectiveness plane: the difference in cost against the difference in effect.
+    r"""Draw the cost-effectiveness plane: the difference in cost against the difference in effect.
 
     Parameters
     ----------
@@ -202,7 +202,7 @@ def cost_effectiveness_plane(
 
 
 def _error(value: float, low: float | None, high: float | None) -> np.ndarray | None:
-    """The asymmetric error bar of an interval around ``value``; None without one."""
+    """Return the asymmetric error bar of an interval around ``value``; None without one."""
     if low is None or high is None:
         return None
     return np.array([[value - low], [high - value]])
@@ -215,7 +215,7 @@ def _padded(low: float, high: float) -> tuple[float, float]:
 
 @validate_params({"curve": [FRAME], "ax": [AXES, NONE], "treatment": [COLUMN_NAME]})
 def acceptability_curve(curve: Any, *, treatment: str = "mas", ax: Axes | None = None) -> Figure:
-    r"""The cost-effectiveness acceptability curve: how likely the treatment is worth its cost, at each price.
+    r"""Draw the cost-effectiveness acceptability curve: how likely the treatment is worth its cost, at each price.
 
     Parameters
     ----------

@@ -1,7 +1,13 @@
-"""The accuracy–cost frontier: each system's pass rate against what it spends, as k epochs per case grow."""
+"""The accuracy–cost frontier drawn: each system's pass rate against what it spends, as k epochs per case grow.
+
+:func:`frontier_curve` draws the table :func:`mas_eval.stats.accuracy_cost_frontier` computes. The figure
+was called ``accuracy_cost_frontier`` too, the table's name; that name stays for one release as a
+deprecated alias that warns (``DeprecationWarning``) and draws the same figure.
+"""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
 import numpy as np
@@ -25,7 +31,7 @@ from mas_eval.plots._style import (
     target_axes,
 )
 
-__all__ = ["FrontierX", "FrontierY", "accuracy_cost_frontier"]
+__all__ = ["FrontierX", "FrontierY", "accuracy_cost_frontier", "frontier_curve"]
 
 #: The spending on the x axis: the frontier's ``tokens_per_case`` or ``cost_per_case``.
 FrontierX = Literal["tokens", "cost"]
@@ -36,16 +42,18 @@ _X = {"tokens": ("tokens_per_case", "Mean tokens per case"), "cost": ("cost_per_
 _Y = {"majority": ("majority_rate", "Pass rate, majority of k epochs"), "pass_at_k": ("pass_at_k", "pass@k")}
 
 
-@validate_params(
-    {
-        "frontier": [FRAME],
-        "ax": [AXES, NONE],
-        "x": [Options.of(FrontierX)],
-        "y": [Options.of(FrontierY)],
-        "log_x": [Boolean(), NONE],
-    }
-)
-def accuracy_cost_frontier(
+#: The parameters' constraints, shared by :func:`frontier_curve` and its deprecated alias.
+_CONSTRAINTS = {
+    "frontier": [FRAME],
+    "ax": [AXES, NONE],
+    "x": [Options.of(FrontierX)],
+    "y": [Options.of(FrontierY)],
+    "log_x": [Boolean(), NONE],
+}
+
+
+@validate_params(_CONSTRAINTS)
+def frontier_curve(
     frontier: Any,
     *,
     x: FrontierX = "tokens",
@@ -53,7 +61,7 @@ def accuracy_cost_frontier(
     log_x: bool | None = None,
     ax: Axes | None = None,
 ) -> Figure:
-    """Each system's pass rate against its spending per case, one point per k, the points joined in k order.
+    """Draw each system's pass rate against its spending per case, one point per k, joined in k order.
 
     Parameters
     ----------
@@ -97,11 +105,11 @@ def accuracy_cost_frontier(
     >>> runs = pl.DataFrame({"system": ["mas"] * 2 + ["single"] * 4, "case_id": "a",
     ...                      "epoch": [1, 2, 1, 2, 3, 4], "ok": [1, 0, 0, 1, 1, 1],
     ...                      "run_tokens": [900, 950, 200, 210, 190, 200]})
-    >>> fig = accuracy_cost_frontier(points(runs, "ok", cost=None))
+    >>> fig = frontier_curve(points(runs, "ok", cost=None))
     >>> [(line.get_gid(), line.get_xydata().tolist()) for line in fig.axes[0].lines]
     [('frontier:mas', [[900.0, 1.0], [1850.0, 0.0]]), ('frontier:single', [[200.0, 0.0], [410.0, 0.0], [800.0, 1.0]])]
     """
-    where = "accuracy_cost_frontier"
+    where = "frontier_curve"
     x_column, x_label = _X[x]
     y_column, y_label = _Y[y]
     frame = run_frame(frontier, where, "frontier")
@@ -155,3 +163,62 @@ def accuracy_cost_frontier(
     ax.set_ylim(low, high + 0.06 * (high - low))
     legend_above(ax, handles)
     return fig
+
+
+@validate_params(_CONSTRAINTS)
+def accuracy_cost_frontier(
+    frontier: Any,
+    *,
+    x: FrontierX = "tokens",
+    y: FrontierY = "majority",
+    log_x: bool | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """Draw the accuracy–cost frontier: the deprecated name of :func:`frontier_curve`.
+
+    .. deprecated:: 0.2.0
+        The figure shared its name with the table :func:`mas_eval.stats.accuracy_cost_frontier`;
+        call :func:`frontier_curve` (same parameters, same figure). The alias goes in the release after 0.2.0.
+
+    Parameters
+    ----------
+    frontier : polars.DataFrame or polars.LazyFrame
+        The output of :func:`mas_eval.stats.accuracy_cost_frontier`.
+    x : {"tokens", "cost"}
+        The x axis, as :func:`frontier_curve`'s.
+    y : {"majority", "pass_at_k"}
+        The y axis, as :func:`frontier_curve`'s.
+    log_x : bool, optional
+        A logarithmic x axis, as :func:`frontier_curve`'s.
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes; by default a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        What :func:`frontier_curve` returns.
+
+    Warns
+    -----
+    DeprecationWarning
+        On every call, naming :func:`frontier_curve`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import polars as pl
+    >>> from mas_eval.stats import accuracy_cost_frontier as points
+    >>> runs = pl.DataFrame({"system": ["mas", "single"], "case_id": "a", "epoch": 1, "ok": [1, 0],
+    ...                      "run_tokens": [900, 200]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fig = accuracy_cost_frontier(points(runs, "ok", cost=None))
+    >>> print(caught[0].category.__name__, caught[0].message)
+    DeprecationWarning plots.accuracy_cost_frontier is deprecated; use plots.frontier_curve (the same figure)
+    >>> [line.get_gid() for line in fig.axes[0].lines]
+    ['frontier:mas', 'frontier:single']
+    """
+    msg = "plots.accuracy_cost_frontier is deprecated; use plots.frontier_curve (the same figure)"
+    # stacklevel 3: past this body and validate_params' wrapper, to the line that called the alias.
+    warnings.warn(msg, DeprecationWarning, stacklevel=3)
+    return frontier_curve(frontier, x=x, y=y, log_x=log_x, ax=ax)

@@ -57,7 +57,7 @@ def item_scores(
     seed: int = 0,
     ax: Axes | None = None,
 ) -> Figure:
-    """An answer-level metric per task (``by``), one box per system: how the systems' answers score.
+    """Draw an answer-level metric per task (``by``), one box per system: how the systems' answers score.
 
     Parameters
     ----------

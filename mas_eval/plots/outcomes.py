@@ -37,7 +37,7 @@ _SPREAD = 0.5
 
 
 def _group_columns(frame: pl.DataFrame, first_value: str) -> list[str]:
-    """The ``by`` columns of a statistic's table: those before ``system``, and before ``first_value``."""
+    """Return the ``by`` columns of a statistic's table: those before ``system``, and before ``first_value``."""
     stop = frame.columns.index(SYSTEM) if SYSTEM in frame.columns else frame.columns.index(first_value)
     return frame.columns[:stop]
 
@@ -168,7 +168,7 @@ _SPENT = {"tokens": "Tokens", "cost": "Cost (USD)"}
 
 @validate_params({"table": [FRAME], "ax": [AXES, AXES_LIST, NONE]})
 def cost_per_correct(table: Any, *, ax: Any = None) -> Figure:
-    """What a correct answer costs each system: bars of tokens (and cost) per correct answer, per run marked.
+    """Draw what a correct answer costs each system: bars of tokens (and cost) per correct answer, per run marked.
 
     Parameters
     ----------

@@ -1,5 +1,7 @@
-"""Figures of how the agents worked: each system's profile (means with intervals, a panel per measure) and
-each agent's share of its system's tokens, turns and tool calls."""
+"""Figures of how the agents worked: each system's profile and each agent's share of its system's work.
+
+The profile shows means with intervals, a panel per measure; the shares are of tokens, turns and tool calls.
+"""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ _MIN_BIN_RUNS = 5
 
 
 def _systems(frame: pl.DataFrame) -> tuple[list[str], dict[str, str]]:
-    """The systems of ``frame`` in drawing order, and every system's colour."""
+    """Return the systems of ``frame`` in drawing order, and every system's colour."""
     present = frame[SYSTEM].drop_nulls().unique().to_list()
     return system_order(present), system_colours(present)
 
@@ -181,17 +181,11 @@ def draw_distributions(
     what: str = "run_metrics",
     unit: str = "runs",
 ) -> Figure:
-    """:func:`distributions` of any frame with one row per ``unit`` (runs, answers), for the functions
-    that draw it; errors name the calling function (``where``) and its argument (``what``)."""
-    require_columns(frame, [SYSTEM, metric, *([by] if by else [])], where, what)
-    require_rows(frame, where, what)
-    group = pl.col(by).cast(pl.String).fill_null("null") if by else pl.lit("")
-    data = (
-        frame.select(pl.col(SYSTEM), group.alias("_group"), numeric(frame, metric, where).alias("_value"))
-        .drop_nulls([SYSTEM, "_value"])
-        .sort("_group", SYSTEM, maintain_order=True)
-    )
-    require_rows(data, where, what, after=f"with a value of {metric!r}")
+    """Draw :func:`distributions` of any frame with one row per ``unit`` (runs, answers).
+
+    For the functions that draw it; errors name the calling function (``where``) and its argument (``what``).
+    """
+    data = _distribution_data(frame, metric, by, where, what)
     every, colours = _systems(frame)
     with_values = set(data[SYSTEM].unique().to_list())
     systems, without = [s for s in every if s in with_values], [s for s in every if s not in with_values]
@@ -211,51 +205,13 @@ def draw_distributions(
     # A pass/fail metric's box spans 0 to 1 whatever the share: its bars show the share instead.
     binary = bool(data["_value"].is_in([0.0, 1.0]).all())
     shares = mean_ci_table(data, ["_x", SYSTEM], "_value") if binary else None
-    # A loop over the systems and their groups, to draw; the statistics below come from Polars.
     for system in systems:
-        own = data.filter(pl.col(SYSTEM) == system).partition_by("_x", as_dict=True, maintain_order=True)
-        positions = [x for (x,) in own]
-        samples = [part["_value"].to_numpy() for part in own.values()]
-        colour = colours[system]
-        if shares is not None:
-            mine = shares.filter(pl.col(SYSTEM) == system)
-            bars = ax.bar(
-                mine["_x"].to_numpy(), mine["mean"].to_numpy(), width=width,
-                facecolor=(*to_rgb(colour), _FACE_ALPHA), edgecolor=colour,
-            )  # fmt: skip
-            for bar in bars:
-                bar.set_gid(f"share:{system}")
-        elif kind == "box":
-            drawn = ax.boxplot(
-                samples, positions=positions, widths=width, patch_artist=True, showfliers=False,
-                manage_ticks=False, medianprops={"color": "black", "linewidth": 1.0},
-                whiskerprops={"color": colour}, capprops={"color": colour},
-                boxprops={"facecolor": (*to_rgb(colour), _FACE_ALPHA), "edgecolor": colour},
-            )  # fmt: skip
-            for box in drawn["boxes"]:
-                box.set_gid(f"box:{system}")
-        else:
-            keep = [i for i, s in enumerate(samples) if np.unique(s).size >= 2]
-            if keep:
-                drawn = ax.violinplot(
-                    [samples[i] for i in keep], positions=[positions[i] for i in keep], widths=width,
-                    showextrema=False,
-                )  # fmt: skip
-                for body in drawn["bodies"]:
-                    body.set(facecolor=colour, edgecolor=colour, alpha=_FACE_ALPHA, gid=f"violin:{system}")
+        _draw_body(ax, data, system, colours[system], shares, kind, width)
 
     total = data.height
     shown = data if total <= max_points else data.sample(n=max_points, seed=seed)
     if max_points > 0 and not binary:  # points of 0 and 1 would only paint two lines
-        rng = np.random.default_rng(seed)
-        jitter = rng.uniform(-width * 0.35, width * 0.35, shown.height)
-        shown = shown.with_columns(_jx=pl.col("_x") + pl.Series(jitter))
-        for system in systems:
-            own = shown.filter(pl.col(SYSTEM) == system)
-            ax.scatter(
-                own["_jx"].to_numpy(), own["_value"].to_numpy(), s=2.5, color=colours[system], alpha=_POINT_ALPHA,
-                linewidths=0, zorder=2.5, rasterized=True, gid=f"points:{system}",
-            )  # fmt: skip
+        _draw_points(ax, shown, systems, colours, width, seed)
 
     means = mean_ci_table(data, ["_x", SYSTEM], "_value")
     for system in systems:
@@ -286,6 +242,71 @@ def draw_distributions(
         notes.append(f"no {name_in_text(metric)}: {', '.join(without)}")
     legend_above(ax, handles, title="; ".join(notes) or None)
     return fig
+
+
+def _distribution_data(frame: pl.DataFrame, metric: str, by: str | None, where: str, what: str) -> pl.DataFrame:
+    """Return the rows with a value of ``metric``: ``system``, ``_group`` (``by`` as text) and ``_value``, sorted."""
+    require_columns(frame, [SYSTEM, metric, *([by] if by else [])], where, what)
+    require_rows(frame, where, what)
+    group = pl.col(by).cast(pl.String).fill_null("null") if by else pl.lit("")
+    data = (
+        frame.select(pl.col(SYSTEM), group.alias("_group"), numeric(frame, metric, where).alias("_value"))
+        .drop_nulls([SYSTEM, "_value"])
+        .sort("_group", SYSTEM, maintain_order=True)
+    )
+    require_rows(data, where, what, after=f"with a value of {metric!r}")
+    return data
+
+
+def _draw_body(
+    ax: Axes, data: pl.DataFrame, system: str, colour: str, shares: pl.DataFrame | None, kind: Kind, width: float
+) -> None:
+    """Draw one system's bars of shares (a pass/fail metric), else its boxes or violins, one per group."""
+    # A loop over the system's groups, to draw; the statistics come from Polars.
+    own = data.filter(pl.col(SYSTEM) == system).partition_by("_x", as_dict=True, maintain_order=True)
+    positions = [x for (x,) in own]
+    samples = [part["_value"].to_numpy() for part in own.values()]
+    if shares is not None:
+        mine = shares.filter(pl.col(SYSTEM) == system)
+        bars = ax.bar(
+            mine["_x"].to_numpy(), mine["mean"].to_numpy(), width=width,
+            facecolor=(*to_rgb(colour), _FACE_ALPHA), edgecolor=colour,
+        )  # fmt: skip
+        for bar in bars:
+            bar.set_gid(f"share:{system}")
+    elif kind == "box":
+        drawn = ax.boxplot(
+            samples, positions=positions, widths=width, patch_artist=True, showfliers=False,
+            manage_ticks=False, medianprops={"color": "black", "linewidth": 1.0},
+            whiskerprops={"color": colour}, capprops={"color": colour},
+            boxprops={"facecolor": (*to_rgb(colour), _FACE_ALPHA), "edgecolor": colour},
+        )  # fmt: skip
+        for box in drawn["boxes"]:
+            box.set_gid(f"box:{system}")
+    else:
+        keep = [i for i, s in enumerate(samples) if np.unique(s).size >= 2]
+        if keep:
+            drawn = ax.violinplot(
+                [samples[i] for i in keep], positions=[positions[i] for i in keep], widths=width,
+                showextrema=False,
+            )  # fmt: skip
+            for body in drawn["bodies"]:
+                body.set(facecolor=colour, edgecolor=colour, alpha=_FACE_ALPHA, gid=f"violin:{system}")
+
+
+def _draw_points(
+    ax: Axes, shown: pl.DataFrame, systems: list[str], colours: dict[str, str], width: float, seed: int
+) -> None:
+    """Draw the ``shown`` rows as points jittered across their box (the jitter drawn with ``seed``)."""
+    rng = np.random.default_rng(seed)
+    jitter = rng.uniform(-width * 0.35, width * 0.35, shown.height)
+    shown = shown.with_columns(_jx=pl.col("_x") + pl.Series(jitter))
+    for system in systems:
+        own = shown.filter(pl.col(SYSTEM) == system)
+        ax.scatter(
+            own["_jx"].to_numpy(), own["_value"].to_numpy(), s=2.5, color=colours[system], alpha=_POINT_ALPHA,
+            linewidths=0, zorder=2.5, rasterized=True, gid=f"points:{system}",
+        )  # fmt: skip
 
 
 def _mean_markers(ax: Axes, x: np.ndarray, table: pl.DataFrame, gid: str) -> None:

@@ -128,7 +128,7 @@ def _values(frame: pl.DataFrame, key: str, value: str) -> pl.DataFrame:
 
 
 def _missing_run(scores: Mapping[str, pl.DataFrame], rounds: pl.DataFrame, run_id: str) -> DataError:
-    """The error for a run without rounds: it is not in the Scores, or it has no rounds."""
+    """Return the error for a run without rounds: it is not in the Scores, or it has no rounds."""
     examples = rounds[RUN_KEY].unique(maintain_order=True).head(3).to_list()
     shown = ", ".join(map(repr, examples)) or "(none: the table is empty)"
     runs = scores.get("runs")
@@ -140,7 +140,7 @@ def _missing_run(scores: Mapping[str, pl.DataFrame], rounds: pl.DataFrame, run_i
 
 
 def _panels(axes: Sequence[Axes] | None, heights: tuple[float, float]) -> tuple[Figure, Axes, Axes]:
-    """The given pair of Axes and their figure, or a new figure: stacked when narrow, side by side when wide."""
+    """Return the given pair of Axes and their figure, or a new figure: stacked when narrow, side by side when wide."""
     if axes is not None:
         pair = list(axes) if isinstance(axes, Sequence | np.ndarray) else [axes]
         if len(pair) != 2 or not all(isinstance(ax, Axes) for ax in pair):
@@ -178,7 +178,7 @@ def _categorical_axis(ax: Axes, labels: Sequence[str], x_label: str, title: str 
 
 
 def _note(ax: Axes, text: str) -> None:
-    """A panel with nothing to draw says why, in its middle."""
+    """Write in an empty panel's middle why it has nothing to draw."""
     ax.text(0.5, 0.5, as_drawn(text), transform=ax.transAxes, ha="center", va="center", fontsize="small", color="0.35",
             wrap=True, gid="no_values")  # fmt: skip
     ax.set_yticks([])
@@ -247,8 +247,11 @@ def _boxes(
     seed: int,
     fill: float = 0.75,
 ) -> int:
-    """Per category of ``order`` a horizontal box per system (``side_by_side`` in its row, else centred on
-    it), with jittered points; ``fill``: the share of its slot a box takes. Returns the number of points drawn."""
+    """Draw per category of ``order`` a horizontal box per system, with jittered points; return the points drawn.
+
+    Boxes are ``side_by_side`` in the category's row, else centred on it; ``fill`` is the share of its slot a box
+    takes.
+    """
     k = len(systems) if side_by_side else 1
     slot = 0.8 / k
     offsets = {s: (i - (k - 1) / 2) * slot if side_by_side else 0.0 for i, s in enumerate(systems)}

@@ -211,7 +211,7 @@ def _figures(items: pl.DataFrame) -> list[ReportFigure]:
 
 
 def answers_section(items: pl.DataFrame, treatment: str, control: str) -> Section:
-    """The "Answer quality" section: omitted, with why, when no answer has a score.
+    """Make the "Answer quality" section: omitted, with why, when no answer has a score.
 
     Holds the mean of each answer metric per task and system, the item-by-item comparison
     (:func:`answer_comparisons`), the combined score per task and overall per system

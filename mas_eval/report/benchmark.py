@@ -85,9 +85,8 @@ SECTIONS = (
 )
 #: The schema version of MedAISure's reports this module reads and writes.
 SCHEMA_VERSION = 1
-#: The largest report file read (bytes). Parsed JSON takes several times its text in memory (reading a
-#: 58 MiB report peaks at 0.29 GB), and MedAISure writes a model's tasks and items in far less: a larger
-#: file is refused before it is read, so that a 1 GiB line cannot exhaust memory.
+#: The largest report file read (bytes). Parsed JSON takes several times its text in memory (docs/performance.md),
+#: and MedAISure writes a model's tasks and items in far less: a larger file is refused before it is read.
 MAX_REPORT_BYTES = 64 * 2**20
 #: Inputs and outputs shown per detailed result in Markdown and HTML (the JSON keeps them all).
 DETAIL_ITEMS = 50
@@ -100,7 +99,7 @@ _INPUT_COLUMNS = ("reference", "reference_rationale", "reference_diagnosis")
 
 
 def check_benchmark_path(path: str | Path) -> str:
-    """The format ``path``'s suffix names (one of :data:`BENCHMARK_FORMATS`), or an error saying which exist.
+    """Return the format ``path``'s suffix names (one of :data:`BENCHMARK_FORMATS`), or an error saying which exist.
 
     >>> check_benchmark_path("out/report.MD")
     '.md'
@@ -145,7 +144,7 @@ def _text(value: object, where: str) -> str:
 
 
 def _timestamp(value: object, where: str) -> datetime | None:
-    """A timestamp in UTC (a naive one is taken as UTC, as MedAISure does); None stays None."""
+    """Return a timestamp in UTC (a naive one is taken as UTC, as MedAISure does); None stays None."""
     if value is None or isinstance(value, datetime):
         stamp = value
     elif isinstance(value, str):
@@ -205,6 +204,15 @@ class DetailedResult:
     ``note`` saying it is a placeholder) is kept and flagged: :attr:`placeholder` is true, and
     its scores (0.0 for every metric) are stand-ins, not measurements. ``model_id`` None is
     filled with the report's model when the result joins a :class:`BenchmarkReport`.
+
+    Examples
+    --------
+    >>> from mas_eval.report import DetailedResult
+    >>> failed = DetailedResult(task_id="t1", metrics_results={"accuracy": 0.0}, metadata={"error": "timeout"})
+    >>> failed.placeholder, failed.flag
+    (True, 'placeholder result: timeout')
+    >>> DetailedResult(task_id="t2", metrics_results={"accuracy": 0.8}).placeholder
+    False
     """
 
     task_id: str
@@ -217,6 +225,7 @@ class DetailedResult:
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
+        """Check the fields as the result is made."""
         self._check("DetailedResult")
 
     def _check(self, where: str) -> None:
@@ -252,7 +261,15 @@ class DetailedResult:
 
     @validate_params({"model_id": [TEXT]})
     def to_dict(self, model_id: str) -> dict[str, Any]:
-        """The result as MedAISure writes it (``model_id`` when the result has none of its own)."""
+        """Return the result as MedAISure writes it (``model_id`` when the result has none of its own).
+
+        Examples
+        --------
+        >>> from mas_eval.report import DetailedResult
+        >>> DetailedResult(task_id="t1", metrics_results={"accuracy": 0.8}).to_dict("gpt-x")
+        {'schema_version': 1, 'model_id': 'gpt-x', 'task_id': 't1', 'inputs': [], 'model_outputs': [], \
+'metrics_results': {'accuracy': 0.8}, 'metadata': {}}
+        """
         document: dict[str, Any] = {
             "schema_version": self.schema_version,
             "model_id": self.model_id or model_id,
@@ -269,7 +286,18 @@ class DetailedResult:
     @classmethod
     @validate_params({"data": [MAPPING], "where": [TEXT]})
     def from_dict(cls, data: object, *, where: str = "detailed result") -> DetailedResult:
-        """A result from MedAISure's JSON object; errors name ``where``."""
+        """Read a result from MedAISure's JSON object; errors name ``where``.
+
+        A naive timestamp is taken as UTC, as MedAISure does.
+
+        Examples
+        --------
+        >>> from mas_eval.report import DetailedResult
+        >>> result = DetailedResult.from_dict({"task_id": "t1", "metrics_results": {"accuracy": 0.8},
+        ...                                    "timestamp": "2026-01-01T09:30:00"})
+        >>> result.task_id, result.metrics_results, result.timestamp.isoformat()
+        ('t1', {'accuracy': 0.8}, '2026-01-01T09:30:00+00:00')
+        """
         return cls._parsed(data, where)
 
     @classmethod
@@ -313,6 +341,16 @@ class BenchmarkReport:
         (``combined_weights``, ``combined_metric_name``, as MedAISure names them).
     schema_version
         Version of MedAISure's report schema (1).
+
+    Examples
+    --------
+    >>> from mas_eval.report import BenchmarkReport
+    >>> report = BenchmarkReport(model_id="gpt-x", overall_scores={"accuracy": 0.7},
+    ...                          task_scores={"t1": {"accuracy": 0.8}, "t2": {"accuracy": 0.6}})
+    >>> report.task_table.rows()
+    [('t1', 'accuracy', 0.8), ('t2', 'accuracy', 0.6)]
+    >>> report.placeholder_tasks
+    []
     """
 
     model_id: str
@@ -324,6 +362,7 @@ class BenchmarkReport:
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
+        """Check the fields as the report is made."""
         self._check("BenchmarkReport")
 
     def _check(self, where: str) -> None:
@@ -352,7 +391,16 @@ class BenchmarkReport:
     @classmethod
     @validate_params({"data": [MAPPING], "source": [TEXT]})
     def from_dict(cls, data: object, *, source: str = "report") -> BenchmarkReport:
-        """A report from MedAISure's JSON document (keys it does not know are ignored, as MedAISure does)."""
+        """Read a report from MedAISure's JSON document (keys it does not know are ignored, as MedAISure does).
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> report = BenchmarkReport.from_dict({"model_id": "gpt-x", "task_scores": {"t1": {"accuracy": 0.8}},
+        ...                                     "reader": "ignored"})
+        >>> report.model_id, report.task_scores
+        ('gpt-x', {'t1': {'accuracy': 0.8}})
+        """
         return cls._parsed(data, source)
 
     @classmethod
@@ -390,6 +438,18 @@ class BenchmarkReport:
             The file is missing, a folder, empty, not UTF-8 or not JSON.
         SchemaError, DataError
             The JSON is not a BenchmarkReport, or a score is not a finite number.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from mas_eval.report import BenchmarkReport
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = Path(folder) / "run.json"
+        ...     _ = path.write_text('{"model_id": "gpt-x", "task_scores": {"t1": {"accuracy": 0.8}}}')
+        ...     report = BenchmarkReport.read(path)
+        >>> report.model_id, report.task_scores
+        ('gpt-x', {'t1': {'accuracy': 0.8}})
         """
         fix = "pass a MedAISure report JSON (its harness saves results/<run_id>.json)"
         source = input_file(path, "a MedAISure report JSON file", fix)
@@ -419,11 +479,23 @@ class BenchmarkReport:
         timestamp: datetime | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> BenchmarkReport:
-        """The report of a per-item score table: per-task means (:func:`task_means`), overall means across tasks.
+        """Make the report of a per-item score table: per-task means (:func:`task_means`), overall means across tasks.
 
         ``metrics`` defaults to every floating-point column. One detailed result per task holds
         its means, and its items' ``prediction``/``rationale`` (outputs) and references
         (inputs), each led by ``run_id``/``item_id`` when the table has them.
+
+        Examples
+        --------
+        >>> from datetime import UTC, datetime
+        >>> import polars as pl
+        >>> from mas_eval.report import BenchmarkReport
+        >>> items = pl.DataFrame({"task": ["t1", "t1", "t2"], "accuracy": [1.0, 0.5, 0.25]})
+        >>> report = BenchmarkReport.from_items(items, model_id="gpt-x", timestamp=datetime(2026, 1, 1, tzinfo=UTC))
+        >>> report.task_scores, report.overall_scores
+        ({'t1': {'accuracy': 0.75}, 't2': {'accuracy': 0.25}}, {'accuracy': 0.5})
+        >>> [(r.task_id, r.metadata) for r in report.detailed_results]
+        [('t1', {'items': 2}), ('t2', {'items': 1})]
         """
         import polars as pl
 
@@ -522,6 +594,15 @@ class BenchmarkReport:
         ------
         InvalidParameterError
             Bad weights, or ``metric_name`` is a metric of the report other than its combined score.
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> report = BenchmarkReport(model_id="gpt-x", task_scores={"t1": {"accuracy": 0.8, "rouge_l": 0.4},
+        ...                                                         "t2": {"accuracy": 0.6}})
+        >>> result = report.add_combined_score({"diagnostics": 0.75, "summarization": 0.25})
+        >>> round(result.overall, 4), report.overall_scores, report.metadata["combined_metric_name"]
+        (0.65, {'combined_score': 0.65}, 'combined_score')
         """
         metrics = {*self.overall_scores, *(m for s in self.task_scores.values() for m in s)}
         if metric_name in metrics and metric_name != self.metadata.get("combined_metric_name"):
@@ -549,7 +630,7 @@ class BenchmarkReport:
         return result
 
     def _combined(self) -> _Combined | None:
-        """The combined score to highlight: the metric ``metadata`` names, when the report has it."""
+        """Return the combined score to highlight: the metric ``metadata`` names, when the report has it."""
         name = self.metadata.get("combined_metric_name") or "combined_score"
         if not isinstance(name, str) or not (
             name in self.overall_scores or any(name in s for s in self.task_scores.values())
@@ -575,7 +656,19 @@ class BenchmarkReport:
     # -- writing ------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """The report as MedAISure's JSON document (:meth:`from_dict` reads it back equal)."""
+        """Return the report as MedAISure's JSON document (:meth:`from_dict` reads it back equal).
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> report = BenchmarkReport(model_id="gpt-x", overall_scores={"accuracy": 0.7},
+        ...                          task_scores={"t1": {"accuracy": 0.8}, "t2": {"accuracy": 0.6}})
+        >>> report.to_dict()
+        {'schema_version': 1, 'model_id': 'gpt-x', 'overall_scores': {'accuracy': 0.7}, \
+'task_scores': {'t1': {'accuracy': 0.8}, 't2': {'accuracy': 0.6}}, 'detailed_results': [], 'metadata': {}}
+        >>> BenchmarkReport.from_dict(report.to_dict()) == report
+        True
+        """
         document: dict[str, Any] = {"schema_version": self.schema_version, "model_id": self.model_id}
         if self.timestamp is not None:
             document["timestamp"] = self.timestamp.isoformat()
@@ -586,22 +679,55 @@ class BenchmarkReport:
         return document
 
     def to_json(self) -> str:
-        """The report as JSON: every score in full precision; MedAISure's ``BenchmarkReport.from_json`` reads it."""
+        """Return the report as JSON, every score in full precision; MedAISure's ``from_json`` reads it back.
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> report = BenchmarkReport(model_id="gpt-x", overall_scores={"accuracy": 0.7},
+        ...                          task_scores={"t1": {"accuracy": 0.8}, "t2": {"accuracy": 0.6}})
+        >>> import json
+        >>> json.loads(report.to_json())["task_scores"]
+        {'t1': {'accuracy': 0.8}, 't2': {'accuracy': 0.6}}
+        """
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
     def to_markdown(self) -> str:
-        """The report as Markdown: the combined score first, then :data:`SECTIONS`; user text HTML-escaped."""
+        """Return the report as Markdown: the combined score first, then :data:`SECTIONS`; user text HTML-escaped.
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> report = BenchmarkReport(model_id="gpt-x", overall_scores={"accuracy": 0.7},
+        ...                          task_scores={"t1": {"accuracy": 0.8}, "t2": {"accuracy": 0.6}})
+        >>> text = report.to_markdown()
+        >>> print(text[text.index("## Task Scores"):text.index("## Detailed")].strip())
+        ## Task Scores
+        <BLANKLINE>
+        | task | accuracy | flag |
+        | --- | ---: | --- |
+        | t1 | 0.8000 |  |
+        | t2 | 0.6000 |  |
+        """
         return _render_markdown(self)
 
     def to_html(self) -> str:
-        """One self-contained HTML page: CSS inline, nothing fetched, every string escaped."""
+        """Return the report as one self-contained HTML page: CSS inline, nothing fetched, every string escaped.
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> page = BenchmarkReport(model_id="<b>gpt-x</b>", task_scores={"t1": {"accuracy": 0.8}}).to_html()
+        >>> page.startswith("<!DOCTYPE html>"), "&lt;b&gt;gpt-x&lt;/b&gt;" in page, "<b>gpt-x" in page
+        (True, True, False)
+        """
         from mas_eval.report.html import environment
 
         template = environment().get_template("benchmark.html.j2")
         return template.render(view=_view(self), version=__version__, sections=SECTIONS, titles=dict(SECTIONS))
 
     def csv_tables(self) -> dict[str, pl.DataFrame]:
-        """The report as MedAISure's CSV tables (its CSV report generator's layout), by file name.
+        """Return the report as MedAISure's CSV tables (its CSV report generator's layout), by file name.
 
         ``overall_scores.csv``: ``metric, score``; ``task_scores.csv``: ``task_id, metric, score``;
         ``detailed_metrics.csv``: ``model_id, task_id, timestamp, metric, score``;
@@ -611,6 +737,18 @@ class BenchmarkReport:
         ``combined_sources.csv``: ``task_id, key, source`` (where each value of the combined score
         came from; no rows without one). Every text cell is made spreadsheet-safe
         (:func:`~mas_eval.escaping.spreadsheet_safe`).
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> report = BenchmarkReport(model_id="gpt-x", overall_scores={"accuracy": 0.7},
+        ...                          task_scores={"t1": {"accuracy": 0.8}, "t2": {"accuracy": 0.6}})
+        >>> tables = report.csv_tables()
+        >>> sorted(tables)
+        ['combined_sources.csv', 'detailed_inputs.csv', 'detailed_metrics.csv', 'detailed_outputs.csv', \
+'overall_scores.csv', 'task_scores.csv']
+        >>> tables["overall_scores.csv"].rows()
+        [('accuracy', 0.7)]
         """
         import polars as pl
 
@@ -641,14 +779,40 @@ class BenchmarkReport:
         return {name: spreadsheet_safe(frame) for name, frame in tables.items()}
 
     def to_csv(self) -> str:
-        """The task scores as CSV (``task_id, metric, score``): what MedAISure writes to a single ``.csv`` file."""
+        """Return the task scores as CSV (``task_id, metric, score``), as MedAISure writes a single ``.csv`` file.
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> report = BenchmarkReport(model_id="gpt-x", overall_scores={"accuracy": 0.7},
+        ...                          task_scores={"t1": {"accuracy": 0.8}, "t2": {"accuracy": 0.6}})
+        >>> print(report.to_csv(), end="")
+        task_id,metric,score
+        t1,accuracy,0.8
+        t2,accuracy,0.6
+        """
         return self.csv_tables()["task_scores.csv"].write_csv()
 
     @validate_params({"folder": [PATH], "overwrite": [Boolean()], "inputs": [PATH_LIST]})
     def write_csv_tables(
         self, folder: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()
     ) -> Path:
-        """Write :meth:`csv_tables` into ``folder`` (MedAISure's CSV report folder), all or none, atomically."""
+        """Write :meth:`csv_tables` into ``folder`` (MedAISure's CSV report folder), all or none, atomically.
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> report = BenchmarkReport(model_id="gpt-x", overall_scores={"accuracy": 0.7},
+        ...                          task_scores={"t1": {"accuracy": 0.8}, "t2": {"accuracy": 0.6}})
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as parent:
+        ...     folder = report.write_csv_tables(Path(parent) / "gpt-x")
+        ...     written = sorted(path.name for path in folder.iterdir())
+        ...     first = (folder / "task_scores.csv").read_text().splitlines()[:2]
+        >>> len(written), first
+        (6, ['task_id,metric,score', 't1,accuracy,0.8'])
+        """
         from mas_eval.storage.outputs import atomic_directory
 
         target = Path(folder)
@@ -663,6 +827,19 @@ class BenchmarkReport:
         """Write the report to ``path`` in the format its suffix names (:data:`BENCHMARK_FORMATS`), atomically.
 
         ``inputs`` are paths the report must not overwrite (the file it was read from).
+
+        Examples
+        --------
+        >>> from mas_eval.report import BenchmarkReport
+        >>> report = BenchmarkReport(model_id="gpt-x", overall_scores={"accuracy": 0.7},
+        ...                          task_scores={"t1": {"accuracy": 0.8}, "t2": {"accuracy": 0.6}})
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = report.write(Path(folder) / "gpt-x.json")
+        ...     again = BenchmarkReport.read(path)
+        >>> path.name, again == report
+        ('gpt-x.json', True)
         """
         from mas_eval.storage.outputs import atomic_file
 
@@ -682,6 +859,22 @@ def read_medaisure_report(path: str | Path) -> BenchmarkReport:
     The same as :meth:`BenchmarkReport.read`: a report :meth:`BenchmarkReport.write` wrote as
     JSON is in MedAISure's schema too. :attr:`BenchmarkReport.placeholder_tasks` names the tasks
     whose scores are stand-ins for a failed evaluation.
+
+    Examples
+    --------
+    >>> import json
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> failed = {"task_id": "t2", "metrics_results": {"accuracy": 0.0},
+    ...           "metadata": {"note": "placeholder result", "error": "timeout"}}
+    >>> document = {"model_id": "gpt-x", "task_scores": {"t1": {"accuracy": 0.8}, "t2": {"accuracy": 0.0}},
+    ...             "detailed_results": [failed]}
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "run.json"
+    ...     _ = path.write_text(json.dumps(document))
+    ...     report = read_medaisure_report(path)
+    >>> report.placeholder_tasks, report.flagged_results[0].flag
+    (['t2'], 'placeholder result: timeout')
     """
     return BenchmarkReport.read(path)
 
@@ -690,14 +883,14 @@ def read_medaisure_report(path: str | Path) -> BenchmarkReport:
 
 
 def _cell(value: Any) -> str | None:
-    """A record's value in a CSV cell: text as it is, anything else as JSON."""
+    """Return a record's value as a CSV cell: text as it is, anything else as JSON."""
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
 
 
 def _records(results: Sequence[DetailedResult], field_name: str) -> pl.DataFrame:
-    """The results' input (or output) records, one row each: ``task_id, index``, then their keys."""
+    """Return the results' input (or output) records, one row each: ``task_id, index``, then their keys."""
     import polars as pl
 
     rows: list[dict[str, Any]] = []
@@ -830,7 +1023,7 @@ _md = markdown_text
 
 
 def _md_table(headers: list[str], rows: list[list[str]], numeric: list[bool], bold: Sequence[bool] = ()) -> list[str]:
-    """A pipe table of user text; the rows marked in ``bold`` in bold."""
+    """Return a pipe table of user text; the rows marked in ``bold`` in bold."""
     align = ["---:" if is_number else "---" for is_number in numeric]
     lines = ["| " + " | ".join(map(_md, headers)) + " |", "| " + " | ".join(align) + " |"]
     for index, row in enumerate(rows):
@@ -843,6 +1036,27 @@ def _md_table(headers: list[str], rows: list[list[str]], numeric: list[bool], bo
 
 def _render_markdown(report: BenchmarkReport) -> str:
     view = _view(report)
+    titles = dict(SECTIONS)
+    lines = [
+        *_md_heading(view),
+        f"## {titles['overall']}",
+        "",
+        *_md_overall(view),
+        f"## {titles['tasks']}",
+        "",
+        *_md_tasks(view),
+        f"## {titles['details']}",
+        "",
+        *_md_details(view),
+        f"## {titles['metadata']}",
+        "",
+        *_md_metadata(view),
+    ]
+    return "\n".join(lines)
+
+
+def _md_heading(view: _View) -> list[str]:
+    """Return the Markdown report's title, its line of facts, the combined score and the warning."""
     lines = [
         f"# Benchmark report: {_md(view.model_id)}",
         "",
@@ -867,37 +1081,35 @@ def _render_markdown(report: BenchmarkReport) -> str:
             ]
     if view.warning:
         lines += [f"> **Warning:** {_md(view.warning)}", ""]
-    titles = dict(SECTIONS)
-    lines += [f"## {titles['overall']}", ""]
+    return lines
+
+
+def _md_overall(view: _View) -> list[str]:
+    """Return the overall scores' table, the combined ones in bold."""
     overall, combined = [[m, v] for m, v, _ in view.overall], [c for _, _, c in view.overall]
     if overall:
-        lines += [*_md_table(["metric", "score"], overall, [False, True], bold=combined), ""]
-    else:
-        lines += ["*No scores.*", ""]
-    lines += [f"## {titles['tasks']}", ""]
+        return [*_md_table(["metric", "score"], overall, [False, True], bold=combined), ""]
+    return ["*No scores.*", ""]
+
+
+def _md_tasks(view: _View) -> list[str]:
+    """Return the task scores' table."""
     if view.task_rows:
         numeric = [False, *[True] * (len(view.task_headers) - 2), False]
-        lines += [*_md_table(view.task_headers, view.task_rows, numeric), ""]
-    else:
-        lines += ["*No tasks.*", ""]
-    lines += [f"## {titles['details']}", ""]
-    if view.results:
-        headers = ["#", "task", "metrics", "inputs", "outputs", "timestamp", "flag"]
-        rows = [
-            [
-                str(r["index"]),
-                r["task_id"],
-                r["metrics"],
-                str(r["inputs"]),
-                str(r["outputs"]),
-                r["timestamp"],
-                r["flag"],
-            ]
-            for r in view.results
-        ]
-        lines += [*_md_table(headers, rows, [True, False, False, True, True, False, False]), ""]
-    else:
-        lines += ["*No detailed results.*", ""]
+        return [*_md_table(view.task_headers, view.task_rows, numeric), ""]
+    return ["*No tasks.*", ""]
+
+
+def _md_details(view: _View) -> list[str]:
+    """Return the detailed results' table, then each result's error and inputs with their outputs."""
+    if not view.results:
+        return ["*No detailed results.*", ""]
+    headers = ["#", "task", "metrics", "inputs", "outputs", "timestamp", "flag"]
+    rows = [
+        [str(r["index"]), r["task_id"], r["metrics"], str(r["inputs"]), str(r["outputs"]), r["timestamp"], r["flag"]]
+        for r in view.results
+    ]
+    lines = [*_md_table(headers, rows, [True, False, False, True, True, False, False]), ""]
     for r in view.results:
         if not (r["pairs"] or r["error"]):
             continue
@@ -910,9 +1122,11 @@ def _render_markdown(report: BenchmarkReport) -> str:
             lines.append("")
         if r["hidden"]:
             lines += [f"*... and {r['hidden']} more (all are in the JSON).*", ""]
-    lines += [f"## {titles['metadata']}", ""]
+    return lines
+
+
+def _md_metadata(view: _View) -> list[str]:
+    """Return the metadata's table."""
     if view.metadata:
-        lines += [*_md_table(["key", "value"], [[k, v] for k, v in view.metadata], [False, False]), ""]
-    else:
-        lines += ["*No metadata.*", ""]
-    return "\n".join(lines)
+        return [*_md_table(["key", "value"], [[k, v] for k, v in view.metadata], [False, False]), ""]
+    return ["*No metadata.*", ""]

@@ -89,7 +89,7 @@ def _profile_cells(frame: pl.DataFrame) -> Cells:
 
 
 def cells(table: ReportTable) -> Cells:
-    """The cells of ``table`` for a reader: a comparison's chosen columns, else every column.
+    """Return the cells of ``table`` for a reader: a comparison's chosen columns, else every column.
 
     A comparison is the table named ``comparison`` or ``<section>_comparison`` (rows of it).
 

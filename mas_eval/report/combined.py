@@ -97,7 +97,7 @@ TaskScores = Mapping[str, Mapping[str, float | None]]
 
 
 def _value(task: str, metric: str, value: object) -> float | None:
-    """A task's metric value as a float; None and NaN are missing (the metric was not computed)."""
+    """Return a task's metric value as a float; None and NaN are missing (the metric was not computed)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -182,7 +182,11 @@ def parse_weights(text: str) -> dict[str, float]:
 
 
 def format_weights(weights: Mapping[str, float]) -> str:
-    """``diagnostics=0.4,safety=0.3``: weights as the command line takes them."""
+    """Return the weights as the command line takes them.
+
+    >>> format_weights({"diagnostics": 0.4, "safety": 0.3})
+    'diagnostics=0.4,safety=0.3'
+    """
     return ",".join(f"{key}={weight:g}" for key, weight in weights.items())
 
 
@@ -197,6 +201,8 @@ def task_means(
     clinical accuracy, which would otherwise count again in a category). A task whose items have
     no value of a metric has no entry for it.
 
+    Examples
+    --------
     >>> import polars as pl
     >>> items = pl.DataFrame({"task": ["b", "a", "a"], "clinical_accuracy": [1.0, 0.5, None]})
     >>> task_means(items)
@@ -237,6 +243,8 @@ def task_means(
 def overall_means(task_scores: TaskScores) -> dict[str, float]:
     """Per metric, the mean over the tasks that have a value of it (metrics in first-seen order).
 
+    Examples
+    --------
     >>> overall_means({"t1": {"a": 1.0, "b": 0.0}, "t2": {"a": 0.5}})
     {'a': 0.75, 'b': 0.0}
     """
@@ -272,6 +280,8 @@ def category_scores(
 
     Categories with no metric in a task are absent from it.
 
+    Examples
+    --------
     >>> category_scores({"t": {"rouge_l": 0.2, "clinical_relevance": 0.4, "accuracy": 1.0}})
     {'t': {'diagnostics': 1.0, 'summarization': 0.30000000000000004}}
     """
@@ -283,7 +293,11 @@ def category_scores(
 
 
 def category_source(metrics: Sequence[str]) -> str:
-    """How a value that is a category mean is described: ``category mean of [accuracy, clinical_accuracy]``."""
+    """Describe a value that is the mean of a category's ``metrics``.
+
+    >>> category_source(["accuracy", "clinical_accuracy"])
+    'category mean of [accuracy, clinical_accuracy]'
+    """
     return f"category mean of [{', '.join(metrics)}]"
 
 
@@ -308,6 +322,17 @@ class CombinedScore:
         Task → weight key → where its value came from: :data:`TASK_VALUE` (the task's own
         score of that name, which wins) or ``category mean of [m1, m2]`` (:func:`category_source`:
         the task has no score of that name, so the mean of its metrics in the category).
+
+    Examples
+    --------
+    :func:`combined_score` makes one:
+
+    >>> result = combined_score({"t1": {"accuracy": 0.8, "rouge_l": 0.4}, "t2": {"accuracy": 0.6}},
+    ...                         {"diagnostics": 0.75, "summarization": 0.25})
+    >>> round(result.overall, 4), result.categories
+    (0.65, {'t1': {'diagnostics': 0.8, 'summarization': 0.4}, 't2': {'diagnostics': 0.6}})
+    >>> result.sources["t1"]
+    {'diagnostics': 'category mean of [accuracy]', 'summarization': 'category mean of [rouge_l]'}
     """
 
     per_task: dict[str, float]
@@ -328,6 +353,17 @@ class CombinedScore:
 
         The columns are ``task``, ``name``, then per weight key ``k``: ``k`` (the value combined)
         and ``k source`` (:attr:`sources`); null where the task has no value for the key.
+
+        Examples
+        --------
+        >>> result = combined_score({"t1": {"accuracy": 0.8, "rouge_l": 0.4}, "t2": {"accuracy": 0.6}},
+        ...                         {"diagnostics": 0.75, "summarization": 0.25})
+        >>> import polars as pl
+        >>> table = result.table()
+        >>> table.columns
+        ['task', 'combined_score', 'diagnostics', 'diagnostics source', 'summarization', 'summarization source']
+        >>> table.select("task", pl.col("combined_score").round(4), "summarization").rows()
+        [('t1', 0.7, 0.4), ('t2', 0.6, None)]
         """
         import polars as pl
 
@@ -355,7 +391,9 @@ def combined_score(
     renormalize_missing: bool = True,
     categories: Mapping[str, Sequence[str]] = DEFAULT_CATEGORIES,
 ) -> CombinedScore:
-    r"""The weighted combined score of the MedAISure metrics overview, per task and overall (formula: module docstring).
+    r"""Compute the weighted combined score of the MedAISure metrics overview, per task and overall.
+
+    The formula is the module docstring's.
 
     Parameters
     ----------
@@ -378,6 +416,13 @@ def combined_score(
         A bad weight (see :func:`check_weights`), or a weight key that is neither a category
         nor a metric of any task (a misspelt key would otherwise be dropped in silence).
 
+    Returns
+    -------
+    CombinedScore
+        The combined score per task and overall, the values combined and where each came from.
+
+    Examples
+    --------
     >>> scores = {"t1": {"accuracy": 0.8, "rouge_l": 0.4}, "t2": {"accuracy": 0.6}}
     >>> result = combined_score(scores, {"diagnostics": 0.75, "summarization": 0.25})
     >>> result.per_task, result.overall

@@ -64,8 +64,7 @@ def _open_scores(scores: Scores | str | Path) -> Scores:
     if isinstance(scores, Scores):
         return scores
     if isinstance(scores, str | Path):
-        # Only the tables the sections read: a million decision runs' alternatives and agents
-        # (7.5 million rows) took a third of the report's time to read and were never used.
+        # Only the tables the sections read; the runs' alternatives and agents never are (docs/performance.md).
         ran = Scores.manifest(scores).get("families", {}).get("ran")
         wanted = ["runs", "conflicts", "items", *DIAGNOSIS_TABLES]
         if ran is None or "diagnosis" in ran:  # its collaboration figure reads the agents' credibility
@@ -90,13 +89,15 @@ def _open_dataset(dataset: Dataset | str | Path | None) -> Dataset | None:
     }
 )
 def chosen_columns(scores: Scores | pl.DataFrame, kind: str = "compared") -> Chosen:
-    """The run columns a report headlines (``kind="headline"``) or compares (``"compared"``) when told none.
+    """Return the run columns a report headlines (``kind="headline"``) or compares (``"compared"``) when told none.
 
     Those of the metric families that ran and have values in these runs
     (:func:`~mas_eval.metrics.family.choose_columns`): an inspect_ai log's scores, not the decision
     family's empty DQS. A bare runs frame is judged on every registered family, without the columns
     a family names from the data.
 
+    Examples
+    --------
     >>> import mas_eval
     >>> chosen_columns(mas_eval.score(mas_eval.simulate_outcomes(60, seed=1))).columns
     ['f1', 'match']
@@ -113,7 +114,7 @@ def chosen_columns(scores: Scores | pl.DataFrame, kind: str = "compared") -> Cho
 def default_comparisons(
     runs: pl.DataFrame | Scores, treatment: str = "mas", control: str = "single", *, chosen: Chosen | None = None
 ) -> tuple[pl.DataFrame | None, str]:
-    """The comparison a report runs when given none (the demo's), or ``None`` and why not.
+    """Return the comparison a report runs when given none (the demo's), or ``None`` and why not.
 
     :data:`COMPARISON_DESIGN` (by task, paired on case, the test for each metric's kind, Holm) over
     the run columns :func:`chosen_columns` chooses (or ``chosen``'s); an unpaired test when fewer
@@ -343,12 +344,12 @@ def _sections(context: _Context, comparisons: pl.DataFrame | None, why_no_compar
         if main is not None:
             sections.append(cost_section(runs, main, treatment, control, context.paired_cases))
         if "process" in scores.ran or "agent_process" in scores:
-            sections.append(process_section(scores, treatment, control))
+            sections.append(process_section(scores, control))
     return sections
 
 
 def _main_score(scores: Scores, chosen: Chosen) -> str | None:
-    """The score whose cost a reader weighs: the first pass/fail outcome, else the first column compared."""
+    """Return the score whose cost a reader weighs: the first pass/fail outcome, else the first column compared."""
     if has_outcomes(scores):
         pass_fail, graded = outcome_columns(scores)
         if pass_fail or graded:
@@ -367,7 +368,7 @@ def _dataset_section(runs: pl.DataFrame, summary: pl.DataFrame | None) -> Sectio
 
 
 def _described(name: str, named: set[str], runs: pl.DataFrame) -> str:
-    """What run column ``name`` is: the registry's description, or the logged score's kind."""
+    """Say what run column ``name`` is: the registry's description, or the logged score's kind."""
     if name in named:
         kind = "pass/fail: its mean is the pass rate" if runs.schema[name] == pl.Boolean else "graded"
         return f"A score the evaluation logged ({kind})."

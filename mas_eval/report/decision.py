@@ -23,7 +23,7 @@ _COSTS = ("cost_usd", "tokens_used", "processing_time_seconds")
 def decision_sections(
     runs: pl.DataFrame, treatment: str, control: str, both: int, conflicts: pl.DataFrame | None = None
 ) -> list[Section]:
-    """The five sections, in the report's order; ``both`` is the number of cases both systems ran.
+    """Make the five sections, in the report's order; ``both`` is the number of cases both systems ran.
 
     One omitted section (``decision``) instead when no run has a DQS, a decision confidence or a consensus.
     """

@@ -52,7 +52,12 @@ def has_diagnosis(scores: Mapping[str, pl.DataFrame]) -> bool:
 
 
 def label_counts_per_system(runs: pl.DataFrame) -> pl.DataFrame | None:
-    """Per system: the runs with label counts, and each label's count summed over them (None: no count column)."""
+    """Return per system the runs with label counts, and each label's count summed over them (None: no count column).
+
+    >>> runs = pl.DataFrame({"system": ["mas", "mas", "single"], "tp": [2, 1, None], "fp": [0, 1, None]})
+    >>> label_counts_per_system(runs).rows()
+    [('mas', 2, 3, 1)]
+    """
     present = [name for name in LABEL_NAMES if name in runs.columns]
     if not present:
         return None
@@ -87,7 +92,7 @@ def _score_summary(runs: pl.DataFrame) -> pl.DataFrame | None:
 
 
 def _comparison_rows(comparisons: pl.DataFrame | None) -> pl.DataFrame | None:
-    """The rows of ``comparisons`` about the diagnostic scores, in its order (None: no such row)."""
+    """Return the rows of ``comparisons`` about the diagnostic scores, in its order (None: no such row)."""
     if comparisons is None or "metric" not in comparisons.columns:
         return None
     rows = comparisons.filter(pl.col("metric").is_in(DIAGNOSIS_METRICS))
@@ -95,7 +100,7 @@ def _comparison_rows(comparisons: pl.DataFrame | None) -> pl.DataFrame | None:
 
 
 def _collaboration(scores: Mapping[str, pl.DataFrame]) -> ReportFigure | str:
-    """The collaboration figure over runs, or the one line saying why there is none."""
+    """Draw the collaboration figure over runs, or the one line saying why there is none."""
     from mas_eval import plots  # the function, via the package (importing the module would shadow it there)
 
     if "rounds" not in scores:
@@ -120,7 +125,7 @@ def diagnosis_section(
     treatment: str,
     control: str,
 ) -> Section:
-    """The "Differential diagnosis" section: omitted, with why, when the scores have no labelled diagnosis.
+    """Make the "Differential diagnosis" section: omitted, with why, when the scores have no labelled diagnosis.
 
     Holds the label counts per system (summed over runs), the mean of each diagnostic score
     per system, the rows of ``comparisons`` about those scores, and the collaboration figure

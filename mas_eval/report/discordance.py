@@ -113,7 +113,7 @@ def open_dataset(dataset: Dataset | str | Path | None, where: str) -> Dataset | 
 
 @validate_params({"scores": [Instance(Scores, "Scores")], "metric": [COLUMN_NAME, NONE]})
 def choose_metric(scores: Scores, metric: str | None = None) -> tuple[str, str]:
-    """The metric :func:`cases` compares, and why it was chosen.
+    """Choose the metric :func:`cases` compares, and say why.
 
     ``metric`` when given (it must be a numeric or Boolean run column of the scores); else the
     outcomes family's first pass/fail score with values, else the first run column with values

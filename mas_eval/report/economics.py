@@ -38,7 +38,7 @@ KEY, TITLE = "cost", "Is the extra cost worth it?"
 
 
 def _cost_column(runs: pl.DataFrame, treatment: str, control: str) -> str | None:
-    """The first of :data:`COSTS` recorded for runs of both systems."""
+    """Return the first of :data:`COSTS` recorded for runs of both systems."""
     both = runs.filter(pl.col("system").is_in([treatment, control]))
     for name in COSTS:
         if has_values(both, name) and both.filter(pl.col(name).is_not_null())["system"].n_unique() == 2:
@@ -47,7 +47,7 @@ def _cost_column(runs: pl.DataFrame, treatment: str, control: str) -> str | None
 
 
 def _ratio_text(row: dict[str, object], unit: str, effect: str) -> str:
-    """The ICER with its intervals, as a reader reads it."""
+    """Write the ICER with its intervals as a reader reads it."""
     icer = row["icer"]
     if icer is None:
         return f"The ICER is undefined: the difference in {effect} is 0."
@@ -73,7 +73,9 @@ def _ratio_text(row: dict[str, object], unit: str, effect: str) -> str:
 
 
 def cost_section(runs: pl.DataFrame, metric: str, treatment: str, control: str, paired_cases: int) -> Section:
-    """The cost-effectiveness of ``treatment`` against ``control`` on ``metric``; omitted, with why, without costs.
+    """Make the section on the cost-effectiveness of ``treatment`` against ``control`` on ``metric``.
+
+    Without costs the section is omitted, saying why.
 
     Paired on ``case_id`` when at least two cases were run by both systems (``paired_cases``), else
     two independent samples of runs.

@@ -49,7 +49,7 @@ def has_annotations(dataset: Dataset | None) -> bool:
 
 
 def failures_section(dataset: Dataset, treatment: str, control: str) -> Section:
-    """The "Failure modes" section of ``dataset``'s annotations: omitted, with why, when there are none.
+    """Make the "Failure modes" section of ``dataset``'s annotations: omitted, with why, when there are none.
 
     >>> import polars as pl
     >>> from mas_eval import Dataset
@@ -112,7 +112,7 @@ def _differing(differences: pl.DataFrame, treatment: str, control: str) -> str:
 
 
 def _agreement(annotations: pl.DataFrame) -> str:
-    """The annotators' agreement over every run and mode, or why there is none."""
+    """Return the annotators' agreement over every run and mode, or why there is none."""
     from mas_eval import stats
 
     annotators = annotations["annotator"].n_unique()

@@ -30,11 +30,16 @@ def findings(comparisons: pl.DataFrame, treatment: str) -> list[str]:
 
 
 def after_correction(comparisons: pl.DataFrame) -> str:
-    """``after the Holm correction``, or ``without a correction`` for unadjusted p-values."""
+    """Say which correction the p-values went through: ``after the Holm correction``, or ``without a correction``.
+
+    >>> holm, none = pl.DataFrame({"correction": ["holm"]}), pl.DataFrame({"correction": ["none"]})
+    >>> after_correction(holm), after_correction(none)
+    ('after the Holm correction', 'without a correction')
+    """
     name = correction_of(comparisons)
     return "without a correction" if name == "unadjusted" else f"after the {name} correction"
 
 
 def correction_of(comparisons: pl.DataFrame) -> str:
-    """The name of the correction a comparison table's p-values went through (``"adjusted"`` if unknown)."""
+    """Return the name of the correction a comparison table's p-values went through (``"adjusted"`` if unknown)."""
     return correction_name(comparisons["correction"]) if "correction" in comparisons.columns else "adjusted"

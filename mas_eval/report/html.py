@@ -30,7 +30,7 @@ __all__ = ["environment", "figure_svg", "render_html"]
 
 @cache
 def environment() -> jinja2.Environment:
-    """The Jinja2 environment of the package's HTML templates (autoescaped), made once."""
+    """Return the Jinja2 environment of the package's HTML templates (autoescaped), made once."""
     import jinja2
 
     return jinja2.Environment(
@@ -43,15 +43,17 @@ def environment() -> jinja2.Environment:
 
 
 def _shown(value: object) -> object:
-    """A value the template prints: text with its control characters as escapes (tabs and line
-    breaks are white space in HTML); markup inserted as is (the figures' SVG) and numbers as they are."""
+    """Return a value as the template prints it: text with its control characters as escapes.
+
+    Tabs and line breaks are white space in HTML; markup is inserted as is (the figures' SVG) and numbers as they are.
+    """
     if isinstance(value, str) and not isinstance(value, Markup):
         return visible(value, breaks=False)
     return value
 
 
 def render_html(report: Document) -> str:
-    """The report as an HTML page (see the module docstring)."""
+    """Render the report as an HTML page (see the module docstring)."""
     template = environment().get_template("report.html.j2")
     return template.render(
         report=report,

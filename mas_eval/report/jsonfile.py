@@ -66,7 +66,7 @@ def _table(frame: pl.DataFrame) -> dict[str, Any]:
 
 
 def render_json(report: Document) -> str:
-    """The report as a JSON document (see the module docstring)."""
+    """Render the report as a JSON document (see the module docstring)."""
     shown = arrange(report.sections)[0]
     document = {
         "schema_version": SCHEMA_VERSION,
@@ -108,6 +108,20 @@ def load_json(path: str | Path) -> dict[str, Any]:
         not of the shape :func:`render_json` writes), or a table has a type this version cannot read.
     UnreadableFileError
         The path is a folder or a special file, or cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import polars as pl
+    >>> from mas_eval.report import Report, ReportTable, Section
+    >>> ece = ReportTable("calibration", "ECE", pl.DataFrame({"system": ["mas", "single"], "ece": [0.05, 0.11]}))
+    >>> report = Report("Pilot", [Section("calibration", "Calibration", tables=[ece])],
+    ...                 {"mas_eval_version": "0.1.0", "created_utc": "2026-01-01T00:00:00+00:00"})
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     document = load_json(report.write(Path(folder) / "pilot.json"))
+    >>> document["title"], document["tables"]["calibration"].equals(ece.frame)
+    ('Pilot', True)
     """
     fix = "pass a report written by `mas-eval report` as .json"
     source = input_file(path, "a report's JSON file", fix, error=SchemaError)
@@ -130,7 +144,7 @@ def load_json(path: str | Path) -> dict[str, Any]:
 
 
 def _frame(table: dict[str, Any], what: str, source: Path, fix: str) -> pl.DataFrame:
-    """A table of the JSON (``schema`` and ``rows``) as the frame it was."""
+    """Read a table of the JSON (``schema`` and ``rows``) back as the frame it was."""
     unknown = sorted({t for t in table["schema"].values() if t not in _DTYPES})
     if unknown:
         msg = f"{source}: {what} has column type(s) {', '.join(unknown)} this version cannot read"

@@ -1,5 +1,6 @@
-r"""The report's tables as LaTeX booktabs ``table`` environments and its figures as ``figure`` environments,
-ready to ``\input``.
+r"""The report's tables as LaTeX booktabs ``table`` environments and its figures as ``figure`` environments.
+
+The output is ready to ``\input``.
 
 Needs ``\usepackage{booktabs}`` (and ``graphicx`` for the figures, written as PDF beside the file by
 :meth:`~mas_eval.report.Report.write`) in the preamble. Every cell and caption is escaped: a
@@ -50,8 +51,9 @@ PAPER_TABLES = (
 
 
 def escape_latex(text: str) -> str:
-    r"""``text`` on one line as pdfLaTeX takes it (:func:`~mas_eval.escaping.typeset_text`), LaTeX's special
-    characters escaped.
+    r"""Return ``text`` on one line as pdfLaTeX takes it, LaTeX's special characters escaped.
+
+    The text is first made typesettable by :func:`~mas_eval.escaping.typeset_text`.
 
     >>> print(escape_latex("a_b & 50% #1 \\ {x}"))
     a\_b \& 50\% \#1 \textbackslash{} \{x\}
@@ -62,8 +64,10 @@ def escape_latex(text: str) -> str:
 
 
 def _row(cells: list[str]) -> str:
-    r"""One table row, its cells escaped. A row starting with ``[`` or ``*`` starts with ``{}``:
-    else the ``\\`` ending the row before (or ``\midrule``) would read it as its own argument.
+    r"""Return one table row, its cells escaped.
+
+    A row starting with ``[`` or ``*`` starts with ``{}``: else the ``\\`` ending the row before (or
+    ``\midrule``) would read it as its own argument.
 
     >>> print(_row(["[draft]", "0.5"]))
     {}[draft] & 0.5 \\
@@ -82,8 +86,10 @@ _PATH = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def _figure(name: str, caption: str, folder: str) -> list[str]:
-    """A ``figure`` environment including ``<folder>/<name>.pdf`` across the text width (commented out, with why,
-    when the folder's name is not a path LaTeX reads as written)."""
+    """Return a ``figure`` environment including ``<folder>/<name>.pdf`` across the text width.
+
+    It is commented out, with why, when the folder's name is not a path LaTeX reads as written.
+    """
     if not _PATH.fullmatch(folder) or not _PATH.fullmatch(name):
         return [
             f"% Figure {escape_latex(name)}: {escape_latex(caption)}",
@@ -103,7 +109,7 @@ def _figure(name: str, caption: str, folder: str) -> list[str]:
 
 
 def render_latex(report: Document, figures: str | None = None) -> str:
-    """The tables of :data:`PAPER_TABLES` that ``report`` has, as booktabs tables, each section's figures first.
+    """Render the tables of :data:`PAPER_TABLES` that ``report`` has, as booktabs tables, each section's figures first.
 
     ``figures``: the folder (relative to the ``.tex`` file) holding each figure as ``<name>.pdf``
     (:func:`~mas_eval.report.markdown.write_figures` writes them); ``None`` leaves the figures out.

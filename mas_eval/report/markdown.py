@@ -27,12 +27,13 @@ PNG_DPI = 200
 
 
 def markdown_table(shown: Cells) -> list[str]:
-    """A pipe table, numbers right-aligned; the headers and text cells escaped
-    (:func:`~mas_eval.escaping.markdown_text`), the numbers, which :mod:`mas_eval.formatting`
-    wrote, kept as they read (``[0.01, 0.2]``, ``0.011 *``).
+    r"""Return a pipe table, numbers right-aligned, the headers and text cells escaped.
+
+    Text is escaped by :func:`~mas_eval.escaping.markdown_text`; the numbers, which :mod:`mas_eval.formatting`
+    wrote, are kept as they read (``[0.01, 0.2]``, ``0.011 *``).
 
     >>> markdown_table(Cells(["system", "dqs"], [["a|b", "0.5"]], [False, True]))
-    ['| system | dqs |', '| --- | ---: |', '| a\\\\|b | 0.5 |']
+    ['| system | dqs |', '| --- | ---: |', '| a\\|b | 0.5 |']
     """
     align = ["---:" if is_number else "---" for is_number in shown.numeric]
     lines = ["| " + " | ".join(map(markdown_text, shown.headers)) + " |", "| " + " | ".join(align) + " |"]
@@ -42,7 +43,7 @@ def markdown_table(shown: Cells) -> list[str]:
 
 
 def render_markdown(report: Document, figures: str) -> str:
-    """The report as Markdown; its figures are linked as ``<figures>/<name>.png`` (and ``.svg``)."""
+    """Render the report as Markdown; its figures are linked as ``<figures>/<name>.png`` (and ``.svg``)."""
     provenance = report.provenance
     preset = str(provenance.get("parameters", {}).get("preset", ""))
     lines = [
@@ -69,7 +70,8 @@ def write_figures(report: Document, folder: Path, formats: tuple[str, ...] = ("p
     """Every figure of ``report`` into ``folder`` as ``<name>.png`` and ``<name>.svg`` (``formats``; ``"pdf"`` too).
 
     Control characters that a name put in an SVG's artist ids are written as escapes (XML
-    allows none of them). The PDF leaves out its creation date, so the same figure gives the same bytes."""
+    allows none of them). The PDF leaves out its creation date, so the same figure gives the same bytes.
+    """
     for section in arrange(report.sections)[0]:
         for figure in section.figures:
             if "png" in formats:

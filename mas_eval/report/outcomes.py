@@ -11,7 +11,7 @@ section. It leads with its figures, in the paper style of the rest, one colour p
 * with epochs: pass@k and pass^k against k per system with bootstrap bands over cases
   (:func:`~mas_eval.stats.pass_at_k_intervals`, :func:`~mas_eval.plots.pass_at_k`), and the
   accuracy–cost frontier (:func:`~mas_eval.stats.accuracy_cost_frontier`,
-  :func:`~mas_eval.plots.accuracy_cost_frontier`) beside the compute-matched comparison
+  :func:`~mas_eval.plots.frontier_curve`) beside the compute-matched comparison
   (:func:`~mas_eval.stats.compute_matched`);
 * tokens and cost per correct answer (:func:`~mas_eval.stats.cost_per_correct`,
   :func:`~mas_eval.plots.cost_per_correct`): the system's own spending, the evaluator's calls left out;
@@ -68,12 +68,22 @@ _ABOUT = (
 
 
 def has_outcomes(scores: Scores) -> bool:
-    """Whether ``scores`` hold run columns the ``outcomes`` family named from the data."""
+    """Check whether ``scores`` hold run columns the ``outcomes`` family named from the data.
+
+    >>> import mas_eval
+    >>> has_outcomes(mas_eval.score(mas_eval.simulate_outcomes(20, seed=1)))
+    True
+    """
     return bool(scores.named.get(FAMILY))
 
 
 def outcome_columns(scores: Scores) -> tuple[list[str], list[str]]:
-    """The outcome columns of ``scores.runs`` that have values: the pass/fail ones (Boolean), then the others."""
+    """Return the outcome columns of ``scores.runs`` that have values: the pass/fail ones (Boolean), then the others.
+
+    >>> import mas_eval
+    >>> outcome_columns(mas_eval.score(mas_eval.simulate_outcomes(20, seed=1)))
+    (['match'], ['f1'])
+    """
     runs = scores.runs
     names = [name for name in scores.named.get(FAMILY, []) if has_values(runs, name)]
     pass_fail = [name for name in names if runs.schema[name] == pl.Boolean]
@@ -81,7 +91,7 @@ def outcome_columns(scores: Scores) -> tuple[list[str], list[str]]:
 
 
 def figure_name(prefix: str, name: str) -> str:
-    """A figure's file name from a score's name: letters, digits and ``-`` kept, anything else ``-``.
+    """Make a figure's file name from a score's name: letters, digits and ``-`` kept, anything else ``-``.
 
     A score's name comes from the logs (``shape/short``) and names the figure's files in the Markdown and
     LaTeX reports, where a ``/`` would be a folder.
@@ -93,7 +103,7 @@ def figure_name(prefix: str, name: str) -> str:
 
 
 def evaluator_note(dataset: Dataset | None) -> str:
-    """What the tokens and cost count: the system's calls; the evaluator's, when the Dataset records any, apart."""
+    """Say what the tokens and cost count: the system's calls; the evaluator's, when the Dataset records any, apart."""
     note = (
         "Tokens and cost are what the system spent (run_tokens, run_cost_usd): a scorer's or judge's model calls, "
         "which the log adapters record apart (usage.evaluator), are not included (a Dataset ingested with "
@@ -125,7 +135,7 @@ def outcomes_section(
     comparisons: pl.DataFrame | None = None,
     dataset: Dataset | None = None,
 ) -> Section:
-    """The "Outcomes" section of ``scores``: omitted, with why, when no outcome has a value.
+    """Make the "Outcomes" section of ``scores``: omitted, with why, when no outcome has a value.
 
     ``comparisons`` is the report's comparison: the scores it compares already are not compared again
     here. ``dataset``, when given, tells whether its logs recorded an evaluator's calls.
@@ -278,7 +288,7 @@ def _epochs(
             figure_name("outcome_frontier", name),
             f"{name}: pass rate of the majority of k epochs against tokens per case, k = {', '.join(map(str, odd))} "
             "(odd k: an even k can tie). A control's curve above the treatment's point is a compute-matched win.",
-            plots.accuracy_cost_frontier(frontier, x="tokens"),
+            plots.frontier_curve(frontier, x="tokens"),
             data=frontier,
         )
     )
@@ -331,7 +341,7 @@ def _costs(
 
 
 def _spending(runs: pl.DataFrame, name: str) -> tuple[str | None, str | None]:
-    """The tokens and cost columns recorded for every run with a value of ``name`` (None: not all are)."""
+    """Return the tokens and cost columns recorded for every run with a value of ``name`` (None: not all are)."""
     scored = runs.filter(pl.col(name).is_not_null())
     recorded = [c for c in (TOKENS, COST) if c in scored.columns and scored.height and scored[c].null_count() == 0]
     return (TOKENS if TOKENS in recorded else None), (COST if COST in recorded else None)

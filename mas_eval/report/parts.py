@@ -22,7 +22,17 @@ NOT_IN_DATA = ("not_in_data", "Not in this data")
 
 @dataclass(frozen=True)
 class ReportTable:
-    """One table of a section: a short ``name`` (unique in the report), its caption and its rows."""
+    """One table of a section: a short ``name`` (unique in the report), its caption and its rows.
+
+    The frame keeps full precision; each renderer formats it for its reader.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> table = ReportTable("usage", "Mean tokens per system", pl.DataFrame({"system": ["mas"], "tokens": [2310.5]}))
+    >>> table.name, table.frame.row(0)
+    ('usage', ('mas', 2310.5))
+    """
 
     name: str
     caption: str
@@ -31,8 +41,21 @@ class ReportTable:
 
 @dataclass(frozen=True)
 class ReportFigure:
-    """One figure of a section: a short ``name`` (its file name in Markdown), caption and figure, and the
-    ``data`` it draws (a tidy frame, which the JSON report carries beside the figure's SVG), when there is one."""
+    """One figure of a section: a short ``name`` (its file name in Markdown), caption, figure and data.
+
+    ``data`` is the tidy frame it draws, when there is one; the JSON report carries it beside the figure's SVG.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from matplotlib.figure import Figure
+    >>> points = pl.DataFrame({"x": [1.0, 2.0], "y": [0.5, 0.7]})
+    >>> fig = Figure()
+    >>> _ = fig.add_subplot().plot(points["x"], points["y"])
+    >>> part = ReportFigure("trend", "y against x.", fig, data=points)
+    >>> part.name, part.data.height, len(part.figure.axes)
+    ('trend', 2, 1)
+    """
 
     name: str
     caption: str
@@ -49,6 +72,15 @@ class Section:
     line of the closing "Not in this data" list. ``missing`` are the parts of a section with
     content that the data cannot show (no costs, no epochs), each one line, listed there too.
     ``items`` is a bulleted list shown after the text (that closing list's lines).
+
+    Examples
+    --------
+    >>> shown = Section("efficiency", "Efficiency and cost", text=["Tokens per run."], missing=["no costs"])
+    >>> absent = Section("calibration", "Calibration", omitted="no confidence column")
+    >>> [s.key for s in arrange([shown, absent])[0]]
+    ['efficiency', 'not_in_data']
+    >>> arrange([shown, absent])[0][1].items
+    ['Efficiency and cost: no costs.', 'Calibration: no confidence column.']
     """
 
     key: str
@@ -67,8 +99,9 @@ def _sentence(text: str) -> str:
 
 
 def arrange(sections: list[Section]) -> tuple[list[Section], list[Section]]:
-    """The sections a reader sees, and those set aside: each omitted section and each missing part one line of
-    a closing "Not in this data" section, before the provenance, never a heading over nothing.
+    """Arrange the sections a reader sees, the omitted ones and missing parts one line each of "Not in this data".
+
+    That closing section comes before the provenance, and is never a heading over nothing.
 
     Arranged sections (those holding a "Not in this data" section already) come back as they are.
 

@@ -58,8 +58,10 @@ _ABOUT = (
 
 
 def _overheads(runs: pl.DataFrame, control: str) -> tuple[pl.DataFrame, pl.DataFrame | None, str | None]:
-    """``runs`` with ``<spending>_overhead`` columns (each run's spending over the control's mean on its case),
-    the per-system summary, or why there is none."""
+    """Return ``runs`` with ``<spending>_overhead`` columns and the per-system summary, or why there is none.
+
+    A run's overhead is its spending over the control's mean on its case.
+    """
     from mas_eval import stats
 
     spending = [name for name in OVERHEADS if has_values(runs, name)]
@@ -77,8 +79,8 @@ def _overheads(runs: pl.DataFrame, control: str) -> tuple[pl.DataFrame, pl.DataF
     return runs.join(wide, on="run_id", how="left"), summary, None
 
 
-def process_section(scores: Scores, treatment: str, control: str) -> Section:
-    """The "How the agents worked" section of ``scores``; omitted, with why, when no measure has a value."""
+def process_section(scores: Scores, control: str) -> Section:
+    """Make the "How the agents worked" section of ``scores``; omitted, with why, when no measure has a value."""
     from mas_eval import plots, stats
 
     runs = scores.runs

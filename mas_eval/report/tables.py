@@ -13,7 +13,12 @@ __all__ = ["has_values", "repeats_cases", "system_means"]
 
 
 def has_values(frame: pl.DataFrame, column: str) -> bool:
-    """Whether ``frame`` has ``column`` with at least one value that is not null."""
+    """Check whether ``frame`` has ``column`` with at least one value that is not null.
+
+    >>> frame = pl.DataFrame({"dqs": [None, 0.5], "cost": [None, None]})
+    >>> has_values(frame, "dqs"), has_values(frame, "cost"), has_values(frame, "tokens")
+    (True, False, False)
+    """
     return column in frame.columns and frame[column].drop_nulls().len() > 0
 
 
@@ -35,6 +40,8 @@ def system_means(run_metrics: pl.DataFrame, metrics: Sequence[str] | None = None
     ``metrics`` defaults to the run columns every registered family headlines
     (:func:`~mas_eval.metrics.family.headline_columns`).
 
+    Examples
+    --------
     >>> runs = pl.DataFrame({"system": ["mas", "single", "mas"], "dqs": [0.5, 0.25, 1.0]})
     >>> system_means(runs).rows()
     [('mas', 2, 0.75), ('single', 1, 0.25)]

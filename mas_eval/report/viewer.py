@@ -1,4 +1,4 @@
-"""The case viewer: one self-contained HTML page of the cases, each system's transcripts side by side.
+r"""The case viewer: one self-contained HTML page of the cases, each system's transcripts side by side.
 
 :func:`case_viewer` gathers what the page shows: the rows of :func:`~mas_eval.report.discordance.cases`
 (the discordant cases first), the paired comparison they add up to (:func:`mas_eval.stats.compare`),
@@ -17,7 +17,7 @@ How the page stays fast at 10,000 cases of 50 messages each:
 
 Everything from the data is text: the page builds its elements with ``textContent``, never from
 markup; control characters are shown as escapes (:func:`~mas_eval.escaping.visible_texts`), and
-every ``<`` in the embedded JSON is written ``\\u003c`` so that no ``</script>`` in a transcript can
+every ``<`` in the embedded JSON is written ``\u003c`` so that no ``</script>`` in a transcript can
 close the element holding it.
 """
 
@@ -129,7 +129,7 @@ def check_viewer_path(path: str | Path) -> str:
 
 @validate_params({"viewer": [PATH], "page": [PATH]})
 def viewer_link(viewer: str | Path, page: str | Path) -> str:
-    """The relative link from the HTML page ``page`` to the viewer file ``viewer``, as an ``href``.
+    """Return the relative link from the HTML page ``page`` to the viewer file ``viewer``, as an ``href``.
 
     Always starting with ``./`` or ``../`` and percent-encoded, so that no file name reads as a
     URL of its own (``javascript:x.html``).
@@ -194,8 +194,17 @@ class CaseViewer:
         return {name: found[name] for name in DISCORDANCE if name in found}
 
     def described_counts(self) -> str:
-        """The counts of :attr:`counts` in one line, the classes named by the systems
-        (``"mas passed, single failed: 9; ..."``)."""
+        """Return the counts of :attr:`counts` in one line, the classes named by the systems.
+
+        Examples
+        --------
+        >>> import mas_eval
+        >>> from mas_eval.report import case_viewer
+        >>> ds = mas_eval.simulate_outcomes(60, seed=1, epochs=1)
+        >>> viewer = case_viewer(mas_eval.score(ds), ds)
+        >>> viewer.described_counts()
+        'mas passed, single failed: 9; single passed, mas failed: 4; both passed: 11; both failed: 6'
+        """
         names = {"treatment": self.treatment, "control": self.control}
         return "; ".join(
             f"{re.sub('treatment|control', lambda m: names[m.group()], name)}: {n:,}" for name, n in self.counts.items()
@@ -211,7 +220,20 @@ class CaseViewer:
         )
 
     def parts(self) -> Iterator[str]:
-        """The page, piece by piece (a large page is written without holding it twice)."""
+        """Render the page piece by piece (a large page is written without holding it twice).
+
+        The pieces are the page up to its data, one ``<script>`` element per chunk of runs, and its end.
+
+        Examples
+        --------
+        >>> import mas_eval
+        >>> from mas_eval.report import case_viewer
+        >>> ds = mas_eval.simulate_outcomes(60, seed=1, epochs=1)
+        >>> viewer = case_viewer(mas_eval.score(ds), ds)
+        >>> pieces = list(viewer.parts())
+        >>> len(pieces), pieces[1][:52], pieces[-1].split()
+        (3, '<script type="application/json" id="mas-viewer-chunk', ['</body>', '</html>'])
+        """
         shell = _environment().get_template("cases.html.j2")
         head = shell.render(
             title=self.title,
@@ -229,12 +251,38 @@ class CaseViewer:
         yield "</body>\n</html>\n"
 
     def to_html(self) -> str:
-        """The page as one string."""
+        """Render the page as one string: :meth:`parts` joined.
+
+        Examples
+        --------
+        >>> import mas_eval
+        >>> from mas_eval.report import case_viewer
+        >>> ds = mas_eval.simulate_outcomes(60, seed=1, epochs=1)
+        >>> viewer = case_viewer(mas_eval.score(ds), ds)
+        >>> page = viewer.to_html()
+        >>> page.startswith("<!DOCTYPE html>"), page == "".join(viewer.parts())
+        (True, True)
+        """
         return "".join(self.parts())
 
     @validate_params({"path": [PATH], "overwrite": [Boolean()], "inputs": [PATH_LIST]})
     def write(self, path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
-        """Write the page to ``path`` (``.html``) atomically; ``inputs`` are paths it must not replace."""
+        """Write the page to ``path`` (``.html``) atomically; ``inputs`` are paths it must not replace.
+
+        Examples
+        --------
+        >>> import mas_eval
+        >>> from mas_eval.report import case_viewer
+        >>> ds = mas_eval.simulate_outcomes(60, seed=1, epochs=1)
+        >>> viewer = case_viewer(mas_eval.score(ds), ds)
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = viewer.write(Path(folder) / "cases.html")
+        ...     same = path.read_text(encoding="utf-8") == viewer.to_html()
+        >>> path.name, same
+        ('cases.html', True)
+        """
         check_viewer_path(path)
         with (
             atomic_file(path, overwrite=overwrite, inputs=inputs) as staging,
@@ -373,7 +421,7 @@ def write_cases(
 
 
 def _comparison(runs: pl.DataFrame, metric: str, treatment: str, control: str, pair_on: str) -> str:
-    """The paired comparison of ``metric`` in one sentence, or why there is none."""
+    """Say the paired comparison of ``metric`` in one sentence, or why there is none."""
     from mas_eval.formatting import format_p
     from mas_eval.stats import compare
 
@@ -406,7 +454,7 @@ def _comparison(runs: pl.DataFrame, metric: str, treatment: str, control: str, p
 
 
 def _score_columns(scores: Scores, metric: str, tokens: str | None, cost: str | None) -> list[str]:
-    """The run columns shown as a run's scores: its outcomes, the compared and headline columns, with values."""
+    """Return the run columns shown as a run's scores: its outcomes, the compared and headline columns, with values."""
     runs = scores.runs
     names = [
         *scores.named.get(OUTCOMES, []),
@@ -430,8 +478,11 @@ def _score_columns(scores: Scores, metric: str, tokens: str | None, cost: str | 
 def _run_frame(
     scores: Scores, ds: Dataset | None, frame: pl.DataFrame, metric: str, treatment: str, control: str, pair_on: str
 ) -> tuple[pl.DataFrame, list[str], list[str]]:
-    """The runs of both systems in page order (by case in the frame's order, treatment first, by epoch),
-    numbered ``_run``: the shown columns, the score columns' names and the Dataset's facts' names."""
+    """Return the runs of both systems in page order, numbered ``_run``, with the names of their columns.
+
+    The order is by case in the frame's order, treatment first, by epoch; the result holds the shown columns,
+    the score columns' names and the Dataset's facts' names.
+    """
     runs = scores.runs
     tokens = next((n for n in TOKEN_COLUMNS if has_values(runs, n)), None)
     cost = next((n for n in COST_COLUMNS if has_values(runs, n)), None)
@@ -465,8 +516,10 @@ def _run_frame(
 
 
 def _per_run_tables(scores: Scores, ds: Dataset | None, run_index: pl.DataFrame) -> list[tuple[PerRun, pl.DataFrame]]:
-    """Each table of :data:`PER_RUN` that is present and has rows of the page's runs, sorted by run
-    (then as stored), with ``_run`` and its shown columns."""
+    """Return each table of :data:`PER_RUN` that has rows of the page's runs, with ``_run`` and its shown columns.
+
+    The rows are sorted by run, then as stored.
+    """
     out = []
     for spec in PER_RUN:
         if spec.source == "dataset":
@@ -501,15 +554,17 @@ def _per_run_tables(scores: Scores, ds: Dataset | None, run_index: pl.DataFrame)
 
 
 def _turns_number_the_run(messages: pl.DataFrame) -> bool:
-    """Whether every run numbers its messages' turns once each (1, 2, 3 ... over its rounds, as
-    inspect_ai's logs do): then the turns are the transcript's order, whatever order the rows are
-    stored in. Turns numbered within each round are not; the stored order is kept for those."""
+    """Check whether every run numbers its messages' turns once each (1, 2, 3 ... over its rounds).
+
+    inspect_ai's logs do: then the turns are the transcript's order, whatever order the rows are stored in.
+    Turns numbered within each round are not; the stored order is kept for those.
+    """
     per_run = messages.group_by("_run").agg(pl.col("turn").n_unique() == pl.len())
     return bool(per_run.get_column("turn").all())
 
 
 def _plain(frame: pl.DataFrame) -> pl.DataFrame:
-    """Lists as text joined by ``; ``, texts with their control characters as escapes, floats to 7 digits."""
+    """Turn lists into text joined by ``; ``, texts with their control characters as escapes, floats to 7 digits."""
     columns = []
     for name, dtype in frame.schema.items():
         if name.startswith("_"):
@@ -536,7 +591,7 @@ def _kind(dtype: pl.DataType) -> str:
 
 
 def _interned(frame: pl.DataFrame) -> list[str]:
-    """The text columns worth interning: few distinct values for their rows (agents, roles, targets)."""
+    """Return the text columns worth interning: few distinct values for their rows (agents, roles, targets)."""
     texts = [name for name, dtype in frame.schema.items() if dtype == pl.String and not name.startswith("_")]
     if not texts or frame.height == 0:
         return []
@@ -557,7 +612,7 @@ class _Pool:
 
 
 def _escape_json(text: str) -> str:
-    """JSON that no HTML parser ends early: every ``<`` (only ever inside a string) as ``\\u003c``."""
+    r"""Return JSON that no HTML parser ends early: every ``<`` (only ever inside a string) as ``\u003c``."""
     return text.replace("<", "\\u003c")
 
 
@@ -571,7 +626,7 @@ def _columnar(frame: pl.DataFrame) -> str:
 def _encode(
     scores: Scores, ds: Dataset | None, frame: pl.DataFrame, metric: str, treatment: str, control: str, pair_on: str
 ) -> tuple[dict[str, Any], str, list[str]]:
-    """The page's data: its meta object, the cases-and-runs JSON, and one JSON text per chunk of runs."""
+    """Gather the page's data: its meta object, the cases-and-runs JSON, and one JSON text per chunk of runs."""
     runs, score_names, facts = _run_frame(scores, ds, frame, metric, treatment, control, pair_on)
     spans = runs.group_by("_case", "side").agg(start=pl.col("_run").min(), count=pl.len())
 
@@ -669,7 +724,7 @@ def _environment() -> Any:
 
 @cache
 def _asset(name: str) -> Any:
-    """A file of the page (its CSS or JavaScript), inserted as it is: it holds no data."""
+    """Read a file of the page (its CSS or JavaScript), inserted as it is: it holds no data."""
     from markupsafe import Markup
 
     return Markup(files("mas_eval.report").joinpath("templates", name).read_text(encoding="utf-8"))

@@ -14,14 +14,19 @@ __all__ = ["check_targets", "figures_folder", "write"]
 
 
 def figures_folder(report: Path) -> Path:
-    """Where a Markdown report's figures go, ``<stem>_figures/`` beside it; a LaTeX report's, ``<stem>_pdf_figures/``
-    (apart, so that a report written as both keeps both)."""
+    """Return where a report's figures go: ``<stem>_figures/`` beside a Markdown report, ``<stem>_pdf_figures/``.
+
+    The second is a LaTeX report's, apart, so that a report written as both keeps both.
+
+    >>> figures_folder(Path("out/pilot.md")).as_posix(), figures_folder(Path("out/pilot.tex")).as_posix()
+    ('out/pilot_figures', 'out/pilot_pdf_figures')
+    """
     kind = "_pdf" if report.suffix.lower() == ".tex" else ""
     return report.with_name(f"{report.stem}{kind}_figures")
 
 
 def _parts(target: Path) -> list[tuple[Path, Kind]]:
-    """The outputs a report at ``target`` is made of: the file, and for Markdown and LaTeX its figures folder."""
+    """Return the outputs a report at ``target`` is made of: the file, and for Markdown and LaTeX its figures folder."""
     if target.suffix.lower() in (".md", ".tex"):
         return [(target, "file"), (figures_folder(target), "folder")]
     return [(target, "file")]
