@@ -26,8 +26,8 @@ from mas_eval.metrics.family import Chosen, choose_columns, compared_columns, he
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
 from mas_eval.report.viewer import case_viewer, check_viewer_path, viewer_link
+from mas_eval.stats.comparison_table import write_comparisons
 from mas_eval.stats.options import BootCI, Correction, Hypothesis, Method, Test
-from mas_eval.stats.report import write_comparisons
 from mas_eval.storage.outputs import atomic_file, check_target, same_path
 
 __all__ = ["compare", "cost_effectiveness", "default_metrics", "parse_margin", "report"]
@@ -118,7 +118,7 @@ def compare(
     """Compare treatment vs control per group and metric: test, CI, effect size, adjusted p."""
     from mas_eval.scoring.scores import Scores
     from mas_eval.stats import compare as compare_runs
-    from mas_eval.stats.report import check_comparisons_path
+    from mas_eval.stats.comparison_table import check_comparisons_path
     from mas_eval.storage.inputs import reading
 
     if raw_csv and (out is None or out.suffix.lower() != ".csv"):
@@ -238,7 +238,7 @@ def cost_effectiveness(
     """Is the extra cost worth it: the cost per extra unit of quality (ICER) with its intervals, and dominance."""
     from mas_eval.scoring.scores import Scores
     from mas_eval.stats import cost_effectiveness as cost_effectiveness_of
-    from mas_eval.stats.report import check_comparisons_path
+    from mas_eval.stats.comparison_table import check_comparisons_path
     from mas_eval.storage.inputs import reading
 
     if out is not None:  # before the work, not after it
@@ -319,7 +319,7 @@ def report(
 
     from mas_eval.report.document import check_report_path
     from mas_eval.report.writers import check_targets
-    from mas_eval.stats.report import read_comparisons
+    from mas_eval.stats.comparison_table import read_comparisons
 
     inputs = [p for p in (scores, comparisons, dataset) if p is not None]
     check_report_path(out)  # before the work, not after it
