@@ -140,7 +140,7 @@ def bootstrap_step(
     confidence: float,
     method: BootCI,
 ) -> Patch:
-    """The bootstrap CI of the difference that replaces the design's CI on every ``valid`` row.
+    """Replace the design's CI of the difference by the bootstrap CI on every ``valid`` row.
 
     One generator, ``numpy.random.default_rng(seed)``, draws for the rows in table order, so the
     same data and seed give the same intervals.

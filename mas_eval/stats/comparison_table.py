@@ -45,7 +45,7 @@ JSON_SHAPE = ListOf(MapOf(JSON))
 
 @validate_params({"table": [DATAFRAME]})
 def summary_view(table: pl.DataFrame) -> pl.DataFrame:
-    """The ``by`` columns and :data:`SUMMARY_COLUMNS` of a :func:`~mas_eval.stats.comparison.compare` table.
+    """Select the ``by`` columns and :data:`SUMMARY_COLUMNS` of a :func:`~mas_eval.stats.comparison.compare` table.
 
     >>> import polars as pl
     >>> from mas_eval.stats import compare
@@ -58,7 +58,7 @@ def summary_view(table: pl.DataFrame) -> pl.DataFrame:
 
 
 def group_columns(table: pl.DataFrame) -> list[str]:
-    """The ``by`` columns of a :func:`~mas_eval.stats.comparison.compare` table: those it adds to its own.
+    """Return the ``by`` columns of a :func:`~mas_eval.stats.comparison.compare` table: those it adds to its own.
 
     >>> group_columns(pl.DataFrame({"task": ["a"], "metric": ["dqs"], "p_value": [0.5]}))
     ['task']
@@ -205,7 +205,7 @@ class ComparisonCells:
 
 
 def comparison_cells(table: pl.DataFrame, *, confidence: float = 0.95) -> ComparisonCells:
-    """The cells of a :func:`~mas_eval.stats.comparison.compare` table as the terminal prints them.
+    """Return the cells of a :func:`~mas_eval.stats.comparison.compare` table as the terminal prints them.
 
     The group and metric lead; then the difference, its CI, the adjusted p (``*`` when
     significant), Cohen's d, n (pairs, or runs), the two means, the effect label and the test.
@@ -252,6 +252,7 @@ class ComparisonDisplay:
         self.cells = comparison_cells(table, confidence=confidence)
 
     def __repr__(self) -> str:
+        """Return the table as text, its columns aligned as the terminal prints them."""
         from rich.cells import cell_len
 
         cells = self.cells
@@ -295,7 +296,7 @@ class ComparisonDisplay:
 
 @validate_params({"table": [DATAFRAME], "confidence": [PROBABILITY]})
 def display(table: pl.DataFrame, *, confidence: float = 0.95) -> ComparisonDisplay:
-    """A :func:`~mas_eval.stats.comparison.compare` table shown as ``mas-eval compare`` prints it.
+    """Show a :func:`~mas_eval.stats.comparison.compare` table as ``mas-eval compare`` prints it.
 
     ``compare`` returns a plain :class:`polars.DataFrame`, so that everything a user does with a
     frame (filter, join, ``to_pandas``, ``write_csv``, ``isinstance`` checks, equality) keeps

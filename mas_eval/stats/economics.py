@@ -1,4 +1,4 @@
-r"""Cost-effectiveness: is the treatment's extra cost worth its extra quality, and how sure is that?
+r"""Cost-effectiveness: whether the treatment's extra cost is worth its extra quality, and how sure that is.
 
 A MAS usually costs more than a single agent. "Is it worth it?" is the incremental cost-effectiveness
 ratio (ICER) of health economics: the extra cost per extra unit of quality, here per extra correct
@@ -161,7 +161,7 @@ def _runs(
     names: tuple[str, str],
     pair_on: str | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The compared runs with a finite effect and a finite cost >= 0, and per group how many were set aside."""
+    """Return the compared runs with a finite effect and a finite cost >= 0, and per group how many were set aside."""
     schema = frame.collect_schema()
     check_columns(schema, [system], "cost_effectiveness: system")
     check_columns(schema, [k for k in keys if k != GROUP], "cost_effectiveness: by")
@@ -361,7 +361,7 @@ def _quadrant(delta_effect: float, delta_cost: float) -> str | None:
 
 
 def _verdict(effect_low: float, effect_high: float, cost_low: float, cost_high: float) -> str | None:
-    """What the two intervals show: dominance, a trade-off, or which difference is not shown."""
+    """Return what the two intervals show: dominance, a trade-off, or which difference is not shown."""
     if not all(np.isfinite(v) for v in (effect_low, effect_high, cost_low, cost_high)):
         return None
     effect = "better" if effect_low > 0 else "worse" if effect_high < 0 else None
@@ -415,7 +415,7 @@ def cost_effectiveness(
     *,
     level: CostLevel = "summary",
 ) -> pl.DataFrame:
-    r"""The treatment's extra cost per extra unit of quality (ICER), with Fieller's and a bootstrap interval.
+    r"""Return the treatment's extra cost per extra unit of quality (ICER), with Fieller's and a bootstrap interval.
 
     Parameters
     ----------

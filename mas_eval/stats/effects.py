@@ -51,7 +51,7 @@ def hedges_correction(df: ArrayLike) -> NDArray[np.float64]:
 
 
 def effect_size_label(d: ArrayLike) -> NDArray[np.object_]:
-    """The crisis-MAS methodology's label of ``|d|`` (negligible/small/medium/large at 0.2/0.5/0.8); None for NaN.
+    """Label ``|d|`` as the crisis-MAS methodology does (negligible/small/medium/large at 0.2/0.5/0.8); None for NaN.
 
     >>> effect_size_label([0.1, -0.3, 0.5, 0.81, float("nan")]).tolist()
     ['negligible', 'small', 'medium', 'large', None]
@@ -80,7 +80,7 @@ def _cdf_in_nc(nc: NDArray[np.float64], t: NDArray[np.float64], df: NDArray[np.f
 
 
 def _solve_nc(t: NDArray[np.float64], df: NDArray[np.float64], target: float) -> NDArray[np.float64]:
-    """The noncentrality ``nc`` with ``F(t; df, nc) = target``, element-wise."""
+    """Solve for the noncentrality ``nc`` with ``F(t; df, nc) = target``, element-wise."""
 
     def f(nc: NDArray[np.float64], t: NDArray[np.float64], df: NDArray[np.float64]) -> NDArray[np.float64]:
         return _cdf_in_nc(nc, t, df) - target

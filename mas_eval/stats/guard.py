@@ -25,7 +25,7 @@ def dqs_method_guard(
     dqs_columns: list[str],
     allow: bool,
 ) -> dict[tuple[Any, ...], str]:
-    """Groups whose compared DQS values come from more than one ``dqs_method``.
+    """Find the groups whose compared DQS values come from more than one ``dqs_method``.
 
     Raises :class:`MixedDqsMethodsError` naming the groups and each system's methods, unless
     ``allow``; then returns ``{group key: description}`` for the rows' warnings. ``runs`` holds

@@ -1,5 +1,7 @@
-"""The statistics layer's options: the values each accepts, which of ``compare``'s go together,
-and the columns of the table it returns.
+"""The statistics layer's options.
+
+The values each option accepts, which of ``compare``'s go together, and the columns of the table
+it returns.
 
 Each option's allowed values live in one ``Literal`` type, used in the signatures and read by
 :meth:`~mas_eval.constraints.Options.of` for the checks, so the type hints, the error messages
@@ -174,7 +176,7 @@ def check_combinations(where: str, options: Mapping[str, Any], rules: tuple[Opti
 
 
 def canonical_correction(correction: Correction | None) -> str:
-    """The name a (validated) correction stands for: aliases resolved, ``None`` as ``"none"``.
+    """Return the name a (validated) correction stands for: aliases resolved, ``None`` as ``"none"``.
 
     >>> canonical_correction("bh"), canonical_correction(None), canonical_correction("holm")
     ('fdr_bh', 'none', 'holm')

@@ -276,7 +276,7 @@ def newcombe_paired_interval(
 
 @validate_params({"a": [COUNTS], "b": [COUNTS], "c": [COUNTS], "d": [COUNTS], "confidence": [PROBABILITY]})
 def paired_difference(a: ArrayLike, b: ArrayLike, c: ArrayLike, d: ArrayLike, confidence: float = 0.95) -> pl.DataFrame:
-    r"""The difference of two systems' pass rates on the same cases, with Newcombe's method 10 interval and McNemar's p.
+    r"""Compare two systems' pass rates on the same cases: Newcombe's method 10 interval and McNemar's p.
 
     Parameters
     ----------

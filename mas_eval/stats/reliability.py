@@ -70,8 +70,11 @@ def _prepare(
     by: str | Sequence[str] | None,
     system: str | None,
 ) -> tuple[pl.LazyFrame, pl.DataFrame, list[str]]:
-    """Runs ``(keys..., _confidence, _outcome)`` with complete, checked values; the (group, system) list with
-    the :data:`ASIDE` count of runs with a NaN or infinite confidence or outcome, set aside; keys."""
+    """Return the runs ``(keys..., _confidence, _outcome)`` with complete, checked values, the set-aside counts, keys.
+
+    The counts are the (group, system) list with the :data:`ASIDE` count of runs with a NaN or
+    infinite confidence or outcome, set aside.
+    """
     frame = as_lazy(run_metrics)
     keys_by = column_list(by, "by")
     schema = frame.collect_schema()

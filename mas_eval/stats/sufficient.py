@@ -140,7 +140,7 @@ class SufficientStatistics:
 
     @validate_params({"level": [TEXT], "by": [TEXTS, NONE]})
     def level_keys(self, level: str, by: Sequence[str] | None = None) -> list[str]:
-        """The key columns of ``level`` (with ``by`` in place of the built ``by``)."""
+        """Return the key columns of ``level`` (with ``by`` in place of the built ``by``)."""
         by = list(self.by if by is None else by)
         extra = {
             "moments": [self.system],
@@ -151,13 +151,13 @@ class SufficientStatistics:
         return list(dict.fromkeys([*by, *(k for k in extra if k is not None)]))
 
     def levels(self) -> dict[str, pl.DataFrame]:
-        """The levels these sums hold, by name."""
+        """Return the levels these sums hold, by name."""
         frames = {"moments": self.moments, "cases": self.cases, "clusters": self.clusters, "methods": self.methods}
         return {name: frame for name, frame in frames.items() if frame is not None}
 
     @validate_params({"by": [TEXTS], "drop_case_cluster": [Boolean()]})
     def regrouped(self, by: Sequence[str], *, drop_case_cluster: bool = False) -> SufficientStatistics:
-        """These sums merged over coarser groups: ``by`` a subset of the built ``by``.
+        """Merge these sums over coarser groups: ``by`` a subset of the built ``by``.
 
         With ``drop_case_cluster`` the ``cases`` level is also merged over ``cluster`` (a paired
         comparison without the cluster-robust SE).
@@ -186,10 +186,11 @@ class SufficientStatistics:
 
     @validate_params({"others": [_PARTS]})
     def merge(self, *others: SufficientStatistics) -> SufficientStatistics:
-        """These sums and ``others`` added (see :func:`merge_statistics`)."""
+        """Add ``others`` to these sums (see :func:`merge_statistics`)."""
         return merge_statistics([self, *others])
 
     def __add__(self, other: SufficientStatistics) -> SufficientStatistics:
+        """Add ``other`` to these sums (``a + b`` is ``a.merge(b)``)."""
         return merge_statistics([self, other])
 
 
@@ -369,8 +370,10 @@ def _stat_columns(level: str, names: Sequence[str]) -> list[str]:
 
 
 def _merge_frames(frames: Sequence[pl.DataFrame], keys: Sequence[str], metrics: Sequence[str]) -> pl.DataFrame:
-    r"""Records of the same ``keys`` added: counts and sums summed, shifted sums and :math:`M_2` merged
-    (module Notes). ``frames`` share one layout; the result has it too, so merges nest."""
+    r"""Add the records of the same ``keys``: counts and sums summed, shifted sums and :math:`M_2` merged.
+
+    The merge is the module Notes'. ``frames`` share one layout; the result has it too, so merges nest.
+    """
     stacked = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
     columns = stacked.columns
     aggs: list[pl.Expr] = [pl.col(RUNS).sum()] if RUNS in columns else []
@@ -473,7 +476,7 @@ def check_request(stats: SufficientStatistics, *, metrics: Sequence[str], system
 
 
 def null_key_counts(stats: SufficientStatistics, names: tuple[str, str], columns: Sequence[str]) -> dict[str, int]:
-    """Runs of the two compared systems with a null ``pair_on`` / ``cluster`` (from the finest level holding it)."""
+    """Count the runs of the two compared systems with a null ``pair_on`` / ``cluster`` (finest level holding it)."""
     level = stats.cases if stats.cases is not None else stats.clusters
     if level is None or not columns:
         return {}
@@ -483,7 +486,7 @@ def null_key_counts(stats: SufficientStatistics, names: tuple[str, str], columns
 
 
 def no_runs_error(stats: SufficientStatistics, names: tuple[str, str]) -> DataError | None:
-    """``compare``'s error when a compared system has no runs at all, or None."""
+    """Return ``compare``'s error when a compared system has no runs at all, or None."""
     runs = stats.moments.group_by(stats.system).agg(pl.col(RUNS).sum())
     counts = dict(runs.iter_rows())  # one row per system (a handful), not per run
     missing = [name for name in names if not counts.get(name)]

@@ -48,7 +48,7 @@ def column(stat: str, i: int) -> str:
 
 
 def metric(i: int) -> str:
-    """Internal name of the i-th metric's values."""
+    """Return the internal name of the i-th metric's values."""
     return column("_metric", i)
 
 
@@ -101,7 +101,7 @@ def realign(summary: Summary, groups: pl.DataFrame, keys: Sequence[str]) -> Summ
 def independent_summary(
     runs: pl.LazyFrame, keys: Sequence[str], system: str, treatment: str, control: str, m: int
 ) -> Summary:
-    """n (non-null), mean and variance (ddof 1) of every metric per group and system: one group-by.
+    """N (non-null), mean and variance (ddof 1) of every metric per group and system: one group-by.
 
     The arrays are ``n_t``, ``mean_t``, ``var_t`` (treatment) and ``n_c``, ``mean_c``, ``var_c``.
     """
@@ -120,8 +120,11 @@ def independent_summary(
 def independent_summary_from(
     wide: pl.DataFrame, keys: Sequence[str], system: str, treatment: str, control: str, m: int
 ) -> Summary:
-    """:func:`independent_summary` from its group-by: one row per (group, system) with ``n_{i}``,
-    ``mean_{i}`` and ``var_{i}`` (also what merged sufficient statistics give)."""
+    """Return :func:`independent_summary` from its group-by.
+
+    The group-by has one row per (group, system) with ``n_{i}``, ``mean_{i}`` and ``var_{i}`` (also
+    what merged sufficient statistics give).
+    """
     groups = _sorted_groups(wide, keys)
     arrays: dict[str, np.ndarray] = {}
     for side, name in (("t", treatment), ("c", control)):
@@ -150,9 +153,11 @@ def _case_level(
     m: int,
     cluster: str | None,
 ) -> pl.LazyFrame:
-    """One row per (group, case): per system s (``t``, ``c``) the case mean ``case_mean_{s}_{i}`` and the
-    runs it averages ``case_runs_{s}_{i}``, and their ``difference_{i}``; with ``cluster``, each system's
-    first cluster ``case_cluster_{s}`` and distinct clusters ``n_case_clusters_{s}``, and the case's ``cluster``.
+    """Return one row per (group, case) with each system's case means and their differences.
+
+    Per system s (``t``, ``c``) the case mean ``case_mean_{s}_{i}`` and the runs it averages
+    ``case_runs_{s}_{i}``, and their ``difference_{i}``; with ``cluster``, each system's first
+    cluster ``case_cluster_{s}`` and distinct clusters ``n_case_clusters_{s}``, and the case's ``cluster``.
     """
     aggs = []
     for i in range(m):
@@ -175,9 +180,11 @@ def case_table(
     m: int,
     cluster: str | None,
 ) -> pl.LazyFrame:
-    """The case table of :func:`_case_level` from one row per (group, case, system) holding
-    ``case_mean_{i}``, ``case_runs_{i}`` and, with ``cluster``, ``case_cluster`` and ``n_case_clusters``
-    (from the runs, or from merged per-case sums)."""
+    """Return the case table of :func:`_case_level` from one row per (group, case, system).
+
+    Each row holds ``case_mean_{i}``, ``case_runs_{i}`` and, with ``cluster``, ``case_cluster`` and
+    ``n_case_clusters`` (from the runs, or from merged per-case sums).
+    """
 
     def side(name: str, tag: str) -> pl.LazyFrame:
         renames = [pl.col(column("case_mean", i)).alias(column(f"case_mean_{tag}", i)) for i in range(m)]
