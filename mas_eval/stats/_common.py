@@ -54,7 +54,7 @@ GROUP = "__mas_eval_group__"
 #: Polars engine of every statistics query. Sums over rows met in a varying order differ in
 #: their last bits; with the in-memory engine, and the case and cluster tables sorted before
 #: they are summed (summaries, cluster), two identical calls give identical results (tested).
-#: It is also faster than streaming on these aggregations (benchmarks/bench_compare.py).
+#: It is also the quicker engine for these aggregations (docs/performance.md).
 ENGINE = "in-memory"
 
 

@@ -305,7 +305,7 @@ def _resampled_means(values: Array, n_boot: int, rng: np.random.Generator) -> Ar
     """
     n = values.shape[0]
     rows = max(1, MAX_ELEMENTS // max(n, 1))
-    # One contiguous array per column: taking from it is several times faster than a 3-d gather.
+    # One contiguous array per column to take from, not a 3-d gather (docs/performance.md).
     columns = [np.ascontiguousarray(values[:, j]) for j in range(values.shape[1])]
     out = np.empty((n_boot, values.shape[1]))
     # A loop over chunks of resamples (one for up to 4M drawn indices), each a vector operation.

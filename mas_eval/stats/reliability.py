@@ -55,8 +55,8 @@ CALIBRATION_CONSTRAINTS = {
     "confidence": [COLUMN_NAME],
     "outcome": [COLUMN_NAME],
     "by": [COLUMN_NAMES, NONE],
-    # Quantile bins cost a column each (10,000 take seconds on a few hundred runs), and more bins
-    # than this would leave most empty on any real sample.
+    # Quantile bins cost a column each (docs/performance.md), and more bins than this would leave
+    # most empty on any real sample.
     "bins": [Interval(int, 1, MAX_BINS)],
     "strategy": [Options.of(Strategy)],
     "system": [COLUMN_NAME, NONE],
