@@ -47,6 +47,8 @@ JSON_SHAPE = ListOf(MapOf(JSON))
 def summary_view(table: pl.DataFrame) -> pl.DataFrame:
     """Select the ``by`` columns and :data:`SUMMARY_COLUMNS` of a :func:`~mas_eval.stats.comparison.compare` table.
 
+    Examples
+    --------
     >>> import polars as pl
     >>> from mas_eval.stats import compare
     >>> runs = pl.DataFrame({"task": ["a"] * 6, "system": ["mas"] * 3 + ["single"] * 3,
@@ -60,6 +62,8 @@ def summary_view(table: pl.DataFrame) -> pl.DataFrame:
 def group_columns(table: pl.DataFrame) -> list[str]:
     """Return the ``by`` columns of a :func:`~mas_eval.stats.comparison.compare` table: those it adds to its own.
 
+    Examples
+    --------
     >>> group_columns(pl.DataFrame({"task": ["a"], "metric": ["dqs"], "p_value": [0.5]}))
     ['task']
     """
@@ -67,8 +71,17 @@ def group_columns(table: pl.DataFrame) -> list[str]:
 
 
 def check_comparisons_path(path: str | Path) -> Path:
-    """``path`` as a Path if its suffix names a format :func:`write_comparisons` writes, else an error.
+    """Return ``path`` as a Path if its suffix names a format :func:`write_comparisons` writes, else raise.
 
+    Raises
+    ------
+    InvalidParameterError
+        The suffix is none of .parquet, .csv and .json (case aside).
+
+    Examples
+    --------
+    >>> check_comparisons_path("results/comparisons.CSV").name
+    'comparisons.CSV'
     >>> check_comparisons_path("out.xlsx")
     Traceback (most recent call last):
     ...
@@ -104,6 +117,53 @@ def write_comparisons(
     (:func:`~mas_eval.escaping.spreadsheet_safe`, as the OWASP "CSV Injection" guidance says);
     numbers are written as they are. :func:`read_comparisons` takes the quote off again.
     ``raw_csv=True`` writes every cell as it is.
+
+    Parameters
+    ----------
+    table : polars.DataFrame
+        What :func:`~mas_eval.stats.comparison.compare` returned.
+    path : str or pathlib.Path
+        The file to write; its suffix (.parquet, .csv or .json) chooses the format.
+    overwrite : bool
+        Replace an existing file (never one of ``inputs``).
+    inputs : sequence of str or pathlib.Path
+        The files the table was computed from, which ``path`` must not name.
+    raw_csv : bool
+        In a CSV file, write text cells that look like formulas as they are.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    InvalidParameterError
+        The suffix names no format written.
+    OutputExistsError
+        ``path`` exists and ``overwrite`` is False.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import polars as pl
+    >>> from mas_eval.stats import compare
+    >>> runs = pl.DataFrame({"task": ["a"] * 6, "system": ["mas"] * 3 + ["single"] * 3,
+    ...                      "dqs": [0.8, 0.7, 0.9, 0.6, 0.5, 0.65]})
+    >>> table = compare(runs, "dqs", by="task")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = write_comparisons(table, Path(folder) / "comparisons.parquet")
+    ...     print(path.name, read_comparisons(path).equals(table))
+    comparisons.parquet True
+
+    A task named like a formula is written with a leading quote in CSV, and read back without it:
+
+    >>> named = table.with_columns(pl.lit("=1+2").alias("task"))
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = write_comparisons(named, Path(folder) / "comparisons.csv")
+    ...     print(path.read_text().splitlines()[1][:15], read_comparisons(path)["task"].to_list())
+    '=1+2,dqs,welch ['=1+2']
     """
     target = check_comparisons_path(path)
     suffix = target.suffix.lower()
@@ -132,6 +192,18 @@ def read_comparisons(path: str | Path) -> pl.DataFrame:
     SchemaError
         The file lacks the columns of a comparison table (it names them), or is not valid JSON
         (empty, not UTF-8, nested too deeply, not a list of rows).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import polars as pl
+    >>> from mas_eval.stats import compare
+    >>> runs = pl.DataFrame({"system": ["mas"] * 3 + ["single"] * 3, "dqs": [0.8, 0.7, 0.9, 0.6, 0.5, 0.65]})
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = write_comparisons(compare(runs, "dqs"), Path(folder) / "comparisons.json")
+    ...     read_comparisons(path).select("metric", "test", "n_treatment").rows()
+    [('dqs', 'welch', 3)]
     """
     from mas_eval.storage.inputs import input_file, read_csv, read_parquet, reading
 
@@ -195,6 +267,15 @@ class ComparisonCells:
         How many leading columns always show (the groups, the metric and the note marks).
     notes
         The rows' warnings, numbered ``[1]``, ``[2]``, … as the ``note`` column marks them.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.stats import compare
+    >>> runs = pl.DataFrame({"system": ["mas"] * 3 + ["single"] * 3, "dqs": [0.8, 0.7, 0.9, 0.6, 0.5, 0.65]})
+    >>> cells = comparison_cells(compare(runs, "dqs"))
+    >>> isinstance(cells, ComparisonCells), cells.headers[:4], cells.keep
+    (True, ['metric', 'difference', '95% CI', 'p_adj'], 1)
     """
 
     headers: list[str]
@@ -211,6 +292,21 @@ def comparison_cells(table: pl.DataFrame, *, confidence: float = 0.95) -> Compar
     significant), Cohen's d, n (pairs, or runs), the two means, the effect label and the test.
     Warnings become numbered notes, marked in a ``note`` column right after the metric. A table
     tested against a margin (``compare(..., hypothesis=...)``) shows its ``verdict`` after them.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.stats import compare
+    >>> runs = pl.DataFrame({"task": ["a"] * 6 + ["b"] * 4,
+    ...                      "system": ["mas"] * 3 + ["single"] * 3 + ["mas", "mas", "single", "single"],
+    ...                      "dqs": [0.8, 0.7, 0.9, 0.6, 0.5, 0.65, 0.5, 0.5, 0.5, 0.5]})
+    >>> cells = comparison_cells(compare(runs, "dqs", by="task"))
+    >>> cells.headers[:5]
+    ['task', 'metric', 'note', 'difference', '95% CI']
+    >>> [column[1] for column in cells.columns[:5]]
+    ['b', 'dqs', '[1]', '0.0000', '']
+    >>> cells.notes
+    ['zero variance in both systems: the test and d are undefined']
     """
     keys = group_columns(table)
     rows = table.to_dicts()
@@ -245,6 +341,26 @@ class ComparisonDisplay:
     the last line of a Jupyter cell, ``display(table)``, reads as ``mas-eval compare`` prints: the CI
     as ``[low, high]``, the adjusted p as a p-value with ``*`` when significant, warnings as notes.
     Every name is escaped. The table itself is :attr:`table`, unchanged.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from mas_eval.stats import compare
+    >>> runs = pl.DataFrame({"task": ["a"] * 6 + ["b"] * 4,
+    ...                      "system": ["mas"] * 3 + ["single"] * 3 + ["mas", "mas", "single", "single"],
+    ...                      "dqs": [0.8, 0.7, 0.9, 0.6, 0.5, 0.65, 0.5, 0.5, 0.5, 0.5]})
+    >>> table = compare(runs, "dqs", by="task")
+    >>> shown = ComparisonDisplay(table)
+    >>> shown.table is table
+    True
+    >>> print(shown)
+    task  metric  note  difference            95% CI    p_adj     d  n  treatment  control  effect  test
+    ----  ------  ----  ----------  ----------------  -------  ----  -  ---------  -------  ------  -----
+    a     dqs               0.2167  [0.0093, 0.4240]  0.044 *  2.44  6     0.8000   0.5833  large   welch
+    b     dqs     [1]       0.0000                                   4     0.5000   0.5000          welch
+    [1] zero variance in both systems: the test and d are undefined
+    >>> shown._repr_html_()[:45]
+    '<div class="mas-eval-comparison"><table><thea'
     """
 
     def __init__(self, table: pl.DataFrame, *, confidence: float = 0.95) -> None:

@@ -115,6 +115,17 @@ class SufficientStatistics:
         When ``dqs`` or ``dqs_raw`` is a metric and the runs have ``dqs_method``: per
         (``by``..., ``system``, ``dqs_method``) the runs with a value of each (``"has:dqs"``), for
         :func:`~mas_eval.stats.guard.dqs_method_guard`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+    ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+    >>> stats = sufficient_statistics(runs, "dqs", by="task")
+    >>> stats.metrics, stats.by, stats.system, stats.pair_on
+    (('dqs',), ('task',), 'system', None)
+    >>> stats.moments.sort("task", "system").select("task", "system", "n:dqs", "sum:dqs").rows()
+    [('a', 'mas', 2, 1.75), ('a', 'single', 2, 1.0), ('b', 'mas', 2, 1.25), ('b', 'single', 2, 0.75)]
     """
 
     metrics: tuple[str, ...]
@@ -140,7 +151,18 @@ class SufficientStatistics:
 
     @validate_params({"level": [TEXT], "by": [TEXTS, NONE]})
     def level_keys(self, level: str, by: Sequence[str] | None = None) -> list[str]:
-        """Return the key columns of ``level`` (with ``by`` in place of the built ``by``)."""
+        """Return the key columns of ``level`` (with ``by`` in place of the built ``by``).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+        ...                      "case_id": ["c1", "c2", "c3", "c4"] * 2,
+        ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+        >>> stats = sufficient_statistics(runs, "dqs", by="task", pair_on="case_id")
+        >>> stats.level_keys("moments"), stats.level_keys("cases", by=[])
+        (['task', 'system'], ['case_id', 'system'])
+        """
         by = list(self.by if by is None else by)
         extra = {
             "moments": [self.system],
@@ -151,7 +173,18 @@ class SufficientStatistics:
         return list(dict.fromkeys([*by, *(k for k in extra if k is not None)]))
 
     def levels(self) -> dict[str, pl.DataFrame]:
-        """Return the levels these sums hold, by name."""
+        """Return the levels these sums hold, by name.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+        ...                      "case_id": ["c1", "c2", "c3", "c4"] * 2,
+        ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+        >>> stats = sufficient_statistics(runs, "dqs", by="task", pair_on="case_id")
+        >>> {name: frame.height for name, frame in stats.levels().items()}
+        {'moments': 4, 'cases': 8}
+        """
         frames = {"moments": self.moments, "cases": self.cases, "clusters": self.clusters, "methods": self.methods}
         return {name: frame for name, frame in frames.items() if frame is not None}
 
@@ -161,6 +194,16 @@ class SufficientStatistics:
 
         With ``drop_case_cluster`` the ``cases`` level is also merged over ``cluster`` (a paired
         comparison without the cluster-robust SE).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+        ...                      "case_id": ["c1", "c2", "c3", "c4"] * 2,
+        ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+        >>> stats = sufficient_statistics(runs, "dqs", by="task")
+        >>> stats.regrouped([]).moments.sort("system").select("system", "n:dqs", "sum:dqs").rows()
+        [('mas', 4, 3.0), ('single', 4, 1.75)]
         """
         missing = [name for name in by if name not in self.by]
         if missing:
@@ -186,7 +229,21 @@ class SufficientStatistics:
 
     @validate_params({"others": [_PARTS]})
     def merge(self, *others: SufficientStatistics) -> SufficientStatistics:
-        """Add ``others`` to these sums (see :func:`merge_statistics`)."""
+        """Add ``others`` to these sums (see :func:`merge_statistics`).
+
+        The merged levels' rows come in no set order: sort them to read them.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+        ...                      "case_id": ["c1", "c2", "c3", "c4"] * 2,
+        ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+        >>> first = sufficient_statistics(runs[:4], "dqs", by="task")
+        >>> second = sufficient_statistics(runs[4:], "dqs", by="task")
+        >>> first.merge(second).moments.sort("task", "system").select("task", "system", "n:dqs").rows()
+        [('a', 'mas', 2), ('a', 'single', 2), ('b', 'mas', 2), ('b', 'single', 2)]
+        """
         return merge_statistics([self, *others])
 
     def __add__(self, other: SufficientStatistics) -> SufficientStatistics:
