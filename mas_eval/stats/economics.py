@@ -125,6 +125,8 @@ def fieller_interval(
     ``"exclusive"`` (outside them: :math:`(-\infty, R_1] \cup [R_2, \infty)`) or ``"unbounded"`` (every
     ratio; the roots are NaN); None where an input is NaN.
 
+    Examples
+    --------
     >>> low, high, shape = fieller_interval(*(np.array([v]) for v in (3.0, 0.2, 0.25, 0.0016, 0.004, 1.96)))
     >>> round(float(low[0]), 3), round(float(high[0]), 3), shape[0]
     (9.475, 25.064, 'bounded')

@@ -95,6 +95,8 @@ def verdicts(hypothesis: str, margin: ArrayLike, shown: ArrayLike) -> list[str |
 
     ``shown`` is True, False or None (no test: the verdict is None too).
 
+    Examples
+    --------
     >>> verdicts("noninferior", [0.05, 0.05, 0.05], [True, False, None])
     ['non-inferior at δ=0.05', 'not shown', None]
     >>> verdicts("equivalent", 0.1, [True])
@@ -126,6 +128,12 @@ def shifted_t(estimate: ArrayLike, se: ArrayLike, dof: ArrayLike, margin: ArrayL
     ``t_lower`` :math:`= (\hat\theta + \delta)/SE` with ``p_lower`` :math:`= P(T_\nu \ge t)`;
     ``t_upper`` :math:`= (\hat\theta - \delta)/SE` with ``p_upper`` :math:`= P(T_\nu \le t)`.
     ``dof`` ``inf`` (or NaN) uses the normal distribution. NaN in, NaN out.
+
+    Examples
+    --------
+    >>> out = shifted_t([0.02], [0.03], [40.0], [0.1])
+    >>> {name: round(float(values[0]), 4) for name, values in out.items()}
+    {'t_lower': 4.0, 'p_lower': 0.0001, 't_upper': -2.6667, 'p_upper': 0.0055}
     """
     est, se_, df, delta = _arrays(estimate, se, dof, margin)
     finite = np.isfinite(df) & (df > 0)

@@ -80,7 +80,13 @@ _ADDITIVE = ("n", "sum", "nan", "inf", "has")
 
 
 def stat_column(stat: str, name: str) -> str:
-    """Column of statistic ``stat`` of metric ``name`` in a level's frame: ``stat_column("m2", "dqs") == "m2:dqs"``."""
+    """Return the column of statistic ``stat`` of metric ``name`` in a level's frame.
+
+    Examples
+    --------
+    >>> stat_column("m2", "dqs")
+    'm2:dqs'
+    """
     return f"{stat}:{name}"
 
 

@@ -43,12 +43,24 @@ Sample = tuple[np.ndarray, np.ndarray | None] | None
 
 
 def column(stat: str, i: int) -> str:
-    """Column of statistic ``stat`` of the i-th metric: ``column("n_pairs", 3) == "n_pairs_3"``."""
+    """Return the column of statistic ``stat`` of the i-th metric.
+
+    Examples
+    --------
+    >>> column("n_pairs", 3)
+    'n_pairs_3'
+    """
     return f"{stat}_{i}"
 
 
 def metric(i: int) -> str:
-    """Return the internal name of the i-th metric's values."""
+    """Return the internal name of the i-th metric's values.
+
+    Examples
+    --------
+    >>> metric(0)
+    '_metric_0'
+    """
     return column("_metric", i)
 
 
