@@ -39,9 +39,15 @@ MAX_ELEMENTS = 1 << 22
 def resampled_means(
     values: NDArray[np.float64], n_boot: int, rng: np.random.Generator, *, max_elements: int = MAX_ELEMENTS
 ) -> NDArray[np.float64]:
-    """Means of ``n_boot`` resamples (with replacement) of ``values``: ``(n_boot,)``.
+    """Return the means of ``n_boot`` resamples (with replacement) of ``values``: ``(n_boot,)``.
 
     Indices are drawn as ``(rows, n)`` matrices, ``rows`` as large as ``max_elements`` allows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> resampled_means(np.array([1.0, 2.0, 3.0, 4.0]), 5, np.random.default_rng(0))
+    array([3.  , 1.25, 3.  , 3.25, 3.25])
     """
     n = values.size
     rows = max(1, min(n_boot, max_elements // max(n, 1)))

@@ -74,17 +74,36 @@ class Summary:
 
 
 def flat(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``(G, M)`` arrays as table rows in output order (group-major, metric-minor)."""
+    """Return ``(G, M)`` arrays as table rows in output order (group-major, metric-minor).
+
+    Examples
+    --------
+    >>> flat({"mean_t": np.array([[1.0, 2.0], [3.0, 4.0]])})
+    {'mean_t': array([1., 2., 3., 4.])}
+    """
     return {name: np.asarray(values, dtype=float).reshape(-1) for name, values in arrays.items()}
 
 
 def align(groups: pl.DataFrame, frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
-    """``frame``'s rows in the order of ``groups`` (null keys match null keys; missing groups are null)."""
+    """Return ``frame``'s rows in the order of ``groups`` (null keys match null keys; missing groups are null).
+
+    Examples
+    --------
+    >>> groups = pl.DataFrame({"task": ["a", "b", None]})
+    >>> align(groups, pl.DataFrame({"task": [None, "a"], "n": [2, 5]}), ["task"]).rows()
+    [('a', 5), ('b', None), (None, 2)]
+    """
     return groups.join(frame, on=list(keys), how="left", nulls_equal=True, maintain_order="left")
 
 
 def to_arrays(frame: pl.DataFrame, stats: Sequence[str], m: int) -> dict[str, np.ndarray]:
-    """``{stat: (G, M) float array}`` from the columns ``column(stat, i)``, i < m, of each statistic."""
+    """Return ``{stat: (G, M) float array}`` from the columns ``column(stat, i)``, i < m, of each statistic.
+
+    Examples
+    --------
+    >>> to_arrays(pl.DataFrame({"n_0": [3, 4], "n_1": [5, 6]}), ["n"], 2)["n"].tolist()
+    [[3.0, 5.0], [4.0, 6.0]]
+    """
     out = {}
     for stat in stats:
         block = frame.select(pl.col(column(stat, i)).cast(pl.Float64) for i in range(m))
@@ -116,6 +135,14 @@ def independent_summary(
     """N (non-null), mean and variance (ddof 1) of every metric per group and system: one group-by.
 
     The arrays are ``n_t``, ``mean_t``, ``var_t`` (treatment) and ``n_c``, ``mean_c``, ``var_c``.
+
+    Examples
+    --------
+    >>> runs = pl.LazyFrame({"task": ["a"] * 5, "system": ["mas"] * 3 + ["single"] * 2,
+    ...                      "_metric_0": [1.0, 2.0, 3.0, 2.0, 4.0]})
+    >>> summary = independent_summary(runs, ["task"], "system", "mas", "single", 1)
+    >>> {name: values.tolist() for name, values in summary.arrays.items()}
+    {'n_t': [[3.0]], 'mean_t': [[2.0]], 'var_t': [[1.0]], 'n_c': [[2.0]], 'mean_c': [[3.0]], 'var_c': [[2.0]]}
     """
     aggs = []
     for i in range(m):
