@@ -45,9 +45,9 @@ from mas_eval.simulation.decision import simulate
 from mas_eval.simulation.diagnosis import simulate_diagnosis
 from mas_eval.simulation.outcomes import simulate_outcomes
 from mas_eval.stats.comparison import compare
+from mas_eval.stats.comparison_table import write_comparisons
 from mas_eval.stats.economics import cost_effectiveness
 from mas_eval.stats.epochs import pass_at_k_intervals
-from mas_eval.stats.report import write_comparisons
 from mas_eval.stats.variance import plan, variance_components
 from mas_eval.storage.dataset import Dataset
 

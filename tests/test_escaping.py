@@ -45,7 +45,7 @@ from mas_eval.report.latex import escape_latex
 from mas_eval.report.markdown import render_markdown
 from mas_eval.scoring.reproduction import Reproduction
 from mas_eval.stats import compare
-from mas_eval.stats.report import read_comparisons
+from mas_eval.stats.comparison_table import read_comparisons
 from tests.html_text import parsed as parsed_html
 from tests.promises import assert_refused, assert_unchanged, run, tree
 

@@ -29,7 +29,7 @@ import mas_eval
 from mas_eval import Dataset, Scores
 from mas_eval.escaping import CONTROLS, FORMULA_START
 from mas_eval.report import load_json
-from mas_eval.stats.report import read_comparisons
+from mas_eval.stats.comparison_table import read_comparisons
 from mas_eval.storage.outputs import STAGING_PREFIX
 from tests.promises import Outcome, assert_refused, assert_unchanged, run, tree
 

@@ -31,7 +31,7 @@ import pytest
 import mas_eval
 from mas_eval import DataError, Dataset, Scores
 from mas_eval.errors import InvalidParameterError, SchemaError
-from mas_eval.stats.report import read_comparisons
+from mas_eval.stats.comparison_table import read_comparisons
 from mas_eval.storage.sharding import PART, SHARD_COLUMN, shard_of
 from tests.conftest import tiny_frames
 from tests.promises import assert_refused, assert_unchanged, run, tree

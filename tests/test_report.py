@@ -258,7 +258,7 @@ def test_a_comparisons_file_without_comparison_columns_is_named(
     (tmp_path / "c.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     named = r"c\.csv: not a comparison table: no column 'metric', 'test', .*; the columns are: a, b; pass a file"
     with pytest.raises(SchemaError, match=named):
-        from mas_eval.stats.report import read_comparisons
+        from mas_eval.stats.comparison_table import read_comparisons
 
         read_comparisons(tmp_path / "c.csv")
     done = run(capsys, "report", folder, "--comparisons", tmp_path / "c.csv", "--out", tmp_path / "r.md")

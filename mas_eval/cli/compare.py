@@ -27,8 +27,8 @@ from mas_eval.metrics.family import Chosen, choose_columns, compared_columns, he
 from mas_eval.report.content import build
 from mas_eval.report.document import Report
 from mas_eval.report.viewer import case_viewer, check_viewer_path, viewer_link
+from mas_eval.stats.comparison_table import write_comparisons
 from mas_eval.stats.options import BootCI, Correction, Hypothesis, Method, Test
-from mas_eval.stats.report import write_comparisons
 from mas_eval.storage.outputs import atomic_file, check_target, same_path
 
 __all__ = ["compare_command", "cost_effectiveness_command", "default_metrics", "parse_margin", "report_command"]
@@ -119,7 +119,7 @@ def compare_command(
     """Compare treatment vs control per group and metric: test, CI, effect size, adjusted p."""
     from mas_eval.scoring.scores import Scores
     from mas_eval.stats import compare
-    from mas_eval.stats.report import check_comparisons_path
+    from mas_eval.stats.comparison_table import check_comparisons_path
     from mas_eval.storage.inputs import reading
 
     if raw_csv and (out is None or out.suffix.lower() != ".csv"):
@@ -241,7 +241,7 @@ def cost_effectiveness_command(
     """Is the extra cost worth it: the cost per extra unit of quality (ICER) with its intervals, and dominance."""
     from mas_eval.scoring.scores import Scores
     from mas_eval.stats import cost_effectiveness
-    from mas_eval.stats.report import check_comparisons_path
+    from mas_eval.stats.comparison_table import check_comparisons_path
     from mas_eval.storage.inputs import reading
 
     if out is not None:  # before the work, not after it
@@ -322,7 +322,7 @@ def report_command(
 
     from mas_eval.report.document import check_report_path
     from mas_eval.report.writers import check_targets
-    from mas_eval.stats.report import read_comparisons
+    from mas_eval.stats.comparison_table import read_comparisons
 
     inputs = [p for p in (scores, comparisons, dataset) if p is not None]
     check_report_path(out)  # before the work, not after it

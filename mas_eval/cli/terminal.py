@@ -24,7 +24,7 @@ from rich.text import Text
 
 from mas_eval.escaping import visible
 from mas_eval.formatting import format_value, system_means_rows
-from mas_eval.stats.report import comparison_cells
+from mas_eval.stats.comparison_table import comparison_cells
 
 if TYPE_CHECKING:  # the rest of rich loads with the first table or progress display
     import polars as pl

@@ -14,7 +14,7 @@ import polars as pl
 
 from mas_eval.formatting import format_ci, format_number, format_p, format_value, system_means_rows
 from mas_eval.report.findings import correction_of
-from mas_eval.stats.report import group_columns
+from mas_eval.stats.comparison_table import group_columns
 
 if TYPE_CHECKING:
     from mas_eval.report.parts import ReportTable

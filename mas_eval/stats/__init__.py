@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from mas_eval.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
     from mas_eval.stats.baseline import baseline_comparison
     from mas_eval.stats.comparison import compare
+    from mas_eval.stats.comparison_table import display, summary_view, write_comparisons
     from mas_eval.stats.coordination import agent_shares, overhead
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.descriptives import describe
@@ -101,7 +102,6 @@ if TYPE_CHECKING:
         proportion_interval,
     )
     from mas_eval.stats.reliability import calibration, reliability_table
-    from mas_eval.stats.report import display, summary_view, write_comparisons
     from mas_eval.stats.sufficient import SufficientStatistics, merge_statistics, sufficient_statistics
     from mas_eval.stats.variance import design_power, plan, variance_components
 
@@ -139,9 +139,9 @@ __getattr__, __dir__ = lazy_attributes(
         "proportion_interval": "mas_eval.stats.proportions",
         "calibration": "mas_eval.stats.reliability",
         "reliability_table": "mas_eval.stats.reliability",
-        "summary_view": "mas_eval.stats.report",
-        "display": "mas_eval.stats.report",
-        "write_comparisons": "mas_eval.stats.report",
+        "summary_view": "mas_eval.stats.comparison_table",
+        "display": "mas_eval.stats.comparison_table",
+        "write_comparisons": "mas_eval.stats.comparison_table",
         "SufficientStatistics": "mas_eval.stats.sufficient",
         "merge_statistics": "mas_eval.stats.sufficient",
         "sufficient_statistics": "mas_eval.stats.sufficient",

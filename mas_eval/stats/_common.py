@@ -54,12 +54,12 @@ GROUP = "__mas_eval_group__"
 #: Polars engine of every statistics query. Sums over rows met in a varying order differ in
 #: their last bits; with the in-memory engine, and the case and cluster tables sorted before
 #: they are summed (summaries, cluster), two identical calls give identical results (tested).
-#: It is also faster than streaming on these aggregations (benchmarks/bench_compare.py).
+#: It is also the quicker engine for these aggregations (docs/performance.md).
 ENGINE = "in-memory"
 
 
 def as_lazy(run_metrics: Any) -> pl.LazyFrame:
-    """A LazyFrame from a Polars DataFrame or LazyFrame, or from anything with ``.runs`` (``Scores``)."""
+    """Return a LazyFrame of a Polars DataFrame or LazyFrame, or of anything with ``.runs`` (``Scores``)."""
     if hasattr(run_metrics, "runs") and not isinstance(run_metrics, pl.DataFrame | pl.LazyFrame):
         run_metrics = run_metrics.runs
     if isinstance(run_metrics, pl.DataFrame):
@@ -80,8 +80,10 @@ ASIDE = "_aside"
 
 
 def set_aside(frame: pl.LazyFrame, columns: Sequence[str], keys: Sequence[str]) -> tuple[pl.LazyFrame, pl.DataFrame]:
-    """The rule of every statistic for a value it cannot use: a run whose value in any of ``columns`` is
-    NaN or infinite (an outcome, a cost, a token count, a score) is set aside, and counted.
+    """Set aside, and count, the runs whose value in any of ``columns`` is NaN or infinite.
+
+    This is the rule of every statistic for a value it cannot use (an outcome, a cost, a token
+    count, a score).
 
     Returns ``frame`` without those runs, and per ``keys`` (the groups of the output rows, or finer)
     how many were set aside, in the column :data:`ASIDE` (only groups with some; none, at no cost
@@ -99,28 +101,33 @@ def set_aside(frame: pl.LazyFrame, columns: Sequence[str], keys: Sequence[str]) 
 
 
 def aside_note(what: str, count: pl.Expr | None = None) -> pl.Expr:
-    """The note on the runs set aside (:func:`set_aside`): ``"2 run(s) with a NaN or infinite cost set aside"``,
-    null when none were; ``count`` is the :data:`ASIDE` column by default (null counts as none)."""
+    """Return the note on the runs set aside (:func:`set_aside`), null when none were.
+
+    The note reads ``"2 run(s) with a NaN or infinite cost set aside"``; ``count`` is the
+    :data:`ASIDE` column by default (null counts as none).
+    """
     count = pl.col(ASIDE) if count is None else count
     return pl.when(count > 0).then(pl.format(f"{{}} run(s) with a NaN or infinite {what} set aside", count))
 
 
 def with_aside(table: pl.DataFrame, counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
-    """``table`` with the :data:`ASIDE` count of its rows' ``keys`` (0 where none), summed from ``counts``
-    (whose keys may be finer)."""
+    """Return ``table`` with the :data:`ASIDE` count of its rows' ``keys`` (0 where none).
+
+    The counts are summed from ``counts``, whose keys may be finer.
+    """
     summed = counts.group_by(keys).agg(pl.col(ASIDE).sum()) if counts.height else counts.select(*keys, ASIDE)
     joined = table.join(summed, on=list(keys), how="left", nulls_equal=True, maintain_order="left")
     return joined.with_columns(pl.col(ASIDE).fill_null(0))
 
 
 def joined_notes(*notes: pl.Expr) -> pl.Expr:
-    """Notes (null where there is nothing to say) joined by ``"; "``; null when all are."""
+    """Join notes (null where there is nothing to say) by ``"; "``; null when all are null."""
     text = pl.concat_str(notes, separator="; ", ignore_nulls=True)
     return pl.when(text != "").then(text)
 
 
 def column_list(value: str | Iterable[str] | None, what: str, *, required: bool = False) -> list[str]:
-    """``"a"`` or ``"a,b"`` or ``["a", "b"]`` as a list of unique names, in order.
+    """Return ``"a"`` or ``"a,b"`` or ``["a", "b"]`` as a list of unique names, in order.
 
     Anything else (names that are not strings, none when ``required``, a name twice) is an
     :class:`~mas_eval.errors.InvalidParameterError` naming the parameter ``what``.
@@ -172,7 +179,7 @@ def group_label(keys: Sequence[str], values: Sequence[object]) -> str:
 
 
 def one_or_list(number: Interval) -> list[Constraint]:
-    """``number``, or a non-empty list (any sized collection) of such numbers: a grid of a power analysis."""
+    """Return the constraints ``number``, or a non-empty list (any sized collection) of such numbers: a power grid."""
 
     def every(value: object) -> bool:
         return (
@@ -187,7 +194,7 @@ def one_or_list(number: Interval) -> list[Constraint]:
 
 
 def values_of(value: float | Collection[float] | None) -> list[float] | None:
-    """A number or a list of numbers as a list of floats; None stays None (the quantity to solve for)."""
+    """Return a number or a list of numbers as a list of floats; None stays None (the quantity to solve for)."""
     if value is None:
         return None
     items = [value] if isinstance(value, numbers.Real) else list(value)
@@ -195,7 +202,7 @@ def values_of(value: float | Collection[float] | None) -> list[float] | None:
 
 
 def solved_for(where: str, given: Mapping[str, list[float] | None], alpha: float) -> str:
-    """The one quantity of ``given`` left out (None), after checking that every given power exceeds ``alpha``.
+    """Return the one quantity of ``given`` left out (None), after checking that every given power exceeds ``alpha``.
 
     ``given`` maps each of the three quantities of a power analysis (the effect, n and power, in
     the order the message names them) to its values; exactly one must be None.

@@ -96,7 +96,7 @@ class Rows:
     warnings: tuple[tuple[str, ...], ...]
 
     def patched(self, patch: Patch) -> Rows:
-        """These rows with ``patch``'s columns, warnings and degenerate rows."""
+        """Return these rows with ``patch``'s columns, warnings and degenerate rows."""
         where = np.ones(self.size, dtype=bool) if patch.where is None else patch.where
         cols = dict(self.cols)
         for name, values in patch.columns.items():
@@ -181,5 +181,5 @@ class RowsBuilder:
             self.ok &= ~mask
 
     def build(self) -> Rows:
-        """The rows built so far."""
+        """Return the rows built so far."""
         return Rows(self.size, dict(self.cols), self.ok.copy(), tuple(tuple(w) for w in self.warnings))

@@ -60,8 +60,10 @@ _VALUE, _M = "_value", "_m"
 def _ratings(
     ratings: Any, unit: str | Sequence[str], rater: str, value: str, by: str | Sequence[str] | None, where: str
 ) -> tuple[pl.LazyFrame, list[str], list[str], list[str]]:
-    """The non-missing ratings with the group keys (``by``, or one constant group) and unit columns; a rater
-    rating a unit twice is a DataError."""
+    """Return the non-missing ratings with the group keys (``by``, or one constant group) and unit columns.
+
+    A rater rating a unit twice is a DataError.
+    """
     frame = as_lazy(ratings)
     schema = frame.collect_schema()
     units = column_list(unit, "unit", required=True)

@@ -35,8 +35,10 @@ def _blocks(value: object) -> bool:
 
 
 def _sd(sample_sd: float | None, n: int | None, ddof: int) -> float | None:
-    r"""The SD with divisor :math:`n - \text{ddof}` from the sample SD (divisor :math:`n - 1`):
-    :math:`s \sqrt{(n - 1)/n}` for ddof 0, and 0 for a single value."""
+    r"""Return the SD with divisor :math:`n - \text{ddof}` from the sample SD (divisor :math:`n - 1`).
+
+    That is :math:`s \sqrt{(n - 1)/n}` for ddof 0, and 0 for a single value.
+    """
     if ddof == 1 or n is None or n < 1:
         return sample_sd
     if n == 1:
@@ -74,7 +76,7 @@ def baseline_comparison(
     allow_mixed_methods: bool = False,
     sd_ddof: int | None = None,
 ) -> dict[str, Any]:
-    r"""The crisis-MAS evaluation methodology's baseline-comparison and significance JSON, for all runs together.
+    r"""Return the crisis-MAS evaluation methodology's baseline-comparison and significance JSON, for all runs.
 
     Parameters
     ----------

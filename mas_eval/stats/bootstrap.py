@@ -39,9 +39,15 @@ MAX_ELEMENTS = 1 << 22
 def resampled_means(
     values: NDArray[np.float64], n_boot: int, rng: np.random.Generator, *, max_elements: int = MAX_ELEMENTS
 ) -> NDArray[np.float64]:
-    """Means of ``n_boot`` resamples (with replacement) of ``values``: ``(n_boot,)``.
+    """Return the means of ``n_boot`` resamples (with replacement) of ``values``: ``(n_boot,)``.
 
     Indices are drawn as ``(rows, n)`` matrices, ``rows`` as large as ``max_elements`` allows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> resampled_means(np.array([1.0, 2.0, 3.0, 4.0]), 5, np.random.default_rng(0))
+    array([3.  , 1.25, 3.  , 3.25, 3.25])
     """
     n = values.size
     rows = max(1, min(n_boot, max_elements // max(n, 1)))
@@ -140,7 +146,7 @@ def bootstrap_step(
     confidence: float,
     method: BootCI,
 ) -> Patch:
-    """The bootstrap CI of the difference that replaces the design's CI on every ``valid`` row.
+    """Replace the design's CI of the difference by the bootstrap CI on every ``valid`` row.
 
     One generator, ``numpy.random.default_rng(seed)``, draws for the rows in table order, so the
     same data and seed give the same intervals.

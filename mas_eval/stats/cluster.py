@@ -84,8 +84,11 @@ def independent_cluster_sums(
 def independent_cluster_sums_from(
     sums: pl.LazyFrame, groups: pl.DataFrame, keys: Sequence[str], system: str, treatment: str, cluster: str, m: int
 ) -> dict[str, np.ndarray]:
-    """:func:`independent_cluster_sums` from one row per (group, cluster, system) holding ``residual_sum_{i}``
-    (:math:`E_{sg}`) and ``count_{i}`` (from the runs, or from merged sufficient statistics)."""
+    """Return :func:`independent_cluster_sums` from one row per (group, cluster, system).
+
+    Each row holds ``residual_sum_{i}`` (:math:`E_{sg}`) and ``count_{i}`` (from the runs, or from
+    merged sufficient statistics).
+    """
     within = [*keys, system]
     sign = pl.when(pl.col(system) == treatment).then(1.0).otherwise(-1.0)
     scores = sums.with_columns(
@@ -103,9 +106,9 @@ def independent_cluster_sums_from(
 def paired_cluster_sums(
     cases: pl.LazyFrame, groups: pl.DataFrame, keys: Sequence[str], cluster: str, m: int
 ) -> dict[str, np.ndarray]:
-    """``cluster_ss`` (:math:`\\sum_g E_g^2`) and ``n_clusters`` per group from the case-level frame.
+    r"""``cluster_ss`` (:math:`\sum_g E_g^2`) and ``n_clusters`` per group from the case-level frame.
 
-    The score of a cluster, ``score_{i}``, is the sum of its cases' ``residual_{i}`` (:math:`d_i - \\bar d`).
+    The score of a cluster, ``score_{i}``, is the sum of its cases' ``residual_{i}`` (:math:`d_i - \bar d`).
     """
     residuals = [
         (pl.col(column("difference", i)) - pl.col(column("difference", i)).mean().over(list(keys))).alias(
@@ -127,7 +130,7 @@ def paired_cluster_sums(
 def cluster_step(
     rows: Rows, sums: dict[str, np.ndarray], *, paired: bool, sd: np.ndarray, confidence: float, alpha: float
 ) -> Patch:
-    """The cluster-robust test, SE-based inference and d CI that replace the design's, for every row.
+    """Replace the design's test, SE-based inference and d CI by the cluster-robust ones, for every row.
 
     ``sums`` are :func:`independent_cluster_sums` or :func:`paired_cluster_sums` as table rows.
     Rows with fewer than 2 clusters, or a zero standard error, become degenerate. The CI of d is

@@ -195,7 +195,7 @@ def _check_systems(runs: pl.LazyFrame, frame: pl.LazyFrame, system: str, names: 
 def _prepare(
     frame: pl.LazyFrame, request: _Request, auto_cluster: str | None = None
 ) -> tuple[pl.LazyFrame, list[str], pl.DataFrame | None]:
-    """The compared runs (keys, system, case/cluster, metrics ``_metric_{i}``, DQS copies) and the guarded DQS.
+    """Return the compared runs (keys, system, case/cluster, metrics ``_metric_{i}``, DQS copies), the guarded DQS.
 
     ``auto_cluster``: a column copied as the cluster when ``request`` names none (``CASE``).
     """
@@ -246,11 +246,14 @@ def _finite_or_null(value: pl.Expr) -> pl.Expr:
 
 
 def _non_finite_counts(runs: pl.LazyFrame, schema: pl.Schema, request: _Request) -> pl.DataFrame | None:
-    """Per group of the compared ``runs``, ``nan_i`` and ``inf_i`` for each float metric ``i`` that
-    holds any NaN or infinite value; None when none does."""
+    """Count the NaN and infinite values of each float metric per group of the compared ``runs``.
+
+    The columns are ``nan_i`` and ``inf_i`` for each float metric ``i`` that holds any NaN or
+    infinite value; None when none does.
+    """
     floats = [(i, name) for i, name in enumerate(request.metrics) if schema[name].is_float()]
     if floats:
-        # Usually there are none: one pass without a group-by says so (0.02 s at 1M runs x 20 metrics).
+        # Usually there are none: one cheap pass without a group-by says so (docs/performance.md).
         any_non_finite = runs.select((~pl.col(name).is_finite()).any() for _, name in floats)
         found = any_non_finite.collect(engine=ENGINE).row(0)
         floats = [pair for pair, has_any in zip(floats, found, strict=True) if has_any]
@@ -271,14 +274,14 @@ def _non_finite_counts(runs: pl.LazyFrame, schema: pl.Schema, request: _Request)
 
 
 def _non_finite_metrics(counts: pl.DataFrame | None) -> list[int]:
-    """The metrics :func:`_non_finite_counts` found NaN or infinite values in."""
+    """Return the metrics :func:`_non_finite_counts` found NaN or infinite values in."""
     return (
         [] if counts is None else [int(name.removeprefix("nan_")) for name in counts.columns if name.startswith("nan_")]
     )
 
 
 def _non_finite_notes(counts: pl.DataFrame | None, summary: Summary, request: _Request) -> Patch:
-    """A warning on every (group, metric) row whose compared runs held NaN or infinite values, with the counts."""
+    """Warn on every (group, metric) row whose compared runs held NaN or infinite values, with the counts."""
     m, dirty = len(request.metrics), _non_finite_metrics(counts)
     if counts is None or not dirty:
         return Patch()
@@ -295,7 +298,7 @@ def _non_finite_notes(counts: pl.DataFrame | None, summary: Summary, request: _R
 
 
 def _base_rows(runs: pl.LazyFrame, request: _Request) -> tuple[Summary, Rows]:
-    """The design's summary and its base rows (Welch/Student or paired t)."""
+    """Return the design's summary and its base rows (Welch/Student or paired t)."""
     m = len(request.metrics)
     if request.paired and request.pair_on is not None:
         cluster = (CLUSTER, request.cluster) if request.cluster is not None else None
@@ -306,7 +309,7 @@ def _base_rows(runs: pl.LazyFrame, request: _Request) -> tuple[Summary, Rows]:
 
 
 def _design_rows(summary: Summary, request: _Request) -> Rows:
-    """The base rows of the design from its group summary."""
+    """Return the base rows of the design from its group summary."""
     common = {"alpha": request.alpha, "confidence": request.confidence, "names": request.names}
     if request.paired:
         return paired_rows(stats=flat(summary.arrays), **common)
@@ -332,7 +335,7 @@ def _cluster(runs: pl.LazyFrame, summary: Summary, base: Rows, request: _Request
 
 
 def _cluster_patch(sums: dict[str, np.ndarray], summary: Summary, base: Rows, request: _Request) -> Patch:
-    """The cluster-robust step from the per-group cluster sums (``cluster_ss``, ``n_clusters``)."""
+    """Return the cluster-robust step from the per-group cluster sums (``cluster_ss``, ``n_clusters``)."""
     stats = flat(summary.arrays)
     if request.paired:
         sd = np.sqrt(stats["var_d"])
@@ -369,7 +372,7 @@ def _step_patches(
     notes: dict[tuple[Any, ...], str],
     guarded: list[str],
 ) -> list[Patch]:
-    """What each optional step asked for contributes to the base rows, in the order it applies.
+    """Return what each optional step asked for contributes to the base rows, in the order it applies.
 
     Every step reads the base rows and its own inputs; the one thing passed on from step to step
     is which rows are still valid, as a row an earlier step found degenerate (a rank test SciPy
@@ -445,7 +448,7 @@ def _pass_fail(runs: pl.LazyFrame, request: _Request) -> np.ndarray:
 
 
 def _auto_cluster(runs: pl.LazyFrame, summary: Summary, base: Rows, request: _Request, pass_fail: np.ndarray) -> Patch:
-    """The cluster-robust step, by ``CASE``, on the rows of pass/fail metrics whose runs repeat a case."""
+    """Return the cluster-robust step, by ``CASE``, on the rows of pass/fail metrics whose runs repeat a case."""
     m, keys = len(request.metrics), request.keys
     rows = np.tile(pass_fail, summary.groups.height)
     if not rows.any():
@@ -485,8 +488,10 @@ class _PassFail:
 def _pass_fail_patches(
     runs: pl.LazyFrame, summary: Summary, base: Rows, request: _Request, auto_cluster: str | None
 ) -> tuple[list[Patch], _PassFail]:
-    """McNemar's test (paired) or clusters by case (independent) on the rows of pass/fail metrics, and
-    what a test against a margin needs of those rows."""
+    """Return McNemar's test (paired) or clusters by case (independent) on the rows of pass/fail metrics.
+
+    Also what a test against a margin needs of those rows.
+    """
     wanted = _mcnemar_wanted(request) and request.paired and summary.cases is not None
     plain = request.cluster is None and not request.n_boot and request.method == "default"
     # An independent pass/fail metric tested against a margin is a difference of two proportions.
@@ -842,8 +847,10 @@ def _assemble(
     present: pl.DataFrame | None,
     pass_fail: _PassFail | None = None,
 ) -> pl.DataFrame:
-    """The finished table: ``patches`` applied in order, the test against the margin, the correction, the
-    ``by`` columns, the rows that apply.
+    """Return the finished table from the base rows and ``patches``.
+
+    The ``patches`` are applied in order, then the test against the margin, the correction, the
+    ``by`` columns, and the rows that apply.
 
     ``present`` says, per ``by`` group, which metrics have any value among the compared runs
     (column ``metric(i)``); None without ``by``. ``pass_fail`` says which rows are pass rates.
@@ -914,9 +921,12 @@ def _refuse_raw_values(request: _Request) -> None:
     raise InvalidParameterError(msg)
 
 
-def _compared_level(frame: pl.DataFrame, stats: SufficientStatistics, request: _Request, stats_of: tuple[str, ...]):
-    """A level of ``stats`` for this request: the two systems, ``GROUP`` when ungrouped, and each requested
-    metric's statistics renamed ``column(stat, i)``."""
+def _compared_level(frame: pl.DataFrame, request: _Request, stats_of: tuple[str, ...]) -> pl.DataFrame:
+    """Return ``frame``, a level of the sufficient statistics, as this request compares it.
+
+    It keeps the two systems, ``GROUP`` when ungrouped, and each requested metric's statistics
+    renamed ``column(stat, i)``.
+    """
     kept = frame.filter(pl.col(request.system).is_in(list(request.names)))
     if not request.by:
         kept = kept.with_columns(pl.lit(0, dtype=pl.Int8).alias(GROUP))
@@ -931,7 +941,7 @@ def _compared_level(frame: pl.DataFrame, stats: SufficientStatistics, request: _
 
 
 def _merged_wide(moments: pl.DataFrame, request: _Request) -> pl.DataFrame:
-    """The group-by of :func:`~mas_eval.stats.summaries.independent_summary` from merged moments."""
+    """Return the group-by of :func:`~mas_eval.stats.summaries.independent_summary` from merged moments."""
     columns = []
     for i in range(len(request.metrics)):
         n, total, m2 = pl.col(column("n", i)), pl.col(column("sum", i)), pl.col(column("m2", i))
@@ -944,7 +954,7 @@ def _merged_wide(moments: pl.DataFrame, request: _Request) -> pl.DataFrame:
 
 
 def _merged_cases(cases: pl.DataFrame, request: _Request, cluster: str | None) -> pl.LazyFrame:
-    """The case table of :func:`~mas_eval.stats.summaries.case_table` from merged per-case sums."""
+    """Return the case table of :func:`~mas_eval.stats.summaries.case_table` from merged per-case sums."""
     assert request.pair_on is not None
     aggs = []
     for i in range(len(request.metrics)):
@@ -998,7 +1008,7 @@ def _merged_non_finite(moments: pl.DataFrame, request: _Request) -> pl.DataFrame
 
 
 def _merged_guard(stats: SufficientStatistics, request: _Request) -> tuple[list[str], dict[tuple[Any, ...], str]]:
-    """The ``dqs_method`` guard on merged statistics: the guarded DQS metrics, and the notes of mixed groups."""
+    """Apply the ``dqs_method`` guard to merged statistics: the guarded DQS metrics, the notes of mixed groups."""
     if stats.methods is None:
         return [], {}
     has = [stat_column("has", c) for c in DQS_METRICS if c in request.metrics]
@@ -1006,7 +1016,7 @@ def _merged_guard(stats: SufficientStatistics, request: _Request) -> tuple[list[
     if not has:
         return [], {}
     guarded = [c.removeprefix("has:") for c in has]
-    methods = _compared_level(stats.methods, stats, request, ())
+    methods = _compared_level(stats.methods, request, ())
     # One stand-in run per (group, system, method) that holds a value: all the guard reads.
     runs = methods.filter(pl.sum_horizontal(has) > 0).select(
         *request.keys, request.system, "dqs_method", *(pl.lit(1.0).alias(c) for c in guarded)
@@ -1032,11 +1042,11 @@ def _compare_merged(stats: SufficientStatistics, request: _Request) -> pl.DataFr
     raise_on_nulls(null_key_counts(stats, request.names, extra), "pair_on/cluster")
     guarded, notes = _merged_guard(stats, request)
 
-    moments = _compared_level(stats.moments, stats, request, ("n", "sum", "m2", "nan", "inf"))
+    moments = _compared_level(stats.moments, request, ("n", "sum", "m2", "nan", "inf"))
     m = len(request.metrics)
     if request.paired and request.pair_on is not None:
         assert stats.cases is not None
-        cases = _compared_level(stats.cases, stats, request, ("n", "sum"))
+        cases = _compared_level(stats.cases, request, ("n", "sum"))
         cases_table = _merged_cases(cases, request, request.cluster)
         cluster = (CLUSTER, request.cluster) if request.cluster is not None else None
         summary = paired_summary_from(cases_table, request.keys, request.pair_on, m, cluster)
@@ -1051,7 +1061,7 @@ def _compare_merged(stats: SufficientStatistics, request: _Request) -> pl.DataFr
             sums = paired_cluster_sums(summary.cases, summary.groups, request.keys, CLUSTER, m)
         else:
             assert stats.clusters is not None
-            clusters = _compared_level(stats.clusters, stats, request, ("n", "shift", "dev"))
+            clusters = _compared_level(stats.clusters, request, ("n", "shift", "dev"))
             residuals = _merged_residual_sums(clusters, moments, request, request.cluster)
             sums = independent_cluster_sums_from(
                 residuals, summary.groups, request.keys, request.system, request.names[0], CLUSTER, m

@@ -40,7 +40,7 @@ def _p_values(value: object) -> bool:
     }
 )
 def adjust_pvalues(p_values: ArrayLike, correction: Correction | None = "holm") -> NDArray[np.float64]:
-    """Adjusted p-values over the family of the finite entries of ``p_values`` (others stay NaN).
+    """Adjust ``p_values`` for multiple testing over the family of their finite entries (others stay NaN).
 
     Parameters
     ----------

@@ -66,7 +66,7 @@ def describe(
     confidence: float = 0.95,
     system: str = "system",
 ) -> pl.DataFrame:
-    r"""The mean of each metric per system (and group), with a confidence interval fit for its kind.
+    r"""Return the mean of each metric per system (and group), with a confidence interval fit for its kind.
 
     Parameters
     ----------
@@ -125,12 +125,44 @@ def describe(
     >>> [round(v, 4) for v in table.row(0, named=True).values() if isinstance(v, float)][2:]
     [0.3006, 0.9544]
     """  # noqa: E501
-    where = "describe"
     names = column_list(metrics, "metrics", required=True)
     groups = column_list(by, "by")
     frame = as_lazy(run_metrics)
     schema = frame.collect_schema()
-    check_columns(schema, [system, *groups], f"{where}: run_metrics")
+    _check_describe_columns(schema, frame, names, [system, *groups], cluster)
+    keys = [*groups, system]
+    base, wide, sums = _sums(frame, keys, names, cluster)
+    if sums.height == 0:  # no metric has a value: no row
+        return pl.DataFrame(schema={**{c: sums.schema[c] for c in [*groups, system]}, **_EMPTY})
+    n = sums["n"].to_numpy().astype(float)
+    sd = sums["sd"].fill_null(np.nan).to_numpy()
+    binary = np.array([schema[m] == pl.Boolean for m in names], dtype=bool)[sums[_METRIC].to_numpy()]
+    if cluster is None:
+        low, high, clusters, interval = _plain_intervals(sums, n, sd, binary, confidence)
+    else:
+        low, high, clusters, interval = _cluster_intervals(base, wide, sums, keys, len(names), binary, confidence)
+    out = sums.select(
+        *groups,
+        system,
+        pl.col(_METRIC).replace_strict(dict(enumerate(names)), return_dtype=pl.String).alias("metric"),
+        pl.Series("kind", np.where(binary, "pass/fail", "graded")),
+        pl.col("n").cast(pl.Int64),
+        clusters,
+        pl.col("mean"),
+        pl.Series("sd", sd, nan_to_null=True),
+        pl.Series("ci_low", low, nan_to_null=True),
+        pl.Series("ci_high", high, nan_to_null=True),
+        pl.Series("interval", interval),
+    )
+    return out
+
+
+def _check_describe_columns(
+    schema: pl.Schema, frame: pl.LazyFrame, names: list[str], keys: list[str], cluster: str | None
+) -> None:
+    """Check that the runs have the key, metric and cluster columns :func:`describe` reads, of usable types."""
+    where = "describe"
+    check_columns(schema, keys, f"{where}: run_metrics")
     check_columns(schema, names, f"{where}: metrics")
     for name in names:
         if not (schema[name].is_numeric() or schema[name] == pl.Boolean):
@@ -139,7 +171,12 @@ def describe(
     if cluster is not None:
         check_columns(schema, [cluster], f"{where}: cluster")
         check_no_nulls(frame, [cluster], f"{where}: cluster")
-    keys = [*groups, system]
+
+
+def _sums(
+    frame: pl.LazyFrame, keys: list[str], names: list[str], cluster: str | None
+) -> tuple[pl.LazyFrame, pl.DataFrame, pl.DataFrame]:
+    """Return the sorted runs, the per-key wide sums, and the long sums: one row per group, metric, system."""
     # One pass over the runs, every metric a column (not one frame per metric): sorted before any sum, so that
     # the means and the cluster sums add their terms in one order.
     values = [_finite(pl.col(metric).cast(pl.Float64)).alias(f"{_VALUE}{i}") for i, metric in enumerate(names)]
@@ -157,7 +194,7 @@ def describe(
         )
         .collect(engine=ENGINE)
     )
-    cell = [*groups, _METRIC, system]
+    cell = [*keys[:-1], _METRIC, keys[-1]]
     parts = [
         wide.select(
             *keys,
@@ -172,71 +209,70 @@ def describe(
     sums = (
         pl.concat(parts).filter(pl.col("n") > 0).sort(cell, nulls_last=True).select(*cell, "n", "total", "mean", "sd")
     )
-    if sums.height == 0:  # no metric has a value: no row
-        return pl.DataFrame(schema={**{c: sums.schema[c] for c in [*groups, system]}, **_EMPTY})
+    return base, wide, sums
+
+
+def _plain_intervals(
+    sums: pl.DataFrame, n: np.ndarray, sd: np.ndarray, binary: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray, pl.Series, np.ndarray]:
+    """Return Wilson's interval of the pass/fail rows and the t interval of the graded ones (no clusters)."""
+    mean = sums["mean"].to_numpy()
+    # Wilson's interval of the pass/fail rows (a graded row's sum is no count of passes).
+    passes = np.where(binary, sums["total"].to_numpy(), 0.0)
+    wilson = proportion_interval(passes, n, "wilson", confidence)
+    with np.errstate(all="ignore"):
+        half = stdtrit(np.maximum(n - 1, 1), 0.5 + confidence / 2) * sd / np.sqrt(n)
+    low = np.where(binary, wilson[0], np.where(n >= 2, mean - half, np.nan))
+    high = np.where(binary, wilson[1], np.where(n >= 2, mean + half, np.nan))
+    clusters = pl.Series("clusters", [None] * sums.height, dtype=pl.Int64)
+    return low, high, clusters, np.where(binary, "wilson", "t")
+
+
+def _cluster_intervals(
+    base: pl.LazyFrame,
+    wide: pl.DataFrame,
+    sums: pl.DataFrame,
+    keys: list[str],
+    m: int,
+    binary: np.ndarray,
+    confidence: float,
+) -> tuple[np.ndarray, np.ndarray, pl.Series, np.ndarray]:
+    """Return the CR1 interval of every row, from its clusters' sums (a pass rate's clipped to [0, 1])."""
     n = sums["n"].to_numpy().astype(float)
     mean = sums["mean"].to_numpy()
-    sd = sums["sd"].fill_null(np.nan).to_numpy()
-    index = sums[_METRIC].to_numpy()
-    binary = np.array([schema[m] == pl.Boolean for m in names], dtype=bool)[index]
-    low, high = np.full(n.shape, np.nan), np.full(n.shape, np.nan)
-    quantile = 0.5 + confidence / 2
-    if cluster is None:
-        # Wilson's interval of the pass/fail rows (a graded row's sum is no count of passes).
-        passes = np.where(binary, sums["total"].to_numpy(), 0.0)
-        wilson = proportion_interval(passes, n, "wilson", confidence)
-        with np.errstate(all="ignore"):
-            half = stdtrit(np.maximum(n - 1, 1), quantile) * sd / np.sqrt(n)
-        low = np.where(binary, wilson[0], np.where(n >= 2, mean - half, np.nan))
-        high = np.where(binary, wilson[1], np.where(n >= 2, mean + half, np.nan))
-        clusters = pl.Series("clusters", [None] * sums.height, dtype=pl.Int64)
-        interval = np.where(binary, "wilson", "t")
-    else:
-        # e_g = sum over cluster g of (y - mean) = s_g - n_g mean, from each cluster's sum and count.
-        per_cluster = (
-            base.group_by([*keys, _CLUSTER], maintain_order=True)
-            .agg(
-                *(pl.col(c).sum().alias(f"s{i}") for i, c in enumerate(columns)),
-                *(pl.col(c).count().alias(f"c{i}") for i, c in enumerate(columns)),
-            )
-            .join(wide.lazy().select(*keys, *(f"mean{i}" for i in range(len(names)))), on=keys, how="left",
-                  nulls_equal=True, maintain_order="left")
-            .group_by(keys, maintain_order=True)
-            .agg(
-                *(((pl.col(f"s{i}") - pl.col(f"c{i}") * pl.col(f"mean{i}")) ** 2).sum().alias(f"ss{i}")
-                  for i in range(len(names))),
-                *((pl.col(f"c{i}") > 0).sum().alias(f"g{i}") for i in range(len(names))),
-            )
-            .collect(engine=ENGINE)
-        )  # fmt: skip
-        scores = pl.concat(
-            [
-                per_cluster.select(*keys, pl.lit(i, pl.Int32).alias(_METRIC), pl.col(f"ss{i}").alias("ss"),
-                                   pl.col(f"g{i}").cast(pl.UInt32).alias("g"))
-                for i in range(len(names))
-            ]
-        )  # fmt: skip
-        aligned = sums.select(cell).join(scores, on=cell, how="left", nulls_equal=True, maintain_order="left")
-        g = aligned["g"].fill_null(0).to_numpy().astype(float)
-        with np.errstate(all="ignore"):
-            se = np.sqrt(g / (g - 1.0) * aligned["ss"].to_numpy()) / n
-            half = stdtrit(np.maximum(g - 1, 1), quantile) * se
-        ok = g >= 2
-        low = np.where(ok, np.where(binary, np.clip(mean - half, 0, 1), mean - half), np.nan)
-        high = np.where(ok, np.where(binary, np.clip(mean + half, 0, 1), mean + half), np.nan)
-        clusters = pl.Series("clusters", g.astype(np.int64))
-        interval = np.full(n.shape, "cluster")
-    out = sums.select(
-        *groups,
-        system,
-        pl.col(_METRIC).replace_strict(dict(enumerate(names)), return_dtype=pl.String).alias("metric"),
-        pl.Series("kind", np.where(binary, "pass/fail", "graded")),
-        pl.col("n").cast(pl.Int64),
-        clusters,
-        pl.col("mean"),
-        pl.Series("sd", sd, nan_to_null=True),
-        pl.Series("ci_low", low, nan_to_null=True),
-        pl.Series("ci_high", high, nan_to_null=True),
-        pl.Series("interval", interval),
-    )
-    return out
+    cell = [*keys[:-1], _METRIC, keys[-1]]
+    # e_g = sum over cluster g of (y - mean) = s_g - n_g mean, from each cluster's sum and count.
+    columns = [f"{_VALUE}{i}" for i in range(m)]
+    per_cluster = (
+        base.group_by([*keys, _CLUSTER], maintain_order=True)
+        .agg(
+            *(pl.col(c).sum().alias(f"s{i}") for i, c in enumerate(columns)),
+            *(pl.col(c).count().alias(f"c{i}") for i, c in enumerate(columns)),
+        )
+        .join(wide.lazy().select(*keys, *(f"mean{i}" for i in range(m))), on=keys, how="left",
+              nulls_equal=True, maintain_order="left")
+        .group_by(keys, maintain_order=True)
+        .agg(
+            *(((pl.col(f"s{i}") - pl.col(f"c{i}") * pl.col(f"mean{i}")) ** 2).sum().alias(f"ss{i}")
+              for i in range(m)),
+            *((pl.col(f"c{i}") > 0).sum().alias(f"g{i}") for i in range(m)),
+        )
+        .collect(engine=ENGINE)
+    )  # fmt: skip
+    scores = pl.concat(
+        [
+            per_cluster.select(*keys, pl.lit(i, pl.Int32).alias(_METRIC), pl.col(f"ss{i}").alias("ss"),
+                               pl.col(f"g{i}").cast(pl.UInt32).alias("g"))
+            for i in range(m)
+        ]
+    )  # fmt: skip
+    aligned = sums.select(cell).join(scores, on=cell, how="left", nulls_equal=True, maintain_order="left")
+    g = aligned["g"].fill_null(0).to_numpy().astype(float)
+    with np.errstate(all="ignore"):
+        se = np.sqrt(g / (g - 1.0) * aligned["ss"].to_numpy()) / n
+        half = stdtrit(np.maximum(g - 1, 1), 0.5 + confidence / 2) * se
+    ok = g >= 2
+    low = np.where(ok, np.where(binary, np.clip(mean - half, 0, 1), mean - half), np.nan)
+    high = np.where(ok, np.where(binary, np.clip(mean + half, 0, 1), mean + half), np.nan)
+    clusters = pl.Series("clusters", g.astype(np.int64))
+    return low, high, clusters, np.full(n.shape, "cluster")

@@ -33,7 +33,14 @@ def zero_sd(var: np.ndarray, *means: np.ndarray) -> np.ndarray:
 
 
 def pooled_sd(n_t: np.ndarray, var_t: np.ndarray, n_c: np.ndarray, var_c: np.ndarray) -> np.ndarray:
-    r""":math:`s_p = \sqrt{((n_T-1)s_T^2 + (n_C-1)s_C^2)/(n_T+n_C-2)}` (the crisis-MAS methodology's pooled SD)."""
+    r"""Return :math:`s_p = \sqrt{((n_T-1)s_T^2 + (n_C-1)s_C^2)/(n_T+n_C-2)}`, the crisis-MAS methodology's pooled SD.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pooled_sd(np.array([3.0]), np.array([0.01]), np.array([3.0]), np.array([0.0058])).round(4)
+    array([0.0889])
+    """
     with np.errstate(all="ignore"):
         return np.sqrt(((n_t - 1.0) * var_t + (n_c - 1.0) * var_c) / (n_t + n_c - 2.0))
 

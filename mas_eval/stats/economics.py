@@ -1,4 +1,4 @@
-r"""Cost-effectiveness: is the treatment's extra cost worth its extra quality, and how sure is that?
+r"""Cost-effectiveness: whether the treatment's extra cost is worth its extra quality, and how sure that is.
 
 A MAS usually costs more than a single agent. "Is it worth it?" is the incremental cost-effectiveness
 ratio (ICER) of health economics: the extra cost per extra unit of quality, here per extra correct
@@ -125,6 +125,8 @@ def fieller_interval(
     ``"exclusive"`` (outside them: :math:`(-\infty, R_1] \cup [R_2, \infty)`) or ``"unbounded"`` (every
     ratio; the roots are NaN); None where an input is NaN.
 
+    Examples
+    --------
     >>> low, high, shape = fieller_interval(*(np.array([v]) for v in (3.0, 0.2, 0.25, 0.0016, 0.004, 1.96)))
     >>> round(float(low[0]), 3), round(float(high[0]), 3), shape[0]
     (9.475, 25.064, 'bounded')
@@ -161,7 +163,7 @@ def _runs(
     names: tuple[str, str],
     pair_on: str | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The compared runs with a finite effect and a finite cost >= 0, and per group how many were set aside."""
+    """Return the compared runs with a finite effect and a finite cost >= 0, and per group how many were set aside."""
     schema = frame.collect_schema()
     check_columns(schema, [system], "cost_effectiveness: system")
     check_columns(schema, [k for k in keys if k != GROUP], "cost_effectiveness: by")
@@ -305,7 +307,7 @@ def _resampled_means(values: Array, n_boot: int, rng: np.random.Generator) -> Ar
     """
     n = values.shape[0]
     rows = max(1, MAX_ELEMENTS // max(n, 1))
-    # One contiguous array per column: taking from it is several times faster than a 3-d gather.
+    # One contiguous array per column to take from, not a 3-d gather (docs/performance.md).
     columns = [np.ascontiguousarray(values[:, j]) for j in range(values.shape[1])]
     out = np.empty((n_boot, values.shape[1]))
     # A loop over chunks of resamples (one for up to 4M drawn indices), each a vector operation.
@@ -361,7 +363,7 @@ def _quadrant(delta_effect: float, delta_cost: float) -> str | None:
 
 
 def _verdict(effect_low: float, effect_high: float, cost_low: float, cost_high: float) -> str | None:
-    """What the two intervals show: dominance, a trade-off, or which difference is not shown."""
+    """Return what the two intervals show: dominance, a trade-off, or which difference is not shown."""
     if not all(np.isfinite(v) for v in (effect_low, effect_high, cost_low, cost_high)):
         return None
     effect = "better" if effect_low > 0 else "worse" if effect_high < 0 else None
@@ -415,7 +417,7 @@ def cost_effectiveness(
     *,
     level: CostLevel = "summary",
 ) -> pl.DataFrame:
-    r"""The treatment's extra cost per extra unit of quality (ICER), with Fieller's and a bootstrap interval.
+    r"""Return the treatment's extra cost per extra unit of quality (ICER), with Fieller's and a bootstrap interval.
 
     Parameters
     ----------

@@ -41,6 +41,8 @@ _ROOT_TOLERANCES = {"xatol": 1e-13, "xrtol": 4 * np.finfo(float).eps, "fatol": 0
 def hedges_correction(df: ArrayLike) -> NDArray[np.float64]:
     r"""Exact :math:`J(\nu) = \Gamma(\nu/2) / (\sqrt{\nu/2}\,\Gamma((\nu-1)/2))`; NaN for :math:`\nu < 2`.
 
+    Examples
+    --------
     >>> round(float(hedges_correction(18.0)), 6)
     0.957646
     """
@@ -51,8 +53,10 @@ def hedges_correction(df: ArrayLike) -> NDArray[np.float64]:
 
 
 def effect_size_label(d: ArrayLike) -> NDArray[np.object_]:
-    """The crisis-MAS methodology's label of ``|d|`` (negligible/small/medium/large at 0.2/0.5/0.8); None for NaN.
+    """Label ``|d|`` as the crisis-MAS methodology does (negligible/small/medium/large at 0.2/0.5/0.8); None for NaN.
 
+    Examples
+    --------
     >>> effect_size_label([0.1, -0.3, 0.5, 0.81, float("nan")]).tolist()
     ['negligible', 'small', 'medium', 'large', None]
     """
@@ -80,7 +84,7 @@ def _cdf_in_nc(nc: NDArray[np.float64], t: NDArray[np.float64], df: NDArray[np.f
 
 
 def _solve_nc(t: NDArray[np.float64], df: NDArray[np.float64], target: float) -> NDArray[np.float64]:
-    """The noncentrality ``nc`` with ``F(t; df, nc) = target``, element-wise."""
+    """Solve for the noncentrality ``nc`` with ``F(t; df, nc) = target``, element-wise."""
 
     def f(nc: NDArray[np.float64], t: NDArray[np.float64], df: NDArray[np.float64]) -> NDArray[np.float64]:
         return _cdf_in_nc(nc, t, df) - target
@@ -140,6 +144,8 @@ def observed_power(nc: ArrayLike, df: ArrayLike, alpha: float = 0.05) -> NDArray
     ``df = inf`` gives the normal (z test) version. For a Student test :math:`\lambda = d\,m`, so this
     is statsmodels' ``TTestIndPower().power(d, n1, alpha, ratio)`` (``TTestPower`` when paired).
 
+    Examples
+    --------
     >>> round(float(observed_power(2.0, 18.0)[0]), 6)
     0.473366
     """

@@ -1,5 +1,7 @@
-r"""Statistics over epochs (repeats of a case by one system): pass@k, pass^k, majority vote,
-cost per correct answer, the compute-matched comparison and the accuracy–cost frontier.
+r"""Statistics over epochs (repeats of a case by one system).
+
+The statistics: pass@k, pass^k, majority vote, cost per correct answer, the compute-matched
+comparison and the accuracy–cost frontier.
 
 Every function takes one row per run (a Polars frame, or anything with ``.runs``) and the names
 of its columns: the outcome ``metric``, ``system``, ``case`` (``case_id``), ``epoch`` (which
@@ -138,9 +140,11 @@ def _runs(
     score: str | None = None,
     binary: bool = True,
 ) -> tuple[pl.DataFrame, bool]:
-    """The runs with a ``metric`` value, sorted by ``keys`` and ``epoch``, with ``_value`` (Float64),
-    ``_position`` (1 for a case's first epoch) and ``_spent``/``_score`` when asked; and whether
-    every value is 0 or 1 (an error when ``binary``)."""
+    """Return the runs with a ``metric`` value, sorted by ``keys`` and ``epoch``, and whether all are 0 or 1.
+
+    The runs have ``_value`` (Float64), ``_position`` (1 for a case's first epoch) and
+    ``_spent``/``_score`` when asked; a value other than 0 or 1 is an error when ``binary``.
+    """
     frame = as_lazy(run_metrics)
     schema = frame.collect_schema()
     named = [*keys, epoch, *([spent] if spent else []), *([score] if score else [])]
@@ -405,7 +409,7 @@ def _interval_rows(
     bounds: tuple[float, float],
     note: str | None,
 ) -> list[dict[str, Any]]:
-    """The pass@k and pass^k rows of one group (a system, or a paired difference) at one k."""
+    """Return the pass@k and pass^k rows of one group (a system, or a paired difference) at one k."""
     n_all = systems[0][0]
     eligible = np.logical_and.reduce([n >= k for n, _, _ in systems])
     chosen = [(n[eligible], c[eligible], sign) for n, c, sign in systems]
@@ -669,7 +673,7 @@ def _difference_rows(
     resample_epochs: bool,
     confidence: float,
 ) -> list[dict[str, Any]]:
-    """The paired difference ``treatment - control`` of each ``by`` group at each k, on the cases both ran."""
+    """Return the paired difference ``treatment - control`` of each ``by`` group at each k, on the cases both ran."""
     cases = [*groups, case]
     mine = table.filter(pl.col(system) == treatment).select(*cases, n_t="n", c_t="passed")
     theirs = table.filter(pl.col(system) == control).select(*cases, n_c="n", c_c="passed")
@@ -719,7 +723,7 @@ def cost_per_correct(
     case: str = "case_id",
     epoch: str = "epoch",
 ) -> pl.DataFrame:
-    r"""What a correct answer costs each system: tokens and cost per correct answer, and per run.
+    r"""Return what a correct answer costs each system: tokens and cost per correct answer, and per run.
 
     Parameters
     ----------
@@ -858,7 +862,7 @@ def compute_matched(
     epoch: str = "epoch",
     confidence: float = 0.95,
 ) -> pl.DataFrame:
-    r"""The treatment (a MAS) against the control (a single agent) given as much compute on each case.
+    r"""Compare the treatment (a MAS) with the control (a single agent) given as much compute on each case.
 
     On each case the control answers by the majority vote (or the run best by ``score``) over its
     first :math:`k` epochs, :math:`k` the smallest whose cumulative tokens (or cost) reach the
@@ -1057,8 +1061,10 @@ def _control_answers(control: pl.DataFrame, cases: list[str], rule: str) -> pl.D
 def _matched_summary(
     table: pl.DataFrame, groups: list[str], binary: bool, confidence: float, said: pl.Expr
 ) -> pl.DataFrame:
-    """The k = 1 and compute-matched rows of each group, over its matched cases; ``said``: the note on the
-    runs set aside, from the cases' :data:`ASIDE` counts."""
+    """Return the k = 1 and compute-matched rows of each group, over its matched cases.
+
+    ``said`` is the note on the runs set aside, from the cases' :data:`ASIDE` counts.
+    """
     keys = groups or [GROUP]
     if not groups:
         table = table.with_columns(pl.lit(0, pl.Int8).alias(GROUP))
@@ -1153,7 +1159,7 @@ def accuracy_cost_frontier(
     case: str = "case_id",
     epoch: str = "epoch",
 ) -> pl.DataFrame:
-    r"""The points of each system's accuracy–cost frontier: pass rate of majority-of-k against spending.
+    r"""Return the points of each system's accuracy–cost frontier: pass rate of majority-of-k against spending.
 
     Parameters
     ----------

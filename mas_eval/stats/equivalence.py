@@ -1,4 +1,4 @@
-r"""Non-inferiority and equivalence: is the treatment as good as the control, within a stated margin?
+r"""Non-inferiority and equivalence: whether the treatment is as good as the control, within a stated margin.
 
 A MAS that is not significantly better than a single agent is not thereby as good: absence of
 evidence of a difference is not evidence of its absence. "As good, at a third of the cost" needs a
@@ -91,10 +91,12 @@ def _arrays(*values: ArrayLike) -> tuple[Array, ...]:
 
 
 def verdicts(hypothesis: str, margin: ArrayLike, shown: ArrayLike) -> list[str | None]:
-    """The words of each row's outcome: ``"non-inferior at δ=0.05"``, ``"equivalent within ±0.05"``, ``"not shown"``.
+    """Word each row's outcome: ``"non-inferior at δ=0.05"``, ``"equivalent within ±0.05"``, ``"not shown"``.
 
     ``shown`` is True, False or None (no test: the verdict is None too).
 
+    Examples
+    --------
     >>> verdicts("noninferior", [0.05, 0.05, 0.05], [True, False, None])
     ['non-inferior at δ=0.05', 'not shown', None]
     >>> verdicts("equivalent", 0.1, [True])
@@ -121,11 +123,17 @@ def _combine(hypothesis: str, lower: tuple[Array, Array], upper: tuple[Array, Ar
 
 
 def shifted_t(estimate: ArrayLike, se: ArrayLike, dof: ArrayLike, margin: ArrayLike) -> dict[str, Array]:
-    r"""The one-sided t tests of ``estimate`` at :math:`-\delta` (``lower``) and :math:`+\delta` (``upper``), unchecked.
+    r"""Test ``estimate`` one-sided by t at :math:`-\delta` (``lower``) and :math:`+\delta` (``upper``), unchecked.
 
     ``t_lower`` :math:`= (\hat\theta + \delta)/SE` with ``p_lower`` :math:`= P(T_\nu \ge t)`;
     ``t_upper`` :math:`= (\hat\theta - \delta)/SE` with ``p_upper`` :math:`= P(T_\nu \le t)`.
     ``dof`` ``inf`` (or NaN) uses the normal distribution. NaN in, NaN out.
+
+    Examples
+    --------
+    >>> out = shifted_t([0.02], [0.03], [40.0], [0.1])
+    >>> {name: round(float(values[0]), 4) for name, values in out.items()}
+    {'t_lower': 4.0, 'p_lower': 0.0001, 't_upper': -2.6667, 'p_upper': 0.0055}
     """
     est, se_, df, delta = _arrays(estimate, se, dof, margin)
     finite = np.isfinite(df) & (df > 0)
@@ -257,7 +265,7 @@ def margin_test(
 
 
 def _tango_z(b: Array, c: Array, n: Array, theta: Array) -> Array:
-    """Tango's (1998) score statistic :math:`Z(\\theta_0)` (module notes); 0 where b - c = n theta_0."""
+    r"""Tango's (1998) score statistic :math:`Z(\theta_0)` (module notes); 0 where b - c = n theta_0."""
     with np.errstate(all="ignore"):
         big_a = 2.0 * n
         big_b = -b - c + (2.0 * n - b + c) * theta
@@ -269,7 +277,7 @@ def _tango_z(b: Array, c: Array, n: Array, theta: Array) -> Array:
 
 
 def _invert(z: Callable[[Array], Array], target: Array) -> Array:
-    r"""The :math:`\theta_0 \in [-1, 1]` with ``z(theta_0) = target``, for a decreasing ``z``; vectorised bisection.
+    r"""Solve ``z(theta_0) = target`` for :math:`\theta_0 \in [-1, 1]`, ``z`` decreasing, by vectorised bisection.
 
     A root beyond an end converges to that end (an interval reaching -1 or 1).
     """
@@ -399,7 +407,7 @@ def tango_test(
 
 
 def _restricted_rates(x_t: Array, n_t: Array, x_c: Array, n_c: Array, theta: Array) -> tuple[Array, Array]:
-    r"""The maximum-likelihood rates :math:`(\tilde p_T, \tilde p_C)` under :math:`p_T - p_C = \theta_0`.
+    r"""Return the maximum-likelihood rates :math:`(\tilde p_T, \tilde p_C)` under :math:`p_T - p_C = \theta_0`.
 
     Farrington & Manning (1990), eq. 5: the cubic's root in trigonometric form; the pooled rate
     where :math:`\theta_0 = 0`.
@@ -423,7 +431,7 @@ def _restricted_rates(x_t: Array, n_t: Array, x_c: Array, n_c: Array, theta: Arr
 
 
 def _fm_z(x_t: Array, n_t: Array, x_c: Array, n_c: Array, theta: Array) -> Array:
-    """Farrington and Manning's score statistic :math:`Z(\\theta_0)` (module notes); 0 at the estimate itself."""
+    r"""Farrington and Manning's score statistic :math:`Z(\theta_0)` (module notes); 0 at the estimate itself."""
     rate_t, rate_c = _restricted_rates(x_t, n_t, x_c, n_c, theta)
     with np.errstate(all="ignore"):
         numerator = x_t / n_t - x_c / n_c - theta
@@ -558,7 +566,7 @@ def hypothesis_step(
     paired_counts: dict[str, Array] | None = None,
     independent_pass_fail: Array | None = None,
 ) -> Patch:
-    r"""The test against the margin that replaces each row's two-sided test in ``compare``.
+    r"""Replace each row's two-sided test in ``compare`` by the test against the margin.
 
     ``rows`` are the finished rows before the correction; ``margin`` holds each row's
     :math:`\delta`. Rows of McNemar's test (``test == "mcnemar"``, with ``paired_counts``, the

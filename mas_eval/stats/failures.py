@@ -102,7 +102,7 @@ _ANNOTATOR = [Predicate(lambda v: isinstance(v, str) and bool(v), "an annotator'
 
 
 def _frames(annotations: Any, runs: Any, where: str) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """The annotations and (if any) the runs, as DataFrames with the columns needed, checked."""
+    """Return the annotations and (if any) the runs, as DataFrames with the columns needed, checked."""
     if isinstance(annotations, Dataset):
         if "annotations" not in annotations:
             msg = (
@@ -150,7 +150,7 @@ def _frames(annotations: Any, runs: Any, where: str) -> tuple[pl.DataFrame, pl.D
 
 
 def _labels(frame: pl.DataFrame, annotator: str | None, where: str) -> pl.DataFrame:
-    """The annotations counted: all, or the named annotator's (who must have annotated something)."""
+    """Return the annotations counted: all, or the named annotator's (who must have annotated something)."""
     if annotator is None:
         return frame
     mine = frame.filter(pl.col("annotator") == annotator)
@@ -553,7 +553,7 @@ _ALL = "_all_modes"
 
 
 def _agreement(rows: pl.DataFrame, keyed: dict[str, Any], by: str) -> pl.DataFrame:
-    """The three coefficients (and the raw agreement) per group of ``by``."""
+    """Return the three coefficients (and the raw agreement) per group of ``by``."""
     alpha = krippendorff_alpha(rows, **keyed, by=by)
     fleiss = fleiss_kappa(rows, **keyed, by=by)
     counted = rows.group_by(by).agg(pl.col("annotator").n_unique().cast(pl.Int64).alias("n_annotators"))

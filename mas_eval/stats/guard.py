@@ -25,11 +25,19 @@ def dqs_method_guard(
     dqs_columns: list[str],
     allow: bool,
 ) -> dict[tuple[Any, ...], str]:
-    """Groups whose compared DQS values come from more than one ``dqs_method``.
+    """Find the groups whose compared DQS values come from more than one ``dqs_method``.
 
     Raises :class:`MixedDqsMethodsError` naming the groups and each system's methods, unless
     ``allow``; then returns ``{group key: description}`` for the rows' warnings. ``runs`` holds
     the DQS columns under their own names and ``dqs_method``.
+
+    Examples
+    --------
+    >>> runs = pl.LazyFrame({"task": ["a"] * 4, "system": ["mas", "mas", "single", "single"],
+    ...                      "dqs": [0.5, 0.6, 0.4, 0.5], "dqs_method": ["judge", "rubric", "judge", "judge"]})
+    >>> dqs_method_guard(runs, keys=["task"], system="system", names=("mas", "single"), dqs_columns=["dqs"],
+    ...                  allow=True)
+    {('a',): "(task='a') mas: judge, rubric; single: judge"}
     """
     has_value = pl.any_horizontal(pl.col(c).is_not_null() for c in dqs_columns)
     per_system = (

@@ -1,5 +1,7 @@
-"""The statistics layer's options: the values each accepts, which of ``compare``'s go together,
-and the columns of the table it returns.
+"""The statistics layer's options.
+
+The values each option accepts, which of ``compare``'s go together, and the columns of the table
+it returns.
 
 Each option's allowed values live in one ``Literal`` type, used in the signatures and read by
 :meth:`~mas_eval.constraints.Options.of` for the checks, so the type hints, the error messages
@@ -108,6 +110,15 @@ class OptionRule:
     ``when`` pairs an option with the values that trigger the rule, or with :data:`GIVEN`; an
     option missing from the checked mapping counts as not given. ``reason`` is the error message,
     formatted with the options (``{test!r}``).
+
+    Examples
+    --------
+    >>> rule = OptionRule(when=(("test", ("wilcoxon",)),), option="cluster", needed=False,
+    ...                   reason="cluster-robust inference does not apply to test={test!r}")
+    >>> check_combinations("compare", {"test": "wilcoxon", "cluster": "case_id"}, rules=(rule,))
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.InvalidParameterError: compare: cluster-robust inference does not apply to test='wilcoxon'
     """
 
     when: tuple[tuple[str, tuple[str, ...] | str], ...]
@@ -116,13 +127,27 @@ class OptionRule:
     reason: str
 
     def applies(self, options: Mapping[str, Any]) -> bool:
-        """Whether ``options`` meet every condition of ``when``."""
+        """Return whether ``options`` meet every condition of ``when``.
+
+        Examples
+        --------
+        >>> rule = OptionRule(when=(("test", ("wilcoxon",)),), option="cluster", needed=False, reason="no")
+        >>> rule.applies({"test": "wilcoxon"}), rule.applies({"test": "welch"})
+        (True, False)
+        """
         return all(
             _given(options.get(name)) if values == GIVEN else options.get(name) in values for name, values in self.when
         )
 
     def broken(self, options: Mapping[str, Any]) -> bool:
-        """Whether ``options`` meet ``when`` and then give ``option`` when they must not, or the reverse."""
+        """Return whether ``options`` meet ``when`` and then give ``option`` when they must not, or the reverse.
+
+        Examples
+        --------
+        >>> rule = OptionRule(when=(("test", ("wilcoxon",)),), option="cluster", needed=False, reason="no")
+        >>> rule.broken({"test": "wilcoxon"}), rule.broken({"test": "wilcoxon", "cluster": "case_id"})
+        (False, True)
+        """
         return self.applies(options) and _given(options.get(self.option)) != self.needed
 
 
@@ -166,7 +191,17 @@ COMPARE_RULES: tuple[OptionRule, ...] = (
 
 
 def check_combinations(where: str, options: Mapping[str, Any], rules: tuple[OptionRule, ...] = COMPARE_RULES) -> None:
-    """Raise :class:`~mas_eval.errors.InvalidParameterError` with the reason of the first broken rule."""
+    """Raise :class:`~mas_eval.errors.InvalidParameterError` with the reason of the first broken rule.
+
+    Examples
+    --------
+    >>> check_combinations("compare", {"test": "welch", "cluster": "case_id"}) is None
+    True
+    >>> check_combinations("compare", {"test": "wilcoxon", "cluster": "case_id"})
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.InvalidParameterError: compare: cluster-robust inference is for the difference in means; it does not apply to test='wilcoxon'
+    """  # noqa: E501
     for rule in rules:
         if rule.broken(options):
             msg = f"{where}: {rule.reason.format(**options)}"
@@ -174,8 +209,10 @@ def check_combinations(where: str, options: Mapping[str, Any], rules: tuple[Opti
 
 
 def canonical_correction(correction: Correction | None) -> str:
-    """The name a (validated) correction stands for: aliases resolved, ``None`` as ``"none"``.
+    """Return the name a (validated) correction stands for: aliases resolved, ``None`` as ``"none"``.
 
+    Examples
+    --------
     >>> canonical_correction("bh"), canonical_correction(None), canonical_correction("holm")
     ('fdr_bh', 'none', 'holm')
     """

@@ -191,6 +191,13 @@ def mcnemar_p_values(b: ArrayLike, c: ArrayLike) -> Array:
     r"""McNemar's exact two-sided p of discordant counts ``b``, ``c`` (arrays of whole numbers, unchecked).
 
     :math:`p = \min(1, 2\,F_{\mathrm{Bin}(b+c, 1/2)}(\min(b, c)))`; 1 when ``b + c = 0``.
+
+    Examples
+    --------
+    As R's ``binom.test(6, 22)$p.value``, :math:`2 \cdot 110056 / 2^{22}`:
+
+    >>> [round(float(p), 6) for p in mcnemar_p_values([6, 0], [16, 0])]
+    [0.052479, 1.0]
     """
     b, c = _as_counts(b, c)
     return np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(b, c), b + c, 0.5))
@@ -256,6 +263,15 @@ def newcombe_paired_interval(
     r"""Newcombe's (1998) method 10 interval of :math:`p_T - p_C` from the paired table (a, b, c, d), unchecked.
 
     See the module notes for the formula; NaN where the table is empty.
+
+    Examples
+    --------
+    The table (59, 6, 16, 80) of Cavo et al. (2012), as Fagerland, Lydersen & Laake (2017, ch. 8)
+    print it: "Newcombe square-and-add: ... 95% CI -0.1186 to -0.0046".
+
+    >>> low, high = newcombe_paired_interval([59], [6], [16], [80], 0.95)
+    >>> round(float(low[0]), 4), round(float(high[0]), 4)
+    (-0.1186, -0.0046)
     """
     a, b, c, d = _as_counts(a, b, c, d)
     n = a + b + c + d
@@ -276,7 +292,7 @@ def newcombe_paired_interval(
 
 @validate_params({"a": [COUNTS], "b": [COUNTS], "c": [COUNTS], "d": [COUNTS], "confidence": [PROBABILITY]})
 def paired_difference(a: ArrayLike, b: ArrayLike, c: ArrayLike, d: ArrayLike, confidence: float = 0.95) -> pl.DataFrame:
-    r"""The difference of two systems' pass rates on the same cases, with Newcombe's method 10 interval and McNemar's p.
+    r"""Compare two systems' pass rates on the same cases: Newcombe's method 10 interval and McNemar's p.
 
     Parameters
     ----------
@@ -354,7 +370,14 @@ PASS_RATE_COLUMNS = [
 
 
 def pass_fail_expression(schema: pl.Schema, name: str, what: str) -> pl.Expr:
-    """Column ``name`` as Float64 0/1 (a Boolean, or numbers; NaN as null); other types are a SchemaError."""
+    """Return column ``name`` as Float64 0/1 (a Boolean, or numbers; NaN as null); other types are a SchemaError.
+
+    Examples
+    --------
+    >>> runs = pl.DataFrame({"solved": [1.0, 0.0, float("nan")]})
+    >>> runs.select(pass_fail_expression(runs.schema, "solved", "metric")).to_series().to_list()
+    [1.0, 0.0, None]
+    """
     dtype = schema[name]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         msg = f"{what} {name!r} has type {dtype}; a pass/fail column is Boolean or holds only 0 and 1"

@@ -18,7 +18,7 @@ __all__ = ["rank_test_step"]
 
 
 def rank_test_step(samples: list[Sample], test: str, *, valid: np.ndarray) -> Patch:
-    """The rank test's ``statistic`` (U of the treatment, or min(W+, W-)) and ``p_value`` for every row.
+    """Return the rank test's ``statistic`` (U of the treatment, or min(W+, W-)) and ``p_value`` for every row.
 
     ``scipy.stats.mannwhitneyu(treatment, control, alternative="two-sided")`` or
     ``scipy.stats.wilcoxon(differences)``, with SciPy's defaults (exact or asymptotic by size,

@@ -55,8 +55,8 @@ CALIBRATION_CONSTRAINTS = {
     "confidence": [COLUMN_NAME],
     "outcome": [COLUMN_NAME],
     "by": [COLUMN_NAMES, NONE],
-    # Quantile bins cost a column each (10,000 take seconds on a few hundred runs), and more bins
-    # than this would leave most empty on any real sample.
+    # Quantile bins cost a column each (docs/performance.md), and more bins than this would leave
+    # most empty on any real sample.
     "bins": [Interval(int, 1, MAX_BINS)],
     "strategy": [Options.of(Strategy)],
     "system": [COLUMN_NAME, NONE],
@@ -70,8 +70,11 @@ def _prepare(
     by: str | Sequence[str] | None,
     system: str | None,
 ) -> tuple[pl.LazyFrame, pl.DataFrame, list[str]]:
-    """Runs ``(keys..., _confidence, _outcome)`` with complete, checked values; the (group, system) list with
-    the :data:`ASIDE` count of runs with a NaN or infinite confidence or outcome, set aside; keys."""
+    """Return the runs ``(keys..., _confidence, _outcome)`` with complete, checked values, the set-aside counts, keys.
+
+    The counts are the (group, system) list with the :data:`ASIDE` count of runs with a NaN or
+    infinite confidence or outcome, set aside.
+    """
     frame = as_lazy(run_metrics)
     keys_by = column_list(by, "by")
     schema = frame.collect_schema()

@@ -80,7 +80,13 @@ _ADDITIVE = ("n", "sum", "nan", "inf", "has")
 
 
 def stat_column(stat: str, name: str) -> str:
-    """Column of statistic ``stat`` of metric ``name`` in a level's frame: ``stat_column("m2", "dqs") == "m2:dqs"``."""
+    """Return the column of statistic ``stat`` of metric ``name`` in a level's frame.
+
+    Examples
+    --------
+    >>> stat_column("m2", "dqs")
+    'm2:dqs'
+    """
     return f"{stat}:{name}"
 
 
@@ -115,6 +121,17 @@ class SufficientStatistics:
         When ``dqs`` or ``dqs_raw`` is a metric and the runs have ``dqs_method``: per
         (``by``..., ``system``, ``dqs_method``) the runs with a value of each (``"has:dqs"``), for
         :func:`~mas_eval.stats.guard.dqs_method_guard`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+    ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+    >>> stats = sufficient_statistics(runs, "dqs", by="task")
+    >>> stats.metrics, stats.by, stats.system, stats.pair_on
+    (('dqs',), ('task',), 'system', None)
+    >>> stats.moments.sort("task", "system").select("task", "system", "n:dqs", "sum:dqs").rows()
+    [('a', 'mas', 2, 1.75), ('a', 'single', 2, 1.0), ('b', 'mas', 2, 1.25), ('b', 'single', 2, 0.75)]
     """
 
     metrics: tuple[str, ...]
@@ -140,7 +157,18 @@ class SufficientStatistics:
 
     @validate_params({"level": [TEXT], "by": [TEXTS, NONE]})
     def level_keys(self, level: str, by: Sequence[str] | None = None) -> list[str]:
-        """The key columns of ``level`` (with ``by`` in place of the built ``by``)."""
+        """Return the key columns of ``level`` (with ``by`` in place of the built ``by``).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+        ...                      "case_id": ["c1", "c2", "c3", "c4"] * 2,
+        ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+        >>> stats = sufficient_statistics(runs, "dqs", by="task", pair_on="case_id")
+        >>> stats.level_keys("moments"), stats.level_keys("cases", by=[])
+        (['task', 'system'], ['case_id', 'system'])
+        """
         by = list(self.by if by is None else by)
         extra = {
             "moments": [self.system],
@@ -151,16 +179,37 @@ class SufficientStatistics:
         return list(dict.fromkeys([*by, *(k for k in extra if k is not None)]))
 
     def levels(self) -> dict[str, pl.DataFrame]:
-        """The levels these sums hold, by name."""
+        """Return the levels these sums hold, by name.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+        ...                      "case_id": ["c1", "c2", "c3", "c4"] * 2,
+        ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+        >>> stats = sufficient_statistics(runs, "dqs", by="task", pair_on="case_id")
+        >>> {name: frame.height for name, frame in stats.levels().items()}
+        {'moments': 4, 'cases': 8}
+        """
         frames = {"moments": self.moments, "cases": self.cases, "clusters": self.clusters, "methods": self.methods}
         return {name: frame for name, frame in frames.items() if frame is not None}
 
     @validate_params({"by": [TEXTS], "drop_case_cluster": [Boolean()]})
     def regrouped(self, by: Sequence[str], *, drop_case_cluster: bool = False) -> SufficientStatistics:
-        """These sums merged over coarser groups: ``by`` a subset of the built ``by``.
+        """Merge these sums over coarser groups: ``by`` a subset of the built ``by``.
 
         With ``drop_case_cluster`` the ``cases`` level is also merged over ``cluster`` (a paired
         comparison without the cluster-robust SE).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+        ...                      "case_id": ["c1", "c2", "c3", "c4"] * 2,
+        ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+        >>> stats = sufficient_statistics(runs, "dqs", by="task")
+        >>> stats.regrouped([]).moments.sort("system").select("system", "n:dqs", "sum:dqs").rows()
+        [('mas', 4, 3.0), ('single', 4, 1.75)]
         """
         missing = [name for name in by if name not in self.by]
         if missing:
@@ -186,10 +235,25 @@ class SufficientStatistics:
 
     @validate_params({"others": [_PARTS]})
     def merge(self, *others: SufficientStatistics) -> SufficientStatistics:
-        """These sums and ``others`` added (see :func:`merge_statistics`)."""
+        """Add ``others`` to these sums (see :func:`merge_statistics`).
+
+        The merged levels' rows come in no set order: sort them to read them.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"task": ["a", "a", "b", "b"] * 2, "system": ["mas"] * 4 + ["single"] * 4,
+        ...                      "case_id": ["c1", "c2", "c3", "c4"] * 2,
+        ...                      "dqs": [1.0, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.5]})
+        >>> first = sufficient_statistics(runs[:4], "dqs", by="task")
+        >>> second = sufficient_statistics(runs[4:], "dqs", by="task")
+        >>> first.merge(second).moments.sort("task", "system").select("task", "system", "n:dqs").rows()
+        [('a', 'mas', 2), ('a', 'single', 2), ('b', 'mas', 2), ('b', 'single', 2)]
+        """
         return merge_statistics([self, *others])
 
     def __add__(self, other: SufficientStatistics) -> SufficientStatistics:
+        """Add ``other`` to these sums (``a + b`` is ``a.merge(b)``)."""
         return merge_statistics([self, other])
 
 
@@ -369,8 +433,10 @@ def _stat_columns(level: str, names: Sequence[str]) -> list[str]:
 
 
 def _merge_frames(frames: Sequence[pl.DataFrame], keys: Sequence[str], metrics: Sequence[str]) -> pl.DataFrame:
-    r"""Records of the same ``keys`` added: counts and sums summed, shifted sums and :math:`M_2` merged
-    (module Notes). ``frames`` share one layout; the result has it too, so merges nest."""
+    r"""Add the records of the same ``keys``: counts and sums summed, shifted sums and :math:`M_2` merged.
+
+    The merge is the module Notes'. ``frames`` share one layout; the result has it too, so merges nest.
+    """
     stacked = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
     columns = stacked.columns
     aggs: list[pl.Expr] = [pl.col(RUNS).sum()] if RUNS in columns else []
@@ -473,7 +539,7 @@ def check_request(stats: SufficientStatistics, *, metrics: Sequence[str], system
 
 
 def null_key_counts(stats: SufficientStatistics, names: tuple[str, str], columns: Sequence[str]) -> dict[str, int]:
-    """Runs of the two compared systems with a null ``pair_on`` / ``cluster`` (from the finest level holding it)."""
+    """Count the runs of the two compared systems with a null ``pair_on`` / ``cluster`` (finest level holding it)."""
     level = stats.cases if stats.cases is not None else stats.clusters
     if level is None or not columns:
         return {}
@@ -483,7 +549,7 @@ def null_key_counts(stats: SufficientStatistics, names: tuple[str, str], columns
 
 
 def no_runs_error(stats: SufficientStatistics, names: tuple[str, str]) -> DataError | None:
-    """``compare``'s error when a compared system has no runs at all, or None."""
+    """Return ``compare``'s error when a compared system has no runs at all, or None."""
     runs = stats.moments.group_by(stats.system).agg(pl.col(RUNS).sum())
     counts = dict(runs.iter_rows())  # one row per system (a handful), not per run
     missing = [name for name in names if not counts.get(name)]

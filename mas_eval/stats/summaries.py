@@ -43,12 +43,24 @@ Sample = tuple[np.ndarray, np.ndarray | None] | None
 
 
 def column(stat: str, i: int) -> str:
-    """Column of statistic ``stat`` of the i-th metric: ``column("n_pairs", 3) == "n_pairs_3"``."""
+    """Return the column of statistic ``stat`` of the i-th metric.
+
+    Examples
+    --------
+    >>> column("n_pairs", 3)
+    'n_pairs_3'
+    """
     return f"{stat}_{i}"
 
 
 def metric(i: int) -> str:
-    """Internal name of the i-th metric's values."""
+    """Return the internal name of the i-th metric's values.
+
+    Examples
+    --------
+    >>> metric(0)
+    '_metric_0'
+    """
     return column("_metric", i)
 
 
@@ -62,17 +74,36 @@ class Summary:
 
 
 def flat(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``(G, M)`` arrays as table rows in output order (group-major, metric-minor)."""
+    """Return ``(G, M)`` arrays as table rows in output order (group-major, metric-minor).
+
+    Examples
+    --------
+    >>> flat({"mean_t": np.array([[1.0, 2.0], [3.0, 4.0]])})
+    {'mean_t': array([1., 2., 3., 4.])}
+    """
     return {name: np.asarray(values, dtype=float).reshape(-1) for name, values in arrays.items()}
 
 
 def align(groups: pl.DataFrame, frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
-    """``frame``'s rows in the order of ``groups`` (null keys match null keys; missing groups are null)."""
+    """Return ``frame``'s rows in the order of ``groups`` (null keys match null keys; missing groups are null).
+
+    Examples
+    --------
+    >>> groups = pl.DataFrame({"task": ["a", "b", None]})
+    >>> align(groups, pl.DataFrame({"task": [None, "a"], "n": [2, 5]}), ["task"]).rows()
+    [('a', 5), ('b', None), (None, 2)]
+    """
     return groups.join(frame, on=list(keys), how="left", nulls_equal=True, maintain_order="left")
 
 
 def to_arrays(frame: pl.DataFrame, stats: Sequence[str], m: int) -> dict[str, np.ndarray]:
-    """``{stat: (G, M) float array}`` from the columns ``column(stat, i)``, i < m, of each statistic."""
+    """Return ``{stat: (G, M) float array}`` from the columns ``column(stat, i)``, i < m, of each statistic.
+
+    Examples
+    --------
+    >>> to_arrays(pl.DataFrame({"n_0": [3, 4], "n_1": [5, 6]}), ["n"], 2)["n"].tolist()
+    [[3.0, 5.0], [4.0, 6.0]]
+    """
     out = {}
     for stat in stats:
         block = frame.select(pl.col(column(stat, i)).cast(pl.Float64) for i in range(m))
@@ -101,9 +132,17 @@ def realign(summary: Summary, groups: pl.DataFrame, keys: Sequence[str]) -> Summ
 def independent_summary(
     runs: pl.LazyFrame, keys: Sequence[str], system: str, treatment: str, control: str, m: int
 ) -> Summary:
-    """n (non-null), mean and variance (ddof 1) of every metric per group and system: one group-by.
+    """N (non-null), mean and variance (ddof 1) of every metric per group and system: one group-by.
 
     The arrays are ``n_t``, ``mean_t``, ``var_t`` (treatment) and ``n_c``, ``mean_c``, ``var_c``.
+
+    Examples
+    --------
+    >>> runs = pl.LazyFrame({"task": ["a"] * 5, "system": ["mas"] * 3 + ["single"] * 2,
+    ...                      "_metric_0": [1.0, 2.0, 3.0, 2.0, 4.0]})
+    >>> summary = independent_summary(runs, ["task"], "system", "mas", "single", 1)
+    >>> {name: values.tolist() for name, values in summary.arrays.items()}
+    {'n_t': [[3.0]], 'mean_t': [[2.0]], 'var_t': [[1.0]], 'n_c': [[2.0]], 'mean_c': [[3.0]], 'var_c': [[2.0]]}
     """
     aggs = []
     for i in range(m):
@@ -120,8 +159,11 @@ def independent_summary(
 def independent_summary_from(
     wide: pl.DataFrame, keys: Sequence[str], system: str, treatment: str, control: str, m: int
 ) -> Summary:
-    """:func:`independent_summary` from its group-by: one row per (group, system) with ``n_{i}``,
-    ``mean_{i}`` and ``var_{i}`` (also what merged sufficient statistics give)."""
+    """Return :func:`independent_summary` from its group-by.
+
+    The group-by has one row per (group, system) with ``n_{i}``, ``mean_{i}`` and ``var_{i}`` (also
+    what merged sufficient statistics give).
+    """
     groups = _sorted_groups(wide, keys)
     arrays: dict[str, np.ndarray] = {}
     for side, name in (("t", treatment), ("c", control)):
@@ -150,9 +192,11 @@ def _case_level(
     m: int,
     cluster: str | None,
 ) -> pl.LazyFrame:
-    """One row per (group, case): per system s (``t``, ``c``) the case mean ``case_mean_{s}_{i}`` and the
-    runs it averages ``case_runs_{s}_{i}``, and their ``difference_{i}``; with ``cluster``, each system's
-    first cluster ``case_cluster_{s}`` and distinct clusters ``n_case_clusters_{s}``, and the case's ``cluster``.
+    """Return one row per (group, case) with each system's case means and their differences.
+
+    Per system s (``t``, ``c``) the case mean ``case_mean_{s}_{i}`` and the runs it averages
+    ``case_runs_{s}_{i}``, and their ``difference_{i}``; with ``cluster``, each system's first
+    cluster ``case_cluster_{s}`` and distinct clusters ``n_case_clusters_{s}``, and the case's ``cluster``.
     """
     aggs = []
     for i in range(m):
@@ -175,9 +219,11 @@ def case_table(
     m: int,
     cluster: str | None,
 ) -> pl.LazyFrame:
-    """The case table of :func:`_case_level` from one row per (group, case, system) holding
-    ``case_mean_{i}``, ``case_runs_{i}`` and, with ``cluster``, ``case_cluster`` and ``n_case_clusters``
-    (from the runs, or from merged per-case sums)."""
+    """Return the case table of :func:`_case_level` from one row per (group, case, system).
+
+    Each row holds ``case_mean_{i}``, ``case_runs_{i}`` and, with ``cluster``, ``case_cluster`` and
+    ``n_case_clusters`` (from the runs, or from merged per-case sums).
+    """
 
     def side(name: str, tag: str) -> pl.LazyFrame:
         renames = [pl.col(column("case_mean", i)).alias(column(f"case_mean_{tag}", i)) for i in range(m)]

@@ -27,7 +27,17 @@ Array = NDArray[np.float64]
 
 
 def welch_dof(v1: Array, n1: Array, v2: Array, n2: Array) -> Array:
-    r"""Welch–Satterthwaite degrees of freedom."""
+    r"""Return the Welch–Satterthwaite degrees of freedom of two samples' variances and sizes.
+
+    :math:`\nu = (v_1/n_1 + v_2/n_2)^2 / \left(\frac{(v_1/n_1)^2}{n_1 - 1} + \frac{(v_2/n_2)^2}{n_2 - 1}\right)`
+    (Welch 1947; R's ``t.test(var.equal = FALSE)``); element by element, unchecked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> welch_dof(np.array([0.01]), np.array([3.0]), np.array([0.0058]), np.array([3.0])).round(4)
+    array([3.736])
+    """
     with np.errstate(all="ignore"):
         a, b = v1 / n1, v2 / n2
         return (a + b) ** 2 / (a**2 / (n1 - 1.0) + b**2 / (n2 - 1.0))
@@ -38,6 +48,8 @@ def t_inference(estimate: ArrayLike, se: ArrayLike, dof: ArrayLike, confidence: 
 
     Two-sided; ``dof`` may be ``inf`` (normal reference distribution). NaN in, NaN out.
 
+    Examples
+    --------
     >>> out = t_inference([1.0], [0.5], [10.0], 0.95)
     >>> round(float(out["statistic"][0]), 3), round(float(out["p_value"][0]), 6)
     (2.0, 0.073388)

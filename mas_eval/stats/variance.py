@@ -1,5 +1,7 @@
-r"""Variance components of repeated evaluations (case, epoch, judge), the ICC, the design effect,
-and the design of cases × epochs they imply for a comparison.
+r"""Variance components of repeated evaluations (case, epoch, judge), and the designs they imply.
+
+The components, the ICC, the design effect, and the design of cases × epochs they imply for a
+comparison.
 
 A score :math:`y_{iel}` of case :math:`i`, epoch :math:`e` (a run of the case) and, when several
 scorers score every run, judge :math:`l`, is modelled as
@@ -63,7 +65,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -143,10 +145,13 @@ def _scores(
     system: str,
     where: str,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The finite scores ``_y`` keyed by ``groups, case, epoch[, judge]`` (differences when
-    ``paired``), sorted, and per group the values set aside (``_aside``) and unmatched (``_unmatched``).
+    """Return the finite scores ``_y`` keyed by ``groups, case, epoch[, judge]``, and what was left out.
 
-    Without ``groups`` the frames have a constant key, :data:`~mas_eval.stats._common.GROUP`."""
+    The scores are differences when ``paired``, sorted; per group, the values set aside
+    (``_aside``) and unmatched (``_unmatched``).
+
+    Without ``groups`` the frames have a constant key, :data:`~mas_eval.stats._common.GROUP`.
+    """
     schema = frame.collect_schema()
     check_columns(schema, [metric], f"{where}: metric")
     named = [*groups, case, epoch, *([judge] if judge else []), *([system] if paired else [])]
@@ -200,7 +205,7 @@ def _scores(
 
 
 def _one_way(obs: pl.DataFrame, groups: list[str], case: str, value: str) -> pl.DataFrame:
-    """Per group: cases ``a``, observations ``N``, :math:`\\sum n_i^2`, ``ssb``, ``ssw`` of ``value`` over cases."""
+    r"""Per group: cases ``a``, observations ``N``, :math:`\sum n_i^2`, ``ssb``, ``ssw`` of ``value`` over cases."""
     keys = groups
     per_case = obs.group_by([*keys, case], maintain_order=True).agg(
         n=pl.len().cast(pl.Float64),
@@ -273,7 +278,7 @@ def satterthwaite(
 
 
 def icc_interval(f: Array, df1: Array, df2: Array, n0: Array, confidence: float) -> tuple[Array, Array]:
-    r"""The exact F-based interval of the one-way ICC (Shrout & Fleiss 1979, ICC(1,1)), elementwise.
+    r"""Return the exact F-based interval of the one-way ICC (Shrout & Fleiss 1979, ICC(1,1)), elementwise.
 
     >>> low, high = icc_interval(np.array([11.24 / 6.26]), np.array([5.0]), np.array([18.0]), np.array([4.0]), 0.95)
     >>> round(float(low[0]), 3), round(float(high[0]), 3)
@@ -550,8 +555,23 @@ def _notes(table: pl.DataFrame) -> list[list[str]]:
     return notes
 
 
-def _anova_rows(table: pl.DataFrame, keys: list[str], judged: bool, confidence: float) -> pl.DataFrame:
-    """The ANOVA rows of every group at once: numpy over the groups' mean squares."""
+class _MeanSquares(NamedTuple):
+    """Each group's sizes, degrees of freedom and the case and epoch mean squares of the one-way ANOVA."""
+
+    a: Array
+    big_n: Array
+    sum_n2: Array
+    L: Array
+    df_case: Array
+    df_epoch: Array
+    n0: Array
+    ms_case: Array
+    ms_epoch: Array
+    repeated: Array
+
+
+def _mean_squares(table: pl.DataFrame) -> _MeanSquares:
+    """Return the groups' sizes, degrees of freedom and case and epoch mean squares from their sums of squares."""
     a, big_n, sum_n2 = (table[c].to_numpy() for c in ("a", "N", "sum_n2"))
     L = table["L"].to_numpy().astype(float)  # noqa: N806 (the judges' L of the formulas)
     df_case, df_epoch = a - 1.0, big_n - a
@@ -559,8 +579,17 @@ def _anova_rows(table: pl.DataFrame, keys: list[str], judged: bool, confidence: 
     with np.errstate(all="ignore"):
         ms_case = L * table["ssb"].to_numpy() / df_case
         ms_epoch = np.where(df_epoch > 0, L * table["ssw"].to_numpy() / np.where(df_epoch > 0, df_epoch, 1.0), np.nan)
-    repeated = df_epoch > 0
+    return _MeanSquares(a, big_n, sum_n2, L, df_case, df_epoch, n0, ms_case, ms_epoch, df_epoch > 0)
+
+
+def _components(
+    table: pl.DataFrame, ms: _MeanSquares, judged: bool, confidence: float
+) -> tuple[dict[str, tuple[Array, Array, Array, Array]], tuple[Array, Array, Array] | None]:
+    """Return each component's (estimate, dof, low, high) by Satterthwaite, and the judges' ICC when ``judged``."""
+    a, big_n, L, n0, repeated = ms.a, ms.big_n, ms.L, ms.n0, ms.repeated  # noqa: N806 (the judges' L)
+    ms_case, ms_epoch, df_case, df_epoch = ms.ms_case, ms.ms_epoch, ms.df_case, ms.df_epoch
     values: dict[str, tuple[Array, Array, Array, Array]] = {}
+    judge_icc = None
     if judged:
         df_judge, df_res = L - 1.0, (big_n - 1.0) * (L - 1.0)
         ms_judge = table["ss_judge"].to_numpy() / df_judge
@@ -580,6 +609,15 @@ def _anova_rows(table: pl.DataFrame, keys: list[str], judged: bool, confidence: 
     else:
         values["case"] = satterthwaite([1.0 / n0, -1.0 / n0], [ms_case, ms_epoch], [df_case, df_epoch], confidence)
         values["epoch"] = satterthwaite([np.ones_like(a)], [ms_epoch], [df_epoch], confidence)
+    return values, judge_icc
+
+
+def _anova_rows(table: pl.DataFrame, keys: list[str], judged: bool, confidence: float) -> pl.DataFrame:
+    """Return the ANOVA rows of every group at once: numpy over the groups' mean squares."""
+    ms = _mean_squares(table)
+    a, big_n, sum_n2, L, n0, repeated = ms.a, ms.big_n, ms.sum_n2, ms.L, ms.n0, ms.repeated  # noqa: N806 (L)
+    ms_case, ms_epoch, df_case, df_epoch = ms.ms_case, ms.ms_epoch, ms.df_case, ms.df_epoch
+    values, judge_icc = _components(table, ms, judged, confidence)
     with np.errstate(all="ignore"):
         f = ms_case / ms_epoch
         # (F - 1)/(F + n0 - 1), written so that no epoch noise at all (MS_epoch = 0) gives 1, not inf/inf.
@@ -642,7 +680,7 @@ def _anova_rows(table: pl.DataFrame, keys: list[str], judged: bool, confidence: 
 def _reml_rows(
     rows: pl.DataFrame, data: pl.DataFrame, keys: list[str], case: str, run: list[str], judge: str | None
 ) -> pl.DataFrame:
-    """The ANOVA rows with REML's points in place of the estimates, and no intervals."""
+    """Return the ANOVA rows with REML's points in place of the estimates, and no intervals."""
     fitted: list[dict[str, Any]] = []
     parts = data.partition_by(keys, as_dict=True, maintain_order=True)
     # One MixedLM fit per group, as statsmodels fits one model at a time; never one per run.
@@ -766,7 +804,7 @@ def plan(
     max_cases: int = 100_000,
     paired: bool = True,
 ) -> pl.DataFrame:
-    r"""The cases × epochs that reach a power at least cost, given the variance components.
+    r"""Plan the cases × epochs that reach a power at least cost, given the variance components.
 
     Parameters
     ----------
