@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -340,6 +341,130 @@ def _treated(interventions: pl.LazyFrame, table: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _take(frame: pl.DataFrame, done: pl.DataFrame) -> pl.DataFrame:
+    """Return ``frame`` without the (run, diagnosis) pairs of ``done``."""
+    return frame.join(done.select(RUN_KEY, "diagnosis"), on=[RUN_KEY, "diagnosis"], how="anti")
+
+
+def _matched_rows(frame: pl.DataFrame, side: str, label: str | pl.Expr, other: str) -> pl.DataFrame:
+    """Labels rows of a match frame: ``matched_to`` is its ``other`` column, with that match's tier and score."""
+    return _rows(frame, side, label, matched_to=pl.col(other), tier=pl.col("tier"), score=pl.col("score"))
+
+
+def _final_list(ddx: pl.LazyFrame) -> pl.DataFrame:
+    """Return (run, diagnosis) of every run's final list, each string once."""
+    return (
+        ddx.filter((pl.col("round") == FINAL_ROUND) & (pl.col("stance") == "final"))
+        .select(RUN_KEY, "diagnosis")
+        .drop_nulls()
+        .unique()
+        .collect()
+    )
+
+
+def _case_truth(runs: pl.LazyFrame, ground_truth: pl.LazyFrame) -> pl.DataFrame:
+    """Return (run, diagnosis) of the ground truth of every run's case, each string once."""
+    return (
+        runs.select(pl.col(RUN_KEY).cast(pl.String), pl.col("case_id").cast(pl.String))
+        .unique()
+        .join(ground_truth.select(pl.col("case_id").cast(pl.String), pl.col("diagnosis").cast(pl.String)), on="case_id")
+        .select(RUN_KEY, "diagnosis")
+        .drop_nulls()
+        .unique()
+        .collect()
+    )
+
+
+@dataclass(frozen=True)
+class _Unmatched:
+    """The unmatched diagnoses of both sides after TP, and the tables the presets check them against."""
+
+    pairs: Callable[[pl.DataFrame, pl.DataFrame | pl.LazyFrame], pl.DataFrame]
+    final: pl.DataFrame
+    truth: pl.DataFrame
+    ddx: pl.LazyFrame
+    critical: pl.LazyFrame
+    messages: pl.LazyFrame
+    treated: pl.DataFrame
+    patterns: tuple[str, ...]
+
+    @property
+    def debate(self) -> pl.LazyFrame:
+        """The messages of the debate round."""
+        return self.messages.filter(pl.col("round") == DEBATE)
+
+    def tm_sm(self, open_truth: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Return the TM-SM rows among ``open_truth`` and the ground truth left after them."""
+        best = _best(self.pairs(open_truth, self.treated)).rename({"left": "diagnosis"})
+        return _matched_rows(best, "ground_truth", "TM-SM", "right"), _take(open_truth, best)
+
+
+def _spec_labels(rest: _Unmatched) -> list[pl.DataFrame]:
+    """Label the unmatched diagnoses as the metrics guide does: CAA, FP, AE, TM-SM, FN (see :func:`classify`)."""
+    supported = (
+        rest.critical.filter(pl.col("evidence").list.len() > 0).select(RUN_KEY, "diagnosis").drop_nulls().unique()
+    )
+    caa = _best(rest.pairs(rest.final, supported)).rename({"left": "diagnosis"})
+    excluded_rows = rest.ddx.filter((pl.col("round") == DEBATE) & (pl.col("stance") == "excluded"))
+    excluded_rows = excluded_rows.select(RUN_KEY, "diagnosis").drop_nulls().unique()
+    by_stance = rest.pairs(rest.truth, excluded_rows).filter(pl.col("tier") != "unmatched")
+    refuted = pl.concat(
+        [_excluded_in_debate(rest.truth, rest.debate, rest.patterns), by_stance.select(RUN_KEY, diagnosis="left")]
+    ).unique()
+    tm_sm, missed = rest.tm_sm(_take(rest.truth, refuted))
+    return [
+        _matched_rows(caa, "system", "CAA", "right"),
+        _rows(_take(rest.final, caa), "system", "FP"),
+        _rows(refuted, "ground_truth", "AE"),
+        tm_sm,
+        _rows(missed, "ground_truth", "FN"),
+    ]
+
+
+def _lddx_v8_labels(rest: _Unmatched) -> list[pl.DataFrame]:
+    """Label the unmatched diagnoses as Local-DDx v8's evaluator does: FP, AE, TM-SM, FN (see :func:`classify`)."""
+    considered = _considered_in_transcript(rest.truth, rest.messages)
+    tm_sm, missed = rest.tm_sm(_take(rest.truth, considered))
+    return [
+        _rows(rest.final, "system", "FP"),
+        _rows(considered, "ground_truth", "AE"),
+        tm_sm,
+        _rows(missed, "ground_truth", "FN"),
+    ]
+
+
+def _team_cant_miss(critical: pl.LazyFrame) -> pl.DataFrame:
+    """Return the team's can't-miss list: names de-duplicated by lowercase text without ``*``, first by rank."""
+    key = pl.col("diagnosis").str.strip_chars("*").str.strip_chars().str.to_lowercase()
+    return (
+        critical.filter(pl.col("agent_id") == TEAM)
+        .filter(pl.col("diagnosis").is_not_null())
+        .with_columns(key=key, mentions=pl.col("mentions").fill_null(1))
+        .sort(RUN_KEY, "key", "rank", "diagnosis", nulls_last=True)
+        .group_by(RUN_KEY, "key", maintain_order=True)
+        .first()
+        .select(RUN_KEY, "diagnosis", "mentions")
+        .collect()
+    )
+
+
+def _lddx_v6_labels(rest: _Unmatched, caa_mentions: int) -> list[pl.DataFrame]:
+    """Label the unmatched diagnoses as Local-DDx v6's evaluator does: CAA/TP, FP, TM-SM, AE, FN (:func:`classify`)."""
+    team = _team_cant_miss(rest.critical)
+    caught = assign(rest.pairs(rest.truth, team.select(RUN_KEY, "diagnosis")))
+    caught = caught.join(team.rename({"diagnosis": "right"}), on=[RUN_KEY, "right"], how="left")
+    label = pl.when(pl.col("mentions") >= caa_mentions).then(pl.lit("TP")).otherwise(pl.lit("CAA"))
+    tm_sm, left = rest.tm_sm(_take(rest.truth, caught.select(RUN_KEY, diagnosis="left")))
+    refuted = _excluded_in_debate(left, rest.debate, rest.patterns)
+    return [
+        _matched_rows(caught.rename({"left": "diagnosis"}), "ground_truth", label, "right"),
+        _rows(rest.final, "system", "FP"),
+        tm_sm,
+        _rows(refuted, "ground_truth", "AE"),
+        _rows(_take(left, refuted), "ground_truth", "FN"),
+    ]
+
+
 _PARAMS = {
     "preset": [Options(("spec", "lddx-v6", "lddx-v8"))],
     "threshold": [Interval(float, 0, 1, closed="right")],
@@ -460,96 +585,28 @@ def classify(
         return match_pairs(left, right, left_on="diagnosis", right_on="diagnosis", by=RUN_KEY, **equivalence)
 
     ddx = ddx.with_columns(pl.col(RUN_KEY).cast(pl.String), pl.col("diagnosis").cast(pl.String))
-    final = (
-        ddx.filter((pl.col("round") == FINAL_ROUND) & (pl.col("stance") == "final"))
-        .select(RUN_KEY, "diagnosis")
-        .drop_nulls()
-        .unique()
-        .collect()
-    )
-    truth = (
-        runs.select(pl.col(RUN_KEY).cast(pl.String), pl.col("case_id").cast(pl.String))
-        .unique()
-        .join(ground_truth.select(pl.col("case_id").cast(pl.String), pl.col("diagnosis").cast(pl.String)), on="case_id")
-        .select(RUN_KEY, "diagnosis")
-        .drop_nulls()
-        .unique()
-        .collect()
-    )
+    final, truth = _final_list(ddx), _case_truth(runs, ground_truth)
     matched = assign(pairs(final, truth))
     out = [
-        _rows(
-            matched.rename({"left": "diagnosis"}), "system", "TP",
-            matched_to=pl.col("right"), tier=pl.col("tier"), score=pl.col("score"),
-        ),
-        _rows(
-            matched.rename({"right": "diagnosis"}), "ground_truth", "TP",
-            matched_to=pl.col("left"), tier=pl.col("tier"), score=pl.col("score"),
-        ),
-    ]  # fmt: skip
-    final_open = final.join(matched.select(RUN_KEY, diagnosis="left"), on=[RUN_KEY, "diagnosis"], how="anti")
-    truth_open = truth.join(matched.select(RUN_KEY, diagnosis="right"), on=[RUN_KEY, "diagnosis"], how="anti")
-    critical = ddx.filter((pl.col("round") == CANT_MISS) & (pl.col("stance") == "critical"))
-    debate = messages.with_columns(pl.col(RUN_KEY).cast(pl.String)).filter(pl.col("round") == DEBATE)
-    treated = _treated(interventions.with_columns(pl.col(RUN_KEY).cast(pl.String)), table)
-
-    def take(frame: pl.DataFrame, done: pl.DataFrame) -> pl.DataFrame:
-        return frame.join(done.select(RUN_KEY, "diagnosis"), on=[RUN_KEY, "diagnosis"], how="anti")
-
-    def tm_sm(open_truth: pl.DataFrame) -> pl.DataFrame:
-        best = _best(pairs(open_truth, treated)).rename({"left": "diagnosis"})
-        out.append(
-            _rows(best, "ground_truth", "TM-SM", matched_to=pl.col("right"), tier=pl.col("tier"), score=pl.col("score"))
-        )
-        return take(open_truth, best)
-
+        _matched_rows(matched.rename({"left": "diagnosis"}), "system", "TP", "right"),
+        _matched_rows(matched.rename({"right": "diagnosis"}), "ground_truth", "TP", "left"),
+    ]
+    rest = _Unmatched(
+        pairs=pairs,
+        final=final.join(matched.select(RUN_KEY, diagnosis="left"), on=[RUN_KEY, "diagnosis"], how="anti"),
+        truth=truth.join(matched.select(RUN_KEY, diagnosis="right"), on=[RUN_KEY, "diagnosis"], how="anti"),
+        ddx=ddx,
+        critical=ddx.filter((pl.col("round") == CANT_MISS) & (pl.col("stance") == "critical")),
+        messages=messages.with_columns(pl.col(RUN_KEY).cast(pl.String)),
+        treated=_treated(interventions.with_columns(pl.col(RUN_KEY).cast(pl.String)), table),
+        patterns=patterns,
+    )
     if preset == "spec":
-        supported = (
-            critical.filter(pl.col("evidence").list.len() > 0).select(RUN_KEY, "diagnosis").drop_nulls().unique()
-        )
-        caa = _best(pairs(final_open, supported)).rename({"left": "diagnosis"})
-        out.append(_rows(caa, "system", "CAA", matched_to=pl.col("right"), tier=pl.col("tier"), score=pl.col("score")))
-        out.append(_rows(take(final_open, caa), "system", "FP"))
-        excluded_rows = ddx.filter((pl.col("round") == DEBATE) & (pl.col("stance") == "excluded"))
-        excluded_rows = excluded_rows.select(RUN_KEY, "diagnosis").drop_nulls().unique()
-        by_stance = pairs(truth_open, excluded_rows).filter(pl.col("tier") != "unmatched")
-        refuted = pl.concat(
-            [_excluded_in_debate(truth_open, debate, patterns), by_stance.select(RUN_KEY, diagnosis="left")]
-        ).unique()
-        out.append(_rows(refuted, "ground_truth", "AE"))
-        out.append(_rows(tm_sm(take(truth_open, refuted)), "ground_truth", "FN"))
+        out.extend(_spec_labels(rest))
     elif preset == "lddx-v8":
-        out.append(_rows(final_open, "system", "FP"))
-        every_round = messages.with_columns(pl.col(RUN_KEY).cast(pl.String))
-        considered = _considered_in_transcript(truth_open, every_round)
-        out.append(_rows(considered, "ground_truth", "AE"))
-        out.append(_rows(tm_sm(take(truth_open, considered)), "ground_truth", "FN"))
+        out.extend(_lddx_v8_labels(rest))
     else:
-        key = pl.col("diagnosis").str.strip_chars("*").str.strip_chars().str.to_lowercase()
-        team = (
-            critical.filter(pl.col("agent_id") == TEAM)
-            .filter(pl.col("diagnosis").is_not_null())
-            .with_columns(key=key, mentions=pl.col("mentions").fill_null(1))
-            .sort(RUN_KEY, "key", "rank", "diagnosis", nulls_last=True)
-            .group_by(RUN_KEY, "key", maintain_order=True)
-            .first()
-            .select(RUN_KEY, "diagnosis", "mentions")
-            .collect()
-        )
-        caught = assign(pairs(truth_open, team.select(RUN_KEY, "diagnosis")))
-        caught = caught.join(team.rename({"diagnosis": "right"}), on=[RUN_KEY, "right"], how="left")
-        label = pl.when(pl.col("mentions") >= caa_mentions).then(pl.lit("TP")).otherwise(pl.lit("CAA"))
-        out.append(
-            _rows(
-                caught.rename({"left": "diagnosis"}), "ground_truth", label,
-                matched_to=pl.col("right"), tier=pl.col("tier"), score=pl.col("score"),
-            )
-        )  # fmt: skip
-        out.append(_rows(final_open, "system", "FP"))
-        rest = tm_sm(take(truth_open, caught.select(RUN_KEY, diagnosis="left")))
-        refuted = _excluded_in_debate(rest, debate, patterns)
-        out.append(_rows(refuted, "ground_truth", "AE"))
-        out.append(_rows(take(rest, refuted), "ground_truth", "FN"))
+        out.extend(_lddx_v6_labels(rest, caa_mentions))
     return pl.concat(out).sort(RUN_KEY, "side", "diagnosis")
 
 
