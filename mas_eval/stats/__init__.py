@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     from mas_eval.stats.equivalence import farrington_manning, margin_test, tango_test
     from mas_eval.stats.failures import annotator_agreement, failure_differences, failure_rates
     from mas_eval.stats.frontier import accuracy_cost_frontier
+    from mas_eval.stats.planning import design_power, plan
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.proportions import (
         mcnemar_exact,
@@ -99,7 +100,7 @@ if TYPE_CHECKING:
     )
     from mas_eval.stats.reliability import calibration, reliability_table
     from mas_eval.stats.sufficient import SufficientStatistics, merge_statistics, sufficient_statistics
-    from mas_eval.stats.variance import design_power, plan, variance_components
+    from mas_eval.stats.variance import variance_components
 
 # SciPy and statsmodels load with the first function used, not with the package.
 __getattr__, __dir__ = lazy_attributes(
@@ -141,8 +142,8 @@ __getattr__, __dir__ = lazy_attributes(
         "SufficientStatistics": "mas_eval.stats.sufficient",
         "merge_statistics": "mas_eval.stats.sufficient",
         "sufficient_statistics": "mas_eval.stats.sufficient",
-        "design_power": "mas_eval.stats.variance",
-        "plan": "mas_eval.stats.variance",
+        "design_power": "mas_eval.stats.planning",
+        "plan": "mas_eval.stats.planning",
         "variance_components": "mas_eval.stats.variance",
     },
 )
