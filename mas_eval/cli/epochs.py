@@ -21,7 +21,7 @@ __all__ = ["pass_at_k_command", "variance_command"]
 
 _INTERVALS = source_defaults("mas_eval.stats.epochs", "pass_at_k_intervals")
 _COMPONENTS = source_defaults("mas_eval.stats.variance", "variance_components")
-_PLAN = source_defaults("mas_eval.stats.variance", "plan")
+_PLAN = source_defaults("mas_eval.stats.planning", "plan")
 
 ScoresArg = Annotated[Path, typer.Argument(help="Scores folder written by `mas-eval score`.")]
 MetricOpt = Annotated[str, typer.Option("--metric", "-m", help="The run column: a pass/fail outcome or a score.")]

@@ -248,6 +248,17 @@ def ingest_command(
         }  # fmt: skip
         _print_log_result(_read_logs(format_, paths, out, own.get(format_, {}), common))
         return
+    _ingest_records(
+        paths,
+        out,
+        {"overwrite": overwrite, "skip_invalid": skip_invalid, "rejects": rejects, "shards": shards},
+        chunk_mb=chunk_mb,
+        max_line_mb=max_line_mb,
+    )
+
+
+def _ingest_records(paths: Paths, out: Path, common: dict[str, Any], *, chunk_mb: float, max_line_mb: float) -> None:
+    """Ingest canonical JSONL records with a progress bar and print what was written and skipped."""
     if isinstance(paths, dict):
         msg = (
             "ingest: PATH=SYSTEM names the system of a log format's runs; canonical JSONL records name their own "
@@ -262,13 +273,10 @@ def ingest_command(
         result = ingest_jsonl(
             paths,
             out,
-            overwrite=overwrite,
-            skip_invalid=skip_invalid,
-            rejects=rejects,
             chunk_bytes=chunk_bytes,
             max_line_bytes=max(1, round(max_line_mb * 2**20)),
             progress=lambda done: bar.update(task, completed=done),
-            shards=shards,
+            **common,
         )
     console.print(f"ingested {result.runs:,} runs into {literal(result.out)}", highlight=False)
     if result.rejected:

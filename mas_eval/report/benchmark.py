@@ -44,8 +44,9 @@ from mas_eval.constraints import (
     validate_params,
 )
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, UnreadableFileError
-from mas_eval.escaping import markdown_text, spreadsheet_safe
-from mas_eval.formatting import format_number
+from mas_eval.escaping import spreadsheet_safe
+from mas_eval.report._benchmark_view import DETAIL_ITEMS as DETAIL_ITEMS
+from mas_eval.report._benchmark_view import SECTIONS, CombinedView, benchmark_view, render_markdown
 from mas_eval.report.combined import DEFAULT_CATEGORIES, CombinedScore, combined_score, overall_means, task_means
 from mas_eval.storage.inputs import input_file
 from mas_eval.storage.manifests import read_json
@@ -76,20 +77,11 @@ CSV_TABLES = (
     "detailed_outputs.csv",
     "combined_sources.csv",
 )
-#: The sections of the Markdown and HTML reports: (HTML id, title).
-SECTIONS = (
-    ("overall", "Overall Scores"),
-    ("tasks", "Task Scores"),
-    ("details", "Detailed Results"),
-    ("metadata", "Metadata"),
-)
 #: The schema version of MedAISure's reports this module reads and writes.
 SCHEMA_VERSION = 1
 #: The largest report file read (bytes). Parsed JSON takes several times its text in memory (docs/performance.md),
 #: and MedAISure writes a model's tasks and items in far less: a larger file is refused before it is read.
 MAX_REPORT_BYTES = 64 * 2**20
-#: Inputs and outputs shown per detailed result in Markdown and HTML (the JSON keeps them all).
-DETAIL_ITEMS = 50
 #: The name of a combined score.
 _METRIC_NAME = Predicate(lambda value: isinstance(value, str) and bool(value.strip()), "a non-empty name")
 #: The columns of a per-item table that :meth:`BenchmarkReport.from_items` keeps as inputs and outputs.
@@ -629,7 +621,7 @@ class BenchmarkReport:
         )
         return result
 
-    def _combined(self) -> _Combined | None:
+    def _combined(self) -> CombinedView | None:
         """Return the combined score to highlight: the metric ``metadata`` names, when the report has it."""
         name = self.metadata.get("combined_metric_name") or "combined_score"
         if not isinstance(name, str) or not (
@@ -651,7 +643,7 @@ class BenchmarkReport:
             if isinstance(by_key, Mapping)
             for key, source in by_key.items()
         ]
-        return _Combined(name, self.overall_scores.get(name), weights, renormalised is not False, tasks, sources)
+        return CombinedView(name, self.overall_scores.get(name), weights, renormalised is not False, tasks, sources)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -709,7 +701,7 @@ class BenchmarkReport:
         | t1 | 0.8000 |  |
         | t2 | 0.6000 |  |
         """
-        return _render_markdown(self)
+        return render_markdown(benchmark_view(self, self._combined()))
 
     def to_html(self) -> str:
         """Return the report as one self-contained HTML page: CSS inline, nothing fetched, every string escaped.
@@ -724,7 +716,9 @@ class BenchmarkReport:
         from mas_eval.report.html import environment
 
         template = environment().get_template("benchmark.html.j2")
-        return template.render(view=_view(self), version=__version__, sections=SECTIONS, titles=dict(SECTIONS))
+        return template.render(
+            view=benchmark_view(self, self._combined()), version=__version__, sections=SECTIONS, titles=dict(SECTIONS)
+        )
 
     def csv_tables(self) -> dict[str, pl.DataFrame]:
         """Return the report as MedAISure's CSV tables (its CSV report generator's layout), by file name.
@@ -904,229 +898,3 @@ def _records(results: Sequence[DetailedResult], field_name: str) -> pl.DataFrame
             rows.append({**fields, "task_id": result.task_id, "index": index})
     schema = {"task_id": pl.String, "index": pl.Int64, **dict.fromkeys(keys, pl.String)}
     return pl.DataFrame([{name: row.get(name) for name in schema} for row in rows], schema=schema, orient="row")
-
-
-@dataclass(frozen=True)
-class _Combined:
-    name: str
-    overall: float | None
-    weights: dict[str, float]
-    renormalised: bool
-    tasks: int
-    #: (task, weight key, where its value came from), as ``add_combined_score`` recorded them.
-    sources: list[tuple[str, str, str]] = field(default_factory=list)
-
-    def weights_text(self) -> str:
-        total = math.fsum(self.weights.values())
-        if not self.weights or total <= 0:
-            return "weights not recorded"
-        return ", ".join(f"{k} {w:g} ({w / total:.0%})" for k, w in self.weights.items())
-
-    def summary(self, tasks: int) -> str:
-        over = f"mean over {self.tasks} of {tasks} task(s)"
-        how = (
-            "weights renormalised over the categories present in each task"
-            if self.renormalised
-            else "a missing category counts 0"
-        )
-        return f"{over}; {how}"
-
-
-@dataclass(frozen=True)
-class _View:
-    """What the Markdown and HTML show, as strings (escaping is the renderer's)."""
-
-    model_id: str
-    timestamp: str
-    schema_version: int
-    combined: _Combined | None
-    combined_value: str
-    combined_summary: str
-    warning: str
-    overall: list[tuple[str, str, bool]]
-    task_headers: list[str]
-    task_rows: list[list[str]]
-    results: list[dict[str, Any]]
-    metadata: list[tuple[str, str]]
-
-
-def _item(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _view(report: BenchmarkReport) -> _View:
-    combined = report._combined()
-    name = combined.name if combined else None
-    placeholders = report.placeholder_tasks
-    warning = ""
-    if placeholders:
-        warning = (
-            f"{len(placeholders)} of {len(report.task_scores)} task(s) hold only placeholder results "
-            f"(the evaluation failed): {', '.join(placeholders)}. Their scores are stand-ins, not measurements."
-        )
-    overall = sorted(
-        ((metric, format_number(value), metric == name) for metric, value in report.overall_scores.items()),
-        key=lambda row: not row[2],
-    )
-    metrics: list[str] = list(dict.fromkeys(m for s in report.task_scores.values() for m in s))
-    if name in metrics:
-        metrics = [name, *(m for m in metrics if m != name)]
-    rows = [
-        [
-            task,
-            *(format_number(scores.get(m)) for m in metrics),
-            "placeholder (evaluation failed)" if task in placeholders else "",
-        ]
-        for task, scores in report.task_scores.items()
-    ]
-    results = []
-    for index, result in enumerate(report.detailed_results, start=1):
-        pairs = []
-        for position in range(min(DETAIL_ITEMS, max(len(result.inputs), len(result.model_outputs)))):
-            given = result.inputs[position] if position < len(result.inputs) else None
-            output = result.model_outputs[position] if position < len(result.model_outputs) else None
-            pairs.append(("" if given is None else _item(given), "" if output is None else _item(output)))
-        hidden = max(len(result.inputs), len(result.model_outputs)) - len(pairs)
-        results.append(
-            {
-                "index": index,
-                "task_id": result.task_id,
-                "timestamp": result.timestamp.isoformat() if result.timestamp else "",
-                "metrics": ", ".join(f"{m} {format_number(v)}" for m, v in result.metrics_results.items()),
-                "inputs": len(result.inputs),
-                "outputs": len(result.model_outputs),
-                "flag": result.flag,
-                "error": result.error or "",
-                "pairs": pairs,
-                "hidden": hidden,
-            }
-        )
-    metadata = [(str(k), _item(v)) for k, v in report.metadata.items()]
-    return _View(
-        model_id=report.model_id,
-        timestamp=report.timestamp.isoformat() if report.timestamp else "not recorded",
-        schema_version=report.schema_version,
-        combined=combined,
-        combined_value=format_number(combined.overall) if combined and combined.overall is not None else "none",
-        combined_summary=combined.summary(len(report.task_scores)) if combined else "",
-        warning=warning,
-        overall=overall,
-        task_headers=["task", *metrics, "flag"],
-        task_rows=rows,
-        results=results,
-        metadata=metadata,
-    )
-
-
-#: User text for Markdown: one line, its HTML and Markdown syntax escaped.
-_md = markdown_text
-
-
-def _md_table(headers: list[str], rows: list[list[str]], numeric: list[bool], bold: Sequence[bool] = ()) -> list[str]:
-    """Return a pipe table of user text; the rows marked in ``bold`` in bold."""
-    align = ["---:" if is_number else "---" for is_number in numeric]
-    lines = ["| " + " | ".join(map(_md, headers)) + " |", "| " + " | ".join(align) + " |"]
-    for index, row in enumerate(rows):
-        cells = [_md(cell) for cell in row]
-        if index < len(bold) and bold[index]:
-            cells = [f"**{cell}**" if cell else cell for cell in cells]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
-
-
-def _render_markdown(report: BenchmarkReport) -> str:
-    view = _view(report)
-    titles = dict(SECTIONS)
-    lines = [
-        *_md_heading(view),
-        f"## {titles['overall']}",
-        "",
-        *_md_overall(view),
-        f"## {titles['tasks']}",
-        "",
-        *_md_tasks(view),
-        f"## {titles['details']}",
-        "",
-        *_md_details(view),
-        f"## {titles['metadata']}",
-        "",
-        *_md_metadata(view),
-    ]
-    return "\n".join(lines)
-
-
-def _md_heading(view: _View) -> list[str]:
-    """Return the Markdown report's title, its line of facts, the combined score and the warning."""
-    lines = [
-        f"# Benchmark report: {_md(view.model_id)}",
-        "",
-        f"Model {_md(view.model_id)}, {_md(view.timestamp)}, schema version {view.schema_version}; "
-        f"written by mas_eval {__version__}.",
-        "",
-    ]
-    if view.combined:
-        lines += [
-            f"**{_md(view.combined.name)}: {view.combined_value}** ({_md(view.combined_summary)})",
-            "",
-            f"Weights: {_md(view.combined.weights_text())}.",
-            "",
-        ]
-        if view.combined.sources:
-            rows = [list(row) for row in view.combined.sources]
-            lines += [
-                "Values combined, per task:",
-                "",
-                *_md_table(["task", "key", "value from"], rows, [False] * 3),
-                "",
-            ]
-    if view.warning:
-        lines += [f"> **Warning:** {_md(view.warning)}", ""]
-    return lines
-
-
-def _md_overall(view: _View) -> list[str]:
-    """Return the overall scores' table, the combined ones in bold."""
-    overall, combined = [[m, v] for m, v, _ in view.overall], [c for _, _, c in view.overall]
-    if overall:
-        return [*_md_table(["metric", "score"], overall, [False, True], bold=combined), ""]
-    return ["*No scores.*", ""]
-
-
-def _md_tasks(view: _View) -> list[str]:
-    """Return the task scores' table."""
-    if view.task_rows:
-        numeric = [False, *[True] * (len(view.task_headers) - 2), False]
-        return [*_md_table(view.task_headers, view.task_rows, numeric), ""]
-    return ["*No tasks.*", ""]
-
-
-def _md_details(view: _View) -> list[str]:
-    """Return the detailed results' table, then each result's error and inputs with their outputs."""
-    if not view.results:
-        return ["*No detailed results.*", ""]
-    headers = ["#", "task", "metrics", "inputs", "outputs", "timestamp", "flag"]
-    rows = [
-        [str(r["index"]), r["task_id"], r["metrics"], str(r["inputs"]), str(r["outputs"]), r["timestamp"], r["flag"]]
-        for r in view.results
-    ]
-    lines = [*_md_table(headers, rows, [True, False, False, True, True, False, False]), ""]
-    for r in view.results:
-        if not (r["pairs"] or r["error"]):
-            continue
-        lines += [f"### Result {r['index']}: {_md(r['task_id'])}", ""]
-        if r["error"]:
-            lines += [f"Error: {_md(r['error'])}", ""]
-        for position, (given, output) in enumerate(r["pairs"], start=1):
-            lines.append(f"{position}. input: {_md(given) or '—'}; output: {_md(output) or '—'}")
-        if r["pairs"]:
-            lines.append("")
-        if r["hidden"]:
-            lines += [f"*... and {r['hidden']} more (all are in the JSON).*", ""]
-    return lines
-
-
-def _md_metadata(view: _View) -> list[str]:
-    """Return the metadata's table."""
-    if view.metadata:
-        return [*_md_table(["key", "value"], [[k, v] for k, v in view.metadata], [False, False]), ""]
-    return ["*No metadata.*", ""]

@@ -574,6 +574,95 @@ def _recomputed_aggregates(outcomes: pl.DataFrame, logs: pl.DataFrame, reducers:
     return pl.concat([per_outcome.select(per_log.columns), per_log])
 
 
+def _recorded_aggregate_rows(ds: Dataset) -> pl.DataFrame:
+    """Return the ``reported`` rows of the logs' aggregates; raise :class:`SchemaError` if there are none."""
+    reported = (
+        ds.collect("reported")
+        .filter(pl.col("source") == AGGREGATE_SOURCE)
+        .with_columns(pl.col(RUN_KEY).cast(pl.String))
+    )
+    if reported.is_empty():
+        msg = (
+            f"{ds.source or 'the Dataset'} has no aggregates in 'reported' (source {AGGREGATE_SOURCE!r}); "
+            "ingest inspect_ai logs or lm-eval results with their adapter (mas-eval ingest --format inspect or lm-eval)"
+        )
+        raise SchemaError(msg)
+    return reported
+
+
+def _task_info(ds: Dataset, logs: pl.DataFrame) -> pl.DataFrame:
+    """Return the ``reported`` rows of source ``task`` per log (``log, name, value, text``), first of each name."""
+    return (
+        ds.collect("reported")
+        .filter(pl.col("source") == "task")
+        .with_columns(pl.col(RUN_KEY).cast(pl.String))
+        .join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
+        .unique(["log", "name"], keep="first", maintain_order=True)
+        .select("log", "name", "value", "text")
+    )
+
+
+def _compared_rows(compared: pl.DataFrame, logs: pl.DataFrame, tolerance: float) -> pl.DataFrame:
+    """Return one row per compared aggregate: the recorded value beside the recomputed one, ``ok`` when they agree."""
+    first_run = logs.group_by("log").agg(pl.col(RUN_KEY).min(), pl.col("label").first())
+    counted = pl.col("stat").is_in(list(_COUNTS))
+    a, b = pl.col("value"), pl.col("recomputed")
+
+    def near(recorded: pl.Expr) -> pl.Expr:
+        return (recorded - b).abs() <= tolerance * pl.max_horizontal(pl.lit(1.0), recorded.abs(), b.abs())
+
+    # An accuracy or mean recorded in percent (R's vitals writes 100 for 1): reproduced as such, and said.
+    percent = ~counted & pl.col("stat").is_in(_PERCENT_STATS) & (a.abs() > 1) & ~near(a) & near(a / 100)
+    return (
+        compared.join(first_run, on="log")
+        .select(
+            RUN_KEY,
+            metric="name",
+            basis=pl.when(percent).then(pl.lit(PERCENT_BASIS)).otherwise(pl.lit("outcomes")),
+            item="label",
+            recorded=_text(a),
+            recomputed=_text(b),
+            ok=pl.when(counted).then(a == b).otherwise(near(a) | percent).fill_null(False),
+            tolerance=pl.when(counted).then(pl.lit(None, pl.Float64)).otherwise(pl.lit(tolerance)),
+        )
+        .sort(RUN_KEY, "metric")
+    )
+
+
+def _not_compared(
+    reported: pl.DataFrame,
+    logs: pl.DataFrame,
+    recorded: pl.DataFrame,
+    apart: pl.DataFrame,
+    compared: pl.DataFrame,
+) -> pl.DataFrame:
+    """Return, per recorded number left uncompared, how many logs hold it and why it was left."""
+    all_numbers = reported.filter(pl.col("value").is_not_null()).join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
+    all_numbers = pl.concat([all_numbers.select("log", "name").unique(), apart.select("log", "name")]).unique()
+    left = all_numbers.join(compared.select("log", "name"), on=["log", "name"], how="anti")
+    unsupported = (
+        recorded.filter(~pl.col("reducer").str.contains(_REDUCERS))
+        .select("log", "name", reason=pl.lit("reducer ") + pl.col("reducer") + pl.lit(" is not recomputed"))
+        .unique(["log", "name"])
+    )
+    explained = pl.concat([apart, unsupported.join(apart, on=["log", "name"], how="anti")])
+    return (
+        pl.concat(
+            [
+                left.join(explained.select("log", "name"), on=["log", "name"], how="anti").with_columns(
+                    reason=pl.lit("no outcome or statistic recomputes it")
+                ),
+                explained,
+            ]
+        )
+        .group_by("name", "reason")
+        .agg(logs=pl.len().cast(pl.UInt32))
+        .select(metric="name", logs="logs", reason="reason")
+        .sort("metric")
+        .cast(_NOT_COMPARED)
+    )
+
+
 def _lm_eval_apart(
     reported: pl.DataFrame, logs: pl.DataFrame, task_info: pl.DataFrame, recomputed: pl.DataFrame
 ) -> pl.DataFrame:
@@ -727,29 +816,12 @@ def reproduce_aggregates(
         raise SchemaError(msg)
     step = progress if progress is not None else (lambda _name: None)
     step("comparing")
-    reported = (
-        ds.collect("reported")
-        .filter(pl.col("source") == AGGREGATE_SOURCE)
-        .with_columns(pl.col(RUN_KEY).cast(pl.String))
-    )
-    if reported.is_empty():
-        msg = (
-            f"{ds.source or 'the Dataset'} has no aggregates in 'reported' (source {AGGREGATE_SOURCE!r}); "
-            "ingest inspect_ai logs or lm-eval results with their adapter (mas-eval ingest --format inspect or lm-eval)"
-        )
-        raise SchemaError(msg)
+    reported = _recorded_aggregate_rows(ds)
     runs = ds.collect("runs")
     epoch = pl.col("epoch") if "epoch" in runs.columns else pl.lit(None, pl.Int64).alias("epoch")
     runs = runs.select(pl.col(RUN_KEY).cast(pl.String), "system", "task", "case_id", epoch)
     logs = _logs(reported, runs)
-    task_info = (
-        ds.collect("reported")
-        .filter(pl.col("source") == "task")
-        .with_columns(pl.col(RUN_KEY).cast(pl.String))
-        .join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
-        .unique(["log", "name"], keep="first", maintain_order=True)
-        .select("log", "name", "value", "text")
-    )
+    task_info = _task_info(ds, logs)
     scored = task_info.filter(pl.col("name") == _SCORED).select(
         "log", "name", "value", outcome=pl.lit(""), stat=pl.lit("runs"), reducer=pl.lit("mean")
     )
@@ -770,55 +842,9 @@ def reproduce_aggregates(
     matched = recorded.join(recomputed, on=["log", "outcome", "reducer", "stat"], how="inner").unique(
         ["log", "name"], keep="first", maintain_order=True
     )
-    first_run = logs.group_by("log").agg(pl.col(RUN_KEY).min(), pl.col("label").first())
-    counted = pl.col("stat").is_in(list(_COUNTS))
-    a, b = pl.col("value"), pl.col("recomputed")
-
-    def near(recorded: pl.Expr) -> pl.Expr:
-        return (recorded - b).abs() <= tolerance * pl.max_horizontal(pl.lit(1.0), recorded.abs(), b.abs())
-
-    # An accuracy or mean recorded in percent (R's vitals writes 100 for 1): reproduced as such, and said.
-    percent = ~counted & pl.col("stat").is_in(_PERCENT_STATS) & (a.abs() > 1) & ~near(a) & near(a / 100)
-    rows = (
-        matched.filter(supported)
-        .join(first_run, on="log")
-        .select(
-            RUN_KEY,
-            metric="name",
-            basis=pl.when(percent).then(pl.lit(PERCENT_BASIS)).otherwise(pl.lit("outcomes")),
-            item="label",
-            recorded=_text(a),
-            recomputed=_text(b),
-            ok=pl.when(counted).then(a == b).otherwise(near(a) | percent).fill_null(False),
-            tolerance=pl.when(counted).then(pl.lit(None, pl.Float64)).otherwise(pl.lit(tolerance)),
-        )
-        .sort(RUN_KEY, "metric")
-    )
-    summary, disagreements = _summarised([rows])
-    all_numbers = reported.filter(pl.col("value").is_not_null()).join(logs.select(RUN_KEY, "log"), on=RUN_KEY)
-    all_numbers = pl.concat([all_numbers.select("log", "name").unique(), apart.select("log", "name")]).unique()
-    left = all_numbers.join(matched.filter(supported).select("log", "name"), on=["log", "name"], how="anti")
-    unsupported = (
-        recorded.filter(~reducible)
-        .select("log", "name", reason=pl.lit("reducer ") + pl.col("reducer") + pl.lit(" is not recomputed"))
-        .unique(["log", "name"])
-    )
-    explained = pl.concat([apart, unsupported.join(apart, on=["log", "name"], how="anti")])
-    not_compared = (
-        pl.concat(
-            [
-                left.join(explained.select("log", "name"), on=["log", "name"], how="anti").with_columns(
-                    reason=pl.lit("no outcome or statistic recomputes it")
-                ),
-                explained,
-            ]
-        )
-        .group_by("name", "reason")
-        .agg(logs=pl.len().cast(pl.UInt32))
-        .select(metric="name", logs="logs", reason="reason")
-        .sort("metric")
-        .cast(_NOT_COMPARED)
-    )
+    compared = matched.filter(supported)
+    summary, disagreements = _summarised([_compared_rows(compared, logs, tolerance)])
+    not_compared = _not_compared(reported, logs, recorded, apart, compared)
     params = {"tolerance": tolerance}
     return Reproduction(
         summary=summary, disagreements=disagreements, preset=None, params=params, not_compared=not_compared

@@ -79,20 +79,17 @@ if TYPE_CHECKING:
     from mas_eval.stats.baseline import baseline_comparison
     from mas_eval.stats.comparison import compare
     from mas_eval.stats.comparison_table import display, summary_view, write_comparisons
+    from mas_eval.stats.compute import compute_matched, cost_per_correct
     from mas_eval.stats.coordination import agent_shares, overhead
     from mas_eval.stats.corrections import adjust_pvalues
     from mas_eval.stats.descriptives import describe
     from mas_eval.stats.designs import ttest_from_summary
     from mas_eval.stats.economics import cost_effectiveness
-    from mas_eval.stats.epochs import (
-        accuracy_cost_frontier,
-        compute_matched,
-        cost_per_correct,
-        pass_at_k,
-        pass_at_k_intervals,
-    )
+    from mas_eval.stats.epochs import pass_at_k, pass_at_k_intervals
     from mas_eval.stats.equivalence import farrington_manning, margin_test, tango_test
     from mas_eval.stats.failures import annotator_agreement, failure_differences, failure_rates
+    from mas_eval.stats.frontier import accuracy_cost_frontier
+    from mas_eval.stats.planning import design_power, plan
     from mas_eval.stats.power_analysis import power
     from mas_eval.stats.proportions import (
         mcnemar_exact,
@@ -103,7 +100,7 @@ if TYPE_CHECKING:
     )
     from mas_eval.stats.reliability import calibration, reliability_table
     from mas_eval.stats.sufficient import SufficientStatistics, merge_statistics, sufficient_statistics
-    from mas_eval.stats.variance import design_power, plan, variance_components
+    from mas_eval.stats.variance import variance_components
 
 # SciPy and statsmodels load with the first function used, not with the package.
 __getattr__, __dir__ = lazy_attributes(
@@ -121,9 +118,9 @@ __getattr__, __dir__ = lazy_attributes(
         "cost_effectiveness": "mas_eval.stats.economics",
         "ttest_from_summary": "mas_eval.stats.designs",
         "describe": "mas_eval.stats.descriptives",
-        "accuracy_cost_frontier": "mas_eval.stats.epochs",
-        "compute_matched": "mas_eval.stats.epochs",
-        "cost_per_correct": "mas_eval.stats.epochs",
+        "accuracy_cost_frontier": "mas_eval.stats.frontier",
+        "compute_matched": "mas_eval.stats.compute",
+        "cost_per_correct": "mas_eval.stats.compute",
         "pass_at_k": "mas_eval.stats.epochs",
         "pass_at_k_intervals": "mas_eval.stats.epochs",
         "farrington_manning": "mas_eval.stats.equivalence",
@@ -145,8 +142,8 @@ __getattr__, __dir__ = lazy_attributes(
         "SufficientStatistics": "mas_eval.stats.sufficient",
         "merge_statistics": "mas_eval.stats.sufficient",
         "sufficient_statistics": "mas_eval.stats.sufficient",
-        "design_power": "mas_eval.stats.variance",
-        "plan": "mas_eval.stats.variance",
+        "design_power": "mas_eval.stats.planning",
+        "plan": "mas_eval.stats.planning",
         "variance_components": "mas_eval.stats.variance",
     },
 )

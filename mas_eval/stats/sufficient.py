@@ -263,6 +263,73 @@ def _values(schema: pl.Schema, name: str) -> pl.Expr:
     return pl.when(value.is_finite()).then(value) if schema[name].is_float() else value
 
 
+def _check_columns(
+    schema: pl.Schema, names: list[str], by_columns: list[str], system: str, pair_on: str | None, cluster: str | None
+) -> None:
+    """Raise if a named column is missing, a metric is also a grouping column, or ``pair_on`` is a ``by`` column."""
+    extra = list(dict.fromkeys(c for c in (pair_on, cluster) if c is not None))
+    check_columns(schema, [system], "system")
+    check_columns(schema, by_columns, "by")
+    check_columns(schema, extra, "pair_on/cluster")
+    check_columns(schema, names, "metrics")
+    clash = [name for name in names if name in {system, *by_columns, *extra}]
+    if clash or system in by_columns:
+        msg = (
+            f"sufficient_statistics: {', '.join(map(repr, clash or [system]))} cannot be both a metric/system and "
+            f"a grouping column"
+        )
+        raise InvalidParameterError(msg)
+    if pair_on is not None and pair_on in by_columns:
+        msg = f"sufficient_statistics: pair_on={pair_on!r} is also a by column: every group would hold a single case"
+        raise InvalidParameterError(msg)
+
+
+def _n_and_sum(name: str) -> list[pl.Expr]:
+    """Return the count and the sum of metric ``name``'s prepared values."""
+    value = pl.col(stat_column("value", name))
+    return [value.count().cast(pl.Int64).alias(stat_column("n", name)), value.sum().alias(stat_column("sum", name))]
+
+
+def _shifted(name: str) -> list[pl.Expr]:
+    """Return metric ``name``'s shift (its group's centre) and the sum of its values minus that shift."""
+    value, centre = pl.col(stat_column("value", name)), pl.col(stat_column("centre", name))
+    return [centre.first().alias(stat_column("shift", name)), (value - centre).sum().alias(stat_column("dev", name))]
+
+
+def _moments(prepared: pl.LazyFrame, schema: pl.Schema, names: list[str], within: list[str]) -> pl.LazyFrame:
+    """Return the ``moments`` level: runs, n, sum, shift, deviation, M2 and NaN/inf counts per group and system."""
+    moment_aggs = [pl.len().cast(pl.Int64).alias(RUNS)]
+    for name in names:
+        raw = pl.col(name)
+        value, centre = pl.col(stat_column("value", name)), pl.col(stat_column("centre", name))
+        is_float = schema[name].is_float()
+        moment_aggs += [
+            *_n_and_sum(name),
+            *_shifted(name),
+            ((value - centre) ** 2).sum().alias(stat_column("square", name)),
+            (raw.is_nan().sum() if is_float else pl.lit(0)).cast(pl.Int64).alias(stat_column("nan", name)),
+            (raw.is_infinite().sum() if is_float else pl.lit(0)).cast(pl.Int64).alias(stat_column("inf", name)),
+        ]
+    moments = (
+        prepared.group_by(within)
+        .agg(moment_aggs)
+        .with_columns(
+            # Corrected two-pass (Chan, Golub & LeVeque 1983): the D^2/n term undoes the rounding of the shift.
+            pl.when(pl.col(stat_column("n", name)) > 0)
+            .then(
+                (
+                    pl.col(stat_column("square", name))
+                    - pl.col(stat_column("dev", name)) ** 2 / pl.col(stat_column("n", name))
+                ).clip(lower_bound=0.0)
+            )
+            .otherwise(0.0)
+            .alias(stat_column("m2", name))
+            for name in names
+        )
+    )
+    return moments.select(*within, RUNS, *_stat_columns("moments", names))
+
+
 @validate_params(
     {
         "run_metrics": [RUN_METRICS],
@@ -333,85 +400,26 @@ def sufficient_statistics(
     by_columns = column_list(by, "by")
     frame = as_lazy(run_metrics)
     schema = frame.collect_schema()
-    extra = list(dict.fromkeys(c for c in (pair_on, cluster) if c is not None))
-    check_columns(schema, [system], "system")
-    check_columns(schema, by_columns, "by")
-    check_columns(schema, extra, "pair_on/cluster")
-    check_columns(schema, names, "metrics")
-    clash = [name for name in names if name in {system, *by_columns, *extra}]
-    if clash or system in by_columns:
-        msg = (
-            f"sufficient_statistics: {', '.join(map(repr, clash or [system]))} cannot be both a metric/system and "
-            f"a grouping column"
-        )
-        raise InvalidParameterError(msg)
-    if pair_on is not None and pair_on in by_columns:
-        msg = f"sufficient_statistics: pair_on={pair_on!r} is also a by column: every group would hold a single case"
-        raise InvalidParameterError(msg)
-
-    value = {name: pl.col(stat_column("value", name)) for name in names}
-    centre = {name: pl.col(stat_column("centre", name)) for name in names}
+    _check_columns(schema, names, by_columns, system, pair_on, cluster)
     within = [*by_columns, system]
     # The chunk's mean per group and system is every record's shift: values minus it are small,
     # so the squares and shifted sums below keep their digits whatever the size of the mean.
     prepared = frame.with_columns(_values(schema, name).alias(stat_column("value", name)) for name in names)
     prepared = prepared.with_columns(
-        value[name].mean().over(within).alias(stat_column("centre", name)) for name in names
+        pl.col(stat_column("value", name)).mean().over(within).alias(stat_column("centre", name)) for name in names
     )
     counts = [pl.len().cast(pl.Int64).alias(RUNS)]
-
-    def n_and_sum(name: str) -> list[pl.Expr]:
-        return [
-            value[name].count().cast(pl.Int64).alias(stat_column("n", name)),
-            value[name].sum().alias(stat_column("sum", name)),
-        ]
-
-    def shifted(name: str) -> list[pl.Expr]:
-        return [
-            centre[name].first().alias(stat_column("shift", name)),
-            (value[name] - centre[name]).sum().alias(stat_column("dev", name)),
-        ]
-
-    moment_aggs = list(counts)
-    for name in names:
-        raw = pl.col(name)
-        is_float = schema[name].is_float()
-        moment_aggs += [
-            *n_and_sum(name),
-            *shifted(name),
-            ((value[name] - centre[name]) ** 2).sum().alias(stat_column("square", name)),
-            (raw.is_nan().sum() if is_float else pl.lit(0)).cast(pl.Int64).alias(stat_column("nan", name)),
-            (raw.is_infinite().sum() if is_float else pl.lit(0)).cast(pl.Int64).alias(stat_column("inf", name)),
-        ]
-    moments = (
-        prepared.group_by(within)
-        .agg(moment_aggs)
-        .with_columns(
-            # Corrected two-pass (Chan, Golub & LeVeque 1983): the D^2/n term undoes the rounding of the shift.
-            pl.when(pl.col(stat_column("n", name)) > 0)
-            .then(
-                (
-                    pl.col(stat_column("square", name))
-                    - pl.col(stat_column("dev", name)) ** 2 / pl.col(stat_column("n", name))
-                ).clip(lower_bound=0.0)
-            )
-            .otherwise(0.0)
-            .alias(stat_column("m2", name))
-            for name in names
-        )
-    )
-    moments = moments.select(*within, RUNS, *_stat_columns("moments", names))
-    lazy_levels: dict[str, pl.LazyFrame] = {"moments": moments}
+    lazy_levels: dict[str, pl.LazyFrame] = {"moments": _moments(prepared, schema, names, within)}
 
     options = {"by": tuple(by_columns), "system": system, "pair_on": pair_on, "cluster": cluster}
     probe = SufficientStatistics(metrics=tuple(names), moments=pl.DataFrame(), **options)
     if pair_on is not None:
         keys = probe.level_keys("cases")
-        aggs = [*counts, *(e for name in names for e in n_and_sum(name))]
+        aggs = [*counts, *(e for name in names for e in _n_and_sum(name))]
         lazy_levels["cases"] = prepared.group_by(keys).agg(aggs).select(*keys, RUNS, *_stat_columns("cases", names))
     if cluster is not None:
         keys = probe.level_keys("clusters")
-        aggs = [*counts, *(e for name in names for e in [n_and_sum(name)[0], *shifted(name)])]
+        aggs = [*counts, *(e for name in names for e in [_n_and_sum(name)[0], *_shifted(name)])]
         lazy_levels["clusters"] = (
             prepared.group_by(keys).agg(aggs).select(*keys, RUNS, *_stat_columns("clusters", names))
         )

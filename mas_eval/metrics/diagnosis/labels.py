@@ -27,8 +27,8 @@ and Local-DDx's evaluators (``ddx_evaluator_v6.py``; v8's ``ddx_evaluator_v9.py`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,6 +40,13 @@ from mas_eval.data.vocabulary import CANT_MISS, DEBATE, FINAL_ROUND, TEAM
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.metrics.diagnosis.equivalence import TIER, assign, match_pairs
 from mas_eval.metrics.diagnosis.tables import shipped_table, string_table
+from mas_eval.metrics.diagnosis.transcript import (
+    CONSIDERATION_WINDOW,
+    CONSIDERATION_WORDS,
+    PLACEHOLDER,
+    considered_in_transcript,
+    excluded_in_debate,
+)
 
 __all__ = [
     "CONSIDERATION_WINDOW",
@@ -64,22 +71,7 @@ DEFAULT_PATTERNS = ("exclude.*{dx}", "{dx}.*unlikely", "rule out.*{dx}", "{dx}.*
 #: Local-DDx's own list (``_search_for_exclusion_evidence``): the default ones and ``X.*tier 4``.
 LDDX_V6_PATTERNS = (*DEFAULT_PATTERNS[:3], "{dx}.*tier 4", DEFAULT_PATTERNS[3])
 
-#: Words that, near a mention of a ground-truth diagnosis in any response, make it appropriately excluded
-#: under ``"lddx-v8"`` (Local-DDx v8's transcript search: words of exclusion, of tiering, and of
-#: consideration, "differential", "possible" ... alike).
-CONSIDERATION_WORDS = (
-    "less likely than", "more suggestive of", "ruled out due to", "excluded", "unlikely", "tier 4", "tier four",
-    "demoted", "not supported by",
-    "considered", "evaluated", "assessed", "discussed", "analyzed", "tier 1", "tier 2", "tier 3", "tier one",
-    "tier two", "tier three", "differential", "possible", "potential", "candidate",
-)  # fmt: skip
-#: Characters on each side of a mention that the word must lie within (``"lddx-v8"``).
-CONSIDERATION_WINDOW = 100
-
 _INTERVENTIONS_FILE = "interventions.csv"
-_PLACEHOLDER = "{dx}"
-#: A part of an exclusion pattern on one side of ``{dx}`` that is a plain phrase, with ``.*`` before or after it.
-_PHRASE = re.compile(r"(?:\.\*)?([A-Za-z0-9 ]*)(?:\.\*)?")
 _REQUIRED = {
     "runs": (RUN_KEY, "case_id"),
     "ddx": (RUN_KEY, "round", "agent_id", "diagnosis", "stance", "mentions", "evidence"),
@@ -180,14 +172,14 @@ def _table(tables: Any, name: str) -> pl.LazyFrame:
 
 def _check_patterns(patterns: Sequence[str]) -> tuple[str, ...]:
     if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns) or not patterns:
-        msg = f"exclusion_patterns must be a non-empty sequence of strings with {_PLACEHOLDER!r}, not {patterns!r}"
+        msg = f"exclusion_patterns must be a non-empty sequence of strings with {PLACEHOLDER!r}, not {patterns!r}"
         raise InvalidParameterError(msg)
     for pattern in patterns:
-        if pattern.count(_PLACEHOLDER) != 1:
-            msg = f"exclusion pattern {pattern!r} must hold {_PLACEHOLDER!r} (the diagnosis) exactly once"
+        if pattern.count(PLACEHOLDER) != 1:
+            msg = f"exclusion pattern {pattern!r} must hold {PLACEHOLDER!r} (the diagnosis) exactly once"
             raise InvalidParameterError(msg)
         try:
-            pl.select(pl.lit("x").str.contains(pattern.replace(_PLACEHOLDER, "x")))
+            pl.select(pl.lit("x").str.contains(pattern.replace(PLACEHOLDER, "x")))
         except pl.exceptions.ComputeError as error:
             msg = f"exclusion pattern {pattern!r} is not a valid regular expression: {error}"
             raise InvalidParameterError(msg) from None
@@ -226,105 +218,6 @@ def _best(pairs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _phrases_needed(patterns: tuple[str, ...]) -> list[list[str]] | None:
-    """Per pattern, the plain phrases a text holds (any case) wherever the pattern matches in it.
-
-    A pattern's parts before and after ``{dx}`` are each an alternative's consecutive pieces, so
-    where the pattern matches, each part matches too, by itself; a part that is a plain phrase
-    with ``.*`` around it (``"exclude.*"``) matches where the phrase does. ``None`` when some
-    pattern has no such part (``"{dx}"``, or a part with other syntax): then any text may match.
-    """
-    needed = []
-    for pattern in patterns:
-        parts = [_PHRASE.fullmatch(part) for part in pattern.split(_PLACEHOLDER)]
-        phrases = [part[1] for part in parts if part is not None and part[1]]
-        if None in parts or not phrases:
-            return None
-        needed.append(phrases)
-    return needed
-
-
-def _may_rule_out(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr | None:
-    """Return False for a text in which none of ``patterns`` can match, whatever the diagnosis; None if unknown."""
-    needed = _phrases_needed(patterns)
-    if needed is None:
-        return None
-    # Phrases of letters, digits and spaces: literal in a regex, matched in any case as the patterns are.
-    alone = sorted({phrases[0] for phrases in needed if len(phrases) == 1})
-    tests = [text.str.contains(f"(?i:{'|'.join(alone)})")] if alone else []
-    tests += [
-        pl.all_horizontal(text.str.contains(f"(?i:{p})") for p in phrases) for phrases in needed if len(phrases) > 1
-    ]
-    return pl.any_horizontal(tests)
-
-
-def _excluded_in_debate(truth: pl.DataFrame, debate: pl.LazyFrame, patterns: tuple[str, ...]) -> pl.DataFrame:
-    """Return the (run, ground truth) pairs a debate message rules out by one of ``patterns`` (one line, any case)."""
-    escaped = pl.col("diagnosis").str.escape_regex()
-    parts: list[pl.Expr] = [pl.lit("(?i)(?:")]
-    for i, pattern in enumerate(patterns):
-        before, after = pattern.split(_PLACEHOLDER)
-        parts += [pl.lit(("|" if i else "") + before), escaped, pl.lit(after)]
-    parts.append(pl.lit(")"))
-    text = pl.col("text")
-    # Each message is first tested once for what every pattern needs whatever the diagnosis; only
-    # those that pass are paired with the run's diagnoses. The pairs go in diagnosis order, so that
-    # the regex of one diagnosis serves its pairs one after another (Polars keeps recent ones):
-    # eagerly, as a lazy query drops the sort and tests the pairs inside the join (docs/performance.md).
-    may = _may_rule_out(text, patterns)
-    messages = debate.select(RUN_KEY, "text").filter(text.is_not_null() if may is None else may).collect()
-    pairs = truth.sort("diagnosis").join(messages, on=RUN_KEY, maintain_order="left")
-    return pairs.filter(text.str.contains(pl.concat_str(parts))).select(RUN_KEY, "diagnosis").unique()
-
-
-def _considered_in_transcript(
-    truth: pl.DataFrame, messages: pl.LazyFrame, words: Sequence[str] = CONSIDERATION_WORDS
-) -> pl.DataFrame:
-    r"""Return the (run, ground truth) pairs some message of the run mentions with one of ``words`` nearby.
-
-    A mention is the diagnosis, lowercased, found in a message's lowercased text (each
-    non-overlapping occurrence); it counts when one of ``words`` is in the text from
-    :data:`CONSIDERATION_WINDOW` characters before the mention to as many after it (Local-DDx
-    v8's ``TranscriptSearchEngine``: the context it quotes around a mention), the mention
-    included. A window does not reach into another message; an empty diagnosis is mentioned
-    nowhere.
-
-    Splitting a text at the diagnosis gives the pieces between mentions: mention :math:`i`
-    starts at :math:`\sum_{j \le i} |p_j| + i \cdot |dx|`, and its window is one slice, searched
-    for all ``words`` at once.
-    """
-    row, piece, start = "_row", "_piece", "_start"
-    dx, text = pl.col("_dx"), pl.col("_text")
-    length = dx.str.len_chars()
-    mentioned = (
-        truth.lazy()
-        .with_columns(_dx=pl.col("diagnosis").str.to_lowercase())
-        # Each message lowercased once, before it is paired with each of its run's diagnoses.
-        .join(messages.select(RUN_KEY, _text=pl.col("text").str.to_lowercase()).drop_nulls(), on=RUN_KEY)
-        .filter((dx != "") & text.str.contains(dx, literal=True))
-        .with_row_index(row)
-        .with_columns(text.str.split(dx).list.eval(pl.element().str.len_chars()).alias(piece))
-        .explode(piece)
-    )
-    nth = pl.int_range(pl.len()).over(row)
-    at = pl.col(piece).cum_sum().over(row) + nth * length
-    windows = (
-        mentioned.with_columns(pl.len().over(row).alias("_pieces"), nth.alias("_nth"), at.alias(start))
-        .filter(pl.col("_nth") < pl.col("_pieces") - 1)  # the piece after the last mention starts no mention
-        .with_columns((pl.col(start) - CONSIDERATION_WINDOW).clip(lower_bound=0).alias("_from"))
-        .select(
-            RUN_KEY,
-            "diagnosis",
-            text.str.slice(pl.col("_from"), pl.col(start) + length + CONSIDERATION_WINDOW - pl.col("_from")).alias(
-                "_window"
-            ),
-        )
-    )
-    return (
-        windows.filter(pl.col("_window").str.contains_any(list(words))).select(RUN_KEY, "diagnosis").unique().collect()
-    )
-
-
 def _treated(interventions: pl.LazyFrame, table: pl.DataFrame) -> pl.DataFrame:
     """(run, diagnosis) the run's interventions treat: a table keyword is a substring of an intervention, any case."""
     keywords = table.lazy().select(pl.col("keyword").str.to_lowercase().alias("keyword"), "diagnosis").unique()
@@ -338,6 +231,130 @@ def _treated(interventions: pl.LazyFrame, table: pl.DataFrame) -> pl.DataFrame:
         .unique()
         .collect()
     )
+
+
+def _take(frame: pl.DataFrame, done: pl.DataFrame) -> pl.DataFrame:
+    """Return ``frame`` without the (run, diagnosis) pairs of ``done``."""
+    return frame.join(done.select(RUN_KEY, "diagnosis"), on=[RUN_KEY, "diagnosis"], how="anti")
+
+
+def _matched_rows(frame: pl.DataFrame, side: str, label: str | pl.Expr, other: str) -> pl.DataFrame:
+    """Labels rows of a match frame: ``matched_to`` is its ``other`` column, with that match's tier and score."""
+    return _rows(frame, side, label, matched_to=pl.col(other), tier=pl.col("tier"), score=pl.col("score"))
+
+
+def _final_list(ddx: pl.LazyFrame) -> pl.DataFrame:
+    """Return (run, diagnosis) of every run's final list, each string once."""
+    return (
+        ddx.filter((pl.col("round") == FINAL_ROUND) & (pl.col("stance") == "final"))
+        .select(RUN_KEY, "diagnosis")
+        .drop_nulls()
+        .unique()
+        .collect()
+    )
+
+
+def _case_truth(runs: pl.LazyFrame, ground_truth: pl.LazyFrame) -> pl.DataFrame:
+    """Return (run, diagnosis) of the ground truth of every run's case, each string once."""
+    return (
+        runs.select(pl.col(RUN_KEY).cast(pl.String), pl.col("case_id").cast(pl.String))
+        .unique()
+        .join(ground_truth.select(pl.col("case_id").cast(pl.String), pl.col("diagnosis").cast(pl.String)), on="case_id")
+        .select(RUN_KEY, "diagnosis")
+        .drop_nulls()
+        .unique()
+        .collect()
+    )
+
+
+@dataclass(frozen=True)
+class _Unmatched:
+    """The unmatched diagnoses of both sides after TP, and the tables the presets check them against."""
+
+    pairs: Callable[[pl.DataFrame, pl.DataFrame | pl.LazyFrame], pl.DataFrame]
+    final: pl.DataFrame
+    truth: pl.DataFrame
+    ddx: pl.LazyFrame
+    critical: pl.LazyFrame
+    messages: pl.LazyFrame
+    treated: pl.DataFrame
+    patterns: tuple[str, ...]
+
+    @property
+    def debate(self) -> pl.LazyFrame:
+        """The messages of the debate round."""
+        return self.messages.filter(pl.col("round") == DEBATE)
+
+    def tm_sm(self, open_truth: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Return the TM-SM rows among ``open_truth`` and the ground truth left after them."""
+        best = _best(self.pairs(open_truth, self.treated)).rename({"left": "diagnosis"})
+        return _matched_rows(best, "ground_truth", "TM-SM", "right"), _take(open_truth, best)
+
+
+def _spec_labels(rest: _Unmatched) -> list[pl.DataFrame]:
+    """Label the unmatched diagnoses as the metrics guide does: CAA, FP, AE, TM-SM, FN (see :func:`classify`)."""
+    supported = (
+        rest.critical.filter(pl.col("evidence").list.len() > 0).select(RUN_KEY, "diagnosis").drop_nulls().unique()
+    )
+    caa = _best(rest.pairs(rest.final, supported)).rename({"left": "diagnosis"})
+    excluded_rows = rest.ddx.filter((pl.col("round") == DEBATE) & (pl.col("stance") == "excluded"))
+    excluded_rows = excluded_rows.select(RUN_KEY, "diagnosis").drop_nulls().unique()
+    by_stance = rest.pairs(rest.truth, excluded_rows).filter(pl.col("tier") != "unmatched")
+    refuted = pl.concat(
+        [excluded_in_debate(rest.truth, rest.debate, rest.patterns), by_stance.select(RUN_KEY, diagnosis="left")]
+    ).unique()
+    tm_sm, missed = rest.tm_sm(_take(rest.truth, refuted))
+    return [
+        _matched_rows(caa, "system", "CAA", "right"),
+        _rows(_take(rest.final, caa), "system", "FP"),
+        _rows(refuted, "ground_truth", "AE"),
+        tm_sm,
+        _rows(missed, "ground_truth", "FN"),
+    ]
+
+
+def _lddx_v8_labels(rest: _Unmatched) -> list[pl.DataFrame]:
+    """Label the unmatched diagnoses as Local-DDx v8's evaluator does: FP, AE, TM-SM, FN (see :func:`classify`)."""
+    considered = considered_in_transcript(rest.truth, rest.messages)
+    tm_sm, missed = rest.tm_sm(_take(rest.truth, considered))
+    return [
+        _rows(rest.final, "system", "FP"),
+        _rows(considered, "ground_truth", "AE"),
+        tm_sm,
+        _rows(missed, "ground_truth", "FN"),
+    ]
+
+
+def _team_cant_miss(critical: pl.LazyFrame) -> pl.DataFrame:
+    """Return the team's can't-miss list: names de-duplicated by lowercase text without ``*``, first by rank."""
+    key = pl.col("diagnosis").str.strip_chars("*").str.strip_chars().str.to_lowercase()
+    return (
+        critical.filter(pl.col("agent_id") == TEAM)
+        .filter(pl.col("diagnosis").is_not_null())
+        .with_columns(key=key, mentions=pl.col("mentions").fill_null(1))
+        .sort(RUN_KEY, "key", "rank", "diagnosis", nulls_last=True)
+        .group_by(RUN_KEY, "key", maintain_order=True)
+        .first()
+        .select(RUN_KEY, "diagnosis", "mentions")
+        .collect()
+    )
+
+
+def _lddx_v6_labels(rest: _Unmatched, caa_mentions: int) -> list[pl.DataFrame]:
+    """Label the unmatched diagnoses as Local-DDx v6's evaluator does: CAA/TP, FP, TM-SM, AE, FN (:func:`classify`)."""
+    team = _team_cant_miss(rest.critical)
+    caught = assign(rest.pairs(rest.truth, team.select(RUN_KEY, "diagnosis")))
+    caught = caught.join(team.rename({"diagnosis": "right"}), on=[RUN_KEY, "right"], how="left")
+    label = pl.when(pl.col("mentions") >= caa_mentions).then(pl.lit("TP")).otherwise(pl.lit("CAA"))
+    tm_sm, left = rest.tm_sm(_take(rest.truth, caught.select(RUN_KEY, diagnosis="left")))
+    refuted = excluded_in_debate(left, rest.debate, rest.patterns)
+    return [
+        _matched_rows(caught.rename({"left": "diagnosis"}), "ground_truth", label, "right"),
+        _rows(rest.final, "system", "FP"),
+        tm_sm,
+        _rows(refuted, "ground_truth", "AE"),
+        _rows(_take(left, refuted), "ground_truth", "FN"),
+    ]
 
 
 _PARAMS = {
@@ -437,7 +454,8 @@ def classify(
         * No CAA: **FP** is every unmatched final diagnosis.
         * **AE**: an unmatched ground truth that some response of any round mentions (lowercase
           substring) with one of :data:`CONSIDERATION_WORDS` within :data:`CONSIDERATION_WINDOW`
-          characters (:func:`_considered_in_transcript`); exclusion and mere consideration alike.
+          characters (:func:`~mas_eval.metrics.diagnosis.transcript.considered_in_transcript`);
+          exclusion and mere consideration alike.
         * **TM-SM** after AE, as in ``"spec"``; **FN** the rest.
         * Partition: :math:`TP+FN+AE+TM\_SM = |GT|` and :math:`TP+FP = |final|`.
 
@@ -460,96 +478,28 @@ def classify(
         return match_pairs(left, right, left_on="diagnosis", right_on="diagnosis", by=RUN_KEY, **equivalence)
 
     ddx = ddx.with_columns(pl.col(RUN_KEY).cast(pl.String), pl.col("diagnosis").cast(pl.String))
-    final = (
-        ddx.filter((pl.col("round") == FINAL_ROUND) & (pl.col("stance") == "final"))
-        .select(RUN_KEY, "diagnosis")
-        .drop_nulls()
-        .unique()
-        .collect()
-    )
-    truth = (
-        runs.select(pl.col(RUN_KEY).cast(pl.String), pl.col("case_id").cast(pl.String))
-        .unique()
-        .join(ground_truth.select(pl.col("case_id").cast(pl.String), pl.col("diagnosis").cast(pl.String)), on="case_id")
-        .select(RUN_KEY, "diagnosis")
-        .drop_nulls()
-        .unique()
-        .collect()
-    )
+    final, truth = _final_list(ddx), _case_truth(runs, ground_truth)
     matched = assign(pairs(final, truth))
     out = [
-        _rows(
-            matched.rename({"left": "diagnosis"}), "system", "TP",
-            matched_to=pl.col("right"), tier=pl.col("tier"), score=pl.col("score"),
-        ),
-        _rows(
-            matched.rename({"right": "diagnosis"}), "ground_truth", "TP",
-            matched_to=pl.col("left"), tier=pl.col("tier"), score=pl.col("score"),
-        ),
-    ]  # fmt: skip
-    final_open = final.join(matched.select(RUN_KEY, diagnosis="left"), on=[RUN_KEY, "diagnosis"], how="anti")
-    truth_open = truth.join(matched.select(RUN_KEY, diagnosis="right"), on=[RUN_KEY, "diagnosis"], how="anti")
-    critical = ddx.filter((pl.col("round") == CANT_MISS) & (pl.col("stance") == "critical"))
-    debate = messages.with_columns(pl.col(RUN_KEY).cast(pl.String)).filter(pl.col("round") == DEBATE)
-    treated = _treated(interventions.with_columns(pl.col(RUN_KEY).cast(pl.String)), table)
-
-    def take(frame: pl.DataFrame, done: pl.DataFrame) -> pl.DataFrame:
-        return frame.join(done.select(RUN_KEY, "diagnosis"), on=[RUN_KEY, "diagnosis"], how="anti")
-
-    def tm_sm(open_truth: pl.DataFrame) -> pl.DataFrame:
-        best = _best(pairs(open_truth, treated)).rename({"left": "diagnosis"})
-        out.append(
-            _rows(best, "ground_truth", "TM-SM", matched_to=pl.col("right"), tier=pl.col("tier"), score=pl.col("score"))
-        )
-        return take(open_truth, best)
-
+        _matched_rows(matched.rename({"left": "diagnosis"}), "system", "TP", "right"),
+        _matched_rows(matched.rename({"right": "diagnosis"}), "ground_truth", "TP", "left"),
+    ]
+    rest = _Unmatched(
+        pairs=pairs,
+        final=final.join(matched.select(RUN_KEY, diagnosis="left"), on=[RUN_KEY, "diagnosis"], how="anti"),
+        truth=truth.join(matched.select(RUN_KEY, diagnosis="right"), on=[RUN_KEY, "diagnosis"], how="anti"),
+        ddx=ddx,
+        critical=ddx.filter((pl.col("round") == CANT_MISS) & (pl.col("stance") == "critical")),
+        messages=messages.with_columns(pl.col(RUN_KEY).cast(pl.String)),
+        treated=_treated(interventions.with_columns(pl.col(RUN_KEY).cast(pl.String)), table),
+        patterns=patterns,
+    )
     if preset == "spec":
-        supported = (
-            critical.filter(pl.col("evidence").list.len() > 0).select(RUN_KEY, "diagnosis").drop_nulls().unique()
-        )
-        caa = _best(pairs(final_open, supported)).rename({"left": "diagnosis"})
-        out.append(_rows(caa, "system", "CAA", matched_to=pl.col("right"), tier=pl.col("tier"), score=pl.col("score")))
-        out.append(_rows(take(final_open, caa), "system", "FP"))
-        excluded_rows = ddx.filter((pl.col("round") == DEBATE) & (pl.col("stance") == "excluded"))
-        excluded_rows = excluded_rows.select(RUN_KEY, "diagnosis").drop_nulls().unique()
-        by_stance = pairs(truth_open, excluded_rows).filter(pl.col("tier") != "unmatched")
-        refuted = pl.concat(
-            [_excluded_in_debate(truth_open, debate, patterns), by_stance.select(RUN_KEY, diagnosis="left")]
-        ).unique()
-        out.append(_rows(refuted, "ground_truth", "AE"))
-        out.append(_rows(tm_sm(take(truth_open, refuted)), "ground_truth", "FN"))
+        out.extend(_spec_labels(rest))
     elif preset == "lddx-v8":
-        out.append(_rows(final_open, "system", "FP"))
-        every_round = messages.with_columns(pl.col(RUN_KEY).cast(pl.String))
-        considered = _considered_in_transcript(truth_open, every_round)
-        out.append(_rows(considered, "ground_truth", "AE"))
-        out.append(_rows(tm_sm(take(truth_open, considered)), "ground_truth", "FN"))
+        out.extend(_lddx_v8_labels(rest))
     else:
-        key = pl.col("diagnosis").str.strip_chars("*").str.strip_chars().str.to_lowercase()
-        team = (
-            critical.filter(pl.col("agent_id") == TEAM)
-            .filter(pl.col("diagnosis").is_not_null())
-            .with_columns(key=key, mentions=pl.col("mentions").fill_null(1))
-            .sort(RUN_KEY, "key", "rank", "diagnosis", nulls_last=True)
-            .group_by(RUN_KEY, "key", maintain_order=True)
-            .first()
-            .select(RUN_KEY, "diagnosis", "mentions")
-            .collect()
-        )
-        caught = assign(pairs(truth_open, team.select(RUN_KEY, "diagnosis")))
-        caught = caught.join(team.rename({"diagnosis": "right"}), on=[RUN_KEY, "right"], how="left")
-        label = pl.when(pl.col("mentions") >= caa_mentions).then(pl.lit("TP")).otherwise(pl.lit("CAA"))
-        out.append(
-            _rows(
-                caught.rename({"left": "diagnosis"}), "ground_truth", label,
-                matched_to=pl.col("right"), tier=pl.col("tier"), score=pl.col("score"),
-            )
-        )  # fmt: skip
-        out.append(_rows(final_open, "system", "FP"))
-        rest = tm_sm(take(truth_open, caught.select(RUN_KEY, diagnosis="left")))
-        refuted = _excluded_in_debate(rest, debate, patterns)
-        out.append(_rows(refuted, "ground_truth", "AE"))
-        out.append(_rows(take(rest, refuted), "ground_truth", "FN"))
+        out.extend(_lddx_v6_labels(rest, caa_mentions))
     return pl.concat(out).sort(RUN_KEY, "side", "diagnosis")
 
 
