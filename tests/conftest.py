@@ -278,8 +278,8 @@ def inspect_eval_dir(inspect_logs: Logs) -> Path:
 def docs_site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Any:
     """The documentation site built once for the whole session (``tests/docs_site.py``), shared by
     pytest-xdist's workers, with the notebooks' probes of ``tests/test_notebooks.py``."""
-    from tests.docs_site import shared_build
-    from tests.test_notebooks import PROBES
+    from tests.docs.docs_site import shared_build
+    from tests.docs.test_notebooks import PROBES
 
     return shared_build(session_root(tmp_path_factory, worker_id), PROBES)
 

@@ -17,7 +17,7 @@ from mas_eval.ingest import ingest_lm_eval, ingest_table
 from mas_eval.scoring.reproduction import reproduce
 from tests.promises import run, tree
 
-LM_EVAL = Path(__file__).parent / "data" / "lm_eval"
+LM_EVAL = Path(__file__).parents[1] / "data" / "lm_eval"
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from mas_eval.scoring.scores import Scores
 from tests.conftest import run_cli_process, run_python
 from tests.promises import run
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.fixture(scope="module")

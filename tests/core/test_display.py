@@ -18,7 +18,7 @@ from mas_eval.stats import compare, display
 from tests.html_text import parsed
 
 HOSTILE = "<script>alert(1)</script>\x1b[31m"
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ import nbformat
 import pytest
 
 from tests.conftest import CHECKOUT
-from tests.doc_blocks import blocks, run_page
-from tests.docs_site import Site
-from tests.test_notebooks import NOTEBOOKS, check_notebook
+from tests.docs.doc_blocks import blocks, run_page
+from tests.docs.docs_site import Site
+from tests.docs.test_notebooks import NOTEBOOKS, check_notebook
 
 DOCS = CHECKOUT / "docs"
 PAGES = sorted(path for path in DOCS.rglob("*.md") if "notebooks" not in path.relative_to(DOCS).parts)

@@ -27,9 +27,9 @@ import nbformat
 import pytest
 
 from tests.conftest import CHECKOUT, LDDX
-from tests.docs_site import Site
+from tests.docs.docs_site import Site
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 PROBE_ID = "test-probe"
 PDF_MAGIC, PNG_MAGIC = b"%PDF-", b"\x89PNG\r\n\x1a\n"
 

@@ -16,7 +16,7 @@ import pytest
 from mas_eval import Dataset
 from mas_eval.ingest import ingest_jsonl
 from tests.conftest import CHECKOUT
-from tests.doc_blocks import LANGUAGES, blocks, run_page
+from tests.docs.doc_blocks import LANGUAGES, blocks, run_page
 
 README = CHECKOUT / "README.md"
 

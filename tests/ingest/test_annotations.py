@@ -20,7 +20,7 @@ from mas_eval.ingest import ingest_annotations
 from mas_eval.ingest.annotations import WHO_WHEN_MODE
 from tests.promises import assert_unchanged, run, tree
 
-DATA = Path(__file__).parent / "data" / "annotations"
+DATA = Path(__file__).parents[1] / "data" / "annotations"
 WHO_WHEN = DATA / "who_when"
 
 

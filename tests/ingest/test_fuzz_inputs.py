@@ -34,7 +34,7 @@ from mas_eval import Dataset, MasEvalError
 from mas_eval.ingest import ingest_jsonl
 from tests.conftest import run_cli_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = [json.loads(line) for line in (ROOT / "data" / "sample.jsonl").read_text(encoding="utf-8").splitlines()[:6]]
 #: ``FUZZ_EXAMPLES=2000 pytest tests/test_fuzz_inputs.py`` for a longer hunt than the suite's.
 FUZZ = settings(

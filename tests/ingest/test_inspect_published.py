@@ -25,7 +25,7 @@ pytest.importorskip("inspect_ai")
 from inspect_ai.log import read_eval_log
 from inspect_ai.scorer import value_to_float
 
-DATA = Path(__file__).parent / "data" / "inspect"
+DATA = Path(__file__).parents[1] / "data" / "inspect"
 #: The logs with samples, each with the recorded aggregates ``reproduce`` finds different (recorded,
 #: recomputed), and those it does not recompute (with why).
 READ = {

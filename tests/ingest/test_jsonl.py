@@ -20,9 +20,9 @@ from mas_eval.ingest import IngestResult, export_jsonl, ingest_jsonl, jsonl, rec
 from mas_eval.ingest.jsonl import RECORD_LISTS, USAGE, USAGE_FIELD
 from mas_eval.storage.dataset import Dataset
 
-SMALL = Path(__file__).parent / "data" / "run_records_small.jsonl"
-SAMPLE = Path(__file__).parents[1] / "data" / "sample.jsonl"
-SCHEMA_FILE = Path(__file__).parents[1] / "mas_eval" / "ingest" / "run_record.schema.json"
+SMALL = Path(__file__).parents[1] / "data" / "run_records_small.jsonl"
+SAMPLE = Path(__file__).parents[2] / "data" / "sample.jsonl"
+SCHEMA_FILE = Path(__file__).parents[2] / "mas_eval" / "ingest" / "run_record.schema.json"
 #: The tables a canonical run record carries (``reported`` is written by log adapters such as Local-DDx's only).
 RECORD_TABLES = [name for name in TABLES if name == "runs" or name in {lst.table for lst in RECORD_LISTS}]
 

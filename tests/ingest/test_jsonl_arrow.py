@@ -23,7 +23,7 @@ from mas_eval.ingest import export_jsonl, ingest_jsonl, jsonl, record_dtype
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.sharding import write_sorted_shards
 
-SMALL = Path(__file__).parent / "data" / "run_records_small.jsonl"
+SMALL = Path(__file__).parents[1] / "data" / "run_records_small.jsonl"
 
 
 def _chunk(lines: list[str | bytes]) -> jsonl.lines.Chunk:

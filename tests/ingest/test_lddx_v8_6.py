@@ -23,7 +23,7 @@ from mas_eval import Dataset
 from mas_eval.ingest import LddxIngestResult, ingest_lddx
 from mas_eval.scoring.reproduction import reproduce
 
-DATA = Path(__file__).parent / "data" / "lddx_v8_6"
+DATA = Path(__file__).parents[1] / "data" / "lddx_v8_6"
 FILES = sorted(DATA.glob("ddx_results_*.json"))
 INDEPENDENT = "team_independent_differentials"
 

@@ -22,7 +22,7 @@ from mas_eval.errors import IngestError, InvalidParameterError
 from mas_eval.ingest import LogIngestResult, ingest_lm_eval
 from tests.promises import assert_refused, assert_unchanged, run, tree
 
-DATA = Path(__file__).parent / "data" / "lm_eval"
+DATA = Path(__file__).parents[1] / "data" / "lm_eval"
 TINY = DATA / "sshleifer__tiny-gpt2"
 RANDOM = DATA / "hf-internal-testing__tiny-random-gpt2"
 #: The two COPA runs (``versions/`` beside them holds other lm-eval versions' output).

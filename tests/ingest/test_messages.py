@@ -12,7 +12,7 @@ from mas_eval import IngestError
 from mas_eval.ingest import ingest_jsonl
 from tests.promises import run
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 RECORD = json.loads((DATA / "sample.jsonl").read_text(encoding="utf-8").splitlines()[0])
 
 

@@ -764,7 +764,7 @@ def test_a_pass_label_counts_when_other_runs_score_the_same_name_with_numbers(tm
 
 # -- traces others published ------------------------------------------------------------------------
 
-DATA = Path(__file__).parent / "data" / "otlp"
+DATA = Path(__file__).parents[1] / "data" / "otlp"
 
 
 @pytest.mark.parametrize(

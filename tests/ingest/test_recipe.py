@@ -297,7 +297,7 @@ def test_a_git_lfs_pointer_given_as_jsonl_is_named_as_one(tmp_path: Path) -> Non
 
 
 def test_a_samples_file_that_is_a_git_lfs_pointer_is_named(tmp_path: Path) -> None:
-    data = Path(__file__).parent / "data" / "lm_eval"
+    data = Path(__file__).parents[1] / "data" / "lm_eval"
     results = sorted(data.rglob("results_*.json"))[0]
     folder = tmp_path / "in"
     folder.mkdir()

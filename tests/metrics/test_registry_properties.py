@@ -17,8 +17,8 @@ from mas_eval import Dataset
 from mas_eval.data.schema import RUN_ID_COLUMNS
 from mas_eval.metrics.registry import CARRIED, METRICS, OUTPUT_TABLES, Metric
 from mas_eval.scoring import Scores, score
+from tests.metrics.diagnosis.test_family import tied_rank_tables
 from tests.strategies import Drawn, datasets
-from tests.test_diagnosis_family import tied_rank_tables
 
 SLACK = 1e-12  # floating-point sums may land a hair outside a closed interval
 #: A shuffle seed that puts agent g's two 2nd-ranked diagnoses of tied_rank_tables() in the other order.

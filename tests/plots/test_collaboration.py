@@ -20,7 +20,7 @@ import mas_eval
 from mas_eval import plots
 from mas_eval.data.vocabulary import DEBATE, INDEPENDENT, ROUNDS
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
-from tests.test_plots import by_gid, colour_of, layout_problems
+from tests.plots.test_plots import by_gid, colour_of, layout_problems
 
 #: The diagnosis family's label counts and scores, as ``runs`` columns.
 COUNTS = ("tp", "fp", "fn", "caa", "ae", "tm_sm")

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from mas_eval import plots
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.stats import design_power, pass_at_k_intervals, plan
-from tests.test_stats_pass_intervals import _planted
+from tests.stats.test_pass_intervals import _planted
 
 COMPONENTS = pl.DataFrame({"quantity": ["case", "epoch"], "estimate": [0.02, 0.2], "judges": 1,
                            "difference": "mas - single"})  # fmt: skip

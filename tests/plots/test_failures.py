@@ -14,7 +14,7 @@ from matplotlib.patches import Rectangle
 
 from mas_eval import plots, stats
 from mas_eval.errors import DataError, SchemaError
-from tests.test_plots import layout_problems
+from tests.plots.test_plots import layout_problems
 
 MODES = ["1.1 Disobey task specification", "1.3 Step repetition", "3.3 Incorrect verification"]
 

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from mas_eval import plots
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.stats import accuracy_cost_frontier
-from tests.test_stats_epochs import planted
+from tests.stats.test_epochs import planted
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 from mas_eval import plots
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError
 from mas_eval.scoring.scores import Scores
-from tests.test_plots import by_gid, colour_of, legend_texts
+from tests.plots.test_plots import by_gid, colour_of, legend_texts
 
 TASKS = ["diagnostic_reasoning", "clinical_summarization", "patient_communication"]
 

@@ -32,7 +32,7 @@ from mas_eval.errors import DataError, InvalidParameterError, OutputExistsError,
 from mas_eval.stats import calibration, compare
 from tests.conftest import run_python
 
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 #: gid roles (``"<role>:<system>"``) of the artists drawn in their system's colour.
 SYSTEM_ROLES = {"box", "violin", "points", "cost_quality", "binned_mean", "reliability", "bin_counts"}

@@ -12,7 +12,7 @@ import mas_eval
 from mas_eval.report import DEFAULT_WEIGHTS, build, load_json
 from mas_eval.report.answer_quality import OVERALL
 from mas_eval.stats import compare
-from tests.test_report import PAYLOAD, _page
+from tests.report.test_report import PAYLOAD, _page
 
 #: The sections of a report of answer runs alone: the headline (each run's mean answer scores), this one, and what
 #: the data could not show (no run-level comparison, no decision family's scores: one line each).

@@ -15,7 +15,7 @@ from mas_eval.report import build, load_json
 from mas_eval.report.content import chosen_columns
 from tests.promises import run
 
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 DIAGNOSTIC = ["traditional_recall", "clinical_reasoning_quality", "diagnostic_safety", "system_safety_coverage"]
 
 

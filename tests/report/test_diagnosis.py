@@ -13,8 +13,8 @@ import mas_eval
 from mas_eval.report import build, load_json
 from mas_eval.report.diagnosis import DIAGNOSIS_METRICS
 from mas_eval.stats import compare
-from tests.test_plots_collaboration import ddx_scores
-from tests.test_report import PAYLOAD, _page
+from tests.plots.test_collaboration import ddx_scores
+from tests.report.test_report import PAYLOAD, _page
 
 #: The decision report's sections; the diagnosis section comes before the provenance.
 DECISION_SECTIONS = [

@@ -14,7 +14,7 @@ from mas_eval.ingest import ingest_annotations
 from mas_eval.report import build
 from mas_eval.report.failures import failures_section, has_annotations
 
-WHO_WHEN = Path(__file__).parent / "data" / "annotations" / "who_when"
+WHO_WHEN = Path(__file__).parents[1] / "data" / "annotations" / "who_when"
 
 
 @pytest.fixture(scope="module")

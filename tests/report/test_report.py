@@ -276,7 +276,7 @@ def test_unwritable_output_leaves_nothing(report: mas_eval.report.Report, tmp_pa
 def test_the_consensus_table_counts_the_decision_runs_and_their_conflicts() -> None:
     # Runs of another family (here the sample's diagnosis and answer runs) have no conflict count
     # and are not the decision family's runs: the table's runs column had counted them.
-    sample = mas_eval.score(mas_eval.Dataset.open(Path(__file__).resolve().parents[1] / "data" / "sample"))
+    sample = mas_eval.score(mas_eval.Dataset.open(Path(__file__).resolve().parents[2] / "data" / "sample"))
     table = build(sample).section("consensus").tables[0].frame.sort("system")
     runs = sample.runs.filter(pl.col("num_conflicts").is_not_null())
     expected = (

@@ -22,7 +22,7 @@ from mas_eval.ingest import ingest_lm_eval
 from mas_eval.scoring.reproduction import PERCENT_BASIS, reproduce, reproduce_aggregates
 from tests.conftest import INSPECT_EPOCHS, INSPECT_SAMPLES, Logs
 
-LM_EVAL = Path(__file__).parent / "data" / "lm_eval"
+LM_EVAL = Path(__file__).parents[1] / "data" / "lm_eval"
 TINY = LM_EVAL / "sshleifer__tiny-gpt2"
 INSPECT_COMPARED = (
     {

@@ -19,7 +19,7 @@ import mas_eval
 from mas_eval import Dataset, Scores
 from tests.conftest import run_python
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -28,9 +28,9 @@ from mas_eval.presets import PRESETS
 from mas_eval.scoring.shards import MEMORY_WORKERS, ShardsScored, default_workers, score_shards
 from mas_eval.storage.sharding import shard_folder
 from tests.conftest import checkout_env, tiny_frames
-from tests.test_families import TOY, with_messages
+from tests.metrics.test_families import TOY, with_messages
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 Frames = dict[str, pl.DataFrame]
 
 

@@ -24,7 +24,7 @@ from mas_eval.scoring.shards import score_shards
 from mas_eval.storage.scores_folder import shard_file
 from tests.conftest import run_cli_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args: str | Path) -> int:

@@ -23,7 +23,7 @@ from mas_eval.simulation.sample import (
     sample_dataset,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 DECISION_TABLES = ["runs", "agents", "beliefs", "criteria", "scores", "alt_scores"]
 DIAGNOSIS_TABLES = ["ddx", "ground_truth", "messages", "interventions"]
 #: The bundled files stay small: the whole sample folder under this many bytes.

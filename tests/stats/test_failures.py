@@ -26,7 +26,7 @@ from mas_eval.stats import fleiss_kappa as fleiss
 from mas_eval.stats import krippendorff_alpha as alpha
 from tests.oracles import failures as oracle
 
-WHO_WHEN = Path(__file__).parent / "data" / "annotations" / "who_when"
+WHO_WHEN = Path(__file__).parents[1] / "data" / "annotations" / "who_when"
 
 CASES = [f"q{i}" for i in range(6)]
 RUNS = {f"{system[0]}{i}": (system, case) for system in ("mas", "single") for i, case in enumerate(CASES)}

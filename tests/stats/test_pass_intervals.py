@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.stats import pass_at_k, pass_at_k_intervals
 from tests.oracles import variance as oracle
-from tests.test_stats_epochs import KS, epoch_runs, frame
+from tests.stats.test_epochs import KS, epoch_runs, frame
 
 
 def chen_pass_at_k(n: int, c: int, k: int) -> float:

@@ -473,7 +473,7 @@ def test_farrington_manning_matches_statsmodels_where_its_restricted_estimate_is
         assert ours["p_lower"][0] == pytest.approx(theirs.pvalue, rel=1e-10)
 
 
-FLEISS_1971 = Path(__file__).parent / "data" / "annotations" / "fleiss1971.csv"
+FLEISS_1971 = Path(__file__).parents[1] / "data" / "annotations" / "fleiss1971.csv"
 
 
 def _ratings_of(matrix: np.ndarray) -> pl.DataFrame:

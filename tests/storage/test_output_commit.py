@@ -33,7 +33,7 @@ from mas_eval.storage.provenance import provenance
 from tests.conftest import LDDX, needs_lddx
 from tests.promises import assert_refused, assert_unchanged, run, tree
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.fixture(params=["renameat2", "fallback"])

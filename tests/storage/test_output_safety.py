@@ -24,7 +24,7 @@ from mas_eval.stats import write_comparisons
 from mas_eval.storage.outputs import atomic_directory, atomic_file, check_target
 from tests.promises import run
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def tree(root: Path) -> dict[str, str]:

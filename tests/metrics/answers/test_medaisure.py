@@ -34,7 +34,7 @@ from mas_eval.metrics.answers.suite import scoring_options
 from mas_eval.metrics.answers.vocabulary import CATEGORIES, Vocabulary
 from mas_eval.presets import PRESETS
 
-PARITY = Path(__file__).parent / "data" / "medaisure_parity.csv"
+PARITY = Path(__file__).parents[2] / "data" / "medaisure_parity.csv"
 TEXTS = ["prediction", "rationale", "reference", "reference_rationale", "reference_diagnosis"]
 # From medaisure_parity.README.md: the means calculate() returned over all rows.
 MEAN_ACCURACY, MEAN_REASONING, MEAN_REASONING_ALT = 0.512540455461629, 0.3717148400128393, 0.3330184558371691

@@ -409,7 +409,7 @@ def test_nulls_are_ignored_and_categoricals_accepted():
 
 # --- agreement with Local-DDx's recorded labels -----------------------------------------------------------
 
-V8_6 = Path(__file__).parent / "data" / "lddx_v8_6"  # four Local-DDx v8.6 result files (see the README there)
+V8_6 = Path(__file__).parents[2] / "data" / "lddx_v8_6"  # four Local-DDx v8.6 result files (see the README there)
 
 
 def _recorded_pairs() -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -16,8 +16,8 @@ from mas_eval.errors import InvalidParameterError
 from mas_eval.metrics.diagnosis.scores import COUNTS, SCORES
 from mas_eval.metrics.registry import columns
 from tests.conftest import LDDX, needs_lddx
+from tests.metrics.diagnosis.test_labels import expected, frames, many_runs
 from tests.oracles import diagnosis as score_oracle
-from tests.test_labels import expected, frames, many_runs
 
 V6_DATE = "_20250709_"
 # Each example scores a whole Dataset (about 0.2 s of fixed cost): fewer than the labels test draws.
