@@ -49,10 +49,12 @@ class ToyReader:
             with ingest.attempt(f"line {number}"):
                 case, _, correct = text.partition(",")
                 if correct not in ("0", "1"):
-                    raise InvalidInputError(f"correct is {correct!r}, not 0 or 1")
+                    msg = f"correct is {correct!r}, not 0 or 1"
+                    raise InvalidInputError(msg)
                 rows.append({"case_id": case, "correct": correct})
         if (system or named) is None:
-            raise InvalidInputError("names no system", fix="add a line '# system NAME'")
+            msg = "names no system"
+            raise InvalidInputError(msg, fix="add a line '# system NAME'")
         self.rows.extend({"run_id": f"{file.stem}/{row['case_id']}", "system": system or named, **row} for row in rows)
 
     def frames(self, ingest: Ingest) -> dict[str, pl.DataFrame]:
@@ -173,7 +175,8 @@ def test_arguments_and_the_output_are_checked_before_anything_is_read(tmp_path: 
 
     class Unread(ToyReader):
         def read(self, file: Path, system: str | None, ingest: Ingest) -> None:
-            raise AssertionError("read before the arguments were checked")
+            msg = "read before the arguments were checked"
+            raise AssertionError(msg)
 
     def run(**options: object) -> None:
         ingest_logs(TOY, Unread(), **{"paths": file, "out": None, "system": None, "overwrite": False,

@@ -351,7 +351,8 @@ def test_a_row_the_rank_test_refuses_is_degenerate_and_draws_nothing_from_the_bo
 ) -> None:
     def mannwhitneyu(t: np.ndarray, c: np.ndarray, **kwargs: object) -> object:
         if 100.0 in t:
-            raise ValueError("refused")
+            msg = "refused"
+            raise ValueError(msg)
         return scipy_stats.mannwhitneyu(t, c, **kwargs)
 
     frame = frame_of({"a": ([100, 101, 102], [1, 2, 3]), "b": ([1.5, 2.5, 3.7, 4.1], [1, 2, 2.2, 3])})
@@ -499,7 +500,8 @@ def test_failing_mixed_fit_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
             pass
 
         def fit(self, **kwargs: object) -> object:
-            raise np.linalg.LinAlgError("Singular matrix")
+            msg = "Singular matrix"
+            raise np.linalg.LinAlgError(msg)
 
     monkeypatch.setattr("statsmodels.regression.mixed_linear_model.MixedLM", Failing)
     row = compare(_repeated(4, 1.0), "y", pair_on="case", method="mixed").row(0, named=True)

@@ -283,7 +283,8 @@ def test_judge_answers_are_validated_and_kept_when_the_judge_fails(tmp_path: Pat
 
     def flaky(a: str, b: str) -> bool:
         if a == "gout":
-            raise RuntimeError("rate limited")
+            msg = "rate limited"
+            raise RuntimeError(msg)
         return False
 
     cache = tmp_path / "cache.parquet"
