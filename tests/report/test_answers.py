@@ -28,11 +28,6 @@ def scores() -> mas_eval.Scores:
     return mas_eval.score(ds)
 
 
-@pytest.fixture(scope="module")
-def report(scores: mas_eval.Scores) -> mas_eval.report.Report:
-    return build(scores, title="Answers")
-
-
 def test_the_section_holds_means_comparison_combined_score_and_figures(report: mas_eval.report.Report) -> None:
     assert [s.key for s in report.sections] == SECTIONS
     section = report.section("answers")

@@ -30,11 +30,6 @@ def scores() -> mas_eval.Scores:
     return ddx_scores(8)
 
 
-@pytest.fixture(scope="module")
-def report(scores: mas_eval.Scores) -> mas_eval.report.Report:
-    return build(scores, title="DDx")
-
-
 def test_the_section_holds_label_counts_scores_comparison_and_the_figure(
     scores: mas_eval.Scores, report: mas_eval.report.Report
 ) -> None:

@@ -60,11 +60,6 @@ def scores() -> mas_eval.Scores:
     return mas_eval.score(mas_eval.simulate(400, seed=3))
 
 
-@pytest.fixture(scope="module")
-def report(scores: mas_eval.Scores) -> mas_eval.report.Report:
-    return build(scores, title="Pilot")
-
-
 def test_the_report_has_every_section_in_order(report: mas_eval.report.Report) -> None:
     assert [s.key for s in report.sections] == SECTIONS
     assert not [s.key for s in report.sections if s.omitted]

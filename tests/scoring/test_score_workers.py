@@ -34,11 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 Frames = dict[str, pl.DataFrame]
 
 
-@pytest.fixture(scope="module")
-def sharded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Dataset.open(ROOT / "data" / "sample").write(tmp_path_factory.mktemp("ds") / "sample", shards=5)
-
-
 def assert_same_scores(got: Scores, want: Scores) -> None:
     assert got.names == want.names
     assert (got.preset, got.params, got.ran, got.skipped, got.named) == (

@@ -34,11 +34,6 @@ def run_cli(*args: str | Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def sharded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Dataset.open(ROOT / "data" / "sample").write(tmp_path_factory.mktemp("ds") / "sample", shards=5)
-
-
-@pytest.fixture(scope="module")
 def whole() -> Scores:
     return mas_eval.score(Dataset.open(ROOT / "data" / "sample"))
 
