@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
 .PHONY: test test-browser test-latest lock demo docs lint bench clean sample inspect-sample
 
-# The docs extra too: the suite builds the documentation (tests/test_doc_pages.py).
+# The docs extra too: the suite builds the documentation (tests/docs/test_doc_pages.py).
 # Reinstalls when the lock or pyproject.toml changes. The venv's own pip (from ensurepip) predates
 # --build-constraint, so pip comes first; setuptools with it, to replace the one venv seeds.
 $(STAMP): pyproject.toml $(LOCK)

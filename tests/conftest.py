@@ -276,8 +276,8 @@ def inspect_eval_dir(inspect_logs: Logs) -> Path:
 
 @pytest.fixture(scope="session")
 def docs_site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Any:
-    """The documentation site built once for the whole session (``tests/docs_site.py``), shared by
-    pytest-xdist's workers, with the notebooks' probes of ``tests/test_notebooks.py``."""
+    """The documentation site built once for the whole session (``tests/docs/docs_site.py``), shared by
+    pytest-xdist's workers, with the notebooks' probes of ``tests/docs/test_notebooks.py``."""
     from tests.docs.docs_site import shared_build
     from tests.docs.test_notebooks import PROBES
 

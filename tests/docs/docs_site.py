@@ -4,15 +4,15 @@
 link, a missing reference, a docstring docutils cannot parse) or a notebook cell that raises fails
 it. The suite adds to each notebook, through the site's ``MAS_EVAL_DOCS_NOTEBOOK_CELLS`` hook, a
 first cell that points its figures at a folder of its own and a last cell (the probe of
-``tests/test_notebooks.py``) that prints facts from the kernel; both are hidden from the pages.
-The executed notebooks are read back from the build by ``tests/test_notebooks.py``, so each runs
+``tests/docs/test_notebooks.py``) that prints facts from the kernel; both are hidden from the pages.
+The executed notebooks are read back from the build by ``tests/docs/test_notebooks.py``, so each runs
 once in the whole suite.
 
 The kernel is this interpreter: a kernelspec named ``python3`` (the notebooks' own) whose command
 is ``sys.executable`` is put first on ``JUPYTER_PATH``, so neither a user's ``python3`` kernel nor
 one installed elsewhere can run another Python, and ``PYTHONPATH`` leads to this checkout.
 
-One test uses the site (``tests/test_doc_pages.py::test_the_site``, its checks as subtests), so
+One test uses the site (``tests/docs/test_doc_pages.py::test_the_site``, its checks as subtests), so
 one pytest-xdist worker builds it; should another ask, it waits on a lock and reads the same folder.
 """
 

@@ -1,7 +1,7 @@
 """The documentation: its site builds strictly, what it generates is there, and its pages run.
 
-The site (``tests/docs_site.py``) is built once per session, by one test; a warning fails it. Its pages'
-code blocks run as the README's do (``tests/doc_blocks.py``), so no page can drift from the
+The site (``tests/docs/docs_site.py``) is built once per session, by one test; a warning fails it. Its pages'
+code blocks run as the README's do (``tests/docs/doc_blocks.py``), so no page can drift from the
 code. The README and the pages describe the tool as it is: no issue numbers, no commit hashes,
 no paths outside the repository (history goes to CHANGELOG.md).
 """

@@ -1,7 +1,7 @@
 """Every notebook in notebooks/ runs top to bottom in a real Jupyter kernel and shows what it should.
 
 The notebooks run once per test session, when the documentation site is built
-(``tests/docs_site.py``; ``tests/test_doc_pages.py::test_the_site`` calls :func:`check_notebook`
+(``tests/docs/docs_site.py``; ``tests/docs/test_doc_pages.py::test_the_site`` calls :func:`check_notebook`
 for each: MyST-NB executes each in a kernel of the interpreter running the tests,
 from its own folder, and a cell that raises fails the build); the executed copies, with every
 output, are read back here. The stored notebooks keep no outputs.
@@ -512,12 +512,12 @@ def test_notebook_is_stored_clean(notebook: Path) -> None:
     assert "repository root" in first.source and "notebooks/" in first.source
 
 
-#: The probe each notebook's build appends, by file name (``tests/docs_site.py``).
+#: The probe each notebook's build appends, by file name (``tests/docs/docs_site.py``).
 PROBES = {name: PROBE_HEADER + check.probe for name, check in CHECKS.items()}
 
 
 def check_notebook(notebook: Path, docs_site: Site) -> None:
-    """Check ``notebook``'s executed copy from the documentation build (``tests/test_doc_pages.py``
+    """Check ``notebook``'s executed copy from the documentation build (``tests/docs/test_doc_pages.py``
     runs this for every notebook, in the one test that uses the site)."""
     check = CHECKS[notebook.name]
     if check.needs is not None and not check.needs.is_dir():

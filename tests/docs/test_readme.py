@@ -1,9 +1,9 @@
 """Every code block of the README runs as written, and the README stays a newcomer's page.
 
 The README's examples are what a new user copies first; one that fails verbatim costs them more
-than a missing example would (``tests/doc_blocks.py`` says how each kind of block runs). The
+than a missing example would (``tests/docs/doc_blocks.py`` says how each kind of block runs). The
 JSON run record (on the documentation's Dataset page) is ingested. The page names no development
-history (``tests/test_doc_pages.py`` checks it with the documentation's pages).
+history (``tests/docs/test_doc_pages.py`` checks it with the documentation's pages).
 """
 
 from __future__ import annotations

@@ -381,7 +381,7 @@ def test_writing_refuses_a_bad_suffix_an_existing_file_and_the_input(report: Ben
 
 
 def _report_file(tmp_path: Path) -> Path:
-    """t1 has every category, t2 two, t3 one, t4 none (tests/test_combined_score.py's hand computation)."""
+    """t1 has every category, t2 two, t3 one, t4 none (tests/report/test_combined_score.py's hand computation)."""
     tasks = {
         "t1": {"clinical_accuracy": 0.9, "accuracy": 0.7, "safety": 0.6, "reasoning_quality": 0.5, "rouge_l": 0.2},
         "t2": {"clinical_accuracy": 0.8, "rouge_l": 0.4, "clinical_relevance": 0.6},

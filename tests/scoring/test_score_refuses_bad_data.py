@@ -78,7 +78,7 @@ BROKEN = {
         _set("criteria", "weight", 0, -0.6),
         r"table 'criteria', column 'weight': 1 row\(s\) are negative, e.g. at \(run_id='r1', criterion='safety'\)",
     ),
-    # Found by tests/test_fuzz_inputs.py: a repeated key multiplied rows in a join, and score blamed
+    # Found by tests/ingest/test_fuzz_inputs.py: a repeated key multiplied rows in a join, and score blamed
     # the metric family with a RuntimeError.
     "repeated alt_scores key": (
         lambda f: f.update(

@@ -4,7 +4,7 @@ Checked against the references (statsmodels' ``cohens_kappa`` and ``fleiss_kappa
 ``krippendorff`` package, Castro 2017, a test dependency only) on random data, and against the
 plain-Python oracle (``tests/oracles/failures.py``) on random groups. The published worked examples
 (Fleiss 1971, Table 1; Krippendorff 2011's nominal example; Cohen's kappa's textbook 2x2) are
-pinned in ``tests/test_stats_pinned.py``.
+pinned in ``tests/stats/test_pinned.py``.
 """
 
 from __future__ import annotations

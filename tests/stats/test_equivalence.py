@@ -1,7 +1,7 @@
 """Non-inferiority and equivalence in ``compare``: planted truths, the table's shape, corrections, groups, bad input.
 
 Golden values from independent sources (statsmodels, pingouin's documentation, Tango 1998, Newcombe 1998,
-Fagerland et al. 2014) are in ``tests/test_stats_pinned.py``.
+Fagerland et al. 2014) are in ``tests/stats/test_pinned.py``.
 """
 
 from __future__ import annotations

@@ -460,7 +460,7 @@ def test_farrington_manning_matches_statsmodels_where_its_restricted_estimate_is
     # statsmodels.stats.proportion.test_proportions_2indep(30, 50, 35, 50, value=0, method="score",
     # compare="diff", correction=False): at a difference of 0 the restricted estimate is the pooled rate,
     # which statsmodels gets right (at other values its cubic has a count for a sample size: issue #10269;
-    # tests/test_stats_equivalence.py checks those against a numerical maximum of the likelihood).
+    # tests/stats/test_equivalence.py checks those against a numerical maximum of the likelihood).
     from statsmodels.stats.proportion import test_proportions_2indep
 
     from mas_eval.stats.equivalence import farrington_manning_tests

@@ -31,7 +31,7 @@ from mas_eval.metrics.answers.suite import scoring_options
 from mas_eval.metrics.diagnosis.tables import shipped_table
 from tests.oracles import answers as oracle
 
-#: ``ANSWERS_EXAMPLES=500 pytest tests/test_answers_oracle.py`` for a longer hunt than the suite's 40
+#: ``ANSWERS_EXAMPLES=500 pytest tests/metrics/answers/test_oracle.py`` for a longer hunt than the suite's 40
 #: (a draw costs a scoring, about 0.15 s: the four oracle tests were a minute of the suite at 60).
 SETTINGS = settings(
     max_examples=int(os.environ.get("ANSWERS_EXAMPLES", "40")),
