@@ -45,6 +45,7 @@ def _broken_dataset(tiny: Dataset, root: Path) -> Path:
     return out
 
 
+@pytest.mark.subprocess
 def test_validate_on_a_broken_dataset_prints_one_line_and_exits_2(tiny: Dataset, tmp_path: Path) -> None:
     out = _broken_dataset(tiny, tmp_path)
     done = run_cli_process("validate", str(out))

@@ -139,6 +139,7 @@ def test_system_means_are_metrics_as_rows(folders: dict[str, Path]) -> None:
     assert re.search(r"efficiency_score\s+0\.\d{4}\s+0\.\d{4}", text)
 
 
+@pytest.mark.subprocess
 def test_the_demo_at_80_columns_cuts_nothing(demo_at_80_columns: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     done, _ = demo_at_80_columns
     assert "…" not in done.stdout
@@ -183,11 +184,13 @@ def test_usage_errors_are_one_line_too(capsys: pytest.CaptureFixture[str], args:
     assert lines[0].endswith(f"; see `{line.split(':')[0]} --help`")
 
 
+@pytest.mark.subprocess
 def test_version() -> None:
     done = run_cli_process("--version")
     assert (done.returncode, done.stdout.strip()) == (0, f"mas-eval {mas_eval.__version__}")
 
 
+@pytest.mark.subprocess
 def test_importing_the_package_does_not_load_scipy() -> None:
     # What keeps `mas-eval --help` fast (2.4 s before: 1.4 s of it importing the statistics layer).
     code = "import sys, mas_eval.cli; print(any(m.startswith(('scipy', 'statsmodels')) for m in sys.modules))"
@@ -207,6 +210,7 @@ def test_score_reports_each_step() -> None:
 # -- item 19: the demo's written report is for a reader --------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_report_md_rounds_and_explains(demo_at_80_columns: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     _, out = demo_at_80_columns
     text = (out / "report.md").read_text(encoding="utf-8")

@@ -14,6 +14,7 @@ from tests.conftest import run_python
 from tests.promises import run
 
 
+@pytest.mark.subprocess
 def test_simulate_answers_is_exported_lazily() -> None:
     code = (
         "import sys, mas_eval; print('mas_eval.simulation.answers' in sys.modules, mas_eval.simulate_answers.__name__)"

@@ -22,6 +22,8 @@ from tests.docs.doc_blocks import blocks, run_page
 from tests.docs.docs_site import Site
 from tests.docs.test_notebooks import NOTEBOOKS, check_notebook
 
+pytestmark = pytest.mark.docs
+
 DOCS = CHECKOUT / "docs"
 PAGES = sorted(path for path in DOCS.rglob("*.md") if "notebooks" not in path.relative_to(DOCS).parts)
 WITH_CODE = [page for page in PAGES if any(lang in ("python", "pycon", "bash") for lang, _ in blocks(page))]

@@ -29,6 +29,8 @@ import pytest
 from tests.conftest import CHECKOUT, LDDX
 from tests.docs.docs_site import Site
 
+pytestmark = pytest.mark.docs
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 PROBE_ID = "test-probe"
 PDF_MAGIC, PNG_MAGIC = b"%PDF-", b"\x89PNG\r\n\x1a\n"

@@ -18,6 +18,8 @@ from mas_eval.ingest import ingest_jsonl
 from tests.conftest import CHECKOUT
 from tests.docs.doc_blocks import LANGUAGES, blocks, run_page
 
+pytestmark = pytest.mark.docs
+
 README = CHECKOUT / "README.md"
 
 

@@ -212,6 +212,7 @@ def gigabyte_line(folder: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and a sparse file, as Linux has them")
+@pytest.mark.subprocess
 def test_a_line_of_a_gigabyte_is_one_line_in_bounded_memory(tmp_path: Path) -> None:
     samples = gigabyte_line(copy(tmp_path / "in"))
     before = samples.stat()  # not tree(): it would read the gigabyte into this process

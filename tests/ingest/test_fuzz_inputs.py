@@ -205,6 +205,7 @@ def test_validation_and_scoring_of_corrupted_tables_fail_cleanly(data: st.DataOb
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.subprocess
 def test_flipped_pages_in_a_fresh_process(seed: int, tmp_path: Path) -> None:
     # A user's corrupt file meets one `mas-eval` process: either the data read (a flip that still
     # decodes) or one error line naming the file. (Polars may print its own panic text first.)

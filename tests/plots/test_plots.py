@@ -254,6 +254,7 @@ def test_figures_are_not_kept_by_pyplot(makers: dict[str, Callable[..., Figure]]
     assert plt.get_fignums() == before
 
 
+@pytest.mark.subprocess
 def test_importing_the_package_does_not_load_matplotlib() -> None:
     code = "import sys, mas_eval.plots; assert 'matplotlib' not in sys.modules; mas_eval.plots.forest; print('ok')"
     done = run_python("-c", code)

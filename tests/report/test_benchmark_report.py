@@ -425,6 +425,7 @@ def test_benchmark_report_writes_each_format(tmp_path: Path, capsys: pytest.Capt
     assert BenchmarkReport.read(tmp_path / "report.json") == read_medaisure_report(FIXTURE)
 
 
+@pytest.mark.subprocess
 def test_ingest_of_a_medaisure_report_points_to_benchmark_report(tmp_path: Path) -> None:
     # A MedAISure report is a model's scores per task, not runs: `ingest` wrote it as a report, never a Dataset.
     source = _report_file(tmp_path)
@@ -488,6 +489,7 @@ def test_benchmark_report_refuses_bad_input_in_one_line(
     assert not (tmp_path / "r.json").exists() and not (tmp_path / "r").exists()
 
 
+@pytest.mark.subprocess
 def test_combined_score_cli_in_a_fresh_process(tmp_path: Path) -> None:
     source = _report_file(tmp_path)
     done = run_cli_process("combined-score", source, "--weights", WEIGHTS_ARG)

@@ -203,6 +203,7 @@ def test_bad_requests_are_one_clear_error(report: mas_eval.report.Report, tmp_pa
         load_json(tmp_path / "bad.json")
 
 
+@pytest.mark.subprocess
 def test_report_cli_writes_each_format(
     capsys: pytest.CaptureFixture[str], scores: mas_eval.Scores, tmp_path: Path
 ) -> None:

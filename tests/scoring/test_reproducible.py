@@ -42,6 +42,7 @@ def test_two_scorings_are_bit_identical(datasets: dict[str, Path], name: str) ->
 
 
 @pytest.mark.parametrize("name", ["sample", "mixed"])
+@pytest.mark.subprocess
 def test_one_polars_thread_gives_the_bits_of_four(datasets: dict[str, Path], name: str, tmp_path: Path) -> None:
     # Polars sizes its thread pool when it is imported: hence fresh processes, each told its thread
     # count. Against this process alone, one core (or POLARS_MAX_THREADS=1 in the caller's

@@ -196,6 +196,7 @@ def test_score_command_rejects_a_bad_override(simulated: Dataset, tmp_path: Path
         ),
     ],
 )
+@pytest.mark.subprocess
 def test_the_cli_answers_a_bad_parameter_with_one_line_and_exit_2(
     tiny: Dataset, tmp_path: Path, args: list[str], message: str
 ) -> None:

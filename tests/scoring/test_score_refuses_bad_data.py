@@ -111,6 +111,7 @@ def test_raw_scale_scores_may_lie_outside_the_unit_interval() -> None:
     assert scores.runs.height == 3
 
 
+@pytest.mark.subprocess
 def test_skip_validation_still_refuses_repeated_run_ids(tmp_path: object) -> None:
     # Issue 9, item 8: `--skip-validation` on runs with duplicate ids reported "scored 206 runs" for 202 rows.
     frames = tiny_frames()

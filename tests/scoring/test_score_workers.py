@@ -30,6 +30,8 @@ from mas_eval.storage.sharding import shard_folder
 from tests.conftest import checkout_env, tiny_frames
 from tests.metrics.test_families import TOY, with_messages
 
+pytestmark = pytest.mark.subprocess
+
 ROOT = Path(__file__).resolve().parents[2]
 Frames = dict[str, pl.DataFrame]
 

@@ -24,6 +24,8 @@ from mas_eval.scoring.shards import score_shards
 from mas_eval.storage.scores_folder import shard_file
 from tests.conftest import run_cli_process
 
+pytestmark = pytest.mark.subprocess
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import polars as pl
+import pytest
 from polars.testing import assert_frame_equal
 
 from mas_eval import Dataset
@@ -58,6 +59,7 @@ def test_ingest_of_bundled_records_gives_the_documented_tables(tmp_path: Path) -
         assert_frame_equal(ingested.collect(name), frame)
 
 
+@pytest.mark.subprocess
 def test_demo_writes_its_outputs(demo_at_80_columns: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     _, out = demo_at_80_columns  # the bundled data's demo, run once in the session (tests/conftest.py)
     report = load_json(out / "report.json")
@@ -81,6 +83,7 @@ def test_demo_writes_its_outputs(demo_at_80_columns: tuple[subprocess.CompletedP
     assert Dataset.open(out / "ingested").table_names == DECISION_TABLES
 
 
+@pytest.mark.subprocess
 def test_the_demos_report_of_inspect_logs_leads_with_pass_rates_and_figures(
     demo_at_80_columns: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:

@@ -302,6 +302,7 @@ def test_bad_arguments_raise_clear_errors(runs: object, kwargs: dict[str, object
     assert isinstance(info.value, ValueError)
 
 
+@pytest.mark.subprocess
 def test_the_cli_answers_bad_simulate_arguments_with_one_line_and_exit_2(tmp_path: Path) -> None:
     for args, line in (
         (["--runs", "1"], "error: simulate: runs=1 is invalid; runs must be an integer in [2, 4400000]"),

@@ -26,7 +26,10 @@ from mas_eval.storage.outputs import STAGING_PREFIX
 from tests.conftest import checkout_env
 from tests.promises import run, tree
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="watches processes in /proc (Linux)")
+pytestmark = [
+    pytest.mark.subprocess,
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="watches processes in /proc (Linux)"),
+]
 
 #: Bounds on every wait, far above what it takes: a test fails on a hang, not on a slow machine.
 START, STOP = 120.0, 30.0

@@ -82,6 +82,7 @@ sys.stdin.read()
 """
 
 
+@pytest.mark.subprocess
 def test_a_dead_writers_staging_is_removed_by_the_next_write_and_nothing_else(tmp_path: Path) -> None:
     dead = _dead_staging(tmp_path)
     lookalikes = {

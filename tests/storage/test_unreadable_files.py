@@ -61,6 +61,7 @@ def test_corrupt_pages_behind_an_intact_footer_are_named(dataset: Path, call: st
 
 
 @pytest.mark.parametrize("command", ["validate", "summary", "score"])
+@pytest.mark.subprocess
 def test_the_cli_prints_one_line_and_exits_2(dataset: Path, tmp_path: Path, command: str) -> None:
     truncate(dataset / "agents.parquet")
     args = ["--out", tmp_path / "scores"] if command == "score" else []
@@ -84,6 +85,7 @@ def test_a_table_file_in_a_hive_folder_is_named(dataset: Path) -> None:
         Dataset.open(dataset)
 
 
+@pytest.mark.subprocess
 def test_scores_tables_that_cannot_be_read_are_named(dataset: Path, tmp_path: Path) -> None:
     out = mas_eval.score(Dataset.open(dataset)).write(tmp_path / "scores")
     truncate(out / "alternatives.parquet")
