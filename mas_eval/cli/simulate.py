@@ -132,7 +132,7 @@ def simulate(
             show_default=False,
         ),
     ] = None,
-    # One value for every kind (tests/test_cli_defaults.py checks the simulators agree on it).
+    # One value for every kind (tests/cli/test_defaults.py checks the simulators agree on it).
     mas_share: Annotated[
         float,
         typer.Option(help="Share of runs made by the MAS."),
