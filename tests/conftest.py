@@ -317,3 +317,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """
     first = ("docs_site", "demo_at_80_columns")
     items.sort(key=lambda item: next((i for i, name in enumerate(first) if name in item.fixturenames), len(first)))
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A hypothesis property test is marked ``slow``: it scores tens of drawn Datasets, one by one.
+
+    ``make test`` runs it as every test; ``make test-fast`` leaves it out with the other tiers.
+    """
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        item.add_marker(pytest.mark.slow)

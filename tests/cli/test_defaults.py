@@ -281,12 +281,14 @@ def _mirrored(command: str, option: str) -> list[Mirrors]:
     return list(entry) if isinstance(entry, tuple) else [entry] if isinstance(entry, Mirrors) else []
 
 
+@pytest.mark.slow
 def test_the_table_lists_every_command_and_every_option() -> None:
     assert sorted(OPTIONS) == sorted(_commands())
     for command in OPTIONS:
         assert sorted(OPTIONS[command]) == sorted(_params(command)), command
 
 
+@pytest.mark.slow
 def test_the_table_is_not_vacuous() -> None:
     mirrored = [(command, option) for command in OPTIONS for option in OPTIONS[command] if _mirrored(command, option)]
     assert len(mirrored) >= 50

@@ -246,6 +246,7 @@ def test_each_size_option_has_a_ceiling(kind: str, option: str, value: object, s
     assert says in str(raised.value)
 
 
+@pytest.mark.slow
 def test_runs_within_the_ceiling_are_simulated_at_its_edge() -> None:
     # Larger runs, but few: within the ceiling, so simulated (a million answers).
     ds = mas_eval.simulate_answers(1_000, seed=0, items=(1_000, 1_000), answer_chars=1)

@@ -147,6 +147,7 @@ def test_the_error_line_shows_names_as_they_are(capsys: pytest.CaptureFixture[st
     assert_unchanged(before, folders[1].parent)
 
 
+@pytest.mark.slow
 def test_commands_print_paths_holding_markup_and_control_characters(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -318,6 +319,7 @@ def test_raw_csv_keeps_formulas_when_asked(
     assert_unchanged(before, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_report_reads_the_names_back_from_a_comparisons_csv(
     capsys: pytest.CaptureFixture[str], folders: tuple[Path, Path], tmp_path: Path
 ) -> None:

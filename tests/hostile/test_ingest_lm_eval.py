@@ -143,6 +143,7 @@ def test_a_results_file_with_a_value_no_column_can_hold_is_named(
 # -- paths ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_run_under_1100_nested_folders_is_found(tmp_path: Path) -> None:
     # Made and removed a level at a time: pathlib's and shutil's own walks recurse, and would not get there.
     levels = [tmp_path / "out"]

@@ -429,6 +429,7 @@ def test_chunking_gives_the_same_result(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("lines", "chunk_bytes"), [(30, 1), (30, 100), (300, 50_000)])
+@pytest.mark.slow
 def test_small_chunks_give_the_same_dataset_as_one_chunk(tmp_path: Path, lines: int, chunk_bytes: int) -> None:
     path = tmp_path / "sample.jsonl"
     path.write_bytes(b"".join(SAMPLE.read_bytes().splitlines(keepends=True)[:lines]))
@@ -703,6 +704,7 @@ def test_validation_errors_cover_every_chunk(tmp_path: Path) -> None:
     assert not (tmp_path / "ds").exists()
 
 
+@pytest.mark.slow
 def test_steps_across_chunks_in_several_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lines = [_record(f"r{i}", case_id=f"c{i % 7}", ground_truth=[f"d{i % 3}", "flu"]) for i in range(40)]
     path = _write(tmp_path / "runs.jsonl", lines)

@@ -238,6 +238,7 @@ def test_sharded_ingest_writes_the_files_of_dataset_write(tmp_path: Path) -> Non
             assert json.loads((sharded / file).read_text()) == json.loads((written / file).read_text())
 
 
+@pytest.mark.slow
 def test_sharded_rows_held_or_written_at_every_chunk_give_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -202,6 +202,7 @@ def test_system_colours_are_fixed_for_mas_and_single_and_sorted_for_the_rest() -
     )
 
 
+@pytest.mark.slow
 def test_the_same_system_gets_the_same_colour_in_every_figure(makers: dict[str, Callable[..., Figure]]) -> None:
     expected = plots.system_colours(["mas", "single", "debate-chain"])
     assert expected["debate-chain"] == plots.OKABE_ITO["vermillion"]

@@ -98,6 +98,7 @@ def test_the_combined_score_is_the_weighted_mean_of_the_present_categories(
     assert dict(DEFAULT_WEIGHTS) == {"diagnostics": 0.4, "safety": 0.3, "communication": 0.2, "summarization": 0.1}
 
 
+@pytest.mark.slow
 def test_without_items_there_is_no_section() -> None:
     report = build(mas_eval.score(mas_eval.simulate(60, seed=2)))
     assert "answers" not in [s.key for s in report.sections]
@@ -142,6 +143,7 @@ def test_html_has_the_section_with_its_tables_and_figures(report: mas_eval.repor
     assert OVERALL in block
 
 
+@pytest.mark.slow
 def test_names_in_items_are_escaped(scores: mas_eval.Scores) -> None:
     # The payload as a system and as a task of the items: text everywhere, never markup.
     items = scores.items.with_columns(

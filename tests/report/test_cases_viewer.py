@@ -400,6 +400,7 @@ def test_view_keeps_an_existing_page_without_overwrite(
     assert (tmp_path / "cases.html").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_report_with_cases_writes_both_and_links_the_viewer(
     folders: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -96,6 +96,7 @@ def test_compare_prints_the_columns_it_chose(outcomes_only: Path, capsys: pytest
     assert {row["metric"] for row in rows} == {"f1", "match"}
 
 
+@pytest.mark.slow
 def test_compare_and_report_of_the_decision_sample_say_their_choice(
     sample: mas_eval.Scores, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -121,6 +122,7 @@ def test_nothing_to_compare_is_one_clear_line(tmp_path: Path, capsys: pytest.Cap
 
 
 @pytest.mark.parametrize("suffix", [".html", ".md", ".json", ".tex"])
+@pytest.mark.slow
 def test_no_format_has_an_omitted_heading(outcomes_only: Path, tmp_path: Path, suffix: str) -> None:
     report = build(outcomes_only)
     lines = report.not_in_data
@@ -143,6 +145,7 @@ def test_no_format_has_an_omitted_heading(outcomes_only: Path, tmp_path: Path, s
         assert all(s["omitted"] is None for s in loaded["sections"])
 
 
+@pytest.mark.slow
 def test_the_decision_report_lists_its_missing_sections_too(sample: mas_eval.Scores) -> None:
     runs = sample.runs.with_columns(gt_match=pl.lit(None, pl.Boolean), cost_usd=pl.lit(None, pl.Float64))
     report = build(mas_eval.Scores(tables={"runs": runs}))

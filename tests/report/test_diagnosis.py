@@ -93,6 +93,7 @@ def test_one_system_has_the_section_without_a_comparison() -> None:
                for line in section.text)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_without_labels_the_section_is_omitted_with_its_reason(scores: mas_eval.Scores) -> None:
     unlabelled = mas_eval.Scores(tables={k: v for k, v in scores.tables.items() if k != "labels"})
     section = build(unlabelled).section("diagnosis")
@@ -118,6 +119,7 @@ def test_a_missing_figure_input_is_a_line_not_an_error(scores: mas_eval.Scores) 
     assert any(line.startswith("No collaboration figure: the scores have no rounds table") for line in section.text)
 
 
+@pytest.mark.slow
 def test_names_are_escaped_in_html(scores: mas_eval.Scores) -> None:
     # The payload as a system and as a diagnosis: text everywhere, never markup.
     named = {

@@ -116,6 +116,7 @@ def test_scores_without_outcomes_have_no_such_section() -> None:
 
 
 @pytest.mark.parametrize("suffix", [".md", ".html", ".tex", ".json"])
+@pytest.mark.slow
 def test_every_format_holds_its_figures_and_no_omitted_heading(
     report: mas_eval.report.Report, tmp_path: Path, suffix: str
 ) -> None:

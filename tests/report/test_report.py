@@ -66,6 +66,7 @@ def test_the_report_has_every_section_in_order(report: mas_eval.report.Report) -
     assert report.section("comparison").tables[0].frame["correction"].unique().to_list() == ["holm"]
 
 
+@pytest.mark.slow
 def test_html_is_one_self_contained_page_holding_every_section(report: mas_eval.report.Report) -> None:
     text = report.to_html()
     page = _page(text)
@@ -83,6 +84,7 @@ def test_html_is_one_self_contained_page_holding_every_section(report: mas_eval.
     assert "url(http" not in text and "@import" not in text
 
 
+@pytest.mark.slow
 def test_names_are_escaped_in_html_and_latex(scores: mas_eval.Scores) -> None:
     runs = scores.runs.with_columns(
         system=pl.col("system").replace({"mas": PAYLOAD}),
@@ -139,6 +141,7 @@ def test_json_round_trips_every_table(report: mas_eval.report.Report, tmp_path: 
     assert loaded["provenance"]["mas_eval_version"] == mas_eval.__version__
 
 
+@pytest.mark.slow
 def test_markdown_links_figures_written_beside_it(report: mas_eval.report.Report, tmp_path: Path) -> None:
     path = report.write(tmp_path / "out" / "r.md")
     text = path.read_text(encoding="utf-8")
@@ -148,6 +151,7 @@ def test_markdown_links_figures_written_beside_it(report: mas_eval.report.Report
     assert "## Calibration" in text and "| metric |" in text
 
 
+@pytest.mark.slow
 def test_a_report_without_ground_truth_lists_calibration_as_not_in_the_data(scores: mas_eval.Scores) -> None:
     runs = scores.runs.with_columns(gt_match=pl.lit(None, dtype=scores.runs["gt_match"].dtype))
     report = build(mas_eval.Scores(tables={"runs": runs}), title="No ground truth")
@@ -269,6 +273,7 @@ def test_unwritable_output_leaves_nothing(report: mas_eval.report.Report, tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
+@pytest.mark.slow
 def test_the_consensus_table_counts_the_decision_runs_and_their_conflicts() -> None:
     # Runs of another family (here the sample's diagnosis and answer runs) have no conflict count
     # and are not the decision family's runs: the table's runs column had counted them.

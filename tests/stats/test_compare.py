@@ -88,6 +88,7 @@ def test_accepts_lazyframes_scores_and_comma_separated_metrics() -> None:
     [{}, {"pair_on": "case_id", "test": "paired"}, {"cluster": "case_id"},
      {"pair_on": "case_id", "test": "paired", "cluster": "variant"}],
 )  # fmt: skip
+@pytest.mark.slow
 def test_results_are_identical_call_after_call(kwargs: dict[str, object]) -> None:
     # Polars merges per-thread partial sums, and emits group-by rows, in no fixed order; the
     # statistics layer sorts where that matters, so that two calls agree to the last bit. Ten calls:

@@ -140,6 +140,7 @@ def test_wilcoxon_matches_scipy_on_case_differences() -> None:
 
 
 @pytest.mark.parametrize("correction", ["holm", "fdr_bh", "bonferroni"])
+@pytest.mark.slow
 def test_corrections_match_statsmodels_multipletests(correction: str) -> None:
     rng = np.random.default_rng(7)
     for size in (1, 2, 7, 50):

@@ -134,6 +134,7 @@ def test_the_paired_difference_is_the_mean_of_per_case_differences_on_shared_cas
     assert "fewer than 3 epochs" in got[(3, "pass@k")]["note"]
 
 
+@pytest.mark.slow
 def test_a_planted_difference_is_covered() -> None:
     """200 seeded studies with no difference between systems: the t and bootstrap intervals of the
     paired pass@1 difference cover 0 in about 95 % (Bernoulli outcomes, 50 cases: 91-99 % allowed)."""

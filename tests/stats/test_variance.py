@@ -80,6 +80,7 @@ def test_anova_equals_mixedlm_reml_on_a_balanced_design() -> None:
         assert _row(reml, quantity)["ci_low"] is None
 
 
+@pytest.mark.slow
 def test_judge_components_equal_mixedlm_reml_with_crossed_judges() -> None:
     from statsmodels.regression.mixed_linear_model import MixedLM, VCSpec
 

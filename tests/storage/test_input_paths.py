@@ -124,6 +124,7 @@ POLARS_READERS = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_polars_reads_paths_only_through_storage_inputs() -> None:
     # Its readers pass glob=False and exactly the files listed; one call elsewhere would bring the
     # pattern back.
@@ -373,6 +374,7 @@ def _copy_a_run_into_the_other_shard(ds: Path) -> str:
     return moved["run_id"][0]
 
 
+@pytest.mark.slow
 def test_a_run_in_two_shards_is_refused_by_every_way_of_scoring(tmp_path: Path, capsys) -> None:
     ds = mas_eval.simulate(40, seed=3).write(tmp_path / "in" / "ds", shards=2)
     run_id = _copy_a_run_into_the_other_shard(ds)

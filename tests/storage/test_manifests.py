@@ -333,6 +333,7 @@ def assert_scored_from_strings(folder: Path, flat: Path, shards: list[int] | Non
     return got
 
 
+@pytest.mark.slow
 def test_another_datasets_manifest_copied_in_does_not_rename_the_alternatives(
     coded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -361,6 +362,7 @@ def test_another_datasets_manifest_copied_in_does_not_rename_the_alternatives(
     ],
     ids=["shortened", "reordered", "extended"],
 )
+@pytest.mark.slow
 def test_a_label_list_changed_by_hand_is_not_believed(
     coded: dict[str, Path], tmp_path: Path, change: Callable[[list[str]], list[str]], says: str
 ) -> None:
@@ -382,6 +384,7 @@ def _rewrite_code_file(path: Path, change: Callable[[pl.DataFrame], pl.DataFrame
     change(pl.read_parquet(path)).write_parquet(path, metadata=metadata)
 
 
+@pytest.mark.slow
 def test_a_code_outside_its_list_is_not_used_though_the_hashes_match(coded: dict[str, Path], tmp_path: Path) -> None:
     folder = Path(shutil.copytree(coded["ours"], tmp_path / "in"))
     path = stored.code_file(folder, "beliefs", 1)
@@ -391,6 +394,7 @@ def test_a_code_outside_its_list_is_not_used_though_the_hashes_match(coded: dict
     assert_scored_from_strings(folder, coded["flat"], shards=[1])
 
 
+@pytest.mark.slow
 def test_code_files_without_the_lists_hash_are_not_used(coded: dict[str, Path], tmp_path: Path) -> None:
     """Code files written before they recorded their lists: their lists cannot be checked, so not trusted."""
     folder = Path(shutil.copytree(coded["ours"], tmp_path / "in"))
@@ -401,6 +405,7 @@ def test_code_files_without_the_lists_hash_are_not_used(coded: dict[str, Path], 
     assert "written by an earlier version" in Dataset.open(folder).check_stored_codes()
 
 
+@pytest.mark.slow
 def test_a_codes_entry_of_the_wrong_shape_is_read_as_none(coded: dict[str, Path], tmp_path: Path) -> None:
     """Codes are derived data: a damaged entry costs speed, not the Dataset."""
     folder = Path(shutil.copytree(coded["ours"], tmp_path / "in"))

@@ -385,6 +385,7 @@ def _args(command: str, inputs: dict[str, Path], out: Path) -> tuple[list[str], 
 
 
 @pytest.mark.parametrize("command", list(WRITERS))
+@pytest.mark.slow
 def test_every_command_names_a_write_past_the_file_size_limit_in_one_line(
     command: str, inputs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -422,6 +423,7 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
 @pytest.mark.parametrize(
     "command", ["simulate sharded", "ingest", "score", "compare .csv", "report .json", "benchmark-report .md"]
 )
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_naming_the_output(
     command: str, inputs: dict[str, Path], full_disk: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

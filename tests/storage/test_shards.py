@@ -136,6 +136,7 @@ def test_a_shard_is_a_dataset_of_whole_runs(folders: tuple[Path, Path]) -> None:
             sharded.shard(bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_scoring_sharded_equals_unsharded(folders: tuple[Path, Path]) -> None:
     plain, sharded = (Dataset.open(f) for f in folders)
     expected = mas_eval.score(plain)
@@ -151,6 +152,7 @@ def test_scoring_sharded_equals_unsharded(folders: tuple[Path, Path]) -> None:
 
 
 @pytest.mark.parametrize("layout", ["one file a table", "shard by shard"])
+@pytest.mark.slow
 def test_scores_open_reads_the_tables_asked_for_as_whole_opens_them(
     folders: tuple[Path, Path], tmp_path: Path, layout: str
 ) -> None:

@@ -204,6 +204,7 @@ def test_the_family_is_registered_and_skipped_without_a_trace(tmp_path: Path) ->
 # --- shards and workers ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sharded_scoring_and_the_overhead_are_those_of_an_unsharded_scoring(tmp_path: Path) -> None:
     ds = simulate_outcomes(240, seed=5, epochs=3, trace=True, lead_share=0.6)
     whole = mas_eval.score(ds, redundancy=True)
