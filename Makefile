@@ -16,9 +16,9 @@ CHECK_LOCK := requirements/check_lock.py $(LOCK)
 # apt-get needs root: sudo when not root and sudo exists.
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo)
 
-.PHONY: test test-browser test-latest lock demo docs lint bench clean sample inspect-sample
+.PHONY: test test-fast test-browser test-latest lock demo docs lint bench clean sample inspect-sample
 
-# The docs extra too: the suite builds the documentation (tests/test_doc_pages.py).
+# The docs extra too: the suite builds the documentation (tests/docs/test_doc_pages.py).
 # Reinstalls when the lock or pyproject.toml changes. The venv's own pip (from ensurepip) predates
 # --build-constraint, so pip comes first; setuptools with it, to replace the one venv seeds.
 $(STAMP): pyproject.toml $(LOCK)
@@ -34,6 +34,13 @@ PYTEST := -m pytest -q -n auto --maxprocesses 4
 test: $(STAMP)
 	$(BIN)/ruff check mas_eval tests tests_browser benchmarks
 	$(BIN)/python $(PYTEST)
+
+# The unit tests only, for the edit-test loop: no documentation build, notebook or README run
+# (mark docs), no test that starts a Python process (subprocess), none marked slow. `make test`
+# (CI's command) still runs everything.
+FAST := not docs and not subprocess and not slow
+test-fast: $(STAMP)
+	$(BIN)/python $(PYTEST) -m "$(FAST)"
 
 # Chromium and its driver from Debian's packages, selenium from PyPI: the HTML report is
 # opened in a real headless browser (.ci/run calls this after `make test`).

@@ -31,7 +31,7 @@ What is timed, each side once per repeat, the median of ``--repeats`` reported:
 
 The per-pair values are then compared: our ``clinical_accuracy``, ``reasoning_quality`` and
 their components with the ``get_last_breakdown()`` rows of MedAISure's last call, with ``==``
-(tests/test_answers_medaisure.py pins them equal on hand-made cases; MedAISure's phrase search
+(tests/metrics/answers/test_medaisure.py pins them equal on hand-made cases; MedAISure's phrase search
 iterates a Python set, so a pair holding two overlapping phrases may depend on the hash seed).
 Results go to ``reports/benchmarks/medaisure.json``: pairs per second of each side (wall
 clock), their ratio, the CPU seconds of each (all of Polars' threads: on a loaded machine the

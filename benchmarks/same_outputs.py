@@ -135,7 +135,8 @@ def main() -> None:
                     for side, root in (("base", base_root), ("head", ROOT))
                 }
                 if not where["base"].startswith(str(base_root)) or not where["head"].startswith(str(ROOT)):
-                    raise SystemExit(f"imported the wrong package: {where}")
+                    msg = f"imported the wrong package: {where}"
+                    raise SystemExit(msg)
                 report = _compare(work / f"base-{tag}", work / f"head-{tag}")
                 ok = not any(entry["problems"] for entry in report.values())
                 bitwise = all(entry["identical"] for entry in report.values())

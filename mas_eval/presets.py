@@ -69,7 +69,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # the rationale alone, fact sets from the reference answer first, min(1, f / max(1, n // 2));
     # diagnostic accuracy weighting a specialty's critical diagnoses 1.5, clinical relevance with
     # its keyword boost and threshold adjustment, a missing field an empty text.
-    # Reproduces its per-sample numbers exactly (tests/test_answers_medaisure.py, tests/test_answers_labels.py).
+    # Reproduces its per-sample numbers exactly (tests/metrics/answers/: test_medaisure.py, test_labels.py).
     "medaisure": {
         "answers": {
             "answers_normalisation": "medaisure",

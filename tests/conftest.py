@@ -276,10 +276,10 @@ def inspect_eval_dir(inspect_logs: Logs) -> Path:
 
 @pytest.fixture(scope="session")
 def docs_site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Any:
-    """The documentation site built once for the whole session (``tests/docs_site.py``), shared by
-    pytest-xdist's workers, with the notebooks' probes of ``tests/test_notebooks.py``."""
-    from tests.docs_site import shared_build
-    from tests.test_notebooks import PROBES
+    """The documentation site built once for the whole session (``tests/docs/docs_site.py``), shared by
+    pytest-xdist's workers, with the notebooks' probes of ``tests/docs/test_notebooks.py``."""
+    from tests.docs.docs_site import shared_build
+    from tests.docs.test_notebooks import PROBES
 
     return shared_build(session_root(tmp_path_factory, worker_id), PROBES)
 
@@ -317,3 +317,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """
     first = ("docs_site", "demo_at_80_columns")
     items.sort(key=lambda item: next((i for i, name in enumerate(first) if name in item.fixturenames), len(first)))
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A hypothesis property test is marked ``slow``: it scores tens of drawn Datasets, one by one.
+
+    ``make test`` runs it as every test; ``make test-fast`` leaves it out with the other tiers.
+    """
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        item.add_marker(pytest.mark.slow)

@@ -158,6 +158,7 @@ def test_awkward_paths_and_names_keep_every_promise(
 
 # Every kind of piece at once, in names as long as they may be: a test of its own, so that the
 # two examples' minutes run on two workers instead of one after the other.
+@pytest.mark.slow
 def test_the_most_awkward_names_keep_every_promise(capsys: pytest.CaptureFixture[str]) -> None:
     _keep_every_promise(
         capsys,

@@ -5,7 +5,7 @@ The help's look, the arguments and options several commands take, and where an o
 An option that mirrors a parameter of a Python function takes that parameter's default, read
 from the function (:func:`defaults_of`, or :func:`source_defaults` for a function whose module
 is slow to import), so the command line holds no default of its own that could drift from the
-library's; tests/test_cli_defaults.py compares every option with the parameter it mirrors.
+library's; tests/cli/test_defaults.py compares every option with the parameter it mirrors.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def source_defaults(module: str, function: str) -> dict[str, Any]:
     For a function whose module is slow to import (the statistics layer loads SciPy and
     statsmodels): ``mas-eval --help`` shows its defaults without loading it. Only the module's
     parent packages are imported. Each default must be a literal (a number, string, ``None``,
-    ...); tests/test_cli_defaults.py compares these with :func:`inspect.signature`'s.
+    ...); tests/cli/test_defaults.py compares these with :func:`inspect.signature`'s.
 
     >>> defaults = source_defaults("mas_eval.stats.comparison", "compare")
     >>> defaults["alpha"], defaults["correction"]

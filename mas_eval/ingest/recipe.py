@@ -21,7 +21,7 @@ A format module declares a :class:`LogFormat` (its suffixes and what its files a
 messages) and a :class:`Reader` (how a file becomes rows, and the rows tables), and its public
 function is one call of :func:`ingest_logs`. The shared reading steps a Reader uses are here
 too: :func:`read_json` (a whole file), :func:`lines` (a file a line at a time), :func:`json_type`.
-``tests/test_ingest_recipe.py`` adds a format of its own that way.
+``tests/ingest/test_recipe.py`` adds a format of its own that way.
 
 Paths may be given with the system of their runs, ``{path: system}``, so that two logs that
 would name the same system go into one Dataset under two names; :func:`parse_paths` reads the
@@ -757,7 +757,7 @@ def ingest_logs(
     >>> result.runs, result.dataset.collect("runs").select("run_id", "system").rows()
     (2, [('a/1', 'mas'), ('a/2', 'mas')])
 
-    ``tests/test_ingest_recipe.py`` has another, with records set aside.
+    ``tests/ingest/test_recipe.py`` has another, with records set aside.
     """
     count = check_shards(shards, where="ingest")
     given = _given(fmt, paths, system)

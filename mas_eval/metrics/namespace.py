@@ -2,7 +2,7 @@
 
 Registered when :mod:`mas_eval` is imported, for users' own queries. The scoring pipeline
 computes the same formulas in numpy, as ordered segment reductions that repeat bit for bit
-(:mod:`mas_eval.metrics.decision.contribution`); ``tests/test_segments.py`` checks that the two
+(:mod:`mas_eval.metrics.decision.contribution`); ``tests/metrics/test_segments.py`` checks that the two
 agree on random inputs.
 
 >>> import polars as pl

@@ -2,7 +2,7 @@
 
 :func:`~mas_eval.simulation.diagnosis.simulate_diagnosis` draws every name, sentence and
 intervention of its Datasets from these lists; each list's comment says what it must not hold
-(tests/test_diagnostic_simulation.py checks it), so that a label comes only from what was planted.
+(tests/simulation/test_diagnostic_simulation.py checks it), so that a label comes only from what was planted.
 """
 
 from __future__ import annotations

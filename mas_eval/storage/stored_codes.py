@@ -22,7 +22,7 @@ Each code file has one row per row of the shard's file of that table, in the sam
 Both keep the order of the ids and labels, as the codes :class:`~mas_eval.metrics.codes.KeyCodes`
 encodes from strings do (a label's code there is its rank among the labels of the tables read,
 here among the Dataset's), so the tables scored from them are the tables scored from the
-strings, bit for bit (``tests/test_stored_codes.py``).
+strings, bit for bit (``tests/storage/test_stored_codes.py``).
 
 Codes are derived data, and they are used only while they still describe the data: a code
 file records, in its Parquet metadata, the SHA-256 of the shard file it was computed from and

@@ -179,7 +179,8 @@ def _valid(constraints: list[Constraint], candidates: list[Any]) -> Any:
                 return value
         except Exception:  # a predicate that cannot read this candidate: try the next
             continue
-    raise AssertionError(f"no candidate satisfies {[str(c) for c in constraints]}: add one to candidates()")
+    msg = f"no candidate satisfies {[str(c) for c in constraints]}: add one to candidates()"
+    raise AssertionError(msg)
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ print(json.dumps({"code": code, "peak_mb": peak / 1024}))
 """
 
 
+@pytest.mark.subprocess
 def test_a_one_gib_line_is_refused_before_it_is_read_within_a_2_gib_address_space(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     with report.open("wb") as handle:  # one line: an object whose string runs on for a GiB (a sparse file)

@@ -229,6 +229,7 @@ print(json.dumps({"code": done.returncode, "err": done.stderr, "peak_mb": peak})
 """
 
 
+@pytest.mark.subprocess
 def test_a_zip_bomb_is_refused_within_bounded_memory(tmp_path: Path) -> None:
     import subprocess
 

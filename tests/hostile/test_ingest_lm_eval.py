@@ -143,6 +143,7 @@ def test_a_results_file_with_a_value_no_column_can_hold_is_named(
 # -- paths ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_run_under_1100_nested_folders_is_found(tmp_path: Path) -> None:
     # Made and removed a level at a time: pathlib's and shutil's own walks recurse, and would not get there.
     levels = [tmp_path / "out"]
@@ -212,6 +213,7 @@ def gigabyte_line(folder: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and a sparse file, as Linux has them")
+@pytest.mark.subprocess
 def test_a_line_of_a_gigabyte_is_one_line_in_bounded_memory(tmp_path: Path) -> None:
     samples = gigabyte_line(copy(tmp_path / "in"))
     before = samples.stat()  # not tree(): it would read the gigabyte into this process

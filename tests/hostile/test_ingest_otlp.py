@@ -153,6 +153,7 @@ def test_a_document_over_the_limit_says_how_to_read_it(tmp_path: Path, capsys: p
     assert_unchanged(before, tmp_path)
 
 
+@pytest.mark.subprocess
 def test_a_line_of_a_gibibyte_is_refused_without_being_held(tmp_path: Path) -> None:
     # A sparse file: one line of 1 GiB (a request that never ends), then a good request.
     (tmp_path / "big").mkdir()

@@ -145,6 +145,7 @@ sys.exit(code)
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and a sparse file, as Linux has them")
+@pytest.mark.subprocess
 def test_a_csv_line_of_a_gigabyte_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "in" / "runs.csv"
     path.parent.mkdir()

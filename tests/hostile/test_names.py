@@ -55,6 +55,7 @@ def test_an_error_line_shows_them_too(hidden_scores: Path, capsys: pytest.Captur
     assert_unchanged(before, hidden_scores)
 
 
+@pytest.mark.slow
 def test_the_latex_tables_are_composed_and_hold_no_invisible_character(hidden_scores: Path, tmp_path: Path) -> None:
     report = mas_eval.report.build(mas_eval.Scores.open(hidden_scores), treatment=TREATMENT, control=CONTROL)
     report.title = "Ame\u0301lie\u200d\u00ad"  # a decomposed accent, a zero-width joiner, a soft hyphen
@@ -83,6 +84,7 @@ def test_no_output_writes_a_hidden_character_or_a_surrogate_raw(text: str) -> No
     ) or any(ch in "\n\t\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" for ch in text)
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_in_a_title_is_written_as_its_escape(hidden_scores: Path, tmp_path: Path) -> None:
     # What `--title $'\xff'` gives Python; each writer encodes UTF-8, which holds no surrogate.
     report = mas_eval.report.build(mas_eval.Scores.open(hidden_scores), treatment=TREATMENT, control=CONTROL)

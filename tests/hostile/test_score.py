@@ -17,6 +17,7 @@ import mas_eval
 from tests.promises import assert_refused, assert_unchanged, run, tree
 
 
+@pytest.mark.subprocess
 def test_a_bad_shard_scored_on_dask_is_one_line(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "ds"
     mas_eval.simulate(60, seed=5).write(folder, shards=2, validate=False)

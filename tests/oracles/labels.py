@@ -14,6 +14,10 @@ from tests.oracles import equivalence as eq
 TIERS = eq.TIERS
 
 
+#: One row of :func:`labels`: (side, diagnosis, label, matched_to, tier, score).
+Label = tuple[str, str, str, str | None, str | None, float | None]
+
+
 @dataclass
 class Run:
     final: list[str]
@@ -76,11 +80,11 @@ def labels(
     caa_mentions: int = 3,
     words: tuple[str, ...] = (),
     window: int = 100,
-) -> set[tuple[str, str, str, str | None, str | None, float | None]]:
+) -> set[Label]:
     """(side, diagnosis, label, matched_to, tier, score) of every unique final and ground-truth string."""
     final, truth = sorted(set(run.final)), sorted(set(run.truth))
     pairs = [(None, f, g, *eq.match(f, g, synonyms, threshold=threshold)) for f in final for g in truth]
-    out = set()
+    out: set[Label] = set()
     final_open, truth_open = list(final), list(truth)
     for _, f, g, tier, score in eq.assign(pairs):
         out.add(("system", f, "TP", g, tier, score))
@@ -88,48 +92,80 @@ def labels(
         final_open.remove(f)
         truth_open.remove(g)
 
-    treated = sorted({dx for text in run.interventions for kw, dx in table if kw.lower() in text.lower()})
-
-    def tm_sm(open_truth: list[str]) -> list[str]:
-        rest = []
-        for g in open_truth:
-            hit = best(g, treated, synonyms, threshold)
-            if hit:
-                out.add(("ground_truth", g, "TM-SM", *hit))
-            else:
-                rest.append(g)
-        return rest
-
     if preset == "spec":
-        supported = [dx for _, dx, _, evidence, _ in run.critical if evidence]
-        for f in final_open:
-            hit = best(f, supported, synonyms, threshold)
-            out.add(("system", f, "CAA", *hit) if hit else ("system", f, "FP", None, None, None))
-        rest = []
-        for g in truth_open:
-            by_stance = best(g, run.excluded, synonyms, threshold) is not None
-            if ruled_out(g, run.debate, patterns) or by_stance:
-                out.add(("ground_truth", g, "AE", None, None, None))
-            else:
-                rest.append(g)
-        for g in tm_sm(rest):
-            out.add(("ground_truth", g, "FN", None, None, None))
-        return out
+        rest = spec_labels(run, final_open, truth_open, out, synonyms=synonyms, patterns=patterns, threshold=threshold)
+    elif preset == "lddx-v8":  # no CAA; AE from the transcript search, before TM-SM
+        rest = lddx_v8_labels(run, final_open, truth_open, out, words=words, window=window)
+    else:
+        rest = lddx_v6_labels(
+            run, final_open, truth_open, out, synonyms=synonyms, threshold=threshold, caa=caa_mentions
+        )
 
-    if preset == "lddx-v8":  # no CAA; AE from the transcript search, before TM-SM
-        for f in final_open:
-            out.add(("system", f, "FP", None, None, None))
-        rest = []
-        for g in truth_open:
-            if considered(g, run.debate + run.others, words, window):
-                out.add(("ground_truth", g, "AE", None, None, None))
-            else:
-                rest.append(g)
-        for g in tm_sm(rest):
-            out.add(("ground_truth", g, "FN", None, None, None))
-        return out
+    treated = sorted({dx for text in run.interventions for kw, dx in table if kw.lower() in text.lower()})
+    for g in rest:
+        hit = best(g, treated, synonyms, threshold)
+        if hit:
+            out.add(("ground_truth", g, "TM-SM", *hit))
+        else:
+            # lddx-v6 looks for AE after TM-SM, the other presets before it.
+            ae = preset not in ("spec", "lddx-v8") and ruled_out(g, run.debate, patterns)
+            out.add(("ground_truth", g, "AE" if ae else "FN", None, None, None))
+    return out
 
-    # lddx-v6: the team's can't-miss list, one row per lowercase name without "*", first by rank.
+
+def spec_labels(
+    run: Run,
+    final_open: list[str],
+    truth_open: list[str],
+    out: set[Label],
+    *,
+    synonyms: dict[str, str],
+    patterns: tuple[str, ...],
+    threshold: float,
+) -> list[str]:
+    """Add preset ``spec``'s CAA, FP and AE rows to ``out``; return the ground truth still open."""
+    supported = [dx for _, dx, _, evidence, _ in run.critical if evidence]
+    for f in final_open:
+        hit = best(f, supported, synonyms, threshold)
+        out.add(("system", f, "CAA", *hit) if hit else ("system", f, "FP", None, None, None))
+    rest = []
+    for g in truth_open:
+        by_stance = best(g, run.excluded, synonyms, threshold) is not None
+        if ruled_out(g, run.debate, patterns) or by_stance:
+            out.add(("ground_truth", g, "AE", None, None, None))
+        else:
+            rest.append(g)
+    return rest
+
+
+def lddx_v8_labels(
+    run: Run, final_open: list[str], truth_open: list[str], out: set[Label], *, words: tuple[str, ...], window: int
+) -> list[str]:
+    """Add preset ``lddx-v8``'s FP and AE rows to ``out``; return the ground truth still open."""
+    for f in final_open:
+        out.add(("system", f, "FP", None, None, None))
+    rest = []
+    for g in truth_open:
+        if considered(g, run.debate + run.others, words, window):
+            out.add(("ground_truth", g, "AE", None, None, None))
+        else:
+            rest.append(g)
+    return rest
+
+
+def lddx_v6_labels(
+    run: Run,
+    final_open: list[str],
+    truth_open: list[str],
+    out: set[Label],
+    *,
+    synonyms: dict[str, str],
+    threshold: float,
+    caa: int,
+) -> list[str]:
+    """Add preset ``lddx-v6``'s rows from the team's can't-miss list (TP from ``caa`` mentions up,
+    else CAA) and its FP rows to ``out``; return the ground truth still open."""
+    # The team's can't-miss list, one row per lowercase name without "*", first by rank.
     team: dict[str, tuple[str, int]] = {}
     rows = sorted(
         (r for r in run.critical if r[0] == "team"),
@@ -139,14 +175,12 @@ def labels(
         key = dx.strip("*").strip().lower()
         team.setdefault(key, (dx, 1 if mentions is None else mentions))
     mentions_of = dict(team.values())
+    rest = list(truth_open)
     pairs = [(None, g, c, *eq.match(g, c, synonyms, threshold=threshold)) for g in truth_open for c in mentions_of]
     for _, g, c, tier, score in eq.assign(pairs):
-        label = "TP" if mentions_of[c] >= caa_mentions else "CAA"
+        label = "TP" if mentions_of[c] >= caa else "CAA"
         out.add(("ground_truth", g, label, c, tier, score))
-        truth_open.remove(g)
+        rest.remove(g)
     for f in final_open:
         out.add(("system", f, "FP", None, None, None))
-    for g in tm_sm(truth_open):
-        label = "AE" if ruled_out(g, run.debate, patterns) else "FN"
-        out.add(("ground_truth", g, label, None, None, None))
-    return out
+    return rest
