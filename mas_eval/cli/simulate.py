@@ -245,7 +245,8 @@ def simulate_command(
         chosen = {name: value for name, value in options.items() if value is not None}
         ds = SIMULATORS[kind](runs, seed=seed, progress=advance, **chosen)
         bar.update(task, description="writing")
-        # Valid by construction (tests/simulation/test_simulate.py validates it): not validated again (docs/performance.md).
+        # Valid by construction (tests/simulation/test_simulate.py validates it): not validated again
+        # (docs/performance.md).
         ds.write(out, overwrite=overwrite, validate=False, shards=shards)
     layout = f" in {shards} shards" if shards and shards > 1 else ""
     console.print(f"wrote {runs:,} runs to {literal(out)}{layout}", highlight=False)
