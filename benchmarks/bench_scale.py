@@ -1,4 +1,4 @@
-"""Benchmark of scoring at scale (issue 14): 1M and 10M simulated decision runs in a sharded Dataset.
+"""Benchmark of scoring at scale: 1M and 10M simulated decision runs in a sharded Dataset.
 
 Usage::
 

@@ -13,7 +13,7 @@ runs under the decision presets. Every table the Scores hold is compared. A tabl
 same places); the check passes when floats at least agree to
 ``|a - b| <= 1e-12 * max(1, |b|)`` with nulls in the same places; every other column exactly.
 Two versions that add a sum's terms in different orders differ by about 1e-15 (the numpy
-reductions of issue 14 against the Polars group-bys before: 7.1e-15 at most), so the check has
+reductions against the Polars group-bys they replaced: 7.1e-15 at most), so the check has
 two to three orders of magnitude of slack and no more. Results go to
 ``reports/benchmarks/same_outputs.json``; the exit code is 1 when anything differs.
 """

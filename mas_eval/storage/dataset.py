@@ -591,7 +591,7 @@ class Dataset:
         2 [22, 18]
         """
         count = self.shards
-        check_parameter("index", index, [Interval(int, 0, count - 1)], where="shard")
+        check_parameter("index", index, [Interval(int, 0, count - 1)], where="Dataset.shard")
         index = int(index)
         if not self._shard_files:
             return self

@@ -169,8 +169,8 @@ def check_the_api_reference_and_family_pages_come_from_the_docstrings(docs_site:
 
     stats = text_of(docs_site.html / "api" / "stats.html")
     assert compare.__doc__.splitlines()[0].strip() in stats
-    assert "table shown as mas-eval compare prints it" in display.__doc__.replace("``", "")
-    assert "table shown as mas-eval compare prints it" in stats
+    assert "table as mas-eval compare prints it" in display.__doc__.replace("``", "")
+    assert "table as mas-eval compare prints it" in stats
     top = text_of(docs_site.html / "api" / "mas_eval.html")
     assert mas_eval.Scores.__doc__.splitlines()[0].split(":")[0].replace(":func:`score`", "score") in top
     decision = text_of(docs_site.html / "metrics_decision.html")

@@ -107,7 +107,8 @@ def vote(
 ) -> list[tuple[str, float]]:
     """The credibility-weighted vote of one run: ``[(diagnosis, points)]``, best first (ties by text)."""
     points: dict[str, float] = {}
-    for agent, ranking in rankings.items():
+    # The agents in name order, as credibility_vote adds them: sums whose terms tie exactly then tie here too.
+    for agent, ranking in sorted(rankings.items()):
         weight = credibility.get(agent, 1.0)
         for diagnosis in set(ranking):
             position = ranking.index(diagnosis) + 1
