@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 import polars as pl
 
 from mas_eval.data.schema import RUN_ID_COLUMNS, RUN_KEY, TABLES
-from mas_eval.data.validation import check_run_keys, check_unique_keys
 from mas_eval.errors import DataError, SchemaError
 from mas_eval.metrics import registry
 from mas_eval.metrics.codes import KeyCodes
@@ -22,7 +21,7 @@ from mas_eval.scoring.request import Progress, Request, Step
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.scores_folder import in_run_order
-from mas_eval.storage.sharding import check_shard_runs, sharded
+from mas_eval.storage.sharding import sharded
 from mas_eval.storage.stored_codes import ShardCodes
 
 __all__ = [
@@ -52,16 +51,13 @@ def encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, p
     coded = None if stored is None else stored.read([name for name in names if name in ds and sharded(name)])
     if stored is not None and coded is not None:
         codes, encoded = _from_stored_codes(ds, names, stored, coded)
+        ds.check_run_ids(codes.runs[RUN_KEY], unique=True)
     else:
         tables = {name: ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema) for name in names}
         codes = KeyCodes.of(tables, RUN_ID_COLUMNS)
-        # Before encoding: the run code book must hold each run id once.
-        check_run_keys(codes.runs[RUN_KEY])
+        # Before encoding: the run code book must hold each run id once (and, for a shard, in it).
+        ds.check_run_ids(codes.runs[RUN_KEY])
         encoded = {name: codes.encode(name, frame) for name, frame in tables.items()}
-    if ds.shard_position is not None:
-        # Each run once in its shard (above) and each in its own shard: so once in the Dataset,
-        # validated or not.
-        check_shard_runs(codes.runs[RUN_KEY], *ds.shard_position)
     return codes, encoded
 
 
@@ -300,7 +296,7 @@ def score_in_memory(
         except _NotOneRowPerRunError as exc:
             # Error path only: a key repeated in a table the families read multiplies rows in their
             # joins (without validation); that is the user's to fix. Otherwise the family is wrong.
-            check_unique_keys({name: ds.scan(name) for name in read if name in ds})
+            ds.check_keys(read)
             msg = (
                 f"metric family {' or '.join(map(repr, exc.families))} returned a runs frame that is not one row "
                 "per run in run order; its compute must left-join its rows onto tables['runs'] and sort by run_id"

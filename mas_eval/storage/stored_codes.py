@@ -317,7 +317,7 @@ class ShardCodes:
     def keys(name: str, table: pl.LazyFrame, codes: pl.DataFrame) -> pl.LazyFrame:
         """Select table ``name``'s key columns, row for row, as ``codes`` (:meth:`read`) where they are coded.
 
-        The others are as ``table`` holds them. :func:`~mas_eval.data.validation.validate_part` checks
+        The others are as ``table`` holds them. :func:`~mas_eval.data.validation.validate` (``"part"``) checks
         the keys' order and references on them.
         """
         coded = code_columns(name)
