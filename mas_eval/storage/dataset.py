@@ -604,6 +604,33 @@ class Dataset:
         one.shard_position = (index, count)
         return one
 
+    @validate_params({"validate": [Boolean()]})
+    def each_shard(self, *, validate: bool = False) -> Iterator[Dataset]:
+        """Yield the Dataset of each shard in order (:meth:`shard`), each validated as it is given with ``validate``.
+
+        With ``validate``, each shard is checked before it is yielded (:meth:`validate_shard`), and
+        the rules across shards once the last has been used (:meth:`validate_across`): together,
+        :meth:`validate` of the Dataset, with one shard's tables read at a time.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import mas_eval
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     ds = Dataset.open(mas_eval.simulate(40, seed=1).write(Path(tmp) / "ds", shards=2))
+        ...     print([shard.collect("runs").height for shard in ds.each_shard(validate=True)])
+        [22, 18]
+        """
+        facts = []
+        for index in range(self.shards):
+            shard = self.shard(index)
+            if validate:
+                facts.append(shard.validate_shard())
+            yield shard
+        if validate:
+            self.validate_across(facts)
+
     @property
     def files(self) -> list[Path]:
         """The Parquet files the tables are read from (none for a Dataset built from frames)."""
@@ -827,6 +854,35 @@ class Dataset:
         mas_eval.errors.DataError: table 'agents', column 'run_id, agent_id': 1 key(s) occur more than once, ...
         """
         validate({name: self.scan(name) for name in names if name in self}, "unique keys")
+
+    @contextlib.contextmanager
+    @validate_params({"validate": [Boolean()]})
+    def worded_whole(self, *, validate: bool) -> Iterator[None]:
+        """Enter a block in which, with ``validate``, a rule a shard broke is raised as :meth:`validate` words it.
+
+        A shard's check (:meth:`validate_shard`) counts and names what that shard holds; the user
+        is owed the counts and keys of the whole Dataset, so on this error path only the Dataset is
+        validated whole. An error that whole validation does not find (one of scoring's own) is
+        raised as it was. Scoring a sharded Dataset with ``validate=True`` runs in such a block.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]})
+        >>> with Dataset.from_frames(runs=runs).worded_whole(validate=True):
+        ...     print("scored")
+        scored
+        """
+        try:
+            yield
+        except (DataError, SchemaError) as exc:
+            if not validate or self.shards == 1:  # an unsharded Dataset is validated whole already
+                raise
+            failure = exc
+        else:
+            return
+        self.validate()
+        raise failure
 
     def _check_shards(self) -> None:
         """Every run of a sharded table lies in the shard its id hashes to (else per-shard work is wrong)."""
