@@ -1,39 +1,30 @@
-"""The Dataset's validation rules, each with one clear message.
+"""The Dataset's validation rules, each with one clear message, entered through :func:`validate` alone.
 
 Every message names the table, the column, up to five offending keys, and the fix. Checks
 are batched: one aggregate query per table counts every violation, and only a broken rule
 pays for a second query that fetches its example keys.
 
 Most rules are decided by a run's own rows: they hold for a Dataset when they hold for each
-part of its runs (a shard), which :func:`validate_part` checks where the part is read. The
-others compare runs with each other or concern the tables keyed by case
-(:func:`check_across_parts`), from small facts each part returns and the ``runs`` table.
-:func:`validate_tables` applies both to a whole Dataset.
+part of its runs (a shard), which ``validate(tables, "part")`` checks where the part is read.
+The others compare runs with each other or concern the tables keyed by case
+(``validate(tables, "across")``), from small facts each part returns and the ``runs`` table.
+``validate(tables)`` applies both to a whole Dataset. The other rule sets (:data:`RULES`) check
+one rule alone, for the places that read a table anyway (a scan's cast, scoring's code book,
+the sums a metric computes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import polars as pl
 
-from mas_eval.data.schema import AGENT_KEY, MASS_SUM_TOLERANCE, TABLES, Column, Table
-from mas_eval.errors import DataError, SchemaError, format_keys
+from mas_eval.data.schema import AGENT_KEY, MASS_SUM_TOLERANCE, RUN_KEY, TABLES, Column, Table
+from mas_eval.errors import DataError, InvalidParameterError, SchemaError, format_keys
 
-__all__ = [
-    "check_across_parts",
-    "check_agent_masses",
-    "check_alternative_inputs",
-    "check_exact_casts",
-    "check_run_keys",
-    "check_storable",
-    "check_types",
-    "check_unique_keys",
-    "check_values",
-    "validate_part",
-    "validate_tables",
-]
+__all__ = ["RULES", "Rules", "validate"]
 
 #: Turns a frame of key codes into the user's labels (identity when the keys are labels).
 Labels = Callable[[pl.LazyFrame], pl.LazyFrame]
@@ -97,7 +88,7 @@ def _run_checks(
         _raise_broken(spec, frame, rules, _counts(frame, rules), key, labels)
 
 
-def check_storable(table: str, schema: pl.Schema) -> None:
+def _check_storable(table: str, schema: pl.Schema) -> None:
     """Raise :class:`SchemaError` for a column of Python objects (Polars' ``Object`` type).
 
     No rule can check such a column, no cast can convert it and no Parquet file can hold it.
@@ -126,7 +117,7 @@ def _changed_by_cast(name: str, have: pl.DataType, want: pl.DataType) -> pl.Expr
 
 
 def _cast_rules(spec: Table, schema: pl.Schema) -> list[_Rule]:
-    check_storable(spec.name, schema)
+    _check_storable(spec.name, schema)
     rules = []
     for name, have in schema.items():
         column = spec.column_map.get(name)
@@ -242,8 +233,8 @@ def _check_unique(spec: Table, frame: pl.LazyFrame) -> None:
     _run_checks(spec, repeated, [duplicate], key)
 
 
-def check_unique_keys(tables: Mapping[str, pl.LazyFrame]) -> None:
-    """Check the key-uniqueness rule of :func:`validate_tables` alone, for every table (as given).
+def _check_unique_keys(tables: Mapping[str, pl.LazyFrame]) -> None:
+    """Check the key-uniqueness rule of :func:`_validate_tables` alone, for every table (as given).
 
     A repeated key multiplies rows in the joins that scoring makes; this is how a result of the
     wrong shape is explained to the user (error path only).
@@ -272,7 +263,7 @@ def _check_table(
     The second is a frame of its key columns, row for row, whose rows are in strictly increasing order (None if they
     are not).
 
-    ``codes``: the key columns as integer codes, row for row (:func:`validate_part`). When they
+    ``codes``: the key columns as integer codes, row for row (:func:`_validate_part`). When they
     are in strictly increasing order and none is null, the keys are unique and none is null,
     without comparing a string.
     """
@@ -352,7 +343,7 @@ def _check_masses(frame: pl.LazyFrame, ordered_by: pl.LazyFrame | None = None) -
     _run_checks(TABLES["beliefs"], totals, _MASS_RULES, AGENT_KEY)
 
 
-def check_agent_masses(agent_totals: pl.LazyFrame, *, labels: Labels | None = None) -> None:
+def _check_agent_masses(agent_totals: pl.LazyFrame, *, labels: Labels | None = None) -> None:
     """Check the mass rules of :meth:`Dataset.validate` on per-agent sums already computed.
 
     ``agent_totals`` has, per agent, ``mass_total`` (the sum of its masses, null for an agent
@@ -364,7 +355,7 @@ def check_agent_masses(agent_totals: pl.LazyFrame, *, labels: Labels | None = No
     _run_checks(TABLES["beliefs"], agent_totals, _MASS_RULES, AGENT_KEY, labels)
 
 
-def check_values(name: str, frame: pl.LazyFrame, columns: list[str], *, labels: Labels | None = None) -> None:
+def _check_values(name: str, frame: pl.LazyFrame, columns: list[str], *, labels: Labels | None = None) -> None:
     """Check the value rules of :meth:`Dataset.validate` for ``columns`` of table ``name`` in one query.
 
     The rules: finite, >= 0, in [0, 1], allowed values; on a frame that scoring already holds.
@@ -395,19 +386,19 @@ _ALTERNATIVE_RULES = [
 ]
 
 
-def check_alternative_inputs(alternatives: pl.LazyFrame, *, labels: Labels | None = None) -> None:
+def _check_alternative_inputs(alternatives: pl.LazyFrame, *, labels: Labels | None = None) -> None:
     """Check the score rules of :meth:`Dataset.validate` from the per-alternative extremes.
 
     The criteria pass computes those extremes anyway (:data:`~mas_eval.metrics.decision.criteria.CHECK_COLUMNS`).
 
     ``alternatives`` is keyed by ``run_id, alternative`` (codes, decoded by ``labels``). The
-    criterion weights are checked before that pass, with :func:`check_values`.
+    criterion weights are checked before that pass, with :func:`_check_values`.
     """
     key = ["run_id", "alternative"]
     _run_checks(TABLES["scores"], alternatives, _ALTERNATIVE_RULES, key, labels)
 
 
-def check_run_keys(run_ids: pl.Series) -> None:
+def _check_run_keys(run_ids: pl.Series) -> None:
     """``runs.run_id`` not null and unique, given the ids **sorted** (as scoring's code book holds them)."""
     spec, key = TABLES["runs"], TABLES["runs"].key[0]
     nulls = run_ids.null_count()
@@ -460,7 +451,7 @@ _MIXED_PASS_FAIL = _Rule(
 )
 
 
-#: The facts a part of the runs gives :func:`check_across_parts`: each score name of ``outcomes``
+#: The facts a part of the runs gives :func:`_check_across_parts`: each score name of ``outcomes``
 #: and whether it is left without pass/fail (``unpassed``) in some row of the part.
 _KINDS_SCHEMA = pl.Schema({"name": pl.String, "unpassed": pl.Boolean})
 
@@ -516,8 +507,8 @@ def _check_references(spec: Table, frame: pl.LazyFrame, parent_keys: pl.LazyFram
         raise DataError(msg)
 
 
-def check_types(tables: Mapping[str, pl.LazyFrame]) -> None:
-    """Check the type rules of :func:`validate_tables` alone: every column castable to the schema's dtype.
+def _check_types(tables: Mapping[str, pl.LazyFrame]) -> None:
+    """Check the type rules of :func:`_validate_tables` alone: every column castable to the schema's dtype.
 
     What a failed cast inside a query is turned into (:meth:`Dataset.reading
     <mas_eval.storage.dataset.Dataset.reading>`): one error naming the table, the column and the rows.
@@ -528,7 +519,7 @@ def check_types(tables: Mapping[str, pl.LazyFrame]) -> None:
         _run_checks(spec, raw, _cast_rules(spec, schema), [k for k in spec.key if k in schema])
 
 
-def check_exact_casts(name: str, raw: pl.LazyFrame) -> None:
+def _check_exact_casts(name: str, raw: pl.LazyFrame) -> None:
     """Check, alone, that no value changes when table ``name`` is cast to the schema's dtypes.
 
     A fraction truncated to an integer, a number other than 0 or 1 made a boolean: one query, and none when every
@@ -536,7 +527,7 @@ def check_exact_casts(name: str, raw: pl.LazyFrame) -> None:
     """
     spec = TABLES[name]
     schema = raw.collect_schema()
-    check_storable(name, schema)
+    _check_storable(name, schema)
     rules = [
         rule
         for rule in _cast_rules(spec, schema)
@@ -550,8 +541,8 @@ def _check_parts_own(
 ) -> tuple[dict[str, pl.LazyFrame], set[str], pl.DataFrame]:
     """Check each table's own rules, then those across the tables of the same runs but references.
 
-    Returns the tables conformed, those whose references the codes found (:func:`validate_part`), and the facts for
-    :func:`check_across_parts`.
+    Returns the tables conformed, those whose references the codes found (:func:`_validate_part`), and the facts for
+    :func:`_check_across_parts`.
     """
     checked, ordered_by, found = {}, {}, set()
     for name, frame in tables.items():
@@ -580,13 +571,13 @@ def _check_all_references(checked: Mapping[str, pl.LazyFrame], found: Collection
             _check_references(spec, frame, checked[spec.parent].select(spec.parent_key))
 
 
-def validate_part(tables: Mapping[str, pl.LazyFrame], codes: Mapping[str, pl.LazyFrame] | None = None) -> pl.DataFrame:
+def _validate_part(tables: Mapping[str, pl.LazyFrame], codes: Mapping[str, pl.LazyFrame] | None = None) -> pl.DataFrame:
     """Every rule a run's own rows decide, on the tables keyed by ``run_id`` of some of the runs.
 
     ``tables`` hold every row of their runs and ``runs`` among them (a shard, whose rows of a
     run all lie in it). What holds for each part holds for the Dataset, given that no run is in
     two parts (a shard's runs all hash to it): keys unique, references found, sums per agent
-    and per run. Returns the small facts :func:`check_across_parts` combines for the rules
+    and per run. Returns the small facts :func:`_check_across_parts` combines for the rules
     that compare runs with each other.
 
     ``codes`` gives, for some tables, their key columns as integer codes, row for row: codes
@@ -601,10 +592,10 @@ def validate_part(tables: Mapping[str, pl.LazyFrame], codes: Mapping[str, pl.Laz
     return kinds
 
 
-def check_across_parts(
+def _check_across_parts(
     runs: pl.LazyFrame, facts: list[pl.DataFrame], by_case: Mapping[str, pl.LazyFrame] | None = None
 ) -> None:
-    """Check the rules :func:`validate_part` cannot decide in one part.
+    """Check the rules :func:`_validate_part` cannot decide in one part.
 
     A score name pass/fail in every run or in none (from the parts' ``facts``), each repeat of a case its own epoch
     (from the whole ``runs``), and the own rules of the tables keyed by case (``by_case``: ground truth, read
@@ -616,8 +607,8 @@ def check_across_parts(
     _check_epochs(_conformed(TABLES["runs"], runs))
 
 
-def validate_tables(tables: Mapping[str, pl.LazyFrame]) -> None:
-    """Apply every rule to ``tables`` (as given, before conforming); raise on the first broken one.
+def _validate_tables(tables: Mapping[str, pl.LazyFrame]) -> pl.DataFrame:
+    """Apply every rule to ``tables`` (as given, before conforming); raise on the first broken one; return the facts.
 
     The schema drives it: each table's own rules, then each child table's ``parent_key``
     against its ``parent`` (every table of the Dataset has ``runs``, the required table, present).
@@ -626,3 +617,133 @@ def validate_tables(tables: Mapping[str, pl.LazyFrame]) -> None:
     _check_kinds([kinds])
     _check_epochs(checked["runs"])
     _check_all_references(checked)
+    return kinds
+
+
+#: The rule sets :func:`validate` applies (its ``rules``).
+Rules = Literal[
+    "all",
+    "part",
+    "across",
+    "types",
+    "exact casts",
+    "storable",
+    "unique keys",
+    "run keys",
+    "values",
+    "agent masses",
+    "alternative inputs",
+]
+#: Every name :data:`Rules` allows.
+RULES: tuple[str, ...] = get_args(Rules)
+
+
+def validate(
+    tables: Mapping[str, pl.LazyFrame | pl.DataFrame],
+    rules: Rules = "all",
+    *,
+    codes: Mapping[str, pl.LazyFrame] | None = None,
+    facts: Sequence[pl.DataFrame] = (),
+    columns: Sequence[str] = (),
+    labels: Labels | None = None,
+) -> pl.DataFrame:
+    """Apply the rule set ``rules`` to ``tables``; raise the first broken rule, else return the facts across parts.
+
+    The one way into the Dataset's rules: the :class:`~mas_eval.storage.dataset.Dataset` (its
+    ``validate``, ``validate_shard``, ``validate_across``, ``scan`` and ``check_run_ids``) and the
+    metrics that check the sums they compute call it.
+
+    Parameters
+    ----------
+    tables
+        Frames by table name, as given (before conforming to the schema).
+    rules
+        ``"all"``: every rule, on a whole Dataset. ``"part"``: the rules a run's own rows decide,
+        on the tables keyed by ``run_id`` of some of the runs (a shard), every row of their runs
+        and ``runs`` among them; ``codes`` may give, for some tables, their key columns as
+        integer codes row for row (a shard's stored codes, :mod:`mas_eval.storage.stored_codes`),
+        so that keys, agents and references are checked on integers. ``"across"``: the rules that
+        compare runs with each other, from ``tables["runs"]`` (whole) and the ``facts`` every part
+        returned, and the own rules of the tables keyed by case among ``tables`` (ground truth).
+        One rule alone: ``"types"`` (every column castable to the schema's dtype), ``"exact
+        casts"`` (no value changed by that cast), ``"storable"`` (no column of Python objects),
+        ``"unique keys"``, ``"run keys"`` (``tables["runs"]``'s ``run_id`` filled in and unique,
+        given **sorted**, as scoring's code book holds them), ``"values"`` (finite, >= 0, in
+        [0, 1], allowed values, for ``columns`` of each table), ``"agent masses"`` (the mass
+        rules, on ``tables["beliefs"]`` holding ``mass_total`` and ``mass_min`` per agent) and
+        ``"alternative inputs"`` (the score rules, on ``tables["scores"]`` holding each
+        alternative's extremes: :data:`~mas_eval.metrics.decision.criteria.CHECK_COLUMNS`).
+    codes, facts, columns
+        As ``rules`` says; ignored by the other rule sets.
+    labels
+        Turns a frame of key codes into the user's labels, for the messages of ``"values"``,
+        ``"agent masses"`` and ``"alternative inputs"`` on frames keyed by codes.
+
+    Returns
+    -------
+    polars.DataFrame
+        The facts the rules across parts combine (``name, unpassed``: each score name of
+        ``outcomes`` and whether some row leaves it without pass/fail), from ``"all"`` and
+        ``"part"``; empty for the other rule sets.
+
+    Raises
+    ------
+    SchemaError, DataError
+        The first broken rule: the table, the column, up to five keys, and the fix.
+    InvalidParameterError
+        ``rules`` is not one of :data:`RULES`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> runs = pl.LazyFrame({"run_id": ["r1", "r2"], "system": ["mas", "single"], "case_id": ["c1", "c1"]})
+    >>> validate({"runs": runs}).height
+    0
+    >>> validate({"runs": runs.with_columns(tokens=pl.lit(-3))}, "values", columns=["tokens"])
+    Traceback (most recent call last):
+    ...
+    mas_eval.errors.DataError: table 'runs', column 'tokens': 2 row(s) are negative, e.g. at (run_id='r1'), (run_id='r2'); tokens must be >= 0
+    """  # noqa: E501
+    lazy = {name: frame.lazy() for name, frame in tables.items()}
+    match rules:
+        case "all":
+            return _validate_tables(lazy)
+        case "part":
+            return _validate_part(lazy, codes)
+        case "across":
+            by_case = {name: frame for name, frame in lazy.items() if RUN_KEY not in TABLES[name].key}
+            _check_across_parts(lazy["runs"], list(facts), by_case)
+        case "exact casts" | "storable" | "values":
+            _each_table(lazy, rules, list(columns), labels)
+        case _:
+            _one_rule(lazy, rules, labels)
+    return pl.DataFrame(schema=_KINDS_SCHEMA)
+
+
+def _each_table(tables: Mapping[str, pl.LazyFrame], rules: str, columns: list[str], labels: Labels | None) -> None:
+    """Apply :func:`validate`'s ``rules`` that check one table at a time to each of ``tables``."""
+    for name, frame in tables.items():
+        if rules == "exact casts":
+            _check_exact_casts(name, frame)
+        elif rules == "storable":
+            _check_storable(name, frame.collect_schema())
+        else:
+            _check_values(name, frame, columns, labels=labels)
+
+
+def _one_rule(tables: Mapping[str, pl.LazyFrame], rules: str, labels: Labels | None) -> None:
+    """Apply :func:`validate`'s ``rules`` that check one rule on the tables together."""
+    match rules:
+        case "types":
+            _check_types(tables)
+        case "unique keys":
+            _check_unique_keys(tables)
+        case "run keys":
+            _check_run_keys(tables["runs"].select(RUN_KEY).collect()[RUN_KEY])
+        case "agent masses":
+            _check_agent_masses(tables["beliefs"], labels=labels)
+        case "alternative inputs":
+            _check_alternative_inputs(tables["scores"], labels=labels)
+        case _:
+            msg = f"validate: rules={rules!r} is not one of {', '.join(map(repr, RULES))}"
+            raise InvalidParameterError(msg)

@@ -17,7 +17,7 @@ from typing import Any
 
 from mas_eval.constraints import validate_params
 from mas_eval.scoring.request import SCORE_PARAMETERS, Engine, Progress, Request, check_request
-from mas_eval.scoring.run import score_by_shard, score_in_memory, whole_dataset_errors
+from mas_eval.scoring.run import score_by_shard, score_in_memory
 from mas_eval.scoring.scores import Scores, write_scores
 from mas_eval.scoring.shards import score_shards_in_memory, write_shards
 from mas_eval.storage.dataset import Dataset
@@ -166,7 +166,7 @@ def score(
         overwrite=overwrite,
         compression=compression,
     )
-    with whole_dataset_errors(ds, validate=validate):
+    with ds.worded_whole(validate=validate):
         if request.out is None:
             return _scored(ds, request)
         if request.by_shard:

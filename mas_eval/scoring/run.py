@@ -7,14 +7,12 @@ Dataset in memory, one shard at a time.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import polars as pl
 
 from mas_eval.data.schema import RUN_ID_COLUMNS, RUN_KEY, TABLES
-from mas_eval.data.validation import check_run_keys, check_unique_keys
-from mas_eval.errors import DataError, SchemaError
+from mas_eval.errors import DataError
 from mas_eval.metrics import registry
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.family import Family, Params, families
@@ -22,7 +20,6 @@ from mas_eval.scoring.request import Progress, Request, Step
 from mas_eval.scoring.scores import Scores
 from mas_eval.storage.dataset import Dataset
 from mas_eval.storage.scores_folder import in_run_order
-from mas_eval.storage.sharding import check_shard_runs, sharded
 from mas_eval.storage.stored_codes import ShardCodes
 
 __all__ = [
@@ -32,7 +29,6 @@ __all__ = [
     "run_attributes",
     "score_by_shard",
     "score_in_memory",
-    "whole_dataset_errors",
     "with_named_columns",
 ]
 
@@ -49,19 +45,16 @@ def encoded_tables(ds: Dataset, names: list[str]) -> tuple[KeyCodes, dict[str, p
     their metrics null, with no special case.
     """
     stored = ds.stored_codes
-    coded = None if stored is None else stored.read([name for name in names if name in ds and sharded(name)])
+    coded = None if stored is None else stored.read(names)
     if stored is not None and coded is not None:
         codes, encoded = _from_stored_codes(ds, names, stored, coded)
+        ds.check_run_ids(codes.runs[RUN_KEY], unique=True)
     else:
         tables = {name: ds[name] if name in ds else pl.LazyFrame(schema=TABLES[name].polars_schema) for name in names}
         codes = KeyCodes.of(tables, RUN_ID_COLUMNS)
-        # Before encoding: the run code book must hold each run id once.
-        check_run_keys(codes.runs[RUN_KEY])
+        # Before encoding: the run code book must hold each run id once (and, for a shard, in it).
+        ds.check_run_ids(codes.runs[RUN_KEY])
         encoded = {name: codes.encode(name, frame) for name, frame in tables.items()}
-    if ds.shard_position is not None:
-        # Each run once in its shard (above) and each in its own shard: so once in the Dataset,
-        # validated or not.
-        check_shard_runs(codes.runs[RUN_KEY], *ds.shard_position)
     return codes, encoded
 
 
@@ -175,15 +168,10 @@ def score_by_shard(ds: Dataset, request: Request) -> Scores:
     rows would first be gathered and sorted by run. With ``request.validate``, each shard is
     validated before it is scored (:meth:`Dataset.validate_shard`), and the rules across shards after.
     """
-    parts = []
-    facts = []
-    for index in range(ds.shards):
-        shard = ds.shard(index)
-        if request.validate:
-            facts.append(shard.validate_shard())
-        parts.append(score_in_memory(shard, request.preset, request.params, request.progress))
-    if request.validate:
-        ds.validate_across(facts)
+    parts = [
+        score_in_memory(shard, request.preset, request.params, request.progress)
+        for shard in ds.each_shard(validate=request.validate)
+    ]
     return joined_shards(parts)
 
 
@@ -215,26 +203,6 @@ def joined_shards(parts: list[Scores], released: Callable[[str], object] | None 
     return Scores(
         tables=tables, preset=first.preset, params=first.params, ran=first.ran, skipped=first.skipped, named=named
     )
-
-
-@contextlib.contextmanager
-def whole_dataset_errors(ds: Dataset, *, validate: bool) -> Iterator[None]:
-    """With ``validate``: a broken rule found in a shard raised as :meth:`Dataset.validate` words it.
-
-    A shard's check counts and names what that shard holds; the user is owed the counts and
-    keys of the whole Dataset, so on this error path only the Dataset is validated whole. An
-    error that whole validation does not find (a scoring error of its own) is raised as it was.
-    """
-    try:
-        yield
-    except (DataError, SchemaError) as exc:
-        if not validate or ds.shards == 1:  # an unsharded Dataset is validated whole already
-            raise
-        failure = exc
-    else:
-        return
-    ds.validate()
-    raise failure
 
 
 def _plan(ds: Dataset) -> tuple[list[Family], dict[str, str]]:
@@ -300,7 +268,7 @@ def score_in_memory(
         except _NotOneRowPerRunError as exc:
             # Error path only: a key repeated in a table the families read multiplies rows in their
             # joins (without validation); that is the user's to fix. Otherwise the family is wrong.
-            check_unique_keys({name: ds.scan(name) for name in read if name in ds})
+            ds.check_keys(read)
             msg = (
                 f"metric family {' or '.join(map(repr, exc.families))} returned a runs frame that is not one row "
                 "per run in run order; its compute must left-join its rows onto tables['runs'] and sort by run_id"

@@ -27,12 +27,10 @@ from mas_eval.storage.manifests import write_manifest
 from mas_eval.storage.outputs import COMPRESSIONS, atomic_directory
 from mas_eval.storage.scores_folder import (
     MANIFEST,
-    check_rows,
+    read_folder,
     read_layout,
-    read_table,
     scan_table,
     scores_folder,
-    stored_rows,
     table_files,
 )
 
@@ -237,23 +235,8 @@ class Scores(Mapping[str, pl.DataFrame]):
         >>> every.names, runs.names, runs.ran, every.source.name
         (['runs', 'agents', 'alternatives', 'conflicts'], ['runs'], ['decision'], 'scores')
         """
-        root = scores_folder(path)
-        manifest, every, shards = read_layout(root)
-        names = every
-        if tables is not None:
-            names = [name for name in every if name in tables]
+        root, manifest, read = read_folder(path, tables)
         families = manifest.get("families", {})
-        with reading(table_files(root, names, shards)):
-            read: dict[str, pl.DataFrame] = {}
-            for name in names:
-                read[name] = read_table(root, name, shards, read.get("runs"))
-        # The tables left unread are still counted (from their footers), so that a folder changed
-        # after scoring is refused whichever tables are asked for.
-        unread = [name for name in every if name not in read] if manifest.get("rows") else []
-        with reading(table_files(root, unread, shards)):
-            check_rows(
-                root, manifest, {name: frame.height for name, frame in read.items()} | stored_rows(root, unread, shards)
-            )
         return cls(
             tables=read,
             preset=manifest.get("preset", "spec"),

@@ -62,7 +62,6 @@ from mas_eval.scoring.run import (
     joined_shards,
     named_union,
     score_in_memory,
-    whole_dataset_errors,
     with_named_columns,
 )
 from mas_eval.scoring.scores import Scores
@@ -643,7 +642,7 @@ def score_shards(
         overwrite=overwrite,
         compression=compression,
     )
-    with whole_dataset_errors(ds, validate=validate):
+    with ds.worded_whole(validate=validate):
         write_shards(ds, request, Path(out))
     return Path(out)
 
@@ -654,7 +653,7 @@ def write_shards(ds: Dataset, request: Request, out: Path) -> None:
     The arguments are checked already (:func:`~mas_eval.scoring.request.check_request`); what
     :func:`score_shards` documents follows from them. ``progress`` gets ``Step.shards(0, total)``
     before the first shard and a step after each. The caller words a broken rule for the whole
-    Dataset (:func:`~mas_eval.scoring.run.whole_dataset_errors`).
+    Dataset (:meth:`Dataset.worded_whole <mas_eval.storage.dataset.Dataset.worded_whole>`).
     """
     counted = request.counted()
     if counted is not None:
@@ -733,7 +732,7 @@ def score_shards_in_memory(ds: Dataset, request: Request) -> Scores:
     this call does not wait for. ``progress`` gets ``Step.shards(done, total)`` before the first
     shard and after each. With ``validate``, each shard is validated where it is scored, as by
     :func:`score_shards`; the caller words a broken rule for the whole Dataset
-    (:func:`~mas_eval.scoring.run.whole_dataset_errors`).
+    (:meth:`Dataset.worded_whole <mas_eval.storage.dataset.Dataset.worded_whole>`).
 
     :func:`~mas_eval.scoring.request.check_request` chooses one worker, and so
     :func:`~mas_eval.scoring.run.score_by_shard` in this process, for a Dataset built in memory

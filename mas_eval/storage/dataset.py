@@ -36,14 +36,7 @@ from mas_eval.constraints import (
     validate_params,
 )
 from mas_eval.data.schema import RUN_KEY, TABLES, Table, required_tables
-from mas_eval.data.validation import (
-    check_across_parts,
-    check_exact_casts,
-    check_storable,
-    check_types,
-    validate_part,
-    validate_tables,
-)
+from mas_eval.data.validation import validate
 from mas_eval.errors import DataError, InvalidParameterError, SchemaError, option
 from mas_eval.formatting import summary_html, summary_text
 from mas_eval.storage.inputs import (
@@ -245,9 +238,8 @@ class Dataset:
         self.shard_position: tuple[int, int] | None = None
         with self.reading():
             for name, frame in tables.items():
-                schema = frame.collect_schema()
-                check_storable(name, schema)
-                _check_columns(TABLES[name], schema.names())
+                validate({name: frame}, "storable")
+                _check_columns(TABLES[name], frame.collect_schema().names())
         # Keep the schema's table order whatever order the caller used.
         self._raw = {name: tables[name] for name in TABLES if name in tables}
 
@@ -518,7 +510,7 @@ class Dataset:
             # A column of another type is cast as it is read: a value the cast would change (1.5
             # tokens made 1) is refused here, once per table, whether or not anything validated it.
             with self.reading():
-                check_exact_casts(name, self._raw[name])
+                validate({name: self._raw[name]}, "exact casts")
             self._exact.add(name)
         return _conform(TABLES[name], self._raw[name])
 
@@ -612,6 +604,33 @@ class Dataset:
         one.shard_position = (index, count)
         return one
 
+    @validate_params({"validate": [Boolean()]})
+    def each_shard(self, *, validate: bool = False) -> Iterator[Dataset]:
+        """Yield the Dataset of each shard in order (:meth:`shard`), each validated as it is given with ``validate``.
+
+        With ``validate``, each shard is checked before it is yielded (:meth:`validate_shard`), and
+        the rules across shards once the last has been used (:meth:`validate_across`): together,
+        :meth:`validate` of the Dataset, with one shard's tables read at a time.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import mas_eval
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     ds = Dataset.open(mas_eval.simulate(40, seed=1).write(Path(tmp) / "ds", shards=2))
+        ...     print([shard.collect("runs").height for shard in ds.each_shard(validate=True)])
+        [22, 18]
+        """
+        facts = []
+        for index in range(self.shards):
+            shard = self.shard(index)
+            if validate:
+                facts.append(shard.validate_shard())
+            yield shard
+        if validate:
+            self.validate_across(facts)
+
     @property
     def files(self) -> list[Path]:
         """The Parquet files the tables are read from (none for a Dataset built from frames)."""
@@ -647,7 +666,7 @@ class Dataset:
                 yield self
         except pl.exceptions.InvalidOperationError:
             # Error path only: find the column whose values do not cast, and say so.
-            check_types(getattr(self, "_raw", {}))
+            validate(getattr(self, "_raw", {}), "types")
             raise
 
     def _summary(self) -> tuple[list[tuple[str, str]], list[tuple[str, int | None, int]]]:
@@ -713,7 +732,7 @@ class Dataset:
         table 'runs', column 'tokens': 1 row(s) are negative, e.g. at (run_id='r2'); tokens must be >= 0
         """
         with self.reading():
-            validate_tables(self._raw)
+            validate(self._raw)
             self._check_shards()
         return self
 
@@ -757,7 +776,7 @@ class Dataset:
             stored = self.stored_codes
             read = None if stored is None else stored.read(list(tables))
             codes = {} if read is None else {name: ShardCodes.keys(name, tables[name], read[name]) for name in tables}
-            facts = validate_part(tables, codes)
+            facts = validate(tables, "part", codes=codes)
             if self.shard_position is not None:
                 check_shard_runs(self._raw["runs"].select(RUN_KEY).collect()[RUN_KEY], *self.shard_position)
         return facts
@@ -782,7 +801,88 @@ class Dataset:
         """
         with self.reading():
             whole = {name: frame for name, frame in self._raw.items() if not sharded(name)}
-            check_across_parts(self._raw["runs"], facts, whole)
+            validate({"runs": self._raw["runs"], **whole}, "across", facts=facts)
+
+    @validate_params(
+        {"run_ids": [Predicate(lambda v: isinstance(v, pl.Series), "a Polars Series")], "unique": [Boolean()]}
+    )
+    def check_run_ids(self, run_ids: pl.Series, *, unique: bool = False) -> None:
+        """Check that the ``run_id`` values read from ``runs`` (**sorted**) are filled in, each once, in this shard.
+
+        Scoring reads them anyway, for its code book: it checks them so, validated or not. With
+        ``unique`` the ids are known to be filled in and distinct (a shard's stored codes are stored
+        only then), and only their shard is checked. Each run once in its shard and each in its
+        own shard (for a Dataset that :meth:`shard` gave): so once in the Dataset.
+
+        Raises
+        ------
+        DataError
+            A null or repeated ``run_id``, or a run that does not hash to this shard.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r1", "r2"], "system": ["mas", "single"], "case_id": ["c1", "c1"]})
+        >>> ds = Dataset.from_frames(runs=runs)
+        >>> print(ds.check_run_ids(pl.Series("run_id", ["r1", "r2"])))
+        None
+        >>> ds.check_run_ids(pl.Series("run_id", ["r1", "r1"]))
+        Traceback (most recent call last):
+        ...
+        mas_eval.errors.DataError: table 'runs', column 'run_id': 1 key(s) occur more than once, e.g. at ...
+        """
+        if not unique:
+            validate({"runs": run_ids.to_frame(RUN_KEY)}, "run keys")
+        if self.shard_position is not None:
+            check_shard_runs(run_ids, *self.shard_position)
+
+    @validate_params({"names": [TEXTS]})
+    def check_keys(self, names: Sequence[str]) -> None:
+        """Check that each of the tables ``names`` it has holds each key once (as :meth:`scan` reads them).
+
+        A repeated key multiplies rows in the joins that scoring makes; this is how a result of the
+        wrong shape is explained to the user (scoring calls it on that error path only).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]})
+        >>> agents = pl.DataFrame({"run_id": ["r1", "r1"], "agent_id": ["a", "a"]})
+        >>> Dataset.from_frames(runs=runs, agents=agents).check_keys(["runs", "agents", "beliefs"])
+        Traceback (most recent call last):
+        ...
+        mas_eval.errors.DataError: table 'agents', column 'run_id, agent_id': 1 key(s) occur more than once, ...
+        """
+        validate({name: self.scan(name) for name in names if name in self}, "unique keys")
+
+    @contextlib.contextmanager
+    @validate_params({"validate": [Boolean()]})
+    def worded_whole(self, *, validate: bool) -> Iterator[None]:
+        """Enter a block in which, with ``validate``, a rule a shard broke is raised as :meth:`validate` words it.
+
+        A shard's check (:meth:`validate_shard`) counts and names what that shard holds; the user
+        is owed the counts and keys of the whole Dataset, so on this error path only the Dataset is
+        validated whole. An error that whole validation does not find (one of scoring's own) is
+        raised as it was. Scoring a sharded Dataset with ``validate=True`` runs in such a block.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> runs = pl.DataFrame({"run_id": ["r1"], "system": ["mas"], "case_id": ["c1"]})
+        >>> with Dataset.from_frames(runs=runs).worded_whole(validate=True):
+        ...     print("scored")
+        scored
+        """
+        try:
+            yield
+        except (DataError, SchemaError) as exc:
+            if not validate or self.shards == 1:  # an unsharded Dataset is validated whole already
+                raise
+            failure = exc
+        else:
+            return
+        self.validate()
+        raise failure
 
     def _check_shards(self) -> None:
         """Every run of a sharded table lies in the shard its id hashes to (else per-shard work is wrong)."""

@@ -25,7 +25,7 @@ import contextlib
 import itertools
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -46,6 +46,7 @@ __all__ = [
     "read_csv",
     "read_ipc",
     "read_parquet",
+    "read_tables",
     "reading",
     "scan_parquet",
     "scan_table_folder",
@@ -563,3 +564,33 @@ def reading(files: Iterable[Path]) -> Iterator[None]:
                 if problem is not None:
                     raise _unreadable(file, problem) from exc
         raise
+
+
+def read_tables(
+    files: Mapping[str, Sequence[Path]], *, counted: Mapping[str, Sequence[Path]] | None = None
+) -> tuple[dict[str, pl.DataFrame], dict[str, int]]:
+    """Read each table of ``files`` (its name → its Parquet files) whole, and count the rows of ``counted``.
+
+    A table is read with the schema its files share (:func:`table_schema`); a table of ``counted``
+    is counted from its files' footers, no value read. A failure to read a file names it
+    (:func:`reading`): first among the tables read, then among those counted.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import polars as pl
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     one, two = Path(tmp) / "a.parquet", Path(tmp) / "b.parquet"
+    ...     pl.DataFrame({"run_id": ["r1", "r2"]}).write_parquet(one)
+    ...     pl.DataFrame({"run_id": ["r3"]}).write_parquet(two)
+    ...     read, rows = read_tables({"runs": [one, two]}, counted={"agents": [one]})
+    >>> read["runs"]["run_id"].to_list(), rows
+    (['r1', 'r2', 'r3'], {'agents': 2})
+    """
+    with reading([file for paths in files.values() for file in paths]):
+        read = {name: read_parquet(paths, schema=table_schema(name, paths)) for name, paths in files.items()}
+    counted = counted or {}
+    with reading([file for paths in counted.values() for file in paths]):
+        rows = {name: scan_parquet(paths).select(pl.len()).collect().item() for name, paths in counted.items()}
+    return read, rows

@@ -18,6 +18,7 @@ themselves, such as an item's ``task``), and the readers here put the others bac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from mas_eval.storage.inputs import (
     SCORES_MANIFEST,
     describe_path,
     is_scores_folder,
-    read_parquet,
+    read_tables,
     scan_parquet,
     table_entries,
     table_schema,
@@ -43,8 +44,8 @@ __all__ = [
     "check_rows",
     "in_run_order",
     "missing_run_columns",
+    "read_folder",
     "read_layout",
-    "read_table",
     "scan_table",
     "score_order",
     "scores_folder",
@@ -177,29 +178,63 @@ def table_files(root: Path, names: list[str], shards: int | None) -> list[Path]:
     return [shard_file(root, name, index) for name in names for index in range(shards)]
 
 
-def read_table(root: Path, name: str, shards: int | None, runs: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Read table ``name`` of a Scores folder; a sharded one's shards in run order, as :func:`score` sorts it.
+def read_folder(path: str | Path, tables: Sequence[str] | None = None) -> tuple[Path, dict, dict[str, pl.DataFrame]]:
+    """Read a Scores folder whole: its path, its manifest and its tables (``runs`` first), checked against it.
 
-    The run's identifying columns a sharded table does not hold are taken from ``runs`` (:func:`scan_table`).
+    ``tables``: read only these (by default all); the others are still counted from their files'
+    footers, so that a folder changed after scoring is refused whichever tables are asked for. A
+    sharded table's shards are put in run order, as :func:`score` sorts it, and the run's
+    identifying columns it does not hold are taken from ``runs`` (:func:`scan_table`).
+
+    Raises
+    ------
+    SchemaError
+        ``path`` is not a Scores folder, or the folder disagrees with its manifest.
+    UnreadableFileError
+        A table's file is truncated or corrupt (it is named).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import mas_eval
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = mas_eval.score(mas_eval.simulate(20, seed=1)).write(Path(tmp) / "scores")
+    ...     root, manifest, read = read_folder(folder, ["runs"])
+    >>> root.name, manifest["tables"], {name: frame.height for name, frame in read.items()}
+    ('scores', ['runs', 'agents', 'alternatives', 'conflicts'], {'runs': 20})
     """
-    files = table_files(root, [name], shards)
-    schema = table_schema(name, files)
-    if shards is None:
-        return read_parquet(files, schema=schema)
-    table = in_run_order(read_parquet(files, schema=schema))
-    missing = missing_run_columns(table.columns)
-    if name == "runs" or not missing:
-        return table
-    if runs is None:
-        runs = read_table(root, "runs", shards)
-    with_columns = with_run_columns(table, runs, missing)
-    if with_columns is None:
-        msg = (
-            f"{root}: table {name!r} holds runs that its 'runs' table does not, so the folder was changed "
-            "after scoring; score the Dataset again"
-        )
-        raise SchemaError(msg)
-    return with_columns
+    root = scores_folder(path)
+    manifest, every, shards = read_layout(root)
+    names = every if tables is None else [name for name in every if name in tables]
+    unread = [name for name in every if name not in names] if manifest.get("rows") else []
+    # A sharded table is led by the run's columns from runs: read it too, if not asked for.
+    leads = shards is not None and any(name != "runs" for name in names) and "runs" not in names
+    files = {name: table_files(root, [name], shards) for name in (["runs", *names] if leads else names)}
+    read, counts = read_tables(files, counted={name: table_files(root, [name], shards) for name in unread})
+    if shards is not None:
+        read = _in_score_order(root, read)
+    got = {name: read[name] for name in names}
+    check_rows(root, manifest, {name: frame.height for name, frame in got.items()} | counts)
+    return root, manifest, got
+
+
+def _in_score_order(root: Path, read: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Put the tables read from a sharded Scores folder in run order, each led by the run's identifying columns."""
+    ordered = {name: in_run_order(frame) for name, frame in read.items()}
+    for name, table in ordered.items():
+        missing = missing_run_columns(table.columns)
+        if name == "runs" or not missing:
+            continue
+        with_columns = with_run_columns(table, ordered["runs"], missing)
+        if with_columns is None:
+            msg = (
+                f"{root}: table {name!r} holds runs that its 'runs' table does not, so the folder was changed "
+                "after scoring; score the Dataset again"
+            )
+            raise SchemaError(msg)
+        ordered[name] = with_columns
+    return ordered
 
 
 def with_run_columns(table: pl.DataFrame, runs: pl.DataFrame, missing: list[str]) -> pl.DataFrame | None:

@@ -284,13 +284,15 @@ class ShardCodes:
     def read(self, names: Iterable[str]) -> dict[str, pl.DataFrame] | None:
         """Read the code files of ``runs`` and tables ``names``; None if one is stale, unreadable or out of range.
 
+        Of ``names``, those the shard has and that are keyed by ``run_id``: the others have no code files.
+
         Stale: not :meth:`current`; out of range: it holds a code outside its list.
 
         Codes are derived data: a shard whose codes do not describe it is scored from its strings
         rather than failing. ``runs`` is always checked: every table's ``run_id`` codes are rows of
         the shard's ``runs`` file.
         """
-        wanted = list(dict.fromkeys(["runs", *names]))
+        wanted = list(dict.fromkeys(["runs", *(name for name in names if name in self.files and sharded(name))]))
         if not all(self.current(name) for name in wanted):
             return None
         try:
@@ -317,7 +319,7 @@ class ShardCodes:
     def keys(name: str, table: pl.LazyFrame, codes: pl.DataFrame) -> pl.LazyFrame:
         """Select table ``name``'s key columns, row for row, as ``codes`` (:meth:`read`) where they are coded.
 
-        The others are as ``table`` holds them. :func:`~mas_eval.data.validation.validate_part` checks
+        The others are as ``table`` holds them. :func:`~mas_eval.data.validation.validate` (``"part"``) checks
         the keys' order and references on them.
         """
         coded = code_columns(name)

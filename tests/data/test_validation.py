@@ -299,3 +299,31 @@ def test_at_most_five_keys_are_listed() -> None:
     assert f"{n} row(s) are outside [0, 1]" in message
     assert "(run_id='r04', agent_id='a')" in message
     assert "r05" not in message
+
+
+def test_validation_is_entered_through_validate_alone() -> None:
+    # Every module that uses the rules imports validate and nothing else from data/validation.py.
+    from pathlib import Path
+
+    import mas_eval.data.validation as validation
+
+    assert validation.__all__ == ["RULES", "Rules", "validate"]
+    package = Path(mas_eval.__file__).parent
+    imported = {
+        line.strip()
+        for path in package.rglob("*.py")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("from mas_eval.data.validation import")
+    }
+    assert imported == {"from mas_eval.data.validation import validate"}
+
+
+def test_validate_refuses_an_unknown_rule_set_and_gives_no_facts_for_one_rule() -> None:
+    from mas_eval.data.validation import validate
+
+    runs = pl.LazyFrame({"run_id": ["r1", "r2"], "system": ["mas", "single"], "case_id": ["c1", "c1"]})
+    with pytest.raises(mas_eval.InvalidParameterError, match="rules='every' is not one of 'all', 'part'"):
+        validate({"runs": runs}, "every")  # type: ignore[arg-type]
+    assert validate({"runs": runs}, "unique keys").columns == ["name", "unpassed"]
+    with pytest.raises(DataError, match=r"1 key\(s\) occur more than once, e\.g\. at \(run_id='r1'\)"):
+        validate({"runs": pl.DataFrame({"run_id": ["r1", "r1"]})}, "run keys")

@@ -81,7 +81,7 @@ class AgentFrame:
     def totals(self) -> pl.DataFrame:
         """Return ``run_id, agent_id, mass_total, mass_min`` per agent (null without beliefs).
 
-        That is what :func:`~mas_eval.data.validation.check_agent_masses` reads.
+        That is what :func:`~mas_eval.data.validation.validate` reads (``"agent masses"``).
         """
         valid = self.has_beliefs
         return pl.DataFrame(

@@ -164,7 +164,7 @@ def alternative_criteria(rows: CriteriaRows, *, weighted: bool) -> pl.DataFrame:
     Returns one row per scored ``(run_id, alternative)``, sorted: ``criteria_satisfaction,
     weighted_sum, topsis_closeness, topsis_distance_best, topsis_distance_worst`` (the caller
     ranks), and the :data:`CHECK_COLUMNS` from which
-    :func:`~mas_eval.data.validation.check_alternative_inputs` finds scores that break
+    :func:`~mas_eval.data.validation.validate` (``"alternative inputs"``) finds scores that break
     the rules these formulas rely on. Every sum is taken in row order over one group.
     """
     c, sat, v = rows.c, rows.sat, rows.v

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from mas_eval.data.schema import TABLES
-from mas_eval.data.validation import check_unique_keys, check_values
+from mas_eval.data.validation import validate
 
 __all__ = ["sorted_table"]
 
@@ -58,12 +58,12 @@ def sorted_table(
     table = frame.select(*key, *columns).collect()
     to_labels = decode(labels)
     if any(table[column].has_nulls() for column in key):
-        check_values(name, table.lazy(), key, labels=to_labels)
+        validate({name: table}, "values", columns=key, labels=to_labels)
     arrays = [table[column].to_numpy() for column in key]
     if not _lexsorted(arrays):
         order = np.lexsort(arrays[::-1])
         table = table[order]
         arrays = [array[order] for array in arrays]
     if _has_repeats(arrays):
-        check_unique_keys({name: to_labels(table.lazy())})
+        validate({name: to_labels(table.lazy())}, "unique keys")
     return table

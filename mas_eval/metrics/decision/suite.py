@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from mas_eval.data.validation import check_agent_masses, check_alternative_inputs, check_values
+from mas_eval.data.validation import validate
 from mas_eval.metrics.arrays import locate, nullable, placed, take, to_series
 from mas_eval.metrics.codes import KeyCodes
 from mas_eval.metrics.decision import confidence, conflicts, consensus, contribution, evidential, quality, sensitivity
@@ -48,13 +48,13 @@ class _Beliefs:
     def __init__(self, tables: Tables, params: DecisionParams, codes: KeyCodes) -> None:
         runs = codes.runs.height
         agents = sorted_table("agents", tables["agents"], ["confidence", "weight"], _AGENT, codes.labels_of)
-        check_values("agents", agents.lazy(), ["confidence", "weight"], labels=codes.labels_of(_AGENT))
+        validate({"agents": agents}, "values", columns=["confidence", "weight"], labels=codes.labels_of(_AGENT))
         beliefs = sorted_table("beliefs", tables["beliefs"], ["mass"], _AGENT | _ALTERNATIVE, codes.labels_of)
         self.table = beliefs
         rows = BeliefRows.of(beliefs)
         self.rows = rows
         agent = agents_of(rows, agents, runs)
-        check_agent_masses(agent.totals().lazy(), labels=codes.labels_of(_AGENT))
+        validate({"beliefs": agent.totals()}, "agent masses", labels=codes.labels_of(_AGENT))
         self.agent = agent
 
         believer = agent.has_beliefs
@@ -161,7 +161,7 @@ def _alternatives_out(
     )
     # A NaN weight would make the run's weights count as not given (so DQS silently changes),
     # an infinite one makes every satisfaction NaN: the weights are checked before they are used.
-    check_values("criteria", criteria.lazy(), ["weight"], labels=codes.labels_of(criterion_key))
+    validate({"criteria": criteria}, "values", columns=["weight"], labels=codes.labels_of(criterion_key))
     rows = criteria_rows(scores, criteria)
     per_criteria = alternative_criteria(rows, weighted=params.dqs_weighted)
     scored = pack(per_criteria["run_id"].to_numpy(), per_criteria["alternative"].to_numpy())
@@ -172,7 +172,7 @@ def _alternatives_out(
         columns.append(to_series(name, *placed(scored_at, len(keys), values, valid)))
     columns.append(to_series("er_belief", *placed(believed_at, len(keys), beliefs.er_belief)))
     frame = pl.DataFrame(columns)
-    check_alternative_inputs(frame.lazy(), labels=codes.labels_of(_ALTERNATIVE))
+    validate({"scores": frame}, "alternative inputs", labels=codes.labels_of(_ALTERNATIVE))
     mcda = "topsis_closeness" if params.mcda == "topsis" else "weighted_sum"
     frame = frame.drop(CHECK_COLUMNS).with_columns(pl.col("run_id").set_sorted(), mcda_score=pl.col(mcda))
     ranked = {"topsis_rank": "topsis_closeness", "er_rank": "er_belief", "mcda_rank": "mcda_score"}
@@ -212,7 +212,7 @@ def _runs_out(
     decision's confidence.
     """
     runs = sorted_table("runs", tables["runs"], ["recommended", "correct", *_USAGE], _RUN, codes.labels_of)
-    check_values("runs", runs.lazy(), _USAGE, labels=codes.labels_of(_RUN))
+    validate({"runs": runs}, "values", columns=_USAGE, labels=codes.labels_of(_RUN))
     if runs.height != codes.runs.height:
         msg = f"the decision family met {runs.height} runs where the code book holds {codes.runs.height}"
         raise RuntimeError(msg)
