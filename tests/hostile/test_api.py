@@ -168,6 +168,7 @@ def candidates(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
         print,
         Figure(),
         [runs],
+        runs["run_id"],
         [ds],
     ]
 
