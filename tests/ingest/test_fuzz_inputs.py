@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RECORDS = [json.loads(line) for line in (ROOT / "data" / "sample.jsonl").read_text(encoding="utf-8").splitlines()[:6]]
 #: ``FUZZ_EXAMPLES=2000 pytest tests/ingest/test_fuzz_inputs.py`` for a longer hunt than the suite's.
 FUZZ = settings(
-    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 

@@ -8,6 +8,7 @@ problem in.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import polars as pl
@@ -142,7 +143,7 @@ def _lines(draw: st.DrawFn) -> list[str | bytes]:
     return lines
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=int(os.environ.get("ARROW_EXAMPLES", "150")), deadline=None)
 @given(_lines())
 def test_the_fast_path_reads_a_chunk_as_the_general_path_or_leaves_it(lines: list[str | bytes]) -> None:
     chunk = _chunk(lines)

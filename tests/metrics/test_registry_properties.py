@@ -80,7 +80,7 @@ def _broken(metric: Metric, original: Scores, shuffled: Scores) -> str | None:
 # scoring, so per-metric draws bought each metric 5 datasets for 75x the scorings; this buys 25
 # (about 0.8 s each; ``PROPERTY_EXAMPLES=300`` for a longer hunt).
 @settings(
-    max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "25")),
+    max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "15")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -17,7 +17,7 @@ from mas_eval.stats import compare
 from mas_eval.stats.sufficient import SufficientStatistics, merge_statistics, sufficient_statistics
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("MERGED_EXAMPLES", "15")),
+    max_examples=int(os.environ.get("MERGED_EXAMPLES", "10")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -34,7 +34,7 @@ from tests.oracles import answers as oracle
 #: ``ANSWERS_EXAMPLES=500 pytest tests/metrics/answers/test_oracle.py`` for a longer hunt than the suite's 40
 #: (a draw costs a scoring, about 0.15 s: the four oracle tests were a minute of the suite at 60).
 SETTINGS = settings(
-    max_examples=int(os.environ.get("ANSWERS_EXAMPLES", "40")),
+    max_examples=int(os.environ.get("ANSWERS_EXAMPLES", "30")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
