@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from mas_eval.constraints import COLUMN_NAMES, FRAME, MAPPING, NONE, Interval, validate_params
 from mas_eval.errors import DataError
@@ -158,7 +158,9 @@ def system_profile(
         if (points["kind"] == "pass/fail").all():
             panel.set_xlim(-0.02, 1.02)
         panel.margins(x=0.15)
-        # Each tick as its number (9.5e-05, 20000), never a shared offset or multiplier in a panel's corner.
+        # Each tick as its number (9.5e-05, 20000), never a shared offset or multiplier in a panel's corner;
+        # few enough that such numbers fit side by side in a narrow panel.
+        panel.xaxis.set_major_locator(MaxNLocator(nbins=3))
         panel.xaxis.set_major_formatter(_PLAIN)
     for index in range(len(chosen), rows * per_row):
         grid[index // per_row][index % per_row].set_visible(False)
