@@ -11,14 +11,29 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mas_eval._version import __version__
 from mas_eval.escaping import markdown_text
 from mas_eval.formatting import format_number
 
-if TYPE_CHECKING:
-    from mas_eval.report.benchmark import BenchmarkReport
+
+class ShownReport(Protocol):
+    """What the view reads of a :class:`~mas_eval.report.BenchmarkReport`.
+
+    Named here, not imported: the report's module imports this one.
+    """
+
+    task_scores: dict[str, dict[str, Any]]
+    overall_scores: dict[str, Any]
+    detailed_results: Sequence[Any]
+    metadata: dict[str, Any]
+
+    @property
+    def placeholder_tasks(self) -> list[str]:
+        """Tasks whose every detailed result is a placeholder."""
+        ...
+
 
 #: The sections of the Markdown and HTML reports: (HTML id, title).
 SECTIONS = (
@@ -79,7 +94,7 @@ def _item(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def benchmark_view(report: BenchmarkReport, combined: CombinedView | None) -> BenchmarkView:
+def benchmark_view(report: ShownReport, combined: CombinedView | None) -> BenchmarkView:
     """Return what the Markdown and HTML show of ``report``, ``combined`` its score to highlight."""
     name = combined.name if combined else None
     placeholders = report.placeholder_tasks
