@@ -123,3 +123,44 @@ def epoch_runs(
         raise DataError(msg)
     runs = runs.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(keys).alias(POSITION))
     return runs, not bool(outside.any())
+
+
+def join_spending(
+    frame: pl.LazyFrame, runs: pl.DataFrame, keys: list[str], spent: dict[str, str], *, judged: bool, where: str
+) -> tuple[pl.DataFrame, str | None]:
+    """Join each run's spending (``spent``: output name → column) onto ``runs``, checked not null nor negative.
+
+    ``keys`` identify a run (groups, case, epoch). With ``judged`` (tokens are counted) and an
+    ``evaluator_tokens`` column, the judge's tokens are joined too; its name is returned (else None).
+
+    Examples
+    --------
+    >>> frame = pl.LazyFrame({"case_id": ["a", "b"], "epoch": [1, 1], "run_tokens": [10, 20]})
+    >>> runs = pl.DataFrame({"case_id": ["a", "b"], "epoch": [1, 1]})
+    >>> joined, judge = join_spending(frame, runs, ["case_id", "epoch"], {"tokens": "run_tokens"}, judged=True,
+    ...                               where="demo")
+    >>> joined["tokens"].to_list(), judge
+    ([10.0, 20.0], None)
+    """
+    schema = frame.collect_schema()
+    check_columns(schema, list(spent.values()), f"{where}: run_metrics")
+    if not spent:
+        return runs, None
+    # The spending columns, read for the same runs in the same order as the outcomes.
+    values = (numeric_value(schema, c, f"{where}: column").alias(name) for name, c in spent.items())
+    spending = frame.select(*keys, *values).collect(engine=ENGINE)
+    judge = EVALUATOR_TOKENS if judged and EVALUATOR_TOKENS in schema else None
+    if judge is not None:
+        spending = spending.join(
+            frame.select(*keys, pl.col(judge).cast(pl.Float64)).collect(engine=ENGINE),
+            on=keys,
+            how="left",
+            nulls_equal=True,
+        )
+    runs = runs.join(spending, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    for name, column in spent.items():
+        bad = runs[name].is_null() | (runs[name] < 0)
+        if bad.any():
+            msg = f"{where}: {column!r} is null or negative in {int(bad.sum()):,} runs; fill or drop them"
+            raise DataError(msg)
+    return runs, judge

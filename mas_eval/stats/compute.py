@@ -20,27 +20,24 @@ from mas_eval.errors import DataError, InvalidParameterError
 from mas_eval.stats._common import (
     ASIDE,
     COLUMN_NAME,
-    ENGINE,
     GROUP,
     PROBABILITY,
     SYSTEM_NAME,
     as_lazy,
     aside_note,
-    check_columns,
     column_list,
     joined_notes,
-    numeric_value,
     set_aside,
     with_aside,
 )
 from mas_eval.stats._epoch_runs import (
     EPOCH_COLUMNS,
-    EVALUATOR_TOKENS,
     POSITION,
     SCORE,
     SPENT,
     VALUE,
     epoch_runs,
+    join_spending,
     named_columns,
 )
 from mas_eval.stats.proportions import mcnemar_p_values
@@ -143,28 +140,8 @@ def cost_per_correct(
     groups = [*column_list(by, "by"), system]
     frame, aside = set_aside(as_lazy(run_metrics), [metric, *spent.values()], groups)
     runs, _ = epoch_runs(frame, metric, [*groups, case], epoch, "cost_per_correct")
-    schema = frame.collect_schema()
-    check_columns(schema, list(spent.values()), "cost_per_correct: run_metrics")
-    # The spending columns, read for the same runs in the same order as the outcomes.
-    spending = (
-        frame.select(*groups, case, epoch, *(numeric_value(schema, c, "cost_per_correct: column").alias(name)
-                                             for name, c in spent.items()))
-        .collect(engine=ENGINE)
-    )  # fmt: skip
-    judged = EVALUATOR_TOKENS if tokens is not None and EVALUATOR_TOKENS in schema else None
-    if judged is not None:
-        spending = spending.join(
-            frame.select(*groups, case, epoch, pl.col(judged).cast(pl.Float64)).collect(engine=ENGINE),
-            on=[*groups, case, epoch],
-            how="left",
-            nulls_equal=True,
-        )
-    runs = runs.join(spending, on=[*groups, case, epoch], how="left", nulls_equal=True, maintain_order="left")
-    for name, column in spent.items():
-        bad = runs[name].is_null() | (runs[name] < 0)
-        if bad.any():
-            msg = f"cost_per_correct: {column!r} is null or negative in {int(bad.sum()):,} runs; fill or drop them"
-            raise DataError(msg)
+    where = "cost_per_correct"
+    runs, judged = join_spending(frame, runs, [*groups, case, epoch], spent, judged=tokens is not None, where=where)
     aggregates = [pl.len().cast(pl.Int64).alias("runs"), pl.col(VALUE).sum().cast(pl.Int64).alias("passed")]
     aggregates += [pl.col(name).sum().cast(pl.Float64).alias(name) for name in spent]
     if judged is not None:

@@ -12,28 +12,24 @@ from typing import Any
 import polars as pl
 
 from mas_eval.constraints import NONE, RUN_METRICS, validate_params
-from mas_eval.errors import DataError
 from mas_eval.metrics.outcomes.epochs import draw_ratio
 from mas_eval.stats._common import (
     ASIDE,
     COLUMN_NAME,
-    ENGINE,
     as_lazy,
     aside_note,
-    check_columns,
     column_list,
     joined_notes,
-    numeric_value,
     set_aside,
     with_aside,
 )
 from mas_eval.stats._epoch_runs import (
     EPOCH_COLUMNS,
-    EVALUATOR_TOKENS,
     K_VALUES,
     POSITION,
     VALUE,
     epoch_runs,
+    join_spending,
     k_list,
     named_columns,
 )
@@ -124,26 +120,7 @@ def accuracy_cost_frontier(
     spent = {name: column for name, column in (("tokens", tokens), ("cost", cost)) if column is not None}
     frame, aside = set_aside(as_lazy(run_metrics), [metric, *spent.values()], groups)
     runs, _ = epoch_runs(frame, metric, [*groups, case], epoch, where)
-    schema = frame.collect_schema()
-    check_columns(schema, list(spent.values()), f"{where}: run_metrics")
-    if spent:
-        spending = frame.select(
-            *groups, case, epoch, *(numeric_value(schema, c, f"{where}: column").alias(n) for n, c in spent.items())
-        ).collect(engine=ENGINE)
-        judged = EVALUATOR_TOKENS if tokens is not None and EVALUATOR_TOKENS in schema else None
-    if judged is not None:
-        spending = spending.join(
-            frame.select(*groups, case, epoch, pl.col(judged).cast(pl.Float64)).collect(engine=ENGINE),
-            on=[*groups, case, epoch],
-            how="left",
-            nulls_equal=True,
-        )
-    runs = runs.join(spending, on=[*groups, case, epoch], how="left", nulls_equal=True, maintain_order="left")
-    for name, column in spent.items():
-        bad = runs[name].is_null() | (runs[name] < 0)
-        if bad.any():
-            msg = f"{where}: {column!r} is null or negative in {int(bad.sum()):,} runs; fill or drop them"
-            raise DataError(msg)
+    runs, _ = join_spending(frame, runs, [*groups, case, epoch], spent, judged=tokens is not None, where=where)
     cases = [*groups, case]
     most = int(runs.group_by(cases).len()["len"].max() or 0)
     chosen = k_list(ks) if ks is not None else [2**i for i in range(most.bit_length())]

@@ -368,3 +368,21 @@ def test_scores_like_objects_and_lazy_frames_are_read() -> None:
     a = compute_matched(Scores(), "ok")
     assert a.equals(compute_matched(RUNS.lazy(), "ok"))
     assert a.select("k", "control_budget", "control_outcome", "control_tie").row(0) == (2, 11.0, 0, True)
+
+
+def test_the_frontier_without_spending_columns_has_the_rates_alone() -> None:
+    import mas_eval
+
+    runs = mas_eval.score(mas_eval.simulate_outcomes(40, seed=1, epochs=3)).runs
+    table = accuracy_cost_frontier(runs, "match", tokens=None, cost=None)
+    assert table.columns == [
+        "system",
+        "k",
+        "cases",
+        "majority_rate",
+        "majority_ties",
+        "pass_at_k",
+        "pass_hat_k",
+        "note",
+    ]
+    assert table.height > 0 and table["majority_rate"].is_between(0, 1).all()
